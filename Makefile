@@ -1,0 +1,63 @@
+# SAND: the one entry point. CI calls the same targets a person does (see .ci/run).
+SHELL := /bin/bash
+export SAND_HOME ?= $(CURDIR)/.sand
+VENV := $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+MVN := mvn -q -B -Dstyle.color=never
+
+.PHONY: help install up down status test test-unit test-e2e lint demo bench clean distclean
+
+help:
+	@echo "make up        install what is missing, start Kafka, Cassandra, Docker, nginx and SAND; print addresses"
+	@echo "make demo      make up, then deploy examples/hello and invoke it"
+	@echo "make test      make up, then lint, Java tests (unit + integration) and pytest (unit + e2e)"
+	@echo "make status    one line per component"
+	@echo "make down      stop what make up started"
+	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/)"
+	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
+
+install:
+	@deploy/install.sh
+
+up:
+	@deploy/up.sh
+
+down:
+	@deploy/down.sh
+
+status:
+	@deploy/status.sh
+
+lint: install
+	@$(VENV)/bin/ruff check .
+
+test-unit: install
+	@echo "==> Java unit tests"
+	@$(MVN) test
+	@echo "==> Python unit tests"
+	@$(PY) -m pytest -q -m "not e2e"
+
+test-e2e: up
+	@echo "==> Java integration tests (against the running system)"
+	@$(MVN) -Dsand.it=true test
+	@echo "==> Python end-to-end tests (against the running system)"
+	@$(PY) -m pytest -q -m e2e
+
+test: up lint
+	@echo "==> Java tests, unit and integration (against the running system)"
+	@$(MVN) -Dsand.it=true test
+	@echo "==> Python tests, unit and end-to-end (against the running system)"
+	@$(PY) -m pytest -q
+
+demo: up
+	@deploy/demo.sh
+
+bench: up
+	@$(PY) benchmarks/run_all.py
+
+clean: down
+	rm -rf "$(SAND_HOME)" grainworker/_gen target */target
+
+distclean: clean
+	rm -rf "$(VENV)"
+	-docker image ls --format '{{.Repository}}:{{.Tag}}' | grep -E '^sand-sandbox(-base)?:' | xargs -r docker image rm

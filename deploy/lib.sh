@@ -1,0 +1,146 @@
+# Shared helpers for the deploy/ scripts. Source it; do not run it.
+#
+# Conventions every component script follows:
+#   state dir  $SAND_HOME (default: <checkout>/.sand)
+#   pid files  $SAND_HOME/run/<component>.pid   (only for processes *we* started)
+#   logs       $SAND_HOME/logs/<component>.log
+#   data       $SAND_HOME/data/<component>/
+#   configs    $SAND_HOME/conf/<component>/      (generated from templates in deploy/)
+# Every wait has a timeout; every failure prints one line naming the component and its log.
+
+set -euo pipefail
+
+SAND_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SAND_HOME="${SAND_HOME:-$SAND_ROOT/.sand}"
+mkdir -p "$SAND_HOME"
+SAND_HOME="$(cd "$SAND_HOME" && pwd)"
+export SAND_ROOT SAND_HOME
+
+SAND_RUN="$SAND_HOME/run"
+SAND_LOGS="$SAND_HOME/logs"
+SAND_DATA="$SAND_HOME/data"
+SAND_CONF="$SAND_HOME/conf"
+SAND_DIST="$SAND_HOME/dist"     # jars fetched from Maven Central (Kafka, Cassandra)
+SAND_VENV="${SAND_VENV:-$SAND_ROOT/.venv}"
+mkdir -p "$SAND_RUN" "$SAND_LOGS" "$SAND_DATA" "$SAND_CONF" "$SAND_DIST"
+
+# Addresses. Everything binds to loopback; the env overrides exist for parallel checkouts.
+SAND_BIND="${SAND_BIND:-127.0.0.1}"
+SAND_KAFKA_PORT="${SAND_KAFKA_PORT:-9092}"
+SAND_KAFKA_CONTROLLER_PORT="${SAND_KAFKA_CONTROLLER_PORT:-9093}"
+SAND_CASSANDRA_PORT="${SAND_CASSANDRA_PORT:-9042}"
+SAND_CASSANDRA_STORAGE_PORT="${SAND_CASSANDRA_STORAGE_PORT:-7000}"
+SAND_NGINX_PORT="${SAND_NGINX_PORT:-8080}"
+SAND_FRONTEND_PORTS="${SAND_FRONTEND_PORTS:-8081 8082}"
+SAND_SANDBOX_IMAGE="${SAND_SANDBOX_IMAGE:-sand-sandbox}"
+export SAND_BIND SAND_KAFKA_PORT SAND_CASSANDRA_PORT SAND_NGINX_PORT SAND_FRONTEND_PORTS SAND_SANDBOX_IMAGE
+
+# Pinned versions of what we fetch from Maven Central.
+KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
+CASSANDRA_VERSION="${CASSANDRA_VERSION:-5.0.9}"
+
+# ---- output -------------------------------------------------------------------------------------
+
+_t0() { date +%s.%N; }
+_elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+# progress "Starting Kafka" ... done   -> "==> Starting Kafka ... (3.2s)"
+progress() { _SAND_STEP="$*"; _SAND_STEP_T0="$(_t0)"; printf '==> %s ...\n' "$*"; }
+done_step() { printf '    done: %s (%s)\n' "$_SAND_STEP" "$(_elapsed "$_SAND_STEP_T0")"; }
+
+# die <component> <log file or -> <message>: one clear line, non-zero exit.
+die() {
+  local comp="$1" log="$2"; shift 2
+  if [ "$log" = "-" ]; then
+    printf 'ERROR [%s] %s\n' "$comp" "$*" >&2
+  else
+    printf 'ERROR [%s] %s (read %s)\n' "$comp" "$*" "$log" >&2
+    if [ -f "$log" ]; then tail -n 5 "$log" | sed 's/^/    | /' >&2; fi
+  fi
+  exit 1
+}
+
+# ---- processes ----------------------------------------------------------------------------------
+
+pidfile() { echo "$SAND_RUN/$1.pid"; }
+logfile() { echo "$SAND_LOGS/$1.log"; }
+
+# is_running <component>: our pid file exists and names a live process. Cleans a stale file.
+is_running() {
+  local f; f="$(pidfile "$1")"
+  [ -f "$f" ] || return 1
+  local pid; pid="$(cat "$f" 2>/dev/null || true)"
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then return 0; fi
+  rm -f "$f"
+  return 1
+}
+
+# start_bg <component> <cmd...>: start detached (own session), log to its log file, record pid.
+start_bg() {
+  local comp="$1"; shift
+  local log; log="$(logfile "$comp")"
+  : >"$log"
+  setsid "$@" >>"$log" 2>&1 </dev/null &
+  echo $! >"$(pidfile "$comp")"
+}
+
+# stop_pid <component> [timeout]: TERM the process group we started, KILL after the timeout.
+stop_pid() {
+  local comp="$1" timeout="${2:-30}"
+  local f; f="$(pidfile "$comp")"
+  if ! is_running "$comp"; then rm -f "$f"; return 0; fi
+  local pid; pid="$(cat "$f")"
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  local i=0
+  while kill -0 "$pid" 2>/dev/null && [ "$i" -lt $((timeout * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+# wait_until <component> <timeout s> <cmd...>: poll cmd until it succeeds. While waiting, give up
+# early if the component's process died (no point waiting the full timeout for a corpse).
+wait_until() {
+  local comp="$1" timeout="$2"; shift 2
+  local deadline=$(( $(date +%s) + timeout ))
+  while ! "$@" >/dev/null 2>&1; do
+    if [ -f "$(pidfile "$comp")" ] && ! is_running "$comp"; then
+      die "$comp" "$(logfile "$comp")" "process exited during start-up"
+    fi
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      die "$comp" "$(logfile "$comp")" "not ready after ${timeout}s"
+    fi
+    sleep 0.5
+  done
+}
+
+# port_open <port> [host]: something accepts TCP connections there.
+port_open() { (exec 3<>"/dev/tcp/${2:-$SAND_BIND}/$1") 2>/dev/null; }
+
+# require_port_free <component> <port>: refuse to start over a port someone else holds.
+require_port_free() {
+  if port_open "$2"; then
+    die "$1" - "port $2 on $SAND_BIND is already taken by another process; stop it or set the port's SAND_*_PORT variable"
+  fi
+}
+
+# render <template> <out>: replace @VAR@ with the value of $VAR for every VAR named in the template
+# (values may span lines). An unset variable is an error, not an empty string.
+render() {
+  local tmpl="$1" out="$2" var
+  for var in $(grep -o '@[A-Z_][A-Z0-9_]*@' "$tmpl" | sort -u | tr -d '@'); do
+    [ -n "${!var+x}" ] || die render - "template $tmpl needs \$$var, which is not set"
+    export "${var?}"
+  done
+  perl -pe 's/\@([A-Z_][A-Z0-9_]*)\@/$ENV{$1}/g' "$tmpl" >"$out"
+}
+
+# hash_of <paths...>: a stable content hash of files and folders, for "rebuild only when inputs change".
+hash_of() {
+  (cd "$SAND_ROOT" && find "$@" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 2>/dev/null \
+    | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+}
+
+# java on PATH, or the one Maven uses.
+JAVA="${JAVA:-$(command -v java || echo /usr/bin/java)}"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# nginx in front of the frontend instances: start|stop|status|ready|fetch (see deploy/lib.sh).
+source "$(dirname "$0")/lib.sh"
+
+COMP=nginx
+CONF="$SAND_CONF/nginx/nginx.conf"
+ADDR="http://$SAND_BIND:$SAND_NGINX_PORT"
+
+render_conf() {
+  local tmp="$SAND_DATA/nginx/tmp"
+  mkdir -p "$SAND_CONF/nginx" "$tmp"
+  NGINX_UPSTREAMS=""
+  local port
+  for port in $SAND_FRONTEND_PORTS; do
+    NGINX_UPSTREAMS+="    server $SAND_BIND:$port max_fails=1 fail_timeout=2s;"$'\n'
+  done
+  NGINX_UPSTREAMS="${NGINX_UPSTREAMS%$'\n'}"
+  # nginx's workers drop root privileges; give them a user that can write the temp paths.
+  if [ "$(id -u)" = 0 ]; then
+    NGINX_USER_LINE="user nobody nogroup;"
+    chown -R nobody:nogroup "$tmp"
+  else
+    NGINX_USER_LINE=""
+  fi
+  NGINX_PID_FILE="$SAND_RUN/nginx.own.pid"
+  NGINX_ERROR_LOG="$(logfile nginx)"
+  NGINX_ACCESS_LOG="$SAND_LOGS/nginx-access.log"
+  NGINX_TMP="$tmp"
+  export NGINX_UPSTREAMS NGINX_USER_LINE NGINX_PID_FILE NGINX_ERROR_LOG NGINX_ACCESS_LOG NGINX_TMP
+  render "$SAND_ROOT/deploy/nginx/nginx.conf.tmpl" "$CONF"
+}
+
+ready() { curl -fsS --max-time 2 "$ADDR/nginx-health" >/dev/null; }
+
+case "${1:-}" in
+  fetch) command -v nginx >/dev/null || die "$COMP" - "nginx is not installed; run deploy/install.sh" ;;
+  start)
+    if is_running "$COMP" && ready; then echo "    $COMP already running"; exit 0; fi
+    require_port_free "$COMP" "$SAND_NGINX_PORT"
+    progress "Starting nginx on $SAND_BIND:$SAND_NGINX_PORT"
+    render_conf
+    nginx -t -q -p "$SAND_DATA/nginx" -c "$CONF" >>"$(logfile nginx-config)" 2>&1 \
+      || die "$COMP" "$(logfile nginx-config)" "generated config $CONF is invalid"
+    start_bg "$COMP" nginx -p "$SAND_DATA/nginx" -c "$CONF"
+    wait_until "$COMP" 15 ready
+    done_step
+    ;;
+  stop) stop_pid "$COMP" 10; rm -f "$SAND_RUN/nginx.own.pid" ;;
+  status)
+    if is_running "$COMP" && ready; then
+      printf '%-11s running  %-28s pid %s\n' "$COMP" "$ADDR" "$(cat "$(pidfile "$COMP")")"
+    else
+      printf '%-11s stopped\n' "$COMP"; exit 3
+    fi
+    ;;
+  ready) ready ;;
+  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+esac

@@ -1,0 +1,1 @@
+"""SAND grain worker: runs inside an application's sandbox, one process per grain."""
