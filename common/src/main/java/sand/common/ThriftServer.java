@@ -1,0 +1,161 @@
+package sand.common;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.thrift.TConfiguration;
+import org.apache.thrift.TProcessor;
+import org.apache.thrift.server.TServer;
+import org.apache.thrift.server.TThreadPoolServer;
+import org.apache.thrift.transport.TIOStreamTransport;
+import org.apache.thrift.transport.TServerSocket;
+import org.apache.thrift.transport.TServerTransport;
+import org.apache.thrift.transport.TTransport;
+import org.apache.thrift.transport.TTransportException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Thrift service (binary protocol, unframed) on a TCP port or a Unix domain socket.
+ *
+ * <p>Thread per connection: a grain worker's long poll blocks only its own connection's thread, and
+ * a request is served by a thread already blocked in read(), which is the lowest-latency path.
+ */
+public final class ThriftServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ThriftServer.class);
+
+  private final String name;
+  private final TServer server;
+  private final TServerTransport transport;
+  private final ExecutorService workers;
+  private final String address;
+  private final int port;
+  private Thread serveThread;
+
+  private ThriftServer(String name, TProcessor processor, TServerTransport transport, String address,
+                       int port, int maxConnections) {
+    this.name = name;
+    this.transport = transport;
+    this.address = address;
+    this.port = port;
+    AtomicInteger n = new AtomicInteger();
+    this.workers = new ThreadPoolExecutor(0, maxConnections, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+        r -> {
+          Thread t = new Thread(r, name + "-conn-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    this.server = new TThreadPoolServer(new TThreadPoolServer.Args(transport)
+        .processor(processor)
+        .executorService(workers));
+  }
+
+  /** Serve on host:port over TCP; port 0 picks a free port (see {@link #port()}). */
+  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, int maxConnections)
+      throws TTransportException {
+    TServerSocket socket = new TServerSocket(new TServerSocket.ServerSocketTransportArgs()
+        .bindAddr(new InetSocketAddress(host, port)).backlog(1024));
+    int bound = socket.getServerSocket().getLocalPort();
+    return new ThriftServer(name, processor, socket, host + ":" + bound, bound, maxConnections);
+  }
+
+  /**
+   * Serve on a Unix domain socket at {@code path} (replacing a stale socket file). The file is made
+   * accessible to any local user: sandboxes run as a non-root user, and the credential still decides.
+   */
+  public static ThriftServer unix(String name, TProcessor processor, Path path, int maxConnections)
+      throws IOException {
+    return new ThriftServer(name, processor, new UnixServerTransport(path), "unix:" + path, -1, maxConnections);
+  }
+
+  /** Start serving on a background thread. */
+  public ThriftServer start() {
+    serveThread = new Thread(server::serve, name + "-accept");
+    serveThread.setDaemon(true);
+    serveThread.start();
+    LOG.info("[{}] serving Thrift on {}", name, address);
+    return this;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  public String address() {
+    return address;
+  }
+
+  @Override
+  public void close() {
+    server.stop();
+    transport.close();
+    workers.shutdownNow();
+    LOG.info("[{}] stopped serving on {}", name, address);
+  }
+
+  /** A server transport on a Unix domain socket (Java 16+ channels). */
+  static final class UnixServerTransport extends TServerTransport {
+    private final Path path;
+    private final ServerSocketChannel channel;
+
+    UnixServerTransport(Path path) throws IOException {
+      this.path = path;
+      Files.createDirectories(path.toAbsolutePath().getParent());
+      Files.deleteIfExists(path);
+      channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+      channel.bind(UnixDomainSocketAddress.of(path), 1024);
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+    }
+
+    @Override
+    public void listen() {
+      // Bound and listening since construction.
+    }
+
+    @Override
+    public TTransport accept() throws TTransportException {
+      try {
+        SocketChannel ch = channel.accept();
+        return new TIOStreamTransport(new TConfiguration(),
+            new BufferedInputStream(Channels.newInputStream(ch), 64 * 1024),
+            new BufferedOutputStream(Channels.newOutputStream(ch), 64 * 1024)) {
+          @Override
+          public void close() {
+            super.close();
+            try {
+              ch.close();
+            } catch (IOException ignored) {
+              // closing a dead connection
+            }
+          }
+        };
+      } catch (IOException e) {
+        throw new TTransportException(TTransportException.NOT_OPEN, "unix socket " + path + " closed", e);
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        channel.close();
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        LOG.warn("closing unix socket {}: {}", path, e.toString());
+      }
+    }
+  }
+}
