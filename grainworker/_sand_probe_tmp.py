@@ -1,0 +1,1 @@
+# temporary probe, removed by the sandbox-image test

@@ -1,0 +1,41 @@
+"""Opening a Thrift connection to the host agent's local bus or data layer.
+
+Shared by the bus and data layer clients. Addresses are ``host:port`` (TCP) or ``unix:/path``
+(a Unix domain socket, what a sandbox started with ``--network none`` is given).
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.transport.TSocket import TSocket
+from thrift.transport.TTransport import TBufferedTransport
+
+
+def parse_address(address: str) -> tuple[str | None, int | None, str | None]:
+    """Split an address into (host, port, unix_path); exactly one form is set."""
+    if address.startswith("unix:"):
+        path = address[len("unix:") :]
+        if not path:
+            raise ValueError(f"bad address {address!r}: expected unix:/path/to/socket")
+        return None, None, path
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ValueError(f"bad address {address!r}: expected host:port or unix:/path")
+    return host, int(port), None
+
+
+def connect(address: str, client_class: Any, timeout_s: float | None = None) -> tuple[Any, Any]:
+    """Open a connection; returns (generated client, transport). The caller closes the transport."""
+    host, port, path = parse_address(address)
+    sock = TSocket(unix_socket=path) if path else TSocket(host, port)
+    if timeout_s is not None:
+        sock.setTimeout(timeout_s * 1000)
+    transport = TBufferedTransport(sock, rbuf_size=64 * 1024)
+    transport.open()
+    if not path:
+        # Request/response of small messages: never wait for Nagle.
+        sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return client_class(TBinaryProtocolAccelerated(transport)), transport

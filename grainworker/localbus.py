@@ -1,0 +1,88 @@
+"""Client of the host's local message bus (paper §4.1), used by grain workers and grain instances.
+
+A connection is a socket: never share one across ``fork()``. A grain instance opens its own (the
+worker can open it for a pre-forked standby ahead of time, off the critical path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from grainworker._gen.localbus import LocalBus
+from grainworker._gen.localbus.constants import HOST_AGENT_QUEUE
+from grainworker._gen.localbus.ttypes import BusError, BusErrorCode, Delivery
+from grainworker._thrift_client import connect
+
+__all__ = ["HOST_AGENT_QUEUE", "LocalBusClient", "LocalBusError", "queue_name"]
+
+
+class LocalBusError(Exception):
+    """A call the local bus refused: ``code`` is UNAUTHORIZED, QUEUE_FULL, TOO_LARGE or BAD_REQUEST."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def queue_name(application: str, grain: str) -> str:
+    """The local queue of a grain of an application."""
+    return f"{application}/{grain}"
+
+
+def _error(e: BusError) -> LocalBusError:
+    return LocalBusError(BusErrorCode._VALUES_TO_NAMES.get(e.code, str(e.code)), e.message or "")
+
+
+class LocalBusClient:
+    """One connection to the local bus, acting with one credential."""
+
+    def __init__(self, address: str, credential: str, timeout_s: float | None = None) -> None:
+        self.address = address
+        self._credential = credential
+        self._client, self._transport = connect(address, LocalBus.Client, timeout_s)
+
+    def _call(self, method: str, *args: object) -> object:
+        try:
+            return getattr(self._client, method)(self._credential, *args)
+        except BusError as e:
+            raise _error(e) from None
+
+    def publish(self, queue: str, payload: bytes) -> None:
+        """Append one message to ``queue`` (``<app>/<grain>`` or LQ_HA)."""
+        self._call("publish", queue, payload)
+
+    def publish_batch(self, deliveries: Iterable[tuple[str, bytes]]) -> None:
+        """Append every (queue, payload), all or nothing."""
+        self._call("publishBatch", [Delivery(queue=q, payload=p) for q, p in deliveries])
+
+    def poll(self, queue: str, max_messages: int = 1, timeout_ms: int = 1000) -> list[bytes]:
+        """Up to ``max_messages`` from the head of ``queue``, waiting up to ``timeout_ms`` for one."""
+        return self._call("poll", queue, max_messages, timeout_ms)  # type: ignore[return-value]
+
+    def poll_host_agent(self, max_messages: int = 1, timeout_ms: int = 1000) -> list[tuple[str, bytes]]:
+        """Host agent only: (application, payload) pairs from LQ_HA."""
+        msgs = self._call("pollHostAgent", max_messages, timeout_ms)
+        return [(m.application, m.payload) for m in msgs]  # type: ignore[attr-defined]
+
+    def length(self, queue: str) -> int:
+        return self._call("length", queue)  # type: ignore[return-value]
+
+    def delete_queue(self, queue: str) -> int:
+        return self._call("deleteQueue", queue)  # type: ignore[return-value]
+
+    def grant_application(self, application: str, credential: str) -> None:
+        """Host agent only: let ``credential`` act for ``application``."""
+        self._call("grantApplication", application, credential)
+
+    def revoke_application(self, application: str) -> None:
+        self._call("revokeApplication", application)
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> LocalBusClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
