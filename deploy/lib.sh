@@ -33,7 +33,7 @@ SAND_CASSANDRA_STORAGE_PORT="${SAND_CASSANDRA_STORAGE_PORT:-7000}"
 SAND_NGINX_PORT="${SAND_NGINX_PORT:-8080}"
 SAND_FRONTEND_PORTS="${SAND_FRONTEND_PORTS:-8081 8082}"
 SAND_SANDBOX_IMAGE="${SAND_SANDBOX_IMAGE:-sand-sandbox}"
-export SAND_BIND SAND_KAFKA_PORT SAND_CASSANDRA_PORT SAND_NGINX_PORT SAND_FRONTEND_PORTS SAND_SANDBOX_IMAGE
+export SAND_BIND SAND_KAFKA_PORT SAND_KAFKA_CONTROLLER_PORT SAND_CASSANDRA_PORT SAND_CASSANDRA_STORAGE_PORT SAND_NGINX_PORT SAND_FRONTEND_PORTS SAND_SANDBOX_IMAGE
 
 # Pinned versions of what we fetch from Maven Central.
 KAFKA_VERSION="${KAFKA_VERSION:-4.1.1}"
@@ -70,7 +70,10 @@ is_running() {
   local f; f="$(pidfile "$1")"
   [ -f "$f" ] || return 1
   local pid; pid="$(cat "$f" 2>/dev/null || true)"
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then return 0; fi
+  # kill -0 also succeeds on a zombie, and a killed orphan can stay one for seconds until init reaps it.
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != "Z" ]; then
+    return 0
+  fi
   rm -f "$f"
   return 1
 }
@@ -92,8 +95,8 @@ stop_pid() {
   local pid; pid="$(cat "$f")"
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
   local i=0
-  while kill -0 "$pid" 2>/dev/null && [ "$i" -lt $((timeout * 10)) ]; do sleep 0.1; i=$((i + 1)); done
-  if kill -0 "$pid" 2>/dev/null; then
+  while is_running "$comp" && [ "$i" -lt $((timeout * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+  if is_running "$comp"; then
     kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$f"
