@@ -1,1 +1,0 @@
-# temporary probe, removed by the sandbox-image test
