@@ -82,11 +82,23 @@ public final class ThriftServer implements AutoCloseable {
     return new ThriftServer(name, processor, new UnixServerTransport(path), "unix:" + path, -1, maxConnections);
   }
 
-  /** Start serving on a background thread. */
+  /**
+   * Start serving on a background thread; returns once the accept loop runs. (TThreadPoolServer clears
+   * its stop flag when serve() begins, so a close() racing ahead of that would be lost and the loop
+   * would spin on a closed socket.)
+   */
   public ThriftServer start() {
     serveThread = new Thread(server::serve, name + "-accept");
     serveThread.setDaemon(true);
     serveThread.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!server.isServing()) {
+      if (!serveThread.isAlive() || System.nanoTime() > deadline) {
+        throw new IllegalStateException("[" + name + "] Thrift server on " + address + " did not start");
+      }
+      Thread.onSpinWait();
+      Thread.yield();
+    }
     LOG.info("[{}] serving Thrift on {}", name, address);
     return this;
   }

@@ -1,2 +1,10 @@
-/** Local message bus: named FIFO queues served over Thrift (paper 4.1). */
+/**
+ * Local message bus (paper §3.2, §4.1): one per host, named FIFO queues, one per grain
+ * ({@code "<application>/<grain>"}) plus the host agent's queue LQ_HA ({@code "__ha__"}).
+ *
+ * <p>{@link sand.localbus.LocalMessageBus} is the in-process core the host agent embeds;
+ * {@link sand.localbus.LocalBusService} serves it over Thrift ({@code localbus.thrift});
+ * {@link sand.localbus.LocalBusServer} puts that service on TCP and a Unix socket, and runs it
+ * standalone.
+ */
 package sand.localbus;

@@ -1,0 +1,125 @@
+package sand.localbus;
+
+import java.util.Map;
+import sand.common.ConfigDef;
+import sand.common.ConfigDef.Type;
+
+/**
+ * The bus's settings, declared once. Standalone, they are the "localbus" component
+ * ({@code SAND_LOCALBUS_<KEY>}, see {@link #definition()}); a host agent that embeds the bus declares
+ * the same keys under a prefix of its own with {@link #declare(ConfigDef, String)} and reads them back
+ * with {@link #from(ConfigDef.Config, String)}.
+ *
+ * @param host address the Thrift TCP endpoint binds
+ * @param port its port; 0 picks a free one
+ * @param unixSocket path of the Unix socket endpoint, or "" for none
+ * @param maxConnections most client connections per endpoint (one thread each)
+ * @param queueCapacity most messages per grain queue
+ * @param hostAgentQueueCapacity most messages in LQ_HA
+ * @param messageMaxBytes largest payload accepted
+ */
+public record LocalBusSettings(String host, int port, String unixSocket, int maxConnections,
+                               int queueCapacity, int hostAgentQueueCapacity, int messageMaxBytes) {
+
+  public static final String COMPONENT = "localbus";
+  public static final String HOST = "host";
+  public static final String PORT = "port";
+  public static final String CREDENTIAL = "credential";
+  public static final String QUEUE_CAPACITY = "queue.capacity";
+  public static final String HA_QUEUE_CAPACITY = "ha.queue.capacity";
+  public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
+  public static final String MAX_CONNECTIONS = "max.connections";
+  public static final String UNIX_SOCKET = "unix.socket";
+
+  /** Above this Thrift's default transport limit (100 MiB per message) would refuse the call first. */
+  public static final int MESSAGE_MAX_BYTES_LIMIT = 96 << 20;
+
+  public LocalBusSettings {
+    if (host == null || host.isBlank()) {
+      throw new IllegalArgumentException("localbus: host must be an address to bind, e.g. 127.0.0.1");
+    }
+    unixSocket = unixSocket == null ? "" : unixSocket;
+    check("port", port, 0, 65535);
+    check("maxConnections", maxConnections, 1, Integer.MAX_VALUE);
+    check("queueCapacity", queueCapacity, 1, Integer.MAX_VALUE);
+    check("hostAgentQueueCapacity", hostAgentQueueCapacity, 1, Integer.MAX_VALUE);
+    check("messageMaxBytes", messageMaxBytes, 1, MESSAGE_MAX_BYTES_LIMIT);
+  }
+
+  /** Every setting at its default. */
+  public static LocalBusSettings defaults() {
+    return from(definition().parse(Map.of(), Map.of()));
+  }
+
+  /** The standalone bus's settings: {@link #declare} plus the host agent credential. */
+  public static ConfigDef definition() {
+    ConfigDef def = new ConfigDef(COMPONENT);
+    def.define(CREDENTIAL, Type.STRING, "",
+        "the host agent's credential; required when the bus runs standalone (the embedding host agent "
+            + "passes its own credentials instead)");
+    return declare(def, "");
+  }
+
+  /** Declare the bus settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bus."). */
+  public static ConfigDef declare(ConfigDef def, String prefix) {
+    return def
+        .define(prefix + HOST, Type.STRING, "127.0.0.1", v -> !((String) v).isBlank(), "an address to bind",
+            "address of the bus's Thrift TCP endpoint; keep it on loopback or a network sandboxes are "
+                + "meant to reach")
+        .define(prefix + PORT, Type.INT, 9190, ConfigDef.between(0, 65535), "a port in [0, 65535]",
+            "TCP port of the bus; 0 picks a free one")
+        .define(prefix + UNIX_SOCKET, Type.STRING, "", "path of an additional Unix socket endpoint; empty for none")
+        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, ConfigDef.between(1, 1_000_000),
+            "an integer in [1, 1000000]", "most client connections per endpoint (one thread each)")
+        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, ConfigDef.between(1, Integer.MAX_VALUE),
+            "a positive integer", "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
+        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, ConfigDef.between(1, Integer.MAX_VALUE),
+            "a positive integer", "most messages in the host agent's queue (LQ_HA)")
+        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, ConfigDef.between(1, MESSAGE_MAX_BYTES_LIMIT),
+            "an integer in [1, " + MESSAGE_MAX_BYTES_LIMIT + "]", "largest payload accepted; larger gets TOO_LARGE");
+  }
+
+  /** Read the settings declared by {@link #definition()}. */
+  public static LocalBusSettings from(ConfigDef.Config config) {
+    return from(config, "");
+  }
+
+  /** Read the settings declared by {@link #declare} under {@code prefix}. */
+  public static LocalBusSettings from(ConfigDef.Config config, String prefix) {
+    return new LocalBusSettings(config.getString(prefix + HOST), config.getInt(prefix + PORT),
+        config.getString(prefix + UNIX_SOCKET), config.getInt(prefix + MAX_CONNECTIONS),
+        config.getInt(prefix + QUEUE_CAPACITY), config.getInt(prefix + HA_QUEUE_CAPACITY),
+        config.getInt(prefix + MESSAGE_MAX_BYTES));
+  }
+
+  public LocalBusSettings withPort(int port) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes);
+  }
+
+  public LocalBusSettings withUnixSocket(String unixSocket) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes);
+  }
+
+  public LocalBusSettings withQueueCapacity(int queueCapacity) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes);
+  }
+
+  public LocalBusSettings withHostAgentQueueCapacity(int hostAgentQueueCapacity) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes);
+  }
+
+  public LocalBusSettings withMessageMaxBytes(int messageMaxBytes) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes);
+  }
+
+  private static void check(String what, int value, int min, int max) {
+    if (value < min || value > max) {
+      throw new IllegalArgumentException("localbus: " + what + "=" + value + " must be in [" + min + ", " + max + "]");
+    }
+  }
+}

@@ -1,0 +1,365 @@
+package sand.localbus;
+
+import static sand.localbus.BusException.Code.BAD_REQUEST;
+import static sand.localbus.BusException.Code.QUEUE_FULL;
+import static sand.localbus.BusException.Code.TOO_LARGE;
+import static sand.localbus.BusException.Code.UNAUTHORIZED;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.common.Credentials;
+import sand.common.Credentials.Principal;
+import sand.localbus.internal.LocalQueue;
+import sand.localbus.internal.QueueName;
+
+/**
+ * The local message bus of one host (paper §4.1): a bounded FIFO queue per grain, created on demand,
+ * plus LQ_HA, the host agent's queue. The host agent embeds it; {@link LocalBusService} serves it to
+ * sandboxes over Thrift.
+ *
+ * <p>Every call carries a credential, checked against the {@link Credentials} shared with the data
+ * layer: an application reaches only its own {@code "<app>/<grain>"} queues and may publish to LQ_HA,
+ * which stamps the authenticated application on the message; the host agent reaches every queue.
+ * A refused call throws {@link BusException}. Payload arrays are kept as they are (no copy): a
+ * publisher must not change one after publishing, a poller owns what it gets.
+ */
+public final class LocalMessageBus {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalMessageBus.class);
+
+  /** LQ_HA, the host agent's queue (HOST_AGENT_QUEUE in localbus.thrift). */
+  public static final String HOST_AGENT_QUEUE = QueueName.HOST_AGENT_QUEUE;
+  /** Poll's maxMessages is clamped to [1, this]. */
+  public static final int MAX_POLL_MESSAGES = 1000;
+  /** Poll's timeoutMs is clamped to [0, this]. */
+  public static final int MAX_POLL_TIMEOUT_MS = 60_000;
+  /**
+   * A poll stops taking messages once their payloads reach this many bytes (it always takes one), so
+   * one reply stays under Thrift's default 100 MiB message limit.
+   */
+  public static final long POLL_MAX_BYTES = 64L << 20;
+
+  private enum Op {
+    PUBLISH("publish to"), POLL("poll"), LENGTH("read the length of"), DELETE("delete");
+
+    final String verb;
+
+    Op(String verb) {
+      this.verb = verb;
+    }
+  }
+
+  private final Credentials credentials;
+  private final LocalBusSettings settings;
+  private final Map<String, LocalQueue<byte[]>> queues = new ConcurrentHashMap<>();
+  private final LocalQueue<HostAgentMessage> hostAgentQueue;
+
+  public LocalMessageBus(Credentials credentials, LocalBusSettings settings) {
+    this.credentials = credentials;
+    this.settings = settings;
+    this.hostAgentQueue = new LocalQueue<>(HOST_AGENT_QUEUE, settings.hostAgentQueueCapacity(),
+        m -> m.payload().length);
+  }
+
+  /** The credential registry this bus checks (shared with the local data layer). */
+  public Credentials credentials() {
+    return credentials;
+  }
+
+  public LocalBusSettings settings() {
+    return settings;
+  }
+
+  /** Append {@code payload} to the tail of {@code queue} (created on demand). */
+  public void publish(String credential, String queue, byte[] payload) {
+    Principal caller = authenticate(credential, Op.PUBLISH, queue);
+    QueueName name = authorize(caller, Op.PUBLISH, queue);
+    checkPayload(name, payload);
+    if (name.hostAgentQueue()) {
+      if (hostAgentQueue.offer(stamp(caller, payload)) == LocalQueue.Offer.FULL) {
+        throw full(hostAgentQueue);
+      }
+    } else {
+      for (;;) { // a queue deleted under us is replaced by a fresh one
+        LocalQueue<byte[]> q = grainQueue(name.name());
+        LocalQueue.Offer offer = q.offer(payload);
+        if (offer == LocalQueue.Offer.FULL) {
+          throw full(q);
+        }
+        if (offer == LocalQueue.Offer.ENQUEUED) {
+          break;
+        }
+      }
+    }
+    LOG.debug("[queue {}] {} published {} bytes", queue, caller, payload.length);
+  }
+
+  /**
+   * Append every delivery, all or nothing: each is authorized and size-checked first, then the queues
+   * involved are locked in name order (so two batches cannot deadlock) and filled only if every one
+   * has room for all of its deliveries. Deliveries to one queue keep their order.
+   */
+  public void publishBatch(String credential, List<Delivery> deliveries) {
+    if (deliveries == null) {
+      throw new BusException(BAD_REQUEST, "publishBatch: no deliveries given; pass a list (empty is fine)");
+    }
+    Principal caller = null;
+    List<QueueName> names = new ArrayList<>(deliveries.size());
+    TreeMap<String, Integer> counts = new TreeMap<>();
+    for (int i = 0; i < deliveries.size(); i++) {
+      Delivery d = deliveries.get(i);
+      if (d == null) {
+        throw new BusException(BAD_REQUEST, "publishBatch: delivery #" + i + " is missing");
+      }
+      if (caller == null) {
+        caller = authenticate(credential, Op.PUBLISH, d.queue());
+      }
+      QueueName name = authorize(caller, Op.PUBLISH, d.queue());
+      checkPayload(name, d.payload());
+      names.add(name);
+      counts.merge(name.name(), 1, Integer::sum);
+    }
+    if (deliveries.isEmpty()) {
+      authenticate(credential, Op.PUBLISH, "(no queue: empty batch)");
+      return;
+    }
+    for (Map.Entry<String, Integer> e : counts.entrySet()) {
+      int capacity = capacityOf(e.getKey());
+      if (e.getValue() > capacity) {
+        throw new BusException(BAD_REQUEST, "publishBatch: " + e.getValue() + " deliveries to queue '"
+            + e.getKey() + "' exceed its capacity of " + capacity + "; split the batch");
+      }
+    }
+    while (!tryEnqueueBatch(caller, deliveries, names, counts)) {
+      // a queue of the batch was deleted meanwhile: retry on its replacement
+    }
+    LOG.debug("[queues {}] {} published a batch of {}", counts.keySet(), caller, deliveries.size());
+  }
+
+  /**
+   * Take up to {@code maxMessages} (clamped to [1, 1000]) from the head of {@code queue}, waiting up to
+   * {@code timeoutMs} (clamped to [0, 60000]) for the first; empty on timeout or when the queue is
+   * deleted meanwhile. A queue that does not exist yet is created and waited on.
+   */
+  public List<byte[]> poll(String credential, String queue, int maxMessages, int timeoutMs)
+      throws InterruptedException {
+    Principal caller = authenticate(credential, Op.POLL, queue);
+    QueueName name = authorize(caller, Op.POLL, queue);
+    if (name.hostAgentQueue()) {
+      List<byte[]> out = new ArrayList<>();
+      for (HostAgentMessage m : pollQueue(hostAgentQueue, maxMessages, timeoutMs)) {
+        out.add(m.payload());
+      }
+      return out;
+    }
+    List<byte[]> out = pollQueue(grainQueue(name.name()), maxMessages, timeoutMs);
+    LOG.debug("[queue {}] {} polled {}", queue, caller, out.size());
+    return out;
+  }
+
+  /** {@link #poll} for LQ_HA with each message's publishing application; host agent only. */
+  public List<HostAgentMessage> pollHostAgent(String credential, int maxMessages, int timeoutMs)
+      throws InterruptedException {
+    requireHostAgent(credential, "pollHostAgent");
+    return pollQueue(hostAgentQueue, maxMessages, timeoutMs);
+  }
+
+  /** Messages in {@code queue} now; 0 for a queue that does not exist. */
+  public int length(String credential, String queue) {
+    QueueName name = authorize(authenticate(credential, Op.LENGTH, queue), Op.LENGTH, queue);
+    if (name.hostAgentQueue()) {
+      return hostAgentQueue.size();
+    }
+    LocalQueue<byte[]> q = queues.get(name.name());
+    return q == null ? 0 : q.size();
+  }
+
+  /**
+   * Drop {@code queue} and its messages; its waiting pollers return empty. LQ_HA is only emptied.
+   *
+   * @return how many messages were dropped
+   */
+  public int deleteQueue(String credential, String queue) {
+    Principal caller = authenticate(credential, Op.DELETE, queue);
+    QueueName name = authorize(caller, Op.DELETE, queue);
+    int dropped;
+    if (name.hostAgentQueue()) {
+      dropped = hostAgentQueue.clear();
+    } else {
+      LocalQueue<byte[]> q = queues.remove(name.name());
+      dropped = q == null ? 0 : q.delete();
+    }
+    LOG.info("[queue {}] deleted by {}, {} messages dropped", queue, caller, dropped);
+    return dropped;
+  }
+
+  /**
+   * Delete every queue of {@code application} (undeploy); host agent only.
+   *
+   * @return how many messages were dropped
+   */
+  public int deleteApplicationQueues(String credential, String application) {
+    requireHostAgent(credential, "deleteApplicationQueues");
+    int dropped = 0;
+    for (String queue : List.copyOf(queues.keySet())) {
+      if (queue.startsWith(application + "/")) {
+        dropped += deleteQueue(credential, queue);
+      }
+    }
+    return dropped;
+  }
+
+  /** Let {@code applicationCredential} act for {@code application}; host agent only. */
+  public void grantApplication(String credential, String application, String applicationCredential) {
+    requireHostAgent(credential, "grantApplication");
+    if (!QueueName.validApplication(application)) {
+      throw new BusException(BAD_REQUEST, "grantApplication: bad application name " + QueueName.echo(application)
+          + ": it must match " + QueueName.PART_FORM);
+    }
+    try {
+      credentials.grant(application, applicationCredential);
+    } catch (IllegalArgumentException e) {
+      throw new BusException(BAD_REQUEST, "grantApplication: " + e.getMessage());
+    }
+    LOG.info("[app {}] credential granted", application);
+  }
+
+  /** Take every credential of {@code application} away; host agent only. Its queues stay. */
+  public void revokeApplication(String credential, String application) {
+    requireHostAgent(credential, "revokeApplication");
+    credentials.revoke(application);
+    LOG.info("[app {}] credentials revoked", application);
+  }
+
+  /** Length of every queue now, LQ_HA included (for a gauge). */
+  public Map<String, Integer> queueLengths() {
+    Map<String, Integer> out = new TreeMap<>();
+    for (QueueStats s : queueStats()) {
+      out.put(s.queue(), s.length());
+    }
+    return out;
+  }
+
+  /** A snapshot of every queue, LQ_HA first, then by name. */
+  public List<QueueStats> queueStats() {
+    List<QueueStats> out = new ArrayList<>();
+    out.add(hostAgentQueue.stats());
+    new TreeMap<>(queues).values().forEach(q -> out.add(q.stats()));
+    return out;
+  }
+
+  private boolean tryEnqueueBatch(Principal caller, List<Delivery> deliveries, List<QueueName> names,
+                                  TreeMap<String, Integer> counts) {
+    Map<String, LocalQueue<?>> locked = new TreeMap<>();
+    try {
+      for (String name : counts.keySet()) { // sorted: every batch locks in the same order
+        LocalQueue<?> q = name.equals(HOST_AGENT_QUEUE) ? hostAgentQueue : grainQueue(name);
+        q.lock();
+        locked.put(name, q);
+      }
+      for (Map.Entry<String, LocalQueue<?>> e : locked.entrySet()) {
+        int room = e.getValue().roomLocked();
+        if (room < 0) {
+          return false;
+        }
+        if (room < counts.get(e.getKey())) {
+          LocalQueue<?> q = e.getValue();
+          throw new BusException(QUEUE_FULL, "queue '" + q.name() + "' has room for " + room + " of the "
+              + counts.get(e.getKey()) + " messages of this batch (capacity " + q.capacity()
+              + "); nothing of the batch was enqueued: back off and retry");
+        }
+      }
+      for (int i = 0; i < deliveries.size(); i++) {
+        byte[] payload = deliveries.get(i).payload();
+        if (names.get(i).hostAgentQueue()) {
+          hostAgentQueue.appendLocked(stamp(caller, payload));
+        } else {
+          @SuppressWarnings("unchecked")
+          LocalQueue<byte[]> q = (LocalQueue<byte[]>) locked.get(names.get(i).name());
+          q.appendLocked(payload);
+        }
+      }
+      return true;
+    } finally {
+      locked.values().forEach(LocalQueue::unlock);
+    }
+  }
+
+  private <E> List<E> pollQueue(LocalQueue<E> q, int maxMessages, int timeoutMs) throws InterruptedException {
+    int max = Math.max(1, Math.min(MAX_POLL_MESSAGES, maxMessages));
+    int timeout = Math.max(0, Math.min(MAX_POLL_TIMEOUT_MS, timeoutMs));
+    return q.poll(max, POLL_MAX_BYTES, TimeUnit.MILLISECONDS.toNanos(timeout));
+  }
+
+  private LocalQueue<byte[]> grainQueue(String name) {
+    return queues.computeIfAbsent(name, n -> new LocalQueue<>(n, settings.queueCapacity(), p -> p.length));
+  }
+
+  private int capacityOf(String name) {
+    return name.equals(HOST_AGENT_QUEUE) ? settings.hostAgentQueueCapacity() : settings.queueCapacity();
+  }
+
+  private static HostAgentMessage stamp(Principal caller, byte[] payload) {
+    // The bus, not the payload, says who published: a grain cannot speak for another application.
+    return new HostAgentMessage(caller.hostAgent() ? HostAgentMessage.FROM_HOST_AGENT : caller.application(),
+        payload);
+  }
+
+  private void checkPayload(QueueName name, byte[] payload) {
+    if (payload == null) {
+      throw new BusException(BAD_REQUEST, "publish to queue '" + name + "': the payload is missing");
+    }
+    if (payload.length > settings.messageMaxBytes()) {
+      throw new BusException(TOO_LARGE, "publish to queue '" + name + "': payload of " + payload.length
+          + " bytes is above message.max.bytes=" + settings.messageMaxBytes()
+          + "; put large data in the data layer and send its key");
+    }
+  }
+
+  private static BusException full(LocalQueue<?> q) {
+    return new BusException(QUEUE_FULL, "queue '" + q.name() + "' is full (" + q.capacity()
+        + " messages); nothing was enqueued: back off and retry");
+  }
+
+  private Principal authenticate(String credential, Op op, String queue) {
+    try {
+      return credentials.authenticate(credential);
+    } catch (Credentials.UnauthorizedException e) {
+      throw new BusException(UNAUTHORIZED, "may not " + op.verb + " queue " + QueueName.echo(queue) + ": "
+          + e.getMessage() + "; use the credential the host agent granted to this sandbox");
+    }
+  }
+
+  private void requireHostAgent(String credential, String what) {
+    try {
+      credentials.requireHostAgent(credential, what);
+    } catch (Credentials.UnauthorizedException e) {
+      throw new BusException(UNAUTHORIZED, what + " refused: " + e.getMessage());
+    }
+  }
+
+  /** Check the name, then that {@code caller} may do {@code op} on it. */
+  private static QueueName authorize(Principal caller, Op op, String queue) {
+    QueueName name = QueueName.parse(queue);
+    if (caller.hostAgent()) {
+      return name;
+    }
+    if (name.hostAgentQueue()) {
+      if (op != Op.PUBLISH) {
+        throw new BusException(UNAUTHORIZED, caller + " may not " + op.verb + " queue '" + name
+            + "': applications may only publish to the host agent's queue");
+      }
+      return name;
+    }
+    if (!caller.mayAccess(name.application())) {
+      throw new BusException(UNAUTHORIZED, caller + " may not " + op.verb + " queue '" + name
+          + "': an application reaches only its own queues '" + caller.application() + "/<grain>'");
+    }
+    return name;
+  }
+}
