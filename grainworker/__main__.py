@@ -1,0 +1,84 @@
+"""Run one grain worker: ``python -m grainworker --app A --grain G --code DIR --workflow FILE ...``.
+
+The credential for the local bus and data layer comes from the environment
+(``SAND_GRAINWORKER_CREDENTIAL``), never the command line (it would show in ``ps``). Every option has
+an environment default ``SAND_GRAINWORKER_<OPTION>`` (upper case, dashes as underscores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from functools import partial
+from pathlib import Path
+
+from grainworker.datalayer import DataLayerClient
+from grainworker.instance import InstanceSpec
+from grainworker.localbus import LocalBusClient
+from grainworker.worker import GrainWorker, WorkerConfig, load_handler
+from grainworker.workflow import WorkflowError, parse_workflow
+
+SETTINGS = [
+    # (option, default, help) -- declared once; docs/config.md lists them.
+    ("app", None, "application name"),
+    ("grain", None, "grain name (its local queue is <app>/<grain>)"),
+    ("code", None, "folder holding the grain's code (<resource>.py) and its libraries"),
+    ("workflow", None, "the application's workflow JSON file"),
+    ("bus", None, "local bus address: host:port or unix:/path"),
+    ("data", None, "local data layer address: host:port or unix:/path"),
+    ("local-grains", "", "grains of the workflow running on this host, comma-separated (default: all)"),
+    ("concurrency", "32", "most grain instances running at once; more events wait in the queue"),
+    ("timeout", "60", "seconds an instance may run before it is killed"),
+    ("memory-mb", "0", "address space an instance may map beyond the worker's, MB (0 = no limit)"),
+    ("standby", "1", "keep a pre-forked standby instance (1) or fork on demand (0)"),
+]
+
+
+def env_name(option: str) -> str:
+    return "SAND_GRAINWORKER_" + option.upper().replace("-", "_")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m grainworker", description="SAND grain worker")
+    for option, default, text in SETTINGS:
+        value = os.environ.get(env_name(option), default)
+        ap.add_argument(f"--{option}", default=value, required=value is None, help=f"{text} [{env_name(option)}]")
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    credential = os.environ.get("SAND_GRAINWORKER_CREDENTIAL", "")
+    if not credential:
+        print("Error: SAND_GRAINWORKER_CREDENTIAL is not set: the sandbox's credential for the local bus",
+              file=sys.stderr)
+        return 2
+    try:
+        workflow = parse_workflow(Path(args.workflow).read_bytes())
+        grain = workflow.grain(args.grain)
+    except (OSError, WorkflowError) as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 2
+    local = frozenset(g for g in args.local_grains.split(",") if g) or frozenset(workflow.grains)
+    spec = InstanceSpec(args.app, args.grain, workflow, local)
+    cfg = WorkerConfig(
+        app=args.app, grain=args.grain, spec=spec, code_dir=args.code, bus_address=args.bus,
+        data_address=args.data, credential=credential, max_concurrency=int(args.concurrency),
+        timeout_s=float(args.timeout), memory_mb=int(args.memory_mb), standby=args.standby not in ("0", "false"),
+    )
+    handler = load_handler(args.code, grain.code)
+    worker = GrainWorker(cfg, handler, partial(LocalBusClient, args.bus, credential),
+                         partial(DataLayerClient, args.data, credential))
+    signal.signal(signal.SIGTERM, worker.stop)
+    signal.signal(signal.SIGINT, worker.stop)
+    worker.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

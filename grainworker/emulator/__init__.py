@@ -1,0 +1,199 @@
+"""The SAND emulator (paper §5): run an application on a laptop, no Docker, Kafka or Cassandra.
+
+It runs the real grain worker code (one process per grain, fork per event, pre-forked standby) against
+in-memory local bus and data layer servers speaking the same Thrift interface, plus a small stand-in for
+the host agent that collects LQ_HA reports, prints the grains' logs and answers requests.
+
+    from grainworker.emulator import Emulator
+    with Emulator("examples/hello") as emu:
+        result, execution_id = emu.invoke({"name": "sand"})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.server.TServer import TThreadedServer
+from thrift.transport.TSocket import TServerSocket
+from thrift.transport.TTransport import TBufferedTransportFactory
+
+from grainworker._gen.datalayer import LocalDataLayer
+from grainworker._gen.localbus import LocalBus
+from grainworker.emulator._bus import InMemoryLocalBus
+from grainworker.emulator._datalayer import InMemoryDataLayer
+from grainworker.envelope import decode, encode, is_error, new_id
+from grainworker.localbus import LocalBusClient
+from grainworker.workflow import END, Workflow, WorkflowError, parse_workflow
+
+__all__ = ["Emulator", "EmulatorError", "load_app"]
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+class EmulatorError(Exception):
+    """The application folder cannot run; the message says what to fix."""
+
+
+def load_app(app_dir: str | Path) -> Workflow:
+    """Read and check an application folder: workflow.json plus <resource>.py for every grain."""
+    d = Path(app_dir)
+    wf_file = d / "workflow.json"
+    if not wf_file.is_file():
+        raise EmulatorError(f"{wf_file} is missing: an application folder holds workflow.json and grain .py files")
+    try:
+        wf = parse_workflow(wf_file.read_bytes())
+    except WorkflowError as e:
+        raise EmulatorError(f"{wf_file}: {e}") from None
+    for g in wf.grains.values():
+        if not (d / f"{g.code}.py").is_file():
+            raise EmulatorError(f"grain {g.name!r} runs code {g.code!r} but {d / (g.code + '.py')} does not exist")
+    return wf
+
+
+def _serve(processor: Any, path: str) -> TThreadedServer:
+    server = TThreadedServer(processor, TServerSocket(unix_socket=path), TBufferedTransportFactory(),
+                             TBinaryProtocolAcceleratedFactory(), daemon=True)
+    server.serverTransport.listen()  # listening before any worker connects
+    server.serverTransport.listen = lambda: None  # serve() must not re-listen
+    threading.Thread(target=server.serve, daemon=True, name=f"emulator-{Path(path).stem}").start()
+    return server
+
+
+class Emulator:
+    def __init__(self, app_dir: str | Path, *, timeout_s: float = 30.0, standby: bool = True,
+                 echo: Callable[[str], None] | None = None) -> None:
+        self.app_dir = Path(app_dir).resolve()
+        self.workflow = load_app(self.app_dir)
+        self.app = self.workflow.name
+        self.timeout_s = timeout_s
+        self.standby = standby
+        self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._agent_cred = new_id()
+        self._app_cred = new_id()
+        self._tmp = tempfile.TemporaryDirectory(prefix="sand-emulator-")
+        self._workers: list[subprocess.Popen[bytes]] = []
+        self._results: dict[str, tuple[threading.Event, list[Any]]] = {}
+        self._lock = threading.Lock()
+        self._running = False
+        self.reports: list[dict[str, Any]] = []
+
+    # ---- lifecycle
+    def __enter__(self) -> Emulator:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        tmp = Path(self._tmp.name)
+        self.bus_address, self.data_address = f"unix:{tmp / 'bus.sock'}", f"unix:{tmp / 'data.sock'}"
+        bus, data = InMemoryLocalBus(self._agent_cred), InMemoryDataLayer(self._agent_cred)
+        bus.grantApplication(self._agent_cred, self.app, self._app_cred)
+        data.grantApplication(self._agent_cred, self.app, self._app_cred)
+        _serve(LocalBus.Processor(bus), str(tmp / "bus.sock"))
+        _serve(LocalDataLayer.Processor(data), str(tmp / "data.sock"))
+        wf_file = tmp / "workflow.json"
+        wf_file.write_bytes(encode(self.workflow.to_json()))
+        pythonpath = [str(ROOT), *self._requirements()]
+        env = {**os.environ, "SAND_GRAINWORKER_CREDENTIAL": self._app_cred,
+               "PYTHONPATH": os.pathsep.join(pythonpath + [os.environ.get("PYTHONPATH", "")])}
+        for g in self.workflow.grains:
+            self._workers.append(subprocess.Popen(
+                [sys.executable, "-m", "grainworker", "--app", self.app, "--grain", g,
+                 "--code", str(self.app_dir), "--workflow", str(wf_file), "--bus", self.bus_address,
+                 "--data", self.data_address, "--timeout", str(self.timeout_s),
+                 "--standby", "1" if self.standby else "0"],
+                env=env, stdout=subprocess.DEVNULL))
+        self._agent = LocalBusClient(self.bus_address, self._agent_cred)
+        self._running = True
+        threading.Thread(target=self._host_agent_loop, daemon=True, name="emulator-host-agent").start()
+
+    def stop(self) -> None:
+        self._running = False
+        for w in self._workers:
+            w.terminate()
+        for w in self._workers:
+            try:
+                w.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                w.kill()
+        self._workers.clear()
+        self._tmp.cleanup()
+
+    def _requirements(self) -> list[str]:
+        """Install requirements.txt once into a cache folder (as deploy does into the sandbox)."""
+        req = self.app_dir / "requirements.txt"
+        if not req.is_file() or not req.read_text().strip():
+            return []
+        digest = hashlib.sha256(req.read_bytes()).hexdigest()[:16]
+        target = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sand" / "emulator" / digest
+        if not (target / ".done").exists():
+            self.echo(f"[emulator] installing {req} into {target}")
+            r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(target), "-r", str(req)],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise EmulatorError(f"pip could not install {req}:\n{r.stderr.strip()}")
+            (target / ".done").touch()
+        return [str(target)]
+
+    # ---- requests
+    def invoke(self, value: Any, timeout_s: float | None = None) -> tuple[Any, str]:
+        """Run the workflow on ``value``; returns (output, execution id). Raises TimeoutError."""
+        execution_id = new_id()
+        done: tuple[threading.Event, list[Any]] = (threading.Event(), [])
+        with self._lock:
+            self._results[execution_id] = done
+        event = {"id": new_id(), "execution_id": execution_id, "app": self.app, "grain": self.workflow.entry,
+                 "from": "", "frontend": "emulator", "value": value, "sent_ns": time.time_ns()}
+        with LocalBusClient(self.bus_address, self._agent_cred) as c:
+            c.publish(f"{self.app}/{self.workflow.entry}", encode(event))
+        try:
+            if not done[0].wait(timeout_s or self.timeout_s + 5):
+                raise TimeoutError(f"execution {execution_id} did not finish in time")
+            return done[1][0], execution_id
+        finally:
+            with self._lock:
+                self._results.pop(execution_id, None)
+
+    def _host_agent_loop(self) -> None:
+        while self._running:
+            try:
+                msgs = self._agent.poll_host_agent(max_messages=100, timeout_ms=200)
+            except Exception:  # noqa: BLE001 - the emulator is stopping
+                return
+            for _app, payload in msgs:
+                self._on_report(decode(payload))
+
+    def _on_report(self, rep: dict[str, Any]) -> None:
+        self.reports.append(rep)
+        tag = f"{rep['grain']} {rep['execution_id'][:8]}"
+        for _ns, level, text in rep.get("logs", []):
+            for line in str(text).rstrip("\n").splitlines():
+                self.echo(f"[{tag}] {level}: {line}")
+        for out in rep.get("outputs", []):
+            if out["grain"] == END:
+                if is_error(out["value"]):
+                    err = out["value"]["error"]
+                    self.echo(f"[{tag}] ERROR: {err['type']}: {err['message']}")
+                with self._lock:
+                    waiter = self._results.get(out["execution_id"])
+                if waiter and not waiter[0].is_set():
+                    waiter[1].append(out["value"])
+                    waiter[0].set()
+            elif not out.get("local"):
+                # The emulator is one host: an event for a grain "elsewhere" is delivered here.
+                body = {k: v for k, v in out.items() if k != "local"}
+                self._agent.publish(f"{self.app}/{out['grain']}", encode(body))
+
+

@@ -1,0 +1,67 @@
+"""The event envelope and the host agent report: the JSON every grain instance reads and writes.
+
+Event (on a grain's local queue, in Kafka, and in LQ_HA reports)::
+
+    {"id": "<event id>", "execution_id": "<id of the request>", "app": "<application>",
+     "grain": "<destination grain or 'end'>", "from": "<producing grain, '' = frontend>",
+     "frontend": "<frontend whose response topic gets the result>", "value": <payload>,
+     "sent_ns": <wall clock ns when produced>}
+
+Report (on LQ_HA, one per grain instance, in the same atomic batch as its outputs)::
+
+    {"type": "finished", "app", "grain", "execution_id", "event_id": <the handled event's id>,
+     "frontend", "status": "ok" | "error", "outputs": [<event> + {"local": bool}, ...],
+     "data": [[kind, name], ...], "logs": [[ns, level, text], ...], "start_ns", "end_ns", "pid"}
+
+``"type": "sent"`` reports carry events a grain sent during its run (``send_to_function_now``).
+An error is an ordinary event to ``end`` whose value is ``{"error": {"type", "message", "grain"}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+__all__ = ["decode", "encode", "error_value", "is_error", "make_event", "new_id"]
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def new_id() -> str:
+    return os.urandom(16).hex()
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """Compact JSON; raises TypeError/ValueError for what JSON cannot carry."""
+    return _dumps(obj).encode()
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    obj = json.loads(data)
+    if not isinstance(obj, dict):
+        raise ValueError("an event must be a JSON object")
+    return obj
+
+
+def make_event(source: dict[str, Any], grain: str, value: Any, producer: str) -> dict[str, Any]:
+    """A new event for ``grain`` in the same execution as ``source`` (the event being handled)."""
+    return {
+        "id": new_id(),
+        "execution_id": source["execution_id"],
+        "app": source["app"],
+        "grain": grain,
+        "from": producer,
+        "frontend": source.get("frontend", ""),
+        "value": value,
+        "sent_ns": time.time_ns(),
+    }
+
+
+def error_value(kind: str, message: str, grain: str) -> dict[str, Any]:
+    return {"error": {"type": kind, "message": message, "grain": grain}}
+
+
+def is_error(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"error"} and isinstance(value["error"], dict)

@@ -1,0 +1,144 @@
+"""A grain instance: what runs in the process the grain worker forks for one event (paper §4.1).
+
+It decodes the event, calls ``handle(event, context)``, and publishes in ONE atomic batch: the output
+events for next grains running on this host (straight into their local queues) and the report to the
+host agent's queue LQ_HA (a copy of every output + "this instance finished"). Then the process exits
+and the OS reclaims everything it used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from grainworker.context import GrainContext
+from grainworker.envelope import decode, encode, error_value, is_error, make_event
+from grainworker.workflow import END, Workflow
+
+__all__ = ["InstanceSpec", "run_instance", "failure_batch"]
+
+PUBLISH_RETRY_S = 30.0  # a full queue (backpressure) is retried this long before the instance gives up
+
+
+@dataclass
+class InstanceSpec:
+    """What a grain worker knows that its instances need."""
+
+    app: str
+    grain: str
+    workflow: Workflow
+    local_grains: frozenset[str] = field(default_factory=frozenset)
+    ha_queue: str = "__ha__"
+
+    def queue(self, grain: str) -> str:
+        return f"{self.app}/{grain}"
+
+
+def _route(spec: InstanceSpec, outputs: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
+    """Deliveries for local next grains; marks each output local or not (the host agent forwards the rest)."""
+    deliveries = []
+    for ev in outputs:
+        ev["local"] = ev["grain"] != END and ev["grain"] in spec.local_grains
+        if ev["local"]:
+            body = dict(ev)
+            del body["local"]
+            deliveries.append((spec.queue(ev["grain"]), encode(body)))
+    return deliveries
+
+
+def _report(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: list[dict[str, Any]],
+            ctx: GrainContext | None, start_ns: int, kind: str = "finished") -> bytes:
+    return encode({
+        "type": kind, "app": spec.app, "grain": spec.grain,
+        "execution_id": event.get("execution_id", ""), "event_id": event.get("id", ""),
+        "frontend": event.get("frontend", ""), "status": status, "outputs": outputs,
+        "data": [list(d) for d in ctx.data_written] if ctx else [],
+        "logs": ctx.logs if ctx else [], "start_ns": start_ns, "end_ns": time.time_ns(), "pid": os.getpid(),
+    })
+
+
+def batch_for(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: list[dict[str, Any]],
+              ctx: GrainContext | None, start_ns: int, kind: str = "finished") -> list[tuple[str, bytes]]:
+    deliveries = _route(spec, outputs)
+    deliveries.append((spec.ha_queue, _report(spec, event, status, outputs, ctx, start_ns, kind)))
+    return deliveries
+
+
+def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str) -> list[tuple[str, bytes]]:
+    """What the worker publishes for an instance that died without publishing (timeout, kill, crash)."""
+    try:
+        event = decode(raw)
+    except ValueError:
+        event = {}
+    outputs = []
+    if "execution_id" in event:
+        outputs.append(make_event(event, END, error_value(kind, message, spec.grain), spec.grain))
+    return batch_for(spec, event, "error", outputs, None, time.time_ns())
+
+
+def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: float) -> None:
+    """Publish atomically; a full queue is backpressure: wait and retry, never drop."""
+    from grainworker.localbus import LocalBusError
+
+    delay = 0.001
+    while True:
+        try:
+            bus.publish_batch(deliveries)
+            return
+        except LocalBusError as e:
+            if e.code != "QUEUE_FULL" or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
+
+
+def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], Any], bus: Any,
+                 data_client: Callable[[], Any]) -> None:
+    """Handle one event and publish its outputs and report. Never raises for the grain's faults."""
+    start_ns = time.time_ns()
+    try:
+        event = decode(raw)
+        value = event["value"]
+    except (ValueError, KeyError) as e:
+        bus.publish_batch(failure_batch(spec, raw, "BadEvent", f"undecodable event: {e}"))
+        return
+
+    def send_now(ev: dict[str, Any]) -> None:
+        publish_with_retry(bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"),
+                           time.monotonic() + PUBLISH_RETRY_S)
+
+    ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now)
+    out_buf, err_buf = io.StringIO(), io.StringIO()
+    sys.stdout, sys.stderr = out_buf, err_buf
+    status = "ok"
+    try:
+        result = handler(value, ctx)
+        if is_error(result):
+            # A grain may answer with an error value itself: it ends the workflow like an exception.
+            status, outputs = "error", [make_event(event, END, result, spec.grain)]
+        else:
+            outputs = [make_event(event, n, result, spec.grain) for n in spec.workflow.grain(spec.grain).next]
+            outputs += [make_event(event, g, v, spec.grain) for g, v in ctx.dynamic_next]
+    except BaseException as e:  # noqa: BLE001 - a grain's failure of any kind becomes an error event
+        status = "error"
+        outputs = [make_event(event, END, error_value(type(e).__name__, str(e) or repr(e), spec.grain),
+                              spec.grain)]
+        ctx.log("".join(traceback.format_exception(e)), "ERROR")
+    finally:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
+            if buf.getvalue():
+                ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+    try:
+        deliveries = batch_for(spec, event, status, outputs, ctx, start_ns)
+    except (TypeError, ValueError) as e:
+        err = error_value("BadOutput", f"output is not JSON-serialisable: {e}", spec.grain)
+        deliveries = batch_for(spec, event, "error", [make_event(event, END, err, spec.grain)], ctx, start_ns)
+    publish_with_retry(bus, deliveries, time.monotonic() + PUBLISH_RETRY_S)
+    ctx.close()

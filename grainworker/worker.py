@@ -1,0 +1,282 @@
+"""The grain worker (paper §4.1): one long-lived process per grain inside the application's sandbox.
+
+It imports the grain's code once, long-polls the grain's local queue, and ``fork()``s a grain instance
+for every event. It reaps its children, caps how many run at once (excess events wait in the queue),
+kills an instance past the grain's timeout, and answers for an instance that died without publishing
+(timeout, kill, crash) with an error event to the workflow's end, so the caller always gets an answer.
+
+Pre-forked standby (beyond the paper): one child is forked ahead of time, has opened its own bus
+connection and waits on a pipe; an event is handed to it (a pipe write instead of a fork on the
+critical path) and the next standby is forked after the hand-off. Each event still gets a fresh process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from grainworker.instance import InstanceSpec, failure_batch, run_instance
+
+__all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
+
+log = logging.getLogger(__name__)
+
+STOP_MESSAGE = b'{"control":"stop"}'
+_LEN = struct.Struct(">I")
+
+
+@dataclass
+class WorkerConfig:
+    app: str
+    grain: str
+    spec: InstanceSpec
+    code_dir: str
+    bus_address: str
+    data_address: str
+    credential: str
+    max_concurrency: int = 32
+    timeout_s: float = 60.0
+    memory_mb: int = 0          # extra address space an instance may map beyond the worker's (0 = no limit)
+    standby: bool = True
+    stop_grace_s: float = 10.0  # on stop, how long running instances may finish before they are killed
+
+
+@dataclass
+class _Child:
+    raw: bytes
+    deadline: float
+    pidfd: int
+    killed_for: str = ""
+
+
+def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
+    """Import the grain's code once. A grain that cannot load still answers every event, with its error."""
+    if code_dir not in sys.path:
+        sys.path.insert(0, code_dir)
+    try:
+        mod = importlib.import_module(module)
+        handler = getattr(mod, "handle", None)
+        if not callable(handler):
+            raise AttributeError(f"grain module {module!r} has no function handle(event, context)")
+        return handler
+    except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, anything at import time
+        log.error("grain code %r failed to load: %s: %s", module, type(e).__name__, e)
+        err = e
+
+        def broken(event: Any, context: Any) -> Any:
+            raise err
+
+        return broken
+
+
+class GrainWorker:
+    def __init__(self, cfg: WorkerConfig, handler: Callable[[Any, Any], Any],
+                 bus_factory: Callable[[], Any], data_factory: Callable[[], Any]) -> None:
+        self.cfg = cfg
+        self.handler = handler
+        self.queue = f"{cfg.app}/{cfg.grain}"
+        self._bus_factory = bus_factory
+        self._data_factory = data_factory
+        self.bus = bus_factory()
+        self.children: dict[int, _Child] = {}
+        self._standby: tuple[int, int] | None = None  # (pid, write end of its pipe)
+        self._stopping = False
+        self.instances_started = 0
+
+    # ---- lifecycle
+    def stop(self, *_: object) -> None:
+        self._stopping = True
+
+    def run(self) -> None:
+        log.info("[%s/%s] grain worker up: concurrency %d, timeout %.1fs, standby %s", self.cfg.app,
+                 self.cfg.grain, self.cfg.max_concurrency, self.cfg.timeout_s, self.cfg.standby)
+        while not self._stopping:
+            self.step()
+        self.shutdown()
+
+    def step(self) -> None:
+        """One round: reap, enforce timeouts, keep a standby, then wait for events or for a free slot."""
+        self.reap()
+        self.kill_expired()
+        if self.cfg.standby and self._standby is None:
+            self._fork_standby()
+        free = self.cfg.max_concurrency - len(self.children)
+        if free <= 0:
+            self._wait_children(self._until_deadline(1.0))
+            return
+        msgs = self.bus.poll(self.queue, max_messages=min(free, 32),
+                             timeout_ms=int(self._until_deadline(1.0) * 1000))
+        for raw in msgs:
+            if raw == STOP_MESSAGE:
+                self._stopping = True
+                continue
+            self.dispatch(raw)
+
+    def shutdown(self) -> None:
+        """Finish running instances (bounded wait), kill the rest, release the standby."""
+        if self._standby:
+            os.close(self._standby[1])  # the standby sees EOF and exits quietly
+            self._reap_standby(block=True)
+        deadline = time.monotonic() + self.cfg.stop_grace_s
+        while self.children and time.monotonic() < deadline:
+            self._wait_children(deadline - time.monotonic())
+            self.reap()
+        for pid, child in list(self.children.items()):
+            child.killed_for = "Stopped"
+            os.kill(pid, signal.SIGKILL)
+        while self.children:
+            self._wait_children(1.0)
+            self.reap()
+        log.info("[%s/%s] grain worker stopped after %d instances", self.cfg.app, self.cfg.grain,
+                 self.instances_started)
+
+    # ---- instances
+    def dispatch(self, raw: bytes) -> None:
+        self.instances_started += 1
+        if self._standby is not None:
+            pid, w = self._standby
+            self._standby = None
+            try:
+                os.write(w, _LEN.pack(len(raw)))
+                _write_all(w, raw)
+                os.close(w)
+                self._track(pid, raw)
+                return
+            except OSError:
+                os.close(w)  # the standby died: reap it and fall back to a fresh fork
+                os.waitpid(pid, 0)
+        pid = os.fork()
+        if pid == 0:
+            self._child_main(raw=raw)
+        self._track(pid, raw)
+
+    def _track(self, pid: int, raw: bytes) -> None:
+        self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s, os.pidfd_open(pid))
+
+    def _fork_standby(self) -> None:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(w)
+            self._child_main(pipe=r)
+        os.close(r)
+        self._standby = (pid, w)
+
+    def _child_main(self, raw: bytes | None = None, pipe: int | None = None) -> None:
+        """In the forked process: never returns."""
+        code = 1
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            self._limit_memory()
+            bus = self._bus_factory()  # its own connection: a socket is never shared across fork
+            if pipe is not None:
+                header = _read_exact(pipe, _LEN.size)
+                if header is None:
+                    os._exit(0)  # the worker is stopping: an unused standby leaves quietly
+                raw = _read_exact(pipe, _LEN.unpack(header)[0])
+            assert raw is not None
+            run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory)
+            code = 0
+        except BaseException:  # noqa: BLE001 - the worker reports this instance's failure
+            logging.getLogger(__name__).exception("[%s/%s] grain instance failed", self.cfg.app, self.cfg.grain)
+        finally:
+            os._exit(code)
+
+    def _limit_memory(self) -> None:
+        if self.cfg.memory_mb > 0:
+            with open("/proc/self/statm") as f:
+                current = int(f.read().split()[0]) * resource.getpagesize()
+            limit = current + self.cfg.memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    # ---- reaping and timeouts
+    def reap(self) -> None:
+        for pid in list(self.children):
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done, status = pid, 0
+            if done == 0:
+                continue
+            child = self.children.pop(pid)
+            os.close(child.pidfd)
+            code = os.waitstatus_to_exitcode(status)
+            if code != 0:
+                self._report_failure(pid, child, code)
+        if self._standby is not None:
+            self._reap_standby(block=False)
+
+    def _reap_standby(self, block: bool) -> None:
+        assert self._standby is not None
+        pid, w = self._standby
+        done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        if done:
+            if not block:
+                os.close(w)
+            self._standby = None
+
+    def _report_failure(self, pid: int, child: _Child, code: int) -> None:
+        if child.killed_for == "Timeout":
+            kind, msg = "Timeout", f"grain {self.cfg.grain} exceeded its timeout of {self.cfg.timeout_s:g}s"
+        elif child.killed_for == "Stopped":
+            kind, msg = "Stopped", f"grain worker of {self.cfg.grain} stopped before the instance finished"
+        elif code < 0:
+            kind, msg = "Killed", f"grain instance of {self.cfg.grain} was killed by signal {-code}"
+        else:
+            kind, msg = "Crashed", f"grain instance of {self.cfg.grain} exited with code {code}"
+        log.warning("[%s/%s] instance %d: %s", self.cfg.app, self.cfg.grain, pid, msg)
+        try:
+            self.bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg))
+        except Exception as e:  # noqa: BLE001 - the worker must outlive a failed report
+            log.error("[%s/%s] could not report failed instance %d: %s", self.cfg.app, self.cfg.grain, pid, e)
+
+    def kill_expired(self) -> None:
+        now = time.monotonic()
+        for pid, child in self.children.items():
+            if not child.killed_for and now >= child.deadline:
+                child.killed_for = "Timeout"
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                select.select([child.pidfd], [], [], 0.1)  # so the next reap reports it at once
+
+    def _until_deadline(self, cap: float) -> float:
+        live = [c.deadline for c in self.children.values() if not c.killed_for]
+        if not live:
+            return cap
+        return max(0.0, min(cap, min(live) - time.monotonic()))
+
+    def _wait_children(self, timeout: float) -> None:
+        """Block until a child exits or the timeout passes (no polling loop)."""
+        fds = [c.pidfd for c in self.children.values()]
+        if fds:
+            select.select(fds, [], [], max(0.0, timeout))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, n - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
