@@ -1,0 +1,173 @@
+package sand.datalayer;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.common.Credentials;
+import sand.common.Credentials.Principal;
+import sand.common.Credentials.UnauthorizedException;
+import sand.datalayer.DataLayerException.Code;
+import sand.datalayer.internal.AppContext;
+import sand.datalayer.internal.WriteBehind;
+
+/**
+ * The local data layer of one host (paper §4.3): an in-memory store per application, backed up
+ * asynchronously to the {@link GlobalDataLayer}. The host agent embeds it (no Thrift needed);
+ * {@link DataLayerService} serves it to grain instances.
+ *
+ * <p>A grain's call names no application: {@link #forCredential} authenticates the credential (shared
+ * with the local bus through {@link Credentials}) and returns that application's
+ * {@link ApplicationData}, so an application can only ever reach its own data.
+ * {@link #forApplication} is the host agent's in-process door to any application (it needs no
+ * credential: it is the host agent's own code).
+ */
+public final class LocalDataLayer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(LocalDataLayer.class);
+
+  /**
+   * Settings of the local layer.
+   *
+   * @param valueMaxBytes   largest value (kv value, map entry) accepted; larger is TOO_LARGE
+   * @param backupThreads   write-behind threads (items are spread over them by hash)
+   * @param retryMaxBackoff longest wait between retries of a write the global layer refused
+   * @param readThroughWait longest wait, on a miss, for this item's earlier writes to reach the global layer
+   * @param closeFlush      longest wait in {@link #close()} for pending writes to reach the global layer
+   */
+  public record Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff,
+                        Duration readThroughWait, Duration closeFlush) {
+    public static Options defaults() {
+      return new Options(10L * 1024 * 1024, 4, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(10));
+    }
+
+    public Options withValueMaxBytes(long v) {
+      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush);
+    }
+
+    public Options withRetryMaxBackoff(Duration d) {
+      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush);
+    }
+  }
+
+  private final Credentials credentials;
+  private final GlobalDataLayer global;
+  private final Options options;
+  private final WriteBehind writeBehind;
+  private final ConcurrentHashMap<String, ApplicationData> applications = new ConcurrentHashMap<>();
+
+  /**
+   * A local layer over {@code global} (which the caller keeps and closes). Throws
+   * IllegalArgumentException when {@code options.valueMaxBytes()} is more than the global layer can
+   * store in one write: such a value could be accepted here but never backed up.
+   */
+  public LocalDataLayer(Credentials credentials, GlobalDataLayer global, Options options) {
+    if (options.valueMaxBytes() > global.maxValueBytes()) {
+      throw new IllegalArgumentException("value.max.bytes=" + options.valueMaxBytes() + " is above the largest "
+          + "value the global data layer accepts in one write (" + global.maxValueBytes() + " bytes): lower "
+          + "value.max.bytes, or let Cassandra take larger writes (commitlog_segment_size: 32MiB in "
+          + "cassandra.yaml gives max_mutation_size 16MiB)");
+    }
+    this.credentials = credentials;
+    this.global = global;
+    this.options = options;
+    Duration first = Duration.ofMillis(Math.min(20, options.retryMaxBackoff().toMillis()));
+    this.writeBehind = new WriteBehind(global, options.backupThreads(), first, options.retryMaxBackoff());
+    LOG.info("local data layer started: value.max.bytes={}, {} backup threads, global layer {}",
+        options.valueMaxBytes(), options.backupThreads(), global.getClass().getSimpleName());
+  }
+
+  /**
+   * The data of the application {@code credential} belongs to. UNAUTHORIZED for an unknown credential
+   * and for the host agent's (which belongs to no application).
+   */
+  public ApplicationData forCredential(String credential) {
+    Principal p;
+    try {
+      p = credentials.authenticate(credential);
+    } catch (UnauthorizedException e) {
+      throw new DataLayerException(Code.UNAUTHORIZED, e.getMessage()
+          + ": use the credential the host agent gave this sandbox", e);
+    }
+    if (p.hostAgent()) {
+      throw new DataLayerException(Code.UNAUTHORIZED,
+          "the host agent credential names no application; data calls need an application's credential");
+    }
+    return forApplication(p.application());
+  }
+
+  /** The data of {@code application}, for the host agent in-process (no credential check). */
+  public ApplicationData forApplication(String application) {
+    return applications.computeIfAbsent(application, a ->
+        new ApplicationData(new AppContext(a, global, writeBehind, options.readThroughWait()), options.valueMaxBytes()));
+  }
+
+  /** Let {@code applicationCredential} act for {@code application}; host agent credential only. */
+  public void grantApplication(String hostAgentCredential, String application, String applicationCredential) {
+    requireHostAgent(hostAgentCredential, "grantApplication");
+    try {
+      credentials.grant(application, applicationCredential);
+    } catch (IllegalArgumentException e) {
+      throw new DataLayerException(Code.BAD_REQUEST, e.getMessage());
+    }
+    LOG.info("[app {}] granted a credential", application);
+  }
+
+  /**
+   * Take the application's credentials away (from the local bus too: the registry is shared) and
+   * drop its data from this host's memory; its pending writes still go to the global layer.
+   */
+  public void revokeApplication(String hostAgentCredential, String application) {
+    requireHostAgent(hostAgentCredential, "revokeApplication");
+    credentials.revoke(application);
+    applications.remove(application);
+    LOG.info("[app {}] revoked; its data left this host's memory", application);
+  }
+
+  /** Completes when the latest write of the item so far is in the global layer: then the data flag may go out. */
+  public CompletableFuture<Void> backupOf(String application, DataKind kind, String name) {
+    return writeBehind.backupOf(new WriteBehind.Item(application, kind, name));
+  }
+
+  /** Wait up to {@code timeoutMs} until every write of {@code application} so far is in the global layer. */
+  public boolean flush(String application, long timeoutMs) {
+    return writeBehind.flush(application, timeoutMs);
+  }
+
+  /** Writes not yet in the global layer (for metrics). */
+  public long pendingWrites() {
+    return writeBehind.pendingWrites();
+  }
+
+  public Credentials credentials() {
+    return credentials;
+  }
+
+  public Options options() {
+    return options;
+  }
+
+  /** Wait up to {@link Options#closeFlush()} for pending writes, then stop backing up. The global layer stays open. */
+  @Override
+  public void close() {
+    long pending = writeBehind.pendingWrites();
+    if (pending > 0) {
+      LOG.info("closing: waiting up to {} ms for {} pending writes to reach the global data layer",
+          options.closeFlush().toMillis(), pending);
+    }
+    if (!writeBehind.flushAll(options.closeFlush().toMillis())) {
+      LOG.error("closing with {} writes not in the global data layer after {} ms: they are lost",
+          writeBehind.pendingWrites(), options.closeFlush().toMillis());
+    }
+    writeBehind.close();
+    LOG.info("local data layer stopped");
+  }
+
+  private void requireHostAgent(String credential, String what) {
+    try {
+      credentials.requireHostAgent(credential, what);
+    } catch (UnauthorizedException e) {
+      throw new DataLayerException(Code.UNAUTHORIZED, e.getMessage(), e);
+    }
+  }
+}
