@@ -56,8 +56,8 @@ class Workflow:
             "name": self.name,
             "entry": self.entry,
             "functions": [
-                {"name": g.name, "next": list(g.next), "potentialNext": list(g.potential_next),
-                 "resource": g.code}
+                {"name": g.name, "next": list(g.next), "potentialNext": list(g.potential_next)}
+                | ({"resource": g.resource} if g.resource else {})
                 for g in self.grains.values()
             ],
         }

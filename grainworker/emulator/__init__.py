@@ -71,17 +71,18 @@ def _serve(processor: Any, path: str) -> TThreadedServer:
 
 class Emulator:
     def __init__(self, app_dir: str | Path, *, timeout_s: float = 30.0, standby: bool = True,
-                 echo: Callable[[str], None] | None = None) -> None:
+                 echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.workflow = load_app(self.app_dir)
         self.app = self.workflow.name
         self.timeout_s = timeout_s
         self.standby = standby
+        self.worker_args = worker_args or []
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
         self._agent_cred = new_id()
         self._app_cred = new_id()
         self._tmp = tempfile.TemporaryDirectory(prefix="sand-emulator-")
-        self._workers: list[subprocess.Popen[bytes]] = []
+        self._workers: dict[str, subprocess.Popen[bytes]] = {}
         self._results: dict[str, tuple[threading.Event, list[Any]]] = {}
         self._lock = threading.Lock()
         self._running = False
@@ -109,21 +110,21 @@ class Emulator:
         env = {**os.environ, "SAND_GRAINWORKER_CREDENTIAL": self._app_cred,
                "PYTHONPATH": os.pathsep.join(pythonpath + [os.environ.get("PYTHONPATH", "")])}
         for g in self.workflow.grains:
-            self._workers.append(subprocess.Popen(
+            self._workers[g] = subprocess.Popen(
                 [sys.executable, "-m", "grainworker", "--app", self.app, "--grain", g,
                  "--code", str(self.app_dir), "--workflow", str(wf_file), "--bus", self.bus_address,
                  "--data", self.data_address, "--timeout", str(self.timeout_s),
-                 "--standby", "1" if self.standby else "0"],
-                env=env, stdout=subprocess.DEVNULL))
+                 "--standby", "1" if self.standby else "0", *self.worker_args],
+                env=env, stdout=subprocess.DEVNULL)
         self._agent = LocalBusClient(self.bus_address, self._agent_cred)
         self._running = True
         threading.Thread(target=self._host_agent_loop, daemon=True, name="emulator-host-agent").start()
 
     def stop(self) -> None:
         self._running = False
-        for w in self._workers:
+        for w in self._workers.values():
             w.terminate()
-        for w in self._workers:
+        for w in self._workers.values():
             try:
                 w.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -146,6 +147,9 @@ class Emulator:
                 raise EmulatorError(f"pip could not install {req}:\n{r.stderr.strip()}")
             (target / ".done").touch()
         return [str(target)]
+
+    def worker_pid(self, grain: str) -> int:
+        return self._workers[grain].pid
 
     # ---- requests
     def invoke(self, value: Any, timeout_s: float | None = None) -> tuple[Any, str]:

@@ -1,0 +1,89 @@
+"""The emulator on the examples: a 2-grain chain, fan-out with a counter join, dynamic next; and its
+HTTP API (the same invoke API as the frontend)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grainworker.cli import main as sand
+from grainworker.emulator import Emulator, EmulatorError
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@pytest.fixture(scope="module")
+def hello() -> Iterator[Emulator]:
+    with Emulator(EXAMPLES / "hello", echo=lambda line: None) as e:
+        yield e
+
+
+def test_hello_chain(hello: Emulator) -> None:
+    result, execution_id = hello.invoke({"name": "sand"})
+    assert result == {"greeting": "HELLO, SAND!", "execution_id": execution_id}
+    grains = [r["grain"] for r in hello.reports if r["execution_id"] == execution_id]
+    assert grains == ["greet", "shout"]
+
+
+def test_virus_scan_fan_out_and_join() -> None:
+    email = {"from": "x@y", "body": "hi http://phish.example/a", "attachments": ["ok.pdf"]}
+    with Emulator(EXAMPLES / "virus-scan", echo=lambda line: None) as e:
+        result, run = e.invoke({"email": email})
+        clean, _ = e.invoke({"email": {"from": "x@y", "body": "hello", "attachments": []}})
+        grains = sorted(r["grain"] for r in e.reports if r["execution_id"] == run)
+    assert result == {"infected": True, "findings": {"scan_links": ["phish.example"]},
+                      "scanners": ["scan_attachments", "scan_body", "scan_links"]}
+    assert grains == ["join", "receive", "scan_attachments", "scan_body", "scan_links"]
+    assert clean["infected"] is False
+
+
+def test_webserver_dynamic_next() -> None:
+    with Emulator(EXAMPLES / "webserver", echo=lambda line: None) as e:
+        page, run = e.invoke({"path": "/"})
+        missing, _ = e.invoke({"path": "/nope.bin"})
+        chosen = [r["grain"] for r in e.reports if r["execution_id"] == run]
+    assert page["status"] == 200 and "Served by SAND grains" in page["body"]
+    assert chosen == ["parse", "serve_text"]
+    assert missing["status"] == 404
+
+
+def test_http_api(hello: Emulator) -> None:
+    from grainworker.emulator._http import create_app
+
+    client = create_app(hello).test_client()
+    r = client.post("/app/hello", json={"name": "http"})
+    assert r.status_code == 200 and r.json["greeting"] == "HELLO, HTTP!"
+    assert r.headers["X-Sand-Execution-Id"] == r.json["execution_id"]
+    r = client.post("/app/hello", data="{broken", content_type="application/json")
+    assert r.status_code == 400 and r.json["error"]["code"] == "bad_request"
+    r = client.post("/app/other", json={})
+    assert r.status_code == 404
+
+
+def test_grain_error_reaches_the_http_caller_as_500(tmp_path: Path) -> None:
+    from grainworker.emulator._http import create_app
+
+    wf = '{"name": "err", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}'
+    (tmp_path / "workflow.json").write_text(wf)
+    (tmp_path / "g.py").write_text("def handle(e, c):\n    return 1 / 0\n")
+    with Emulator(tmp_path, echo=lambda line: None) as e:
+        r = create_app(e).test_client().post("/app/err", json={})
+    assert r.status_code == 500
+    assert r.json == {"error": {"type": "ZeroDivisionError", "message": "division by zero", "grain": "g"}}
+
+
+def test_bad_app_folders_get_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(EmulatorError, match="workflow.json is missing"):
+        Emulator(tmp_path)
+    (tmp_path / "workflow.json").write_text('{"name": "a", "entry": "g", "functions": [{"name": "g"}]}')
+    with pytest.raises(EmulatorError, match="grain 'g' runs code 'g' but .*g.py does not exist"):
+        Emulator(tmp_path)
+
+
+def test_cli_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert sand(["emulate", str(EXAMPLES / "hello"), "--input", '{"name": "cli"}']) == 0
+    assert '"greeting": "HELLO, CLI!"' in capsys.readouterr().out
+    assert sand(["emulate", str(EXAMPLES / "hello"), "--input", "{bad"]) == 1
+    assert "Error: --input is not valid JSON" in capsys.readouterr().err

@@ -1,0 +1,186 @@
+"""The grain worker, for real: `python -m grainworker` processes forking instances, against the
+in-memory bus and data layer served over Thrift (the emulator's), observed through LQ_HA reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grainworker.emulator import Emulator
+
+GRAINS = {
+    "pid": "import os\ndef handle(e, c):\n    return {'pid': os.getpid(), 'ppid': os.getppid()}\n",
+    "boom": "def handle(e, c):\n    raise ValueError('boom')\n",
+    "sleepy": "import os, time\ndef handle(e, c):\n    t0 = time.time()\n    time.sleep(e['s'])\n"
+              "    return {'pid': os.getpid(), 't0': t0, 't1': time.time()}\n",
+    "badout": "def handle(e, c):\n    return {'not json': object()}\n",
+    "broken": "def handle(e, c)\n    return 1\n",
+    "printer": "def handle(e, c):\n    print('to stdout')\n    c.log('to the log', 'WARNING')\n    return 'printed'\n",
+    "hog": "def handle(e, c):\n    block = bytearray(e['mb'] * 1024 * 1024)\n    return len(block)\n",
+    "quitter": "import os\ndef handle(e, c):\n    os._exit(3)\n",
+}
+
+
+def make_app(root: Path, name: str = "wtest") -> Path:
+    d = root / name
+    d.mkdir()
+    for grain, code in GRAINS.items():
+        (d / f"{grain}.py").write_text(code)
+    wf = {"name": name, "entry": "pid", "functions": [{"name": g, "next": ["end"]} for g in GRAINS]}
+    (d / "workflow.json").write_text(json.dumps(wf))
+    return d
+
+
+@pytest.fixture(scope="module")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_app(tmp_path_factory.mktemp("apps"))
+
+
+@pytest.fixture(scope="module")
+def emu(app_dir: Path) -> Iterator[Emulator]:
+    with Emulator(app_dir, timeout_s=2, echo=lambda line: None,
+                  worker_args=["--concurrency", "2", "--memory-mb", "64"]) as e:
+        yield e
+
+
+def call(emu: Emulator, grain: str, value: object, timeout: float = 20) -> object:
+    """Publish straight to a grain's queue (not the entry) and wait for its output at 'end'."""
+    from grainworker.envelope import encode, new_id
+    from grainworker.localbus import LocalBusClient
+
+    execution_id = new_id()
+    done = threading.Event()
+    result: list[object] = []
+    with emu._lock:
+        emu._results[execution_id] = (done, result)
+    event = {"id": new_id(), "execution_id": execution_id, "app": emu.app, "grain": grain, "from": "",
+             "frontend": "test", "value": value, "sent_ns": time.time_ns()}
+    with LocalBusClient(emu.bus_address, emu._agent_cred) as c:
+        c.publish(f"{emu.app}/{grain}", encode(event))
+    assert done.wait(timeout), f"no answer from {grain}"
+    return result[0]
+
+
+def children(pid: int) -> list[tuple[int, str]]:
+    out = subprocess.run(["ps", "--ppid", str(pid), "-o", "pid=,stat="], capture_output=True, text=True).stdout
+    return [(int(p), s) for p, s in (line.split() for line in out.splitlines())]
+
+
+def test_every_event_gets_its_own_forked_process(emu: Emulator) -> None:
+    results = [call(emu, "pid", {}) for _ in range(4)]
+    pids = {r["pid"] for r in results}
+    assert len(pids) == 4
+    assert {r["ppid"] for r in results} == {emu.worker_pid("pid")}
+
+
+def test_exception_becomes_an_error_event(emu: Emulator) -> None:
+    assert call(emu, "boom", {}) == {"error": {"type": "ValueError", "message": "boom", "grain": "boom"}}
+    report = next(r for r in reversed(emu.reports) if r["grain"] == "boom")
+    assert report["status"] == "error"
+    assert any("Traceback" in text and "boom" in text for _, _, text in report["logs"])
+
+
+def test_timeout_kills_the_instance(emu: Emulator) -> None:
+    t0 = time.monotonic()
+    result = call(emu, "sleepy", {"s": 60})
+    assert result["error"]["type"] == "Timeout"
+    assert "timeout of 2s" in result["error"]["message"]
+    assert time.monotonic() - t0 < 15
+    assert all(stat[0] != "Z" for _, stat in children(emu.worker_pid("sleepy")))
+
+
+def test_output_that_is_not_json_is_an_error(emu: Emulator) -> None:
+    result = call(emu, "badout", {})
+    assert result["error"]["type"] == "BadOutput"
+
+
+def test_grain_with_a_syntax_error_answers_every_event_with_it(emu: Emulator) -> None:
+    for _ in range(2):
+        result = call(emu, "broken", {})
+        assert result["error"]["type"] == "SyntaxError"
+        assert result["error"]["grain"] == "broken"
+
+
+def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> None:
+    result = call(emu, "quitter", {})
+    assert result["error"] == {"type": "Crashed", "message": "grain instance of quitter exited with code 3",
+                               "grain": "quitter"}
+
+
+def test_memory_limit_applies_per_instance(emu: Emulator) -> None:
+    assert call(emu, "hog", {"mb": 8}) == 8 * 1024 * 1024
+    assert call(emu, "hog", {"mb": 512})["error"]["type"] == "MemoryError"
+
+
+def test_stdout_and_log_lines_reach_the_report(emu: Emulator) -> None:
+    assert call(emu, "printer", {}) == "printed"
+    report = next(r for r in reversed(emu.reports) if r["grain"] == "printer")
+    lines = {(level, text.strip()) for _, level, text in report["logs"]}
+    assert ("STDOUT", "to stdout") in lines and ("WARNING", "to the log") in lines
+
+
+def test_concurrency_cap_queues_the_excess(emu: Emulator) -> None:
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(call(emu, "sleepy", {"s": 0.6}, 30)))
+               for _ in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 5 and all("pid" in r for r in results)
+    spans = [(r["t0"], r["t1"]) for r in results]
+    overlap = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+    assert overlap <= 2, f"{overlap} instances ran at once with a cap of 2"
+
+
+def test_no_zombies_and_a_standby_waits(emu: Emulator) -> None:
+    for _ in range(3):
+        call(emu, "pid", {})
+    time.sleep(1.2)  # one poll round: the worker reaps between polls
+    kids = children(emu.worker_pid("pid"))
+    assert [s for _, s in kids if s.startswith("Z")] == []
+    assert len(kids) == 1, f"expected exactly the pre-forked standby, got {kids}"
+
+
+def test_without_standby_no_child_waits(app_dir: Path) -> None:
+    with Emulator(app_dir, standby=False, echo=lambda line: None) as e:
+        assert call(e, "pid", {})["ppid"] == e.worker_pid("pid")
+        time.sleep(1.2)
+        assert children(e.worker_pid("pid")) == []
+
+
+def test_sigterm_lets_running_instances_finish(app_dir: Path) -> None:
+    with Emulator(app_dir, echo=lambda line: None) as e:
+        call(e, "sleepy", {"s": 0})  # the worker is up and has its SIGTERM handler
+        got: list[object] = []
+        t = threading.Thread(target=lambda: got.append(call(e, "sleepy", {"s": 1.0})))
+        t.start()
+        time.sleep(0.5)
+        worker = e._workers["sleepy"]
+        os.kill(worker.pid, signal.SIGTERM)
+        t.join(20)
+        assert got and "pid" in got[0], "the running instance was not allowed to finish"
+        assert worker.wait(timeout=15) == 0
+
+
+def test_worker_imports_only_stdlib_thrift_and_itself() -> None:
+    code = (
+        "import sys, sysconfig, grainworker.worker, grainworker.__main__\n"
+        "std = sysconfig.get_paths()['stdlib']\n"
+        "bad = [n for n, m in sys.modules.items() if (getattr(m, '__file__', None) or '').find(std) != 0\n"
+        "       and getattr(m, '__file__', None)\n"
+        "       and n.split('.')[0] not in ('thrift', 'six', 'grainworker')\n"
+        "       and not n.startswith(('__editable__', '_distutils_hack'))]\n"
+        "print(sorted(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
