@@ -41,6 +41,15 @@ def env_name(option: str) -> str:
     return "SAND_GRAINWORKER_" + option.upper().replace("-", "_")
 
 
+def settings_markdown() -> str:
+    """The reference table for docs/config.md."""
+    rows = ["| option | environment | default | what it does |", "|---|---|---|---|"]
+    rows += [f"| `--{o}` | `{env_name(o)}` | {'required' if d is None else f'`{d}`'} | {t} |" for o, d, t in SETTINGS]
+    rows.append("| (none) | `SAND_GRAINWORKER_CREDENTIAL` | required | the sandbox's credential for the local bus "
+                "and data layer (never on the command line) |")
+    return "\n".join(rows) + "\n"
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m grainworker", description="SAND grain worker")
     for option, default, text in SETTINGS:
