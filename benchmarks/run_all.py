@@ -1,0 +1,34 @@
+"""Run every benchmark (what `make bench` does) and print where the results are.
+
+    python benchmarks/run_all.py [--quick]
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py"]
+
+
+def main() -> int:
+    extra = sys.argv[1:]
+    failed = []
+    for name in BENCHMARKS:
+        if not (HERE / name).exists():
+            continue
+        print(f"==> {name} {' '.join(extra)}", flush=True)
+        t0 = time.monotonic()
+        rc = subprocess.call([sys.executable, str(HERE / name), *extra])
+        print(f"    {name}: {'ok' if rc == 0 else f'FAILED (exit {rc})'} in {time.monotonic() - t0:.0f}s", flush=True)
+        if rc:
+            failed.append(name)
+    print(f"results: {HERE / 'results'}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
