@@ -57,7 +57,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final InFlightEvents inFlight;
   private final Semaphore budget;
   private final int budgetPermits;
-  /** Sends of {@code sent} reports, by the event their instance handles: its finished flag waits for them. */
+  /** Sends of {@code sent} reports, by "app/event" their instance handles: its finished flag waits for them. */
   private final ConcurrentHashMap<String, CompletableFuture<Void>> sentOutputs = new ConcurrentHashMap<>();
   private volatile boolean closing;
   private Thread thread;
@@ -172,8 +172,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     if (r.finished()) {
       chain = finish(app, r, outputs);
     } else {
-      CompletableFuture<Void> merged = sentOutputs.merge(r.eventId(), outputs, CompletableFuture::allOf);
-      merged.whenComplete((v, e) -> sentOutputs.remove(r.eventId(), merged));
+      String key = app + "/" + r.eventId();
+      CompletableFuture<Void> merged = sentOutputs.merge(key, outputs, CompletableFuture::allOf);
+      merged.whenComplete((v, e) -> sentOutputs.remove(key, merged));
       chain = outputs;
     }
     chain.whenComplete((v, e) -> {
@@ -229,17 +230,11 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   /** Steps 10b and §4.3: data flag when the data is durable, then finished, in the event's partition. */
   private CompletableFuture<?> finish(String app, InstanceReport r, CompletableFuture<Void> outputs) {
     String id = r.eventId();
-    CompletableFuture<Void> earlier = sentOutputs.remove(id);
+    CompletableFuture<Void> earlier = sentOutputs.remove(app + "/" + id);
     CompletableFuture<Void> allOutputs = earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
-    Home home = inFlight.removeIfOwnedBy(id, app);
-    if (home == null) {
-      if (inFlight.get(id) != null) {
-        LOG.warn("[host {}] [app {} grain {}] [exec {}] report finishes event {} of another application: refused",
-            host, app, r.grain(), r.executionId(), id);
-      } else {
-        LOG.debug("[host {}] [app {} grain {}] event {} has no flags here (not taken from Kafka by this host)", host,
-            app, r.grain(), id);
-      }
+    Home home = inFlight.remove(app, id);
+    if (home == null) { // not an event of this application this host took from Kafka or backed up
+      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(), id);
       return allOutputs;
     }
     List<DataMetadata> metadata = new ArrayList<>();

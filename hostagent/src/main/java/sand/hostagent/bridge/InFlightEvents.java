@@ -23,27 +23,20 @@ final class InFlightEvents {
    */
   record Home(String topic, Integer partition, String app, CompletableFuture<?> backup) {}
 
+  /** Keyed by application and event id: a grain of one application cannot touch another's events. */
   private final ConcurrentHashMap<String, Home> homes = new ConcurrentHashMap<>();
 
   void register(String eventId, Home home) {
-    homes.put(eventId, home);
+    homes.put(key(home.app(), eventId), home);
   }
 
-  Home get(String eventId) {
-    return homes.get(eventId);
+  /** Take the home of {@code app}'s event {@code eventId}; null when this host has none. */
+  Home remove(String app, String eventId) {
+    return homes.remove(key(app, eventId));
   }
 
-  /** Take the event's home if it belongs to {@code app}; null when unknown or another application's. */
-  Home removeIfOwnedBy(String eventId, String app) {
-    Home[] taken = new Home[1];
-    homes.computeIfPresent(eventId, (id, h) -> {
-      if (h.app().equals(app)) {
-        taken[0] = h;
-        return null;
-      }
-      return h;
-    });
-    return taken[0];
+  Home get(String app, String eventId) {
+    return homes.get(key(app, eventId));
   }
 
   /** Forget the events of an application no longer running here. */
@@ -53,5 +46,9 @@ final class InFlightEvents {
 
   int size() {
     return homes.size();
+  }
+
+  private static String key(String app, String eventId) {
+    return app + "/" + eventId;
   }
 }

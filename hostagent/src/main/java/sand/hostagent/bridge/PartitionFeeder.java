@@ -183,7 +183,7 @@ final class PartitionFeeder {
         LOG.debug("[host {}] [{}] local queue full: partition paused, event {} waits", host, feed, eventId);
         return Outcome.FULL;
       }
-      inFlight.removeIfOwnedBy(eventId, grain.app());
+      inFlight.remove(grain.app(), eventId);
       tracker.abandon(tp, eventId);
       LOG.error("[host {}] [{}] event {} cannot go into the local queue ({}): dropped", host, feed, eventId,
           e.toString());

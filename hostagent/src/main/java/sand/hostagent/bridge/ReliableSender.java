@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -35,6 +36,8 @@ final class ReliableSender {
   private final String host;
   private final AtomicLong unacknowledged = new AtomicLong();
   private final AtomicLong retries = new AtomicLong();
+  /** True from a failed send to the next acknowledged one: one WARN per outage, not one per record. */
+  private final AtomicBoolean failing = new AtomicBoolean();
 
   ReliableSender(Producer<String, byte[]> producer, ScheduledExecutorService scheduler, Duration firstBackoff,
                  Duration maxBackoff, String host) {
@@ -68,6 +71,9 @@ final class ReliableSender {
     try {
       producer.send(record, (metadata, error) -> {
         if (error == null) {
+          if (failing.compareAndSet(true, false)) {
+            LOG.info("[host {}] Kafka takes sends again ({} retries since start)", host, retries.get());
+          }
           onScheduler(() -> done.complete(metadata), done);
         } else {
           failed(record, done, failures, error);
@@ -87,9 +93,9 @@ final class ReliableSender {
       return;
     }
     long backoff = Math.min(maxBackoffMs, firstBackoffMs << Math.min(failures, 20));
-    if (failures == 0) {
-      LOG.warn("[host {}] send of event {} to {} failed ({}); retrying every <= {} ms until Kafka takes it",
-          host, record.key(), record.topic(), error.toString(), maxBackoffMs);
+    if (failing.compareAndSet(false, true)) {
+      LOG.warn("[host {}] send of event {} to {} failed ({}); retrying it and every later failed send with back-off "
+          + "(<= {} ms) until Kafka takes them", host, record.key(), record.topic(), error.toString(), maxBackoffMs);
     } else {
       LOG.debug("[host {}] send of event {} to {} failed again ({}), retry #{} in {} ms", host, record.key(),
           record.topic(), error.toString(), failures + 1, backoff);

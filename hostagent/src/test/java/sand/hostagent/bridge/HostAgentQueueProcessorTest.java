@@ -130,6 +130,9 @@ class HostAgentQueueProcessorTest {
     h.processor.processOnce();
     assertEquals(1, h.producer.history().size());
     assertTrue(h.producer.errorNext(new TimeoutException("Kafka away")));
+    h.add(tp(RESIZE, 1), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e1"), TestHost.ids(h.drain(RESIZE)), "local execution goes on while Kafka refuses sends");
     eventually("the backup sent again", () -> h.producer.history().size() == 2);
     assertTrue(h.producer.errorNext(new TimeoutException("still away")));
     eventually("and again", () -> h.producer.history().size() == 3);
@@ -141,6 +144,29 @@ class HostAgentQueueProcessorTest {
     assertEquals(List.of("o1", "o1", "o1", "e0"), h.producer.history().stream().map(ProducerRecord::key).toList());
     assertTrue(h.bridge.sender().retries() >= 2);
     assertEquals(0, h.processor.pendingBytes());
+  }
+
+  @Test
+  void theProcessorStopsTakingReportsWhileKafkaHoldsTooMuch() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false, s -> s.withMaxPendingBytes(1));
+    e0Delivered();
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "store", true, "exec-e0")),
+        List.of()));
+    publishReport(CRED, report("sent", APP, "store", "o1", List.of(output("o2", APP, "publish", false, "exec-e0")),
+        List.of()));
+    h.processor.start();
+    eventually("the first report's backup sent", () -> h.producer.history().size() == 1);
+    Thread.sleep(200);
+    assertEquals(1, h.producer.history().size(), "the second report waits: Kafka holds the whole budget");
+    assertTrue(h.processor.pendingBytes() > 0);
+    assertTrue(h.producer.completeNext()); // o1's backup is in: e0's finished flag goes
+    eventually("e0's finished flag sent", () -> h.producer.history().size() == 2);
+    assertTrue(h.producer.completeNext()); // e0 done: the budget is free again
+    eventually("the second report handled", () -> h.producer.history().size() == 3);
+    assertEquals("o2", h.producer.history().get(2).key());
+    assertTrue(h.producer.completeNext());
+    eventually("nothing pending", () -> h.processor.pendingBytes() == 0);
   }
 
   @Test

@@ -14,6 +14,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -67,6 +68,11 @@ final class TestHost implements AutoCloseable {
   }
 
   TestHost(String hostId, InMemoryGlobalDataLayer global, int queueCapacity, boolean autoComplete) {
+    this(hostId, global, queueCapacity, autoComplete, s -> s);
+  }
+
+  TestHost(String hostId, InMemoryGlobalDataLayer global, int queueCapacity, boolean autoComplete,
+           UnaryOperator<BridgeSettings> tweak) {
     this.hostId = hostId;
     this.global = global;
     this.bus = new LocalMessageBus(credentials, LocalBusSettings.defaults().withQueueCapacity(queueCapacity));
@@ -75,8 +81,8 @@ final class TestHost implements AutoCloseable {
     data.grantApplication(AGENT, APP, CRED);
     data.grantApplication(AGENT, OTHER_APP, OTHER_CRED);
     this.producer = new MockProducer<>(cluster(), autoComplete, null, new StringSerializer(), new ByteArraySerializer());
-    this.settings = BridgeSettings.defaults(hostId).withCommitInterval(Duration.ZERO)
-        .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO);
+    this.settings = tweak.apply(BridgeSettings.defaults(hostId).withCommitInterval(Duration.ZERO)
+        .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO));
     this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler);
     this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, reports::add);
   }
