@@ -85,7 +85,11 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     List<HostAgentMessage> batch = bus.pollHostAgent(credential, settings.haPollMessages(),
         (int) settings.haPollTimeout().toMillis());
     for (HostAgentMessage m : batch) {
-      handle(m);
+      try {
+        handle(m);
+      } catch (RuntimeException e) { // one bad report must not cost the rest of the batch
+        LOG.error("[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
+      }
     }
     return batch.size();
   }
@@ -163,19 +167,12 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         return; // the event it finishes stays unfinished: replayed by the partition's next owner
       }
     }
-    List<CompletableFuture<?>> sends = new ArrayList<>();
-    for (ObjectNode out : r.outputs()) {
-      sends.add(route(app, r, out));
-    }
-    CompletableFuture<Void> outputs = CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
     CompletableFuture<?> chain;
-    if (r.finished()) {
-      chain = finish(app, r, outputs);
-    } else {
-      String key = app + "/" + r.eventId();
-      CompletableFuture<Void> merged = sentOutputs.merge(key, outputs, CompletableFuture::allOf);
-      merged.whenComplete((v, e) -> sentOutputs.remove(key, merged));
-      chain = outputs;
+    try {
+      chain = forward(app, r);
+    } catch (RuntimeException e) {
+      budget.release(permits);
+      throw e;
     }
     chain.whenComplete((v, e) -> {
       budget.release(permits);
@@ -184,7 +181,27 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
             r.eventId(), e.toString());
       }
     });
-    listener.accept(r);
+    try {
+      listener.accept(r);
+    } catch (RuntimeException e) {
+      LOG.warn("[host {}] [app {} grain {}] report listener failed: {}", host, app, r.grain(), e.toString(), e);
+    }
+  }
+
+  /** Send the report's outputs; for a finished instance, then its event's flags. */
+  private CompletableFuture<?> forward(String app, InstanceReport r) {
+    List<CompletableFuture<?>> sends = new ArrayList<>();
+    for (ObjectNode out : r.outputs()) {
+      sends.add(route(app, r, out));
+    }
+    CompletableFuture<Void> outputs = CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
+    if (r.finished()) {
+      return finish(app, r, outputs);
+    }
+    String key = app + "/" + r.eventId();
+    CompletableFuture<Void> merged = sentOutputs.merge(key, outputs, CompletableFuture::allOf);
+    merged.whenComplete((v, e) -> sentOutputs.remove(key, merged));
+    return outputs;
   }
 
   /** Back up, forward or answer one output (steps 6b, 10a). */

@@ -152,4 +152,26 @@ class GlobalBusBridgeTest {
     assertEquals(1, committed(tp(RESIZE, 0)), "e0 finished, e1 not");
     assertEquals(java.util.OptionalLong.of(1), h.bridge.tracker().committable(tp(RESIZE, 0)));
   }
+
+  @Test
+  void aPartitionMovingToAnotherHostWaitsForItsEventsInFlight() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withRevokeDrain(Duration.ofSeconds(5)));
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    Thread finisher = new Thread(() -> {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+      h.bridge.eventFinished(RESIZE.topic(), 0, "e0"); // the instance finishes while the partition is revoked
+    });
+    finisher.start();
+    h.consumer.rebalance(List.of(tp(RESIZE, 1)));
+    finisher.join();
+    h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1)));
+    assertEquals(1, committed(tp(RESIZE, 0)), "committed past e0: the next owner does not run it again");
+  }
 }
