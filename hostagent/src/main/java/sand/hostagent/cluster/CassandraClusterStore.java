@@ -32,11 +32,16 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement putApp;
   private final PreparedStatement putCode;
   private final PreparedStatement getApp;
+  private final PreparedStatement allApps;
+  private final PreparedStatement putDesired;
   private final PreparedStatement getCode;
   private final PreparedStatement putState;
   private final PreparedStatement getStates;
   private final PreparedStatement putLog;
   private final PreparedStatement getLogs;
+
+  private static final String APP_COLUMNS = "app_id, name, owner, workflow, requirements, settings, version, "
+      + "desired, hosts";
 
   private CassandraClusterStore(CqlSession session, String ks) {
     this.session = session;
@@ -47,11 +52,12 @@ public final class CassandraClusterStore implements ClusterStore {
         + ks + ".hosts");
     deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
     putApp = session.prepare("INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
-        + "settings, version) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    putDesired = session.prepare("UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
     putCode = session.prepare("INSERT INTO " + ks + ".application_code (app_id, resource, code, kind, sha256) "
         + "VALUES (?, ?, ?, ?, ?)");
-    getApp = session.prepare("SELECT app_id, name, owner, workflow, requirements, settings, version FROM " + ks
-        + ".applications WHERE app_id = ?");
+    getApp = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
+    allApps = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications");
     getCode = session.prepare("SELECT resource, code, kind, sha256 FROM " + ks
         + ".application_code WHERE app_id = ?");
     putState = session.prepare("INSERT INTO " + ks + ".app_hosts (app_id, host_id, status, error, updated) "
@@ -93,7 +99,8 @@ public final class CassandraClusterStore implements ClusterStore {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
         + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
-        + "owner text, workflow text, requirements text, settings text, version int)");
+        + "owner text, workflow text, requirements text, settings text, version int, desired text, "
+        + "hosts list<text>)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".application_code (app_id text, resource text, code blob, "
         + "kind text, sha256 text, PRIMARY KEY (app_id, resource))");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_hosts (app_id text, host_id text, status text, "
@@ -137,7 +144,7 @@ public final class CassandraClusterStore implements ClusterStore {
   public void putApplication(ApplicationRecord a, Map<String, GrainCode> code) {
     BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.LOGGED);
     batch.addStatement(putApp.bind(a.appId(), a.name(), a.owner(), a.workflow(), a.requirements(), a.settings(),
-        a.version()));
+        a.version(), a.desired(), a.hosts()));
     for (GrainCode c : code.values()) {
       batch.addStatement(putCode.bind(a.appId(), c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
     }
@@ -147,11 +154,28 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public Optional<ApplicationRecord> application(String appId) {
     Row r = session.execute(getApp.bind(appId)).one();
-    if (r == null) {
-      return Optional.empty();
+    return r == null ? Optional.empty() : Optional.of(app(r));
+  }
+
+  @Override
+  public List<ApplicationRecord> applications() {
+    List<ApplicationRecord> out = new ArrayList<>();
+    for (Row r : session.execute(allApps.bind())) {
+      out.add(app(r));
     }
-    return Optional.of(new ApplicationRecord(r.getString("app_id"), r.getString("name"), r.getString("owner"),
-        r.getString("workflow"), r.getString("requirements"), r.getString("settings"), r.getInt("version")));
+    return out;
+  }
+
+  @Override
+  public void setDesired(String appId, String desired, List<String> hosts) {
+    session.execute(putDesired.bind(desired, hosts, appId));
+  }
+
+  private static ApplicationRecord app(Row r) {
+    List<String> hosts = r.getList("hosts", String.class);
+    return new ApplicationRecord(r.getString("app_id"), r.getString("name"), r.getString("owner"),
+        r.getString("workflow"), r.getString("requirements"), r.getString("settings"), r.getInt("version"),
+        r.getString("desired"), hosts == null ? List.of() : List.copyOf(hosts));
   }
 
   @Override

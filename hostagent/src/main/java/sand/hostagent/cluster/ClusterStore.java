@@ -16,9 +16,16 @@ public interface ClusterStore extends AutoCloseable {
   record HostInfo(String hostId, String busAddress, String dataAddress, int capacity, Instant started,
                   Instant heartbeat) {}
 
-  /** An application as the frontend stored it. settings is JSON (see docs/host-agent.md). */
+  /**
+   * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
+   * "deployed" or "undeployed"; hosts lists the hosts to run it on (empty = every live host).
+   */
   record ApplicationRecord(String appId, String name, String owner, String workflow, String requirements,
-                           String settings, int version) {}
+                           String settings, int version, String desired, List<String> hosts) {
+    public boolean wantedOn(String hostId) {
+      return "deployed".equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
+    }
+  }
 
   /** One grain code blob: Python source ("py") or a zip archive ("zip"). */
   record GrainCode(String resource, byte[] code, String kind, String sha256) {}
@@ -41,6 +48,12 @@ public interface ClusterStore extends AutoCloseable {
   void putApplication(ApplicationRecord app, Map<String, GrainCode> code);
 
   Optional<ApplicationRecord> application(String appId);
+
+  /** Every application (the cluster holds few; agents reconcile against this at start-up). */
+  List<ApplicationRecord> applications();
+
+  /** Record the desired state of an application (frontend: deploy / undeploy). */
+  void setDesired(String appId, String desired, List<String> hosts);
 
   Map<String, GrainCode> applicationCode(String appId);
 

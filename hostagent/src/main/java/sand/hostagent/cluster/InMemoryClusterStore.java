@@ -51,6 +51,17 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
+  public List<ApplicationRecord> applications() {
+    return apps.values().stream().sorted(Comparator.comparing(ApplicationRecord::appId)).toList();
+  }
+
+  @Override
+  public void setDesired(String appId, String desired, List<String> hosts) {
+    apps.computeIfPresent(appId, (k, a) -> new ApplicationRecord(a.appId(), a.name(), a.owner(), a.workflow(),
+        a.requirements(), a.settings(), a.version(), desired, List.copyOf(hosts)));
+  }
+
+  @Override
   public Map<String, GrainCode> applicationCode(String appId) {
     return code.getOrDefault(appId, Map.of());
   }

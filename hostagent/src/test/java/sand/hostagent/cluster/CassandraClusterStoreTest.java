@@ -51,7 +51,9 @@ class CassandraClusterStoreTest {
 
     byte[] code = "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8);
     store.putApplication(new ClusterStore.ApplicationRecord("a1b2", "hello", "dev", "{\"name\":\"hello\"}", "",
-        "{}", 1), Map.of("greet", new ClusterStore.GrainCode("greet", code, "py", "x")));
+        "{}", 1, "undeployed", List.of()), Map.of("greet", new ClusterStore.GrainCode("greet", code, "py", "x")));
+    store.setDesired("a1b2", "deployed", List.of("h1"));
+    assertTrue(store.applications().get(0).wantedOn("h1"));
     assertEquals("hello", store.application("a1b2").orElseThrow().name());
     assertArrayEquals(code, store.applicationCode("a1b2").get("greet").code());
     assertTrue(store.application("nope").isEmpty());

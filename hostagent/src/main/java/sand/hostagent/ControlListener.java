@@ -1,0 +1,98 @@
+package sand.hostagent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.hostagent.bridge.TopicNames;
+
+/**
+ * Reads the control topic ({@code sand.control}) from its end: every deploy / undeploy / update event
+ * makes the deployer reconcile the application it names (the cluster state in Cassandra says what is
+ * wanted; the event only says "look again"). Reconciliations run one at a time on {@code control}.
+ */
+final class ControlListener implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ControlListener.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Consumer<String, byte[]> consumer;
+  private final ApplicationDeployer deployer;
+  private final ExecutorService control;
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  ControlListener(Consumer<String, byte[]> consumer, ApplicationDeployer deployer, ExecutorService control) {
+    this.consumer = consumer;
+    this.deployer = deployer;
+    this.control = control;
+    this.thread = new Thread(this::run, "control-listener");
+    this.thread.setDaemon(true);
+  }
+
+  ControlListener start() {
+    TopicPartition tp = new TopicPartition(TopicNames.CONTROL, 0);
+    consumer.assign(List.of(tp));
+    consumer.seekToEnd(List.of(tp));
+    consumer.position(tp); // resolve "end" now: events after this point are seen
+    thread.start();
+    return this;
+  }
+
+  private void run() {
+    while (running) {
+      try {
+        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofSeconds(1))) {
+          handle(r);
+        }
+      } catch (WakeupException e) {
+        return;
+      } catch (RuntimeException e) {
+        LOG.warn("control topic: {}; retrying", e.toString());
+      }
+    }
+  }
+
+  void handle(ConsumerRecord<String, byte[]> r) {
+    String appId;
+    String type;
+    try {
+      JsonNode ev = JSON.readTree(r.value());
+      appId = ev.path("app").asText("");
+      type = ev.path("type").asText("");
+    } catch (java.io.IOException e) {
+      LOG.warn("control topic: ignoring a record that is not JSON at offset {}", r.offset());
+      return;
+    }
+    if (appId.isEmpty() || !List.of("deploy", "undeploy", "update").contains(type)) {
+      LOG.warn("control topic: ignoring {} event for app '{}' at offset {}", type, appId, r.offset());
+      return;
+    }
+    LOG.info("control: {} {}", type, appId);
+    control.execute(() -> {
+      try {
+        deployer.reconcile(appId);
+      } catch (RuntimeException e) {
+        LOG.error("[app {}] reconcile after {} failed: {}", appId, type, e.toString(), e);
+      }
+    });
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    consumer.wakeup();
+    try {
+      thread.join(5000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    consumer.close();
+  }
+}

@@ -1,0 +1,137 @@
+package sand.hostagent;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.DoubleAdder;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import sand.hostagent.bridge.InstanceReport;
+
+/**
+ * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
+ * grain, local vs global deliveries, instance durations, plus gauges read when scraped (queue lengths,
+ * sandboxes, pending backups).
+ */
+final class Metrics implements java.util.function.Consumer<InstanceReport>, AutoCloseable {
+  private final String hostId;
+  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
+  private final Map<String, DoubleAdder> sums = new ConcurrentHashMap<>();
+  private final List<Gauge> gauges = new ArrayList<>();
+  private HttpServer server;
+
+  /** A value read at scrape time, one sample per label set. */
+  record Gauge(String name, String help, Supplier<Map<String, Number>> samples) {}
+
+  Metrics(String hostId) {
+    this.hostId = hostId;
+  }
+
+  Metrics gauge(String name, String help, Supplier<Map<String, Number>> samples) {
+    gauges.add(new Gauge(name, help, samples));
+    return this;
+  }
+
+  private String labels(String app, String grain) {
+    return "{host=\"" + esc(hostId) + "\",app=\"" + esc(app) + "\",grain=\"" + esc(grain) + "\"}";
+  }
+
+  private static String esc(String s) {
+    return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+  }
+
+  void inc(String name, String labels, long by) {
+    counters.computeIfAbsent(name + labels, k -> new LongAdder()).add(by);
+  }
+
+  /** An event put into a local queue from Kafka (Figure 4 step 2). */
+  void eventIn(String app, String grain) {
+    inc("sand_events_in_total", labels(app, grain), 1);
+  }
+
+  @Override
+  public void accept(InstanceReport r) {
+    String l = labels(r.app(), r.grain());
+    if (r.finished()) {
+      inc("sand_instances_total", l.replace("}", ",status=\"" + esc(r.status()) + "\"}"), 1);
+      JsonNode j = r.json();
+      double seconds = Math.max(0, j.path("end_ns").asLong() - j.path("start_ns").asLong()) / 1e9;
+      sums.computeIfAbsent("sand_instance_duration_seconds_sum" + l, k -> new DoubleAdder()).add(seconds);
+      inc("sand_instance_duration_seconds_count", l, 1);
+    }
+    for (ObjectNode o : r.outputs()) {
+      String to = o.path("grain").asText();
+      String kind = to.equals("end") ? "result" : o.path("local").asBoolean() ? "local" : "global";
+      inc("sand_events_out_total", l.replace("}", ",delivery=\"" + kind + "\"}"), 1);
+    }
+  }
+
+  String render() {
+    StringBuilder sb = new StringBuilder();
+    Map<String, String> help = Map.of(
+        "sand_events_in_total", "events taken from Kafka into a grain's local queue",
+        "sand_events_out_total", "events grain instances produced, by delivery: local queue, Kafka, workflow result",
+        "sand_instances_total", "grain instances that finished, by status",
+        "sand_instance_duration_seconds_sum", "total run time of grain instances",
+        "sand_instance_duration_seconds_count", "grain instances timed");
+    Map<String, Number> all = new TreeMap<>();
+    counters.forEach((k, v) -> all.put(k, v.sum()));
+    sums.forEach((k, v) -> all.put(k, v.sum()));
+    String last = "";
+    for (Map.Entry<String, Number> e : all.entrySet()) {
+      String name = e.getKey().substring(0, e.getKey().indexOf('{'));
+      if (!name.equals(last)) {
+        sb.append("# HELP ").append(name).append(' ').append(help.getOrDefault(name, name)).append('\n');
+        sb.append("# TYPE ").append(name).append(name.endsWith("_sum") || name.endsWith("_count") ? " untyped\n"
+            : " counter\n");
+        last = name;
+      }
+      sb.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
+    }
+    for (Gauge g : gauges) {
+      sb.append("# HELP ").append(g.name()).append(' ').append(g.help()).append('\n');
+      sb.append("# TYPE ").append(g.name()).append(" gauge\n");
+      for (Map.Entry<String, Number> s : new TreeMap<>(g.samples().get()).entrySet()) {
+        String lbl = s.getKey().isEmpty() ? "{host=\"" + esc(hostId) + "\"}"
+            : "{host=\"" + esc(hostId) + "\"," + s.getKey() + "}";
+        sb.append(g.name()).append(lbl).append(' ').append(s.getValue()).append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  /** Serve {@code GET /metrics} on host:port (0 = a free port). */
+  Metrics serve(String host, int port) throws IOException {
+    server = HttpServer.create(new InetSocketAddress(host, port), 16);
+    server.createContext("/metrics", ex -> {
+      byte[] body = render().getBytes(StandardCharsets.UTF_8);
+      ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      ex.sendResponseHeaders(200, body.length);
+      try (OutputStream out = ex.getResponseBody()) {
+        out.write(body);
+      }
+    });
+    server.start();
+    return this;
+  }
+
+  int port() {
+    return server.getAddress().getPort();
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      server.stop(0);
+    }
+  }
+}
