@@ -168,7 +168,7 @@ public final class FakeDockerEngine implements DockerEngine {
     }
     boolean running = c.status.equals("running");
     return Optional.of(new ContainerInfo(c.id, c.name, c.spec.image(), c.spec.labels(), c.status, running,
-        c.exitCode, c.oomKilled, running ? 1000 + c.id.hashCode() % 1000 : 0, "", "", "", null));
+        c.exitCode, c.oomKilled, running ? 1000 + Math.floorMod(c.id.hashCode(), 1000) : 0, "", "", "", null));
   }
 
   @Override

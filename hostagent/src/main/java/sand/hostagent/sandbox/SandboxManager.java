@@ -46,14 +46,17 @@ public final class SandboxManager {
   private static final Pattern HOST_ID = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}");
   private static final int LOG_TAIL_LINES = 20;
 
-  /** What this manager deployed for one application. */
+  /**
+   * What this manager deployed for one application. Changed under its lock; the volatile fields are
+   * also read without it, so status() answers while a long deploy (pip) holds the lock.
+   */
   private static final class Deployment {
-    ContainerSpec container;       // null until the first deploy succeeded
-    String containerId = "";
-    Instant deployedAt;
-    String error = "";
-    boolean deploying;
-    int restarts;
+    volatile ContainerSpec container;       // null until the first deploy succeeded
+    volatile String containerId = "";
+    volatile Instant deployedAt;
+    volatile String error = "";
+    volatile boolean deploying;
+    volatile int restarts;
     int failuresInARow;
     Instant restartNotBefore = Instant.MIN;
     Instant lastRestart = Instant.MIN;
