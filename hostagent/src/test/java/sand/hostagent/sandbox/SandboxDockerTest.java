@@ -237,6 +237,13 @@ class SandboxDockerTest {
     assertEquals("ok", shout.path("status").asText());
     assertEquals(JSON.readTree("{\"greeting\": \"HELLO, SAND!\", \"execution_id\": \"" + run + "\"}"),
         endOutput(shout));
+    Set<Integer> pids = new HashSet<>(List.of(greet.path("pid").asInt(), shout.path("pid").asInt()));
+    for (int i = 0; i < 2; i++) {
+      String again = publish("hello", "greet", Map.of("name", "n" + i));
+      pids.add(report("hello", again, "greet").path("pid").asInt());
+      pids.add(report("hello", again, "shout").path("pid").asInt());
+    }
+    assertEquals(6, pids.size(), "every event of every grain ran in a process of its own");
   }
 
   @Test
