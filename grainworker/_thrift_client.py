@@ -7,7 +7,7 @@ Shared by the bus and data layer clients. Addresses are ``host:port`` (TCP) or `
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, Self
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TSocket import TSocket
@@ -39,3 +39,35 @@ def connect(address: str, client_class: Any, timeout_s: float | None = None) -> 
         # Request/response of small messages: never wait for Nagle.
         sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return client_class(TBinaryProtocolAccelerated(transport)), transport
+
+
+class ThriftClient:
+    """One connection acting with one credential: every call passes it first, and a service's Thrift
+    exception (``error_class``) becomes ``raise_as(code name, message)``."""
+
+    client_class: Any
+    error_class: type[Exception]
+    codes: dict[int, str]
+
+    def __init__(self, address: str, credential: str, timeout_s: float | None = None) -> None:
+        self.address = address
+        self._credential = credential
+        self._client, self._transport = connect(address, self.client_class, timeout_s)
+
+    def _raise(self, code: str, message: str) -> None:
+        raise NotImplementedError
+
+    def _call(self, method: str, *args: object) -> Any:
+        try:
+            return getattr(self._client, method)(self._credential, *args)
+        except self.error_class as e:
+            self._raise(self.codes.get(e.code, str(e.code)), e.message or "")  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

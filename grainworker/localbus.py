@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from grainworker._gen.localbus import LocalBus
 from grainworker._gen.localbus.constants import HOST_AGENT_QUEUE
 from grainworker._gen.localbus.ttypes import BusError, BusErrorCode, Delivery
-from grainworker._thrift_client import connect
+from grainworker._thrift_client import ThriftClient
 
 __all__ = ["HOST_AGENT_QUEUE", "LocalBusClient", "LocalBusError", "queue_name"]
 
@@ -30,23 +30,15 @@ def queue_name(application: str, grain: str) -> str:
     return f"{application}/{grain}"
 
 
-def _error(e: BusError) -> LocalBusError:
-    return LocalBusError(BusErrorCode._VALUES_TO_NAMES.get(e.code, str(e.code)), e.message or "")
-
-
-class LocalBusClient:
+class LocalBusClient(ThriftClient):
     """One connection to the local bus, acting with one credential."""
 
-    def __init__(self, address: str, credential: str, timeout_s: float | None = None) -> None:
-        self.address = address
-        self._credential = credential
-        self._client, self._transport = connect(address, LocalBus.Client, timeout_s)
+    client_class = LocalBus.Client
+    error_class = BusError
+    codes = BusErrorCode._VALUES_TO_NAMES
 
-    def _call(self, method: str, *args: object) -> object:
-        try:
-            return getattr(self._client, method)(self._credential, *args)
-        except BusError as e:
-            raise _error(e) from None
+    def _raise(self, code: str, message: str) -> None:
+        raise LocalBusError(code, message) from None
 
     def publish(self, queue: str, payload: bytes) -> None:
         """Append one message to ``queue`` (``<app>/<grain>`` or LQ_HA)."""
@@ -58,18 +50,18 @@ class LocalBusClient:
 
     def poll(self, queue: str, max_messages: int = 1, timeout_ms: int = 1000) -> list[bytes]:
         """Up to ``max_messages`` from the head of ``queue``, waiting up to ``timeout_ms`` for one."""
-        return self._call("poll", queue, max_messages, timeout_ms)  # type: ignore[return-value]
+        return self._call("poll", queue, max_messages, timeout_ms)
 
     def poll_host_agent(self, max_messages: int = 1, timeout_ms: int = 1000) -> list[tuple[str, bytes]]:
         """Host agent only: (application, payload) pairs from LQ_HA."""
         msgs = self._call("pollHostAgent", max_messages, timeout_ms)
-        return [(m.application, m.payload) for m in msgs]  # type: ignore[attr-defined]
+        return [(m.application, m.payload) for m in msgs]
 
     def length(self, queue: str) -> int:
-        return self._call("length", queue)  # type: ignore[return-value]
+        return self._call("length", queue)
 
     def delete_queue(self, queue: str) -> int:
-        return self._call("deleteQueue", queue)  # type: ignore[return-value]
+        return self._call("deleteQueue", queue)
 
     def grant_application(self, application: str, credential: str) -> None:
         """Host agent only: let ``credential`` act for ``application``."""
@@ -77,12 +69,3 @@ class LocalBusClient:
 
     def revoke_application(self, application: str) -> None:
         self._call("revokeApplication", application)
-
-    def close(self) -> None:
-        self._transport.close()
-
-    def __enter__(self) -> LocalBusClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

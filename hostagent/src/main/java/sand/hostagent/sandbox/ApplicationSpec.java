@@ -60,8 +60,9 @@ public record ApplicationSpec(String appId, String workflowJson, Map<String, Cod
   }
 
   public ApplicationSpec {
-    if (appId == null || !APP_ID.matcher(appId).matches()) {
-      throw new IllegalArgumentException("application id '" + appId + "' is invalid: " + APP_ID.pattern());
+    if (appId == null || !APP_ID.matcher(appId).matches() || appId.equals("response") || appId.equals("control")) {
+      throw new IllegalArgumentException("application id '" + appId + "' is invalid: " + APP_ID.pattern()
+          + ", not 'response' or 'control' (docs/host-agent.md, Names)");
     }
     if (workflowJson == null || workflowJson.isBlank()) {
       throw new IllegalArgumentException("application " + appId + ": the workflow is empty");

@@ -1,0 +1,136 @@
+package sand.hostagent.bridge;
+
+import java.time.Duration;
+import sand.common.ConfigDef;
+import sand.common.ConfigDef.Type;
+
+/**
+ * Settings of the bridge between the local and global buses, declared once ({@link #declare}); the
+ * host agent declares them in its own config under a prefix and reads them with {@link #from}.
+ *
+ * @param hostId            this host's id (in the {@code host} field of the flags it writes, and in logs)
+ * @param groupId           the consumer group of the agents ({@value TopicNames#GROUP}; tests use their own)
+ * @param pollTimeout       longest wait of one consumer poll
+ * @param commitInterval    shortest time between two offset commits
+ * @param sendBackoffFirst  first wait before a failed Kafka send is tried again (doubles up to the max)
+ * @param sendBackoffMax    longest wait between tries of a failed send
+ * @param queueFullBackoffMax longest wait before delivering again into a full local queue
+ * @param takeoverTimeout   how long a {@code processing} record of another host may stay unfinished in
+ *                          one of this host's partitions before this host processes the event (§3.2)
+ * @param revokeDrain       how long a partition being taken away waits for its events in flight to
+ *                          finish before committing (fewer duplicates on a rebalance)
+ * @param maxPendingBytes   memory for reports whose backups, results or flags Kafka has not taken yet;
+ *                          beyond it the LQ_HA processor stops taking reports (backpressure)
+ * @param haPollMessages    most LQ_HA messages taken per poll
+ * @param haPollTimeout     longest wait of one LQ_HA poll
+ */
+public record BridgeSettings(String hostId, String groupId, Duration pollTimeout, Duration commitInterval,
+                             Duration sendBackoffFirst, Duration sendBackoffMax, Duration queueFullBackoffMax,
+                             Duration takeoverTimeout, Duration revokeDrain, long maxPendingBytes,
+                             int haPollMessages, Duration haPollTimeout) {
+
+  public static final String GROUP_ID = "group.id";
+  public static final String POLL_TIMEOUT_MS = "poll.timeout.ms";
+  public static final String COMMIT_INTERVAL_MS = "commit.interval.ms";
+  public static final String SEND_BACKOFF_MS = "send.backoff.ms";
+  public static final String SEND_BACKOFF_MAX_MS = "send.backoff.max.ms";
+  public static final String QUEUE_FULL_BACKOFF_MAX_MS = "queue.full.backoff.max.ms";
+  public static final String TAKEOVER_TIMEOUT_MS = "takeover.timeout.ms";
+  public static final String REVOKE_DRAIN_MS = "revoke.drain.ms";
+  public static final String MAX_PENDING_BYTES = "max.pending.bytes";
+  public static final String HA_POLL_MESSAGES = "ha.poll.messages";
+  public static final String HA_POLL_TIMEOUT_MS = "ha.poll.timeout.ms";
+
+  public BridgeSettings {
+    if (hostId == null || hostId.isBlank()) {
+      throw new IllegalArgumentException("bridge: hostId must be this host's id");
+    }
+    if (groupId == null || groupId.isBlank()) {
+      throw new IllegalArgumentException("bridge: " + GROUP_ID + " must be a consumer group, e.g. " + TopicNames.GROUP);
+    }
+    if (sendBackoffMax.compareTo(sendBackoffFirst) < 0) {
+      throw new IllegalArgumentException("bridge: " + SEND_BACKOFF_MAX_MS + "=" + sendBackoffMax.toMillis()
+          + " must be >= " + SEND_BACKOFF_MS + "=" + sendBackoffFirst.toMillis());
+    }
+    if (maxPendingBytes < 1 || haPollMessages < 1) {
+      throw new IllegalArgumentException("bridge: " + MAX_PENDING_BYTES + " and " + HA_POLL_MESSAGES + " must be > 0");
+    }
+  }
+
+  /** Every setting at its default, for host {@code hostId}. */
+  public static BridgeSettings defaults(String hostId) {
+    return from(declare(new ConfigDef("hostagent"), "").parse(java.util.Map.of(), java.util.Map.of()), "", hostId);
+  }
+
+  /** Declare the bridge settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bridge."). */
+  public static ConfigDef declare(ConfigDef def, String prefix) {
+    return def
+        .define(prefix + GROUP_ID, Type.STRING, TopicNames.GROUP, v -> !((String) v).isBlank(), "a group id",
+            "consumer group of the host agents on the grain topics")
+        .define(prefix + POLL_TIMEOUT_MS, Type.INT, 100, ConfigDef.between(1, 10_000), "in [1, 10000]",
+            "longest wait of one Kafka consumer poll")
+        .define(prefix + COMMIT_INTERVAL_MS, Type.INT, 1000, ConfigDef.between(0, 600_000), "in [0, 600000]",
+            "shortest time between two commits of the consumed offsets")
+        .define(prefix + SEND_BACKOFF_MS, Type.INT, 100, ConfigDef.between(1, 60_000), "in [1, 60000]",
+            "first wait before a failed Kafka send is tried again (doubles each time)")
+        .define(prefix + SEND_BACKOFF_MAX_MS, Type.INT, 10_000, ConfigDef.between(1, 600_000), "in [1, 600000]",
+            "longest wait between tries of a failed Kafka send")
+        .define(prefix + QUEUE_FULL_BACKOFF_MAX_MS, Type.INT, 500, ConfigDef.between(1, 60_000), "in [1, 60000]",
+            "longest wait before delivering again into a full local queue (the partition is paused meanwhile)")
+        .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, ConfigDef.between(1000, Long.MAX_VALUE),
+            ">= 1000", "how long another host's 'processing' record may stay unfinished in a partition of this "
+                + "host before this host processes the event; keep it above the longest grain timeout")
+        .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, ConfigDef.between(0, 120_000), "in [0, 120000]",
+            "how long a partition being moved to another host waits for its events in flight to finish")
+        .define(prefix + MAX_PENDING_BYTES, Type.LONG, 64L << 20, ConfigDef.between(1, Long.MAX_VALUE), "> 0",
+            "memory for reports not yet backed up to Kafka; beyond it LQ_HA is not polled (backpressure)")
+        .define(prefix + HA_POLL_MESSAGES, Type.INT, 256, ConfigDef.between(1, 1000), "in [1, 1000]",
+            "most LQ_HA messages taken per poll")
+        .define(prefix + HA_POLL_TIMEOUT_MS, Type.INT, 200, ConfigDef.between(0, 60_000), "in [0, 60000]",
+            "longest wait of one LQ_HA poll");
+  }
+
+  /** Read the settings declared by {@link #declare} under {@code prefix}. */
+  public static BridgeSettings from(ConfigDef.Config c, String prefix, String hostId) {
+    return new BridgeSettings(hostId, c.getString(prefix + GROUP_ID), ms(c.getInt(prefix + POLL_TIMEOUT_MS)),
+        ms(c.getInt(prefix + COMMIT_INTERVAL_MS)), ms(c.getInt(prefix + SEND_BACKOFF_MS)),
+        ms(c.getInt(prefix + SEND_BACKOFF_MAX_MS)), ms(c.getInt(prefix + QUEUE_FULL_BACKOFF_MAX_MS)),
+        ms(c.getLong(prefix + TAKEOVER_TIMEOUT_MS)), ms(c.getInt(prefix + REVOKE_DRAIN_MS)),
+        c.getLong(prefix + MAX_PENDING_BYTES), c.getInt(prefix + HA_POLL_MESSAGES),
+        ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)));
+  }
+
+  public BridgeSettings withGroupId(String v) {
+    return new BridgeSettings(hostId, v, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+  }
+
+  public BridgeSettings withCommitInterval(Duration v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, v, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+  }
+
+  public BridgeSettings withSendBackoff(Duration first, Duration max) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, first, max,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+  }
+
+  public BridgeSettings withTakeoverTimeout(Duration v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+  }
+
+  public BridgeSettings withRevokeDrain(Duration v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout);
+  }
+
+  public BridgeSettings withMaxPendingBytes(long v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout);
+  }
+
+  private static Duration ms(long v) {
+    return Duration.ofMillis(v);
+  }
+}

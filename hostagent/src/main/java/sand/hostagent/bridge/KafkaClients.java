@@ -1,0 +1,78 @@
+package sand.hostagent.bridge;
+
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The real Kafka clients the bridge expects (tests hand in MockProducer/MockConsumer instead). Keys
+ * are event ids (strings), values JSON bytes.
+ */
+public final class KafkaClients {
+  /** Largest record the producer sends: a local bus message (16 MiB) plus the flag's own fields. */
+  public static final int MAX_REQUEST_BYTES = (16 << 20) + (64 << 10);
+
+  private KafkaClients() {}
+
+  /**
+   * The producer's settings: acknowledged by all in-sync replicas, idempotent (no duplicates and
+   * per-partition order kept across the producer's own retries), no linger (results are on the request
+   * path), and a send that blocks at most 5 s when Kafka is away (the bridge retries after that).
+   */
+  public static Properties producerProperties(String bootstrapServers, String hostId) {
+    Properties p = new Properties();
+    p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, "sand-hostagent-" + hostId);
+    p.put(ProducerConfig.ACKS_CONFIG, "all");
+    p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    p.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+    p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30_000);
+    p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
+    p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_BYTES);
+    p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+    p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+    return p;
+  }
+
+  /**
+   * The consumer's settings: the agents' group, offsets committed by the bridge only, a partition with
+   * no committed offset read from its beginning (nothing a frontend wrote before any agent joined is
+   * skipped), cooperative rebalancing (a deploy moves only the partitions it must, so events in flight
+   * elsewhere are not replayed), and a host declared failed after 10 s without heartbeats.
+   */
+  public static Properties consumerProperties(String bootstrapServers, BridgeSettings settings) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, settings.groupId());
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-hostagent-" + settings.hostId());
+    p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 3_000);
+    p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return p;
+  }
+
+  public static Producer<String, byte[]> producer(String bootstrapServers, String hostId) {
+    return new KafkaProducer<>(producerProperties(bootstrapServers, hostId));
+  }
+
+  public static Consumer<String, byte[]> consumer(String bootstrapServers, BridgeSettings settings) {
+    return new KafkaConsumer<>(consumerProperties(bootstrapServers, settings));
+  }
+}

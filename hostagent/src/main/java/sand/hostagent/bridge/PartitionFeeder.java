@@ -1,0 +1,231 @@
+package sand.hostagent.bridge;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.hostagent.bridge.PartitionFeed.Redelivery;
+import sand.localbus.BusException;
+import sand.localbus.LocalMessageBus;
+
+/**
+ * Feeds the partitions this host owns into the local queues of their grains (Figure 4 steps 1-2), in
+ * partition order: first a partition's replay (§4.2.1), then its new records; a full local queue
+ * pauses the partition and is tried again with back-off. Also watches {@code processing} records other
+ * hosts wrote into these partitions and takes their events over when they stay unfinished.
+ * Consumer thread only.
+ */
+final class PartitionFeeder {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionFeeder.class);
+  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+
+  private enum Outcome { DONE, FULL }
+
+  private record Orphan(TopicPartition partition, String host, ObjectNode event, long seenAtMs) {}
+
+  private final BridgeSettings settings;
+  private final String host;
+  private final Consumer<String, byte[]> consumer;
+  private final LocalMessageBus bus;
+  private final String credential;
+  private final OffsetTracker tracker;
+  private final InFlightEvents inFlight;
+  private final Recovery recovery;
+  private final Map<TopicPartition, PartitionFeed> feeds = new HashMap<>();
+  private final Map<String, Orphan> orphans = new LinkedHashMap<>();
+
+  PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
+                  OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery) {
+    this.settings = settings;
+    this.host = settings.hostId();
+    this.consumer = consumer;
+    this.bus = bus;
+    this.credential = credential;
+    this.tracker = tracker;
+    this.inFlight = inFlight;
+    this.recovery = recovery;
+  }
+
+  PartitionFeed feed(TopicPartition tp) {
+    return feeds.get(tp);
+  }
+
+  Set<TopicPartition> partitions() {
+    return feeds.keySet();
+  }
+
+  void add(PartitionFeed feed) {
+    feeds.put(feed.partition, feed);
+  }
+
+  void remove(Collection<TopicPartition> parts) {
+    parts.forEach(feeds::remove);
+    orphans.values().removeIf(o -> parts.contains(o.partition()));
+  }
+
+  /** A record the consumer returned: into the replay range, or held for {@link #advance}. */
+  void take(PartitionFeed feed, ConsumerRecord<String, byte[]> r) {
+    if (feed.scanning() && feed.scan.covers(r.offset())) {
+      ConditionFlag flag = parse(feed, r);
+      tracker.seen(feed.partition, r.offset(), flag == null ? null : flag.eventId(), flag == null ? null : flag.flag());
+      feed.scan.accept(r.offset(), flag);
+    } else {
+      feed.held.add(r);
+    }
+  }
+
+  /** Move every partition along as far as it can go now. */
+  void advanceAll(long now) {
+    for (PartitionFeed feed : new ArrayList<>(feeds.values())) {
+      advance(feed, now);
+    }
+    takeOverOrphans(now);
+  }
+
+  private void advance(PartitionFeed feed, long now) {
+    if (feed.scanning()) {
+      if (consumer.position(feed.partition) < feed.scan.end()) {
+        setPaused(feed, false); // keep reading the replay range
+        return;
+      }
+      recovery.finishScan(feed);
+    }
+    if (feed.retryAtMs > now) {
+      setPaused(feed, true);
+      return;
+    }
+    if (feed.verifying() && !recovery.verify(feed)) {
+      feed.backOff(now, settings.sendBackoffMax().toMillis());
+      setPaused(feed, true);
+      return;
+    }
+    while (!feed.redeliveries.isEmpty()) {
+      Redelivery r = feed.redeliveries.peek();
+      if (deliver(feed, r.eventId(), r.event()) == Outcome.FULL) {
+        feed.backOff(now, settings.queueFullBackoffMax().toMillis());
+        setPaused(feed, true);
+        return;
+      }
+      feed.redeliveries.poll();
+    }
+    if (feed.replayEnd >= 0) {
+      if (tracker.hasPendingBelow(feed.partition, feed.replayEnd)) {
+        feed.succeeded();
+        setPaused(feed, true); // §4.2.1: no new message before the replayed events are processed
+        return;
+      }
+      LOG.info("[host {}] [{}] replay done: taking new messages from offset {}", host, feed, feed.replayEnd);
+      feed.replayEnd = -1;
+    }
+    while (!feed.held.isEmpty()) {
+      if (handle(feed, feed.held.peek(), now) == Outcome.FULL) {
+        feed.backOff(now, settings.queueFullBackoffMax().toMillis());
+        setPaused(feed, true);
+        return;
+      }
+      feed.held.poll();
+    }
+    feed.succeeded();
+    setPaused(feed, false);
+  }
+
+  private Outcome handle(PartitionFeed feed, ConsumerRecord<String, byte[]> r, long now) {
+    ConditionFlag flag = parse(feed, r);
+    if (flag == null) {
+      tracker.seen(feed.partition, r.offset(), null, null);
+      return Outcome.DONE;
+    }
+    tracker.seen(feed.partition, r.offset(), flag.eventId(), flag.flag());
+    switch (flag.flag()) {
+      case NEW -> {
+        return deliver(feed, flag.eventId(), flag.event());
+      }
+      case PROCESSING -> {
+        if (!flag.host().equals(host)) { // a backup another host wrote into our partition: watch it
+          orphans.put(flag.eventId(), new Orphan(feed.partition, flag.host(), flag.event(), now));
+        }
+      }
+      case FINISHED -> orphans.remove(flag.eventId());
+      case DATA -> { }
+    }
+    return Outcome.DONE;
+  }
+
+  /** Put an event into the grain's local queue (Figure 4 step 2). */
+  private Outcome deliver(PartitionFeed feed, String eventId, ObjectNode event) {
+    TopicPartition tp = feed.partition;
+    GrainRef grain = feed.grain;
+    if (!grain.app().equals(event.path("app").asText()) || !grain.grain().equals(event.path("grain").asText())) {
+      LOG.warn("[host {}] [{}] event {} is addressed to {}/{}, not to this topic's grain: dropped", host, feed,
+          eventId, event.path("app").asText(), event.path("grain").asText());
+      tracker.abandon(tp, eventId);
+      return Outcome.DONE;
+    }
+    inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE));
+    try {
+      bus.publish(credential, grain.localQueue(), ConditionFlag.toBytes(event));
+      LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue", host, grain.app(),
+          grain.grain(), event.path("execution_id").asText(), eventId, tp);
+      return Outcome.DONE;
+    } catch (BusException e) {
+      if (e.code() == BusException.Code.QUEUE_FULL) {
+        LOG.debug("[host {}] [{}] local queue full: partition paused, event {} waits", host, feed, eventId);
+        return Outcome.FULL;
+      }
+      inFlight.remove(grain.app(), eventId);
+      tracker.abandon(tp, eventId);
+      LOG.error("[host {}] [{}] event {} cannot go into the local queue ({}): dropped", host, feed, eventId,
+          e.toString());
+      return Outcome.DONE;
+    }
+  }
+
+  private ConditionFlag parse(PartitionFeed feed, ConsumerRecord<String, byte[]> r) {
+    try {
+      return ConditionFlag.parse(r.key(), r.value());
+    } catch (IllegalArgumentException e) {
+      LOG.warn("[host {}] [{}] unreadable record at offset {} skipped: {}", host, feed, r.offset(), e.getMessage());
+      return null;
+    }
+  }
+
+  private void takeOverOrphans(long now) {
+    long timeout = settings.takeoverTimeout().toMillis();
+    for (Iterator<Map.Entry<String, Orphan>> it = orphans.entrySet().iterator(); it.hasNext(); ) {
+      Map.Entry<String, Orphan> e = it.next();
+      Orphan o = e.getValue();
+      if (now - o.seenAtMs() < timeout) {
+        continue;
+      }
+      it.remove();
+      PartitionFeed feed = feeds.get(o.partition());
+      if (feed != null && tracker.isPending(o.partition(), e.getKey())) {
+        LOG.info("[host {}] [{}] event {} of host {} not finished after {} ms: processing it here", host, feed,
+            e.getKey(), o.host(), timeout);
+        feed.redeliveries.add(new Redelivery(e.getKey(), o.event()));
+      }
+    }
+  }
+
+  private void setPaused(PartitionFeed feed, boolean paused) {
+    if (feed.paused != paused) {
+      if (paused) {
+        consumer.pause(List.of(feed.partition));
+      } else {
+        consumer.resume(List.of(feed.partition));
+      }
+      feed.paused = paused;
+    }
+  }
+}

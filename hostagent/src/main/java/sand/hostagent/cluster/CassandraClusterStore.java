@@ -1,0 +1,210 @@
+package sand.hostagent.cluster;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@link ClusterStore} on Cassandra: the tables of docs/host-agent.md in the SAND keyspace. */
+public final class CassandraClusterStore implements ClusterStore {
+  private static final Logger LOG = LoggerFactory.getLogger(CassandraClusterStore.class);
+
+  private final CqlSession session;
+  private final PreparedStatement upsertHost;
+  private final PreparedStatement heartbeat;
+  private final PreparedStatement allHosts;
+  private final PreparedStatement deleteHost;
+  private final PreparedStatement putApp;
+  private final PreparedStatement putCode;
+  private final PreparedStatement getApp;
+  private final PreparedStatement getCode;
+  private final PreparedStatement putState;
+  private final PreparedStatement getStates;
+  private final PreparedStatement putLog;
+  private final PreparedStatement getLogs;
+
+  private CassandraClusterStore(CqlSession session, String ks) {
+    this.session = session;
+    upsertHost = session.prepare("INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, capacity, "
+        + "started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)");
+    heartbeat = session.prepare("UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
+    allHosts = session.prepare("SELECT host_id, bus_address, data_address, capacity, started, heartbeat FROM "
+        + ks + ".hosts");
+    deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
+    putApp = session.prepare("INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
+        + "settings, version) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    putCode = session.prepare("INSERT INTO " + ks + ".application_code (app_id, resource, code, kind, sha256) "
+        + "VALUES (?, ?, ?, ?, ?)");
+    getApp = session.prepare("SELECT app_id, name, owner, workflow, requirements, settings, version FROM " + ks
+        + ".applications WHERE app_id = ?");
+    getCode = session.prepare("SELECT resource, code, kind, sha256 FROM " + ks
+        + ".application_code WHERE app_id = ?");
+    putState = session.prepare("INSERT INTO " + ks + ".app_hosts (app_id, host_id, status, error, updated) "
+        + "VALUES (?, ?, ?, ?, ?)");
+    getStates = session.prepare("SELECT app_id, host_id, status, error, updated FROM " + ks
+        + ".app_hosts WHERE app_id = ?");
+    putLog = session.prepare("INSERT INTO " + ks + ".execution_logs (execution_id, ts, seq, grain, level, text) "
+        + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
+    getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
+        + ".execution_logs WHERE execution_id = ?");
+  }
+
+  /** Connect, create the keyspace and tables if missing. */
+  public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
+                                              int replication) {
+    CqlSession session = session(contact, datacenter);
+    try {
+      createSchema(session, keyspace, replication);
+      return new CassandraClusterStore(session, keyspace);
+    } catch (RuntimeException e) {
+      session.close();
+      throw e;
+    }
+  }
+
+  /** A session whose requests may take a while: schema changes on a busy single node take seconds. */
+  public static CqlSession session(InetSocketAddress contact, String datacenter) {
+    return CqlSession.builder().addContactPoint(contact).withLocalDatacenter(datacenter)
+        .withConfigLoader(DriverConfigLoader.programmaticBuilder()
+            .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
+            .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
+            .build())
+        .build();
+  }
+
+  static void createSchema(CqlSession s, String ks, int replication) {
+    s.execute("CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
+        + "'replication_factor': " + replication + "}");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
+        + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
+        + "owner text, workflow text, requirements text, settings text, version int)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".application_code (app_id text, resource text, code blob, "
+        + "kind text, sha256 text, PRIMARY KEY (app_id, resource))");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_hosts (app_id text, host_id text, status text, "
+        + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".execution_logs (execution_id text, ts bigint, seq int, "
+        + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
+    LOG.info("cluster state: keyspace {} ready", ks);
+  }
+
+  @Override
+  public void upsertHost(HostInfo h) {
+    session.execute(upsertHost.bind(h.hostId(), h.busAddress(), h.dataAddress(), h.capacity(), h.started(),
+        h.heartbeat()));
+  }
+
+  @Override
+  public void heartbeat(String hostId, Instant now) {
+    session.execute(heartbeat.bind(now, hostId));
+  }
+
+  @Override
+  public List<HostInfo> liveHosts(Instant now, Duration maxAge) {
+    List<HostInfo> out = new ArrayList<>();
+    for (Row r : session.execute(allHosts.bind())) {
+      Instant beat = r.getInstant("heartbeat");
+      if (beat != null && beat.isAfter(now.minus(maxAge))) {
+        out.add(new HostInfo(r.getString("host_id"), r.getString("bus_address"), r.getString("data_address"),
+            r.getInt("capacity"), r.getInstant("started"), beat));
+      }
+    }
+    out.sort((a, b) -> a.hostId().compareTo(b.hostId()));
+    return out;
+  }
+
+  @Override
+  public void removeHost(String hostId) {
+    session.execute(deleteHost.bind(hostId));
+  }
+
+  @Override
+  public void putApplication(ApplicationRecord a, Map<String, GrainCode> code) {
+    BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.LOGGED);
+    batch.addStatement(putApp.bind(a.appId(), a.name(), a.owner(), a.workflow(), a.requirements(), a.settings(),
+        a.version()));
+    for (GrainCode c : code.values()) {
+      batch.addStatement(putCode.bind(a.appId(), c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
+    }
+    session.execute(batch.build());
+  }
+
+  @Override
+  public Optional<ApplicationRecord> application(String appId) {
+    Row r = session.execute(getApp.bind(appId)).one();
+    if (r == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new ApplicationRecord(r.getString("app_id"), r.getString("name"), r.getString("owner"),
+        r.getString("workflow"), r.getString("requirements"), r.getString("settings"), r.getInt("version")));
+  }
+
+  @Override
+  public Map<String, GrainCode> applicationCode(String appId) {
+    Map<String, GrainCode> out = new LinkedHashMap<>();
+    for (Row r : session.execute(getCode.bind(appId))) {
+      ByteBuffer b = r.getByteBuffer("code");
+      byte[] bytes = new byte[b == null ? 0 : b.remaining()];
+      if (b != null) {
+        b.duplicate().get(bytes);
+      }
+      out.put(r.getString("resource"), new GrainCode(r.getString("resource"), bytes, r.getString("kind"),
+          r.getString("sha256")));
+    }
+    return out;
+  }
+
+  @Override
+  public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
+    session.execute(putState.bind(appId, hostId, status, error, now));
+  }
+
+  @Override
+  public List<AppHostState> appHostStates(String appId) {
+    List<AppHostState> out = new ArrayList<>();
+    for (Row r : session.execute(getStates.bind(appId))) {
+      out.add(new AppHostState(r.getString("app_id"), r.getString("host_id"), r.getString("status"),
+          r.getString("error"), r.getInstant("updated")));
+    }
+    return out;
+  }
+
+  @Override
+  public void appendLogs(List<LogLine> lines, Duration ttl) {
+    int seconds = (int) Math.max(1, ttl.toSeconds());
+    for (LogLine l : lines) {
+      session.executeAsync(putLog.bind(l.executionId(), l.tsNanos(), l.seq(), l.grain(), l.level(), l.text(),
+          seconds));
+    }
+  }
+
+  @Override
+  public List<LogLine> logs(String executionId) {
+    List<LogLine> out = new ArrayList<>();
+    for (Row r : session.execute(getLogs.bind(executionId))) {
+      out.add(new LogLine(r.getString("execution_id"), r.getLong("ts"), r.getInt("seq"), r.getString("grain"),
+          r.getString("level"), r.getString("text")));
+    }
+    return out;
+  }
+
+  @Override
+  public void close() {
+    session.close();
+  }
+}

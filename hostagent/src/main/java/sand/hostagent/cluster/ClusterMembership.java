@@ -1,0 +1,79 @@
+package sand.hostagent.cluster;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This host's membership in the cluster: registers the host, then heartbeats. A host whose heartbeat is
+ * older than {@code failAfter} is considered failed (its Kafka partitions move to the others through the
+ * consumer group; this table is what frontends and operators see). A heartbeat that cannot be written
+ * (Cassandra down) is retried at the next beat; the agent keeps running.
+ */
+public final class ClusterMembership implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterMembership.class);
+
+  private final ClusterStore store;
+  private final ClusterStore.HostInfo self;
+  private final Clock clock;
+  private final Duration failAfter;
+  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "heartbeat");
+    t.setDaemon(true);
+    return t;
+  });
+  private volatile boolean registered;
+
+  public ClusterMembership(ClusterStore store, ClusterStore.HostInfo self, Clock clock, Duration failAfter) {
+    this.store = store;
+    this.self = self;
+    this.clock = clock;
+    this.failAfter = failAfter;
+  }
+
+  /** Register now and heartbeat every {@code period}. */
+  public ClusterMembership start(Duration period) {
+    beat();
+    timer.scheduleAtFixedRate(this::beat, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  void beat() {
+    Instant now = clock.instant();
+    try {
+      if (!registered) {
+        store.upsertHost(new ClusterStore.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(),
+            self.capacity(), self.started(), now));
+        registered = true;
+        LOG.info("[host {}] joined the cluster", self.hostId());
+      } else {
+        store.heartbeat(self.hostId(), now);
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("[host {}] heartbeat failed, retrying at the next beat: {}", self.hostId(), e.toString());
+    }
+  }
+
+  /** The hosts alive now (this one included once registered). */
+  public List<ClusterStore.HostInfo> liveHosts() {
+    return store.liveHosts(clock.instant(), failAfter);
+  }
+
+  /** Leave the cluster: stop beating and remove this host's row (a clean stop is not a failure). */
+  @Override
+  public void close() {
+    timer.shutdownNow();
+    try {
+      store.removeHost(self.hostId());
+      LOG.info("[host {}] left the cluster", self.hostId());
+    } catch (RuntimeException e) {
+      LOG.warn("[host {}] could not remove its row; it will look failed after {}", self.hostId(), failAfter);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+package sand.hostagent.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static sand.hostagent.bridge.TestHost.RESIZE;
+import static sand.hostagent.bridge.TestHost.STORE;
+import static sand.hostagent.bridge.TestHost.event;
+import static sand.hostagent.bridge.TestHost.ids;
+import static sand.hostagent.bridge.TestHost.tp;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import sand.datalayer.InMemoryGlobalDataLayer;
+
+/** Figure 4 steps 1-2 and the offset bookkeeping, over MockConsumer and MockProducer. */
+class GlobalBusBridgeTest {
+  private TestHost h = new TestHost();
+
+  @AfterEach
+  void close() {
+    h.close();
+  }
+
+  private long committed(TopicPartition tp) {
+    OffsetAndMetadata o = h.consumer.committed(Set.of(tp)).get(tp);
+    return o == null ? -1 : o.offset();
+  }
+
+  @Test
+  void subscribesToTheTopicsOfTheGrainsRunningHere() {
+    h.bridge.updateGrains(Set.of(RESIZE, STORE));
+    h.bridge.pollOnce();
+    assertEquals(Set.of("sand.shop.resize", "sand.shop.store"), h.consumer.subscription());
+    h.bridge.updateGrains(Set.of(STORE));
+    h.bridge.pollOnce();
+    assertEquals(Set.of("sand.shop.store"), h.consumer.subscription());
+    h.bridge.updateGrains(Set.of());
+    h.bridge.pollOnce();
+    assertEquals(Set.of(), h.consumer.subscription());
+  }
+
+  @Test
+  void aNewEventTakenFromAPartitionGoesIntoTheGrainsLocalQueue() throws Exception {
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1), tp(STORE, 0));
+    assertEquals(Map.of("sand.shop.resize", List.of(0, 1), "sand.shop.store", List.of(0)), h.bridge.ownedPartitions());
+    h.add(tp(RESIZE, 1), 0, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of(event("e1", RESIZE)), h.drain(RESIZE));
+    assertTrue(committed(tp(RESIZE, 1)) <= 0, "not finished: nothing committed past it");
+  }
+
+  @Test
+  void processingDataAndFinishedRecordsAreOnlyBookkeeping() throws Exception {
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("e1", STORE), h.hostId));
+    h.add(tp(STORE, 0), 1, ConditionFlag.data("e1", List.of(), h.hostId));
+    h.add(tp(STORE, 0), 2, ConditionFlag.finished("e1", h.hostId));
+    h.add(tp(STORE, 0), 3, ConditionFlag.processing(event("e2", STORE), h.hostId));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE));
+    assertEquals(3, committed(tp(STORE, 0)), "e2's backup is the oldest unfinished record");
+    h.bridge.eventFinished(STORE.topic(), 0, "e2");
+    h.bridge.pollOnce();
+    assertEquals(4, committed(tp(STORE, 0)));
+  }
+
+  @Test
+  void offsetsAreCommittedOnlyUpToTheOldestUnfinishedEvent() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    for (int i = 0; i < 4; i++) {
+      h.add(tp(RESIZE, 0), i, ConditionFlag.newEvent(event("e" + i, RESIZE), ""));
+    }
+    h.bridge.pollOnce();
+    assertEquals(List.of("e0", "e1", "e2", "e3"), ids(h.drain(RESIZE)));
+    h.bridge.eventFinished(RESIZE.topic(), 0, "e2");
+    h.bridge.eventFinished(RESIZE.topic(), 0, "e1");
+    h.bridge.pollOnce();
+    assertEquals(-1, committed(tp(RESIZE, 0)), "e0 is not finished");
+    h.bridge.eventFinished(RESIZE.topic(), 0, "e0");
+    h.bridge.pollOnce();
+    assertEquals(3, committed(tp(RESIZE, 0)), "up to e3, still running");
+    h.bridge.eventFinished(RESIZE.topic(), 0, "e3");
+    h.bridge.pollOnce();
+    assertEquals(4, committed(tp(RESIZE, 0)));
+  }
+
+  @Test
+  void aFullLocalQueuePausesThePartitionWithoutLosingOrReordering() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 2, true);
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    for (int i = 0; i < 5; i++) {
+      h.add(tp(RESIZE, 0), i, ConditionFlag.newEvent(event("e" + i, RESIZE), ""));
+    }
+    h.bridge.pollOnce();
+    assertTrue(h.consumer.paused().contains(tp(RESIZE, 0)));
+    assertFalse(h.consumer.paused().contains(tp(RESIZE, 1)), "other partitions go on");
+    h.add(tp(RESIZE, 0), 5, ConditionFlag.newEvent(event("e5", RESIZE), ""));
+    List<String> got = new java.util.ArrayList<>(ids(h.drain(RESIZE)));
+    for (int round = 0; round < 10 && got.size() < 6; round++) {
+      h.clock.advance(Duration.ofSeconds(1));
+      h.bridge.pollOnce();
+      got.addAll(ids(h.drain(RESIZE)));
+    }
+    assertEquals(List.of("e0", "e1", "e2", "e3", "e4", "e5"), got, "e5 was kept by Kafka while paused");
+    assertTrue(h.consumer.paused().isEmpty(), "resumed once the held records went in");
+  }
+
+  @Test
+  void anotherHostsBackupIsTakenOverWhenItStaysUnfinished() throws Exception {
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
+    h.add(tp(STORE, 0), 1, ConditionFlag.processing(event("done", STORE), "h9"));
+    h.add(tp(STORE, 0), 2, ConditionFlag.finished("done", "h9"));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE));
+    h.clock.advance(h.settings.takeoverTimeout());
+    h.bridge.pollOnce();
+    assertEquals(List.of("slow"), ids(h.drain(STORE)));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE), "taken over once");
+  }
+
+  @Test
+  void eventsOfAnotherGrainInATopicAreDropped() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e1", STORE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(RESIZE));
+    assertEquals(List.of(), h.drain(STORE));
+    assertEquals(1, committed(tp(RESIZE, 0)));
+  }
+
+  @Test
+  void aRevokedPartitionCommitsWhatIsSafeAndIsForgotten() throws Exception {
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.add(tp(RESIZE, 0), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    h.bridge.eventFinished(RESIZE.topic(), 0, "e0");
+    h.consumer.rebalance(List.of(tp(RESIZE, 1)));
+    assertEquals(Map.of("sand.shop.resize", List.of(1)), h.bridge.ownedPartitions());
+    assertFalse(h.bridge.tracker().tracks(tp(RESIZE, 0)));
+    h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1))); // back: MockConsumer shows commits of assigned ones
+    assertEquals(1, committed(tp(RESIZE, 0)), "e0 finished, e1 not");
+    assertEquals(java.util.OptionalLong.of(1), h.bridge.tracker().committable(tp(RESIZE, 0)));
+  }
+
+  @Test
+  void aPartitionMovingToAnotherHostWaitsForItsEventsInFlight() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withRevokeDrain(Duration.ofSeconds(5)));
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    Thread finisher = new Thread(() -> {
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        return;
+      }
+      h.bridge.eventFinished(RESIZE.topic(), 0, "e0"); // the instance finishes while the partition is revoked
+    });
+    finisher.start();
+    h.consumer.rebalance(List.of(tp(RESIZE, 1)));
+    finisher.join();
+    h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1)));
+    assertEquals(1, committed(tp(RESIZE, 0)), "committed past e0: the next owner does not run it again");
+  }
+}

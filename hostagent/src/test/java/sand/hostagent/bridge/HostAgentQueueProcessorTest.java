@@ -1,0 +1,195 @@
+package sand.hostagent.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static sand.hostagent.bridge.TestHost.APP;
+import static sand.hostagent.bridge.TestHost.CRED;
+import static sand.hostagent.bridge.TestHost.OTHER_APP;
+import static sand.hostagent.bridge.TestHost.OTHER_CRED;
+import static sand.hostagent.bridge.TestHost.PUBLISH;
+import static sand.hostagent.bridge.TestHost.RESIZE;
+import static sand.hostagent.bridge.TestHost.STORE;
+import static sand.hostagent.bridge.TestHost.bytes;
+import static sand.hostagent.bridge.TestHost.event;
+import static sand.hostagent.bridge.TestHost.eventually;
+import static sand.hostagent.bridge.TestHost.output;
+import static sand.hostagent.bridge.TestHost.report;
+import static sand.hostagent.bridge.TestHost.tp;
+
+import java.util.List;
+import java.util.OptionalLong;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import sand.datalayer.DataKind;
+import sand.datalayer.DataMetadata;
+import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.hostagent.bridge.ConditionFlag.Flag;
+import sand.localbus.LocalMessageBus;
+
+/** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */
+class HostAgentQueueProcessorTest {
+  private TestHost h = new TestHost();
+
+  @AfterEach
+  void close() {
+    h.close();
+  }
+
+  /** e0 came from the frontend into resize-1 and was delivered here; its instance now reports. */
+  private void e0Delivered() throws Exception {
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1), tp(STORE, 1));
+    h.add(tp(RESIZE, 1), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(1, h.drain(RESIZE).size());
+  }
+
+  private void publishReport(String credential, byte[] report) {
+    h.bus.publish(credential, LocalMessageBus.HOST_AGENT_QUEUE, report);
+  }
+
+  @Test
+  void localRemoteAndEndOutputsAndDataGoWhereTheyBelong() throws Exception {
+    e0Delivered();
+    h.global.setAvailable(false); // Cassandra away: the data flag must wait for the backup
+    h.data.forApplication(APP).put("photo", bytes("jpeg"));
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(
+        output("o1", APP, "store", true, "exec-e0"),
+        output("o2", APP, "publish", false, "exec-e0"),
+        output("o3", APP, "end", false, "exec-e0")), List.of(List.of("kv", "photo"))));
+    assertEquals(1, h.processor.processOnce());
+
+    eventually("the three outputs sent", () -> h.producer.history().size() >= 3);
+    ProducerRecord<String, byte[]> backup = h.sent(STORE.topic()).get(0);
+    assertEquals(Flag.PROCESSING, ConditionFlag.parse(backup.key(), backup.value()).flag());
+    assertEquals(1, backup.partition(), "the only partition of store this host owns");
+    assertEquals("o1", backup.key());
+    assertEquals(List.of(Flag.NEW), h.flags(PUBLISH.topic()).stream().map(ConditionFlag::flag).toList());
+    ProducerRecord<String, byte[]> result = h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).get(0);
+    assertEquals("exec-e0", result.key());
+    assertEquals("o3", ConditionFlag.JSON.readTree(result.value()).path("id").asText());
+    assertEquals(false, ConditionFlag.JSON.readTree(result.value()).has("local"));
+    Thread.sleep(100);
+    assertEquals(List.of(), h.flags(RESIZE.topic()), "no data or finished flag before the data is in Cassandra");
+
+    h.global.setAvailable(true);
+    eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
+    List<ConditionFlag> flags = h.flags(RESIZE.topic());
+    assertEquals(List.of(Flag.DATA, Flag.FINISHED), flags.stream().map(ConditionFlag::flag).toList());
+    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
+        flags.get(0).data());
+    assertTrue(h.sent(RESIZE.topic()).stream().allMatch(r -> r.partition() == 1), "in e0's own partition");
+    eventually("e0 no longer holds the commit", () -> h.bridge.tracker().committable(tp(RESIZE, 1)).equals(OptionalLong.of(1)));
+    assertEquals(1, h.reports.size());
+
+    // the store instance that handled o1 (delivered locally) finishes: o1's finished flag joins its backup
+    publishReport(CRED, report("finished", APP, "store", "o1", List.of(), List.of()));
+    h.processor.processOnce();
+    eventually("o1 finished", () -> h.flags(STORE.topic()).size() == 2);
+    assertEquals(ConditionFlag.finished("o1", "h1"), h.flags(STORE.topic()).get(1));
+    assertEquals(1, h.sent(STORE.topic()).get(1).partition());
+  }
+
+  @Test
+  void sentEventsAreBackedUpAndTheFinishedFlagWaitsForThem() throws Exception {
+    e0Delivered();
+    publishReport(CRED, report("sent", APP, "resize", "e0", List.of(output("s1", APP, "publish", false, "exec-e0")),
+        List.of()));
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    eventually("finished", () -> h.flags(RESIZE.topic()).size() == 1);
+    assertEquals(List.of(ConditionFlag.newEvent((com.fasterxml.jackson.databind.node.ObjectNode)
+        output("s1", APP, "publish", false, "exec-e0").without("local"), "h1")), h.flags(PUBLISH.topic()));
+    assertTrue(h.producer.history().indexOf(h.sent(PUBLISH.topic()).get(0))
+        < h.producer.history().indexOf(h.sent(RESIZE.topic()).get(0)));
+  }
+
+  @Test
+  void aReportNamingAnotherApplicationIsRefused() throws Exception {
+    e0Delivered();
+    publishReport(CRED, report("finished", OTHER_APP, "resize", "e0", List.of(), List.of()));
+    publishReport(CRED, report("finished", APP, "resize", "e0",
+        List.of(output("x", OTHER_APP, "store", false, "exec-e0")), List.of()));
+    // mall's grain knows e0's id and tries to mark it finished: e0 is shop's
+    publishReport(OTHER_CRED, report("finished", OTHER_APP, "resize", "e0", List.of(), List.of()));
+    assertEquals(3, h.processor.processOnce());
+    Thread.sleep(100);
+    assertEquals(List.of(), h.producer.history());
+    assertEquals(1, h.reports.size(), "only mall's own (harmless) report is accepted");
+    assertTrue(h.bridge.tracker().isPending(tp(RESIZE, 1), "e0"));
+  }
+
+  @Test
+  void failedKafkaSendsAreRetriedUntilTaken() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false);
+    e0Delivered();
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "store", true, "exec-e0")),
+        List.of()));
+    h.processor.processOnce();
+    assertEquals(1, h.producer.history().size());
+    assertTrue(h.producer.errorNext(new TimeoutException("Kafka away")));
+    h.add(tp(RESIZE, 1), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e1"), TestHost.ids(h.drain(RESIZE)), "local execution goes on while Kafka refuses sends");
+    eventually("the backup sent again", () -> h.producer.history().size() == 2);
+    assertTrue(h.producer.errorNext(new TimeoutException("still away")));
+    eventually("and again", () -> h.producer.history().size() == 3);
+    assertEquals(List.of(), h.flags(RESIZE.topic()), "e0 is not finished while its output is not in Kafka");
+    assertTrue(h.producer.completeNext());
+    eventually("e0's finished flag once the backup is in", () -> h.flags(RESIZE.topic()).size() == 1);
+    assertTrue(h.producer.completeNext());
+    eventually("e0 finished", () -> !h.bridge.tracker().isPending(tp(RESIZE, 1), "e0"));
+    assertEquals(List.of("o1", "o1", "o1", "e0"), h.producer.history().stream().map(ProducerRecord::key).toList());
+    assertTrue(h.bridge.sender().retries() >= 2);
+    assertEquals(0, h.processor.pendingBytes());
+  }
+
+  @Test
+  void theProcessorStopsTakingReportsWhileKafkaHoldsTooMuch() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false, s -> s.withMaxPendingBytes(1));
+    e0Delivered();
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "store", true, "exec-e0")),
+        List.of()));
+    publishReport(CRED, report("sent", APP, "store", "o1", List.of(output("o2", APP, "publish", false, "exec-e0")),
+        List.of()));
+    h.processor.start();
+    eventually("the first report's backup sent", () -> h.producer.history().size() == 1);
+    Thread.sleep(200);
+    assertEquals(1, h.producer.history().size(), "the second report waits: Kafka holds the whole budget");
+    assertTrue(h.processor.pendingBytes() > 0);
+    assertTrue(h.producer.completeNext()); // o1's backup is in: e0's finished flag goes
+    eventually("e0's finished flag sent", () -> h.producer.history().size() == 2);
+    assertTrue(h.producer.completeNext()); // e0 done: the budget is free again
+    eventually("the second report handled", () -> h.producer.history().size() == 3);
+    assertEquals("o2", h.producer.history().get(2).key());
+    assertTrue(h.producer.completeNext());
+    eventually("nothing pending", () -> h.processor.pendingBytes() == 0);
+  }
+
+  @Test
+  void aLocalOutputForAGrainNotRunningHereIsPublishedForItsHosts() throws Exception {
+    e0Delivered();
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "publish", true, "exec-e0")),
+        List.of()));
+    h.processor.processOnce();
+    eventually("forwarded", () -> h.flags(PUBLISH.topic()).size() == 1);
+    assertEquals(Flag.NEW, h.flags(PUBLISH.topic()).get(0).flag());
+  }
+
+  @Test
+  void withoutAPartitionOfTheNextGrainTheBackupIsPlacedByItsKey() throws Exception {
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1)); // store runs here but this host owns none of its partitions
+    publishReport(CRED, report("finished", APP, "resize", "e9", List.of(output("o1", APP, "store", true, "exec-e9")),
+        List.of()));
+    h.processor.processOnce();
+    publishReport(CRED, report("finished", APP, "store", "o1", List.of(), List.of()));
+    h.processor.processOnce();
+    eventually("backup and finished", () -> h.sent(STORE.topic()).size() == 2);
+    List<ProducerRecord<String, byte[]>> recs = h.sent(STORE.topic());
+    assertEquals(null, recs.get(0).partition());
+    assertEquals(null, recs.get(1).partition(), "same key, so the same partition as the backup");
+  }
+}

@@ -1,0 +1,70 @@
+package sand.hostagent.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Integration test against the real Cassandra started by `make up` (runs with -Dsand.it=true). */
+class CassandraClusterStoreTest {
+  private static final InetSocketAddress CASSANDRA = new InetSocketAddress("127.0.0.1",
+      Integer.parseInt(System.getenv().getOrDefault("SAND_CASSANDRA_PORT", "9042")));
+  private static final String KS = "sand_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+  private static CassandraClusterStore store;
+
+  @BeforeAll
+  static void connect() {
+    Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration test: needs make up (-Dsand.it=true)");
+    store = CassandraClusterStore.connect(CASSANDRA, "datacenter1", KS, 1);
+  }
+
+  @AfterAll
+  static void drop() {
+    if (store != null) {
+      store.close();
+      try (CqlSession s = CassandraClusterStore.session(CASSANDRA, "datacenter1")) {
+        s.execute("DROP KEYSPACE IF EXISTS " + KS);
+      }
+    }
+  }
+
+  @Test
+  void hostsApplicationsStatesAndLogsRoundTrip() {
+    Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    store.upsertHost(new ClusterStore.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", 8, now, now));
+    store.upsertHost(new ClusterStore.HostInfo("h2", "b", "d", 8, now, now.minusSeconds(60)));
+    assertEquals(List.of("h1"), store.liveHosts(now, Duration.ofSeconds(10)).stream()
+        .map(ClusterStore.HostInfo::hostId).toList());
+
+    byte[] code = "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8);
+    store.putApplication(new ClusterStore.ApplicationRecord("a1b2", "hello", "dev", "{\"name\":\"hello\"}", "",
+        "{}", 1), Map.of("greet", new ClusterStore.GrainCode("greet", code, "py", "x")));
+    assertEquals("hello", store.application("a1b2").orElseThrow().name());
+    assertArrayEquals(code, store.applicationCode("a1b2").get("greet").code());
+    assertTrue(store.application("nope").isEmpty());
+
+    store.setAppHostState("a1b2", "h1", "failed", "pip: no matching distribution", now);
+    assertEquals("pip: no matching distribution", store.appHostStates("a1b2").get(0).error());
+
+    store.appendLogs(List.of(new ClusterStore.LogLine("x1", 2, 0, "greet", "INFO", "second"),
+        new ClusterStore.LogLine("x1", 1, 0, "greet", "INFO", "first")), Duration.ofMinutes(5));
+    long deadline = System.nanoTime() + 5_000_000_000L;
+    while (store.logs("x1").size() < 2 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertEquals(List.of("first", "second"), store.logs("x1").stream().map(ClusterStore.LogLine::text).toList());
+  }
+}
