@@ -1,0 +1,301 @@
+"""The sandbox's supervisor (paper §4.1): PID 1 of an application's sandbox, one grain worker per grain.
+
+    python3 -m grainworker.supervisor --config /sand/app/sandbox.json
+
+It starts ``python3 -m grainworker`` for every grain the sandbox hosts, restarts a worker that exits
+while the sandbox runs (with exponential back-off and a log line), reaps every process that ends up
+as its child (as PID 1 it inherits orphaned grain instances of a dead worker), and on SIGTERM
+forwards SIGTERM to the workers, waits for them (bounded) and kills what is left.
+
+Events are never held by a worker between polls: they wait in the grain's local queue on the host's
+local bus, so a worker restart loses nothing that was queued. Standard library only.
+
+``sandbox.json`` (written by the host agent, ``sand.hostagent.sandbox.SandboxManager``)::
+
+    {"app": "hello", "host": "h1", "workflow": "/sand/app/workflow.json", "code": "/sand/app/code",
+     "lib": "/sand/app/lib", "bus": "unix:/sand/sockets/bus.sock", "data": "unix:/sand/sockets/data.sock",
+     "local_grains": ["greet", "shout"],
+     "grains": {"greet": {"concurrency": 32, "timeout_s": 60, "memory_mb": 0, "standby": true}, ...},
+     "restart": {"initial_s": 0.5, "max_s": 30, "stable_s": 30}, "stop_grace_s": 15}
+
+The credential comes from the environment (``SAND_GRAINWORKER_CREDENTIAL``) and is inherited by the
+workers; it is never written to a file or a command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
+
+log = logging.getLogger(__name__)
+
+_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class ConfigError(ValueError):
+    """sandbox.json cannot run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class GrainSettings:
+    concurrency: int = 32
+    timeout_s: float = 60.0
+    memory_mb: int = 0
+    standby: bool = True
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    app: str
+    workflow: str
+    code: str
+    bus: str
+    data: str
+    grains: dict[str, GrainSettings]
+    host: str = ""
+    lib: str = ""
+    local_grains: tuple[str, ...] = ()
+    restart_initial_s: float = 0.5
+    restart_max_s: float = 30.0
+    restart_stable_s: float = 30.0
+    stop_grace_s: float = 15.0
+    python: str = field(default_factory=lambda: sys.executable)
+
+
+def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    value = doc.get(key, default)
+    if value is None or not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise ConfigError(f"sandbox.json: '{key}' must be of type {kind}, got {value!r}")
+    return value
+
+
+def load_config(doc: dict[str, Any]) -> SupervisorConfig:
+    """Check and convert the parsed sandbox.json; raises ConfigError naming the bad field."""
+    raw_grains = _get(doc, "grains", dict)
+    if not raw_grains:
+        raise ConfigError("sandbox.json: 'grains' is empty: a sandbox hosts at least one grain")
+    grains = {}
+    for name, g in raw_grains.items():
+        if not isinstance(g, dict):
+            raise ConfigError(f"sandbox.json: grains.{name} must be an object")
+        try:
+            grains[name] = GrainSettings(int(g.get("concurrency", 32)), float(g.get("timeout_s", 60)),
+                                         int(g.get("memory_mb", 0)), bool(g.get("standby", True)))
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"sandbox.json: grains.{name} has a bad setting: {e}") from None
+    restart = _get(doc, "restart", dict, {})
+    for key in ("initial_s", "max_s", "stable_s"):
+        if not isinstance(restart.get(key, 1), int | float):
+            raise ConfigError(f"sandbox.json: restart.{key} must be a number of seconds")
+    return SupervisorConfig(
+        app=_get(doc, "app", str), workflow=_get(doc, "workflow", str), code=_get(doc, "code", str),
+        bus=_get(doc, "bus", str), data=_get(doc, "data", str), grains=grains,
+        host=_get(doc, "host", str, ""), lib=_get(doc, "lib", str, ""),
+        local_grains=tuple(_get(doc, "local_grains", list, list(grains))),
+        restart_initial_s=float(restart.get("initial_s", 0.5)), restart_max_s=float(restart.get("max_s", 30)),
+        restart_stable_s=float(restart.get("stable_s", 30)),
+        stop_grace_s=float(_get(doc, "stop_grace_s", (int, float), 15)),
+    )
+
+
+@dataclass
+class _Worker:
+    grain: str
+    pid: int = 0              # 0 = not running
+    started: float = 0.0      # monotonic
+    failures: int = 0         # consecutive short-lived runs, for the back-off
+    restart_at: float = 0.0   # monotonic time of the next start when pid == 0
+
+
+class Supervisor:
+    def __init__(self, cfg: SupervisorConfig, env: dict[str, str] | None = None) -> None:
+        self.cfg = cfg
+        self.env = self._worker_env(dict(os.environ if env is None else env))
+        self.workers = {g: _Worker(g) for g in cfg.grains}
+        self.restarts = 0
+        self._stopping = False
+
+    # ---- the workers' command line and environment
+    def _worker_env(self, env: dict[str, str]) -> dict[str, str]:
+        # The platform's packages (the grain worker, thrift) come first so an application's own
+        # requirements cannot replace them under the worker; the application's come next.
+        paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if self.cfg.lib and self.cfg.lib not in paths:
+            paths.append(self.cfg.lib)
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        return env
+
+    def command(self, grain: str) -> list[str]:
+        c, s = self.cfg, self.cfg.grains[grain]
+        return [c.python, "-m", "grainworker", "--app", c.app, "--grain", grain, "--code", c.code,
+                "--workflow", c.workflow, "--bus", c.bus, "--data", c.data,
+                "--local-grains", ",".join(c.local_grains), "--concurrency", str(s.concurrency),
+                "--timeout", f"{s.timeout_s:g}", "--memory-mb", str(s.memory_mb),
+                "--standby", "1" if s.standby else "0"]
+
+    # ---- lifecycle
+    def run(self) -> int:
+        """Supervise until SIGTERM/SIGINT; returns the exit status."""
+        for sig in _SIGNALS:
+            # A handler (not SIG_DFL) so that, as PID 1 of a PID namespace, the kernel delivers these;
+            # they are blocked and taken synchronously with sigtimedwait (no races with handlers).
+            signal.signal(sig, lambda *_: None)
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+        _become_subreaper()
+        log.info("[%s] supervisor up on host %s: %d grain worker(s) %s", self.cfg.app, self.cfg.host or "-",
+                 len(self.workers), sorted(self.workers))
+        for w in self.workers.values():
+            self._start(w)
+        while not self._stopping:
+            info = signal.sigtimedwait(_SIGNALS, self._next_wakeup())
+            if info is not None and info.si_signo in (signal.SIGTERM, signal.SIGINT):
+                log.info("[%s] supervisor got %s: stopping the grain workers", self.cfg.app,
+                         signal.Signals(info.si_signo).name)
+                self._stopping = True
+                break
+            self.reap()
+            self._start_due()
+        return self.stop()
+
+    def _next_wakeup(self) -> float:
+        due = [w.restart_at for w in self.workers.values() if w.pid == 0]
+        return 60.0 if not due else max(0.0, min(due) - time.monotonic())
+
+    def _start(self, w: _Worker) -> None:
+        try:
+            # posix_spawn with an empty signal mask: the workers must not inherit our blocked signals.
+            w.pid = os.posix_spawn(self.cfg.python, self.command(w.grain), self.env, setsigmask=(),
+                                   setsigdef=tuple(_SIGNALS))
+        except OSError as e:
+            log.error("[%s] could not start the grain worker of %s: %s", self.cfg.app, w.grain, e)
+            self._schedule_restart(w, 0.0)
+            return
+        w.started = time.monotonic()
+        log.info("[%s] grain worker %s started (pid %d)", self.cfg.app, w.grain, w.pid)
+
+    def _start_due(self) -> None:
+        now = time.monotonic()
+        for w in self.workers.values():
+            if w.pid == 0 and w.restart_at <= now and not self._stopping:
+                self.restarts += 1
+                self._start(w)
+
+    def reap(self) -> None:
+        """Collect every exited child: workers are scheduled for restart, orphans just disappear."""
+        by_pid = {w.pid: w for w in self.workers.values() if w.pid}
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            w = by_pid.pop(pid, None)
+            if w is None:
+                log.info("[%s] reaped orphaned process %d: it %s", self.cfg.app, pid, _describe(status))
+                continue
+            w.pid = 0
+            if not self._stopping:
+                self._schedule_restart(w, time.monotonic() - w.started, status)
+
+    def _schedule_restart(self, w: _Worker, ran_s: float, status: int | None = None) -> None:
+        c = self.cfg
+        w.failures = 1 if ran_s >= c.restart_stable_s else w.failures + 1
+        delay = min(c.restart_initial_s * 2 ** (w.failures - 1), c.restart_max_s)
+        w.restart_at = time.monotonic() + delay
+        what = _describe(status) if status is not None else "did not start"
+        log.warning("[%s] grain worker %s %s after %.1fs; restarting in %.1fs (failure %d in a row)",
+                    c.app, w.grain, what, ran_s, delay, w.failures)
+
+    def stop(self) -> int:
+        """SIGTERM to every worker, wait up to stop_grace_s, SIGKILL the rest; reap everything."""
+        self._stopping = True
+        live = {w.pid: w for w in self.workers.values() if w.pid}
+        for pid in live:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + self.cfg.stop_grace_s
+        while live and time.monotonic() < deadline:
+            signal.sigtimedwait({signal.SIGCHLD}, max(0.0, deadline - time.monotonic()))
+            self._reap_into(live)
+        for pid, w in live.items():
+            log.warning("[%s] grain worker %s (pid %d) did not stop within %.0fs: killed", self.cfg.app,
+                        w.grain, pid, self.cfg.stop_grace_s)
+            _signal(pid, signal.SIGKILL)
+        while live:
+            signal.sigtimedwait({signal.SIGCHLD}, 1.0)
+            self._reap_into(live)
+        log.info("[%s] supervisor stopped (%d worker restarts)", self.cfg.app, self.restarts)
+        return 0
+
+    def _reap_into(self, live: dict[int, _Worker]) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                live.clear()
+                return
+            if pid == 0:
+                return
+            w = live.pop(pid, None)
+            if w is not None:
+                w.pid = 0
+                log.info("[%s] grain worker %s (pid %d) %s", self.cfg.app, w.grain, pid, _describe(status))
+
+
+def _describe(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    return f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _become_subreaper() -> None:
+    """Outside a container (tests, the emulator) adopt orphaned instances as PID 1 would."""
+    if os.getpid() == 1:
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        log.debug("prctl(PR_SET_CHILD_SUBREAPER) unavailable: orphans go to init")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m grainworker.supervisor", description="SAND sandbox supervisor")
+    ap.add_argument("--config", default=os.environ.get("SAND_SUPERVISOR_CONFIG", "/sand/app/sandbox.json"),
+                    help="the sandbox's sandbox.json [SAND_SUPERVISOR_CONFIG]")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    if not os.environ.get("SAND_GRAINWORKER_CREDENTIAL"):
+        print("Error: SAND_GRAINWORKER_CREDENTIAL is not set: the host agent passes the application's "
+              "credential in the sandbox's environment", file=sys.stderr)
+        return 2
+    try:
+        with open(args.config, "rb") as f:
+            doc = json.load(f)
+        if not isinstance(doc, dict):
+            raise ConfigError("sandbox.json must be a JSON object")
+        cfg = load_config(doc)
+    except (OSError, ValueError) as e:
+        print(f"Error: {args.config}: {e}", file=sys.stderr)
+        return 2
+    return Supervisor(cfg).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

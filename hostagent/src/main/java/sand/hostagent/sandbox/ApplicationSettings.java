@@ -1,0 +1,82 @@
+package sand.hostagent.sandbox;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Set;
+
+/**
+ * An application's settings (the JSON of {@code applications.settings}, docs/host-agent.md): limits of
+ * its grain instances and of its sandbox.
+ *
+ * @param timeoutS         seconds a grain instance may run before it is killed
+ * @param instanceMemoryMb address space a grain instance may map beyond its worker's (0 = no limit)
+ * @param concurrency      most grain instances of one grain running at once
+ * @param sandboxMemoryMb  memory limit of the whole sandbox (no swap)
+ * @param sandboxCpus      CPU quota of the sandbox, in CPUs
+ * @param sandboxPids      most processes in the sandbox (supervisor, workers, instances)
+ */
+public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int concurrency, int sandboxMemoryMb,
+                                  double sandboxCpus, int sandboxPids) {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Set<String> KEYS = Set.of("timeout_s", "instance_memory_mb", "concurrency",
+      "sandbox_memory_mb", "sandbox_cpus", "sandbox_pids");
+
+  public ApplicationSettings {
+    check(timeoutS > 0 && timeoutS <= 86_400, "timeout_s", timeoutS, "in (0, 86400] seconds");
+    check(instanceMemoryMb >= 0, "instance_memory_mb", instanceMemoryMb, ">= 0 (0 = no limit)");
+    check(concurrency >= 1 && concurrency <= 10_000, "concurrency", concurrency, "in [1, 10000]");
+    check(sandboxMemoryMb >= 16, "sandbox_memory_mb", sandboxMemoryMb, ">= 16");
+    check(sandboxCpus > 0 && sandboxCpus <= 1024, "sandbox_cpus", sandboxCpus, "in (0, 1024]");
+    check(sandboxPids >= 8, "sandbox_pids", sandboxPids, ">= 8 (supervisor, workers, instances)");
+  }
+
+  /** The documented defaults. */
+  public static ApplicationSettings defaults() {
+    return new ApplicationSettings(60, 0, 32, 512, 1.0, 512);
+  }
+
+  /** Parse the settings JSON; missing keys take their defaults, unknown keys and bad values are refused. */
+  public static ApplicationSettings fromJson(String json) {
+    if (json == null || json.isBlank()) {
+      return defaults();
+    }
+    JsonNode n;
+    try {
+      n = JSON.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("application settings are not valid JSON: " + e.getOriginalMessage());
+    }
+    if (n == null || !n.isObject()) {
+      throw new IllegalArgumentException("application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
+    }
+    n.fieldNames().forEachRemaining(k -> {
+      if (!KEYS.contains(k)) {
+        throw new IllegalArgumentException("unknown application setting '" + k + "'; known: " + KEYS);
+      }
+    });
+    ApplicationSettings d = defaults();
+    return new ApplicationSettings(num(n, "timeout_s", d.timeoutS), (int) num(n, "instance_memory_mb", d.instanceMemoryMb),
+        (int) num(n, "concurrency", d.concurrency), (int) num(n, "sandbox_memory_mb", d.sandboxMemoryMb),
+        num(n, "sandbox_cpus", d.sandboxCpus), (int) num(n, "sandbox_pids", d.sandboxPids));
+  }
+
+  private static double num(JsonNode n, String key, double dflt) {
+    JsonNode v = n.get(key);
+    if (v == null || v.isNull()) {
+      return dflt;
+    }
+    if (!v.isNumber()) {
+      throw new IllegalArgumentException("application setting " + key + "=" + v + " must be a number");
+    }
+    return v.asDouble();
+  }
+
+  private static void check(boolean ok, String key, Object value, String expectation) {
+    if (!ok) {
+      throw new IllegalArgumentException("application setting " + key + "=" + value + " is invalid: must be "
+          + expectation);
+    }
+  }
+}

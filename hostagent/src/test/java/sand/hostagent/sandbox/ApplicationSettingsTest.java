@@ -1,0 +1,53 @@
+package sand.hostagent.sandbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import sand.common.ConfigDef;
+
+class ApplicationSettingsTest {
+  @Test
+  void defaultsAreTheDocumentedOnes() {
+    assertEquals(new ApplicationSettings(60, 0, 32, 512, 1.0, 512), ApplicationSettings.fromJson(""));
+    assertEquals(ApplicationSettings.fromJson("{\"timeout_s\": 60, \"instance_memory_mb\": 0, \"concurrency\": 32, "
+        + "\"sandbox_memory_mb\": 512, \"sandbox_cpus\": 1.0, \"sandbox_pids\": 512}"), ApplicationSettings.defaults());
+  }
+
+  @Test
+  void missingKeysTakeTheirDefaults() {
+    assertEquals(new ApplicationSettings(5, 0, 32, 512, 0.25, 512),
+        ApplicationSettings.fromJson("{\"timeout_s\": 5, \"sandbox_cpus\": 0.25}"));
+  }
+
+  @Test
+  void badSettingsNameTheKey() {
+    assertEquals("unknown application setting 'memory'; known: ",
+        assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson("{\"memory\": 1}"))
+            .getMessage().replaceAll("\\[.*]", ""));
+    assertEquals("application setting sandbox_pids=2 is invalid: must be >= 8 (supervisor, workers, instances)",
+        assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson("{\"sandbox_pids\": 2}"))
+            .getMessage());
+    assertEquals("application setting concurrency=\"many\" must be a number",
+        assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson("{\"concurrency\": \"many\"}"))
+            .getMessage());
+  }
+
+  @Test
+  void sandboxSettingsComeFromTheHostAgentsConfigWithEnvironmentDefaults() {
+    ConfigDef def = SandboxSettings.declare(new ConfigDef("hostagent"), "sandbox.");
+    SandboxSettings s = SandboxSettings.from(def.parse(Map.of("SAND_HOSTAGENT_SANDBOX_IMAGE", "img:1"), Map.of()),
+        "sandbox.", Map.of("SAND_VENV", "/opt/venv", "SAND_HOME", "/srv/sand"));
+    assertEquals("img:1", s.image());
+    assertEquals(List.of("/opt/venv/bin/pip"), s.pipCommand());
+    assertEquals(Path.of("/srv/sand/sandboxes"), s.stateDir());
+    assertEquals("1000:1000", s.user());
+    SandboxSettings py = SandboxSettings.from(def.parse(Map.of(), Map.of("sandbox.pip.command", "python3 -m pip")),
+        "sandbox.", Map.of());
+    assertEquals(List.of("python3", "-m", "pip"), py.pipCommand());
+    assertThrows(ConfigDef.ConfigException.class, () -> def.parse(Map.of(), Map.of("sandbox.user", "0:0")));
+  }
+}
