@@ -51,12 +51,13 @@ final class ApplicationDeployer implements AutoCloseable {
   private final LocalMessageBus bus;
   private final LocalDataLayer data;
   private final Path socketsRoot;
+  private final KafkaTopics topics;
   private final Clock clock;
   private final Map<String, Deployed> running = new ConcurrentHashMap<>();
 
   ApplicationDeployer(String hostId, ClusterStore store, SandboxManager sandboxes, GlobalBusBridge bridge,
                       Credentials credentials, String agentCredential, LocalMessageBus bus, LocalDataLayer data,
-                      Path socketsRoot, Clock clock) {
+                      Path socketsRoot, KafkaTopics topics, Clock clock) {
     this.hostId = hostId;
     this.store = store;
     this.sandboxes = sandboxes;
@@ -66,6 +67,7 @@ final class ApplicationDeployer implements AutoCloseable {
     this.bus = bus;
     this.data = data;
     this.socketsRoot = socketsRoot;
+    this.topics = topics;
     this.clock = clock;
   }
 
@@ -119,6 +121,7 @@ final class ApplicationDeployer implements AutoCloseable {
           new DataLayerService(data).processor(), 1024);
       sandboxes.deploy(new ApplicationSpec(appId, app.workflow(), code, app.requirements() == null ? ""
           : app.requirements(), ApplicationSettings.fromJson(app.settings()), credential, sockets.dir(), grains));
+      topics.ensureGrainTopics(appId, grains);
       running.put(appId, new Deployed(app.version(), sockets, grains));
       bridge.updateGrains(grainRefs());
       store.setAppHostState(appId, hostId, "deployed", null, clock.instant());

@@ -53,11 +53,6 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
     counters.computeIfAbsent(name + labels, k -> new LongAdder()).add(by);
   }
 
-  /** An event put into a local queue from Kafka (Figure 4 step 2). */
-  void eventIn(String app, String grain) {
-    inc("sand_events_in_total", labels(app, grain), 1);
-  }
-
   @Override
   public void accept(InstanceReport r) {
     String l = labels(r.app(), r.grain());
@@ -78,7 +73,6 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
   String render() {
     StringBuilder sb = new StringBuilder();
     Map<String, String> help = Map.of(
-        "sand_events_in_total", "events taken from Kafka into a grain's local queue",
         "sand_events_out_total", "events grain instances produced, by delivery: local queue, Kafka, workflow result",
         "sand_instances_total", "grain instances that finished, by status",
         "sand_instance_duration_seconds_sum", "total run time of grain instances",

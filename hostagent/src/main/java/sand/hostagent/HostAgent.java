@@ -1,0 +1,294 @@
+package sand.hostagent;
+
+import static sand.common.ConfigDef.Type.INT;
+import static sand.common.ConfigDef.Type.STRING;
+import static sand.common.ConfigDef.between;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.common.ConfigDef;
+import sand.common.ConfigDef.Config;
+import sand.common.Credentials;
+import sand.datalayer.DataLayerConfig;
+import sand.datalayer.DataLayerServer;
+import sand.datalayer.LocalDataLayer;
+import sand.hostagent.bridge.BridgeSettings;
+import sand.hostagent.bridge.GlobalBusBridge;
+import sand.hostagent.bridge.HostAgentQueueProcessor;
+import sand.hostagent.bridge.KafkaClients;
+import sand.hostagent.cluster.CassandraClusterStore;
+import sand.hostagent.cluster.ClusterMembership;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.sandbox.DockerHttpEngine;
+import sand.hostagent.sandbox.SandboxManager;
+import sand.hostagent.sandbox.SandboxSettings;
+import sand.localbus.LocalBusServer;
+import sand.localbus.LocalBusSettings;
+import sand.localbus.LocalMessageBus;
+import sand.localbus.QueueStats;
+
+/**
+ * The host agent (paper §4.1): one per host. Embeds the local message bus and the local data layer,
+ * joins the cluster, runs the sandboxes of the applications deployed here, bridges the local bus and
+ * Kafka with condition flags, and stores instances' logs. {@link #main} runs it until SIGTERM.
+ */
+public final class HostAgent implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
+
+  /** The host agent's settings (SAND_HOSTAGENT_&lt;KEY&gt;); the data layer's are SAND_DATALAYER_&lt;KEY&gt;. */
+  public static final ConfigDef DEF = sandbox(bridge(bus(new ConfigDef("hostagent")
+      .define("host.id", STRING, "", v -> ((String) v).isEmpty() || ((String) v).matches("[A-Za-z0-9_.-]{1,64}"),
+          "empty (the host name) or 1-64 letters, digits, _ . -", "this host's id in the cluster")
+      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", v -> ((String) v).contains(":"), "host:port[,...]",
+          "Kafka bootstrap servers (the global message bus)")
+      .define("credential", STRING, "", v -> true, "empty (random) or at least 16 characters",
+          "the host agent's own credential for the local bus and data layer")
+      .define("metrics.port", INT, 9100, between(0, 65535), "a port in 0..65535",
+          "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
+      .define("heartbeat.ms", INT, 2000, between(100, 60_000), "an int in 100..60000",
+          "how often this host writes its heartbeat to Cassandra")
+      .define("fail.after.ms", INT, 10_000, between(1000, 600_000), "an int in 1000..600000",
+          "a host whose heartbeat is older than this is considered failed")
+      .define("topic.partitions", INT, 4, between(1, 1000), "an int in 1..1000",
+          "partitions of each grain topic (at least the number of hosts running the grain)")
+      .define("topic.replication", INT, 1, between(1, 16), "an int in 1..16",
+          "replication factor of the topics the agent creates")
+      .define("sockets.dir", STRING, "", v -> true, "a folder, or empty for <sandbox.state.dir>/sockets",
+          "where each application's bus.sock and data.sock are created")
+      .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000), "an int in 1000..3600000",
+          "how often the agent re-reads the cluster state as a safety net for missed control events")
+      .define("log.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
+          "how long instances' log lines are kept in Cassandra"))));
+
+  private static ConfigDef bus(ConfigDef d) {
+    return LocalBusSettings.declare(d, "bus.");
+  }
+
+  private static ConfigDef bridge(ConfigDef d) {
+    return BridgeSettings.declare(d, "bridge.");
+  }
+
+  private static ConfigDef sandbox(ConfigDef d) {
+    return SandboxSettings.declare(d, "sandbox.");
+  }
+
+  private final Config config;
+  private final Config dataConfig;
+  private final Map<String, String> env;
+  private final Clock clock = Clock.systemUTC();
+  private final List<AutoCloseable> toClose = new java.util.ArrayList<>();
+  private String hostId;
+  private LocalBusServer busServer;
+  private DataLayerServer dataServer;
+  private Metrics metrics;
+  private String busAddress;
+
+  public HostAgent(Config config, Config dataConfig, Map<String, String> env) {
+    this.config = config;
+    this.dataConfig = dataConfig;
+    this.env = env;
+  }
+
+  public HostAgent start() throws Exception {
+    hostId = config.getString("host.id").isEmpty() ? hostName() : config.getString("host.id");
+    String agentCredential = config.getString("credential").isEmpty()
+        ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : config.getString("credential");
+    Credentials credentials = new Credentials(agentCredential);
+
+    LocalBusSettings busSettings = LocalBusSettings.from(config, "bus.");
+    LocalMessageBus bus = new LocalMessageBus(credentials, busSettings);
+    busServer = closing(new LocalBusServer(bus, busSettings).start());
+    busAddress = busSettings.host() + ":" + busServer.port();
+    dataServer = closing(new DataLayerServer(dataConfig, credentials, DataLayerConfig.openGlobal(dataConfig))
+        .start());
+    LocalDataLayer data = dataServer.localDataLayer();
+
+    var cassandra = DataLayerConfig.cassandra(dataConfig);
+    ClusterStore store = closing(CassandraClusterStore.connect(cassandra.contactPoint(), cassandra.localDatacenter(),
+        cassandra.keyspace(), cassandra.replicationFactor()));
+    closing(new ClusterMembership(store, new ClusterStore.HostInfo(hostId, busAddress,
+        dataServer.address(), Runtime.getRuntime().availableProcessors(), clock.instant(), clock.instant()),
+        clock, Duration.ofMillis(config.getInt("fail.after.ms")))
+        .start(Duration.ofMillis(config.getInt("heartbeat.ms"))));
+
+    String bootstrap = config.getString("kafka.bootstrap");
+    KafkaTopics topics = closing(new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
+        (short) config.getInt("topic.replication")));
+    topics.ensureControlTopic();
+    ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
+    BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
+    Producer<String, byte[]> producer = KafkaClients.producer(bootstrap, hostId);
+    GlobalBusBridge bridge = new GlobalBusBridge(bridgeSettings, KafkaClients.consumer(bootstrap, bridgeSettings),
+        producer, bus, agentCredential, data, clock, scheduler);
+    ExecutionLogs logs = new ExecutionLogs(store, Duration.ofHours(config.getInt("log.ttl.hours")));
+    metrics = closing(new Metrics(hostId));
+    HostAgentQueueProcessor processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data, r -> {
+      metrics.accept(r);
+      logs.accept(r);
+    });
+
+    SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
+    SandboxManager sandboxes = new SandboxManager(hostId, sandboxSettings,
+        new DockerHttpEngine(sandboxSettings.dockerSocket()), clock);
+    sandboxes.removeOthers(Set.of());
+    Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
+        : Path.of(config.getString("sockets.dir"));
+    ApplicationDeployer deployer = new ApplicationDeployer(hostId, store, sandboxes, bridge, credentials,
+        agentCredential, bus, data, sockets, topics, clock);
+    ExecutorService control = Executors.newSingleThreadExecutor(daemon("control"));
+
+    // Close order (reverse of this list): stop taking work, stop sandboxes, then the bridge and clients.
+    toClose.add(() -> {
+      scheduler.shutdownNow();
+      producer.close(Duration.ofSeconds(5));
+    });
+    toClose.add(bridge);
+    toClose.add(processor);
+    toClose.add(() -> {
+      control.submit(deployer::close).get(60, TimeUnit.SECONDS);
+      control.shutdownNow();
+    });
+    bridge.start();
+    processor.start();
+
+    metrics.gauge("sand_queue_length", "messages waiting in a local queue", () -> queues(bus, QueueStats::length))
+        .gauge("sand_queue_published_total", "messages published to a local queue", () -> queues(bus,
+            QueueStats::published))
+        .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
+        .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
+            () -> Map.of("", data.pendingWrites()))
+        .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
+        .serve(busSettings.host(), config.getInt("metrics.port"));
+
+    control.execute(() -> safely("reconcile", deployer::reconcileAll));
+    long every = config.getInt("reconcile.ms");
+    scheduler.scheduleWithFixedDelay(() -> control.execute(() -> safely("reconcile", deployer::reconcileAll)),
+        every, every, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(() -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2,
+        TimeUnit.SECONDS);
+    closing(new ControlListener(controlConsumer(bootstrap), deployer, control).start());
+    LOG.info("[host {}] host agent up: bus {}, data {}, metrics :{}", hostId, busAddress,
+        dataServer.address(), metrics.port());
+    return this;
+  }
+
+  private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
+                                                              java.util.function.Function<QueueStats, T> f) {
+    Map<String, Number> out = new LinkedHashMap<>();
+    for (QueueStats s : bus.queueStats()) {
+      out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
+    }
+    return out;
+  }
+
+  private static void safely(String what, Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      LOG.warn("{} failed, will retry: {}", what, e.toString(), e);
+    }
+  }
+
+  private KafkaConsumer<String, byte[]> controlConsumer(String bootstrap) {
+    Properties p = new Properties();
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-control-" + hostId);
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  private <T extends AutoCloseable> T closing(T c) {
+    toClose.add(c);
+    return c;
+  }
+
+  private static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9_.-]", "-");
+    } catch (UnknownHostException e) {
+      return "host";
+    }
+  }
+
+  public String hostId() {
+    return hostId;
+  }
+
+  public String busAddress() {
+    return busAddress;
+  }
+
+  public int metricsPort() {
+    return metrics.port();
+  }
+
+  @Override
+  public void close() {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      try {
+        toClose.get(i).close();
+      } catch (Exception e) {
+        LOG.warn("[host {}] stopping {}: {}", hostId, toClose.get(i).getClass().getSimpleName(), e.toString());
+      }
+    }
+    LOG.info("[host {}] host agent stopped", hostId);
+  }
+
+  /** Run until SIGTERM. Bad settings stop it before any socket opens, naming the setting. */
+  public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("--help")) {
+      System.out.println(DEF.toMarkdown());
+      return;
+    }
+    Config c;
+    Config dc;
+    try {
+      c = DEF.parse(Map.of());
+      dc = DataLayerConfig.DEF.parse(Map.of());
+    } catch (ConfigDef.ConfigException e) {
+      System.err.println("Error: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    HostAgent agent = new HostAgent(c, dc, System.getenv()).start();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      agent.close();
+      stopped.countDown();
+    }, "shutdown"));
+    System.out.println("hostagent " + agent.hostId() + " listening on " + agent.busAddress()
+        + " (metrics :" + agent.metricsPort() + ")");
+    System.out.flush();
+    stopped.await();
+  }
+}
