@@ -39,6 +39,7 @@ final class ApplicationDeployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplicationDeployer.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final java.time.Duration WORKERS_UP = java.time.Duration.ofSeconds(60);
 
   private record Deployed(int version, AppSockets sockets, Set<String> grains) {}
 
@@ -121,6 +122,7 @@ final class ApplicationDeployer implements AutoCloseable {
           new DataLayerService(data).processor(), 1024);
       sandboxes.deploy(new ApplicationSpec(appId, app.workflow(), code, app.requirements() == null ? ""
           : app.requirements(), ApplicationSettings.fromJson(app.settings()), credential, sockets.dir(), grains));
+      awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       running.put(appId, new Deployed(app.version(), sockets, grains));
       bridge.updateGrains(grainRefs());
@@ -137,6 +139,35 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       credentials.revoke(appId);
       store.setAppHostState(appId, hostId, "failed", why, clock.instant());
+    }
+  }
+
+  /**
+   * A sandbox is up when every grain's worker is long-polling its local queue; until then the
+   * application is not deployed (a sandbox that crash-loops fails the deploy with its own last words).
+   */
+  private void awaitWorkers(String appId, Set<String> grains) throws InterruptedException {
+    long deadline = System.nanoTime() + WORKERS_UP.toNanos();
+    Set<String> waiting = new LinkedHashSet<>();
+    while (true) {
+      waiting.clear();
+      Map<String, Integer> pollers = new java.util.HashMap<>();
+      bus.queueStats().forEach(s -> pollers.put(s.queue(), s.waitingPollers()));
+      for (String g : grains) {
+        if (pollers.getOrDefault(appId + "/" + g, 0) == 0) {
+          waiting.add(g);
+        }
+      }
+      if (waiting.isEmpty()) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        String logs = sandboxes.logs(appId, 20);
+        sandboxes.undeploy(appId);
+        throw new IllegalStateException("the sandbox did not start grain workers for " + waiting + " within "
+            + WORKERS_UP.toSeconds() + " s; its last log lines:\n" + logs);
+      }
+      Thread.sleep(100);
     }
   }
 

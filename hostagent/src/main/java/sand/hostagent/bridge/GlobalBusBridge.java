@@ -95,7 +95,10 @@ public final class GlobalBusBridge implements AutoCloseable {
     Set<String> gone = grains.stream().map(GrainRef::app).collect(Collectors.toCollection(HashSet::new));
     next.forEach(g -> gone.remove(g.app()));
     grains = next;
-    subscriptionChange.set(next);
+    synchronized (subscriptionChange) {
+      subscriptionChange.set(next);
+      subscriptionChange.notifyAll(); // an idle poll loop (no topics yet) applies it at once
+    }
     gone.forEach(inFlight::forgetApplication);
     LOG.info("[host {}] grains running here: {}", host, new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
   }
@@ -134,6 +137,19 @@ public final class GlobalBusBridge implements AutoCloseable {
   /** One round of the consumer loop: subscription changes, one poll, deliveries, take-overs, commit. */
   public void pollOnce() {
     applySubscription();
+    if (consumer.subscription().isEmpty() && consumer.assignment().isEmpty()) {
+      // No grain runs here yet: nothing to poll (Kafka refuses a poll without topics). Wait for a deploy.
+      synchronized (subscriptionChange) {
+        if (subscriptionChange.get() == null) {
+          try {
+            subscriptionChange.wait(settings.pollTimeout().toMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+      return;
+    }
     reconcileAssignment();
     feeder.advanceAll(clock.millis()); // resumes partitions that became ready since the last poll
     ConsumerRecords<String, byte[]> records = consumer.poll(settings.pollTimeout());

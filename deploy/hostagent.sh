@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The host agent of this host: start|stop|status|ready|fetch (see deploy/lib.sh).
+# It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191),
+# serves Prometheus metrics on 9100, and needs Kafka, Cassandra, Docker and the sandbox image.
+source "$(dirname "$0")/lib.sh"
+
+COMP=hostagent
+SAND_HOSTAGENT_BUS_PORT="${SAND_HOSTAGENT_BUS_PORT:-9190}"
+SAND_DATALAYER_PORT="${SAND_DATALAYER_PORT:-9191}"
+SAND_HOSTAGENT_METRICS_PORT="${SAND_HOSTAGENT_METRICS_PORT:-9100}"
+export SAND_HOSTAGENT_BUS_PORT SAND_DATALAYER_PORT SAND_HOSTAGENT_METRICS_PORT
+export SAND_HOSTAGENT_BUS_HOST="$SAND_BIND" SAND_DATALAYER_HOST="$SAND_BIND"
+export SAND_HOSTAGENT_KAFKA_BOOTSTRAP="${SAND_HOSTAGENT_KAFKA_BOOTSTRAP:-$SAND_BIND:$SAND_KAFKA_PORT}"
+export SAND_DATALAYER_CASSANDRA_CONTACT="${SAND_DATALAYER_CASSANDRA_CONTACT:-$SAND_BIND:$SAND_CASSANDRA_PORT}"
+export SAND_HOSTAGENT_SANDBOX_IMAGE="${SAND_HOSTAGENT_SANDBOX_IMAGE:-$SAND_SANDBOX_IMAGE:latest}"
+export SAND_HOSTAGENT_SANDBOX_STATE_DIR="${SAND_HOSTAGENT_SANDBOX_STATE_DIR:-$SAND_DATA/hostagent}"
+export SAND_HOSTAGENT_SANDBOX_PIP_COMMAND="${SAND_HOSTAGENT_SANDBOX_PIP_COMMAND:-$SAND_VENV/bin/pip}"
+export SAND_HOSTAGENT_HOST_ID="${SAND_HOSTAGENT_HOST_ID:-$(hostname | tr -c 'A-Za-z0-9_.\n-' '-')}"
+JAR="$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar"
+
+ready() {
+  curl -fsS --max-time 2 "http://$SAND_BIND:$SAND_HOSTAGENT_METRICS_PORT/metrics" >/dev/null \
+    && grep -q "listening on" "$(logfile "$COMP")"
+}
+
+case "${1:-}" in
+  fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
+  start)
+    if is_running "$COMP" && ready; then echo "    $COMP already running"; exit 0; fi
+    for p in "$SAND_HOSTAGENT_BUS_PORT" "$SAND_DATALAYER_PORT" "$SAND_HOSTAGENT_METRICS_PORT"; do
+      require_port_free "$COMP" "$p"
+    done
+    progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"
+    mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
+    start_bg "$COMP" "$JAVA" -Xms64m -Xmx512m -XX:+UseSerialGC \
+      -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
+      -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn -Dorg.slf4j.simpleLogger.log.com.datastax=warn \
+      -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent
+    wait_until "$COMP" 90 ready
+    done_step
+    ;;
+  stop) stop_pid "$COMP" 60 ;;
+  status)
+    if is_running "$COMP" && ready; then
+      printf '%-11s running  %-28s pid %s\n' "$COMP" "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "$(cat "$(pidfile "$COMP")")"
+    else
+      printf '%-11s stopped\n' "$COMP"; exit 3
+    fi
+    ;;
+  ready) ready ;;
+  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+esac
