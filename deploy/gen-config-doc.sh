@@ -22,6 +22,13 @@ table() { grep '^|'; }
   java -cp "$SAND_ROOT/datalayer/target/datalayer-0.1.0-SNAPSHOT.jar:$SAND_ROOT/datalayer/target/lib/*" \
     sand.datalayer.DataLayerServer --help 2>/dev/null | table
   echo
+  echo "## Host agent (\`hostagent\`, \`sand.hostagent.HostAgent\`: own settings, then the embedded bus, bridge and sandboxes)"
+  echo
+  echo "The embedded data layer takes the \`SAND_DATALAYER_*\` settings above."
+  echo
+  java -cp "$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar:$SAND_ROOT/hostagent/target/lib/*" \
+    sand.hostagent.HostAgent --help 2>/dev/null | table
+  echo
   echo "## Grain worker (\`python -m grainworker\`, inside a sandbox)"
   echo
   "$SAND_VENV/bin/python" -c 'from grainworker.__main__ import settings_markdown; print(settings_markdown(), end="")'
