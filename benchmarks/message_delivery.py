@@ -8,7 +8,15 @@ started by `make up` with its default settings; clients use their defaults, and 
 after each send (a latency-sensitive sender would; the Java client's default linger.ms=5 would
 otherwise dominate).
 
-    python benchmarks/message_delivery.py [--count 2000] [--quick]
+    python benchmarks/message_delivery.py [--count 2000] [--quick] [--unix]
+
+With --unix the local-bus cases also run over the bus's Unix socket (what sandboxes use), as
+python_local_unix_* and java_local_unix_* next to the TCP ones.
+
+Before measuring, the bus is warmed up with --bus-warmup messages through each endpoint (Java
+producer -> consumer at full speed, publishes and long polls both): the bus is a long-running daemon,
+like the Kafka broker it is compared with, and its first thousands of calls would otherwise measure
+the JIT compiler rather than the bus (--bus-warmup 0 measures the cold bus).
 
 Writes benchmarks/results/message_delivery.json and message_delivery.png.
 """
@@ -19,9 +27,11 @@ import argparse
 import functools
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -123,12 +133,15 @@ def run_pair(consumer_cmd: list[str], producer_cmd: list[str], cpu: int | None) 
     return json.loads(out.strip().splitlines()[-1])["latencies_ns"]
 
 
-def start_local_bus() -> tuple[subprocess.Popen[str], str]:
+def start_local_bus(unix_socket: Path | None = None) -> tuple[subprocess.Popen[str], str]:
+    """Start the standalone bus (also on ``unix_socket`` if given); returns it and its TCP address."""
     from grainworker.localbus import LocalBusClient
 
     jar = ROOT / "localbus" / "target" / "localbus-0.1.0-SNAPSHOT.jar"
     cp = f"{jar}:{ROOT / 'localbus' / 'target' / 'lib'}/*"
     env = {**os.environ, "SAND_LOCALBUS_CREDENTIAL": AGENT, "SAND_LOCALBUS_PORT": "0"}
+    if unix_socket is not None:
+        env["SAND_LOCALBUS_UNIX_SOCKET"] = str(unix_socket)
     proc = subprocess.Popen(["java", "-Xms64m", "-Xmx256m", "-cp", cp, "sand.localbus.LocalBusServer"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
@@ -184,6 +197,9 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=2000, help="messages per measurement (after warm-up)")
     ap.add_argument("--gap-ms", type=float, default=2.0, help="pause between sends")
     ap.add_argument("--quick", action="store_true", help="300 messages per measurement")
+    ap.add_argument("--unix", action="store_true", help="also run the local-bus cases over the Unix socket")
+    ap.add_argument("--bus-warmup", type=int, default=100_000,
+                    help="messages through each bus endpoint before measuring (0: measure the cold bus)")
     ap.add_argument("--role", help=argparse.SUPPRESS)
     ap.add_argument("--target", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -204,10 +220,15 @@ def main() -> None:
     jcp = java_classpath()
     java = ["java", "-Xms64m", "-Xmx256m", "-cp", jcp, "sand.benchmarks.MessageDelivery"]
     jargs = ["--count", str(count), "--warmup", str(WARMUP), "--gap-ms", str(args.gap_ms)]
-    bus, address = start_local_bus()
-    topic = create_topic()
+    sock_dir = Path(tempfile.mkdtemp(prefix="sand-bench-"))
+    bus, address = start_local_bus(sock_dir / "bus.sock" if args.unix else None)
+    unix_address = f"unix:{sock_dir / 'bus.sock'}"
+    topic = None
     results: dict[str, dict[str, float]] = {}
-    try:
+    try:  # from here on the bus is stopped whatever fails (Kafka down, a role failing)
+        topic = create_topic()
+        if args.bus_warmup > 0:
+            warm_up_bus([address, unix_address] if args.unix else [address], args.bus_warmup)
         for pinned, cpu in (("pinned", 0), ("unpinned", None)):
             cases = {
                 "python_local": (me + ["--role", "local-consumer", "--target", address],
@@ -219,18 +240,26 @@ def main() -> None:
                 "java_kafka": (java + ["kafka-consumer", KAFKA, topic] + jargs,
                                java + ["kafka-producer", KAFKA, topic] + jargs),
             }
+            if args.unix:
+                cases["python_local_unix"] = (me + ["--role", "local-consumer", "--target", unix_address],
+                                              me + ["--role", "local-producer", "--target", unix_address])
+                cases["java_local_unix"] = (java + ["local-consumer", unix_address, AGENT, APP_CRED] + jargs,
+                                            java + ["local-producer", unix_address, AGENT, APP_CRED] + jargs)
             for name, (cons, prod) in cases.items():
                 lat = run_pair(cons, prod, cpu)
                 results[f"{name}_{pinned}"] = summary_ms(lat)
                 s = results[f"{name}_{pinned}"]
-                print(f"{name:13s} {pinned:8s} p50 {s['p50_ms']:8.3f} ms  p99 {s['p99_ms']:8.3f} ms  (n={s['n']})")
+                print(f"{name:17s} {pinned:8s} p50 {s['p50_ms']:8.3f} ms  p99 {s['p99_ms']:8.3f} ms  (n={s['n']})")
         throughput = measure_throughput(address)
     finally:
         bus.terminate()
-        delete_topic(topic)
+        if topic is not None:
+            delete_topic(topic)
+        shutil.rmtree(sock_dir, ignore_errors=True)
 
     out: dict[str, object] = {"machine": machine(), "payload_bytes": PAYLOAD_BYTES, "gap_ms": args.gap_ms,
-                              "cases": results, "local_bus_throughput": throughput}
+                              "cases": results, "local_bus_throughput": throughput,
+                              "bus_warmup_messages": args.bus_warmup}
     for lang in ("python", "java"):
         for pinned in ("pinned", "unpinned"):
             loc, kaf = results[f"{lang}_local_{pinned}"], results[f"{lang}_kafka_{pinned}"]
@@ -241,6 +270,13 @@ def main() -> None:
         out[f"{lang}_local_p99_ms"] = results[f"{lang}_local_unpinned"]["p99_ms"]
         out[f"{lang}_kafka_p99_ms"] = results[f"{lang}_kafka_unpinned"]["p99_ms"]
         out[f"{lang}_ratio"] = out[f"{lang}_ratio_unpinned"]
+        if args.unix:
+            for pinned in ("pinned", "unpinned"):
+                loc, kaf = results[f"{lang}_local_unix_{pinned}"], results[f"{lang}_kafka_{pinned}"]
+                out[f"{lang}_unix_ratio_{pinned}"] = round(kaf["p50_ms"] / loc["p50_ms"], 2)
+            out[f"{lang}_local_unix_p50_ms"] = results[f"{lang}_local_unix_unpinned"]["p50_ms"]
+            out[f"{lang}_local_unix_p99_ms"] = results[f"{lang}_local_unix_unpinned"]["p99_ms"]
+            out[f"{lang}_unix_ratio"] = out[f"{lang}_unix_ratio_unpinned"]
     out["paper_python_ratio"], out["paper_java_ratio"] = 2.90, 5.42
     path = write_result("message_delivery", out)
     labels = list(results)
@@ -249,9 +285,20 @@ def main() -> None:
     for lang in ("python", "java"):
         print(f"{lang}: Kafka/local p50 ratio {out[f'{lang}_ratio']}x unpinned, "
               f"{out[f'{lang}_ratio_pinned']}x pinned (paper: {out[f'paper_{lang}_ratio']}x)")
+        if args.unix:
+            print(f"{lang}: Kafka/local-over-Unix-socket p50 ratio {out[f'{lang}_unix_ratio']}x unpinned, "
+                  f"{out[f'{lang}_unix_ratio_pinned']}x pinned")
     print(f"local bus throughput, 1 producer -> 1 consumer: {throughput['python_msgs_per_s']:.0f} msg/s (Python), "
           f"{throughput['java_msgs_per_s']:.0f} msg/s (Java)")
     print(f"wrote {path}")
+
+
+def warm_up_bus(addresses: list[str], messages: int) -> None:
+    """Push messages through each endpoint until the bus's hot paths are compiled (see the module doc)."""
+    for address in addresses:
+        cmd = ["java", "-cp", java_classpath(), "sand.benchmarks.MessageDelivery", "local-throughput",
+               address, AGENT, APP_CRED, "--count", str(messages)]
+        subprocess.run(cmd, capture_output=True, text=True, check=True)
 
 
 def measure_throughput(address: str, n: int = 20000) -> dict[str, float]:

@@ -3,9 +3,12 @@ package sand.common;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -143,8 +146,8 @@ public final class ThriftServer implements AutoCloseable {
       try {
         SocketChannel ch = channel.accept();
         return new TIOStreamTransport(new TConfiguration(),
-            new BufferedInputStream(Channels.newInputStream(ch), 64 * 1024),
-            new BufferedOutputStream(Channels.newOutputStream(ch), 64 * 1024)) {
+            new BufferedInputStream(new ChannelInput(ch), 64 * 1024),
+            new BufferedOutputStream(new ChannelOutput(ch), 64 * 1024)) {
           @Override
           public void close() {
             super.close();
@@ -157,6 +160,62 @@ public final class ThriftServer implements AutoCloseable {
         };
       } catch (IOException e) {
         throw new TTransportException(TTransportException.NOT_OPEN, "unix socket " + path + " closed", e);
+      }
+    }
+
+    /**
+     * Reads a blocking channel. Not {@link Channels#newInputStream}: its streams hold the channel's
+     * blocking lock for the whole of a read, so a reply written by another thread (the bus hands a
+     * message to a long poll from the publisher's thread) would wait for the next request to arrive.
+     */
+    private static final class ChannelInput extends InputStream {
+      private final SocketChannel ch;
+
+      ChannelInput(SocketChannel ch) {
+        this.ch = ch;
+      }
+
+      @Override
+      public int read() throws IOException {
+        byte[] one = new byte[1];
+        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
+      }
+
+      @Override
+      public void close() throws IOException {
+        ch.close();
+      }
+    }
+
+    /** Writes a blocking channel, without the blocking lock (see {@link ChannelInput}). */
+    private static final class ChannelOutput extends OutputStream {
+      private final SocketChannel ch;
+
+      ChannelOutput(SocketChannel ch) {
+        this.ch = ch;
+      }
+
+      @Override
+      public void write(int b) throws IOException {
+        write(new byte[] {(byte) b}, 0, 1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+        while (buf.hasRemaining()) {
+          ch.write(buf);
+        }
+      }
+
+      @Override
+      public void close() throws IOException {
+        ch.close();
       }
     }
 

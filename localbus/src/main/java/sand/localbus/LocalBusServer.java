@@ -5,7 +5,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import org.apache.thrift.TProcessor;
 import org.apache.thrift.transport.TTransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +22,7 @@ public final class LocalBusServer implements AutoCloseable {
 
   private final LocalMessageBus bus;
   private final LocalBusSettings settings;
+  private LongPollProcessor processor;
   private ThriftServer tcp;
   private ThriftServer unix;
 
@@ -45,11 +45,12 @@ public final class LocalBusServer implements AutoCloseable {
     if (tcp != null) {
       throw new IllegalStateException("localbus: already started on " + tcp.address());
     }
-    TProcessor processor = new LocalBusService(bus).processor();
+    LongPollProcessor processor = new LongPollProcessor(bus);
     ThriftServer newTcp;
     try {
       newTcp = ThriftServer.tcp("localbus", processor, settings.host(), settings.port(), settings.maxConnections());
     } catch (TTransportException e) {
+      processor.close();
       throw new IOException("localbus: cannot listen on " + settings.host() + ":" + settings.port() + " ("
           + e.getMessage() + "); is another bus running there? Choose another port (port 0 picks a free one)", e);
     }
@@ -59,12 +60,14 @@ public final class LocalBusServer implements AutoCloseable {
             settings.maxConnections());
       } catch (IOException | RuntimeException e) {
         newTcp.close();
+        processor.close();
         throw new IOException("localbus: cannot listen on Unix socket " + settings.unixSocket() + " (" + e
             + "); check that its directory is writable", e);
       }
       unix.start();
     }
     tcp = newTcp.start();
+    this.processor = processor;
     LOG.info("[localbus] ready on {}{} (queue capacity {}, LQ_HA capacity {}, message max {} bytes)",
         tcp.address(), unix == null ? "" : " and " + unix.address(), settings.queueCapacity(),
         settings.hostAgentQueueCapacity(), settings.messageMaxBytes());
@@ -88,6 +91,10 @@ public final class LocalBusServer implements AutoCloseable {
   /** Stop serving; waiting pollers are interrupted and return empty. Closing twice is harmless. */
   @Override
   public synchronized void close() {
+    if (processor != null) {
+      processor.close(); // parked polls are answered empty while their connections are still up
+      processor = null;
+    }
     if (unix != null) {
       unix.close();
       unix = null;

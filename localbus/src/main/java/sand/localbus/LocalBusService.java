@@ -22,7 +22,11 @@ public final class LocalBusService implements LocalBus.Iface {
     this.bus = bus;
   }
 
-  /** A processor for {@link sand.common.ThriftServer} (one can serve any number of endpoints). */
+  /**
+   * The plain generated processor, in which a waiting poll blocks its connection's thread.
+   * {@link LocalBusServer} serves the bus with a faster one that hands messages from the publisher
+   * straight to a waiting poller's connection.
+   */
   public TProcessor processor() {
     return new LocalBus.Processor<>(this);
   }

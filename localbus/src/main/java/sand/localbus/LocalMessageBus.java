@@ -75,7 +75,11 @@ public final class LocalMessageBus {
     return settings;
   }
 
-  /** Append {@code payload} to the tail of {@code queue} (created on demand). */
+  /**
+   * Append {@code payload} to the tail of {@code queue} (created on demand). A Thrift poller waiting on
+   * the queue gets it at once: this call writes the poller's reply itself (a client that stopped
+   * reading costs it at most {@link LongPollProcessor#STALLED_WRITE_MS} ms, and loses nothing).
+   */
   public void publish(String credential, String queue, byte[] payload) {
     Principal caller = authenticate(credential, Op.PUBLISH, queue);
     QueueName name = authorize(caller, Op.PUBLISH, queue);
@@ -102,7 +106,8 @@ public final class LocalMessageBus {
   /**
    * Append every delivery, all or nothing: each is authorized and size-checked first, then the queues
    * involved are locked in name order (so two batches cannot deadlock) and filled only if every one
-   * has room for all of its deliveries. Deliveries to one queue keep their order.
+   * has room for all of its deliveries. Deliveries to one queue keep their order. Waiting Thrift
+   * pollers are answered once every queue is unlocked, as by {@link #publish}.
    */
   public void publishBatch(String credential, List<Delivery> deliveries) {
     if (deliveries == null) {
@@ -135,9 +140,11 @@ public final class LocalMessageBus {
             + e.getKey() + "' exceed its capacity of " + capacity + "; split the batch");
       }
     }
-    while (!tryEnqueueBatch(caller, deliveries, names, counts)) {
+    List<LocalQueue.Handoff<?>> handoffs = new ArrayList<>(counts.size());
+    while (!tryEnqueueBatch(caller, deliveries, names, counts, handoffs)) {
       // a queue of the batch was deleted meanwhile: retry on its replacement
     }
+    handoffs.forEach(LocalQueue.Handoff::deliver); // waiting remote pollers get theirs, after unlocking
     LOG.debug("[queues {}] {} published a batch of {}", counts.keySet(), caller, deliveries.size());
   }
 
@@ -167,6 +174,30 @@ public final class LocalMessageBus {
       throws InterruptedException {
     requireHostAgent(credential, "pollHostAgent");
     return pollQueue(hostAgentQueue, maxMessages, timeoutMs);
+  }
+
+  /** For the Thrift layer: {@link #poll}'s checks, then the queue it reads (LQ_HA when named so). */
+  LocalQueue<?> queueToPoll(String credential, String queue) {
+    QueueName name = authorize(authenticate(credential, Op.POLL, queue), Op.POLL, queue);
+    return name.hostAgentQueue() ? hostAgentQueue : grainQueue(name.name());
+  }
+
+  /** For the Thrift layer: {@link #pollHostAgent}'s check, then LQ_HA. */
+  LocalQueue<HostAgentMessage> hostAgentQueueToPoll(String credential) {
+    requireHostAgent(credential, "pollHostAgent");
+    return hostAgentQueue;
+  }
+
+  boolean isHostAgentQueue(LocalQueue<?> q) {
+    return q == hostAgentQueue;
+  }
+
+  static int clampMaxMessages(int maxMessages) {
+    return Math.max(1, Math.min(MAX_POLL_MESSAGES, maxMessages));
+  }
+
+  static int clampTimeoutMs(int timeoutMs) {
+    return Math.max(0, Math.min(MAX_POLL_TIMEOUT_MS, timeoutMs));
   }
 
   /** Messages in {@code queue} now; 0 for a queue that does not exist. */
@@ -254,7 +285,7 @@ public final class LocalMessageBus {
   }
 
   private boolean tryEnqueueBatch(Principal caller, List<Delivery> deliveries, List<QueueName> names,
-                                  TreeMap<String, Integer> counts) {
+                                  TreeMap<String, Integer> counts, List<LocalQueue.Handoff<?>> handoffs) {
     Map<String, LocalQueue<?>> locked = new TreeMap<>();
     try {
       for (String name : counts.keySet()) { // sorted: every batch locks in the same order
@@ -284,6 +315,12 @@ public final class LocalMessageBus {
           q.appendLocked(payload);
         }
       }
+      for (LocalQueue<?> q : locked.values()) {
+        LocalQueue.Handoff<?> h = q.dispatchLocked();
+        if (h != null) {
+          handoffs.add(h);
+        }
+      }
       return true;
     } finally {
       locked.values().forEach(LocalQueue::unlock);
@@ -291,9 +328,8 @@ public final class LocalMessageBus {
   }
 
   private <E> List<E> pollQueue(LocalQueue<E> q, int maxMessages, int timeoutMs) throws InterruptedException {
-    int max = Math.max(1, Math.min(MAX_POLL_MESSAGES, maxMessages));
-    int timeout = Math.max(0, Math.min(MAX_POLL_TIMEOUT_MS, timeoutMs));
-    return q.poll(max, POLL_MAX_BYTES, TimeUnit.MILLISECONDS.toNanos(timeout));
+    return q.poll(clampMaxMessages(maxMessages), POLL_MAX_BYTES,
+        TimeUnit.MILLISECONDS.toNanos(clampTimeoutMs(timeoutMs)));
   }
 
   private LocalQueue<byte[]> grainQueue(String name) {

@@ -5,6 +5,7 @@
  * <p>{@link sand.localbus.LocalMessageBus} is the in-process core the host agent embeds;
  * {@link sand.localbus.LocalBusService} serves it over Thrift ({@code localbus.thrift});
  * {@link sand.localbus.LocalBusServer} puts that service on TCP and a Unix socket, and runs it
- * standalone.
+ * standalone. Served so, a poll that finds its queue empty holds no thread: the thread of the
+ * publisher that brings the message writes the poll's reply onto the poller's connection.
  */
 package sand.localbus;

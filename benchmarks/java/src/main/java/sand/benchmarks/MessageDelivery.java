@@ -1,11 +1,21 @@
 package sand.benchmarks;
 
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -13,8 +23,14 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.thrift.TConfiguration;
 import org.apache.thrift.protocol.TBinaryProtocol;
+import org.apache.thrift.transport.TIOStreamTransport;
 import org.apache.thrift.transport.TSocket;
+import org.apache.thrift.transport.TTransport;
+import org.apache.thrift.transport.TTransportException;
+import sand.localbus.thrift.BusError;
+import sand.localbus.thrift.BusErrorCode;
 import sand.localbus.thrift.LocalBus;
 
 /**
@@ -22,6 +38,7 @@ import sand.localbus.thrift.LocalBus;
  *
  * <pre>
  * local-consumer|local-producer|local-throughput ADDRESS AGENT_CRED APP_CRED --count N --warmup W --gap-ms G
+ *   (ADDRESS is host:port or unix:/path/of/the/bus.sock)
  * kafka-consumer|kafka-producer BOOTSTRAP TOPIC --count N --warmup W --gap-ms G
  * </pre>
  * Send times are System.nanoTime() (CLOCK_MONOTONIC, system-wide on Linux, so comparable across
@@ -48,11 +65,63 @@ public final class MessageDelivery {
     }
   }
 
+  /** A client on {@code host:port} (TCP) or {@code unix:/path} (the bus's Unix socket). */
   private static LocalBus.Client bus(String address) throws Exception {
+    if (address.startsWith("unix:")) {
+      return new LocalBus.Client(new TBinaryProtocol(unixTransport(Path.of(address.substring("unix:".length())))));
+    }
     int colon = address.lastIndexOf(':');
     TSocket socket = new TSocket(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
     socket.open();
     return new LocalBus.Client(new TBinaryProtocol(socket));
+  }
+
+  /**
+   * A Unix socket transport: a Java 16+ SocketChannel in TIOStreamTransport, buffered like TSocket.
+   * Plain streams over the channel rather than Channels.newInputStream, which takes the channel's
+   * blocking lock on every call.
+   */
+  private static TTransport unixTransport(Path path) throws IOException, TTransportException {
+    SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+    ch.connect(UnixDomainSocketAddress.of(path));
+    InputStream in = new InputStream() {
+      @Override
+      public int read() throws IOException {
+        byte[] one = new byte[1];
+        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+      }
+
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
+      }
+    };
+    OutputStream out = new OutputStream() {
+      @Override
+      public void write(int b) throws IOException {
+        write(new byte[] {(byte) b}, 0, 1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(b, off, len);
+        while (buf.hasRemaining()) {
+          ch.write(buf);
+        }
+      }
+    };
+    return new TIOStreamTransport(new TConfiguration(), new BufferedInputStream(in, 64 * 1024),
+        new BufferedOutputStream(out, 64 * 1024)) {
+      @Override
+      public void close() {
+        super.close();
+        try {
+          ch.close();
+        } catch (IOException ignored) {
+          // closing at exit
+        }
+      }
+    };
   }
 
   private static ByteBuffer stamp() {
@@ -87,22 +156,34 @@ public final class MessageDelivery {
   private static void localThroughput(String address, String cred, int count) throws Exception {
     LocalBus.Client consumer = bus(address);
     consumer.poll(cred, QUEUE, 1000, 0);
+    AtomicReference<Throwable> failed = new AtomicReference<>();
     Thread producer = new Thread(() -> {
       try {
         LocalBus.Client p = bus(address);
         ByteBuffer payload = ByteBuffer.allocate(PAYLOAD_BYTES);
         for (int i = 0; i < count; i++) {
-          p.publish(cred, QUEUE, payload.duplicate());
+          try {
+            p.publish(cred, QUEUE, payload.duplicate());
+          } catch (BusError e) {
+            if (e.code != BusErrorCode.QUEUE_FULL) {
+              throw e;
+            }
+            pause(1_000_000); // the consumer fell behind (a busy machine): back off and retry, as told
+            i--;
+          }
         }
       } catch (Exception e) {
-        throw new RuntimeException(e);
+        failed.set(e);
       }
     });
     long t0 = System.nanoTime();
     producer.start();
     int got = 0;
     while (got < count) {
-      got += consumer.poll(cred, QUEUE, 1000, 10_000).size();
+      got += consumer.poll(cred, QUEUE, 1000, 1_000).size();
+      if (failed.get() != null) {
+        throw new IllegalStateException("the producer failed after " + got + " messages", failed.get());
+      }
     }
     double seconds = (System.nanoTime() - t0) / 1e9;
     producer.join();

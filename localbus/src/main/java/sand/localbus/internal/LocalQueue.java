@@ -9,10 +9,16 @@ import java.util.function.ToIntFunction;
 import sand.localbus.QueueStats;
 
 /**
- * One local queue: a bounded FIFO under one lock. A long poll waits on a condition for the time it has
- * left (no sleeping, no spinning); each message appended signals one waiting poller, and a poller that
- * leaves messages behind signals the next, so every waiter that can get a message is woken at once
- * without waking all of them for one message.
+ * One local queue: a bounded FIFO under one lock, with two kinds of waiting pollers.
+ *
+ * <p>An in-process poller (the host agent) blocks on a condition for the time it has left; each
+ * message appended signals one, and a poller that leaves messages behind signals the next.
+ *
+ * <p>A remote poller (a Thrift long poll) parks a {@link Waiter} instead of a thread. The thread that
+ * appends messages hands them to the first waiter it can claim and, after unlocking, answers it
+ * itself ({@link Handoff#deliver}): the poller's reply leaves with no other thread woken. Waiters exist
+ * only while the queue is empty (an append serves them at once), so FIFO order is the order of taking.
+ * A reply that cannot be written puts its messages back at the head, in order, for the next poller.
  *
  * <p>A deleted queue accepts nothing more ({@link Offer#DELETED}: the caller gets the queue that
  * replaced it) and its waiting pollers return empty.
@@ -30,6 +36,7 @@ public final class LocalQueue<E> {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition notEmpty = lock.newCondition();
   private final ArrayDeque<E> items = new ArrayDeque<>();
+  private final ArrayDeque<Waiter<E>> waiters = new ArrayDeque<>();
   private boolean deleted;
   private long published;
   private long polled;
@@ -55,8 +62,9 @@ public final class LocalQueue<E> {
     return capacity;
   }
 
-  /** Append {@code e} at the tail unless the queue is full or deleted. */
+  /** Append {@code e} at the tail unless the queue is full or deleted; a waiting remote poller gets it now. */
   public Offer offer(E e) {
+    Handoff<E> handoffs;
     lock.lock();
     try {
       if (deleted) {
@@ -66,10 +74,12 @@ public final class LocalQueue<E> {
         return Offer.FULL;
       }
       appendLocked(e);
-      return Offer.ENQUEUED;
+      handoffs = dispatchLocked();
     } finally {
       lock.unlock();
     }
+    Handoff.deliver(handoffs);
+    return Offer.ENQUEUED;
   }
 
   /**
@@ -87,21 +97,31 @@ public final class LocalQueue<E> {
         }
         remaining = notEmpty.awaitNanos(remaining);
       }
-      List<E> out = new ArrayList<>(Math.min(max, items.size()));
-      long taken = 0;
-      while (out.size() < max && !items.isEmpty()) {
-        long size = bytes.applyAsInt(items.peekFirst());
-        if (!out.isEmpty() && taken + size > maxBytes) {
-          break;
-        }
-        out.add(items.pollFirst());
-        taken += size;
-      }
-      polled += out.size();
+      return takeLocked(max, maxBytes);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Take what {@code waiter} may take now; or, when the queue is empty and {@code wait} is set, park
+   * the waiter until a publisher, its timeout or the queue's deletion answers it.
+   *
+   * @return the messages taken (empty when the queue is deleted or nothing came and {@code wait} is
+   *     false), or null when the waiter is parked
+   */
+  public List<E> pollOrPark(Waiter<E> waiter, boolean wait) {
+    lock.lock();
+    try {
       if (!items.isEmpty()) {
-        notEmpty.signal(); // what this poller left is for the next one
+        return takeLocked(waiter.max, waiter.maxBytes);
       }
-      return out;
+      if (deleted || !wait) {
+        return List.of();
+      }
+      waiter.queue = this;
+      waiters.addLast(waiter);
+      return null;
     } finally {
       lock.unlock();
     }
@@ -118,18 +138,30 @@ public final class LocalQueue<E> {
   }
 
   /**
-   * Mark the queue deleted, drop its messages and wake its pollers (they return empty).
+   * Mark the queue deleted, drop its messages and answer its pollers with nothing.
    *
    * @return how many messages were dropped
    */
   public int delete() {
+    List<Waiter<E>> claimed = new ArrayList<>();
+    int dropped;
     lock.lock();
     try {
       deleted = true;
-      return clearLocked();
+      dropped = clearLocked();
+      for (Waiter<E> w : waiters) {
+        if (w.claim()) {
+          claimed.add(w);
+        }
+      }
+      waiters.clear();
     } finally {
       lock.unlock();
     }
+    for (Waiter<E> w : claimed) {
+      w.deliver(List.of());
+    }
+    return dropped;
   }
 
   /** Drop the messages but keep the queue (LQ_HA, which is never replaced); pollers keep waiting. */
@@ -146,13 +178,15 @@ public final class LocalQueue<E> {
   public QueueStats stats() {
     lock.lock();
     try {
-      return new QueueStats(name, items.size(), capacity, published, polled, lock.getWaitQueueLength(notEmpty));
+      return new QueueStats(name, items.size(), capacity, published, polled,
+          lock.getWaitQueueLength(notEmpty) + waiters.size());
     } finally {
       lock.unlock();
     }
   }
 
-  // Used by an atomic batch, which holds the locks of all its queues at once (taken in name order).
+  // Used by an atomic batch, which holds the locks of all its queues at once (taken in name order),
+  // appends, dispatches each queue, unlocks, then delivers the handoffs.
 
   public void lock() {
     lock.lock();
@@ -167,11 +201,86 @@ public final class LocalQueue<E> {
     return deleted ? -1 : capacity - items.size();
   }
 
-  /** Append without checks; the caller holds the lock and has checked {@link #roomLocked()}. */
+  /** Append without checks; the caller holds the lock, has checked {@link #roomLocked()} and dispatches next. */
   public void appendLocked(E e) {
     items.addLast(e);
     published++;
     notEmpty.signal();
+  }
+
+  /**
+   * Give what the queue holds to the remote pollers waiting on it, in their arrival order; the caller
+   * holds the lock and, once unlocked, calls {@link Handoff#deliver} on the result.
+   *
+   * @return the handoffs to deliver, chained; null for none
+   */
+  public Handoff<E> dispatchLocked() {
+    Handoff<E> first = null;
+    Handoff<E> last = null;
+    while (!items.isEmpty() && !waiters.isEmpty()) {
+      Waiter<E> w = waiters.pollFirst();
+      if (!w.claim()) {
+        continue; // timed out or withdrawn meanwhile; whoever claimed it answers it
+      }
+      Handoff<E> h = new Handoff<>(this, w, takeLocked(w.max, w.maxBytes));
+      if (first == null) {
+        first = h;
+      } else {
+        last.next = h;
+      }
+      last = h;
+    }
+    return first;
+  }
+
+  /** Take a withdrawn waiter off the queue. */
+  void forget(Waiter<E> w) {
+    lock.lock();
+    try {
+      waiters.remove(w);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Put messages whose reply could not be written back at the head, in order, and hand them to the
+   * next waiter. They may overshoot the capacity for a moment (other publishers filled the room they
+   * left): a bound is never a reason to lose a message. A deleted queue drops them with the rest.
+   */
+  Handoff<E> putBack(List<E> messages) {
+    lock.lock();
+    try {
+      if (deleted) {
+        return null;
+      }
+      for (int i = messages.size() - 1; i >= 0; i--) {
+        items.addFirst(messages.get(i));
+      }
+      polled -= messages.size();
+      notEmpty.signal();
+      return dispatchLocked();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private List<E> takeLocked(int max, long maxBytes) {
+    List<E> out = new ArrayList<>(Math.min(max, items.size()));
+    long taken = 0;
+    while (out.size() < max && !items.isEmpty()) {
+      long size = bytes.applyAsInt(items.peekFirst());
+      if (!out.isEmpty() && taken + size > maxBytes) {
+        break;
+      }
+      out.add(items.pollFirst());
+      taken += size;
+    }
+    polled += out.size();
+    if (!items.isEmpty()) {
+      notEmpty.signal(); // what this poller left is for the next one
+    }
+    return out;
   }
 
   private int clearLocked() {
@@ -179,5 +288,43 @@ public final class LocalQueue<E> {
     items.clear();
     notEmpty.signalAll();
     return dropped;
+  }
+
+  /**
+   * Messages taken for a waiter under the queue lock, to be delivered after unlocking.
+   *
+   * @param <E> what the queue holds
+   */
+  public static final class Handoff<E> {
+    private final LocalQueue<E> queue;
+    private final Waiter<E> waiter;
+    private final List<E> messages;
+    private Handoff<E> next;
+
+    private Handoff(LocalQueue<E> queue, Waiter<E> waiter, List<E> messages) {
+      this.queue = queue;
+      this.waiter = waiter;
+      this.messages = messages;
+    }
+
+    /**
+     * Answer every waiter of the chain (null is fine); messages of a reply that failed go back to
+     * their queue and on to its next waiter. Call without holding any queue lock.
+     */
+    public static <E> void deliver(Handoff<E> chain) {
+      for (Handoff<E> h = chain; h != null; ) {
+        Handoff<E> retry = h.waiter.deliver(h.messages) ? null : h.queue.putBack(h.messages);
+        if (retry != null) {
+          Handoff<E> tail = retry;
+          while (tail.next != null) {
+            tail = tail.next;
+          }
+          tail.next = h.next;
+          h = retry;
+        } else {
+          h = h.next;
+        }
+      }
+    }
   }
 }
