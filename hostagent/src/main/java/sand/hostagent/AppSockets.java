@@ -6,6 +6,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import org.apache.thrift.TProcessor;
 import sand.common.ThriftServer;
+import sand.localbus.LocalBusServer;
+import sand.localbus.LocalMessageBus;
 
 /**
  * An application's own endpoints of the local bus and data layer: two Unix sockets in a folder that is
@@ -17,20 +19,20 @@ final class AppSockets implements AutoCloseable {
   static final String DATA = "data.sock";
 
   private final Path dir;
-  private final ThriftServer bus;
+  private final AutoCloseable bus;
   private final ThriftServer data;
 
-  AppSockets(Path dir, String appId, TProcessor busProcessor, TProcessor dataProcessor, int maxConnections)
+  AppSockets(Path dir, String appId, LocalMessageBus messageBus, TProcessor dataProcessor, int maxConnections)
       throws IOException {
     this.dir = dir;
     Files.createDirectories(dir);
     // The sandbox runs as uid 1000: it must be able to reach the sockets in the folder.
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-    bus = ThriftServer.unix("bus-" + appId, busProcessor, dir.resolve(BUS), maxConnections).start();
+    bus = LocalBusServer.serveUnix(messageBus, "bus-" + appId, dir.resolve(BUS), maxConnections);
     try {
       data = ThriftServer.unix("data-" + appId, dataProcessor, dir.resolve(DATA), maxConnections).start();
     } catch (IOException | RuntimeException e) {
-      bus.close();
+      closeBus();
       throw e;
     }
   }
@@ -39,9 +41,17 @@ final class AppSockets implements AutoCloseable {
     return dir;
   }
 
+  private void closeBus() {
+    try {
+      bus.close();
+    } catch (Exception e) {
+      // the bus endpoint of an application that is going away: nothing left to do
+    }
+  }
+
   @Override
   public void close() {
-    bus.close();
+    closeBus();
     data.close();
   }
 }

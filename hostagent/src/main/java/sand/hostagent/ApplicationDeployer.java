@@ -23,7 +23,6 @@ import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
 import sand.hostagent.sandbox.ApplicationSettings;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
-import sand.localbus.LocalBusService;
 import sand.localbus.LocalMessageBus;
 
 /**
@@ -118,7 +117,7 @@ final class ApplicationDeployer implements AutoCloseable {
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
       String credential = HexFormat.of().formatHex(randomBytes());
       credentials.grant(appId, credential);
-      sockets = new AppSockets(socketsRoot.resolve(appId), appId, new LocalBusService(bus).processor(),
+      sockets = new AppSockets(socketsRoot.resolve(appId), appId, bus,
           new DataLayerService(data).processor(), 1024);
       sandboxes.deploy(new ApplicationSpec(appId, app.workflow(), code, app.requirements() == null ? ""
           : app.requirements(), ApplicationSettings.fromJson(app.settings()), credential, sockets.dir(), grains));

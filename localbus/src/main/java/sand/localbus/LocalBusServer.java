@@ -88,6 +88,26 @@ public final class LocalBusServer implements AutoCloseable {
     return bus;
   }
 
+  /**
+   * Serve {@code bus} on one more Unix socket (an application's own endpoint, mounted into its sandbox)
+   * with the same long-poll hand-off as the main endpoints. Closing the result stops that endpoint.
+   */
+  public static AutoCloseable serveUnix(LocalMessageBus bus, String name, Path socket, int maxConnections)
+      throws IOException {
+    LongPollProcessor processor = new LongPollProcessor(bus);
+    ThriftServer server;
+    try {
+      server = ThriftServer.unix(name, processor, socket, maxConnections).start();
+    } catch (IOException | RuntimeException e) {
+      processor.close();
+      throw e;
+    }
+    return () -> {
+      server.close();
+      processor.close();
+    };
+  }
+
   /** Stop serving; waiting pollers are interrupted and return empty. Closing twice is harmless. */
   @Override
   public synchronized void close() {
