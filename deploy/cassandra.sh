@@ -187,10 +187,10 @@ stop() {
 
 status() {
   if is_running "$COMP"; then
-    printf '%s  running  %s:%s  pid %s\n' "$COMP" "$SAND_BIND" "$SAND_CASSANDRA_PORT" "$(cat "$(pidfile "$COMP")")"
+    status_line "$COMP" running "$SAND_BIND:$SAND_CASSANDRA_PORT" "pid $(cat "$(pidfile "$COMP")")"
     return 0
   fi
-  printf '%s  stopped\n' "$COMP"
+  status_line "$COMP" stopped
   return 3
 }
 

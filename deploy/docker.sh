@@ -132,18 +132,18 @@ cmd_stop() {
 
 cmd_status() {
   if is_running "$COMP" && ready; then
-    echo "$COMP  running  $DOCKER_HOST  pid $(cat "$(pidfile "$COMP")")  started by SAND, $(engine_desc)"
+    status_line "$COMP" running "$DOCKER_HOST" "pid $(cat "$(pidfile "$COMP")"), started by SAND, $(engine_desc)"
     return 0
   fi
   if ready; then
-    echo "$COMP  running  $DOCKER_HOST  pid $(foreign_pid || echo '?')  not started by SAND, $(engine_desc)"
+    status_line "$COMP" running "$DOCKER_HOST" "pid $(foreign_pid || echo '?'), not started by SAND, $(engine_desc)"
     return 0
   fi
   if is_running "$COMP"; then
     echo "$COMP  starting  $DOCKER_HOST  pid $(cat "$(pidfile "$COMP")")  not answering yet"
     return 3
   fi
-  echo "$COMP  stopped"
+  status_line "$COMP" stopped
   return 3
 }
 

@@ -42,9 +42,9 @@ case "${1:-}" in
   stop) stop_pid "$COMP" 60 ;;
   status)
     if is_running "$COMP" && ready; then
-      printf '%-11s running  %-28s pid %s\n' "$COMP" "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "$(cat "$(pidfile "$COMP")")"
+      status_line "$COMP" running "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "pid $(cat "$(pidfile "$COMP")"), metrics :$SAND_HOSTAGENT_METRICS_PORT"
     else
-      printf '%-11s stopped\n' "$COMP"; exit 3
+      status_line "$COMP" stopped; exit 3
     fi
     ;;
   ready) ready ;;

@@ -143,9 +143,9 @@ cmd_stop() {
 
 cmd_status() {
   if is_running kafka; then
-    echo "kafka  running  $SAND_BIND:$SAND_KAFKA_PORT  pid $(cat "$(pidfile kafka)")"
+    status_line kafka running "$SAND_BIND:$SAND_KAFKA_PORT" "pid $(cat "$(pidfile kafka)")"
   else
-    echo "kafka  stopped"
+    status_line kafka stopped
     exit 3
   fi
 }

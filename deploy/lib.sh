@@ -147,3 +147,10 @@ hash_of() {
 
 # java on PATH, or the one Maven uses.
 JAVA="${JAVA:-$(command -v java || echo /usr/bin/java)}"
+
+# status_line <component> <state> [address] [details...]: the one format of `make status`.
+status_line() {
+  local comp="$1" state="$2" addr="${3:-}"
+  shift 2; [ $# -gt 0 ] && shift
+  printf '%-11s %-8s %-30s %s\n' "$comp" "$state" "$addr" "$*"
+}

@@ -48,9 +48,9 @@ case "${1:-}" in
   stop) stop_pid "$COMP" 10; rm -f "$SAND_RUN/nginx.own.pid" ;;
   status)
     if is_running "$COMP" && ready; then
-      printf '%-11s running  %-28s pid %s\n' "$COMP" "$ADDR" "$(cat "$(pidfile "$COMP")")"
+      status_line "$COMP" running "$ADDR" "pid $(cat "$(pidfile "$COMP")")"
     else
-      printf '%-11s stopped\n' "$COMP"; exit 3
+      status_line "$COMP" stopped; exit 3
     fi
     ;;
   ready) ready ;;

@@ -7,8 +7,8 @@ for comp in docker kafka cassandra nginx hostagent frontend; do
   if [ -x "$D/$comp.sh" ]; then "$D/$comp.sh" status || rc=3; fi
 done
 if command -v docker >/dev/null && docker image inspect "$SAND_SANDBOX_IMAGE:latest" >/dev/null 2>&1; then
-  printf '%-11s built    %s\n' image "$SAND_SANDBOX_IMAGE:latest"
+  status_line image built "$SAND_SANDBOX_IMAGE:latest"
 else
-  printf '%-11s missing  %s\n' image "$SAND_SANDBOX_IMAGE:latest"; rc=3
+  status_line image missing "$SAND_SANDBOX_IMAGE:latest"; rc=3
 fi
 exit "$rc"
