@@ -26,6 +26,7 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
   public void ensureResponseTopic(String topic) {
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
     try (Admin admin = Admin.create(p)) {
       admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
