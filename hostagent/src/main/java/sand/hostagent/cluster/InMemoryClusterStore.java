@@ -42,7 +42,12 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public void putApplication(ApplicationRecord app, Map<String, GrainCode> grainCode) {
     apps.put(app.appId(), app);
-    code.put(app.appId(), Map.copyOf(grainCode));
+    // Like Cassandra: the given code rows are upserted, others stay.
+    code.merge(app.appId(), Map.copyOf(grainCode), (a, b) -> {
+      Map<String, GrainCode> m = new java.util.HashMap<>(a);
+      m.putAll(b);
+      return Map.copyOf(m);
+    });
   }
 
   @Override
