@@ -153,6 +153,10 @@ public final class Frontend {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("--help")) {
+      System.out.print(DEF.toMarkdown()); // the settings table of docs/config.md
+      return;
+    }
     Config config = DEF.parse(Map.of());
     Deps deps = connect(config);
     Server server = newServer(config, deps);
