@@ -29,6 +29,11 @@ table() { grep '^|'; }
   java -cp "$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar:$SAND_ROOT/hostagent/target/lib/*" \
     sand.hostagent.HostAgent --help 2>/dev/null | table
   echo
+  echo "## Frontend (\`frontend\`, \`sand.frontend.Frontend\`; deploy/frontend.sh sets \`id\` and \`port\` per instance)"
+  echo
+  java -cp "$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar:$SAND_ROOT/frontend/target/lib/*" \
+    sand.frontend.Frontend --help 2>/dev/null | table
+  echo
   echo "## Grain worker (\`python -m grainworker\`, inside a sandbox)"
   echo
   "$SAND_VENV/bin/python" -c 'from grainworker.__main__ import settings_markdown; print(settings_markdown(), end="")'

@@ -39,6 +39,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getStates;
   private final PreparedStatement putLog;
   private final PreparedStatement getLogs;
+  private final FrontendTables frontend;
 
   private static final String APP_COLUMNS = "app_id, name, owner, workflow, requirements, settings, version, "
       + "desired, hosts";
@@ -68,6 +69,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
     getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ?");
+    frontend = new FrontendTables(session, ks);
   }
 
   /** Connect, create the keyspace and tables if missing. */
@@ -107,6 +109,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".execution_logs (execution_id text, ts bigint, seq int, "
         + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
+    FrontendTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -225,6 +228,90 @@ public final class CassandraClusterStore implements ClusterStore {
           r.getString("level"), r.getString("text")));
     }
     return out;
+  }
+
+  @Override
+  public boolean createAccount(Account account) {
+    return frontend.createAccount(account);
+  }
+
+  @Override
+  public Optional<String> accountByKey(String apiKeySha256) {
+    return frontend.accountByKey(apiKeySha256);
+  }
+
+  @Override
+  public boolean putGrainVersion(GrainVersion grain) {
+    return frontend.putGrainVersion(grain);
+  }
+
+  @Override
+  public Optional<GrainVersion> latestGrain(String owner, String name) {
+    return frontend.latestGrain(owner, name);
+  }
+
+  @Override
+  public List<GrainVersion> grains(String owner) {
+    return frontend.grains(owner);
+  }
+
+  @Override
+  public void deleteGrain(String owner, String name) {
+    frontend.deleteGrain(owner, name);
+  }
+
+  @Override
+  public AppName claimAppName(AppName claim) {
+    return frontend.claimAppName(claim);
+  }
+
+  @Override
+  public Optional<AppName> appName(String name) {
+    return frontend.appName(name);
+  }
+
+  @Override
+  public void releaseAppName(String name) {
+    frontend.releaseAppName(name);
+  }
+
+  @Override
+  public void setRequestTimeout(String name, int seconds) {
+    frontend.setRequestTimeout(name, seconds);
+  }
+
+  @Override
+  public void replaceApplicationCode(String appId, Map<String, GrainCode> code) {
+    frontend.removeCodeExcept(appId, code, applicationCode(appId).keySet());
+    for (GrainCode c : code.values()) {
+      session.execute(putCode.bind(appId, c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
+    }
+  }
+
+  @Override
+  public void deleteApplication(String appId) {
+    frontend.deleteApplication(appId);
+  }
+
+  @Override
+  public void clearAppHostStates(String appId) {
+    frontend.clearAppHostStates(appId);
+  }
+
+  @Override
+  public void putExecution(ExecutionRecord execution) {
+    frontend.putExecution(execution);
+  }
+
+  @Override
+  public Optional<ExecutionRecord> execution(String executionId) {
+    return frontend.execution(executionId);
+  }
+
+  @Override
+  public boolean finishExecution(String executionId, String expected, String status, String result, String error,
+                                 Instant finished) {
+    return frontend.finishExecution(executionId, expected, status, result, error, finished);
   }
 
   @Override

@@ -66,6 +66,73 @@ public interface ClusterStore extends AutoCloseable {
 
   List<LogLine> logs(String executionId);
 
+  // ---- frontend state (docs/api.md): accounts, grains, application names, executions ----
+
+  /** A developer account; only the SHA-256 of its API key is stored. */
+  record Account(String name, String apiKeySha256, Instant created) {}
+
+  /** One uploaded version of a grain's code, owned by an account. */
+  record GrainVersion(String owner, String name, int version, byte[] code, String kind, String sha256, long size,
+                      Instant created) {}
+
+  /**
+   * The global application name → app id map (names are global, like domain names), with the one setting
+   * only the frontend reads: how long a synchronous request waits (0 = the frontend's default). It is
+   * not in {@code applications.settings} because the agents refuse settings they do not know.
+   */
+  record AppName(String name, String appId, String owner, int requestTimeoutS) {}
+
+  /** One request to an application, as the frontend that took it recorded it. */
+  record ExecutionRecord(String executionId, String appId, String owner, String status, String result,
+                         String error, Instant started, Instant finished, String frontend) {}
+
+  /** Create an account unless the name is taken (and its key); false when the name exists. */
+  boolean createAccount(Account account);
+
+  /** The account whose API key has this SHA-256. */
+  Optional<String> accountByKey(String apiKeySha256);
+
+  /** Store a new version unless that (owner, name, version) exists; false when someone got there first. */
+  boolean putGrainVersion(GrainVersion grain);
+
+  /** The newest version of a grain, with its code. */
+  Optional<GrainVersion> latestGrain(String owner, String name);
+
+  /** The newest version of every grain of an account (code included; grains are small). */
+  List<GrainVersion> grains(String owner);
+
+  /** Delete every version of a grain. */
+  void deleteGrain(String owner, String name);
+
+  /** Claim a global application name: returns the existing claim if someone holds it, else {@code claim}. */
+  AppName claimAppName(AppName claim);
+
+  Optional<AppName> appName(String name);
+
+  void releaseAppName(String name);
+
+  void setRequestTimeout(String name, int seconds);
+
+  /** Replace the application's code with {@code code} (resources not in it are removed). */
+  void replaceApplicationCode(String appId, Map<String, GrainCode> code);
+
+  /** Remove an application: its row, code and per-host states. */
+  void deleteApplication(String appId);
+
+  /** Forget the per-host states of an application (a new deploy starts over). */
+  void clearAppHostStates(String appId);
+
+  void putExecution(ExecutionRecord execution);
+
+  Optional<ExecutionRecord> execution(String executionId);
+
+  /**
+   * Finish an execution if its status is still {@code expected} (first result wins); returns whether it
+   * changed.
+   */
+  boolean finishExecution(String executionId, String expected, String status, String result, String error,
+                          Instant finished);
+
   @Override
   void close();
 }

@@ -42,7 +42,12 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public void putApplication(ApplicationRecord app, Map<String, GrainCode> grainCode) {
     apps.put(app.appId(), app);
-    code.put(app.appId(), Map.copyOf(grainCode));
+    // Like Cassandra: the given code rows are upserted, others stay.
+    code.merge(app.appId(), Map.copyOf(grainCode), (a, b) -> {
+      Map<String, GrainCode> m = new java.util.HashMap<>(a);
+      m.putAll(b);
+      return Map.copyOf(m);
+    });
   }
 
   @Override
@@ -86,6 +91,109 @@ public class InMemoryClusterStore implements ClusterStore {
   public synchronized List<LogLine> logs(String executionId) {
     return logs.stream().filter(l -> l.executionId().equals(executionId))
         .sorted(Comparator.comparingLong(LogLine::tsNanos).thenComparingInt(LogLine::seq)).toList();
+  }
+
+  private final Map<String, Account> accounts = new ConcurrentHashMap<>();
+  private final Map<String, String> keys = new ConcurrentHashMap<>();
+  private final Map<String, java.util.NavigableMap<Integer, GrainVersion>> grainVersions = new ConcurrentHashMap<>();
+  private final Map<String, AppName> names = new ConcurrentHashMap<>();
+  private final Map<String, ExecutionRecord> executions = new ConcurrentHashMap<>();
+
+  @Override
+  public synchronized boolean createAccount(Account account) {
+    if (accounts.putIfAbsent(account.name(), account) != null) {
+      return false;
+    }
+    keys.put(account.apiKeySha256(), account.name());
+    return true;
+  }
+
+  @Override
+  public Optional<String> accountByKey(String apiKeySha256) {
+    return Optional.ofNullable(keys.get(apiKeySha256));
+  }
+
+  @Override
+  public synchronized boolean putGrainVersion(GrainVersion g) {
+    return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new java.util.TreeMap<>())
+        .putIfAbsent(g.version(), g) == null;
+  }
+
+  @Override
+  public synchronized Optional<GrainVersion> latestGrain(String owner, String name) {
+    var versions = grainVersions.get(owner + "\0" + name);
+    return versions == null || versions.isEmpty() ? Optional.empty() : Optional.of(versions.lastEntry().getValue());
+  }
+
+  @Override
+  public synchronized List<GrainVersion> grains(String owner) {
+    return grainVersions.values().stream().filter(v -> !v.isEmpty() && v.lastEntry().getValue().owner().equals(owner))
+        .map(v -> v.lastEntry().getValue()).sorted(Comparator.comparing(GrainVersion::name)).toList();
+  }
+
+  @Override
+  public synchronized void deleteGrain(String owner, String name) {
+    grainVersions.remove(owner + "\0" + name);
+  }
+
+  @Override
+  public AppName claimAppName(AppName claim) {
+    AppName existing = names.putIfAbsent(claim.name(), claim);
+    return existing == null ? claim : existing;
+  }
+
+  @Override
+  public Optional<AppName> appName(String name) {
+    return Optional.ofNullable(names.get(name));
+  }
+
+  @Override
+  public void releaseAppName(String name) {
+    names.remove(name);
+  }
+
+  @Override
+  public void setRequestTimeout(String name, int seconds) {
+    names.computeIfPresent(name, (k, n) -> new AppName(n.name(), n.appId(), n.owner(), seconds));
+  }
+
+  @Override
+  public void replaceApplicationCode(String appId, Map<String, GrainCode> grainCode) {
+    code.put(appId, Map.copyOf(grainCode));
+  }
+
+  @Override
+  public void deleteApplication(String appId) {
+    apps.remove(appId);
+    code.remove(appId);
+    clearAppHostStates(appId);
+  }
+
+  @Override
+  public void clearAppHostStates(String appId) {
+    states.values().removeIf(s -> s.appId().equals(appId));
+  }
+
+  @Override
+  public void putExecution(ExecutionRecord execution) {
+    executions.put(execution.executionId(), execution);
+  }
+
+  @Override
+  public Optional<ExecutionRecord> execution(String executionId) {
+    return Optional.ofNullable(executions.get(executionId));
+  }
+
+  @Override
+  public synchronized boolean finishExecution(String executionId, String expected, String status, String result,
+                                              String error, Instant finished) {
+    ExecutionRecord e = executions.get(executionId);
+    if (e == null || !e.status().equals(expected)) {
+      return false;
+    }
+    executions.put(executionId, new ExecutionRecord(e.executionId(), e.appId(), e.owner(), status, result, error,
+        e.started(), finished, e.frontend()));
+    return true;
   }
 
   @Override

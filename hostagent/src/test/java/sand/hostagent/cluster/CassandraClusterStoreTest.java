@@ -2,6 +2,7 @@ package sand.hostagent.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.datastax.oss.driver.api.core.CqlSession;
@@ -68,5 +69,48 @@ class CassandraClusterStoreTest {
       Thread.onSpinWait();
     }
     assertEquals(List.of("first", "second"), store.logs("x1").stream().map(ClusterStore.LogLine::text).toList());
+  }
+
+  @Test
+  void frontendTablesClaimOnceAndFinishOnce() {
+    Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    assertTrue(store.createAccount(new ClusterStore.Account("alice", "k1", now)));
+    assertFalse(store.createAccount(new ClusterStore.Account("alice", "k2", now)), "a name is claimed once");
+    assertEquals("alice", store.accountByKey("k1").orElseThrow());
+    assertTrue(store.accountByKey("k2").isEmpty());
+
+    byte[] v1 = "a".getBytes(StandardCharsets.UTF_8);
+    assertTrue(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
+    assertFalse(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
+    assertTrue(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 2, v1, "zip", "s2", 1, now)));
+    assertEquals(2, store.latestGrain("alice", "g").orElseThrow().version());
+    assertEquals(List.of("g"), store.grains("alice").stream().map(ClusterStore.GrainVersion::name).toList());
+    assertTrue(store.grains("bob").isEmpty());
+    store.deleteGrain("alice", "g");
+    assertTrue(store.latestGrain("alice", "g").isEmpty());
+
+    var claim = new ClusterStore.AppName("shop", "a000000000001", "alice", 0);
+    assertEquals(claim, store.claimAppName(claim));
+    assertEquals("alice", store.claimAppName(new ClusterStore.AppName("shop", "a000000000002", "bob", 0)).owner());
+    store.setRequestTimeout("shop", 7);
+    assertEquals(7, store.appName("shop").orElseThrow().requestTimeoutS());
+    store.releaseAppName("shop");
+    assertTrue(store.appName("shop").isEmpty());
+
+    byte[] code = "x".getBytes(StandardCharsets.UTF_8);
+    store.putApplication(new ClusterStore.ApplicationRecord("a000000000001", "shop", "alice", "{}", "", "{}", 1,
+        "deployed", List.of()), Map.of("old", new ClusterStore.GrainCode("old", code, "py", "o")));
+    store.replaceApplicationCode("a000000000001", Map.of("new", new ClusterStore.GrainCode("new", code, "py", "n")));
+    assertEquals(java.util.Set.of("new"), store.applicationCode("a000000000001").keySet());
+    store.setAppHostState("a000000000001", "h1", "deployed", null, now);
+    store.deleteApplication("a000000000001");
+    assertTrue(store.application("a000000000001").isEmpty());
+    assertTrue(store.applicationCode("a000000000001").isEmpty());
+    assertTrue(store.appHostStates("a000000000001").isEmpty());
+
+    store.putExecution(new ClusterStore.ExecutionRecord("e1", "a1", "alice", "running", null, null, now, null, "fe"));
+    assertTrue(store.finishExecution("e1", "running", "succeeded", "{\"ok\":1}", null, now));
+    assertFalse(store.finishExecution("e1", "running", "succeeded", "{\"ok\":2}", null, now), "first result wins");
+    assertEquals("{\"ok\":1}", store.execution("e1").orElseThrow().result());
   }
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The frontends of this host: start|stop|status|ready|fetch (see deploy/lib.sh). One frontend per port in
+# $SAND_FRONTEND_PORTS (default "8081 8082"), id fe-<port>, pid file frontend-<port>, log frontend-<port>.log;
+# nginx ($SAND_NGINX_PORT) load-balances over them. They need Kafka and Cassandra.
+source "$(dirname "$0")/lib.sh"
+
+COMP=frontend
+JAR="$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar"
+export SAND_FRONTEND_HOST="$SAND_BIND"
+export SAND_FRONTEND_KAFKA_BOOTSTRAP="${SAND_FRONTEND_KAFKA_BOOTSTRAP:-$SAND_BIND:$SAND_KAFKA_PORT}"
+export SAND_FRONTEND_CASSANDRA_CONTACT="${SAND_FRONTEND_CASSANDRA_CONTACT:-$SAND_BIND:$SAND_CASSANDRA_PORT}"
+
+ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null; }
+ready() {
+  local p
+  for p in $SAND_FRONTEND_PORTS; do ready_one "$p" || return 1; done
+}
+
+start_one() {
+  local port="$1" comp="$COMP-$1"
+  if is_running "$comp" && ready_one "$port"; then echo "    $comp already running"; return 0; fi
+  require_port_free "$comp" "$port"
+  progress "Starting frontend fe-$port on $SAND_BIND:$port"
+  SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="fe-$port" start_bg "$comp" "$JAVA" -Xms64m -Xmx384m \
+    -XX:+UseSerialGC -Dorg.slf4j.simpleLogger.showDateTime=true \
+    -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn \
+    -Dorg.slf4j.simpleLogger.log.com.datastax=warn -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn \
+    -cp "$JAR:$SAND_ROOT/frontend/target/lib/*" sand.frontend.Frontend
+  wait_until "$comp" 90 ready_one "$port"
+  done_step
+}
+
+case "${1:-}" in
+  fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
+  start) for p in $SAND_FRONTEND_PORTS; do start_one "$p"; done ;;
+  stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;
+  status)
+    rc=0
+    for p in $SAND_FRONTEND_PORTS; do
+      if is_running "$COMP-$p" && ready_one "$p"; then
+        printf '%-11s running  %-28s pid %s\n' "fe-$p" "http://$SAND_BIND:$p" "$(cat "$(pidfile "$COMP-$p")")"
+      else
+        printf '%-11s stopped\n' "fe-$p"; rc=3
+      fi
+    done
+    exit "$rc"
+    ;;
+  ready) ready ;;
+  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+esac

@@ -1,0 +1,193 @@
+package sand.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import sand.hostagent.bridge.TopicNames;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.cluster.ClusterStore.AppName;
+import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.hostagent.cluster.ClusterStore.HostInfo;
+import sand.hostagent.sandbox.ApplicationSettings;
+
+/**
+ * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
+ * (like domain names): the first account to PUT a name owns it, another account's PUT is 409. Reading
+ * or deleting another account's application answers 404, as for a name nobody holds, so names of
+ * other accounts' applications do not leak through GET.
+ */
+public final class AppsHandler {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final ClusterStore store;
+  private final Clock clock;
+  private final Duration hostMaxAge;
+
+  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge) {
+    this.store = store;
+    this.clock = clock;
+    this.hostMaxAge = hostMaxAge;
+  }
+
+  public void routes(Router r) {
+    r.add("GET", "/api/v1/apps", true, this::list);
+    r.add("PUT", "/api/v1/apps/{app}", true, this::put);
+    r.add("GET", "/api/v1/apps/{app}", true, this::get);
+    r.add("DELETE", "/api/v1/apps/{app}", true, this::delete);
+  }
+
+  /** An application id: 'a' + 12 lower-case hex digits (never a reserved id). */
+  static String newAppId() {
+    byte[] b = new byte[6];
+    RANDOM.nextBytes(b);
+    return "a" + HexFormat.of().formatHex(b);
+  }
+
+  static String appName(Call call) {
+    String name = call.param("app");
+    if (!TopicNames.validApplication(name)) {
+      throw ApiException.badRequest("application name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
+          + "with a letter or digit, and not " + TopicNames.RESERVED_APPS);
+    }
+    return name;
+  }
+
+  /** The caller's application of that name, or 404 (also when another account holds the name). */
+  record Owned(AppName name, ApplicationRecord app) {}
+
+  Owned owned(Call call) {
+    String name = appName(call);
+    AppName n = store.appName(name).filter(x -> x.owner().equals(call.account())).orElseThrow(() -> notFound(name));
+    ApplicationRecord app = store.application(n.appId()).orElseThrow(() -> notFound(name));
+    return new Owned(n, app);
+  }
+
+  static ApiException notFound(String name) {
+    return ApiException.notFound("no application '" + name + "' in your account; create it with PUT /api/v1/apps/"
+        + name);
+  }
+
+  Set<String> liveHosts() {
+    return store.liveHosts(clock.instant(), hostMaxAge).stream().map(HostInfo::hostId)
+        .collect(Collectors.toCollection(java.util.TreeSet::new));
+  }
+
+  Reply put(Call call) {
+    String name = appName(call);
+    JsonNode body = call.json("workflow");
+    Workflow.parse(body);
+    ObjectNode workflow = ((ObjectNode) body).deepCopy();
+    JsonNode settingsNode = workflow.remove("settings");
+    Settings settings = Settings.parse(settingsNode);
+    AppName existing = store.appName(name).orElse(null);
+    if (existing == null) {
+      existing = store.claimAppName(new AppName(name, newAppId(), call.account(), settings.requestTimeoutS()));
+    }
+    if (!existing.owner().equals(call.account())) {
+      throw ApiException.conflict("application name '" + name + "' is taken by another account; names are "
+          + "global, choose another");
+    }
+    if (existing.requestTimeoutS() != settings.requestTimeoutS()) {
+      store.setRequestTimeout(name, settings.requestTimeoutS());
+    }
+    ApplicationRecord old = store.application(existing.appId()).orElse(null);
+    // A changed workflow takes effect at the next deploy (which copies the grains' code again).
+    store.putApplication(new ApplicationRecord(existing.appId(), name, call.account(), Json.text(workflow),
+        old == null ? "" : old.requirements(), settings.agentJson(), old == null ? 0 : old.version(),
+        old == null ? "undeployed" : old.desired(), settings.hosts()), java.util.Map.of());
+    return Reply.ok(describe(store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
+  }
+
+  Reply list(Call call) {
+    ObjectNode out = Json.object();
+    var arr = out.putArray("apps");
+    Set<String> live = liveHosts();
+    for (ApplicationRecord app : store.applications()) {
+      if (call.account().equals(app.owner())) {
+        AppStatus s = AppStatus.of(app, store.appHostStates(app.appId()), live);
+        arr.addObject().put("name", app.name()).put("status", s.status()).put("version", app.version())
+            .put("error", s.error());
+      }
+    }
+    return Reply.ok(out);
+  }
+
+  Reply get(Call call) {
+    Owned o = owned(call);
+    return Reply.ok(describe(o.name(), o.app()));
+  }
+
+  ObjectNode describe(AppName n, ApplicationRecord app) {
+    var states = store.appHostStates(app.appId());
+    AppStatus s = AppStatus.of(app, states, liveHosts());
+    ObjectNode out = Json.object().put("name", app.name()).put("id", app.appId()).put("status", s.status())
+        .put("error", s.error()).put("version", app.version());
+    out.set("workflow", Json.stored(app.workflow()));
+    ObjectNode settings = (ObjectNode) Json.stored(app.settings() == null || app.settings().isBlank() ? "{}"
+        : app.settings());
+    settings.put("request_timeout_s", n.requestTimeoutS());
+    app.hosts().forEach(settings.withArray("hosts")::add);
+    out.set("settings", settings);
+    var hosts = out.putArray("hosts");
+    states.forEach(h -> hosts.addObject().put("host", h.hostId()).put("status", h.status()).put("error", h.error())
+        .put("updated", AppStatus.iso(h.updated())));
+    return out;
+  }
+
+  Reply delete(Call call) {
+    Owned o = owned(call);
+    AppStatus s = AppStatus.of(o.app(), store.appHostStates(o.app().appId()), liveHosts());
+    if (!"undeployed".equals(s.status())) {
+      throw ApiException.conflict("application '" + o.name().name() + "' is " + s.status() + "; undeploy it first "
+          + "(POST /api/v1/apps/" + o.name().name() + "/undeploy) and wait for status undeployed");
+    }
+    store.deleteApplication(o.app().appId());
+    store.releaseAppName(o.name().name());
+    return Reply.ok(Json.object().put("name", o.name().name()).put("deleted", true));
+  }
+
+  /**
+   * The "settings" member of a PUT body: the agent's settings (checked by the agent's own parser),
+   * the hosts to run on (empty = every live host) and the frontend's request timeout (0 = default).
+   */
+  record Settings(String agentJson, List<String> hosts, int requestTimeoutS) {
+    static Settings parse(JsonNode n) {
+      if (n == null || n.isNull()) {
+        return new Settings("{}", List.of(), 0);
+      }
+      if (!n.isObject()) {
+        throw ApiException.badRequest("workflow 'settings' must be an object, e.g. {\"timeout_s\": 60}");
+      }
+      ObjectNode agent = ((ObjectNode) n).deepCopy();
+      JsonNode hosts = agent.remove("hosts");
+      JsonNode timeout = agent.remove("request_timeout_s");
+      List<String> hostList = new java.util.ArrayList<>();
+      if (hosts != null && !hosts.isNull()) {
+        if (!hosts.isArray()) {
+          throw ApiException.badRequest("settings.hosts must be a list of host ids (empty = every live host)");
+        }
+        hosts.forEach(h -> hostList.add(h.asText()));
+      }
+      int t = 0;
+      if (timeout != null && !timeout.isNull()) {
+        if (!timeout.canConvertToInt() || timeout.asInt() < 1 || timeout.asInt() > 300) {
+          throw ApiException.badRequest("settings.request_timeout_s=" + timeout + " is invalid: must be an int "
+              + "in 1..300 seconds");
+        }
+        t = timeout.asInt();
+      }
+      try {
+        ApplicationSettings.fromJson(Json.text(agent));
+      } catch (IllegalArgumentException e) {
+        throw ApiException.badRequest("settings: " + e.getMessage());
+      }
+      return new Settings(Json.text(agent), List.copyOf(hostList), t);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+package sand.frontend;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import sand.hostagent.cluster.ClusterStore;
+
+/**
+ * Authentication: {@code Authorization: Bearer <api key>} becomes the request's account (only the key's
+ * SHA-256 is stored and looked up). A key that is present but unknown answers 401 here; a route that
+ * needs an account and got none answers 401 in the {@link Router}. The operator's admin key marks the
+ * request as admin (it may create accounts when open sign-up is off) and belongs to no account.
+ */
+public final class AuthHandler extends Handler.Wrapper {
+  public static final String ACCOUNT_ATTRIBUTE = "sand.account";
+  public static final String ADMIN_ATTRIBUTE = "sand.admin";
+
+  private final ClusterStore store;
+  private final String adminKeySha256;
+
+  public AuthHandler(ClusterStore store, String adminKey, Handler next) {
+    super(next);
+    this.store = store;
+    this.adminKeySha256 = adminKey == null || adminKey.isEmpty() ? null : sha256(adminKey);
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
+    if (header != null) {
+      if (!header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
+        Router.write(response, callback, Reply.error(new ApiException(401, "unauthorized",
+            "the Authorization header must be 'Bearer <api key>'")));
+        return true;
+      }
+      String hash = sha256(header.substring(7).trim());
+      if (hash.equals(adminKeySha256)) {
+        request.setAttribute(ADMIN_ATTRIBUTE, Boolean.TRUE);
+      } else {
+        String account;
+        try {
+          account = store.accountByKey(hash).orElse(null);
+        } catch (RuntimeException e) {
+          if (Errors.platform(e) instanceof ApiException a) {
+            Router.write(response, callback, Reply.error(a));
+            return true;
+          }
+          throw e;
+        }
+        if (account == null) {
+          Router.write(response, callback, Reply.error(new ApiException(401, "unauthorized",
+              "unknown API key: sign up with POST /api/v1/accounts or check the key you were given")));
+          return true;
+        }
+        request.setAttribute(ACCOUNT_ATTRIBUTE, account);
+      }
+    }
+    return super.handle(request, response, callback);
+  }
+
+  static ApiException missingKey() {
+    return new ApiException(401, "unauthorized",
+        "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)");
+  }
+
+  public static String sha256(String s) {
+    return sha256(s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  public static String sha256(byte[] b) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("no SHA-256 in this JVM", e);
+    }
+  }
+}

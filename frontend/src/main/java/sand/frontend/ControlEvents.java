@@ -1,0 +1,42 @@
+package sand.frontend;
+
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import sand.hostagent.bridge.TopicNames;
+
+/**
+ * Deploy and undeploy events on {@code sand.control} (docs/host-agent.md "Control events"), key = app id.
+ * Sent after the cluster state is written, so an agent that reads the event finds the new state; an
+ * agent that misses it catches up at its next periodic reconcile.
+ */
+public final class ControlEvents {
+  private final Producer<String, byte[]> producer;
+
+  public ControlEvents(Producer<String, byte[]> producer) {
+    this.producer = producer;
+  }
+
+  public void publish(String type, String appId, List<String> hosts) {
+    var v = Json.object().put("type", type).put("app", appId);
+    if (hosts == null || hosts.isEmpty()) {
+      v.putNull("hosts");
+    } else {
+      hosts.forEach(v.putArray("hosts")::add);
+    }
+    try {
+      producer.send(new ProducerRecord<>(TopicNames.CONTROL, appId, Json.bytes(v))).get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // The state is written; agents reconcile periodically, so the deploy still happens, only later.
+      throw new ApiException(502, "unavailable", "the " + type + " of application " + appId + " is recorded but "
+          + "the control event could not be sent to Kafka (" + e + "); the host agents pick it up at their next "
+          + "reconcile (30 s)");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(502, "unavailable", "interrupted sending the control event");
+    }
+  }
+}

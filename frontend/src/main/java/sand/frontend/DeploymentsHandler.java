@@ -1,0 +1,105 @@
+package sand.frontend;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipInputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.hostagent.cluster.ClusterStore.GrainCode;
+import sand.hostagent.cluster.ClusterStore.GrainVersion;
+
+/**
+ * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and
+ * report per host in app_hosts; GET the application to follow its status).
+ *
+ * <p>Deploy copies the newest version of every grain the workflow names into application_code, gathers
+ * the zips' requirements.txt into the application's requirements, bumps the version (the agents redeploy
+ * when it changes), resets the target hosts' states to 'deploying', sets desired = deployed, and then
+ * tells the agents on {@code sand.control}.
+ */
+public final class DeploymentsHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(DeploymentsHandler.class);
+
+  private final ClusterStore store;
+  private final AppsHandler apps;
+  private final ControlEvents control;
+  private final Clock clock;
+
+  public DeploymentsHandler(ClusterStore store, AppsHandler apps, ControlEvents control, Clock clock) {
+    this.store = store;
+    this.apps = apps;
+    this.control = control;
+    this.clock = clock;
+  }
+
+  public void routes(Router r) {
+    r.add("POST", "/api/v1/apps/{app}/deploy", true, this::deploy);
+    r.add("POST", "/api/v1/apps/{app}/undeploy", true, this::undeploy);
+  }
+
+  Reply deploy(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
+    ApplicationRecord app = o.app();
+    Workflow wf = Workflow.parse(Json.stored(app.workflow()));
+    Map<String, GrainCode> code = new LinkedHashMap<>();
+    StringBuilder requirements = new StringBuilder();
+    for (String resource : wf.resources()) {
+      GrainVersion g = store.latestGrain(call.account(), resource).orElseThrow(() -> new ApiException(400,
+          "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which is not in your "
+          + "account; upload it with PUT /api/v1/grains/" + resource));
+      code.put(resource, new GrainCode(resource, g.code(), g.kind(), g.sha256()));
+      if ("zip".equals(g.kind())) {
+        String req = requirementsOf(g.code());
+        if (!req.isBlank()) {
+          requirements.append("# from grain ").append(resource).append(" v").append(g.version()).append('\n')
+              .append(req).append(req.endsWith("\n") ? "" : "\n");
+        }
+      }
+    }
+    List<String> targets = app.hosts().isEmpty() ? List.copyOf(apps.liveHosts()) : app.hosts();
+    store.replaceApplicationCode(app.appId(), code);
+    store.clearAppHostStates(app.appId());
+    for (String h : targets) {
+      store.setAppHostState(app.appId(), h, "deploying", null, clock.instant());
+    }
+    ApplicationRecord next = new ApplicationRecord(app.appId(), app.name(), app.owner(), app.workflow(),
+        requirements.toString(), app.settings(), app.version() + 1, "deployed", app.hosts());
+    store.putApplication(next, Map.of());
+    LOG.info("[app {} id {}] deploy version {} on {}", app.name(), app.appId(), next.version(),
+        app.hosts().isEmpty() ? "every live host " + targets : targets);
+    control.publish("deploy", app.appId(), app.hosts());
+    return Reply.json(202, apps.describe(o.name(), next));
+  }
+
+  Reply undeploy(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
+    ApplicationRecord app = o.app();
+    store.setDesired(app.appId(), "undeployed", app.hosts());
+    LOG.info("[app {} id {}] undeploy", app.name(), app.appId());
+    control.publish("undeploy", app.appId(), app.hosts());
+    return Reply.json(202, apps.describe(o.name(), store.application(app.appId()).orElseThrow()));
+  }
+
+  /** The top-level requirements.txt of a zip grain (checked at upload), "" if none. */
+  static String requirementsOf(byte[] zip) {
+    try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(zip))) {
+      ZipEntry e;
+      while ((e = in.getNextEntry()) != null) {
+        if (e.getName().equals("requirements.txt")) {
+          return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+      }
+      return "";
+    } catch (IOException ex) {
+      throw new IllegalStateException("a stored zip grain cannot be read: " + ex.getMessage(), ex);
+    }
+  }
+}

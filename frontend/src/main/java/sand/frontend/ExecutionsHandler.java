@@ -1,0 +1,59 @@
+package sand.frontend;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
+
+/**
+ * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances
+ * wrote (stored by the host agents from LQ_HA reports). Only the account that owns the application sees
+ * them; any other id answers 404.
+ */
+public final class ExecutionsHandler {
+  private final ClusterStore store;
+
+  public ExecutionsHandler(ClusterStore store) {
+    this.store = store;
+  }
+
+  public void routes(Router r) {
+    r.add("GET", "/api/v1/executions/{id}", true, this::get);
+    r.add("GET", "/api/v1/executions/{id}/logs", true, this::logs);
+  }
+
+  private ExecutionRecord owned(Call call) {
+    String id = call.param("id");
+    return store.execution(id).filter(e -> e.owner().equals(call.account()))
+        .orElseThrow(() -> ApiException.notFound("no execution '" + id + "' of your applications"));
+  }
+
+  Reply get(Call call) {
+    ExecutionRecord e = owned(call);
+    String app = store.application(e.appId()).map(a -> a.name()).orElse(null);
+    ObjectNode out = Json.object().put("execution_id", e.executionId()).put("app", app).put("status", e.status());
+    out.set("result", Json.stored(e.result()));
+    out.set("error", Json.stored(e.error()));
+    ObjectNode t = out.putObject("timings").put("started", iso(e.started())).put("finished", iso(e.finished()));
+    if (e.started() != null && e.finished() != null) {
+      t.put("duration_ms", java.time.Duration.between(e.started(), e.finished()).toNanos() / 1e6);
+    }
+    out.put("frontend", e.frontend());
+    return Reply.ok(out);
+  }
+
+  Reply logs(Call call) {
+    ExecutionRecord e = owned(call);
+    ObjectNode out = Json.object().put("execution_id", e.executionId());
+    var arr = out.putArray("logs");
+    for (var l : store.logs(e.executionId())) {
+      arr.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
+          .put("level", l.level()).put("text", l.text());
+    }
+    return Reply.ok(out);
+  }
+
+  private static String iso(Instant t) {
+    return t == null ? null : t.toString();
+  }
+}

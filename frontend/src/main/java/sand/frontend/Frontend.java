@@ -1,0 +1,177 @@
+package sand.frontend;
+
+import static sand.common.ConfigDef.Type.BOOLEAN;
+import static sand.common.ConfigDef.Type.INT;
+import static sand.common.ConfigDef.Type.LONG;
+import static sand.common.ConfigDef.Type.STRING;
+import static sand.common.ConfigDef.between;
+
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.component.LifeCycle;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.common.ConfigDef;
+import sand.common.ConfigDef.Config;
+import sand.hostagent.bridge.KafkaClients;
+import sand.hostagent.bridge.TopicNames;
+import sand.hostagent.cluster.CassandraClusterStore;
+import sand.hostagent.cluster.ClusterStore;
+
+/**
+ * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
+ * Jetty. {@link #newServer} builds it from settings and its dependencies (tests hand in an in-memory
+ * cluster store and Kafka mocks); {@link #main} connects the real ones, starts it and joins it.
+ */
+public final class Frontend {
+  private static final Logger LOG = LoggerFactory.getLogger(Frontend.class);
+
+  /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;). */
+  public static final ConfigDef DEF = new ConfigDef("frontend")
+      .define("id", STRING, "", v -> ((String) v).isEmpty() || TopicNames.validFrontend((String) v),
+          "empty (fe-<port>) or " + TopicNames.FRONTEND_FORM,
+          "this frontend's id: its response topic is sand.response.<id>, so it must be unique in the cluster")
+      .define("host", STRING, "127.0.0.1", v -> !((String) v).isBlank(), "a host name or IP address",
+          "address the HTTP server binds")
+      .define("port", INT, 8081, between(0, 65535), "a port in 0..65535", "HTTP port; 0 picks a free port")
+      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", v -> ((String) v).contains(":"), "host:port[,...]",
+          "Kafka bootstrap servers (the global message bus)")
+      .define("cassandra.contact", STRING, "127.0.0.1:9042", v -> ((String) v).matches("[^:]+:\\d+"), "host:port",
+          "a Cassandra contact point (the cluster state)")
+      .define("cassandra.datacenter", STRING, "datacenter1", v -> !((String) v).isBlank(), "a datacenter name",
+          "Cassandra local datacenter")
+      .define("cassandra.keyspace", STRING, "sand", v -> ((String) v).matches("[a-z][a-z0-9_]{0,47}"),
+          "a keyspace name", "keyspace of the cluster state")
+      .define("cassandra.replication", INT, 1, between(1, 99), "an int in 1..99",
+          "replication factor if the keyspace is created")
+      .define("admin.key", STRING, "", v -> ((String) v).isEmpty() || ((String) v).length() >= 16,
+          "empty (no admin) or at least 16 characters", "the operator's key: may create accounts when open.signup is false")
+      .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
+      .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30), "bytes in 1024..2^30",
+          "largest request body (grain upload, workflow, invocation); larger answers 413")
+      .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000), "an int in 1..1000000",
+          "most requests of one account's applications in flight on this frontend; more answers 429")
+      .define("request.timeout.s", INT, 30, between(1, 300), "an int in 1..300",
+          "how long a synchronous request waits for its result unless the application sets request_timeout_s")
+      .define("host.max.age.ms", INT, 10_000, between(1000, 600_000), "an int in 1000..600000",
+          "a host agent whose heartbeat is older than this is not live (not a deploy target)");
+
+  /** What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes. */
+  public record Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
+                     ResponseListener.TopicCreator topics, Clock clock) {}
+
+  private Frontend() {}
+
+  /** The id of a frontend: the setting, or fe-&lt;port&gt;. */
+  public static String id(Config config) {
+    return config.getString("id").isEmpty() ? "fe-" + config.getInt("port") : config.getString("id");
+  }
+
+  /** Build the server (not started). Starting it creates the response topic and starts listening on it. */
+  public static Server newServer(Config config, Deps deps) {
+    String id = id(config);
+    QueuedThreadPool pool = new QueuedThreadPool(200, 8);
+    pool.setName("frontend-" + id);
+    Server server = new Server(pool);
+    ServerConnector http = new ServerConnector(server);
+    http.setHost(config.getString("host"));
+    http.setPort(config.getInt("port"));
+    // A synchronous request may wait up to 300 s for its result (request_timeout_s).
+    http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
+    server.addConnector(http);
+
+    ExecutorService work = Executors.newFixedThreadPool(4, r -> {
+      Thread t = new Thread(r, "results-" + id);
+      t.setDaemon(true);
+      return t;
+    });
+    FrontendMetrics metrics = new FrontendMetrics(id);
+    Results results = new Results(deps.store(), deps.clock(), work);
+    ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
+        results);
+    metrics.gauge("sand_frontend_requests_waiting", results::waiting);
+
+    Router router = new Router(config.getLong("max.body.bytes"));
+    new SystemHandler(id, metrics, listener::running).routes(router);
+    new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock()).routes(router);
+    new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes")).routes(router);
+    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")));
+    apps.routes(router);
+    new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()), deps.clock()).routes(router);
+    new ExecutionsHandler(deps.store()).routes(router);
+    new InvokeHandler(deps.store(), deps.producer(), results, metrics, deps.clock(), work, id,
+        config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account")).routes(router);
+
+    server.setHandler(new MetricsHandler(metrics, new AuthHandler(deps.store(), config.getString("admin.key"),
+        router)));
+    server.addBean(router, false);
+    server.addBean(listener, true);
+    server.addEventListener(new LifeCycle.Listener() {
+      @Override
+      public void lifeCycleStopped(LifeCycle event) {
+        work.shutdown();
+      }
+    });
+    return server;
+  }
+
+  /** The real dependencies: Cassandra, a Kafka producer and the response topic's consumer. */
+  public static Deps connect(Config config) {
+    String id = id(config);
+    String[] contact = config.getString("cassandra.contact").split(":");
+    ClusterStore store = CassandraClusterStore.connect(new InetSocketAddress(contact[0], Integer.parseInt(contact[1])),
+        config.getString("cassandra.datacenter"), config.getString("cassandra.keyspace"),
+        config.getInt("cassandra.replication"));
+    String bootstrap = config.getString("kafka.bootstrap");
+    Properties p = KafkaClients.producerProperties(bootstrap, id);
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, KafkaClients.MAX_REQUEST_BYTES);
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return new Deps(store, new KafkaProducer<>(p), new KafkaConsumer<>(c), new KafkaResponseTopics(bootstrap),
+        Clock.systemUTC());
+  }
+
+  public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("--help")) {
+      System.out.print(DEF.toMarkdown()); // the settings table of docs/config.md
+      return;
+    }
+    Config config = DEF.parse(Map.of());
+    Deps deps = connect(config);
+    Server server = newServer(config, deps);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      try {
+        server.stop();
+      } catch (Exception e) {
+        LOG.warn("stopping: {}", e.toString());
+      }
+      deps.producer().close();
+      deps.store().close();
+    }, "frontend-shutdown"));
+    server.start();
+    LOG.info("[frontend {}] listening on http://{}:{}", id(config), config.getString("host"),
+        ((ServerConnector) server.getConnectors()[0]).getLocalPort());
+    server.join();
+  }
+}

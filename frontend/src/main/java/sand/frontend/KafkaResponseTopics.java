@@ -1,0 +1,43 @@
+package sand.frontend;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+import sand.hostagent.bridge.KafkaClients;
+
+/**
+ * Creates a frontend's response topic: one partition (one reader, the frontend), records as large as a
+ * local bus message (docs/host-agent.md "Record size").
+ */
+public final class KafkaResponseTopics implements ResponseListener.TopicCreator {
+  private final String bootstrap;
+
+  public KafkaResponseTopics(String bootstrap) {
+    this.bootstrap = bootstrap;
+  }
+
+  @Override
+  public void ensureResponseTopic(String topic) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
+    try (Admin admin = Admin.create(p)) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
+          .configs(Map.of("max.message.bytes", Integer.toString(KafkaClients.MAX_REQUEST_BYTES)))))
+          .all().get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new IllegalStateException("cannot create response topic " + topic + ": " + e.getCause(), e);
+      }
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot create response topic " + topic + ": " + e, e);
+    }
+  }
+}

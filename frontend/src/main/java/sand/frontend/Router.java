@@ -1,0 +1,140 @@
+package sand.frontend;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The routes of the frontend: method + path template ({@code /api/v1/grains/{grain}}) to an endpoint.
+ * Unknown paths answer 404, a known path with another method 405, both as JSON errors. The list of
+ * routes is public so the OpenAPI document can be checked against it.
+ */
+public final class Router extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(Router.class);
+  /** Request attribute: the template of the matched route (metrics label). */
+  public static final String ROUTE_ATTRIBUTE = "sand.route";
+
+  /** What a route does with a call; an ApiException (thrown or as the failure) becomes an error reply. */
+  @FunctionalInterface
+  public interface Endpoint {
+    CompletionStage<Reply> handle(Call call) throws Exception;
+  }
+
+  /** One route; {@code authenticated} routes answer 401 without a valid API key. */
+  public record Route(String method, String template, boolean authenticated, Endpoint endpoint, Pattern pattern,
+                      List<String> names) {}
+
+  private final List<Route> routes = new ArrayList<>();
+  private final long maxBody;
+
+  public Router(long maxBody) {
+    this.maxBody = maxBody;
+  }
+
+  /** Add a route whose endpoint answers at once. */
+  public Router add(String method, String template, boolean authenticated, SyncEndpoint endpoint) {
+    return addAsync(method, template, authenticated, c -> CompletableFuture.completedFuture(endpoint.handle(c)));
+  }
+
+  /** An endpoint that answers in the calling thread. */
+  @FunctionalInterface
+  public interface SyncEndpoint {
+    Reply handle(Call call) throws Exception;
+  }
+
+  public Router addAsync(String method, String template, boolean authenticated, Endpoint endpoint) {
+    List<String> names = new ArrayList<>();
+    Matcher m = Pattern.compile("\\{([a-z]+)}").matcher(template);
+    StringBuilder regex = new StringBuilder();
+    int last = 0;
+    while (m.find()) {
+      regex.append(Pattern.quote(template.substring(last, m.start()))).append("([^/]+)");
+      names.add(m.group(1));
+      last = m.end();
+    }
+    regex.append(Pattern.quote(template.substring(last)));
+    routes.add(new Route(method, template, authenticated, endpoint, Pattern.compile(regex.toString()), names));
+    return this;
+  }
+
+  public List<Route> routes() {
+    return List.copyOf(routes);
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = Request.getPathInContext(request);
+    boolean pathKnown = false;
+    for (Route r : routes) {
+      Matcher m = r.pattern().matcher(path);
+      if (!m.matches()) {
+        continue;
+      }
+      pathKnown = true;
+      if (!r.method().equals(request.getMethod())) {
+        continue;
+      }
+      request.setAttribute(ROUTE_ATTRIBUTE, r.template());
+      Map<String, String> params = new LinkedHashMap<>();
+      for (int i = 0; i < r.names().size(); i++) {
+        params.put(r.names().get(i), java.net.URLDecoder.decode(m.group(i + 1), java.nio.charset.StandardCharsets.UTF_8));
+      }
+      String account = (String) request.getAttribute(AuthHandler.ACCOUNT_ATTRIBUTE);
+      if (r.authenticated() && account == null) {
+        write(response, callback, Reply.error(AuthHandler.missingKey()));
+        return true;
+      }
+      run(r, new Call(request, params, account, maxBody), response, callback);
+      return true;
+    }
+    write(response, callback, Reply.error(pathKnown
+        ? new ApiException(405, "method_not_allowed", request.getMethod() + " is not allowed on " + path)
+        : ApiException.notFound("no such route: " + request.getMethod() + " " + path
+            + " (the routes are listed at GET /api/v1/openapi.json)")));
+    return true;
+  }
+
+  private void run(Route r, Call call, Response response, Callback callback) {
+    CompletionStage<Reply> stage;
+    try {
+      stage = r.endpoint().handle(call);
+    } catch (Exception e) {
+      stage = CompletableFuture.failedFuture(e);
+    }
+    stage.whenComplete((reply, failure) -> write(response, callback, failure == null ? reply : toReply(r, failure)));
+  }
+
+  private static Reply toReply(Route r, Throwable failure) {
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    if (t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException e) {
+      if (e.status() >= 500) {
+        LOG.warn("[route {} {}] {}", r.method(), r.template(), e.getMessage());
+      }
+      return Reply.error(e);
+    }
+    LOG.error("[route {} {}] failed", r.method(), r.template(), t);
+    return Reply.error(new ApiException(500, "internal", "the frontend failed: " + t
+        + " (see the frontend's log)"));
+  }
+
+  static void write(Response response, Callback callback, Reply reply) {
+    response.setStatus(reply.status());
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());
+    reply.headers().forEach((k, v) -> response.getHeaders().put(k, v));
+    response.write(true, ByteBuffer.wrap(reply.body()), callback);
+  }
+}

@@ -1,0 +1,123 @@
+package sand.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+
+/**
+ * A workflow description (paper §4.1; the shape KNIX uses), validated with the same rules and messages
+ * as grainworker/workflow.py: {@code {"name", "entry", "functions": [{"name", "next", "potentialNext",
+ * "resource"}]}} with "end" as the exit.
+ *
+ * @param grains grain name → the code (resource) it runs, in the workflow's order
+ */
+public record Workflow(String name, String entry, Map<String, String> grains) {
+  public static final String END = "end";
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  private static final Set<String> FIELDS = Set.of("name", "next", "potentialNext", "resource");
+
+  /** The resources (uploaded grains) the workflow runs, each once. */
+  public Set<String> resources() {
+    return new LinkedHashSet<>(grains.values());
+  }
+
+  /** Validate; throws a 400 ApiException whose message says what is wrong and where. */
+  public static Workflow parse(JsonNode doc) {
+    if (doc == null || !doc.isObject()) {
+      throw bad("workflow must be a JSON object with name, entry and functions");
+    }
+    JsonNode name = doc.get("name");
+    if (name == null || !name.isTextual() || !NAME.matcher(name.asText()).matches()) {
+      throw bad("workflow name " + repr(name) + " is missing or invalid: use letters, digits, '_', '.', '-'");
+    }
+    JsonNode functions = doc.get("functions");
+    if (functions == null || !functions.isArray() || functions.isEmpty()) {
+      throw bad("workflow 'functions' must be a non-empty list");
+    }
+    Map<String, String> grains = new LinkedHashMap<>();
+    Map<String, List<List<String>>> targets = new LinkedHashMap<>();
+    for (int i = 0; i < functions.size(); i++) {
+      String where = "functions[" + i + "]";
+      JsonNode f = functions.get(i);
+      if (!f.isObject()) {
+        throw bad(where + " must be an object with at least 'name'");
+      }
+      Set<String> unknown = new TreeSet<>();
+      f.fieldNames().forEachRemaining(k -> {
+        if (!FIELDS.contains(k)) {
+          unknown.add(k);
+        }
+      });
+      if (!unknown.isEmpty()) {
+        throw bad(where + " has unknown field(s) " + unknown);
+      }
+      JsonNode g = f.get("name");
+      if (g == null || !g.isTextual() || !NAME.matcher(g.asText()).matches() || g.asText().equals(END)) {
+        throw bad(where + ".name " + repr(g) + " is invalid: letters, digits, '_', '.', '-', not 'end'");
+      }
+      String gname = g.asText();
+      if (grains.containsKey(gname)) {
+        throw bad(where + ": duplicate grain name '" + gname + "'");
+      }
+      JsonNode r = f.get("resource");
+      String resource = r == null || r.isNull() ? "" : r.isTextual() ? r.asText() : null;
+      if (resource == null || (!resource.isEmpty() && !NAME.matcher(resource).matches())) {
+        throw bad(where + ".resource " + repr(r) + " is invalid");
+      }
+      grains.put(gname, resource.isEmpty() ? gname : resource);
+      targets.put(gname, List.of(names(f.get("next"), where + ".next"),
+          names(f.get("potentialNext"), where + ".potentialNext")));
+    }
+    JsonNode entry = doc.get("entry");
+    if (entry == null || !entry.isTextual() || entry.asText().isEmpty()) {
+      throw bad("workflow 'entry' is missing: name the grain that receives the request");
+    }
+    if (!grains.containsKey(entry.asText())) {
+      throw bad("entry '" + entry.asText() + "' is not a grain of the workflow; grains: " + new TreeSet<>(grains.keySet()));
+    }
+    int i = 0;
+    for (var e : targets.entrySet()) {
+      String[] kinds = {"next", "potentialNext"};
+      for (int k = 0; k < 2; k++) {
+        for (String t : e.getValue().get(k)) {
+          if (!t.equals(END) && !grains.containsKey(t)) {
+            throw bad("functions[" + i + "] (" + e.getKey() + ")." + kinds[k] + " names unknown grain '" + t + "'");
+          }
+        }
+      }
+      i++;
+    }
+    return new Workflow(name.asText(), entry.asText(), grains);
+  }
+
+  private static List<String> names(JsonNode v, String where) {
+    List<String> out = new ArrayList<>();
+    if (v == null || v.isNull()) {
+      return out;
+    }
+    if (!v.isArray()) {
+      throw bad(where + " must be a list of grain names");
+    }
+    for (JsonNode n : v) {
+      if (!n.isTextual()) {
+        throw bad(where + " must be a list of grain names");
+      }
+      out.add(n.asText());
+    }
+    return out;
+  }
+
+  private static String repr(JsonNode n) {
+    return n == null ? "None" : n.toString();
+  }
+
+  private static ApiException bad(String message) {
+    return new ApiException(400, "bad_workflow", message);
+  }
+}

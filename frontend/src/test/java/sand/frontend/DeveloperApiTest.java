@@ -1,0 +1,210 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Map;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The developer REST API over HTTP: accounts, grains, applications, deploy, executions, errors. */
+class DeveloperApiTest {
+  private TestFrontend fe;
+  private String alice;
+  private String bob;
+
+  @BeforeEach
+  void start() throws Exception {
+    fe = new TestFrontend();
+    alice = fe.signUp("alice");
+    bob = fe.signUp("bob");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    fe.close();
+  }
+
+  private static void assertError(TestFrontend.Answer a, int status, String code) {
+    assertEquals(status, a.status(), a.body());
+    assertEquals(code, a.json().path("error").path("code").asText(), a.body());
+    assertTrue(!a.json().path("error").path("message").asText().isEmpty(), a.body());
+  }
+
+  static byte[] zip(Map<String, String> files) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (ZipOutputStream z = new ZipOutputStream(out)) {
+      for (var e : files.entrySet()) {
+        z.putNextEntry(new ZipEntry(e.getKey()));
+        z.write(e.getValue().getBytes(StandardCharsets.UTF_8));
+        z.closeEntry();
+      }
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void signUpGivesAKeyOnceAndRefusesTakenOrBadNames() throws Exception {
+    assertTrue(alice.startsWith("sand_"));
+    assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"alice\"}"), 409, "conflict");
+    assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"Not Valid\"}"), 400, "bad_request");
+    assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":"), 400, "bad_request");
+  }
+
+  @Test
+  void closedSignUpNeedsTheAdminKey() throws Exception {
+    try (TestFrontend closed = new TestFrontend(Map.of("open.signup", "false", "admin.key", "admin-key-0123456789"),
+        true)) {
+      assertError(closed.call("POST", "/api/v1/accounts", null, "{\"name\":\"carol\"}"), 401, "unauthorized");
+      var admin = closed.call("POST", "/api/v1/accounts", "admin-key-0123456789", "{\"name\":\"carol\"}");
+      assertEquals(201, admin.status(), admin.body());
+      String carol = admin.json().path("api_key").asText();
+      assertError(closed.call("POST", "/api/v1/accounts", carol, "{\"name\":\"dave\"}"), 403, "forbidden");
+    }
+  }
+
+  @Test
+  void credentialsAreCheckedOnEveryDeveloperCall() throws Exception {
+    assertError(fe.call("GET", "/api/v1/grains", null, null), 401, "unauthorized");
+    assertError(fe.call("GET", "/api/v1/apps", "sand_nope", null), 401, "unauthorized");
+    assertEquals(200, fe.call("GET", "/api/v1/apps", alice, null).status());
+  }
+
+  @Test
+  void grainsAreVersionedAndPrivate() throws Exception {
+    byte[] src = "def handle(event, context):\n    return event\n".getBytes();
+    var v1 = fe.call("PUT", "/api/v1/grains/greet", alice, "text/x-python", src);
+    assertEquals(200, v1.status(), v1.body());
+    assertEquals(1, v1.json().path("version").asInt());
+    assertEquals(AuthHandler.sha256(src), v1.json().path("sha256").asText());
+    assertEquals(src.length, v1.json().path("size").asInt());
+    assertEquals(2, fe.call("PUT", "/api/v1/grains/greet", alice, "text/x-python", src).json().path("version").asInt());
+    assertEquals(1, fe.call("GET", "/api/v1/grains", alice, null).json().path("grains").size());
+    assertEquals(2, fe.call("GET", "/api/v1/grains/greet", alice, null).json().path("version").asInt());
+    var code = fe.call("GET", "/api/v1/grains/greet?code=1", alice, null, null);
+    assertEquals(new String(src), code.body());
+    // Bob sees none of it: 404 as for a grain that does not exist.
+    assertEquals(0, fe.call("GET", "/api/v1/grains", bob, null).json().path("grains").size());
+    assertError(fe.call("GET", "/api/v1/grains/greet", bob, null), 404, "not_found");
+    assertError(fe.call("DELETE", "/api/v1/grains/greet", bob, null), 404, "not_found");
+    assertEquals(200, fe.call("DELETE", "/api/v1/grains/greet", alice, null).status());
+    assertError(fe.call("GET", "/api/v1/grains/greet", alice, null), 404, "not_found");
+  }
+
+  @Test
+  void badUploadsAreRefusedWithTheReason() throws Exception {
+    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[0]), 400, "bad_grain");
+    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[] {(byte) 0xff, (byte) 0xfe}),
+        400, "bad_grain");
+    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "image/png", "x".getBytes()), 400, "bad_grain");
+    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", "not a zip".getBytes()), 400, "bad_grain");
+    var evil = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", zip(Map.of("../g.py", "x")));
+    assertError(evil, 400, "bad_grain");
+    assertTrue(evil.body().contains("outside"), evil.body());
+    assertError(fe.call("PUT", "/api/v1/grains/bad%20name", alice, "text/x-python", "x".getBytes()), 400, "bad_request");
+    var ok = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
+        zip(Map.of("g/__init__.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six\n")));
+    assertEquals("zip", ok.json().path("kind").asText(), ok.body());
+  }
+
+  @Test
+  void tooLargeBodiesAre413() throws Exception {
+    try (TestFrontend small = new TestFrontend(Map.of("max.body.bytes", "2048"), true)) {
+      String key = small.signUp("erin");
+      assertError(small.call("PUT", "/api/v1/grains/g", key, "text/x-python", new byte[4096]), 413, "too_large");
+    }
+  }
+
+  @Test
+  void workflowsAreValidatedWithWhatAndWhere() throws Exception {
+    var a = fe.call("PUT", "/api/v1/apps/shop", alice, "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":"
+        + "[{\"name\":\"a\",\"next\":[\"b\"]}]}");
+    assertError(a, 400, "bad_workflow");
+    assertTrue(a.body().contains("functions[0] (a).next names unknown grain 'b'"), a.body());
+    assertError(fe.call("PUT", "/api/v1/apps/shop", alice, "{nope"), 400, "bad_request");
+    assertError(fe.call("PUT", "/api/v1/apps/Shop!", alice, TestFrontend.HELLO), 400, "bad_request");
+    assertError(fe.call("PUT", "/api/v1/apps/response", alice, TestFrontend.HELLO), 400, "bad_request");
+    var s = fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO.replaceFirst("\\{",
+        "{\"settings\":{\"sandbox_cpus\":-1},"));
+    assertError(s, 400, "bad_request");
+    assertTrue(s.body().contains("sandbox_cpus"), s.body());
+  }
+
+  @Test
+  void applicationNamesAreGlobalAndPrivate() throws Exception {
+    var put = fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO);
+    assertEquals(200, put.status(), put.body());
+    assertEquals("undeployed", put.json().path("status").asText());
+    assertTrue(put.json().path("id").asText().matches("a[0-9a-f]{12}"));
+    assertError(fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO), 409, "conflict");
+    assertError(fe.call("GET", "/api/v1/apps/shop", bob, null), 404, "not_found");
+    assertEquals(0, fe.call("GET", "/api/v1/apps", bob, null).json().path("apps").size());
+    assertEquals(1, fe.call("GET", "/api/v1/apps", alice, null).json().path("apps").size());
+    assertEquals(200, fe.call("DELETE", "/api/v1/apps/shop", alice, null).status());
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO).status(), "a freed name is free");
+  }
+
+  @Test
+  void deployCopiesGrainsBumpsTheVersionAndTellsTheAgents() throws Exception {
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    var missing = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
+    assertError(missing, 400, "missing_grain");
+    assertTrue(missing.body().contains("'greet'"), missing.body());
+    fe.call("PUT", "/api/v1/grains/greet", alice, "application/zip",
+        zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
+    fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
+    fe.store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", 1, Instant.now(), Instant.now()));
+    var d = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
+    assertEquals(202, d.status(), d.body());
+    assertEquals("deploying", d.json().path("status").asText());
+    String appId = d.json().path("id").asText();
+    var app = fe.store.application(appId).orElseThrow();
+    assertEquals(1, app.version());
+    assertEquals("deployed", app.desired());
+    assertTrue(app.requirements().contains("six==1.16.0"), app.requirements());
+    assertEquals(java.util.Set.of("greet", "shout"), fe.store.applicationCode(appId).keySet());
+    JsonNode control = Json.MAPPER.readTree(fe.sent("sand.control").get(0).value());
+    assertEquals("deploy", control.path("type").asText());
+    assertEquals(appId, control.path("app").asText());
+    assertTrue(control.path("hosts").isNull());
+
+    fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
+    assertEquals("deployed", fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("status").asText());
+    assertError(fe.call("DELETE", "/api/v1/grains/greet", alice, null), 409, "conflict");
+    assertError(fe.call("DELETE", "/api/v1/apps/shop", alice, null), 409, "conflict");
+
+    fe.store.setAppHostState(appId, "h1", "failed", "pip: No matching distribution found for six", Instant.now());
+    var failed = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
+    assertEquals("failed", failed.path("status").asText());
+    assertTrue(failed.path("error").asText().contains("No matching distribution"));
+
+    var u = fe.call("POST", "/api/v1/apps/shop/undeploy", alice, null);
+    assertEquals(202, u.status(), u.body());
+    assertEquals("undeploy", Json.MAPPER.readTree(fe.sent("sand.control").get(1).value()).path("type").asText());
+    assertEquals("undeployed", fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("status").asText());
+    assertError(fe.call("POST", "/api/v1/apps/shop/deploy", bob, null), 404, "not_found");
+  }
+
+  @Test
+  void unknownRoutesAndMethodsAreJsonErrors() throws Exception {
+    assertError(fe.call("GET", "/nope", null, null), 404, "not_found");
+    assertError(fe.call("PATCH", "/api/v1/grains/x", alice, null), 405, "method_not_allowed");
+  }
+
+  @Test
+  void healthMetricsAndOpenApiAreServed() throws Exception {
+    assertEquals("ok", fe.call("GET", "/healthz", null, null).json().path("status").asText());
+    fe.call("GET", "/api/v1/apps", alice, null);
+    String metrics = fe.call("GET", "/metrics", null, null).body();
+    assertTrue(metrics.contains("sand_frontend_requests_total{frontend=\"fe-test\",method=\"GET\",route=\"/api/v1/apps\""
+        + ",status=\"200\"} 1"), metrics);
+    assertEquals("3.0.3", fe.call("GET", "/api/v1/openapi.json", null, null).json().path("openapi").asText());
+  }
+}

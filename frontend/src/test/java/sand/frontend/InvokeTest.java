@@ -1,0 +1,192 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import sand.hostagent.cluster.ClusterStore.LogLine;
+
+/** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
+class InvokeTest {
+  private TestFrontend fe;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (fe != null) {
+      fe.close();
+    }
+  }
+
+  private String topic(String appId) {
+    return "sand." + appId + ".greet";
+  }
+
+  /** Wait for the n-th request on the entry grain's topic and return its event envelope. */
+  private JsonNode awaitRequest(String appId, int n) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < deadline) {
+      List<ProducerRecord<String, byte[]>> sent = fe.sent(topic(appId));
+      if (sent.size() >= n) {
+        ProducerRecord<String, byte[]> r = sent.get(n - 1);
+        JsonNode v = Json.MAPPER.readTree(r.value());
+        assertEquals("new", v.path("flag").asText());
+        assertEquals(r.key(), v.path("event").path("id").asText(), "key = event id");
+        return v.path("event");
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("no request reached " + topic(appId));
+  }
+
+  private void answer(JsonNode request, JsonNode value) {
+    ObjectNode result = ((ObjectNode) request).deepCopy().put("grain", "end").put("from", "shout");
+    result.set("value", value);
+    fe.respond(request.path("execution_id").asText(), result);
+  }
+
+  @Test
+  void syncRequestGetsTheWorkflowOutput() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{\"name\":\"sand\"}");
+    JsonNode req = awaitRequest(appId, 1);
+    assertEquals(appId, req.path("app").asText());
+    assertEquals("greet", req.path("grain").asText());
+    assertEquals("", req.path("from").asText());
+    assertEquals("fe-test", req.path("frontend").asText());
+    assertEquals("sand", req.path("value").path("name").asText());
+    answer(req, Json.object().put("greeting", "HELLO, SAND!"));
+    answer(req, Json.object().put("greeting", "a later duplicate is ignored"));
+    TestFrontend.Answer a = call.get();
+    assertEquals(200, a.status(), a.body());
+    assertEquals("HELLO, SAND!", a.json().path("greeting").asText());
+    String executionId = a.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElseThrow();
+    assertEquals(req.path("execution_id").asText(), executionId);
+
+    Thread.sleep(200); // the duplicate is processed after the first
+    JsonNode e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
+    assertEquals("succeeded", e.path("status").asText());
+    assertEquals("HELLO, SAND!", e.path("result").path("greeting").asText());
+    assertTrue(e.path("timings").has("duration_ms"));
+
+    fe.store.appendLogs(List.of(new LogLine(executionId, 5, 0, "greet", "INFO", "greeting sand")), Duration.ofDays(1));
+    JsonNode logs = fe.call("GET", "/api/v1/executions/" + executionId + "/logs", key, null).json();
+    assertEquals("greeting sand", logs.path("logs").get(0).path("text").asText());
+    String bob = fe.signUp("bob");
+    assertEquals(404, fe.call("GET", "/api/v1/executions/" + executionId, bob, null).status());
+    assertEquals(404, fe.call("GET", "/api/v1/executions/" + executionId + "/logs", bob, null).status());
+    assertEquals(404, fe.call("GET", "/api/v1/executions/nope", key, null).status());
+  }
+
+  @Test
+  void aGrainErrorIs500WithTheErrorEvent() throws Exception {
+    fe = new TestFrontend();
+    String appId = fe.deployHello(fe.signUp("alice"), "hello", null);
+    CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{}");
+    JsonNode req = awaitRequest(appId, 1);
+    ObjectNode err = Json.object();
+    err.putObject("error").put("type", "KeyError").put("message", "'greeting'").put("grain", "shout");
+    answer(req, err);
+    TestFrontend.Answer a = call.get();
+    assertEquals(500, a.status(), a.body());
+    assertEquals("KeyError", a.json().path("error").path("type").asText());
+    assertTrue(a.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).isPresent());
+  }
+
+  @Test
+  void asyncAnswers202AndTheResultIsStored() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    TestFrontend.Answer a = fe.call("POST", "/app/hello?async=1", null, "{\"name\":\"x\"}");
+    assertEquals(202, a.status(), a.body());
+    String id = a.json().path("execution_id").asText();
+    assertEquals("running", fe.call("GET", "/api/v1/executions/" + id, key, null).json().path("status").asText());
+    answer(awaitRequest(appId, 1), Json.object().put("ok", true));
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    JsonNode e;
+    do {
+      Thread.sleep(20);
+      e = fe.call("GET", "/api/v1/executions/" + id, key, null).json();
+    } while (!e.path("status").asText().equals("succeeded") && System.nanoTime() < deadline);
+    assertEquals("succeeded", e.path("status").asText());
+    assertTrue(e.path("result").path("ok").asBoolean());
+  }
+
+  @Test
+  void noResultInTimeIs504WithTheExecutionId() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    fe.deployHello(key, "hello", "{\"request_timeout_s\":1}");
+    TestFrontend.Answer a = fe.call("POST", "/app/hello", null, "{}");
+    assertEquals(504, a.status(), a.body());
+    assertEquals("timeout", a.json().path("error").path("code").asText());
+    String id = a.json().path("error").path("execution_id").asText();
+    assertEquals("timeout", fe.call("GET", "/api/v1/executions/" + id, key, null).json().path("status").asText());
+  }
+
+  @Test
+  void kafkaRefusingTheRequestIs502() throws Exception {
+    fe = new TestFrontend(Map.of(), false);
+    String key = fe.signUp("alice");
+    CompletableFuture<String> deployed = CompletableFuture.supplyAsync(() -> {
+      try {
+        return fe.deployHello(key, "hello", null);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    while (!deployed.isDone()) {
+      fe.producer.completeNext(); // the deploy's control event
+      Thread.sleep(5);
+    }
+    deployed.get();
+    CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{}");
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!fe.producer.errorNext(new org.apache.kafka.common.errors.TimeoutException("broker away"))) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no request was sent");
+      }
+      Thread.sleep(10);
+    }
+    TestFrontend.Answer a = call.get();
+    assertEquals(502, a.status(), a.body());
+    assertEquals("unavailable", a.json().path("error").path("code").asText());
+  }
+
+  @Test
+  void concurrencyAboveTheAccountLimitIs429() throws Exception {
+    fe = new TestFrontend(Map.of("max.concurrent.per.account", "1"), true);
+    String appId = fe.deployHello(fe.signUp("alice"), "hello", null);
+    CompletableFuture<TestFrontend.Answer> first = fe.callAsync("POST", "/app/hello", null, "{}");
+    JsonNode req = awaitRequest(appId, 1);
+    TestFrontend.Answer second = fe.call("POST", "/app/hello", null, "{}");
+    assertEquals(429, second.status(), second.body());
+    answer(req, Json.object());
+    assertEquals(200, first.get().status());
+    CompletableFuture<TestFrontend.Answer> third = fe.callAsync("POST", "/app/hello", null, "{}");
+    answer(awaitRequest(appId, 2), Json.object());
+    assertEquals(200, third.get().status(), "the slot is free again");
+  }
+
+  @Test
+  void requestErrors() throws Exception {
+    fe = new TestFrontend(Map.of("max.body.bytes", "1024"), true);
+    String key = fe.signUp("alice");
+    assertEquals(404, fe.call("POST", "/app/nope", null, "{}").status());
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/idle", key, TestFrontend.HELLO).status());
+    assertEquals(409, fe.call("POST", "/app/idle", null, "{}").status());
+    fe.deployHello(key, "hello", null);
+    assertEquals(400, fe.call("POST", "/app/hello", null, "{broken").status());
+    assertEquals(413, fe.call("POST", "/app/hello", null, "[" + "1,".repeat(1000) + "1]").status());
+  }
+}

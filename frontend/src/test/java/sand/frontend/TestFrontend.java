@@ -1,0 +1,157 @@
+package sand.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import sand.hostagent.cluster.InMemoryClusterStore;
+
+/**
+ * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events
+ * land in its history) and a MockConsumer standing in for the response topic, plus an HTTP client.
+ */
+final class TestFrontend implements AutoCloseable {
+  /** A MockConsumer whose empty polls wait a little, as a real consumer's poll blocks. */
+  static final class SlowMockConsumer extends MockConsumer<String, byte[]> {
+    SlowMockConsumer() {
+      super("earliest");
+    }
+
+    @Override
+    public synchronized ConsumerRecords<String, byte[]> poll(Duration timeout) {
+      ConsumerRecords<String, byte[]> r = super.poll(timeout);
+      if (r.isEmpty()) {
+        try {
+          wait(10);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return r;
+    }
+  }
+
+  final InMemoryClusterStore store = new InMemoryClusterStore();
+  final MockProducer<String, byte[]> producer;
+  final SlowMockConsumer consumer = new SlowMockConsumer();
+  final Server server;
+  final String url;
+  final String id;
+  final HttpClient http = HttpClient.newHttpClient();
+  private long offset;
+
+  TestFrontend() throws Exception {
+    this(Map.of(), true);
+  }
+
+  TestFrontend(Map<String, String> settings, boolean autoComplete) throws Exception {
+    Map<String, String> s = new HashMap<>(Map.of("port", "0", "id", "fe-test"));
+    s.putAll(settings);
+    var config = Frontend.DEF.parse(Map.of(), s);
+    id = Frontend.id(config);
+    producer = new MockProducer<>(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
+    TopicPartition p = new TopicPartition("sand.response." + id, 0);
+    consumer.updateEndOffsets(Map.of(p, 0L));
+    server = Frontend.newServer(config, new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC()));
+    server.start();
+    url = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
+  }
+
+  /** A host agent's answer on the response topic. */
+  synchronized void respond(String executionId, JsonNode event) {
+    consumer.addRecord(new ConsumerRecord<>("sand.response." + id, 0, offset++, executionId, Json.bytes(event)));
+  }
+
+  /** The records sent to one topic so far. */
+  List<ProducerRecord<String, byte[]>> sent(String topic) {
+    return producer.history().stream().filter(r -> r.topic().equals(topic)).toList();
+  }
+
+  record Answer(int status, JsonNode json, String body, HttpResponse<String> raw) {}
+
+  Answer call(String method, String path, String key, String contentType, byte[] body) throws Exception {
+    return toAnswer(http.send(request(method, path, key, contentType, body), HttpResponse.BodyHandlers.ofString()));
+  }
+
+  CompletableFuture<Answer> callAsync(String method, String path, String key, String body) {
+    return http.sendAsync(request(method, path, key, "application/json", body == null ? null : body.getBytes()),
+        HttpResponse.BodyHandlers.ofString()).thenApply(TestFrontend::toAnswer);
+  }
+
+  Answer call(String method, String path, String key, String json) throws Exception {
+    return call(method, path, key, "application/json", json == null ? null : json.getBytes());
+  }
+
+  private HttpRequest request(String method, String path, String key, String contentType, byte[] body) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(20))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+    if (key != null) {
+      b.header("Authorization", "Bearer " + key);
+    }
+    if (contentType != null) {
+      b.header("Content-Type", contentType);
+    }
+    return b.build();
+  }
+
+  private static Answer toAnswer(HttpResponse<String> r) {
+    JsonNode json = null;
+    try {
+      json = Json.MAPPER.readTree(r.body());
+    } catch (Exception e) {
+      // not JSON (metrics, code)
+    }
+    return new Answer(r.statusCode(), json, r.body(), r);
+  }
+
+  /** Sign up and return the API key. */
+  String signUp(String name) throws Exception {
+    return call("POST", "/api/v1/accounts", null, "{\"name\":\"" + name + "\"}").json().path("api_key").asText();
+  }
+
+  static final String HELLO = "{\"name\":\"hello\",\"entry\":\"greet\",\"functions\":[{\"name\":\"greet\","
+      + "\"next\":[\"shout\"]},{\"name\":\"shout\",\"next\":[\"end\"]}]}";
+
+  /** Upload the hello grains and workflow as {@code app}, deploy it, and mark host h1 deployed. */
+  String deployHello(String key, String app, String settings) throws Exception {
+    for (String g : List.of("greet", "shout")) {
+      call("PUT", "/api/v1/grains/" + g, key, "text/x-python", "def handle(event, context):\n    return event\n".getBytes());
+    }
+    String wf = settings == null ? HELLO : HELLO.replaceFirst("\\{", "{\"settings\":" + settings + ",");
+    Answer put = call("PUT", "/api/v1/apps/" + app, key, wf);
+    if (put.status() != 200) {
+      throw new AssertionError(put.body());
+    }
+    store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", 1, java.time.Instant.now(),
+        java.time.Instant.now()));
+    Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
+    if (d.status() != 202) {
+      throw new AssertionError(d.body());
+    }
+    String appId = d.json().path("id").asText();
+    store.setAppHostState(appId, "h1", "deployed", null, java.time.Instant.now());
+    return appId;
+  }
+
+  @Override
+  public void close() throws Exception {
+    server.stop();
+  }
+}

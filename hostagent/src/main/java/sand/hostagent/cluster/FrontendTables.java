@@ -1,0 +1,196 @@
+package sand.hostagent.cluster;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.Row;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import sand.hostagent.cluster.ClusterStore.Account;
+import sand.hostagent.cluster.ClusterStore.AppName;
+import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
+import sand.hostagent.cluster.ClusterStore.GrainCode;
+import sand.hostagent.cluster.ClusterStore.GrainVersion;
+
+/**
+ * The tables only the frontend writes (docs/api.md "Cluster state"): accounts and their key hashes, grain
+ * versions, the global application names, executions. Claims (account and application names, grain
+ * versions, the first result of an execution) are lightweight transactions, so two frontends racing
+ * for the same thing cannot both win.
+ */
+final class FrontendTables {
+  private final CqlSession session;
+  private final PreparedStatement putAccount;
+  private final PreparedStatement putKey;
+  private final PreparedStatement getKey;
+  private final PreparedStatement putGrain;
+  private final PreparedStatement latestGrain;
+  private final PreparedStatement allGrains;
+  private final PreparedStatement deleteGrain;
+  private final PreparedStatement claimName;
+  private final PreparedStatement getName;
+  private final PreparedStatement deleteName;
+  private final PreparedStatement setTimeout;
+  private final PreparedStatement deleteCode;
+  private final PreparedStatement deleteAllCode;
+  private final PreparedStatement deleteApp;
+  private final PreparedStatement deleteStates;
+  private final PreparedStatement putExecution;
+  private final PreparedStatement getExecution;
+  private final PreparedStatement finishExecution;
+
+  static void createSchema(CqlSession s, String ks) {
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".accounts (name text PRIMARY KEY, api_key_sha256 text, "
+        + "created timestamp)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".grains (owner text, name text, version int, code blob, "
+        + "kind text, sha256 text, size bigint, created timestamp, PRIMARY KEY ((owner, name), version)) "
+        + "WITH CLUSTERING ORDER BY (version DESC)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_names (name text PRIMARY KEY, app_id text, owner text, "
+        + "request_timeout_s int)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".executions (execution_id text PRIMARY KEY, app_id text, "
+        + "owner text, status text, result text, error text, started timestamp, finished timestamp, "
+        + "frontend text)");
+  }
+
+  FrontendTables(CqlSession session, String ks) {
+    this.session = session;
+    putAccount = session.prepare("INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
+        + "IF NOT EXISTS");
+    putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
+    getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    putGrain = session.prepare("INSERT INTO " + ks + ".grains (owner, name, version, code, kind, sha256, size, "
+        + "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+    latestGrain = session.prepare("SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
+    // Few grains per cluster: a scan filtered by owner is fine at this scale.
+    allGrains = session.prepare("SELECT * FROM " + ks + ".grains PER PARTITION LIMIT 1");
+    deleteGrain = session.prepare("DELETE FROM " + ks + ".grains WHERE owner = ? AND name = ?");
+    claimName = session.prepare("INSERT INTO " + ks + ".app_names (name, app_id, owner, request_timeout_s) "
+        + "VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    getName = session.prepare("SELECT name, app_id, owner, request_timeout_s FROM " + ks
+        + ".app_names WHERE name = ?");
+    setTimeout = session.prepare("UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ?");
+    deleteName = session.prepare("DELETE FROM " + ks + ".app_names WHERE name = ?");
+    deleteCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
+    deleteAllCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ?");
+    deleteApp = session.prepare("DELETE FROM " + ks + ".applications WHERE app_id = ?");
+    deleteStates = session.prepare("DELETE FROM " + ks + ".app_hosts WHERE app_id = ?");
+    putExecution = session.prepare("INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, result, "
+        + "error, started, finished, frontend) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    getExecution = session.prepare("SELECT * FROM " + ks + ".executions WHERE execution_id = ?");
+    finishExecution = session.prepare("UPDATE " + ks + ".executions SET status = ?, result = ?, error = ?, "
+        + "finished = ? WHERE execution_id = ? IF status = ?");
+  }
+
+  boolean createAccount(Account a) {
+    if (!session.execute(putAccount.bind(a.name(), a.apiKeySha256(), a.created())).wasApplied()) {
+      return false;
+    }
+    session.execute(putKey.bind(a.apiKeySha256(), a.name()));
+    return true;
+  }
+
+  Optional<String> accountByKey(String sha) {
+    Row r = session.execute(getKey.bind(sha)).one();
+    return r == null ? Optional.empty() : Optional.ofNullable(r.getString("account"));
+  }
+
+  boolean putGrainVersion(GrainVersion g) {
+    return session.execute(putGrain.bind(g.owner(), g.name(), g.version(), ByteBuffer.wrap(g.code()), g.kind(),
+        g.sha256(), g.size(), g.created())).wasApplied();
+  }
+
+  Optional<GrainVersion> latestGrain(String owner, String name) {
+    Row r = session.execute(latestGrain.bind(owner, name)).one();
+    return r == null ? Optional.empty() : Optional.of(grain(r));
+  }
+
+  List<GrainVersion> grains(String owner) {
+    List<GrainVersion> out = new ArrayList<>();
+    for (Row r : session.execute(allGrains.bind())) {
+      if (owner.equals(r.getString("owner"))) {
+        out.add(grain(r));
+      }
+    }
+    out.sort((a, b) -> a.name().compareTo(b.name()));
+    return out;
+  }
+
+  private static GrainVersion grain(Row r) {
+    ByteBuffer b = r.getByteBuffer("code");
+    byte[] bytes = new byte[b == null ? 0 : b.remaining()];
+    if (b != null) {
+      b.duplicate().get(bytes);
+    }
+    return new GrainVersion(r.getString("owner"), r.getString("name"), r.getInt("version"), bytes,
+        r.getString("kind"), r.getString("sha256"), r.getLong("size"), r.getInstant("created"));
+  }
+
+  void deleteGrain(String owner, String name) {
+    session.execute(deleteGrain.bind(owner, name));
+  }
+
+  AppName claimAppName(AppName claim) {
+    ResultSet rs = session.execute(claimName.bind(claim.name(), claim.appId(), claim.owner(),
+        claim.requestTimeoutS()));
+    if (rs.wasApplied()) {
+      return claim;
+    }
+    Row r = rs.one();
+    return new AppName(claim.name(), r.getString("app_id"), r.getString("owner"), r.getInt("request_timeout_s"));
+  }
+
+  Optional<AppName> appName(String name) {
+    Row r = session.execute(getName.bind(name)).one();
+    return r == null ? Optional.empty() : Optional.of(new AppName(r.getString("name"), r.getString("app_id"),
+        r.getString("owner"), r.getInt("request_timeout_s")));
+  }
+
+  void setRequestTimeout(String name, int seconds) {
+    session.execute(setTimeout.bind(seconds, name));
+  }
+
+  void releaseAppName(String name) {
+    session.execute(deleteName.bind(name));
+  }
+
+  /** Stale resources go first, in their own statements: a delete and an insert of one row in one batch share
+   * a timestamp, and then the delete wins. */
+  void removeCodeExcept(String appId, Map<String, GrainCode> current, Iterable<String> existing) {
+    for (String resource : existing) {
+      if (!current.containsKey(resource)) {
+        session.execute(deleteCode.bind(appId, resource));
+      }
+    }
+  }
+
+  void deleteApplication(String appId) {
+    session.execute(deleteApp.bind(appId));
+    session.execute(deleteAllCode.bind(appId));
+    clearAppHostStates(appId);
+  }
+
+  void clearAppHostStates(String appId) {
+    session.execute(deleteStates.bind(appId));
+  }
+
+  void putExecution(ExecutionRecord e) {
+    session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.result(), e.error(),
+        e.started(), e.finished(), e.frontend()));
+  }
+
+  Optional<ExecutionRecord> execution(String id) {
+    Row r = session.execute(getExecution.bind(id)).one();
+    return r == null ? Optional.empty() : Optional.of(new ExecutionRecord(r.getString("execution_id"),
+        r.getString("app_id"), r.getString("owner"), r.getString("status"), r.getString("result"),
+        r.getString("error"), r.getInstant("started"), r.getInstant("finished"), r.getString("frontend")));
+  }
+
+  boolean finishExecution(String id, String expected, String status, String result, String error,
+                          java.time.Instant finished) {
+    return session.execute(finishExecution.bind(status, result, error, finished, id, expected)).wasApplied();
+  }
+}
