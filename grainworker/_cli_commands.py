@@ -127,9 +127,9 @@ def _hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _progress(app: dict[str, Any]) -> str:
+def _progress(app: dict[str, Any], want: str) -> str:
     hosts = _hosts(app)
-    done = sum(1 for _, s, _ in hosts if s == app.get("status"))
+    done = sum(1 for _, s, _ in hosts if s == want)
     parts = f" ({done}/{len(hosts)} hosts)" if hosts and any(s for _, s, _ in hosts) else ""
     return f"{app.get('status', '?')}{parts}"
 
@@ -144,7 +144,7 @@ def _wait(client: SandClient, name: str, want: str, timeout_s: float, version: i
         app = app if isinstance(app, dict) else {}
         stale = version is not None and isinstance(app.get("version"), int) and app["version"] < version
         status = "" if stale else app.get("status", "")
-        line = f"{name}: {_progress(app) if not stale else 'waiting for version ' + str(version)}"
+        line = f"{name}: {_progress(app, want) if not stale else 'waiting for version ' + str(version)}"
         elapsed = time.monotonic() - start
         if tty:
             print(f"\r{line} {elapsed:.0f}s\033[K", end="", file=sys.stderr, flush=True)
@@ -288,7 +288,7 @@ def _invoke(args: argparse.Namespace) -> int:
     if r.status == 500 and not (isinstance(err, dict) and ("type" in err or "grain" in err)):
         # A 500 that is not a grain's error event is the platform's own failure.
         message = err.get("message") if isinstance(err, dict) else None
-        return error(f"{message or r.body!r} (HTTP 500)" + (f" (execution id {exec_id})" if exec_id else ""))
+        return error(f"{message or repr(r.body)} (HTTP 500)" + (f" (execution id {exec_id})" if exec_id else ""))
     if args.async_:
         print(exec_id)
         return 0
