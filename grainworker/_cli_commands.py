@@ -129,7 +129,7 @@ def _hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _progress(app: dict[str, Any], want: str) -> str:
     hosts = _hosts(app)
-    done = sum(1 for _, s, _ in hosts if s == want)
+    done = sum(1 for _, s, _ in hosts if s == want or (want == "undeployed" and s == "stopped"))
     parts = f" ({done}/{len(hosts)} hosts)" if hosts and any(s for _, s, _ in hosts) else ""
     return f"{app.get('status', '?')}{parts}"
 
