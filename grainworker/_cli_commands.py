@@ -201,7 +201,12 @@ def _deploy(args: argparse.Namespace) -> int:
         info(f"grain {u.resource}: version {meta.get('version', '?')} ({what}, {len(u.body)} bytes)")
     if settings is not None:
         doc = doc | {"settings": settings}
-    client.call("PUT", f"/api/v1/apps/{_q(wf.name)}", json.dumps(doc, indent=2), content_type="application/json")
+    try:
+        client.call("PUT", f"/api/v1/apps/{_q(wf.name)}", json.dumps(doc, indent=2), content_type="application/json")
+    except ApiError as e:
+        if e.status == 409:  # names are global: say how to pick another
+            return error(f"{e}; deploy under another name with `sand deploy {args.app_dir} --name <name>`")
+        raise
     info(f"workflow {wf.name}: entry {wf.entry}, grains {', '.join(wf.grains)}")
     r = client.call("POST", f"/api/v1/apps/{_q(wf.name)}/deploy")
     version = r.body.get("version") if isinstance(r.body, dict) else None

@@ -289,6 +289,17 @@ def test_deploy_under_another_name_with_settings(logged_in: FakeApi, tmp_path: P
     assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
 
 
+def test_deploy_of_a_name_another_account_holds_suggests_another(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    for g in ("greet", "shout"):
+        api.on("PUT", f"/api/v1/grains/{g}", 200, {"name": g, "version": 1})
+    api.on("PUT", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": "hello is taken"}})
+    assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
+    assert capsys.readouterr().err.endswith(
+        f"Error: hello is taken; deploy under another name with `sand deploy {EXAMPLES / 'hello'} --name <name>`\n")
+    assert api.calls()[-1] == "PUT /api/v1/apps/hello"
+
+
 def test_deploy_gives_up_after_the_timeout(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     _deployable(api, "hello", ["greet", "shout"], {"name": "hello", "status": "deploying", "version": 2})
