@@ -1,6 +1,14 @@
 """The `sand` command line: developers' entry point.
 
+    sand signup <url> <name>            create an account and store its API key
+    sand login <url> <api-key>          store url and key (~/.config/sand/credentials.json, mode 0600)
+    sand deploy <app-dir>               upload the folder's grains and workflow.json, deploy, wait
+    sand invoke <app> [json|@file] [--async]
+    sand status <app> | sand logs <execution-id> | sand execution <execution-id> | sand undeploy <app>
     sand emulate <app-dir> [--input JSON | --input @file] [--port 5000]
+
+SAND_URL and SAND_API_KEY override the stored login. Errors print `Error: ...` on stderr and exit 1;
+usage errors exit 2. Everything but `emulate` uses the REST API only (docs/api.md).
 """
 
 from __future__ import annotations
@@ -10,6 +18,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from grainworker import _cli_commands as commands
 
 
 def _error(message: str) -> int:
@@ -62,7 +72,50 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("--timeout", type=float, default=30.0, help="grain timeout in seconds")
     emu.add_argument("--no-standby", action="store_true", help="fork on demand instead of a pre-forked standby")
     emu.set_defaults(func=cmd_emulate)
+    _add_api_commands(sub)
     return parser
+
+
+def _add_api_commands(sub: Any) -> None:
+    p = sub.add_parser("signup", help="create an account (POST /api/v1/accounts) and store its API key")
+    p.add_argument("url", help="the SAND address, e.g. http://127.0.0.1:8080")
+    p.add_argument("name", help="account name")
+    p.add_argument("--admin-key", help="the operator's admin key, when open sign-up is off (or SAND_ADMIN_KEY)")
+    p.set_defaults(func=commands.cmd_signup)
+    p = sub.add_parser("login", help="check and store the SAND address and your API key")
+    p.add_argument("url", help="the SAND address, e.g. http://127.0.0.1:8080")
+    p.add_argument("api_key", help="your API key (from `sand signup` or the operator)")
+    p.set_defaults(func=commands.cmd_login)
+    p = sub.add_parser("deploy", help="upload an application folder's grains and workflow, deploy, wait")
+    p.add_argument("app_dir", help="folder with workflow.json, the grains' .py files, optional requirements.txt")
+    p.add_argument("--name", help="deploy under this application name instead of workflow.json's name")
+    p.add_argument("--settings", help="application settings as JSON or @file (merged over the folder's settings.json)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for deployed/failed")
+    p.add_argument("--no-wait", action="store_true", help="return once the deploy started")
+    p.set_defaults(func=commands.cmd_deploy)
+    p = sub.add_parser("invoke", help="run an application once with a JSON input and print its output")
+    p.add_argument("app", help="application name")
+    p.add_argument("input", nargs="?", help="JSON input, @file, or @- for stdin (default: null)")
+    p.add_argument("--async", dest="async_", action="store_true", help="do not wait; print the execution id")
+    p.add_argument("--timeout", type=float, default=330.0, help="seconds to wait for the HTTP answer")
+    p.set_defaults(func=commands.cmd_invoke)
+    p = sub.add_parser("status", help="an application's status, hosts and error")
+    p.add_argument("app", help="application name")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=commands.cmd_status)
+    p = sub.add_parser("logs", help="the log lines of every grain instance of an execution")
+    p.add_argument("execution_id", help="from `sand invoke` (stderr) or `sand invoke --async`")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=commands.cmd_logs)
+    p = sub.add_parser("execution", help="an execution's status, result, error and timings (JSON)")
+    p.add_argument("execution_id", help="from `sand invoke --async`")
+    p.set_defaults(func=commands.cmd_execution)
+    p = sub.add_parser("undeploy", help="stop an application's sandboxes")
+    p.add_argument("app", help="application name")
+    p.add_argument("--delete", action="store_true", help="then delete the application")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for undeployed")
+    p.add_argument("--no-wait", action="store_true", help="return once the undeploy started")
+    p.set_defaults(func=commands.cmd_undeploy)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        print("Error: no command given; try `sand emulate <app-dir> --input '{}'`", file=sys.stderr)
+        print("Error: no command given; try `sand emulate examples/hello --input '{}'` or `sand --help`",
+              file=sys.stderr)
         return 2
     return args.func(args)
 

@@ -1,0 +1,460 @@
+"""The `sand` CLI against a fake REST API (http.server in a thread) that records every request: what
+each command sends (method, path, headers, body, zip contents), what it prints and its exit code."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import threading
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from grainworker import _cli_commands
+from grainworker.cli import main as sand
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+class FakeApi:
+    """Answers scripted responses per (method, path); the last response of a route repeats."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.routes: dict[tuple[str, str], list[tuple[int, Any, dict[str, str]]]] = {}
+        self.url = ""
+
+    def on(self, method: str, path: str, status: int = 200, body: Any = None, headers: dict | None = None) -> None:
+        self.routes.setdefault((method, path), []).append((status, body, headers or {}))
+
+    def answer(self, req: Request) -> tuple[int, Any, dict[str, str]]:
+        self.requests.append(req)
+        queue = self.routes.get((req.method, req.path))
+        if not queue:
+            return 404, {"error": {"code": "not_found", "message": f"fake: no route {req.method} {req.path}"}}, {}
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def calls(self) -> list[str]:
+        return [f"{r.method} {r.path}" for r in self.requests]
+
+
+def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def _any(self) -> None:
+            url = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            req = Request(self.command, url.path, parse_qs(url.query), dict(self.headers.items()),
+                          self.rfile.read(length))
+            status, body, headers = api.answer(req)
+            raw = body.encode() if isinstance(body, str) else json.dumps(body).encode() if body is not None else b""
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html" if isinstance(body, str) else "application/json")
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        do_GET = do_PUT = do_POST = do_DELETE = _any  # noqa: N815
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
+    fake = FakeApi()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("SAND_URL", raising=False)
+    monkeypatch.delenv("SAND_API_KEY", raising=False)
+    monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
+    monkeypatch.setattr(_cli_commands, "POLL_S", 0.01)
+    yield fake
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def logged_in(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> FakeApi:
+    monkeypatch.setenv("SAND_URL", api.url)
+    monkeypatch.setenv("SAND_API_KEY", "key-a")
+    return api
+
+
+def creds_file(tmp_path: Path) -> Path:
+    return tmp_path / "config" / "sand" / "credentials.json"
+
+
+# --- accounts ---------------------------------------------------------------------------------------------------
+
+def test_signup_stores_the_key_readable_by_the_owner_only(api: FakeApi, tmp_path: Path, capsys) -> None:
+    api.on("POST", "/api/v1/accounts", 201, {"name": "alice", "api_key": "sk-alice"})
+    assert sand(["signup", api.url + "/", "alice"]) == 0
+    [req] = api.requests
+    assert req.json() == {"name": "alice"} and "Authorization" not in req.headers
+    assert req.headers["Content-Type"] == "application/json"
+    f = creds_file(tmp_path)
+    assert json.loads(f.read_text()) == {"url": api.url, "api_key": "sk-alice"}
+    assert stat.S_IMODE(f.stat().st_mode) == 0o600 and stat.S_IMODE(f.parent.stat().st_mode) == 0o700
+    out = capsys.readouterr().out
+    assert "Account alice created" in out and "API key: sk-alice" in out
+
+
+def test_signup_with_admin_key_and_a_taken_name(api: FakeApi, capsys) -> None:
+    api.on("POST", "/api/v1/accounts", 409, {"error": {"code": "conflict", "message": "account alice exists"}})
+    assert sand(["signup", api.url, "alice", "--admin-key", "adm"]) == 1
+    assert api.requests[0].headers["Authorization"] == "Bearer adm"
+    assert capsys.readouterr().err == "Error: account alice exists\n"
+
+
+def test_login_checks_the_key_then_stores_it(api: FakeApi, tmp_path: Path, capsys) -> None:
+    api.on("GET", "/api/v1/apps", 200, {"apps": []})
+    creds_file(tmp_path).parent.mkdir(parents=True)
+    creds_file(tmp_path).write_text("{}")
+    creds_file(tmp_path).chmod(0o644)  # an older, too open file gets 0600 too
+    assert sand(["login", api.url, "sk-1"]) == 0
+    assert api.requests[0].headers["Authorization"] == "Bearer sk-1"
+    assert json.loads(creds_file(tmp_path).read_text()) == {"url": api.url, "api_key": "sk-1"}
+    assert stat.S_IMODE(creds_file(tmp_path).stat().st_mode) == 0o600
+    assert "Logged in to" in capsys.readouterr().out
+
+
+def test_login_refused_key_is_not_stored(api: FakeApi, tmp_path: Path, capsys) -> None:
+    api.on("GET", "/api/v1/apps", 401, {"error": {"code": "unauthorized", "message": "unknown API key"}})
+    assert sand(["login", api.url, "wrong"]) == 1
+    assert not creds_file(tmp_path).exists()
+    assert capsys.readouterr().err == f"Error: {api.url} refused the API key: unknown API key\n"
+
+
+def test_env_overrides_the_stored_login(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    api.on("GET", "/api/v1/apps", 200, [])
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
+    assert sand(["login", "http://127.0.0.1:9/", "stored-key"]) == 1  # unreachable: nothing stored
+    assert "cannot reach http://127.0.0.1:9" in capsys.readouterr().err
+    assert sand(["login", api.url, "stored-key"]) == 0
+    assert sand(["status", "hello"]) == 0
+    assert api.requests[-1].headers["Authorization"] == "Bearer stored-key"
+    monkeypatch.setenv("SAND_API_KEY", "env-key")
+    assert sand(["status", "hello"]) == 0
+    assert api.requests[-1].headers["Authorization"] == "Bearer env-key"
+
+
+def test_not_logged_in(api: FakeApi, capsys) -> None:
+    assert sand(["status", "hello"]) == 1
+    assert "Error: not logged in: run `sand login" in capsys.readouterr().err
+    assert api.requests == []
+
+
+# --- deploy -----------------------------------------------------------------------------------------------------
+
+def _deployable(api: FakeApi, app: str, grains: list[str], final: dict[str, Any] | None = None) -> None:
+    for g in grains:
+        api.on("PUT", f"/api/v1/grains/{g}", 200, {"name": g, "version": 3, "sha256": "x", "size": 1})
+    api.on("PUT", f"/api/v1/apps/{app}", 200, {"name": app})
+    api.on("POST", f"/api/v1/apps/{app}/deploy", 202, {"name": app, "status": "deploying", "version": 2})
+    api.on("GET", f"/api/v1/apps/{app}", 200, {"name": app, "status": "deployed", "version": 1})  # the old one
+    api.on("GET", f"/api/v1/apps/{app}", 200, {"name": app, "status": "deploying", "version": 2,
+                                               "hosts": [{"host": "h1", "status": "deploying"}]})
+    api.on("GET", f"/api/v1/apps/{app}", 200, final or {"name": app, "status": "deployed", "version": 2,
+                                                        "hosts": [{"host": "h1", "status": "deployed"}]})
+
+
+def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    _deployable(api, "hello", ["greet", "shout"])
+    assert sand(["deploy", str(EXAMPLES / "hello")]) == 0
+    assert api.calls() == ["PUT /api/v1/grains/greet", "PUT /api/v1/grains/shout", "PUT /api/v1/apps/hello",
+                           "POST /api/v1/apps/hello/deploy"] + ["GET /api/v1/apps/hello"] * 3
+    greet, shout, app = api.requests[:3]
+    assert greet.headers["Content-Type"] == "text/x-python"
+    assert greet.body == (EXAMPLES / "hello" / "greet.py").read_bytes()
+    assert shout.body == (EXAMPLES / "hello" / "shout.py").read_bytes()
+    assert app.headers["Content-Type"] == "application/json"
+    assert app.json() == json.loads((EXAMPLES / "hello" / "workflow.json").read_text())
+    assert all(r.headers["Authorization"] == "Bearer key-a" for r in api.requests)
+    out, err = capsys.readouterr()
+    assert "hello: deployed on h1 (version 2)" in out
+    assert "grain greet: version 3 (greet.py" in err
+    assert "hello: deploying (0/1 hosts)\nhello: deployed (1/1 hosts)\n" in err
+
+
+def _zip_names(body: bytes) -> list[str]:
+    return sorted(zipfile.ZipFile(io.BytesIO(body)).namelist())
+
+
+def test_deploy_webserver_ships_the_site_in_the_entry_grains_zip(logged_in: FakeApi) -> None:
+    api = logged_in
+    _deployable(api, "webserver", ["parse", "serve_text", "serve_binary", "not_found"])
+    assert sand(["deploy", str(EXAMPLES / "webserver")]) == 0
+    uploads = {r.path.rsplit("/", 1)[1]: r for r in api.requests if r.path.startswith("/api/v1/grains/")}
+    assert list(uploads) == ["parse", "not_found", "serve_binary", "serve_text"]  # entry first
+    parse = uploads["parse"]
+    assert parse.headers["Content-Type"] == "application/zip"
+    assert _zip_names(parse.body) == ["parse.py", "site/index.html", "site/logo.png", "site/style.css"]
+    logo = zipfile.ZipFile(io.BytesIO(parse.body)).read("site/logo.png")
+    assert logo == (EXAMPLES / "webserver" / "site" / "logo.png").read_bytes()
+    # Every zip unpacks into one code folder on a host: a shared file may come from one resource only.
+    assert {r.headers["Content-Type"] for n, r in uploads.items() if n != "parse"} == {"text/x-python"}
+
+
+def test_deploy_wordcount_and_a_package_grain(logged_in: FakeApi, tmp_path: Path) -> None:
+    api = logged_in
+    _deployable(api, "wordcount", ["identify_language", "clean", "count"])
+    assert sand(["deploy", str(EXAMPLES / "wordcount")]) == 0
+    first = api.requests[0]
+    assert first.path == "/api/v1/grains/identify_language"
+    assert _zip_names(first.body) == ["identify_language.py", "stopwords.py"]
+    app = tmp_path / "pkg"
+    (app / "tool").mkdir(parents=True)
+    (app / "workflow.json").write_text('{"name": "pkg", "entry": "tool", "functions": [{"name": "tool"}]}')
+    (app / "tool" / "__init__.py").write_text("def handle(e, c):\n    return e\n")
+    (app / "tool" / "__pycache__").mkdir()
+    (app / "tool" / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    (app / "README.md").write_text("not uploaded")
+    _deployable(api, "pkg", ["tool"])
+    assert sand(["deploy", str(app)]) == 0
+    tool = next(r for r in api.requests if r.path == "/api/v1/grains/tool")
+    assert tool.headers["Content-Type"] == "application/zip" and _zip_names(tool.body) == ["tool/__init__.py"]
+
+
+def _failing_app(tmp_path: Path) -> Path:
+    app = tmp_path / "needs"
+    app.mkdir()
+    (app / "workflow.json").write_text(
+        '{"name": "needs", "entry": "a", "functions": [{"name": "a", "next": ["b"]}, {"name": "b"}]}')
+    (app / "a.py").write_text("import helper\ndef handle(e, c):\n    return helper.f(e)\n")
+    (app / "b.py").write_text("def handle(e, c):\n    return e\n")
+    (app / "helper.py").write_text("def f(x):\n    return x\n")
+    (app / "requirements.txt").write_text("no-such-package-sand==9.9\n")
+    return app
+
+
+def test_deploy_requirements_zip_and_failed_status_prints_pips_error(logged_in: FakeApi, tmp_path: Path,
+                                                                       capsys) -> None:
+    api = logged_in
+    pip = "h1: pip failed: ERROR: No matching distribution found for no-such-package-sand==9.9"
+    _deployable(api, "needs", ["a", "b"], {"name": "needs", "status": "failed", "version": 2, "error": pip,
+                                          "hosts": [{"host": "h1", "status": "failed", "error": pip}]})
+    assert sand(["deploy", str(_failing_app(tmp_path))]) == 1
+    a, b = api.requests[:2]
+    assert _zip_names(a.body) == ["a.py", "helper.py", "requirements.txt"]
+    assert zipfile.ZipFile(io.BytesIO(a.body)).read("requirements.txt") == b"no-such-package-sand==9.9\n"
+    assert b.headers["Content-Type"] == "text/x-python"
+    assert capsys.readouterr().err.endswith(f"Error: deploy of needs failed: {pip}\n")
+
+
+def test_deploy_zips_are_reproducible(logged_in: FakeApi, tmp_path: Path) -> None:
+    api = logged_in
+    app = _failing_app(tmp_path)
+    _deployable(api, "needs", ["a", "b"])
+    assert sand(["deploy", str(app), "--no-wait"]) == 0
+    assert sand(["deploy", str(app), "--no-wait"]) == 0
+    zips = [r.body for r in api.requests if r.path == "/api/v1/grains/a"]
+    assert len(zips) == 2 and zips[0] == zips[1]
+
+
+def test_deploy_under_another_name_with_settings(logged_in: FakeApi, tmp_path: Path) -> None:
+    api = logged_in
+    (tmp_path / "s.json").write_text('{"timeout_s": 5}')
+    _deployable(api, "hello-2", ["greet", "shout"])
+    assert sand(["deploy", str(EXAMPLES / "hello"), "--name", "hello-2", "--settings", "@" + str(tmp_path / "s.json"),
+                 "--no-wait"]) == 0
+    put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
+    assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
+    assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
+
+
+def test_deploy_of_a_name_another_account_holds_suggests_another(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    for g in ("greet", "shout"):
+        api.on("PUT", f"/api/v1/grains/{g}", 200, {"name": g, "version": 1})
+    api.on("PUT", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": "hello is taken"}})
+    assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
+    assert capsys.readouterr().err.endswith(
+        f"Error: hello is taken; deploy under another name with `sand deploy {EXAMPLES / 'hello'} --name <name>`\n")
+    assert api.calls()[-1] == "PUT /api/v1/apps/hello"
+
+
+def test_deploy_gives_up_after_the_timeout(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    _deployable(api, "hello", ["greet", "shout"], {"name": "hello", "status": "deploying", "version": 2})
+    assert sand(["deploy", str(EXAMPLES / "hello"), "--timeout", "0.2"]) == 1
+    assert "Error: hello is still deploying after 0.2s" in capsys.readouterr().err
+
+
+def test_deploy_checks_the_folder_before_sending_anything(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
+    assert sand(["deploy", str(tmp_path)]) == 1
+    assert "workflow.json is missing" in capsys.readouterr().err
+    (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "g", "functions": [{"name": "g"}]}')
+    assert sand(["deploy", str(tmp_path)]) == 1
+    assert "grain(s) g run code 'g' but neither" in capsys.readouterr().err
+    (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "nope", "functions": [{"name": "g"}]}')
+    assert sand(["deploy", str(tmp_path)]) == 1
+    assert "entry 'nope' is not a grain" in capsys.readouterr().err
+    assert logged_in.requests == []
+
+
+def test_deploy_reports_the_apis_refusal(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    api.on("PUT", "/api/v1/grains/greet", 413, {"error": {"code": "too_large", "message": "body over 10485760 bytes"}})
+    assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
+    assert capsys.readouterr().err == "Error: body over 10485760 bytes\n"
+    assert api.calls() == ["PUT /api/v1/grains/greet"]
+
+
+# --- invoke -----------------------------------------------------------------------------------------------------
+
+def test_invoke_prints_the_output_and_the_execution_id(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    api.on("POST", "/app/hello", 200, {"greeting": "HELLO, SAND!"}, {"X-Sand-Execution-Id": "e1"})
+    assert sand(["invoke", "hello", '{"name": "sand"}']) == 0
+    [req] = api.requests
+    assert req.json() == {"name": "sand"} and req.headers["Content-Type"] == "application/json"
+    assert req.query == {}
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"greeting": "HELLO, SAND!"} and err == "execution id: e1\n"
+
+
+def test_invoke_input_from_a_file_and_none(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
+    api = logged_in
+    api.on("POST", "/app/hello", 200, {"ok": True}, {"X-Sand-Execution-Id": "e1"})
+    (tmp_path / "in.json").write_text('[1, 2, {"a": null}]')
+    assert sand(["invoke", "hello", "@" + str(tmp_path / "in.json")]) == 0
+    assert sand(["invoke", "hello"]) == 0
+    assert api.requests[0].json() == [1, 2, {"a": None}] and api.requests[1].body == b""
+
+
+def test_invoke_bad_json_input_sends_nothing(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
+    assert sand(["invoke", "hello", "{bad"]) == 1
+    assert capsys.readouterr().err.startswith("Error: the input is not valid JSON: Expecting property name")
+    (tmp_path / "bad.json").write_text("[1,")
+    assert sand(["invoke", "hello", "@" + str(tmp_path / "bad.json")]) == 1
+    assert f"Error: {tmp_path / 'bad.json'} is not valid JSON" in capsys.readouterr().err
+    assert sand(["invoke", "hello", "@" + str(tmp_path / "missing.json")]) == 1
+    assert "No such file" in capsys.readouterr().err
+    assert logged_in.requests == []
+
+
+def test_invoke_grain_error_event_exits_1(logged_in: FakeApi, capsys) -> None:
+    event = {"error": {"type": "ZeroDivisionError", "message": "division by zero", "grain": "g"}}
+    logged_in.on("POST", "/app/err", 500, event, {"X-Sand-Execution-Id": "e9"})
+    assert sand(["invoke", "err", "{}"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == event and "execution id: e9" in err
+
+
+def test_invoke_platform_500_is_an_error_message(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("POST", "/app/x", 500, {"error": {"code": "internal", "message": "Kafka is down"}})
+    assert sand(["invoke", "x", "{}"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == "Error: Kafka is down (HTTP 500)\n"
+
+
+def test_invoke_async_prints_the_execution_id(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("POST", "/app/hello", 202, {"execution_id": "e2"})
+    assert sand(["invoke", "hello", "{}", "--async"]) == 0
+    assert logged_in.requests[0].query == {"async": ["1"]}
+    assert capsys.readouterr().out == "e2\n"
+
+
+def test_invoke_timeout_names_the_execution(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("POST", "/app/slow", 504, {"error": {"code": "timeout", "message": "no answer within 2s",
+                                                      "execution_id": "e3"}}, {"X-Sand-Execution-Id": "e3"})
+    assert sand(["invoke", "slow", "{}"]) == 1
+    assert capsys.readouterr().err == "Error: no answer within 2s (execution id e3; `sand logs e3`)\n"
+
+
+def test_invoke_needs_only_the_url(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("SAND_URL", api.url)
+    api.on("POST", "/app/hello", 200, {"ok": 1})
+    assert sand(["invoke", "hello", "{}"]) == 0
+    assert "Authorization" not in api.requests[0].headers
+
+
+def test_a_non_json_error_page_is_shown_with_its_status(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("POST", "/app/hello", 502, "<html>502 Bad Gateway</html>")
+    assert sand(["invoke", "hello", "{}"]) == 1
+    assert capsys.readouterr().err == "Error: <html>502 Bad Gateway</html> (HTTP 502)\n"
+
+
+# --- status, logs, executions, undeploy ---------------------------------------------------------------------------
+
+def test_status(logged_in: FakeApi, capsys) -> None:
+    app = {"name": "hello", "status": "failed", "version": 4, "error": "h2: pip failed",
+           "workflow": json.loads((EXAMPLES / "hello" / "workflow.json").read_text()),
+           "hosts": [{"host": "h1", "status": "deployed"}, {"host": "h2", "status": "failed", "error": "pip failed"}]}
+    logged_in.on("GET", "/api/v1/apps/hello", 200, app)
+    assert sand(["status", "hello"]) == 0
+    out = capsys.readouterr().out
+    assert "status:  failed (version 4)" in out and "grains:  greet, shout" in out
+    assert "host:    h1 deployed" in out and "host:    h2 failed: pip failed" in out and "error:   h2: pip" in out
+    assert sand(["status", "hello", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == app
+
+
+def test_unknown_app_is_the_apis_message(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("GET", "/api/v1/apps/nope", 404, {"error": {"code": "not_found", "message": "no application nope"}})
+    assert sand(["status", "nope"]) == 1
+    assert capsys.readouterr().err == "Error: no application nope\n"
+
+
+def test_logs(logged_in: FakeApi, capsys) -> None:
+    lines = [{"ts": "2026-01-01T00:00:00.001Z", "grain": "greet", "level": "INFO", "text": "greeting sand"},
+             {"ts": "2026-01-01T00:00:00.002Z", "grain": "shout", "level": "STDOUT", "text": "hi"}]
+    logged_in.on("GET", "/api/v1/executions/e1/logs", 200, {"execution_id": "e1", "logs": lines})
+    assert sand(["logs", "e1"]) == 0
+    assert capsys.readouterr().out == ("2026-01-01T00:00:00.001Z [greet] INFO: greeting sand\n"
+                                       "2026-01-01T00:00:00.002Z [shout] STDOUT: hi\n")
+    assert logged_in.requests[0].headers["Authorization"] == "Bearer key-a"
+
+
+def test_execution(logged_in: FakeApi, capsys) -> None:
+    body = {"execution_id": "e1", "status": "succeeded", "result": {"a": 1}, "error": None, "timings": {}}
+    logged_in.on("GET", "/api/v1/executions/e1", 200, body)
+    assert sand(["execution", "e1"]) == 0
+    assert json.loads(capsys.readouterr().out) == body
+
+
+def test_undeploy_waits_then_deletes(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "deployed"})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
+    api.on("DELETE", "/api/v1/apps/hello", 204)
+    assert sand(["undeploy", "hello", "--delete"]) == 0
+    assert api.calls() == ["POST /api/v1/apps/hello/undeploy", "GET /api/v1/apps/hello", "GET /api/v1/apps/hello",
+                           "DELETE /api/v1/apps/hello"]
+    assert capsys.readouterr().out == "hello: undeployed and deleted\n"
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    for argv in (["invoke"], ["deploy"], ["login", "http://x"], ["nope"], ["invoke", "a", "{}", "--bad"]):
+        with pytest.raises(SystemExit) as e:
+            sand(argv)
+        assert e.value.code == 2
+    assert sand([]) == 2
