@@ -38,9 +38,9 @@ case "${1:-}" in
     rc=0
     for p in $SAND_FRONTEND_PORTS; do
       if is_running "$COMP-$p" && ready_one "$p"; then
-        printf '%-11s running  %-28s pid %s\n' "fe-$p" "http://$SAND_BIND:$p" "$(cat "$(pidfile "$COMP-$p")")"
+          status_line "fe-$p" running "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")"
       else
-        printf '%-11s stopped\n' "fe-$p"; rc=3
+        status_line "fe-$p" stopped; rc=3
       fi
     done
     exit "$rc"

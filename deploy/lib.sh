@@ -141,7 +141,8 @@ render() {
 
 # hash_of <paths...>: a stable content hash of files and folders, for "rebuild only when inputs change".
 hash_of() {
-  (cd "$SAND_ROOT" && find "$@" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 2>/dev/null \
+  (cd "$SAND_ROOT" && find "$@" -type f ! -name '*.pyc' ! -path '*/__pycache__/*' ! -path '*/target/*' \
+    ! -path '*/_gen/*' -print0 2>/dev/null \
     | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
 }
 

@@ -247,7 +247,8 @@ base_tag() {
 # The final image's hash: grainworker/, requirements.txt, Dockerfile, the base and this stage's code.
 final_tag() {
   local base="$1" h
-  h="$( { hash_of "$WORKER_DIR" "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile"
+  # grainworker/_gen is generated from the IDLs: hash them rather than the generated files.
+  h="$( { hash_of "$WORKER_DIR" localbus/localbus.thrift datalayer/datalayer.thrift "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile"
           echo "$base"; declare -f build_final pydeps_dir; } | sha256sum | cut -c1-16)"
   echo "$IMAGE:$h"
 }
