@@ -133,6 +133,11 @@ public final class Router extends Handler.Abstract {
 
   static void write(Response response, Callback callback, Reply reply) {
     response.setStatus(reply.status());
+    if (reply.status() >= 400) {
+      // An error may be answered before the request body was read: the connection cannot be reused
+      // safely, so say so rather than let a client (or nginx) send its next request into a closing socket.
+      response.getHeaders().put(HttpHeader.CONNECTION, "close");
+    }
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());
     reply.headers().forEach((k, v) -> response.getHeaders().put(k, v));
     response.write(true, ByteBuffer.wrap(reply.body()), callback);

@@ -72,8 +72,16 @@ class InvokeTest {
     String executionId = a.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElseThrow();
     assertEquals(req.path("execution_id").asText(), executionId);
 
-    Thread.sleep(200); // the duplicate is processed after the first
+    // The execution is recorded asynchronously: wait (bounded) until it is, then give the duplicate
+    // time to arrive; it must not replace the first result.
     JsonNode e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
+    for (long end = System.nanoTime() + 10_000_000_000L;
+         !e.path("status").asText().equals("succeeded") && System.nanoTime() < end; ) {
+      Thread.sleep(20);
+      e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
+    }
+    Thread.sleep(200);
+    e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
     assertEquals("succeeded", e.path("status").asText());
     assertEquals("HELLO, SAND!", e.path("result").path("greeting").asText());
     assertTrue(e.path("timings").has("duration_ms"));
