@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py"]
+BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py"]
 
 
 def main() -> int:
