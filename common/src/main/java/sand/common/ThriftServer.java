@@ -118,7 +118,9 @@ public final class ThriftServer implements AutoCloseable {
   public void close() {
     server.stop();
     transport.close();
-    workers.shutdownNow();
+    // No interrupts: a connection thread ends when its connection does (the Unix transport closes its
+    // connections above; an interrupted channel operation would only be logged as an error by Thrift).
+    workers.shutdown();
     LOG.info("[{}] stopped serving on {}", name, address);
   }
 
@@ -126,6 +128,7 @@ public final class ThriftServer implements AutoCloseable {
   static final class UnixServerTransport extends TServerTransport {
     private final Path path;
     private final ServerSocketChannel channel;
+    private final java.util.Set<SocketChannel> connections = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     UnixServerTransport(Path path) throws IOException {
       this.path = path;
@@ -145,12 +148,14 @@ public final class ThriftServer implements AutoCloseable {
     public TTransport accept() throws TTransportException {
       try {
         SocketChannel ch = channel.accept();
+        connections.add(ch);
         return new TIOStreamTransport(new TConfiguration(),
             new BufferedInputStream(new ChannelInput(ch), 64 * 1024),
             new BufferedOutputStream(new ChannelOutput(ch), 64 * 1024)) {
           @Override
           public void close() {
             super.close();
+            connections.remove(ch);
             try {
               ch.close();
             } catch (IOException ignored) {
@@ -183,7 +188,11 @@ public final class ThriftServer implements AutoCloseable {
 
       @Override
       public int read(byte[] b, int off, int len) throws IOException {
-        return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
+        try {
+          return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
+        } catch (java.nio.channels.ClosedChannelException e) {
+          return -1; // closed under us (the server is stopping): the end of this connection, not an error
+        }
       }
 
       @Override
@@ -221,6 +230,13 @@ public final class ThriftServer implements AutoCloseable {
 
     @Override
     public void close() {
+      for (SocketChannel c : connections) {
+        try {
+          c.close(); // ends the connection threads blocked reading it
+        } catch (IOException ignored) {
+          // already gone
+        }
+      }
       try {
         channel.close();
         Files.deleteIfExists(path);
