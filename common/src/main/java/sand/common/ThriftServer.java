@@ -124,6 +124,34 @@ public final class ThriftServer implements AutoCloseable {
     LOG.info("[{}] stopped serving on {}", name, address);
   }
 
+  /** A client connection to a Thrift service on a Unix domain socket (same transport as the server side). */
+  public static TTransport connectUnix(Path path) throws IOException, TTransportException {
+    SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+    ch.connect(UnixDomainSocketAddress.of(path));
+    return channelTransport(ch, () -> {});
+  }
+
+  /**
+   * A blocking channel as a buffered, full-duplex Thrift transport (see {@code ChannelInput}); closing it
+   * closes the channel and runs {@code onClose}.
+   */
+  static TTransport channelTransport(SocketChannel ch, Runnable onClose) throws TTransportException {
+    return new TIOStreamTransport(new TConfiguration(),
+        new BufferedInputStream(new UnixServerTransport.ChannelInput(ch), 64 * 1024),
+        new BufferedOutputStream(new UnixServerTransport.ChannelOutput(ch), 64 * 1024)) {
+      @Override
+      public void close() {
+        super.close();
+        onClose.run();
+        try {
+          ch.close();
+        } catch (IOException ignored) {
+          // closing a dead connection
+        }
+      }
+    };
+  }
+
   /** A server transport on a Unix domain socket (Java 16+ channels). */
   static final class UnixServerTransport extends TServerTransport {
     private final Path path;
@@ -149,20 +177,7 @@ public final class ThriftServer implements AutoCloseable {
       try {
         SocketChannel ch = channel.accept();
         connections.add(ch);
-        return new TIOStreamTransport(new TConfiguration(),
-            new BufferedInputStream(new ChannelInput(ch), 64 * 1024),
-            new BufferedOutputStream(new ChannelOutput(ch), 64 * 1024)) {
-          @Override
-          public void close() {
-            super.close();
-            connections.remove(ch);
-            try {
-              ch.close();
-            } catch (IOException ignored) {
-              // closing a dead connection
-            }
-          }
-        };
+        return channelTransport(ch, () -> connections.remove(ch));
       } catch (IOException e) {
         throw new TTransportException(TTransportException.NOT_OPEN, "unix socket " + path + " closed", e);
       }

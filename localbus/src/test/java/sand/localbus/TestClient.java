@@ -1,16 +1,11 @@
 package sand.localbus;
 
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.protocol.TBinaryProtocol;
-import org.apache.thrift.transport.TIOStreamTransport;
 import org.apache.thrift.transport.TSocket;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
@@ -33,20 +28,7 @@ final class TestClient implements AutoCloseable {
   }
 
   static TestClient unix(Path path) throws IOException, TTransportException {
-    SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-    ch.connect(UnixDomainSocketAddress.of(path));
-    return new TestClient(new TIOStreamTransport(new TConfiguration(), Channels.newInputStream(ch),
-        Channels.newOutputStream(ch)) {
-      @Override
-      public void close() {
-        super.close();
-        try {
-          ch.close();
-        } catch (IOException ignored) {
-          // closing after the test
-        }
-      }
-    });
+    return new TestClient(sand.common.ThriftServer.connectUnix(path));
   }
 
   static ByteBuffer buf(String s) {

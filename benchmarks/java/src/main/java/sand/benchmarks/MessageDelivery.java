@@ -1,14 +1,6 @@
 package sand.benchmarks;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,14 +15,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.thrift.TConfiguration;
 import org.apache.thrift.protocol.TBinaryProtocol;
-import org.apache.thrift.transport.TIOStreamTransport;
 import org.apache.thrift.transport.TSocket;
-import org.apache.thrift.transport.TTransport;
-import org.apache.thrift.transport.TTransportException;
 import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
+import sand.common.ThriftServer;
 import sand.localbus.thrift.LocalBus;
 
 /**
@@ -68,7 +57,7 @@ public final class MessageDelivery {
   /** A client on {@code host:port} (TCP) or {@code unix:/path} (the bus's Unix socket). */
   private static LocalBus.Client bus(String address) throws Exception {
     if (address.startsWith("unix:")) {
-      return new LocalBus.Client(new TBinaryProtocol(unixTransport(Path.of(address.substring("unix:".length())))));
+      return new LocalBus.Client(new TBinaryProtocol(ThriftServer.connectUnix(Path.of(address.substring("unix:".length())))));
     }
     int colon = address.lastIndexOf(':');
     TSocket socket = new TSocket(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)));
@@ -76,53 +65,6 @@ public final class MessageDelivery {
     return new LocalBus.Client(new TBinaryProtocol(socket));
   }
 
-  /**
-   * A Unix socket transport: a Java 16+ SocketChannel in TIOStreamTransport, buffered like TSocket.
-   * Plain streams over the channel rather than Channels.newInputStream, which takes the channel's
-   * blocking lock on every call.
-   */
-  private static TTransport unixTransport(Path path) throws IOException, TTransportException {
-    SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
-    ch.connect(UnixDomainSocketAddress.of(path));
-    InputStream in = new InputStream() {
-      @Override
-      public int read() throws IOException {
-        byte[] one = new byte[1];
-        return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-      }
-
-      @Override
-      public int read(byte[] b, int off, int len) throws IOException {
-        return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
-      }
-    };
-    OutputStream out = new OutputStream() {
-      @Override
-      public void write(int b) throws IOException {
-        write(new byte[] {(byte) b}, 0, 1);
-      }
-
-      @Override
-      public void write(byte[] b, int off, int len) throws IOException {
-        ByteBuffer buf = ByteBuffer.wrap(b, off, len);
-        while (buf.hasRemaining()) {
-          ch.write(buf);
-        }
-      }
-    };
-    return new TIOStreamTransport(new TConfiguration(), new BufferedInputStream(in, 64 * 1024),
-        new BufferedOutputStream(out, 64 * 1024)) {
-      @Override
-      public void close() {
-        super.close();
-        try {
-          ch.close();
-        } catch (IOException ignored) {
-          // closing at exit
-        }
-      }
-    };
-  }
 
   private static ByteBuffer stamp() {
     ByteBuffer b = ByteBuffer.allocate(PAYLOAD_BYTES);
