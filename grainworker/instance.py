@@ -19,6 +19,7 @@ from typing import Any
 
 from grainworker.context import GrainContext
 from grainworker.envelope import decode, encode, error_value, is_error, make_event
+from grainworker.localbus import LocalBusError
 from grainworker.workflow import END, Workflow
 
 __all__ = ["InstanceSpec", "run_instance", "failure_batch"]
@@ -44,11 +45,10 @@ def _route(spec: InstanceSpec, outputs: list[dict[str, Any]]) -> list[tuple[str,
     """Deliveries for local next grains; marks each output local or not (the host agent forwards the rest)."""
     deliveries = []
     for ev in outputs:
-        ev["local"] = ev["grain"] != END and ev["grain"] in spec.local_grains
-        if ev["local"]:
-            body = dict(ev)
-            del body["local"]
-            deliveries.append((spec.queue(ev["grain"]), encode(body)))
+        local = ev["grain"] != END and ev["grain"] in spec.local_grains
+        if local:
+            deliveries.append((spec.queue(ev["grain"]), encode(ev)))  # the event itself, before it is marked
+        ev["local"] = local
     return deliveries
 
 
@@ -84,8 +84,6 @@ def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str) -> li
 
 def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: float) -> None:
     """Publish atomically; a full queue is backpressure: wait and retry, never drop."""
-    from grainworker.localbus import LocalBusError
-
     delay = 0.001
     while True:
         try:
