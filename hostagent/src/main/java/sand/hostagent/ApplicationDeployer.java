@@ -1,7 +1,5 @@
 package sand.hostagent;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -23,6 +21,7 @@ import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
 import sand.hostagent.sandbox.ApplicationSettings;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
+import sand.hostagent.sandbox.internal.WorkflowGrains;
 import sand.localbus.LocalMessageBus;
 
 /**
@@ -36,7 +35,6 @@ import sand.localbus.LocalMessageBus;
  */
 final class ApplicationDeployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplicationDeployer.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final java.time.Duration WORKERS_UP = java.time.Duration.ofSeconds(60);
 
@@ -110,7 +108,7 @@ final class ApplicationDeployer implements AutoCloseable {
     store.setAppHostState(appId, hostId, "deploying", null, clock.instant());
     AppSockets sockets = null;
     try {
-      Set<String> grains = grainsOf(app.workflow());
+      Set<String> grains = WorkflowGrains.parse(app.workflow()).resourceByGrain().keySet();
       Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();
       store.applicationCode(appId).forEach((resource, c) -> code.put(resource,
           "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
@@ -207,18 +205,6 @@ final class ApplicationDeployer implements AutoCloseable {
 
   Set<String> deployedApps() {
     return Set.copyOf(running.keySet());
-  }
-
-  static Set<String> grainsOf(String workflow) throws java.io.IOException {
-    JsonNode wf = JSON.readTree(workflow);
-    Set<String> grains = new LinkedHashSet<>();
-    for (JsonNode f : wf.path("functions")) {
-      grains.add(f.path("name").asText());
-    }
-    if (grains.isEmpty()) {
-      throw new IllegalArgumentException("workflow has no functions");
-    }
-    return grains;
   }
 
   /** The agent stops: its sandboxes stop too (the applications stay deployed in the cluster state). */
