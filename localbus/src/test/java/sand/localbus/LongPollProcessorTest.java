@@ -97,6 +97,14 @@ class LongPollProcessorTest {
     }
   }
 
+  private static void awaitReply(Conn c) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (c.written() == 0) {
+      assertTrue(System.nanoTime() < deadline, "no reply was written");
+      Thread.sleep(1);
+    }
+  }
+
   private void awaitParked(int n) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (processor.parkedPolls() != n) {
@@ -175,6 +183,7 @@ class LongPollProcessorTest {
     c.client.send_poll(A, "a/g", 10, 50);
     c.serve();
     awaitParked(0);
+    awaitReply(c); // the deadline thread unparks the poll, then writes its reply
     assertEquals(List.of(), c.client.recv_poll());
     int written = c.written();
     bus.publish(A, "a/g", b("later"));
