@@ -23,6 +23,17 @@ public final class Results {
   private final Clock clock;
   private final Executor executor;
   private final Map<String, CompletableFuture<ObjectNode>> waiting = new ConcurrentHashMap<>();
+  /**
+   * Execution ids whose first result already arrived, in topic order (bounded: duplicates from a
+   * re-run arrive close together; an older one is caught by the store's conditional update).
+   */
+  private final Map<String, Boolean> recent = new java.util.LinkedHashMap<>(1024, 0.75f, false) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+      return size() > RECENT_RESULTS;
+    }
+  };
+  static final int RECENT_RESULTS = 100_000;
 
   public Results(ClusterStore store, Clock clock, Executor executor) {
     this.store = store;
@@ -65,6 +76,14 @@ public final class Results {
     if (executionId.isEmpty()) {
       LOG.warn("result without execution id skipped: {}", event);
       return;
+    }
+    // "First result wins" is decided here, in the order the results arrived; the work after it runs on
+    // the executor, where two results of one execution would otherwise race.
+    synchronized (recent) {
+      if (recent.put(executionId, Boolean.TRUE) != null) {
+        LOG.debug("[execution {}] later result ignored", executionId);
+        return;
+      }
     }
     executor.execute(() -> complete(executionId, event));
   }
