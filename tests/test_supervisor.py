@@ -87,7 +87,7 @@ class Sandbox:
 
     def workers(self) -> dict[str, int]:
         """grain -> pid of the supervisor's grain worker children."""
-        out = subprocess.run(["ps", "--ppid", str(self.proc.pid), "-o", "pid=,args="], capture_output=True,
+        out = subprocess.run(["ps", "-ww", "--ppid", str(self.proc.pid), "-o", "pid=,args="], capture_output=True,
                              text=True).stdout
         found = {}
         for line in out.splitlines():
