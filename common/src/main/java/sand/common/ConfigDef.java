@@ -20,7 +20,7 @@ import java.util.function.Predicate;
 public final class ConfigDef {
 
   /** Setting types. */
-  public enum Type { STRING, INT, LONG, BOOLEAN }
+  public enum Type { STRING, INT, LONG, DOUBLE, BOOLEAN }
 
   /** One declared setting. */
   public record Key(String name, Type type, Object defaultValue, Predicate<Object> check,
@@ -105,6 +105,13 @@ public final class ConfigDef {
         case STRING -> raw;
         case INT -> Integer.parseInt(s);
         case LONG -> Long.parseLong(s);
+        case DOUBLE -> {
+          double d = Double.parseDouble(s);
+          if (!Double.isFinite(d)) {
+            throw new NumberFormatException();
+          }
+          yield d;
+        }
         case BOOLEAN -> {
           if (!s.equalsIgnoreCase("true") && !s.equalsIgnoreCase("false")) {
             throw new NumberFormatException();
@@ -146,6 +153,10 @@ public final class ConfigDef {
 
     public long getLong(String key) {
       return ((Number) get(key)).longValue();
+    }
+
+    public double getDouble(String key) {
+      return ((Number) get(key)).doubleValue();
     }
 
     public boolean getBoolean(String key) {

@@ -14,6 +14,7 @@ import sand.hostagent.cluster.ClusterStore;
 import sand.hostagent.cluster.ClusterStore.AppName;
 import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
 import sand.hostagent.cluster.ClusterStore.HostInfo;
+import sand.hostagent.sandbox.ApplicationLimits;
 import sand.hostagent.sandbox.ApplicationSettings;
 
 /**
@@ -28,11 +29,17 @@ public final class AppsHandler {
   private final ClusterStore store;
   private final Clock clock;
   private final Duration hostMaxAge;
+  private final ApplicationLimits limits;
 
-  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge) {
+  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge, ApplicationLimits limits) {
     this.store = store;
     this.clock = clock;
     this.hostMaxAge = hostMaxAge;
+    this.limits = limits;
+  }
+
+  ApplicationLimits limits() {
+    return limits;
   }
 
   public void routes(Router r) {
@@ -81,10 +88,10 @@ public final class AppsHandler {
   Reply put(Call call) {
     String name = appName(call);
     JsonNode body = call.json("workflow");
-    Workflow.parse(body);
+    Workflow wf = Workflow.parse(body);
     ObjectNode workflow = ((ObjectNode) body).deepCopy();
     JsonNode settingsNode = workflow.remove("settings");
-    Settings settings = Settings.parse(settingsNode);
+    Settings settings = Settings.parse(settingsNode, limits, wf.grains().size());
     AppName existing = store.appName(name).orElse(null);
     if (existing == null) {
       existing = store.claimAppName(new AppName(name, newAppId(), call.account(), settings.requestTimeoutS()));
@@ -157,9 +164,9 @@ public final class AppsHandler {
    * the hosts to run on (empty = every live host) and the frontend's request timeout (0 = default).
    */
   record Settings(String agentJson, List<String> hosts, int requestTimeoutS) {
-    static Settings parse(JsonNode n) {
+    static Settings parse(JsonNode n, ApplicationLimits limits, int grains) {
       if (n == null || n.isNull()) {
-        return new Settings("{}", List.of(), 0);
+        n = Json.object();
       }
       if (!n.isObject()) {
         throw ApiException.badRequest("workflow 'settings' must be an object, e.g. {\"timeout_s\": 60}");
@@ -183,7 +190,7 @@ public final class AppsHandler {
         t = timeout.asInt();
       }
       try {
-        ApplicationSettings.fromJson(Json.text(agent));
+        limits.check(ApplicationSettings.fromJson(Json.text(agent)), grains, hostList.size());
       } catch (IllegalArgumentException e) {
         throw ApiException.badRequest("settings: " + e.getMessage());
       }

@@ -15,6 +15,7 @@ import sand.hostagent.cluster.ClusterStore;
 import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
 import sand.hostagent.cluster.ClusterStore.GrainCode;
 import sand.hostagent.cluster.ClusterStore.GrainVersion;
+import sand.hostagent.sandbox.ApplicationSettings;
 
 /**
  * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and
@@ -64,19 +65,52 @@ public final class DeploymentsHandler {
         }
       }
     }
-    List<String> targets = app.hosts().isEmpty() ? List.copyOf(apps.liveHosts()) : app.hosts();
+    try { // the caps may have changed since the application was saved
+      apps.limits().check(ApplicationSettings.fromJson(app.settings()), wf.grains().size(), 0);
+    } catch (IllegalArgumentException e) {
+      throw ApiException.badRequest("application '" + app.name() + "' cannot be deployed: " + e.getMessage());
+    }
+    int hostsMax = apps.limits().hostsMax();
+    List<String> hosts = app.hosts().isEmpty() || (hostsMax > 0 && app.hosts().size() > hostsMax)
+        ? placement(app.appId(), apps.liveHosts(), hostsMax) : app.hosts();
+    List<String> targets = hosts.isEmpty() ? List.copyOf(apps.liveHosts()) : hosts;
     store.replaceApplicationCode(app.appId(), code);
     store.clearAppHostStates(app.appId());
     for (String h : targets) {
       store.setAppHostState(app.appId(), h, "deploying", null, clock.instant());
     }
     ApplicationRecord next = new ApplicationRecord(app.appId(), app.name(), app.owner(), app.workflow(),
-        requirements.toString(), app.settings(), app.version() + 1, "deployed", app.hosts());
+        requirements.toString(), app.settings(), app.version() + 1, "deployed", hosts);
     store.putApplication(next, Map.of());
     LOG.info("[app {} id {}] deploy version {} on {}", app.name(), app.appId(), next.version(),
-        app.hosts().isEmpty() ? "every live host " + targets : targets);
-    control.publish("deploy", app.appId(), app.hosts());
+        hosts.isEmpty() ? "every live host " + targets : targets);
+    control.publish("deploy", app.appId(), hosts);
     return Reply.json(202, apps.describe(o.name(), next));
+  }
+
+  /**
+   * The hosts an application that names none runs on: every live host (empty list) unless the operator caps
+   * hosts per application; then {@code max} of them, chosen by rendezvous hashing on the application id, so
+   * different applications spread over the cluster and one application's choice is stable.
+   */
+  static List<String> placement(String appId, java.util.Set<String> live, int max) {
+    if (max <= 0 || live.size() <= max) {
+      return List.of();
+    }
+    return live.stream()
+        .sorted(java.util.Comparator.comparingLong((String h) -> rendezvous(appId, h)).thenComparing(h -> h))
+        .limit(max).sorted().toList();
+  }
+
+  private static long rendezvous(String appId, String host) {
+    byte[] d;
+    try {
+      d = java.security.MessageDigest.getInstance("SHA-256").digest((appId + "/" + host)
+          .getBytes(StandardCharsets.UTF_8));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+    return java.nio.ByteBuffer.wrap(d).getLong();
   }
 
   Reply undeploy(Call call) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
@@ -135,6 +136,55 @@ class DeveloperApiTest {
         "{\"settings\":{\"sandbox_cpus\":-1},"));
     assertError(s, 400, "bad_request");
     assertTrue(s.body().contains("sandbox_cpus"), s.body());
+  }
+
+  @Test
+  void everySettingAboveTheOperatorsCapIsA400NamingTheCap() throws Exception {
+    Map<String, String> over = new java.util.LinkedHashMap<>();
+    over.put("\"timeout_s\": 301", "limits timeout.s.max");
+    over.put("\"instance_memory_mb\": 2049", "limits instance.memory.mb.max");
+    over.put("\"concurrency\": 65", "limits concurrency.max");
+    over.put("\"sandbox_memory_mb\": 2049", "limits sandbox.memory.mb.max");
+    over.put("\"sandbox_cpus\": 2.5", "limits sandbox.cpus.max");
+    over.put("\"sandbox_pids\": 1025", "limits sandbox.pids.max");
+    for (var e : over.entrySet()) {
+      var r = fe.call("PUT", "/api/v1/apps/capped", alice, TestFrontend.HELLO.replaceFirst("\\{",
+          "{\"settings\":{" + e.getKey() + "},"));
+      assertError(r, 400, "bad_request");
+      assertTrue(r.body().contains(e.getValue()) && r.body().contains("above the operator's cap"), r.body());
+    }
+    StringBuilder many = new StringBuilder("{\"name\":\"big\",\"entry\":\"g0\",\"functions\":[");
+    for (int i = 0; i < 129; i++) {
+      many.append(i == 0 ? "" : ",").append("{\"name\":\"g").append(i).append("\",\"next\":[\"")
+          .append(i == 128 ? "end" : "g" + (i + 1)).append("\"]}");
+    }
+    var big = fe.call("PUT", "/api/v1/apps/big", alice, many + "]}");
+    assertError(big, 400, "bad_request");
+    assertTrue(big.body().contains("129 grains, above the operator's cap of 128"), big.body());
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/capped", alice, TestFrontend.HELLO.replaceFirst("\\{",
+        "{\"settings\":{\"sandbox_memory_mb\": 2048, \"concurrency\": 64},")).status(), "at the cap is fine");
+  }
+
+  @Test
+  void theOperatorCanTakeTheChoiceOfHostsAway() throws Exception {
+    try (TestFrontend placed = new TestFrontend(Map.of(), true, Map.of("hosts.choose", "false", "hosts.max", "2"))) {
+      String key = placed.signUp("frank");
+      var r = placed.call("PUT", "/api/v1/apps/pinned", key, TestFrontend.HELLO.replaceFirst("\\{",
+          "{\"settings\":{\"hosts\": [\"h1\"]},"));
+      assertError(r, 400, "bad_request");
+      assertTrue(r.body().contains("hosts.choose=false"), r.body());
+    }
+    java.util.Set<String> live = new java.util.TreeSet<>(List.of("h1", "h2", "h3", "h4"));
+    List<String> one = DeploymentsHandler.placement("a1", live, 2);
+    assertEquals(2, one.size());
+    assertEquals(one, DeploymentsHandler.placement("a1", live, 2), "stable for one application");
+    java.util.Set<String> used = new java.util.TreeSet<>();
+    for (int i = 0; i < 40; i++) {
+      used.addAll(DeploymentsHandler.placement("a" + i, live, 2));
+    }
+    assertEquals(live, used, "applications spread over every host");
+    assertEquals(List.of(), DeploymentsHandler.placement("a1", live, 0), "no cap: every live host");
+    assertEquals(List.of(), DeploymentsHandler.placement("a1", live, 4), "cap not reached: every live host");
   }
 
   @Test

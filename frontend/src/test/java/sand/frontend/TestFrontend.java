@@ -21,6 +21,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import sand.hostagent.sandbox.ApplicationLimits;
 import sand.hostagent.cluster.InMemoryClusterStore;
 
 /**
@@ -62,6 +63,11 @@ final class TestFrontend implements AutoCloseable {
   }
 
   TestFrontend(Map<String, String> settings, boolean autoComplete) throws Exception {
+    this(settings, autoComplete, Map.of());
+  }
+
+  /** @param limits the operator's caps (SAND_LIMITS_* keys) that differ from their defaults */
+  TestFrontend(Map<String, String> settings, boolean autoComplete, Map<String, String> limits) throws Exception {
     Map<String, String> s = new HashMap<>(Map.of("port", "0", "id", "fe-test"));
     s.putAll(settings);
     var config = Frontend.DEF.parse(Map.of(), s);
@@ -69,7 +75,8 @@ final class TestFrontend implements AutoCloseable {
     producer = new MockProducer<>(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
     TopicPartition p = new TopicPartition("sand.response." + id, 0);
     consumer.updateEndOffsets(Map.of(p, 0L));
-    server = Frontend.newServer(config, new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC()));
+    server = Frontend.newServer(config, ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(), limits)),
+        new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC()));
     server.start();
     url = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }
