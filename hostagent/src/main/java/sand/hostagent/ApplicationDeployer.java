@@ -3,21 +3,24 @@ package sand.hostagent;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.Credentials;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
-import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.GrainRef;
 import sand.hostagent.cluster.ClusterStore;
 import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.hostagent.sandbox.ApplicationLimits;
 import sand.hostagent.sandbox.ApplicationSettings;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
@@ -27,7 +30,13 @@ import sand.localbus.LocalMessageBus;
 /**
  * Makes this host run what the cluster state says it should: for each application wanted here, its own
  * credential and Unix sockets, its sandbox, and the bridge consuming its grains' partitions; for each
- * application no longer wanted, the reverse. Calls are serialised by the caller (one control thread).
+ * application no longer wanted, the reverse. Calls for one application are serialised by the caller
+ * ({@link ReconcileLanes}); calls for different applications may run at once.
+ *
+ * <p>A deploy that fails is retried with exponential back-off (from {@link DeployPolicy#retryInitial()}
+ * doubling to {@link DeployPolicy#retryMax()}) while its version stays the same; meanwhile the host's state
+ * stays {@code failed} with the reason and when the next attempt is. A new version (a redeploy) is tried at
+ * once.
  *
  * <p>Undeploy hands queued events back rather than running them: the bridge stops consuming the app's
  * partitions (committing only up to the oldest unfinished event), so an event still in a local queue is
@@ -36,30 +45,51 @@ import sand.localbus.LocalMessageBus;
 final class ApplicationDeployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplicationDeployer.class);
   private static final SecureRandom RANDOM = new SecureRandom();
-  private static final java.time.Duration WORKERS_UP = java.time.Duration.ofSeconds(60);
+
+  /** Kafka topics for an application's grains (KafkaTopics; a fake in tests). */
+  interface GrainTopics {
+    void ensureGrainTopics(String appId, Set<String> grains);
+  }
+
+  /**
+   * How deploys are bounded and retried.
+   *
+   * @param workersTimeout longest wait for every grain worker of a new sandbox to poll its queue
+   * @param retryInitial   first wait before a failed deploy is tried again
+   * @param retryMax       longest wait between attempts
+   */
+  record DeployPolicy(Duration workersTimeout, Duration retryInitial, Duration retryMax) {}
 
   private record Deployed(int version, AppSockets sockets, Set<String> grains) {}
+
+  /** A deploy of {@code version} that failed {@code attempts} times; not tried again before {@code notBefore}. */
+  private record Failure(int version, int attempts, Instant notBefore) {}
 
   private final String hostId;
   private final ClusterStore store;
   private final SandboxManager sandboxes;
-  private final GlobalBusBridge bridge;
+  private final Consumer<Set<GrainRef>> grainsChanged;
   private final Credentials credentials;
   private final String agentCredential;
   private final LocalMessageBus bus;
   private final LocalDataLayer data;
   private final Path socketsRoot;
-  private final KafkaTopics topics;
+  private final GrainTopics topics;
   private final Clock clock;
+  private final ApplicationLimits limits;
+  private final DeployPolicy policy;
   private final Map<String, Deployed> running = new ConcurrentHashMap<>();
+  private final Map<String, Failure> failures = new ConcurrentHashMap<>();
+  private final Object grainsLock = new Object();
 
-  ApplicationDeployer(String hostId, ClusterStore store, SandboxManager sandboxes, GlobalBusBridge bridge,
-                      Credentials credentials, String agentCredential, LocalMessageBus bus, LocalDataLayer data,
-                      Path socketsRoot, KafkaTopics topics, Clock clock) {
+  ApplicationDeployer(String hostId, ClusterStore store, SandboxManager sandboxes,
+                      Consumer<Set<GrainRef>> grainsChanged, Credentials credentials, String agentCredential,
+                      LocalMessageBus bus, LocalDataLayer data, Path socketsRoot, GrainTopics topics, Clock clock,
+                      ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = hostId;
     this.store = store;
     this.sandboxes = sandboxes;
-    this.bridge = bridge;
+    this.grainsChanged = grainsChanged;
     this.credentials = credentials;
     this.agentCredential = agentCredential;
     this.bus = bus;
@@ -67,20 +97,25 @@ final class ApplicationDeployer implements AutoCloseable {
     this.socketsRoot = socketsRoot;
     this.topics = topics;
     this.clock = clock;
+    this.limits = limits;
+    this.policy = policy;
   }
 
-  /** Reconcile every application of the cluster (start-up, and periodically as a safety net). */
-  void reconcileAll() {
-    Set<String> seen = new LinkedHashSet<>();
+  /**
+   * The applications to reconcile as a safety net (start-up, periodically): every application of the
+   * cluster and every one running here, minus those waiting out a failed deploy's back-off.
+   */
+  Set<String> toReconcile() {
+    Set<String> ids = new LinkedHashSet<>();
+    Instant now = clock.instant();
     for (ApplicationRecord app : store.applications()) {
-      seen.add(app.appId());
-      reconcile(app);
-    }
-    for (String appId : Set.copyOf(running.keySet())) {
-      if (!seen.contains(appId)) {
-        undeploy(appId);
+      Failure f = failures.get(app.appId());
+      if (f == null || f.version() != app.version() || !now.isBefore(f.notBefore()) || !app.wantedOn(hostId)) {
+        ids.add(app.appId());
       }
     }
+    ids.addAll(running.keySet());
+    return ids;
   }
 
   /** Reconcile one application (a control event named it). */
@@ -92,23 +127,37 @@ final class ApplicationDeployer implements AutoCloseable {
     Deployed current = running.get(app.appId());
     if (app.wantedOn(hostId)) {
       if (current == null || current.version() != app.version()) {
+        Failure f = failures.get(app.appId());
+        if (f != null && f.version() == app.version() && clock.instant().isBefore(f.notBefore())) {
+          LOG.debug("[host {} app {}] version {} failed {} times; next attempt at {}", hostId, app.appId(),
+              app.version(), f.attempts(), f.notBefore());
+          return;
+        }
         if (current != null) {
           undeploy(app.appId());
         }
-        deploy(app);
+        deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0);
       }
-    } else if (current != null) {
-      undeploy(app.appId());
+    } else {
+      failures.remove(app.appId());
+      if (current != null) {
+        undeploy(app.appId());
+      }
     }
   }
 
-  private void deploy(ApplicationRecord app) {
+  private void deploy(ApplicationRecord app, int failedBefore) {
     String appId = app.appId();
-    LOG.info("[host {} app {}] deploying version {}", hostId, appId, app.version());
-    store.setAppHostState(appId, hostId, "deploying", null, clock.instant());
+    LOG.info("[host {} app {}] deploying version {}{}", hostId, appId, app.version(),
+        failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
+    if (failedBefore == 0) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
+      store.setAppHostState(appId, hostId, "deploying", null, clock.instant());
+    }
     AppSockets sockets = null;
     try {
       Set<String> grains = WorkflowGrains.parse(app.workflow()).resourceByGrain().keySet();
+      ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
+      limits.check(settings, grains.size(), 0);
       Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();
       store.applicationCode(appId).forEach((resource, c) -> code.put(resource,
           "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
@@ -118,11 +167,15 @@ final class ApplicationDeployer implements AutoCloseable {
       sockets = new AppSockets(socketsRoot.resolve(appId), appId, bus,
           new DataLayerService(data).processor(), 1024);
       sandboxes.deploy(new ApplicationSpec(appId, app.workflow(), code, app.requirements() == null ? ""
-          : app.requirements(), ApplicationSettings.fromJson(app.settings()), credential, sockets.dir(), grains));
+          : app.requirements(), settings, credential, sockets.dir(), grains));
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
-      running.put(appId, new Deployed(app.version(), sockets, grains));
-      bridge.updateGrains(grainRefs());
+      Deployed deployed = new Deployed(app.version(), sockets, grains);
+      synchronized (grainsLock) {
+        running.put(appId, deployed);
+        grainsChanged.accept(grainRefs());
+      }
+      failures.remove(appId);
       store.setAppHostState(appId, hostId, "deployed", null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
     } catch (Exception e) {
@@ -130,13 +183,28 @@ final class ApplicationDeployer implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
-      LOG.warn("[host {} app {}] deploy failed: {}", hostId, appId, why);
+      int attempts = failedBefore + 1;
+      Duration wait = backoff(attempts);
+      failures.put(appId, new Failure(app.version(), attempts, clock.instant().plus(wait)));
+      LOG.warn("[host {} app {}] deploy of version {} failed (attempt {}; next in {} s): {}", hostId, appId,
+          app.version(), attempts, wait.toSeconds(), why);
       if (sockets != null) {
         sockets.close();
       }
       credentials.revoke(appId);
-      store.setAppHostState(appId, hostId, "failed", why, clock.instant());
+      try {
+        store.setAppHostState(appId, hostId, "failed", why + " [host " + hostId + ", attempt " + attempts
+            + "; tried again in " + wait.toSeconds() + " s, or at once on a new deploy]", clock.instant());
+      } catch (RuntimeException re) {
+        LOG.warn("[host {} app {}] could not record the failure: {}", hostId, appId, re.toString());
+      }
     }
+  }
+
+  /** Wait before attempt {@code attempts + 1}: retryInitial doubling per failure, at most retryMax. */
+  Duration backoff(int attempts) {
+    long ms = policy.retryInitial().toMillis() << Math.min(30, attempts - 1);
+    return Duration.ofMillis(Math.min(policy.retryMax().toMillis(), Math.max(0, ms)));
   }
 
   /**
@@ -144,7 +212,7 @@ final class ApplicationDeployer implements AutoCloseable {
    * application is not deployed (a sandbox that crash-loops fails the deploy with its own last words).
    */
   private void awaitWorkers(String appId, Set<String> grains) throws InterruptedException {
-    long deadline = System.nanoTime() + WORKERS_UP.toNanos();
+    long deadline = System.nanoTime() + policy.workersTimeout().toNanos();
     Set<String> waiting = new LinkedHashSet<>();
     while (true) {
       waiting.clear();
@@ -162,7 +230,7 @@ final class ApplicationDeployer implements AutoCloseable {
         String logs = sandboxes.logs(appId, 20);
         sandboxes.undeploy(appId);
         throw new IllegalStateException("the sandbox did not start grain workers for " + waiting + " within "
-            + WORKERS_UP.toSeconds() + " s; its last log lines:\n" + logs);
+            + policy.workersTimeout().toSeconds() + " s; its last log lines:\n" + logs);
       }
       Thread.sleep(100);
     }
@@ -185,7 +253,9 @@ final class ApplicationDeployer implements AutoCloseable {
       return;
     }
     LOG.info("[host {} app {}] undeploying", hostId, appId);
-    bridge.updateGrains(grainRefs());
+    synchronized (grainsLock) {
+      grainsChanged.accept(grainRefs());
+    }
     sandboxes.undeploy(appId);
     d.sockets().close();
     bus.deleteApplicationQueues(agentCredential, appId);
@@ -205,6 +275,12 @@ final class ApplicationDeployer implements AutoCloseable {
 
   Set<String> deployedApps() {
     return Set.copyOf(running.keySet());
+  }
+
+  /** Whether {@code grain} is a grain of the workflow of {@code appId} as deployed here. */
+  boolean knowsGrain(String appId, String grain) {
+    Deployed d = running.get(appId);
+    return d != null && d.grains().contains(grain);
   }
 
   /** The agent stops: its sandboxes stop too (the applications stay deployed in the cluster state). */

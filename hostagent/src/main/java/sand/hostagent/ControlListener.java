@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -16,22 +15,20 @@ import sand.hostagent.bridge.TopicNames;
 /**
  * Reads the control topic ({@code sand.control}) from its end: every deploy / undeploy / update event
  * makes the deployer reconcile the application it names (the cluster state in Cassandra says what is
- * wanted; the event only says "look again"). Reconciliations run one at a time on {@code control}.
+ * wanted; the event only says "look again"), in the application's own {@link ReconcileLanes lane}.
  */
 final class ControlListener implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControlListener.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Consumer<String, byte[]> consumer;
-  private final ApplicationDeployer deployer;
-  private final ExecutorService control;
+  private final java.util.function.Consumer<String> reconcile;
   private final Thread thread;
   private volatile boolean running = true;
 
-  ControlListener(Consumer<String, byte[]> consumer, ApplicationDeployer deployer, ExecutorService control) {
+  ControlListener(Consumer<String, byte[]> consumer, java.util.function.Consumer<String> reconcile) {
     this.consumer = consumer;
-    this.deployer = deployer;
-    this.control = control;
+    this.reconcile = reconcile;
     this.thread = new Thread(this::run, "control-listener");
     this.thread.setDaemon(true);
   }
@@ -75,13 +72,7 @@ final class ControlListener implements AutoCloseable {
       return;
     }
     LOG.info("control: {} {}", type, appId);
-    control.execute(() -> {
-      try {
-        deployer.reconcile(appId);
-      } catch (RuntimeException e) {
-        LOG.error("[app {}] reconcile after {} failed: {}", appId, type, e.toString(), e);
-      }
-    });
+    reconcile.accept(appId);
   }
 
   @Override

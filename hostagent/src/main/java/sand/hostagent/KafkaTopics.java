@@ -21,7 +21,7 @@ import sand.hostagent.bridge.TopicNames;
  * control topic has one partition (one order of events), and grain topics take records as large as a
  * local bus message (Kafka's default limit is 1 MiB).
  */
-final class KafkaTopics implements AutoCloseable {
+final class KafkaTopics implements ApplicationDeployer.GrainTopics, AutoCloseable {
   private final Admin admin;
   private final int partitions;
   private final short replication;
@@ -45,7 +45,8 @@ final class KafkaTopics implements AutoCloseable {
     ensure(List.of(topic(TopicNames.CONTROL, 1)));
   }
 
-  void ensureGrainTopics(String appId, Set<String> grains) {
+  @Override
+  public void ensureGrainTopics(String appId, Set<String> grains) {
     List<NewTopic> topics = new ArrayList<>();
     for (String g : grains) {
       topics.add(topic(TopicNames.grainTopic(appId, g), partitions));

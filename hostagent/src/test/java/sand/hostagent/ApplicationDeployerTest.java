@@ -1,0 +1,284 @@
+package sand.hostagent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import sand.common.Credentials;
+import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.datalayer.LocalDataLayer;
+import sand.hostagent.bridge.GrainRef;
+import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.hostagent.cluster.ClusterStore.GrainCode;
+import sand.hostagent.cluster.InMemoryClusterStore;
+import sand.hostagent.sandbox.ApplicationLimits;
+import sand.hostagent.sandbox.FakeDockerEngine;
+import sand.hostagent.sandbox.SandboxManager;
+import sand.hostagent.sandbox.SandboxSettings;
+import sand.localbus.LocalBusSettings;
+import sand.localbus.LocalMessageBus;
+
+/**
+ * The host agent's deploy orchestration on fakes: Docker is {@link FakeDockerEngine}, the cluster state is in
+ * memory, the grain workers are threads long-polling the real local bus (what the agent waits for).
+ */
+class ApplicationDeployerTest {
+  private static final String HOST = "h1";
+  private static final String AGENT = "agent-credential-0123456789";
+  private static final String WORKFLOW = "{\"name\": \"w\", \"entry\": \"a\", \"functions\": ["
+      + "{\"name\": \"a\", \"next\": [\"b\"]}, {\"name\": \"b\", \"next\": [\"end\"]}]}";
+
+  /** Records every per-host state the deployer writes, in order. */
+  static final class RecordingStore extends InMemoryClusterStore {
+    final List<String> states = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
+      states.add(appId + ":" + status);
+      super.setAppHostState(appId, hostId, status, error, now);
+    }
+
+    String state(String appId) {
+      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST)).map(s -> s.status()).findFirst()
+          .orElse("");
+    }
+
+    String error(String appId) {
+      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST)).map(s -> s.error()).findFirst()
+          .orElse("");
+    }
+  }
+
+  static final class TestClock extends Clock {
+    final AtomicLong millis = new AtomicLong(1_000_000_000L);
+
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis.get());
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+  }
+
+  @TempDir
+  Path tmp;
+  RecordingStore store;
+  FakeDockerEngine docker;
+  LocalMessageBus bus;
+  LocalDataLayer data;
+  TestClock clock;
+  ExecutorService pool;
+  final List<Set<GrainRef>> grainUpdates = new CopyOnWriteArrayList<>();
+  final List<String> topics = new CopyOnWriteArrayList<>();
+  final List<Thread> workers = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() {
+    store = new RecordingStore();
+    docker = new FakeDockerEngine();
+    Credentials credentials = new Credentials(AGENT);
+    bus = new LocalMessageBus(credentials, LocalBusSettings.defaults());
+    data = new LocalDataLayer(credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
+    clock = new TestClock();
+    pool = Executors.newFixedThreadPool(4);
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    pool.shutdownNow();
+    pool.awaitTermination(5, TimeUnit.SECONDS);
+    workers.forEach(Thread::interrupt);
+    data.close();
+  }
+
+  ApplicationDeployer deployer(ApplicationLimits limits) {
+    SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
+        clock);
+    return new ApplicationDeployer(HOST, store, sandboxes, grainUpdates::add, bus.credentials(), AGENT, bus, data,
+        tmp.resolve("sockets"), (app, grains) -> grains.forEach(g -> topics.add(app + "." + g)), clock, limits,
+        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240)));
+  }
+
+  /** An application of grains a and b; {@code codeOfA} null leaves a's code out (the deploy fails at once). */
+  void putApp(String appId, int version, String settings, String codeOfA) {
+    Map<String, GrainCode> code = new java.util.LinkedHashMap<>();
+    if (codeOfA != null) {
+      code.put("a", new GrainCode("a", codeOfA.getBytes(StandardCharsets.UTF_8), "py", "x"));
+    }
+    code.put("b", new GrainCode("b", "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8), "py",
+        "y"));
+    store.replaceApplicationCode(appId, Map.of());
+    store.putApplication(new ApplicationRecord(appId, appId, "acct", WORKFLOW, "", settings, version, "deployed",
+        List.of()), code);
+  }
+
+  void putApp(String appId, int version) {
+    putApp(appId, version, "{}", "def handle(e, c):\n    return e\n");
+  }
+
+  /** Stand-in grain workers of {@code appId}: long-poll each grain's queue until it is deleted. */
+  void startWorkers(String appId) {
+    for (String g : List.of("a", "b")) {
+      Thread t = new Thread(() -> {
+        try {
+          while (!Thread.currentThread().isInterrupted()) {
+            bus.poll(AGENT, appId + "/" + g, 1, 60_000);
+            if (!bus.queueStats().stream().anyMatch(s -> s.queue().equals(appId + "/" + g))) {
+              return;
+            }
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }, "worker-" + appId + "-" + g);
+      t.setDaemon(true);
+      t.start();
+      workers.add(t);
+    }
+  }
+
+  static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("not within 15 s: " + what);
+      }
+      Thread.sleep(10);
+    }
+  }
+
+  @Test
+  void oneApplicationsStuckDeployDoesNotHoldAnothers() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    ReconcileLanes lanes = new ReconcileLanes(pool, d::reconcile);
+    putApp("stuck", 1);
+    putApp("good", 1);
+    lanes.request("stuck"); // its workers never poll until the test says so: the deploy waits for them
+    await(() -> docker.container("sand-stuck-h1") != null, "the stuck app's sandbox is created");
+    startWorkers("good");
+    lanes.request("good");
+    await(() -> "deployed".equals(store.state("good")), "the good app is deployed");
+    assertTrue(lanes.busy("stuck"), "the stuck deploy is still waiting for its workers");
+    assertEquals("deploying", store.state("stuck"));
+    assertTrue(d.knowsGrain("good", "a") && !d.knowsGrain("good", "zz") && !d.knowsGrain("stuck", "a"));
+    startWorkers("stuck");
+    await(() -> "deployed".equals(store.state("stuck")), "the stuck app is deployed once its workers poll");
+    assertTrue(topics.containsAll(List.of("good.a", "good.b", "stuck.a", "stuck.b")));
+    assertEquals(Set.of(new GrainRef("good", "a"), new GrainRef("good", "b"), new GrainRef("stuck", "a"),
+        new GrainRef("stuck", "b")), grainUpdates.get(grainUpdates.size() - 1));
+  }
+
+  @Test
+  void requestsForABusyApplicationAreCoalescedIntoOneMoreRun() throws Exception {
+    List<String> runs = new CopyOnWriteArrayList<>();
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    ReconcileLanes lanes = new ReconcileLanes(pool, app -> {
+      runs.add(app);
+      try {
+        release.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    lanes.request("x");
+    await(() -> runs.size() == 1, "first run started");
+    lanes.request("x");
+    lanes.request("x");
+    lanes.request("x");
+    release.countDown();
+    await(() -> !lanes.busy("x"), "lane idle");
+    assertEquals(2, runs.size(), "three requests during a run make one more run: " + runs);
+  }
+
+  @Test
+  void aFailedDeployIsRetriedWithBackOffAndStaysFailedMeanwhile() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("broken", 1, "{}", null);
+    d.reconcile("broken");
+    assertEquals("failed", store.state("broken"));
+    assertTrue(store.error("broken").contains("attempt 1; tried again in 30 s"), store.error("broken"));
+    int creates = docker.calls().size();
+
+    d.reconcile("broken"); // a control event or the safety net before the back-off ran out: nothing happens
+    assertFalse(d.toReconcile().contains("broken"));
+    assertEquals(creates, docker.calls().size());
+
+    clock.millis.addAndGet(30_000);
+    assertTrue(d.toReconcile().contains("broken"));
+    store.states.clear();
+    d.reconcile("broken");
+    assertEquals(List.of("broken:failed"), store.states, "a retry never flips the state back to deploying");
+    assertTrue(store.error("broken").contains("attempt 2; tried again in 60 s"), store.error("broken"));
+
+    putApp("broken", 2); // a new deploy (new version) is tried at once, and starts over as deploying
+    startWorkers("broken");
+    store.states.clear();
+    d.reconcile("broken");
+    assertEquals(List.of("broken:deploying", "broken:deployed"), store.states);
+  }
+
+  @Test
+  void backOffDoublesUpToItsCap() {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    assertEquals(List.of(30L, 60L, 120L, 240L, 240L, 240L),
+        java.util.stream.IntStream.rangeClosed(1, 6).mapToObj(a -> d.backoff(a).toSeconds()).toList());
+    assertEquals(240, d.backoff(1000).toSeconds());
+  }
+
+  @Test
+  void settingsAboveThisHostsCapsFailTheDeployNamingTheCap() throws Exception {
+    ApplicationLimits limits = ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(),
+        Map.of("sandbox.memory.mb.max", "1024")));
+    ApplicationDeployer d = deployer(limits);
+    putApp("big", 1, "{\"sandbox_memory_mb\": 4096}", "def handle(e, c):\n    return e\n");
+    d.reconcile("big");
+    assertEquals("failed", store.state("big"));
+    assertTrue(store.error("big").contains("sandbox_memory_mb=4096 is above the operator's cap 1024"),
+        store.error("big"));
+    assertTrue(docker.containers().isEmpty(), "no sandbox was created");
+  }
+
+  @Test
+  void undeployStopsTheSandboxAndForgetsTheGrains() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    assertEquals("deployed", store.state("app"));
+    store.setDesired("app", "undeployed", List.of());
+    d.reconcile("app");
+    assertEquals("undeployed", store.state("app"));
+    assertFalse(d.knowsGrain("app", "a"));
+    assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
+    assertTrue(docker.containers().isEmpty());
+  }
+}
