@@ -5,7 +5,10 @@ Event (on a grain's local queue, in Kafka, and in LQ_HA reports)::
     {"id": "<event id>", "execution_id": "<id of the request>", "app": "<application>",
      "grain": "<destination grain or 'end'>", "from": "<producing grain, '' = frontend>",
      "frontend": "<frontend whose response topic gets the result>", "value": <payload>,
-     "sent_ns": <wall clock ns when produced>}
+     "sent_ns": <wall clock ns when produced>, "tag": "<execution tag>"}
+
+The tag is the frontend's proof that the execution entered through this application (an HMAC the host
+agent and frontend check, docs/security.md); every event of the execution carries it unchanged.
 
 Report (on LQ_HA, one per grain instance, in the same atomic batch as its outputs)::
 
@@ -56,6 +59,7 @@ def make_event(source: dict[str, Any], grain: str, value: Any, producer: str) ->
         "frontend": source.get("frontend", ""),
         "value": value,
         "sent_ns": time.time_ns(),
+        "tag": source.get("tag", ""),
     }
 
 

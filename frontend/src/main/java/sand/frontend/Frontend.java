@@ -29,10 +29,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
+import sand.common.ExecutionTag;
 import sand.hostagent.bridge.KafkaClients;
 import sand.hostagent.bridge.TopicNames;
 import sand.hostagent.cluster.CassandraClusterStore;
 import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.sandbox.ApplicationLimits;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -83,8 +85,16 @@ public final class Frontend {
     return config.getString("id").isEmpty() ? "fe-" + config.getInt("port") : config.getString("id");
   }
 
-  /** Build the server (not started). Starting it creates the response topic and starts listening on it. */
+  /** {@link #newServer(Config, ApplicationLimits, Deps)} with every cap at its default (tests). */
   public static Server newServer(Config config, Deps deps) {
+    return newServer(config, ApplicationLimits.defaults(), deps);
+  }
+
+  /**
+   * Build the server (not started). Starting it creates the response topic and starts listening on it.
+   * {@code limits} are the operator's caps on applications' settings ({@code SAND_LIMITS_*}).
+   */
+  public static Server newServer(Config config, ApplicationLimits limits, Deps deps) {
     String id = id(config);
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
@@ -102,20 +112,23 @@ public final class Frontend {
       return t;
     });
     FrontendMetrics metrics = new FrontendMetrics(id);
-    Results results = new Results(deps.store(), deps.clock(), work);
+    ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
+    Results results = new Results(deps.store(), deps.clock(), work, tags, id);
     ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
         results);
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
+    metrics.gauge("sand_frontend_results_refused_total", results::refused);
 
     Router router = new Router(config.getLong("max.body.bytes"));
     new SystemHandler(id, metrics, listener::running).routes(router);
     new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock()).routes(router);
     new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes")).routes(router);
-    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")));
+    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
+        limits);
     apps.routes(router);
     new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()), deps.clock()).routes(router);
     new ExecutionsHandler(deps.store()).routes(router);
-    new InvokeHandler(deps.store(), deps.producer(), results, metrics, deps.clock(), work, id,
+    new InvokeHandler(deps.store(), deps.producer(), results, tags, metrics, deps.clock(), work, id,
         config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account")).routes(router);
 
     server.setHandler(new MetricsHandler(metrics, new AuthHandler(deps.store(), config.getString("admin.key"),
@@ -153,13 +166,23 @@ public final class Frontend {
   }
 
   public static void main(String[] args) throws Exception {
-    if (args.length > 0 && args[0].equals("--help")) {
-      System.out.print(DEF.toMarkdown()); // the settings table of docs/config.md
+    if (args.length > 0 && args[0].equals("--help")) { // the settings tables of docs/config.md
+      System.out.print(args.length > 1 && args[1].equals(ApplicationLimits.COMPONENT)
+          ? ApplicationLimits.DEF.toMarkdown() : DEF.toMarkdown());
       return;
     }
-    Config config = DEF.parse(Map.of());
+    Config config;
+    ApplicationLimits limits;
+    try {
+      config = DEF.parse(Map.of());
+      limits = ApplicationLimits.fromEnvironment(System.getenv());
+    } catch (ConfigDef.ConfigException e) {
+      System.err.println("Error: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
     Deps deps = connect(config);
-    Server server = newServer(config, deps);
+    Server server = newServer(config, limits, deps);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         server.stop();

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.ExecutionTag;
 import sand.hostagent.bridge.ConditionFlag;
 import sand.hostagent.bridge.TopicNames;
 import sand.hostagent.cluster.ClusterStore;
@@ -39,6 +40,7 @@ public final class InvokeHandler {
   private final ClusterStore store;
   private final Producer<String, byte[]> producer;
   private final Results results;
+  private final ExecutionTag tags;
   private final FrontendMetrics metrics;
   private final Clock clock;
   private final Executor executor;
@@ -47,12 +49,13 @@ public final class InvokeHandler {
   private final int maxConcurrentPerAccount;
   private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
 
-  public InvokeHandler(ClusterStore store, Producer<String, byte[]> producer, Results results,
+  public InvokeHandler(ClusterStore store, Producer<String, byte[]> producer, Results results, ExecutionTag tags,
                        FrontendMetrics metrics, Clock clock, Executor executor, String frontendId,
                        int defaultTimeoutS, int maxConcurrentPerAccount) {
     this.store = store;
     this.producer = producer;
     this.results = results;
+    this.tags = tags;
     this.metrics = metrics;
     this.clock = clock;
     this.executor = executor;
@@ -133,6 +136,7 @@ public final class InvokeHandler {
         .put("grain", entry).put("from", "").put("frontend", frontendId);
     event.set("value", value);
     event.put("sent_ns", clock.millis() * 1_000_000L);
+    event.put(ExecutionTag.FIELD, tags.of(appId, executionId, frontendId));
     CompletableFuture<Void> sent = new CompletableFuture<>();
     producer.send(ConditionFlag.newEvent(event, "").toRecord(TopicNames.grainTopic(appId, entry), null),
         (meta, e) -> {

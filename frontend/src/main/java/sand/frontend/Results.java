@@ -9,12 +9,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.ExecutionTag;
 import sand.hostagent.cluster.ClusterStore;
 
 /**
  * Results arriving on this frontend's response topic (Figure 4 step 11): each is stored in the execution's
  * row (the first result per execution id wins, later ones are ignored, docs/host-agent.md "Results: one
  * answer per execution id") and then completes the synchronous request waiting for it, if any.
+ *
+ * <p>A result counts only when its {@link ExecutionTag} shows that its execution entered through the
+ * application that produced it (the host agent names that application in the event) and answers to this
+ * frontend; anything else is dropped before it costs a Cassandra write (docs/security.md).
  */
 public final class Results {
   private static final Logger LOG = LoggerFactory.getLogger(Results.class);
@@ -22,6 +27,9 @@ public final class Results {
   private final ClusterStore store;
   private final Clock clock;
   private final Executor executor;
+  private final ExecutionTag tags;
+  private final String frontendId;
+  private final java.util.concurrent.atomic.AtomicLong refused = new java.util.concurrent.atomic.AtomicLong();
   private final Map<String, CompletableFuture<ObjectNode>> waiting = new ConcurrentHashMap<>();
   /**
    * Execution ids whose first result already arrived, in topic order (bounded: duplicates from a
@@ -35,10 +43,17 @@ public final class Results {
   };
   static final int RECENT_RESULTS = 100_000;
 
-  public Results(ClusterStore store, Clock clock, Executor executor) {
+  public Results(ClusterStore store, Clock clock, Executor executor, ExecutionTag tags, String frontendId) {
     this.store = store;
     this.clock = clock;
     this.executor = executor;
+    this.tags = tags;
+    this.frontendId = frontendId;
+  }
+
+  /** Results dropped because their tag did not match (forged or misrouted). */
+  public long refused() {
+    return refused.get();
   }
 
   /** Wait for the result of {@code executionId}; call before the request is sent. */
@@ -75,6 +90,13 @@ public final class Results {
     String executionId = event.path("execution_id").asText(key == null ? "" : key);
     if (executionId.isEmpty()) {
       LOG.warn("result without execution id skipped: {}", event);
+      return;
+    }
+    String app = event.path("app").asText("");
+    if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, executionId, frontendId)) {
+      refused.incrementAndGet();
+      LOG.warn("[execution {}] result from application '{}' dropped: its tag does not show that the execution "
+          + "entered through that application on this frontend", executionId, app);
       return;
     }
     // "First result wins" is decided here, in the order the results arrived; the work after it runs on

@@ -64,6 +64,15 @@ class InvokeTest {
     assertEquals("", req.path("from").asText());
     assertEquals("fe-test", req.path("frontend").asText());
     assertEquals("sand", req.path("value").path("name").asText());
+    assertEquals(32, req.path("tag").asText().length(), "the request carries its execution tag");
+    // Results that do not prove they belong to this execution of this application are dropped:
+    ObjectNode otherApp = ((ObjectNode) req).deepCopy().put("app", "a000000000000");
+    ObjectNode untagged = ((ObjectNode) req).deepCopy();
+    untagged.remove("tag");
+    for (ObjectNode forged : List.of(otherApp, untagged)) {
+      forged.put("grain", "end").set("value", Json.object().put("greeting", "forged"));
+      fe.respond(req.path("execution_id").asText(), forged);
+    }
     answer(req, Json.object().put("greeting", "HELLO, SAND!"));
     answer(req, Json.object().put("greeting", "a later duplicate is ignored"));
     TestFrontend.Answer a = call.get();

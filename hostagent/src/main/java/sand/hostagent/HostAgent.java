@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
+import sand.common.ExecutionTag;
 import sand.datalayer.DataLayerConfig;
 import sand.datalayer.DataLayerServer;
 import sand.datalayer.LocalDataLayer;
@@ -41,6 +42,7 @@ import sand.hostagent.bridge.KafkaClients;
 import sand.hostagent.cluster.CassandraClusterStore;
 import sand.hostagent.cluster.ClusterMembership;
 import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.sandbox.ApplicationLimits;
 import sand.hostagent.sandbox.DockerHttpEngine;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
@@ -79,6 +81,14 @@ public final class HostAgent implements AutoCloseable {
           "where each application's bus.sock and data.sock are created")
       .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000), "an int in 1000..3600000",
           "how often the agent re-reads the cluster state as a safety net for missed control events")
+      .define("control.threads", INT, 8, between(1, 256), "an int in 1..256",
+          "applications deployed at once (one application's deploys always run one at a time)")
+      .define("deploy.workers.timeout.s", INT, 60, between(1, 3600), "an int in 1..3600",
+          "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
+      .define("deploy.retry.initial.s", INT, 30, between(1, 86_400), "an int in 1..86400",
+          "first wait before a failed deploy is tried again (doubling per failure)")
+      .define("deploy.retry.max.s", INT, 1800, between(1, 86_400), "an int in 1..86400",
+          "longest wait between attempts of a failed deploy")
       .define("log.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
           "how long instances' log lines are kept in Cassandra"))));
 
@@ -144,10 +154,6 @@ public final class HostAgent implements AutoCloseable {
         producer, bus, agentCredential, data, clock, scheduler);
     ExecutionLogs logs = new ExecutionLogs(store, Duration.ofHours(config.getInt("log.ttl.hours")));
     metrics = closing(new Metrics(hostId));
-    HostAgentQueueProcessor processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data, r -> {
-      metrics.accept(r);
-      logs.accept(r);
-    });
 
     SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
     SandboxManager sandboxes = new SandboxManager(hostId, sandboxSettings,
@@ -155,9 +161,18 @@ public final class HostAgent implements AutoCloseable {
     sandboxes.removeOthers(Set.of());
     Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
         : Path.of(config.getString("sockets.dir"));
-    ApplicationDeployer deployer = new ApplicationDeployer(hostId, store, sandboxes, bridge, credentials,
-        agentCredential, bus, data, sockets, topics, clock);
-    ExecutorService control = Executors.newSingleThreadExecutor(daemon("control"));
+    ApplicationDeployer deployer = new ApplicationDeployer(hostId, store, sandboxes, bridge::updateGrains,
+        credentials, agentCredential, bus, data, sockets, topics, clock, ApplicationLimits.fromEnvironment(env),
+        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
+            Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
+            Duration.ofSeconds(config.getInt("deploy.retry.max.s"))));
+    ExecutorService control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
+    ReconcileLanes lanes = new ReconcileLanes(control, deployer::reconcile);
+    HostAgentQueueProcessor processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
+        new ExecutionTag(store.clusterSecret()), deployer::knowsGrain, r -> {
+          metrics.accept(r);
+          logs.accept(r);
+        });
 
     // Close order (reverse of this list): stop taking work, stop sandboxes, then the bridge and clients.
     toClose.add(() -> {
@@ -167,8 +182,11 @@ public final class HostAgent implements AutoCloseable {
     toClose.add(bridge);
     toClose.add(processor);
     toClose.add(() -> {
-      control.submit(deployer::close).get(60, TimeUnit.SECONDS);
-      control.shutdownNow();
+      control.shutdown(); // reconciliations under way finish (each is bounded), then the sandboxes stop
+      if (!control.awaitTermination(60, TimeUnit.SECONDS)) {
+        LOG.warn("[host {}] deploys still running after 60 s; stopping the sandboxes anyway", hostId);
+      }
+      deployer.close();
     });
     bridge.start();
     processor.start();
@@ -180,15 +198,17 @@ public final class HostAgent implements AutoCloseable {
         .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
             () -> Map.of("", data.pendingWrites()))
         .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
+        .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
+            () -> Map.of("", processor.refusedOutputs()))
         .serve(busSettings.host(), config.getInt("metrics.port"));
 
-    control.execute(() -> safely("reconcile", deployer::reconcileAll));
+    Runnable reconcileAll = () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
+    reconcileAll.run();
     long every = config.getInt("reconcile.ms");
-    scheduler.scheduleWithFixedDelay(() -> control.execute(() -> safely("reconcile", deployer::reconcileAll)),
-        every, every, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(() -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2,
         TimeUnit.SECONDS);
-    closing(new ControlListener(controlConsumer(bootstrap), deployer, control).start());
+    closing(new ControlListener(controlConsumer(bootstrap), lanes::request).start());
     LOG.info("[host {}] host agent up: bus {}, data {}, metrics :{}", hostId, busAddress,
         dataServer.address(), metrics.port());
     return this;
@@ -275,6 +295,7 @@ public final class HostAgent implements AutoCloseable {
     try {
       c = DEF.parse(Map.of());
       dc = DataLayerConfig.DEF.parse(Map.of());
+      ApplicationLimits.fromEnvironment(System.getenv()); // bad caps stop the agent before any socket opens
     } catch (ConfigDef.ConfigException e) {
       System.err.println("Error: " + e.getMessage());
       System.exit(2);

@@ -8,9 +8,12 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiPredicate;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.ExecutionTag;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
 import sand.datalayer.DataMetadata;
@@ -36,7 +39,10 @@ import sand.localbus.LocalMessageBus;
  * </ul>
  *
  * <p>A report's application is the one the bus stamped on it: a report that names another
- * application, in itself or in one of its events, is refused whole.
+ * application, in itself or in one of its events, is refused whole. An output is refused (logged, counted,
+ * not sent) when its {@link ExecutionTag} does not prove that its execution entered through that
+ * application and answers to the frontend it names, or when it names a grain that is not in the
+ * application's workflow: a grain can neither answer another application's caller nor make Kafka topics.
  *
  * <p>Reports whose sends Kafka has not acknowledged hold at most {@link BridgeSettings#maxPendingBytes()};
  * beyond that this processor stops taking reports (LQ_HA fills up, then grain instances see QUEUE_FULL
@@ -51,6 +57,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final String credential;
   private final LocalDataLayer data;
   private final java.util.function.Consumer<InstanceReport> listener;
+  private final ExecutionTag tags;
+  private final BiPredicate<String, String> knownGrain;
+  private final AtomicLong refused = new AtomicLong();
   private final BridgeSettings settings;
   private final String host;
   private final ReliableSender sender;
@@ -63,10 +72,15 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private Thread thread;
 
   /**
-   * @param listener also gets every accepted report (logs, instance tracking); may be null
+   * @param tags       checks that an output's execution entered through its application (the cluster secret)
+   * @param knownGrain whether (application, grain) is a grain of that application's workflow
+   * @param listener   also gets every accepted report (logs, instance tracking); may be null
    */
   public HostAgentQueueProcessor(GlobalBusBridge bridge, LocalMessageBus bus, String hostAgentCredential,
-                                 LocalDataLayer data, java.util.function.Consumer<InstanceReport> listener) {
+                                 LocalDataLayer data, ExecutionTag tags, BiPredicate<String, String> knownGrain,
+                                 java.util.function.Consumer<InstanceReport> listener) {
+    this.tags = tags;
+    this.knownGrain = knownGrain;
     this.bridge = bridge;
     this.bus = bus;
     this.credential = hostAgentCredential;
@@ -92,6 +106,11 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       }
     }
     return batch.size();
+  }
+
+  /** Outputs refused so far (forged execution, unknown grain). */
+  public long refusedOutputs() {
+    return refused.get();
   }
 
   /** Bytes of reports whose Kafka sends or data backups are not done yet. */
@@ -210,14 +229,27 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     String grain = out.path("grain").asText();
     ObjectNode event = out.deepCopy();
     event.remove("local");
+    String execution = event.path("execution_id").asText("");
+    String frontend = event.path("frontend").asText("");
+    if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, execution, frontend)) {
+      refused.incrementAndGet();
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: its tag does not show that execution '{}' "
+          + "entered through this application for frontend '{}'", host, app, r.grain(), r.executionId(), id,
+          execution, frontend);
+      return DONE;
+    }
+    if (!grain.equals(TopicNames.END) && !knownGrain.test(app, grain)) {
+      refused.incrementAndGet();
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
+          + "workflow", host, app, r.grain(), r.executionId(), id, grain);
+      return DONE;
+    }
     if (grain.equals(TopicNames.END)) {
-      String frontend = event.path("frontend").asText("");
       if (!TopicNames.validFrontend(frontend)) {
         LOG.warn("[host {}] [app {} grain {}] [exec {}] result has no frontend to go to ('{}'): not sent", host, app,
             r.grain(), r.executionId(), frontend);
         return DONE;
       }
-      String execution = event.path("execution_id").asText(r.executionId());
       LOG.debug("[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
       return sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), execution,
           ConditionFlag.toBytes(event)));

@@ -40,6 +40,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement putLog;
   private final PreparedStatement getLogs;
   private final FrontendTables frontend;
+  private final String keyspace;
 
   private static final String APP_COLUMNS = "app_id, name, owner, workflow, requirements, settings, version, "
       + "desired, hosts";
@@ -70,6 +71,7 @@ public final class CassandraClusterStore implements ClusterStore {
     getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ?");
     frontend = new FrontendTables(session, ks);
+    keyspace = ks;
   }
 
   /** Connect, create the keyspace and tables if missing. */
@@ -109,8 +111,28 @@ public final class CassandraClusterStore implements ClusterStore {
         + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".execution_logs (execution_id text, ts bigint, seq int, "
         + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".cluster_secrets (name text PRIMARY KEY, value blob)");
     FrontendTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
+  }
+
+  @Override
+  public byte[] clusterSecret() {
+    byte[] fresh = new java.security.SecureRandom().generateSeed(32);
+    // The first writer wins (a lightweight transaction); everyone, the first included, reads back the winner.
+    session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance("INSERT INTO " + keyspace
+        + ".cluster_secrets (name, value) VALUES ('execution_tag', ?) IF NOT EXISTS", ByteBuffer.wrap(fresh))
+        .setConsistencyLevel(com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM));
+    Row r = session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance("SELECT value FROM "
+        + keyspace + ".cluster_secrets WHERE name = 'execution_tag'")
+        .setConsistencyLevel(com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL)).one();
+    if (r == null) {
+      throw new IllegalStateException("cluster secret missing right after it was written; is Cassandra healthy?");
+    }
+    ByteBuffer b = r.getByteBuffer("value");
+    byte[] out = new byte[b.remaining()];
+    b.get(out);
+    return out;
   }
 
   @Override

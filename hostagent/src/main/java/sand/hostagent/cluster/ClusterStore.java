@@ -36,6 +36,12 @@ public interface ClusterStore extends AutoCloseable {
   /** One log line of a grain instance. */
   record LogLine(String executionId, long tsNanos, int seq, String grain, String level, String text) {}
 
+  /**
+   * The cluster secret that frontends and host agents share (the key of {@link sand.common.ExecutionTag}):
+   * created at random by whichever process asks first, the same bytes for every later caller.
+   */
+  byte[] clusterSecret();
+
   void upsertHost(HostInfo host);
 
   void heartbeat(String hostId, Instant now);

@@ -17,6 +17,13 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, AppHostState> states = new ConcurrentHashMap<>();
   private final List<LogLine> logs = new ArrayList<>();
 
+  private final byte[] secret = new java.security.SecureRandom().generateSeed(32);
+
+  @Override
+  public byte[] clusterSecret() {
+    return secret.clone();
+  }
+
   @Override
   public void upsertHost(HostInfo host) {
     hosts.put(host.hostId(), host);

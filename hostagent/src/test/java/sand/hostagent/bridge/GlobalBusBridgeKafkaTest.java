@@ -79,7 +79,7 @@ class GlobalBusBridgeKafkaTest {
       producer = KafkaClients.producer(bootstrap, hostId);
       bridge = new GlobalBusBridge(s, KafkaClients.consumer(bootstrap, s), producer, bus, AGENT, data,
           Clock.systemUTC(), scheduler);
-      processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, null);
+      processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TestHost.TAGS, (a, g) -> true, null);
       bridge.updateGrains(Set.of(resize, store));
       bridge.start();
       processor.start();
@@ -155,12 +155,14 @@ class GlobalBusBridgeKafkaTest {
     ObjectNode e = ConditionFlag.JSON.createObjectNode();
     e.put("id", id).put("execution_id", "exec-" + id).put("app", app).put("grain", to.grain()).put("from", "")
         .put("frontend", frontend).put("value", "v-" + id).put("sent_ns", System.currentTimeMillis() * 1_000_000L);
+    e.put("tag", TestHost.TAGS.of(app, "exec-" + id, frontend));
     return e;
   }
 
   private ObjectNode output(ObjectNode source, String id, String to, boolean local) {
     ObjectNode o = event(id, new GrainRef(app, to.equals("end") ? "x" : to));
-    o.put("grain", to).put("execution_id", source.path("execution_id").asText()).put("local", local);
+    o.put("grain", to).put("execution_id", source.path("execution_id").asText()).put("local", local)
+        .put("tag", source.path("tag").asText());
     return o;
   }
 

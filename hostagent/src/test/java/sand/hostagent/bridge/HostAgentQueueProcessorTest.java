@@ -121,6 +121,44 @@ class HostAgentQueueProcessorTest {
   }
 
   @Test
+  void aResultForAnotherApplicationsExecutionIsRefused() throws Exception {
+    e0Delivered();
+    // mall's grain learned shop's execution id and even its tag, and answers shop's caller with its own result
+    com.fasterxml.jackson.databind.node.ObjectNode forged = output("f1", OTHER_APP, "end", false, "exec-e0");
+    forged.put("tag", TestHost.TAGS.of(APP, "exec-e0", TestHost.FRONTEND));
+    com.fasterxml.jackson.databind.node.ObjectNode untagged = output("f2", OTHER_APP, "end", false, "exec-e0");
+    untagged.remove("tag");
+    com.fasterxml.jackson.databind.node.ObjectNode otherFrontend = output("f3", APP, "end", false, "exec-e0");
+    otherFrontend.put("frontend", "fe-elsewhere"); // shop's own grain redirecting its result
+    publishReport(OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(forged, untagged), List.of()));
+    publishReport(CRED, report("sent", APP, "resize", "e0", List.of(otherFrontend), List.of()));
+    assertEquals(2, h.processor.processOnce());
+    Thread.sleep(100);
+    assertEquals(List.of(), h.producer.history(), "no result reached any response topic");
+    assertEquals(3, h.processor.refusedOutputs());
+
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o3", APP, "end", false, "exec-e0")),
+        List.of()));
+    h.processor.processOnce();
+    eventually("shop's own result sent", () -> h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).size() == 1);
+  }
+
+  @Test
+  void outputsToGrainsOutsideTheWorkflowMakeNoTopics() throws Exception {
+    e0Delivered();
+    List<com.fasterxml.jackson.databind.node.ObjectNode> outs = new java.util.ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      outs.add(output("n" + i, APP, "made-up-" + i, false, "exec-e0"));
+    }
+    publishReport(CRED, report("finished", APP, "resize", "e0", outs, List.of()));
+    h.processor.processOnce();
+    eventually("e0 finished", () -> h.flags(RESIZE.topic()).size() == 1);
+    assertTrue(h.producer.history().stream().noneMatch(r -> r.topic().contains("made-up")),
+        "nothing was produced to a made-up grain's topic");
+    assertEquals(500, h.processor.refusedOutputs());
+  }
+
+  @Test
   void failedKafkaSendsAreRetriedUntilTaken() throws Exception {
     h.close();
     h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false);

@@ -27,6 +27,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import sand.common.Credentials;
+import sand.common.ExecutionTag;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalBusSettings;
@@ -48,6 +49,10 @@ final class TestHost implements AutoCloseable {
   static final GrainRef RESIZE = new GrainRef(APP, "resize");
   static final GrainRef STORE = new GrainRef(APP, "store");
   static final GrainRef PUBLISH = new GrainRef(APP, "publish");
+  /** The execution tags of a test cluster (a fixed secret). */
+  static final ExecutionTag TAGS = new ExecutionTag("test-cluster-secret-0123456789".getBytes(StandardCharsets.UTF_8));
+  /** The grains of shop's workflow, as the deployer knows them. */
+  static final Set<String> SHOP_GRAINS = Set.of(RESIZE.grain(), STORE.grain(), PUBLISH.grain());
 
   final String hostId;
   final ManualClock clock = new ManualClock();
@@ -84,7 +89,8 @@ final class TestHost implements AutoCloseable {
     this.settings = tweak.apply(BridgeSettings.defaults(hostId).withCommitInterval(Duration.ZERO)
         .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO));
     this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler);
-    this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, reports::add);
+    this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TAGS,
+        (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP), reports::add);
   }
 
   static TopicPartition tp(GrainRef g, int partition) {
@@ -153,7 +159,8 @@ final class TestHost implements AutoCloseable {
   static ObjectNode event(String id, GrainRef to) {
     ObjectNode e = ConditionFlag.JSON.createObjectNode();
     e.put("id", id).put("execution_id", "exec-" + id).put("app", to.app()).put("grain", to.grain())
-        .put("from", "").put("frontend", FRONTEND).put("value", "v-" + id).put("sent_ns", 1_700_000_000_000_000_000L);
+        .put("from", "").put("frontend", FRONTEND).put("value", "v-" + id).put("sent_ns", 1_700_000_000_000_000_000L)
+        .put("tag", TAGS.of(to.app(), "exec-" + id, FRONTEND));
     return e;
   }
 
@@ -175,7 +182,8 @@ final class TestHost implements AutoCloseable {
   static ObjectNode output(String id, String app, String to, boolean local, String execution) {
     ObjectNode e = ConditionFlag.JSON.createObjectNode();
     e.put("id", id).put("execution_id", execution).put("app", app).put("grain", to).put("from", "resize")
-        .put("frontend", FRONTEND).put("value", "out-" + id).put("sent_ns", 1_700_000_000_000_000_001L).put("local", local);
+        .put("frontend", FRONTEND).put("value", "out-" + id).put("sent_ns", 1_700_000_000_000_000_001L).put("local", local)
+        .put("tag", TAGS.of(app, execution, FRONTEND));
     return e;
   }
 
