@@ -16,7 +16,6 @@ Settings (environment):
 from __future__ import annotations
 
 import base64
-import io
 import json
 import os
 import shlex
@@ -26,13 +25,14 @@ import sys
 import threading
 import time
 import uuid
-import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
+
+from tests.e2e.api import DEPLOY_TIMEOUT_S, Http, error_code, raw_deploy, raw_remove
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -41,7 +41,6 @@ RUN = uuid.uuid4().hex[:8]  # names are global: every run and account gets its o
 MAX_BODY = int(os.environ.get("SAND_E2E_MAX_BODY_BYTES", str(10 * 1024 * 1024)))
 MAX_CONCURRENT = int(os.environ.get("SAND_E2E_MAX_CONCURRENT", "64"))
 FRONTEND_PORTS = [int(p) for p in os.environ.get("SAND_E2E_FRONTEND_PORTS", "8081,8082").split(",") if p]
-DEPLOY_TIMEOUT_S = 180
 
 EMAIL = {"from": "x@y", "body": "see http://phish.example/login", "attachments": ["invoice.pdf"]}
 TWEET = "The cat and the dog: the cat wins! https://t.co/x @bob"
@@ -69,33 +68,6 @@ NAP_SETTINGS = {"request_timeout_s": 3, "concurrency": 300}
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 
-class Http:
-    """Raw calls to the REST API."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-        self.s = requests.Session()
-
-    def __call__(self, method: str, path: str, key: str | None = None, *, data: Any = None, json_body: Any = None,
-                 content_type: str | None = None, timeout: float = 60) -> requests.Response:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        if content_type:
-            headers["Content-Type"] = content_type
-        return self.s.request(method, self.base + path, data=data, json=json_body, headers=headers, timeout=timeout)
-
-    def wait_status(self, key: str, app: str, want: str, timeout: float = DEPLOY_TIMEOUT_S) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            body = self("GET", f"/api/v1/apps/{app}", key).json()
-            if body["status"] in (want, "failed") or time.monotonic() > deadline:
-                return body
-            time.sleep(0.3)
-
-
-def error_code(r: requests.Response) -> str:
-    return r.json()["error"]["code"]
-
-
 def sand(base: str, key: str | None, *args: str, timeout: float = DEPLOY_TIMEOUT_S + 30,
          config: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI of this checkout, as a subprocess of the venv's Python, logged in through the environment."""
@@ -107,78 +79,8 @@ def sand(base: str, key: str | None, *args: str, timeout: float = DEPLOY_TIMEOUT
                           capture_output=True, timeout=timeout)
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for name, data in files.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
-def raw_deploy(http: Http, key: str, folder: Path, name: str, settings: dict[str, Any] | None = None) -> dict:
-    """What `sand deploy` does, by hand: grains (files beside the grains ride in the entry grain's zip),
-    the workflow, deploy, wait."""
-    wf = json.loads((folder / "workflow.json").read_text()) | {"name": name}
-    code = {f["name"]: f.get("resource", f["name"]) for f in wf["functions"]}
-    resources = set(code.values())
-    extras = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-              if p.is_file() and p.name != "workflow.json" and "__pycache__" not in p.parts
-              and p.relative_to(folder).as_posix() not in {r + ".py" for r in resources}}
-    for r in resources:
-        source = (folder / f"{r}.py").read_bytes()
-        if r == code[wf["entry"]] and extras:
-            resp = http("PUT", f"/api/v1/grains/{r}", key, data=_zip({f"{r}.py": source} | extras),
-                        content_type="application/zip")
-        else:
-            resp = http("PUT", f"/api/v1/grains/{r}", key, data=source, content_type="text/x-python")
-        assert resp.status_code in (200, 201), resp.text
-        assert resp.json()["name"] == r and resp.json()["version"] >= 1 and len(resp.json()["sha256"]) == 64
-    body = wf | ({"settings": settings} if settings else {})
-    resp = http("PUT", f"/api/v1/apps/{name}", key, json_body=body)
-    assert resp.status_code in (200, 201), resp.text
-    resp = http("POST", f"/api/v1/apps/{name}/deploy", key)
-    assert resp.status_code == 202, resp.text
-    app = http.wait_status(key, name, "deployed")
-    assert app["status"] == "deployed", app
-    return app
-
-
-def raw_remove(http: Http, key: str, name: str) -> None:
-    """Undeploy and delete; retried for a while, so a test that upset nginx (502 for fail_timeout) leaves
-    no sandbox running behind."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            r = http("POST", f"/api/v1/apps/{name}/undeploy", key)
-            if r.status_code == 404:
-                return
-            if r.status_code == 202 and http.wait_status(key, name, "undeployed", timeout=60)["status"] == "undeployed":
-                if http("DELETE", f"/api/v1/apps/{name}", key).status_code in (200, 204, 404):
-                    return
-        except (requests.RequestException, KeyError, ValueError):
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"could not undeploy and delete {name}")
-        time.sleep(1)
-
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def base(nginx_url: str) -> str:
-    url = os.environ.get("SAND_E2E_URL", nginx_url).rstrip("/")
-    try:
-        r = requests.get(url + "/healthz", timeout=5)
-    except requests.RequestException as e:
-        pytest.fail(f"no SAND frontend at {url} ({e}): run `make up` (or set SAND_E2E_URL)")
-    assert r.status_code == 200, f"{url}/healthz answered {r.status_code}: {r.text[:200]}"
-    return url
-
-
-@pytest.fixture(scope="module")
-def http(base: str) -> Http:
-    return Http(base)
-
 
 @pytest.fixture(scope="module")
 def accounts(http: Http) -> dict[str, str]:
@@ -259,7 +161,7 @@ def test_example_deployed_with_raw_http_answers_raw_http(http: Http, raw_apps: d
     assert len(r.headers["X-Sand-Execution-Id"]) == 32
 
 
-def test_webserver_serves_a_binary_file_from_the_zip(http: Http, raw_apps: dict[str, str]) -> None:
+def test_webserver_serves_a_binary_file_from_thezip_bytes(http: Http, raw_apps: dict[str, str]) -> None:
     r = http("POST", f"/app/{raw_apps['webserver']}", json_body={"path": "/logo.png"})
     assert r.status_code == 200, r.text
     logo = (EXAMPLES / "webserver" / "site" / "logo.png").read_bytes()
