@@ -14,6 +14,8 @@ enum DataErrorCode {
   NOT_FOUND = 3,      // a counter that does not exist
   BAD_REQUEST = 4,    // empty name, bad argument
   UNAVAILABLE = 5,    // the global data layer could not be read (a miss while Cassandra is down)
+  QUOTA_EXCEEDED = 6, // the application's memory quota on this host (or the host's cap) is full of
+                      // writes not yet in the global data layer; nothing changed: retry later
 }
 
 exception DataError {

@@ -14,7 +14,13 @@ __all__ = ["DataLayerClient", "DataLayerError", "DataMetadata"]
 
 
 class DataLayerError(Exception):
-    """A call the data layer refused: UNAUTHORIZED, TOO_LARGE, NOT_FOUND, BAD_REQUEST or UNAVAILABLE."""
+    """A call the data layer refused; ``code`` is UNAUTHORIZED, TOO_LARGE, NOT_FOUND, BAD_REQUEST, UNAVAILABLE
+    or QUOTA_EXCEEDED, and ``message`` says what failed and what to do.
+
+    QUOTA_EXCEEDED: the application's memory on this host (``app.max.bytes``) is full of writes not yet in
+    the global data layer (Cassandra behind or down), or one map or set outgrew it; nothing was changed,
+    and retrying later usually succeeds.
+    """
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from grainworker.context import GrainApiError, GrainContext
+from grainworker.datalayer import DataLayerError
 from grainworker.workflow import parse_workflow
 
 WF = parse_workflow({"name": "app", "entry": "a", "functions": [
@@ -23,6 +24,8 @@ class FakeData:
         self.maps: dict[str, dict[str, bytes]] = {}
 
     def put(self, k: str, v: bytes) -> None:
+        if k == "over-quota":
+            raise DataLayerError("QUOTA_EXCEEDED", "[app app] cannot store key 'over-quota': retry later")
         self.kv[k] = v
 
     def get(self, k: str) -> bytes | None:
@@ -99,3 +102,12 @@ def test_send_to_function_now_publishes_an_event_of_the_same_execution() -> None
     assert sent[0]["execution_id"] == "x1" and sent[0]["from"] == "a" and sent[0]["id"] != "e1"
     with pytest.raises(GrainApiError, match="not a grain"):
         c.send_to_function_now("zzz", 1)
+
+
+def test_a_refused_write_reaches_the_grain_and_is_not_tracked() -> None:
+    c, data = ctx()
+    with pytest.raises(DataLayerError) as err:
+        c.put("over-quota", "v")
+    assert err.value.code == "QUOTA_EXCEEDED" and "retry later" in err.value.message
+    assert "over-quota" not in data.kv
+    assert c.data_written == []  # no data backup flag for a write that did not happen

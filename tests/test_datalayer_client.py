@@ -110,3 +110,27 @@ def test_metadata_and_verify_global(a: DataLayerClient) -> None:
     assert a.verify_global(meta) is False
     (absent,) = a.metadata([("kv", "no-such-key")])
     assert absent.size == -1 and absent.sha256 == ""
+
+
+def test_a_full_quota_is_quota_exceeded_with_code_and_message() -> None:
+    env = {
+        "SAND_DATALAYER_CREDENTIAL": AGENT,
+        "SAND_DATALAYER_PORT": "0",
+        "SAND_DATALAYER_GLOBAL": "memory",
+        "SAND_DATALAYER_VALUE_MAX_BYTES": "1000",
+        "SAND_DATALAYER_APP_MAX_BYTES": "40000",
+    }
+    with java_server("datalayer", "sand.datalayer.DataLayerServer", env) as addr:
+        with DataLayerClient(addr, AGENT) as admin:
+            admin.grant_application("appq", CRED_A)
+        with DataLayerClient(addr, CRED_A) as q:
+            for i in range(200):  # 3x the quota to distinct keys: clean ones are evicted, all read back
+                q.put(f"k{i}", b"%04d" % i * 250)
+            assert all(q.get(f"k{i}") == b"%04d" % i * 250 for i in range(200))
+            with pytest.raises(DataLayerError) as err:
+                for i in range(100):  # one map is evicted whole, never piecemeal: it cannot outgrow the quota
+                    q.put_map_entry("m", f"e{i}", b"x" * 1000)
+    assert err.value.code == "QUOTA_EXCEEDED"
+    assert "[app appq]" in err.value.message and "quota 40000 bytes" in err.value.message
+    assert "app.max.bytes" in err.value.message
+    assert str(err.value).startswith("QUOTA_EXCEEDED: ")

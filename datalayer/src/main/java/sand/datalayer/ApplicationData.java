@@ -24,6 +24,11 @@ import sand.datalayer.internal.WriteBehind;
  * Reads are served from memory; a miss reads the global layer (UNAVAILABLE when it cannot be read;
  * an absent value is returned as absent). Maps and sets are loaded whole on their first touch here.
  *
+ * <p>Memory is a cache: above the application's quota ({@code app.max.bytes}) its clean items (their
+ * latest write is in the global layer) are evicted, least recently used first, and read through again
+ * when next used. A write that finds the quota full of writes not yet in the global layer waits a
+ * little for them, then gets QUOTA_EXCEEDED, and nothing changes. Reads never get QUOTA_EXCEEDED.
+ *
  * <p>Names (keys, map and set names, map keys, set items, counter names) must be non-empty, well-formed
  * Unicode and at most {@value #MAX_NAME_BYTES} bytes in UTF-8 (BAD_REQUEST otherwise). Values above
  * {@code value.max.bytes} are TOO_LARGE. Byte arrays are not copied: do not modify an array after
@@ -47,6 +52,12 @@ public final class ApplicationData {
     this.maps = new MapStore(ctx);
     this.sets = new SetStore(ctx);
     this.counters = new CounterStore(ctx);
+    ctx.attach();
+  }
+
+  /** Drop this application's data from memory (it was revoked); calls through this object are then UNAUTHORIZED. */
+  void drop() {
+    ctx.drop();
   }
 
   public String application() {

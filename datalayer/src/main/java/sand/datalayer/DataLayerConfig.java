@@ -1,6 +1,7 @@
 package sand.datalayer;
 
 import static sand.common.ConfigDef.Type.INT;
+import static sand.common.ConfigDef.Type.LONG;
 import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
 
@@ -20,6 +21,9 @@ public final class DataLayerConfig {
 
   /** Largest value.max.bytes: Thrift's default message limit is 100 MB and a value must fit in one. */
   public static final int VALUE_MAX_BYTES_LIMIT = 64 * 1024 * 1024;
+
+  /** Largest app.max.bytes and max.bytes (1 TiB): a sanity bound, far above any heap this layer runs in. */
+  public static final long MEMORY_MAX_BYTES_LIMIT = 1L << 40;
 
   public static final ConfigDef DEF = new ConfigDef("datalayer")
       .define("host", STRING, "127.0.0.1", v -> !((String) v).isBlank(), "a host name or IP address",
@@ -43,11 +47,22 @@ public final class DataLayerConfig {
       .define("cassandra.replication", INT, 1, between(1, 99), "an int in 1..99",
           "replication factor of the keyspace when it is created (SimpleStrategy)")
       .define("cassandra.timeout.ms", INT, 5000, between(100, 600_000), "an int in 100..600000",
-          "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra")
+          "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra, "
+              + "and, when an application's memory quota is full of writes not yet in Cassandra, for some of them before QUOTA_EXCEEDED")
       .define("value.max.bytes", INT, 10 * 1024 * 1024, between(1, VALUE_MAX_BYTES_LIMIT),
           "an int in 1.." + VALUE_MAX_BYTES_LIMIT,
           "largest value (key-value value, map entry) accepted; larger is TOO_LARGE. Cassandra's largest "
               + "mutation (half its commitlog_segment_size) must be above it")
+      .define("app.max.bytes", LONG, 64L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
+          "a long in 1.." + MEMORY_MAX_BYTES_LIMIT + ", at least value.max.bytes + "
+              + LocalDataLayer.WRITE_MARGIN_BYTES + " and at most max.bytes",
+          "most bytes one application may hold in this host's memory (names, values, writes waiting for "
+              + "the global data layer); above it its clean data is evicted, and when none is left its writes "
+              + "get QUOTA_EXCEEDED")
+      .define("max.bytes", LONG, 512L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
+          "a long in 1.." + MEMORY_MAX_BYTES_LIMIT,
+          "most bytes all applications together may hold in this host's memory; above it clean data of the "
+              + "largest holders is evicted first. The JVM heap (-Xmx) must exceed it (see docs/data-layer.md)")
       .define("backup.threads", INT, 4, between(1, 256), "an int in 1..256",
           "threads backing writes up to the global data layer (items spread over them by hash)")
       .define("backup.retry.max.ms", INT, 5000, between(1, 600_000), "an int in 1..600000",
@@ -57,11 +72,14 @@ public final class DataLayerConfig {
 
   private DataLayerConfig() {}
 
-  /** The local layer's options from a parsed config. */
+  /**
+   * The local layer's options from a parsed config. The cross-field checks (app.max.bytes against
+   * value.max.bytes and max.bytes) are {@link LocalDataLayer}'s, so they hold however it is built.
+   */
   public static LocalDataLayer.Options options(Config c) {
     return new LocalDataLayer.Options(c.getInt("value.max.bytes"), c.getInt("backup.threads"),
         Duration.ofMillis(c.getInt("backup.retry.max.ms")), Duration.ofMillis(c.getInt("cassandra.timeout.ms")),
-        Duration.ofMillis(c.getInt("shutdown.flush.ms")));
+        Duration.ofMillis(c.getInt("shutdown.flush.ms")), c.getLong("app.max.bytes"), c.getLong("max.bytes"));
   }
 
   /** The Cassandra settings from a parsed config. */

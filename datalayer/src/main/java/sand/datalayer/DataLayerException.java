@@ -15,6 +15,11 @@ public final class DataLayerException extends RuntimeException {
     BAD_REQUEST,
     /** The global data layer could not be read (a miss while Cassandra is down). */
     UNAVAILABLE,
+    /**
+     * A write that would take the application above its memory quota on this host ({@code app.max.bytes}),
+     * or the host above {@code max.bytes}, when no more clean data could be evicted; nothing changed.
+     */
+    QUOTA_EXCEEDED,
   }
 
   private final Code code;

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * A global data layer in memory: the fake for unit tests (no Cassandra), and {@code global=memory}
@@ -35,6 +36,7 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   private final AtomicLong reads = new AtomicLong();
   private volatile boolean available = true;
   private volatile boolean writesFailing;
+  private volatile Predicate<AppliedWrite> refused = w -> false;
   private volatile Duration delay = Duration.ZERO;
   private volatile long maxValueBytes = Long.MAX_VALUE;
 
@@ -46,6 +48,14 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   /** When true, writes fail with {@link GlobalUnavailableException} while reads are still served. */
   public void setWritesFailing(boolean failing) {
     this.writesFailing = failing;
+  }
+
+  /**
+   * Refuse (with {@link GlobalUnavailableException}) the writes {@code which} selects, e.g. one item's,
+   * while every other call is served; {@code w -> false} serves all again. The refused write is not logged.
+   */
+  public void refuseWrites(Predicate<AppliedWrite> which) {
+    this.refused = which;
   }
 
   /** Make every call take at least {@code delay} (a slow Cassandra). */
@@ -96,19 +106,21 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public void writeKv(String app, String key, byte[] value) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("writeKv", app, key, null, value);
+    enterWrite(w);
     synchronized (this) {
       kvOf(app).put(key, value);
-      writes.add(new AppliedWrite("writeKv", app, key, null, value));
+      writes.add(w);
     }
   }
 
   @Override
   public void deleteKv(String app, String key) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("deleteKv", app, key, null, null);
+    enterWrite(w);
     synchronized (this) {
       kvOf(app).remove(key);
-      writes.add(new AppliedWrite("deleteKv", app, key, null, null));
+      writes.add(w);
     }
   }
 
@@ -152,17 +164,19 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public void writeMapEntry(String app, String map, String key, byte[] value) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("writeMapEntry", app, map, key, value);
+    enterWrite(w);
     synchronized (this) {
       maps.computeIfAbsent(app, a -> new HashMap<>())
           .computeIfAbsent(map, m -> new TreeMap<>(CanonicalEncoding.ORDER)).put(key, value);
-      writes.add(new AppliedWrite("writeMapEntry", app, map, key, value));
+      writes.add(w);
     }
   }
 
   @Override
   public void deleteMapEntry(String app, String map, String key) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("deleteMapEntry", app, map, key, null);
+    enterWrite(w);
     synchronized (this) {
       Map<String, TreeMap<String, byte[]>> ofApp = maps.computeIfAbsent(app, a -> new HashMap<>());
       TreeMap<String, byte[]> m = ofApp.get(map);
@@ -172,16 +186,17 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
           ofApp.remove(map);
         }
       }
-      writes.add(new AppliedWrite("deleteMapEntry", app, map, key, null));
+      writes.add(w);
     }
   }
 
   @Override
   public void deleteMap(String app, String map) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("deleteMap", app, map, null, null);
+    enterWrite(w);
     synchronized (this) {
       maps.computeIfAbsent(app, a -> new HashMap<>()).remove(map);
-      writes.add(new AppliedWrite("deleteMap", app, map, null, null));
+      writes.add(w);
     }
   }
 
@@ -199,17 +214,19 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public void addSetItem(String app, String set, String item) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("addSetItem", app, set, item, null);
+    enterWrite(w);
     synchronized (this) {
       sets.computeIfAbsent(app, a -> new HashMap<>())
           .computeIfAbsent(set, s -> new TreeSet<>(CanonicalEncoding.ORDER)).add(item);
-      writes.add(new AppliedWrite("addSetItem", app, set, item, null));
+      writes.add(w);
     }
   }
 
   @Override
   public void removeSetItem(String app, String set, String item) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("removeSetItem", app, set, item, null);
+    enterWrite(w);
     synchronized (this) {
       Map<String, TreeSet<String>> ofApp = sets.computeIfAbsent(app, a -> new HashMap<>());
       TreeSet<String> s = ofApp.get(set);
@@ -219,16 +236,17 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
           ofApp.remove(set);
         }
       }
-      writes.add(new AppliedWrite("removeSetItem", app, set, item, null));
+      writes.add(w);
     }
   }
 
   @Override
   public void deleteSet(String app, String set) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("deleteSet", app, set, null, null);
+    enterWrite(w);
     synchronized (this) {
       sets.computeIfAbsent(app, a -> new HashMap<>()).remove(set);
-      writes.add(new AppliedWrite("deleteSet", app, set, null, null));
+      writes.add(w);
     }
   }
 
@@ -245,19 +263,21 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public void writeCounter(String app, String name, long value) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("writeCounter", app, name, null, CanonicalEncoding.ofCounter(value));
+    enterWrite(w);
     synchronized (this) {
       counters.computeIfAbsent(app, a -> new HashMap<>()).put(name, value);
-      writes.add(new AppliedWrite("writeCounter", app, name, null, CanonicalEncoding.ofCounter(value)));
+      writes.add(w);
     }
   }
 
   @Override
   public void deleteCounter(String app, String name) {
-    enterWrite();
+    AppliedWrite w = new AppliedWrite("deleteCounter", app, name, null, null);
+    enterWrite(w);
     synchronized (this) {
       counters.computeIfAbsent(app, a -> new HashMap<>()).remove(name);
-      writes.add(new AppliedWrite("deleteCounter", app, name, null, null));
+      writes.add(w);
     }
   }
 
@@ -282,10 +302,13 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     }
   }
 
-  private void enterWrite() {
+  private void enterWrite(AppliedWrite w) {
     enter();
     if (writesFailing) {
       throw new GlobalUnavailableException("the in-memory global data layer is set to refuse writes");
+    }
+    if (refused.test(w)) {
+      throw new GlobalUnavailableException("the in-memory global data layer is set to refuse this " + w.operation());
     }
   }
 

@@ -1,6 +1,8 @@
 package sand.datalayer;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -10,6 +12,9 @@ import sand.common.Credentials.Principal;
 import sand.common.Credentials.UnauthorizedException;
 import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.internal.AppContext;
+import sand.datalayer.internal.AppMemory;
+import sand.datalayer.internal.HostMemory;
+import sand.datalayer.internal.Sizes;
 import sand.datalayer.internal.WriteBehind;
 
 /**
@@ -32,28 +37,50 @@ public final class LocalDataLayer implements AutoCloseable {
    * @param valueMaxBytes   largest value (kv value, map entry) accepted; larger is TOO_LARGE
    * @param backupThreads   write-behind threads (items are spread over them by hash)
    * @param retryMaxBackoff longest wait between retries of a write the global layer refused
-   * @param readThroughWait longest wait, on a miss, for this item's earlier writes to reach the global layer
+   * @param readThroughWait longest wait for this host's earlier writes to reach the global layer: on a miss,
+   *                        the item's; when an application's quota is full of them, any of them
+   *                        (then QUOTA_EXCEEDED)
    * @param closeFlush      longest wait in {@link #close()} for pending writes to reach the global layer
+   * @param appMaxBytes     most bytes one application may hold in this host's memory (app.max.bytes)
+   * @param maxBytes        most bytes all applications together may hold in this host's memory (max.bytes)
    */
   public record Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff,
-                        Duration readThroughWait, Duration closeFlush) {
+                        Duration readThroughWait, Duration closeFlush, long appMaxBytes, long maxBytes) {
     public static Options defaults() {
-      return new Options(10L * 1024 * 1024, 4, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(10));
+      return new Options(10L * 1024 * 1024, 4, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(10),
+          64L * 1024 * 1024, 512L * 1024 * 1024);
     }
 
     public Options withValueMaxBytes(long v) {
-      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush);
+      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes);
     }
 
     public Options withRetryMaxBackoff(Duration d) {
-      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush);
+      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush, appMaxBytes, maxBytes);
+    }
+
+    public Options withAppMaxBytes(long v) {
+      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, v, maxBytes);
+    }
+
+    public Options withMaxBytes(long v) {
+      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, v);
     }
   }
+
+  /**
+   * What the largest single write may need besides its value (a new map and entry: their names and
+   * bookkeeping, and the write's own copy of the names and bookkeeping): app.max.bytes must be at
+   * least value.max.bytes plus this.
+   */
+  public static final long WRITE_MARGIN_BYTES = 4L * ApplicationData.MAX_NAME_BYTES + 2 * Sizes.ITEM_OVERHEAD_BYTES
+      + Sizes.WRITE_OVERHEAD_BYTES;
 
   private final Credentials credentials;
   private final GlobalDataLayer global;
   private final Options options;
   private final WriteBehind writeBehind;
+  private final HostMemory memory;
   private final ConcurrentHashMap<String, ApplicationData> applications = new ConcurrentHashMap<>();
 
   /**
@@ -68,13 +95,30 @@ public final class LocalDataLayer implements AutoCloseable {
           + "value.max.bytes, or let Cassandra take larger writes (commitlog_segment_size: 32MiB in "
           + "cassandra.yaml gives max_mutation_size 16MiB)");
     }
+    if (options.appMaxBytes() > options.maxBytes()) {
+      throw new IllegalArgumentException("app.max.bytes=" + options.appMaxBytes() + " is above max.bytes="
+          + options.maxBytes() + " (the whole host's share): lower app.max.bytes or raise max.bytes");
+    }
+    if (options.appMaxBytes() < options.valueMaxBytes() + WRITE_MARGIN_BYTES) {
+      throw new IllegalArgumentException("app.max.bytes=" + options.appMaxBytes() + " cannot hold the largest "
+          + "single write: value.max.bytes=" + options.valueMaxBytes() + " plus " + WRITE_MARGIN_BYTES
+          + " bytes of names and bookkeeping; raise app.max.bytes or lower value.max.bytes");
+    }
     this.credentials = credentials;
     this.global = global;
     this.options = options;
     Duration first = Duration.ofMillis(Math.min(20, options.retryMaxBackoff().toMillis()));
     this.writeBehind = new WriteBehind(global, options.backupThreads(), first, options.retryMaxBackoff());
-    LOG.info("local data layer started: value.max.bytes={}, {} backup threads, global layer {}",
-        options.valueMaxBytes(), options.backupThreads(), global.getClass().getSimpleName());
+    this.memory = new HostMemory(options.maxBytes(), options.appMaxBytes());
+    LOG.info("local data layer started: value.max.bytes={}, app.max.bytes={}, max.bytes={}, {} backup threads, "
+        + "global layer {}", options.valueMaxBytes(), options.appMaxBytes(), options.maxBytes(),
+        options.backupThreads(), global.getClass().getSimpleName());
+    long heap = Runtime.getRuntime().maxMemory();
+    if (options.maxBytes() > heap / 2) {
+      LOG.warn("max.bytes={} is above half of this JVM's heap ({} bytes): with its overhead the local data layer "
+          + "can take more than the heap; lower datalayer max.bytes or raise -Xmx (see docs/data-layer.md)",
+          options.maxBytes(), heap);
+    }
   }
 
   /**
@@ -99,7 +143,8 @@ public final class LocalDataLayer implements AutoCloseable {
   /** The data of {@code application}, for the host agent in-process (no credential check). */
   public ApplicationData forApplication(String application) {
     return applications.computeIfAbsent(application, a ->
-        new ApplicationData(new AppContext(a, global, writeBehind, options.readThroughWait()), options.valueMaxBytes()));
+        new ApplicationData(new AppContext(a, global, writeBehind, options.readThroughWait(), memory.account(a)),
+            options.valueMaxBytes()));
   }
 
   /** Let {@code applicationCredential} act for {@code application}; host agent credential only. */
@@ -115,12 +160,16 @@ public final class LocalDataLayer implements AutoCloseable {
 
   /**
    * Take the application's credentials away (from the local bus too: the registry is shared) and
-   * drop its data from this host's memory; its pending writes still go to the global layer.
+   * drop its data from this host's memory, releasing what it held; its pending writes still go to the
+   * global layer, and their bytes stay counted (in {@link #usage()}) until they get there.
    */
   public void revokeApplication(String hostAgentCredential, String application) {
     requireHostAgent(hostAgentCredential, "revokeApplication");
     credentials.revoke(application);
-    applications.remove(application);
+    ApplicationData dropped = applications.remove(application);
+    if (dropped != null) {
+      dropped.drop();
+    }
     LOG.info("[app {}] revoked; its data left this host's memory", application);
   }
 
@@ -132,6 +181,24 @@ public final class LocalDataLayer implements AutoCloseable {
   /** Wait up to {@code timeoutMs} until every write of {@code application} so far is in the global layer. */
   public boolean flush(String application, long timeoutMs) {
     return writeBehind.flush(application, timeoutMs);
+  }
+
+  /**
+   * Per application (in name order), the bytes it holds in this host's memory, how many of them wait
+   * for the global layer, and how many items were evicted: for the host agent's metrics. Lists the
+   * applications in use here, and revoked ones until their last writes reach the global layer.
+   */
+  public Map<String, MemoryUsage> usage() {
+    Map<String, MemoryUsage> out = new TreeMap<>();
+    for (AppMemory m : memory.listed()) {
+      out.put(m.app(), new MemoryUsage(m.held(), m.pending(), m.evicted()));
+    }
+    return out;
+  }
+
+  /** Bytes all applications hold in this host's memory (at most max.bytes). */
+  public long heldBytes() {
+    return memory.held();
   }
 
   /** Writes not yet in the global layer (for metrics). */

@@ -89,6 +89,26 @@ class DataLayerServerTest {
   }
 
   @Test
+  void aFullQuotaIsQuotaExceededOverThrift() throws Exception {
+    Config config = config("credential=" + Layers.AGENT, "port=0", "global=memory", "value.max.bytes=100",
+        "app.max.bytes=20000");
+    try (DataLayerServer server = new DataLayerServer(config, new Credentials(Layers.AGENT),
+        new InMemoryGlobalDataLayer()).start(); TSocket socket = new TSocket("127.0.0.1", server.port())) {
+      socket.open();
+      Client client = new Client(new TBinaryProtocol(socket));
+      client.grantApplication(Layers.AGENT, "appa", Layers.CRED_A);
+      DataError e = assertThrows(DataError.class, () -> {
+        for (int i = 0; i < 1000; i++) { // one map cannot be evicted piecemeal: it outgrows the quota
+          client.putMapEntry(Layers.CRED_A, "m", "e" + i, ByteBuffer.allocate(100));
+        }
+      });
+      assertEquals(DataErrorCode.QUOTA_EXCEEDED, e.getCode());
+      assertTrue(e.getMessage().contains("[app appa]") && e.getMessage().contains("quota 20000 bytes"),
+          e.getMessage());
+    }
+  }
+
+  @Test
   void alsoServesOnAUnixSocketWhenConfigured(@TempDir Path dir) throws Exception {
     Path socketPath = dir.resolve("datalayer.sock");
     Config config = config("credential=" + Layers.AGENT, "port=0", "unix.socket=" + socketPath);
@@ -127,6 +147,8 @@ class DataLayerServerTest {
     assertEquals(0, c.getInt("port"));
     assertEquals("127.0.0.1", c.getString("host"));
     assertEquals(10485760, c.getInt("value.max.bytes"));
+    assertEquals(64L << 20, c.getLong("app.max.bytes"));
+    assertEquals(512L << 20, c.getLong("max.bytes"));
     assertEquals("127.0.0.1:9042", c.getString("cassandra.contact"));
     assertEquals("sand", DataLayerConfig.cassandra(c).keyspace());
     assertEquals(9042, DataLayerConfig.cassandra(c).contactPoint().getPort());

@@ -45,6 +45,7 @@ final class Layers implements AutoCloseable {
   public void close() {
     global.setAvailable(true);
     global.setWritesFailing(false);
+    global.refuseWrites(w -> false);
     layer.close();
   }
 }

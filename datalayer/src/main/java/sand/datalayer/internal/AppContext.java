@@ -1,28 +1,50 @@
 package sand.datalayer.internal;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sand.datalayer.DataKind;
 import sand.datalayer.DataLayerException;
+import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.GlobalUnavailableException;
 
-/** What one application's stores share: its name, the global layer and the write-behind queue. */
+/**
+ * What one application's stores share: its name, the global layer, the write-behind queue, and its
+ * memory account (quota, eviction). One per {@code ApplicationData}; dropped when the application is
+ * revoked on this host.
+ */
 public final class AppContext {
+  private static final Logger LOG = LoggerFactory.getLogger(AppContext.class);
+  private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private final String app;
   private final GlobalDataLayer global;
   private final WriteBehind writeBehind;
   private final Duration readThroughWait;
+  private final AppMemory memory;
+  private final List<Residents<?>> stores = new CopyOnWriteArrayList<>();
+  private volatile boolean dropped;
+  private volatile long lastWarn = System.nanoTime() - WARN_EVERY_NANOS;
 
-  public AppContext(String app, GlobalDataLayer global, WriteBehind writeBehind, Duration readThroughWait) {
+  /**
+   * @param readThroughWait longest wait for earlier writes to reach the global layer: on a miss, the
+   *                        item's; when the quota is full of queued writes, any of them
+   */
+  public AppContext(String app, GlobalDataLayer global, WriteBehind writeBehind, Duration readThroughWait,
+                    AppMemory memory) {
     this.app = app;
     this.global = global;
     this.writeBehind = writeBehind;
     this.readThroughWait = readThroughWait;
+    this.memory = memory;
   }
 
   public String app() {
@@ -37,9 +59,126 @@ public final class AppContext {
     return writeBehind;
   }
 
-  /** Queue a write of one item; call it while holding the item's lock, so queue order is local order. */
-  void backup(DataKind kind, String name, WriteBehind.Write write, boolean replacesWholeValue) {
-    writeBehind.submit(new WriteBehind.Item(app, kind, name), write, replacesWholeValue);
+  /** Make this context's items the ones eviction (and usage) sees for the application; after its stores exist. */
+  public void attach() {
+    memory.attach(this);
+  }
+
+  /**
+   * Drop every item from memory (the application was revoked) and release what it held; later calls
+   * through this context are UNAUTHORIZED. Queued writes still go to the global layer, and their bytes
+   * stay counted until they do.
+   */
+  public void drop() {
+    dropped = true;
+    memory.detach(this);
+    for (Residents<?> r : stores) {
+      r.dropAll();
+    }
+  }
+
+  <R extends Resident> Residents<R> residents(DataKind kind, Function<String, R> create) {
+    Residents<R> r = new Residents<>(this, kind, create);
+    stores.add(r);
+    return r;
+  }
+
+  boolean dropped() {
+    return dropped;
+  }
+
+  DataLayerException revoked() {
+    return new DataLayerException(Code.UNAUTHORIZED, "[app " + app + "] was revoked on this host while the call "
+        + "ran; its data left this host's memory: call again with the application's current credential");
+  }
+
+  void addCandidates(List<Residents.Candidate> out) {
+    for (Residents<?> r : stores) {
+      r.addCandidates(out);
+    }
+  }
+
+  // ---- memory
+
+  /**
+   * Reserve {@code bytes} for a write of {@code what}, evicting clean data as needed. When the quota
+   * (or the host cap) is full of writes not yet in the global layer, wait up to the read-through wait
+   * for some of them to get there; then QUOTA_EXCEEDED. Call it before changing anything, so a refused
+   * write changes nothing.
+   */
+  void reserve(long bytes, String what) {
+    HostMemory host = memory.host();
+    long deadline = System.nanoTime() + readThroughWait.toNanos();
+    while (true) {
+      long seen = host.progress();
+      HostMemory.Refusal r = host.reserve(memory, bytes);
+      if (r == null) {
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (r.waiting() == 0 || left <= 0) {
+        throw quotaExceeded(r, bytes, what);
+      }
+      try {
+        host.awaitProgress(seen, left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw quotaExceeded(r, bytes, what);
+      }
+    }
+  }
+
+  /** Reserve {@code bytes} to keep a value read from the global layer; false (never waits) when it does not fit. */
+  boolean tryReserve(long bytes) {
+    return memory.host().reserve(memory, bytes) == null;
+  }
+
+  /** Give back reserved bytes (a name or value left memory). */
+  void release(long bytes) {
+    memory.release(bytes);
+  }
+
+  /** A charge taking over {@code bytes} just reserved, for a value memory and its write may share. */
+  Charge charge(long bytes) {
+    return new Charge(memory, bytes);
+  }
+
+  private DataLayerException quotaExceeded(HostMemory.Refusal r, long bytes, String what) {
+    String head = "[app " + app + "] cannot store " + what + " (" + bytes + " bytes with its bookkeeping): ";
+    String fix = "; nothing was changed. The global data layer is behind or unreachable: retry later; or store "
+        + "less per item / delete keys; the operator's setting is datalayer " + (r.hostCap() ? "max.bytes" : "app.max.bytes");
+    String why = r.hostCap()
+        ? "this host's local data layer holds " + r.hostHeld() + " bytes for all applications, its cap " + r.hostMax()
+            + " bytes, and " + r.hostPending() + " of them wait for the global data layer (they cannot be evicted "
+            + "before they reach it); the application holds " + r.appHeld() + " bytes (its quota " + r.appQuota()
+            + " bytes), " + r.appPending() + " of them waiting"
+        : "the application holds " + r.appHeld() + " bytes in this host's memory, its quota " + r.appQuota()
+            + " bytes, and " + r.appPending() + " of them wait for the global data layer (they cannot be evicted "
+            + "before they reach it)";
+    long now = System.nanoTime();
+    if (now - lastWarn >= WARN_EVERY_NANOS) {
+      lastWarn = now;
+      LOG.warn("[app {}] writes refused: {} ({} quota)", app, why, r.hostCap() ? "host" : "application");
+    }
+    return new DataLayerException(Code.QUOTA_EXCEEDED, head + why + fix);
+  }
+
+  // ---- global layer
+
+  /**
+   * Queue a write of one item, with the bytes it keeps: {@code ownBytes} (already reserved, taken over
+   * by the write) and the value's {@code charge} when there is one (shared with memory). Call it while
+   * holding the item's lock, so queue order is local order.
+   */
+  void backup(DataKind kind, String name, WriteBehind.Write write, boolean replacesWholeValue, long ownBytes,
+              Charge value) {
+    WriteBehind.Hold hold = memory.hold(ownBytes, value);
+    try {
+      writeBehind.submit(new WriteBehind.Item(app, kind, name), write, replacesWholeValue, hold);
+    } catch (RuntimeException e) {
+      hold.release();
+      throw e;
+    }
   }
 
   /**

@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 import sand.datalayer.CanonicalEncoding;
 import sand.datalayer.DataKind;
 import sand.datalayer.DataMetadata;
@@ -16,70 +15,126 @@ import sand.datalayer.DataMetadata;
  * always at least as new: a key written or deleted here is "known" from then on (a delete leaves a
  * known-absent slot, so a read cannot fetch the old value back from the global layer before the delete
  * reaches it). A key absent from both stays unknown, so a later write by another host is seen.
+ *
+ * <p>A known key may be evicted only once its latest write (or delete) is in the global layer; it is
+ * then unknown again and read through on its next use. A slot being read through is kept (not
+ * evictable), so a value read before a local write was evicted cannot be installed over it.
  */
 public final class KvStore {
 
-  private static final class Slot {
-    boolean known; // guarded by this
-    byte[] value; // guarded by this; null = absent
+  private static final class Slot extends Resident {
+    boolean known; // guarded by lock
+    byte[] value; // guarded by lock; null = absent
+    Charge charge; // guarded by lock; the value's bytes, null when absent
+
+    Slot(String key) {
+      super(key);
+    }
+
+    @Override
+    boolean inMemory() {
+      return known;
+    }
+
+    @Override
+    void unload(AppContext ctx) {
+      ctx.release(Sizes.item(name));
+      if (charge != null) {
+        charge.release();
+      }
+      known = false;
+      value = null;
+      charge = null;
+    }
   }
 
   private final AppContext ctx;
-  private final ConcurrentHashMap<String, Slot> slots = new ConcurrentHashMap<>();
+  private final Residents<Slot> slots;
 
   public KvStore(AppContext ctx) {
     this.ctx = ctx;
+    this.slots = ctx.residents(DataKind.KV, Slot::new);
   }
 
   public void put(String key, byte[] value) {
-    Slot s = slots.computeIfAbsent(key, k -> new Slot());
-    synchronized (s) {
+    Slot s = slots.lock(key);
+    try {
+      long own = Sizes.write(key);
+      ctx.reserve((s.known ? 0 : Sizes.item(key)) + value.length + own, "key '" + key + "'");
+      Charge old = s.charge;
       s.known = true;
       s.value = value;
+      s.charge = ctx.charge(value.length);
       String app = ctx.app();
-      ctx.backup(DataKind.KV, key, g -> g.writeKv(app, key, value), true);
+      ctx.backup(DataKind.KV, key, g -> g.writeKv(app, key, value), true, own, s.charge);
+      if (old != null) {
+        old.release();
+      }
+    } finally {
+      slots.release(s);
     }
   }
 
   public Optional<byte[]> get(String key) {
-    Slot s = slots.get(key);
-    if (s != null) {
-      synchronized (s) {
-        if (s.known) {
-          return Optional.ofNullable(s.value);
+    Slot s = slots.lock(key);
+    try {
+      if (s.known) {
+        return Optional.ofNullable(s.value);
+      }
+      s.readers++;
+    } finally {
+      s.lock.unlock();
+    }
+    // A miss: read through without holding the lock; a local write racing with it wins.
+    Optional<byte[]> stored;
+    try {
+      stored = ctx.readThrough(DataKind.KV, key, g -> g.readKv(ctx.app(), key));
+    } catch (RuntimeException e) {
+      s.lock.lock();
+      s.readers--;
+      slots.release(s);
+      throw e;
+    }
+    s.lock.lock();
+    try {
+      s.readers--;
+      if (!s.dead && !s.known && stored.isPresent()) {
+        byte[] v = stored.get();
+        if (ctx.tryReserve(Sizes.item(key) + v.length)) { // else served without keeping it
+          s.known = true;
+          s.value = v;
+          s.charge = ctx.charge(v.length);
         }
       }
-    }
-    // A miss: read through without holding a lock; a local write racing with it wins.
-    Optional<byte[]> stored = ctx.readThrough(DataKind.KV, key, g -> g.readKv(ctx.app(), key));
-    if (stored.isEmpty()) {
-      return stored;
-    }
-    s = slots.computeIfAbsent(key, k -> new Slot());
-    synchronized (s) {
-      if (!s.known) {
-        s.known = true;
-        s.value = stored.get();
-      }
-      return Optional.ofNullable(s.value);
+      return s.known ? Optional.ofNullable(s.value) : stored;
+    } finally {
+      slots.release(s);
     }
   }
 
   /** Delete; true when the key existed (here or, for a key unknown here, in the global layer). */
   public boolean remove(String key) {
-    Slot s = slots.computeIfAbsent(key, k -> new Slot());
-    synchronized (s) {
-      if (!s.known) {
-        s.value = ctx.readThrough(DataKind.KV, key, g -> g.readKv(ctx.app(), key)).orElse(null);
-      }
-      if (s.value == null) {
+    Slot s = slots.lock(key);
+    try {
+      boolean present = s.known ? s.value != null
+          : ctx.readThrough(DataKind.KV, key, g -> g.readKv(ctx.app(), key)).isPresent();
+      if (!present) {
         return false; // absent; a key absent everywhere stays unknown
       }
+      long own = Sizes.write(key);
+      ctx.reserve((s.known ? 0 : Sizes.item(key)) + own, "the delete of key '" + key + "'");
+      Charge old = s.charge;
       s.known = true;
       s.value = null;
+      s.charge = null;
       String app = ctx.app();
-      ctx.backup(DataKind.KV, key, g -> g.deleteKv(app, key), true);
+      ctx.backup(DataKind.KV, key, g -> g.deleteKv(app, key), true, own, null);
+      if (old != null) {
+        old.release();
+      }
       return true;
+    } finally {
+      slots.release(s);
     }
   }
 
@@ -90,16 +145,18 @@ public final class KvStore {
     }
     Map<String, Boolean> local = new TreeMap<>(CanonicalEncoding.ORDER); // key -> present here
     int deletedHere = 0;
-    for (Map.Entry<String, Slot> e : slots.entrySet()) {
-      if (CanonicalEncoding.ORDER.compare(e.getKey(), startAfter) <= 0) {
+    for (Slot s : slots.all()) {
+      if (CanonicalEncoding.ORDER.compare(s.name, startAfter) <= 0) {
         continue;
       }
-      Slot s = e.getValue();
-      synchronized (s) {
-        if (s.known) {
-          local.put(e.getKey(), s.value != null);
+      s.lock.lock();
+      try {
+        if (!s.dead && s.known) {
+          local.put(s.name, s.value != null);
           deletedHere += s.value == null ? 1 : 0;
         }
+      } finally {
+        s.lock.unlock();
       }
     }
     // Ask for enough global keys that the ones deleted here cannot leave the page short.

@@ -31,6 +31,9 @@ import sand.datalayer.GlobalDataLayer;
  * takes the place of a replaceable write of the same item still waiting in the queue: only the last
  * value matters, and a burst of writes to a hot key or counter during an outage then costs one queue
  * slot instead of one per write. The global layer still sees the item's values in local order.
+ *
+ * <p>Each write carries a {@link Hold} on the bytes it keeps in memory (counted against its
+ * application's quota), given back when the write is in the global layer or replaced by a newer one.
  */
 public final class WriteBehind implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WriteBehind.class);
@@ -41,6 +44,14 @@ public final class WriteBehind implements AutoCloseable {
     public String toString() {
       return "[app " + app + "] " + kind + " '" + name + "'";
     }
+  }
+
+  /** The bytes a queued write keeps in memory; released once, when it is written or replaced. */
+  @FunctionalInterface
+  public interface Hold {
+    Hold NONE = () -> { };
+
+    void release();
   }
 
   /** The global-layer call a local write turns into. */
@@ -54,12 +65,14 @@ public final class WriteBehind implements AutoCloseable {
     final boolean replaceable;
     final CompletableFuture<Void> done = new CompletableFuture<>();
     Write write; // guarded by the shard
+    Hold hold; // guarded by the shard until started
     boolean started; // guarded by the shard
 
-    Pending(Item item, Write write, boolean replaceable) {
+    Pending(Item item, Write write, boolean replaceable, Hold hold) {
       this.item = item;
       this.write = write;
       this.replaceable = replaceable;
+      this.hold = hold;
     }
   }
 
@@ -87,10 +100,11 @@ public final class WriteBehind implements AutoCloseable {
   }
 
   /**
-   * Queue {@code write} of {@code item} behind the item's earlier writes. Returns a future completed
-   * once the write is in the global layer (dependent actions run on the backup thread: keep them short).
+   * Queue {@code write} of {@code item} behind the item's earlier writes; {@code hold} is released once
+   * the write is in the global layer (or replaced). Returns a future completed once the write is in the
+   * global layer (dependent actions run on the backup thread: keep them short).
    */
-  public CompletableFuture<Void> submit(Item item, Write write, boolean replaceable) {
+  public CompletableFuture<Void> submit(Item item, Write write, boolean replaceable, Hold hold) {
     if (stopping) {
       throw new IllegalStateException("the local data layer is closed; " + item + " was not written");
     }
@@ -98,10 +112,13 @@ public final class WriteBehind implements AutoCloseable {
     synchronized (shard) {
       Pending last = latest.get(item);
       if (replaceable && last != null && last.replaceable && !last.started) {
+        Hold replaced = last.hold;
         last.write = write;
+        last.hold = hold;
+        replaced.release();
         return last.done.copy();
       }
-      Pending p = new Pending(item, write, replaceable);
+      Pending p = new Pending(item, write, replaceable, hold);
       latest.put(item, p);
       pending.incrementAndGet();
       shard.queue.addLast(p);
@@ -114,6 +131,14 @@ public final class WriteBehind implements AutoCloseable {
   public CompletableFuture<Void> backupOf(Item item) {
     Pending p = latest.get(item);
     return p == null ? CompletableFuture.completedFuture(null) : p.done.copy();
+  }
+
+  /**
+   * True when every write of {@code item} submitted so far is in the global layer: memory may then drop
+   * the item and read it back later. Call it holding the item's lock, so no write can be submitted meanwhile.
+   */
+  public boolean isClean(Item item) {
+    return !latest.containsKey(item);
   }
 
   /** Wait up to {@code timeoutMs} until every write of {@code app} submitted so far is in the global layer. */
@@ -189,6 +214,7 @@ public final class WriteBehind implements AutoCloseable {
       while (!stopping) {
         Pending p;
         Write write;
+        Hold hold;
         synchronized (this) {
           while (queue.isEmpty() && !stopping) {
             try {
@@ -203,6 +229,7 @@ public final class WriteBehind implements AutoCloseable {
           p = queue.pollFirst();
           p.started = true;
           write = p.write;
+          hold = p.hold;
         }
         if (!applyWithRetry(p.item, write)) {
           return; // stopping
@@ -211,6 +238,7 @@ public final class WriteBehind implements AutoCloseable {
           latest.remove(p.item, p);
         }
         pending.decrementAndGet();
+        hold.release(); // before done: a writer waiting for room sees it as soon as flush() would
         p.done.complete(null); // outside the lock: dependents may take item locks
       }
     }
