@@ -18,6 +18,20 @@ export SAND_HOSTAGENT_SANDBOX_PIP_COMMAND="${SAND_HOSTAGENT_SANDBOX_PIP_COMMAND:
 export SAND_HOSTAGENT_HOST_ID="${SAND_HOSTAGENT_HOST_ID:-$(hostname | tr -c 'A-Za-z0-9_.\n-' '-')}"
 JAR="$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar"
 
+# heap_mb: the -Xmx the agent's quotas need (it computes it from the same settings it will run with), or
+# SAND_HOSTAGENT_HEAP_MB. Refuses quotas that would take more than half of this host's memory.
+heap_mb() {
+  local need total
+  if [ -n "${SAND_HOSTAGENT_HEAP_MB:-}" ]; then echo "$SAND_HOSTAGENT_HEAP_MB"; return; fi
+  need="$("$JAVA" -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent --heap-mb 2>>"$(logfile "$COMP")")" \
+    || die "$COMP" "$(logfile "$COMP")" "bad host agent settings (see the log)"
+  total="$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 }' /proc/meminfo)"
+  if [ "$need" -gt $((total / 2)) ]; then
+    die "$COMP" - "the quotas need a ${need} MB heap but this host has ${total} MB: lower SAND_HOSTAGENT_BUS_QUEUED_MAX_BYTES or SAND_DATALAYER_MAX_BYTES (or set SAND_HOSTAGENT_HEAP_MB)"
+  fi
+  echo "$need"
+}
+
 ready() {
   curl -fsS --max-time 2 "http://$SAND_BIND:$SAND_HOSTAGENT_METRICS_PORT/metrics" >/dev/null \
     && grep -q "listening on" "$(logfile "$COMP")"
@@ -32,7 +46,8 @@ case "${1:-}" in
     done
     progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"
     mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
-    start_bg "$COMP" "$JAVA" -Xms64m -Xmx512m -XX:+UseSerialGC \
+    heap="$(heap_mb)" || exit 1
+    start_bg "$COMP" "$JAVA" -Xms64m "-Xmx${heap}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError \
       -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
       -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn -Dorg.slf4j.simpleLogger.log.com.datastax=warn \
       -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent

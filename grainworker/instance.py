@@ -24,7 +24,8 @@ from grainworker.workflow import END, Workflow
 
 __all__ = ["InstanceSpec", "run_instance", "failure_batch"]
 
-PUBLISH_RETRY_S = 30.0  # a full queue (backpressure) is retried this long before the instance gives up
+PUBLISH_RETRY_S = 30.0  # a full queue or quota (backpressure) is retried this long before the instance gives up
+_BACKPRESSURE = ("QUEUE_FULL", "QUOTA_EXCEEDED")
 
 
 @dataclass
@@ -83,14 +84,14 @@ def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str) -> li
 
 
 def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: float) -> None:
-    """Publish atomically; a full queue is backpressure: wait and retry, never drop."""
+    """Publish atomically; a full queue or a used-up quota is backpressure: wait and retry, never drop."""
     delay = 0.001
     while True:
         try:
             bus.publish_batch(deliveries)
             return
         except LocalBusError as e:
-            if e.code != "QUEUE_FULL" or time.monotonic() + delay > deadline:
+            if e.code not in _BACKPRESSURE or time.monotonic() + delay > deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)

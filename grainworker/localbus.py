@@ -17,7 +17,8 @@ __all__ = ["HOST_AGENT_QUEUE", "LocalBusClient", "LocalBusError", "queue_name"]
 
 
 class LocalBusError(Exception):
-    """A call the local bus refused: ``code`` is UNAUTHORIZED, QUEUE_FULL, TOO_LARGE or BAD_REQUEST."""
+    """A call the local bus refused: ``code`` is UNAUTHORIZED, QUEUE_FULL, TOO_LARGE, BAD_REQUEST or QUOTA_EXCEEDED
+    (the application's share of the bus is used up: its grains are not keeping up; back off and retry)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")

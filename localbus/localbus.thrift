@@ -18,6 +18,7 @@ enum BusErrorCode {
   QUEUE_FULL = 2,     // bounded queue at capacity: back off and retry (nothing was enqueued)
   TOO_LARGE = 3,      // message above the configured size limit
   BAD_REQUEST = 4,    // malformed queue name, bad argument
+  QUOTA_EXCEEDED = 5, // the application's (or the host's) share of the bus is used up: back off and retry
 }
 
 exception BusError {

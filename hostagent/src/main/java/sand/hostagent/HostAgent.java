@@ -128,7 +128,7 @@ public final class HostAgent implements AutoCloseable {
     Credentials credentials = new Credentials(agentCredential);
 
     LocalBusSettings busSettings = LocalBusSettings.from(config, "bus.");
-    LocalMessageBus bus = new LocalMessageBus(credentials, busSettings);
+    LocalMessageBus bus = new LocalMessageBus(credentials, busSettings, "bus.");
     busServer = closing(new LocalBusServer(bus, busSettings).start());
     busAddress = busSettings.host() + ":" + busServer.port();
     dataServer = closing(new DataLayerServer(dataConfig, credentials, DataLayerConfig.openGlobal(dataConfig))
@@ -197,6 +197,16 @@ public final class HostAgent implements AutoCloseable {
         .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
         .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
             () -> Map.of("", data.pendingWrites()))
+        .gauge("sand_bus_app_bytes", "payload bytes an application has waiting in the local bus",
+            () -> perApp(bus.applicationUsage(), u -> u.bytes()))
+        .gauge("sand_bus_app_queues", "local queues of an application", () -> perApp(bus.applicationUsage(),
+            u -> u.queues()))
+        .gauge("sand_data_app_bytes", "bytes an application holds in the local data layer",
+            () -> perApp(data.usage(), u -> u.bytes()))
+        .gauge("sand_data_app_pending_bytes", "of those, bytes waiting for Cassandra",
+            () -> perApp(data.usage(), u -> u.pendingBytes()))
+        .gauge("sand_data_app_evicted_total", "items of an application evicted from memory (already in Cassandra)",
+            () -> perApp(data.usage(), u -> u.evictedItems()))
         .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
         .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
             () -> Map.of("", processor.refusedOutputs()))
@@ -220,6 +230,12 @@ public final class HostAgent implements AutoCloseable {
     for (QueueStats s : bus.queueStats()) {
       out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
     }
+    return out;
+  }
+
+  private static <U> Map<String, Number> perApp(Map<String, U> usage, java.util.function.Function<U, Number> f) {
+    Map<String, Number> out = new LinkedHashMap<>();
+    usage.forEach((app, u) -> out.put("app=\"" + app + "\"", f.apply(u)));
     return out;
   }
 
@@ -284,10 +300,35 @@ public final class HostAgent implements AutoCloseable {
     LOG.info("[host {}] host agent stopped", hostId);
   }
 
+  /** Heap the JVM needs besides what the quotas let tenants fill: clients, threads, buffers, code. */
+  static final long BASE_HEAP_MB = 192;
+
+  /**
+   * The heap this agent needs so that tenants filling every quota cannot run it out of memory: the
+   * host-wide limits of the local bus ({@code bus.queued.max.bytes}) and data layer ({@code max.bytes}),
+   * the reports it may hold for Kafka ({@code bridge.max.pending.bytes}), two messages being decoded, a
+   * quarter on top for object overhead, plus {@link #BASE_HEAP_MB}. deploy/hostagent.sh sizes -Xmx with it.
+   */
+  static long requiredHeapMb(Config c, Config dc) {
+    LocalBusSettings bus = LocalBusSettings.from(c, "bus.");
+    long filled = bus.queuedMaxBytes() + dc.getLong("max.bytes")
+        + BridgeSettings.from(c, "bridge.", "heap").maxPendingBytes() + 2L * bus.messageMaxBytes();
+    return BASE_HEAP_MB + (filled + filled / 4 + (1 << 20) - 1) / (1 << 20);
+  }
+
   /** Run until SIGTERM. Bad settings stop it before any socket opens, naming the setting. */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--help")) {
       System.out.println(DEF.toMarkdown());
+      return;
+    }
+    if (args.length > 0 && args[0].equals("--heap-mb")) { // the -Xmx its quotas need (deploy/hostagent.sh)
+      try {
+        System.out.println(requiredHeapMb(DEF.parse(Map.of()), DataLayerConfig.DEF.parse(Map.of())));
+      } catch (ConfigDef.ConfigException e) {
+        System.err.println("Error: " + e.getMessage());
+        System.exit(2);
+      }
       return;
     }
     Config c;

@@ -15,7 +15,12 @@ public final class BusException extends RuntimeException {
     /** A payload above message.max.bytes. */
     TOO_LARGE(3),
     /** A malformed queue or application name, or a missing argument. */
-    BAD_REQUEST(4);
+    BAD_REQUEST(4),
+    /**
+     * The application's share of the bus (bytes waiting, queues) or the host's is used up; nothing was
+     * enqueued: its grains are not keeping up, back off and retry.
+     */
+    QUOTA_EXCEEDED(5);
 
     private final int value;
 

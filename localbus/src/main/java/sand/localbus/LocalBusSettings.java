@@ -17,9 +17,15 @@ import sand.common.ConfigDef.Type;
  * @param queueCapacity most messages per grain queue
  * @param hostAgentQueueCapacity most messages in LQ_HA
  * @param messageMaxBytes largest payload accepted
+ * @param appQueuedMaxBytes most payload bytes one application may have waiting (its queues and LQ_HA)
+ * @param queuedMaxBytes most payload bytes waiting in the whole bus
+ * @param appQueuesMax most grain queues one application may have
+ * @param haQueueAppCapacity most messages one application may have in LQ_HA
  */
 public record LocalBusSettings(String host, int port, String unixSocket, int maxConnections,
-                               int queueCapacity, int hostAgentQueueCapacity, int messageMaxBytes) {
+                               int queueCapacity, int hostAgentQueueCapacity, int messageMaxBytes,
+                               long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
+                               int haQueueAppCapacity) {
 
   public static final String COMPONENT = "localbus";
   public static final String HOST = "host";
@@ -30,6 +36,10 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
   public static final String MESSAGE_MAX_BYTES = "message.max.bytes";
   public static final String MAX_CONNECTIONS = "max.connections";
   public static final String UNIX_SOCKET = "unix.socket";
+  public static final String APP_QUEUED_MAX_BYTES = "app.queued.max.bytes";
+  public static final String QUEUED_MAX_BYTES = "queued.max.bytes";
+  public static final String APP_QUEUES_MAX = "app.queues.max";
+  public static final String HA_QUEUE_APP_CAPACITY = "ha.queue.app.capacity";
 
   /** Above this Thrift's default transport limit (100 MiB per message) would refuse the call first. */
   public static final int MESSAGE_MAX_BYTES_LIMIT = 96 << 20;
@@ -44,6 +54,17 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
     check("queueCapacity", queueCapacity, 1, Integer.MAX_VALUE);
     check("hostAgentQueueCapacity", hostAgentQueueCapacity, 1, Integer.MAX_VALUE);
     check("messageMaxBytes", messageMaxBytes, 1, MESSAGE_MAX_BYTES_LIMIT);
+    check("appQueuesMax", appQueuesMax, 1, Integer.MAX_VALUE);
+    check("haQueueAppCapacity", haQueueAppCapacity, 1, Integer.MAX_VALUE);
+    // A grain's largest batch is one message to a next grain plus its copy to LQ_HA: it must fit a quota.
+    if (appQueuedMaxBytes < 2L * messageMaxBytes) {
+      throw new IllegalArgumentException("localbus: " + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes + " must be at "
+          + "least 2 x " + MESSAGE_MAX_BYTES + " (" + 2L * messageMaxBytes + "): a message and its copy to LQ_HA");
+    }
+    if (queuedMaxBytes < appQueuedMaxBytes) {
+      throw new IllegalArgumentException("localbus: " + QUEUED_MAX_BYTES + "=" + queuedMaxBytes + " must be at least "
+          + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes);
+    }
   }
 
   /** Every setting at its default. */
@@ -76,7 +97,18 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, ConfigDef.between(1, Integer.MAX_VALUE),
             "a positive integer", "most messages in the host agent's queue (LQ_HA)")
         .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, ConfigDef.between(1, MESSAGE_MAX_BYTES_LIMIT),
-            "an integer in [1, " + MESSAGE_MAX_BYTES_LIMIT + "]", "largest payload accepted; larger gets TOO_LARGE");
+            "an integer in [1, " + MESSAGE_MAX_BYTES_LIMIT + "]", "largest payload accepted; larger gets TOO_LARGE")
+        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, ConfigDef.between(1, Long.MAX_VALUE),
+            "a positive number of bytes, at least 2 x message.max.bytes", "most payload bytes one application may "
+                + "have waiting in the bus (its queues and its messages in LQ_HA); more gets QUOTA_EXCEEDED")
+        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, ConfigDef.between(1, Long.MAX_VALUE),
+            "a positive number of bytes, at least app.queued.max.bytes", "most payload bytes waiting in the whole "
+                + "bus, whatever the number of applications (bounds the heap it takes); more gets QUOTA_EXCEEDED")
+        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, ConfigDef.between(1, Integer.MAX_VALUE),
+            "a positive integer", "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
+        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, ConfigDef.between(1, Integer.MAX_VALUE),
+            "a positive integer", "most messages one application may have in LQ_HA (which the host agent reads "
+                + "round-robin across applications); more gets QUEUE_FULL");
   }
 
   /** Read the settings declared by {@link #definition()}. */
@@ -89,32 +121,41 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
     return new LocalBusSettings(config.getString(prefix + HOST), config.getInt(prefix + PORT),
         config.getString(prefix + UNIX_SOCKET), config.getInt(prefix + MAX_CONNECTIONS),
         config.getInt(prefix + QUEUE_CAPACITY), config.getInt(prefix + HA_QUEUE_CAPACITY),
-        config.getInt(prefix + MESSAGE_MAX_BYTES));
+        config.getInt(prefix + MESSAGE_MAX_BYTES), config.getLong(prefix + APP_QUEUED_MAX_BYTES),
+        config.getLong(prefix + QUEUED_MAX_BYTES), config.getInt(prefix + APP_QUEUES_MAX),
+        config.getInt(prefix + HA_QUEUE_APP_CAPACITY));
   }
 
   public LocalBusSettings withPort(int port) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
   }
 
   public LocalBusSettings withUnixSocket(String unixSocket) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
   }
 
   public LocalBusSettings withQueueCapacity(int queueCapacity) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
   }
 
   public LocalBusSettings withHostAgentQueueCapacity(int hostAgentQueueCapacity) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
   }
 
   public LocalBusSettings withMessageMaxBytes(int messageMaxBytes) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+  }
+
+  /** Quotas for tests: per application bytes and queues, host bytes, per application LQ_HA share. */
+  public LocalBusSettings withQuotas(long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
+                                     int haQueueAppCapacity) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
   }
 
   private static void check(String what, int value, int min, int max) {

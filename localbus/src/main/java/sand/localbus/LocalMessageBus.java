@@ -15,6 +15,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.Credentials;
 import sand.common.Credentials.Principal;
+import sand.localbus.internal.Backlog;
+import sand.localbus.internal.BusQuotas;
+import sand.localbus.internal.Ledger;
 import sand.localbus.internal.LocalQueue;
 import sand.localbus.internal.QueueName;
 
@@ -26,7 +29,13 @@ import sand.localbus.internal.QueueName;
  * <p>Every call carries a credential, checked against the {@link Credentials} shared with the data
  * layer: an application reaches only its own {@code "<app>/<grain>"} queues and may publish to LQ_HA,
  * which stamps the authenticated application on the message; the host agent reaches every queue.
- * A refused call throws {@link BusException}. Payload arrays are kept as they are (no copy): a
+ * A refused call throws {@link BusException}.
+ *
+ * <p>Each application has a share of the bus ({@link BusQuotas}): payload bytes waiting in its queues and
+ * in LQ_HA, its number of queues, its messages in LQ_HA; the whole bus has a byte limit. A publish past a
+ * share is refused whole (QUOTA_EXCEEDED), also for the host agent publishing the application's events.
+ * LQ_HA is read round-robin across publishing applications, so one application's burst never delays
+ * another's reports. Payload arrays are kept as they are (no copy): a
  * publisher must not change one after publishing, a poller owns what it gets.
  */
 public final class LocalMessageBus {
@@ -56,14 +65,41 @@ public final class LocalMessageBus {
 
   private final Credentials credentials;
   private final LocalBusSettings settings;
+  private final BusQuotas quotas;
   private final Map<String, LocalQueue<byte[]>> queues = new ConcurrentHashMap<>();
   private final LocalQueue<HostAgentMessage> hostAgentQueue;
 
   public LocalMessageBus(Credentials credentials, LocalBusSettings settings) {
+    this(credentials, settings, "");
+  }
+
+  /** @param settingPrefix how errors name the quota settings (the host agent's is "bus.") */
+  public LocalMessageBus(Credentials credentials, LocalBusSettings settings, String settingPrefix) {
     this.credentials = credentials;
     this.settings = settings;
+    this.quotas = new BusQuotas(new BusQuotas.Limits(settings.appQueuedMaxBytes(), settings.queuedMaxBytes(),
+        settings.appQueuesMax(), settings.haQueueAppCapacity(), settingPrefix));
     this.hostAgentQueue = new LocalQueue<>(HOST_AGENT_QUEUE, settings.hostAgentQueueCapacity(),
-        m -> m.payload().length);
+        m -> m.payload().length, Backlog.fair(HostAgentMessage::application), new Ledger<>() {
+          @Override
+          public void released(HostAgentMessage m) {
+            if (accounted(m)) {
+              quotas.release(m.application(), m.payload().length, 1, 1);
+            }
+          }
+
+          @Override
+          public void retaken(HostAgentMessage m) {
+            if (accounted(m)) {
+              quotas.retake(m.application(), m.payload().length, 1, 1);
+            }
+          }
+        });
+  }
+
+  /** The host agent's own messages in LQ_HA belong to no application's share. */
+  private static boolean accounted(HostAgentMessage m) {
+    return !m.application().equals(HostAgentMessage.FROM_HOST_AGENT);
   }
 
   /** The credential registry this bus checks (shared with the local data layer). */
@@ -85,14 +121,25 @@ public final class LocalMessageBus {
     QueueName name = authorize(caller, Op.PUBLISH, queue);
     checkPayload(name, payload);
     if (name.hostAgentQueue()) {
-      if (hostAgentQueue.offer(stamp(caller, payload)) == LocalQueue.Offer.FULL) {
+      HostAgentMessage m = stamp(caller, payload);
+      reserve(m);
+      if (hostAgentQueue.offer(m) == LocalQueue.Offer.FULL) {
+        unreserve(m);
         throw full(hostAgentQueue);
       }
     } else {
+      quotas.reserve(name.application(), payload.length, 1, 0);
       for (;;) { // a queue deleted under us is replaced by a fresh one
-        LocalQueue<byte[]> q = grainQueue(name.name());
+        LocalQueue<byte[]> q;
+        try {
+          q = grainQueue(name.name());
+        } catch (BusException e) {
+          quotas.release(name.application(), payload.length, 1, 0);
+          throw e;
+        }
         LocalQueue.Offer offer = q.offer(payload);
         if (offer == LocalQueue.Offer.FULL) {
+          quotas.release(name.application(), payload.length, 1, 0);
           throw full(q);
         }
         if (offer == LocalQueue.Offer.ENQUEUED) {
@@ -140,9 +187,15 @@ public final class LocalMessageBus {
             + e.getKey() + "' exceed its capacity of " + capacity + "; split the batch");
       }
     }
+    List<Reservation> reserved = reserveBatch(caller, deliveries, names);
     List<LocalQueue.Handoff<?>> handoffs = new ArrayList<>(counts.size());
-    while (!tryEnqueueBatch(caller, deliveries, names, counts, handoffs)) {
-      // a queue of the batch was deleted meanwhile: retry on its replacement
+    try {
+      while (!tryEnqueueBatch(caller, deliveries, names, counts, handoffs)) {
+        // a queue of the batch was deleted meanwhile: retry on its replacement
+      }
+    } catch (RuntimeException e) {
+      reserved.forEach(r -> quotas.release(r.app(), r.bytes(), r.messages(), r.haMessages()));
+      throw e;
     }
     handoffs.forEach(LocalQueue.Handoff::deliver); // waiting remote pollers get theirs, after unlocking
     LOG.debug("[queues {}] {} published a batch of {}", counts.keySet(), caller, deliveries.size());
@@ -224,6 +277,9 @@ public final class LocalMessageBus {
     } else {
       LocalQueue<byte[]> q = queues.remove(name.name());
       dropped = q == null ? 0 : q.delete();
+      if (q != null) {
+        quotas.removeQueue(name.application());
+      }
     }
     LOG.info("[queue {}] deleted by {}, {} messages dropped", queue, caller, dropped);
     return dropped;
@@ -332,8 +388,80 @@ public final class LocalMessageBus {
         TimeUnit.MILLISECONDS.toNanos(clampTimeoutMs(timeoutMs)));
   }
 
+  /** The queue named {@code name}, created (and counted against its application's quota) if needed. */
   private LocalQueue<byte[]> grainQueue(String name) {
-    return queues.computeIfAbsent(name, n -> new LocalQueue<>(n, settings.queueCapacity(), p -> p.length));
+    LocalQueue<byte[]> q = queues.get(name);
+    if (q != null) {
+      return q;
+    }
+    return queues.computeIfAbsent(name, n -> {
+      String app = n.substring(0, n.indexOf('/'));
+      quotas.addQueue(app, n);
+      return new LocalQueue<>(n, settings.queueCapacity(), p -> p.length, Backlog.fifo(), new Ledger<byte[]>() {
+        @Override
+        public void released(byte[] p) {
+          quotas.release(app, p.length, 1, 0);
+        }
+
+        @Override
+        public void retaken(byte[] p) {
+          quotas.retake(app, p.length, 1, 0);
+        }
+      });
+    });
+  }
+
+  /** What a batch reserved for one application. */
+  private record Reservation(String app, long bytes, int messages, int haMessages) {}
+
+  /** Reserve every application's share of a batch, all or nothing. */
+  private List<Reservation> reserveBatch(Principal caller, List<Delivery> deliveries, List<QueueName> names) {
+    Map<String, long[]> need = new TreeMap<>(); // app -> {bytes, messages, haMessages}
+    for (int i = 0; i < deliveries.size(); i++) {
+      QueueName n = names.get(i);
+      String app = n.hostAgentQueue() ? (caller.hostAgent() ? null : caller.application()) : n.application();
+      if (app == null) {
+        continue; // the host agent's own messages to LQ_HA
+      }
+      long[] v = need.computeIfAbsent(app, k -> new long[3]);
+      v[0] += deliveries.get(i).payload().length;
+      v[1]++;
+      v[2] += n.hostAgentQueue() ? 1 : 0;
+    }
+    List<Reservation> done = new ArrayList<>(need.size());
+    try {
+      for (Map.Entry<String, long[]> e : need.entrySet()) {
+        long[] v = e.getValue();
+        quotas.reserve(e.getKey(), v[0], (int) v[1], (int) v[2]);
+        done.add(new Reservation(e.getKey(), v[0], (int) v[1], (int) v[2]));
+      }
+    } catch (RuntimeException ex) {
+      done.forEach(r -> quotas.release(r.app(), r.bytes(), r.messages(), r.haMessages()));
+      throw ex;
+    }
+    return done;
+  }
+
+  private void reserve(HostAgentMessage m) {
+    if (accounted(m)) {
+      quotas.reserve(m.application(), m.payload().length, 1, 1);
+    }
+  }
+
+  private void unreserve(HostAgentMessage m) {
+    if (accounted(m)) {
+      quotas.release(m.application(), m.payload().length, 1, 1);
+    }
+  }
+
+  /** What each application holds in the bus now (metrics). */
+  public Map<String, ApplicationUsage> applicationUsage() {
+    return quotas.usage();
+  }
+
+  /** Payload bytes waiting in the whole bus now. */
+  public long queuedBytes() {
+    return quotas.totalBytes();
   }
 
   private int capacityOf(String name) {

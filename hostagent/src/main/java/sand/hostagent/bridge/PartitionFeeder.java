@@ -179,8 +179,9 @@ final class PartitionFeeder {
           grain.grain(), event.path("execution_id").asText(), eventId, tp);
       return Outcome.DONE;
     } catch (BusException e) {
-      if (e.code() == BusException.Code.QUEUE_FULL) {
-        LOG.debug("[host {}] [{}] local queue full: partition paused, event {} waits", host, feed, eventId);
+      if (e.code() == BusException.Code.QUEUE_FULL || e.code() == BusException.Code.QUOTA_EXCEEDED) {
+        LOG.debug("[host {}] [{}] local queue full or the application's bus quota used up: partition paused, "
+            + "event {} waits", host, feed, eventId);
         return Outcome.FULL;
       }
       inFlight.remove(grain.app(), eventId);

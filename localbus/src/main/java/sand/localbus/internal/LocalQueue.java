@@ -33,25 +33,36 @@ public final class LocalQueue<E> {
   private final String name;
   private final int capacity;
   private final ToIntFunction<? super E> bytes;
+  private final Ledger<? super E> ledger;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition notEmpty = lock.newCondition();
-  private final ArrayDeque<E> items = new ArrayDeque<>();
+  private final Backlog<E> items;
   private final ArrayDeque<Waiter<E>> waiters = new ArrayDeque<>();
   private boolean deleted;
   private long published;
   private long polled;
 
+  /** A FIFO queue that keeps no accounts. */
+  public LocalQueue(String name, int capacity, ToIntFunction<? super E> bytes) {
+    this(name, capacity, bytes, Backlog.fifo(), Ledger.none());
+  }
+
   /**
    * @param capacity the most messages the queue holds
    * @param bytes the size of a message, for {@link #poll}'s byte budget
+   * @param backlog holds the messages in taking order (FIFO, or fair across publishers for LQ_HA)
+   * @param ledger told of every message that leaves or comes back (per-application quotas)
    */
-  public LocalQueue(String name, int capacity, ToIntFunction<? super E> bytes) {
+  public LocalQueue(String name, int capacity, ToIntFunction<? super E> bytes, Backlog<E> backlog,
+                    Ledger<? super E> ledger) {
     if (capacity < 1) {
       throw new IllegalArgumentException("queue " + name + ": capacity must be at least 1, not " + capacity);
     }
     this.name = name;
     this.capacity = capacity;
     this.bytes = bytes;
+    this.items = backlog;
+    this.ledger = ledger;
   }
 
   public String name() {
@@ -256,6 +267,7 @@ public final class LocalQueue<E> {
       }
       for (int i = messages.size() - 1; i >= 0; i--) {
         items.addFirst(messages.get(i));
+        ledger.retaken(messages.get(i));
       }
       polled -= messages.size();
       notEmpty.signal();
@@ -273,7 +285,9 @@ public final class LocalQueue<E> {
       if (!out.isEmpty() && taken + size > maxBytes) {
         break;
       }
-      out.add(items.pollFirst());
+      E e = items.pollFirst();
+      ledger.released(e);
+      out.add(e);
       taken += size;
     }
     polled += out.size();
@@ -285,7 +299,7 @@ public final class LocalQueue<E> {
 
   private int clearLocked() {
     int dropped = items.size();
-    items.clear();
+    items.clear(ledger::released);
     notEmpty.signalAll();
     return dropped;
   }
