@@ -34,6 +34,13 @@ table() { grep '^|'; }
   java -cp "$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar:$SAND_ROOT/frontend/target/lib/*" \
     sand.frontend.Frontend --help 2>/dev/null | table
   echo
+  echo "## Operator caps on applications (\`limits\`, read by every frontend and host agent)"
+  echo
+  echo "What an application may ask for in its settings (docs/security.md); a request above a cap is a 400 naming it."
+  echo
+  java -cp "$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar:$SAND_ROOT/frontend/target/lib/*" \
+    sand.frontend.Frontend --help limits 2>/dev/null | table
+  echo
   echo "## Grain worker (\`python -m grainworker\`, inside a sandbox)"
   echo
   "$SAND_VENV/bin/python" -c 'from grainworker.__main__ import settings_markdown; print(settings_markdown(), end="")'
