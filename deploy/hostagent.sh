@@ -14,7 +14,13 @@ export SAND_HOSTAGENT_KAFKA_BOOTSTRAP="${SAND_HOSTAGENT_KAFKA_BOOTSTRAP:-$SAND_B
 export SAND_DATALAYER_CASSANDRA_CONTACT="${SAND_DATALAYER_CASSANDRA_CONTACT:-$SAND_BIND:$SAND_CASSANDRA_PORT}"
 export SAND_HOSTAGENT_SANDBOX_IMAGE="${SAND_HOSTAGENT_SANDBOX_IMAGE:-$SAND_SANDBOX_IMAGE:latest}"
 export SAND_HOSTAGENT_SANDBOX_STATE_DIR="${SAND_HOSTAGENT_SANDBOX_STATE_DIR:-$SAND_DATA/hostagent}"
-export SAND_HOSTAGENT_SANDBOX_PIP_COMMAND="${SAND_HOSTAGENT_SANDBOX_PIP_COMMAND:-$SAND_VENV/bin/pip}"
+# Dependency installs may reach the package index this host's pip uses, unless the operator says otherwise
+# (SAND_HOSTAGENT_SANDBOX_PIP_ALLOWED_HOSTS="" would allow none).
+if [ -z "${SAND_HOSTAGENT_SANDBOX_PIP_ALLOWED_HOSTS+set}" ] && [ "${1:-}" = start ]; then
+  while IFS='=' read -r key value; do
+    case "$key" in SAND_HOSTAGENT_SANDBOX_PIP_*) [ -n "${!key+set}" ] || export "$key=$value" ;; esac
+  done < <("$(dirname "$0")/pip-index.sh" 2>/dev/null)
+fi
 export SAND_HOSTAGENT_HOST_ID="${SAND_HOSTAGENT_HOST_ID:-$(hostname | tr -c 'A-Za-z0-9_.\n-' '-')}"
 JAR="$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar"
 

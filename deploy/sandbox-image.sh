@@ -3,7 +3,8 @@
 #   a. base  "$SAND_SANDBOX_IMAGE-base:<hash>": a minimal Debian (debootstrap minbase + python3),
 #            stripped and `docker import`ed. No image can be pulled here, so we make our own.
 #   b. final "$SAND_SANDBOX_IMAGE:<hash>" and ":latest": the base + grainworker/ + the Python deps
-#            of deploy/sandbox/requirements.txt (installed on the host with pip --target).
+#            of deploy/sandbox/requirements.txt (installed on the host with pip --target) + the pip wheel of
+#            deploy/sandbox/pip.txt (dependency installs run pip from it inside the image).
 # Each stage is skipped when its hash tag exists, so a second run is a no-op.
 #
 #   deploy/sandbox-image.sh [build] [--force]   # build what is missing (--force: both stages anew)
@@ -203,8 +204,28 @@ pydeps_dir() {
   echo "$dir"
 }
 
+# pip_wheel_dir <python>: the pip wheel of deploy/sandbox/pip.txt (for dependency installs in the image),
+# cached by the content of pip.txt.
+pip_wheel_dir() {
+  local py="$1" key dir tmp
+  key="$(sha256sum "$SAND_ROOT/$SANDBOX_DIR/pip.txt" | cut -c1-16)"
+  dir="$BUILD/pipwheel-$key"
+  if [ ! -d "$dir" ]; then
+    progress "Sandbox image: pip download (pip.txt) with $py" >&2
+    tmp="$BUILD/pipwheel-tmp.$$"
+    rm -rf "$tmp"
+    "$py" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: -d "$tmp" \
+      -r "$SAND_ROOT/$SANDBOX_DIR/pip.txt" >>"$LOG" 2>&1 \
+      || { rm -rf "$tmp"; die "$COMP" "$LOG" "pip download of $SANDBOX_DIR/pip.txt failed"; }
+    find "$BUILD" -maxdepth 1 -name 'pipwheel-*' ! -name "pipwheel-tmp.$$" -exec rm -rf {} +
+    mv "$tmp" "$dir"
+    done_step >&2
+  fi
+  echo "$dir"
+}
+
 build_final() {
-  local base="$1" tag="$2" force="$3" py host_ver img_ver deps ctx
+  local base="$1" tag="$2" force="$3" py host_ver img_ver deps pipwheel ctx
   py="$(host_python)"
   host_ver="$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" \
     || die "$COMP" - "cannot run $py"
@@ -213,13 +234,15 @@ build_final() {
 the deps (C extensions, .pyc) must match; set SAND_PYTHON to a python$img_ver"
 
   deps="$(pydeps_dir "$py")"
+  pipwheel="$(pip_wheel_dir "$py")"
   progress "Sandbox image: docker build $tag"
   ctx="$BUILD/context"
   CTX="$ctx"   # removed on exit, also when the build fails
   rm -rf "$ctx"
-  mkdir -p "$ctx/lib"
+  mkdir -p "$ctx/lib" "$ctx/pip"
   cp "$SAND_ROOT/$SANDBOX_DIR/Dockerfile" "$ctx/Dockerfile"
   cp -a "$deps/." "$ctx/lib/"
+  cp "$pipwheel"/*.whl "$ctx/pip/"
   tar -C "$SAND_ROOT" --exclude=__pycache__ --exclude='*.pyc' -c "$WORKER_DIR" | tar -C "$ctx/lib" -x
   local -a opts=()
   [ "$force" = 1 ] && opts+=(--no-cache)
@@ -248,8 +271,8 @@ base_tag() {
 final_tag() {
   local base="$1" h
   # grainworker/_gen is generated from the IDLs: hash them rather than the generated files.
-  h="$( { hash_of "$WORKER_DIR" localbus/localbus.thrift datalayer/datalayer.thrift "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile"
-          echo "$base"; declare -f build_final pydeps_dir; } | sha256sum | cut -c1-16)"
+  h="$( { hash_of "$WORKER_DIR" localbus/localbus.thrift datalayer/datalayer.thrift "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile" "$SANDBOX_DIR/pip.txt"
+          echo "$base"; declare -f build_final pydeps_dir pip_wheel_dir; } | sha256sum | cut -c1-16)"
   echo "$IMAGE:$h"
 }
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import io
 import json
 import time
@@ -124,3 +126,14 @@ def put_app(http: Http, key: str, name: str, functions: list[dict[str, Any]], gr
         if wait:
             return http.wait_status(key, name, "deployed")
     return http("GET", f"/api/v1/apps/{name}", key).json()
+
+
+def execution_tag(secret: bytes, app: str, execution_id: str, frontend: str) -> str:
+    """What a frontend puts in an event's "tag" (common/.../ExecutionTag.java): HMAC-SHA256 under the cluster
+    secret of the length-prefixed application, execution id and frontend, its first 16 bytes in hex. Tests that
+    play a frontend need it; the host agent forwards no output without it."""
+    mac = hmac.new(secret, digestmod=hashlib.sha256)
+    for part in (app, execution_id, frontend):
+        b = part.encode()
+        mac.update(len(b).to_bytes(4, "big") + b)
+    return mac.digest()[:16].hex()

@@ -68,9 +68,9 @@ def test_a_requirement_that_is_not_a_package_pin_is_refused_at_upload(http: Http
     # a local package whose setup.py would write on the host if pip ever ran it there
     marker = Path(f"/tmp/sand-e2e-pwned-{RUN}")
     setup = f"open({str(marker)!r}, 'w').write('ran on the host')\nfrom setuptools import setup\nsetup(name='pkg')\n"
-    zipped = zip_bytes({"g.py": ECHO, "requirements.txt": f"six==1.17.0\n{line}\n", "pkg/setup.py": setup})
-    r = http("PUT", f"/api/v1/grains/req{abs(hash(line)) % 10_000}", tenants["mallory"], data=zipped,
-             content_type="application/zip")
+    grain = f"req{BAD_REQUIREMENT_LINES.index(line)}"
+    zipped = zip_bytes({f"{grain}.py": ECHO, "requirements.txt": f"six==1.17.0\n{line}\n", "pkg/setup.py": setup})
+    r = http("PUT", f"/api/v1/grains/{grain}", tenants["mallory"], data=zipped, content_type="application/zip")
     assert r.status_code == 400, r.text
     message = r.json()["error"]["message"]
     assert "requirements.txt line 2" in message and "is not accepted" in message, message

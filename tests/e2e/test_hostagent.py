@@ -18,6 +18,8 @@ from cassandra.cluster import Cluster
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 
+from tests.e2e.api import execution_tag
+
 GRAINS = {
     "first": (
         "import os\n"
@@ -54,6 +56,8 @@ class App:
         self.responses.seek_to_end(tp)
         self.responses.position(tp)
         self.results: dict[str, Any] = {}
+        # the cluster secret every frontend and host agent shares: this test plays a frontend
+        self.secret = self.db.execute("SELECT value FROM cluster_secrets WHERE name = 'execution_tag'").one().value
 
     def control(self, kind: str) -> None:
         self.producer.send("sand.control", key=self.id.encode(),
@@ -83,7 +87,8 @@ class App:
     def send(self, n: int) -> str:
         execution_id = uuid.uuid4().hex
         event = {"id": uuid.uuid4().hex, "execution_id": execution_id, "app": self.id, "grain": "first",
-                 "from": "", "frontend": self.frontend, "value": {"n": n}, "sent_ns": time.time_ns()}
+                 "from": "", "frontend": self.frontend, "value": {"n": n}, "sent_ns": time.time_ns(),
+                 "tag": execution_tag(self.secret, self.id, execution_id, self.frontend)}
         self.producer.send(f"sand.{self.id}.first", key=event["id"].encode(),
                            value=json.dumps({"flag": "new", "event": event}).encode()).get(30)
         return execution_id

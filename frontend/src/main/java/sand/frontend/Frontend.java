@@ -122,7 +122,8 @@ public final class Frontend {
     Router router = new Router(config.getLong("max.body.bytes"));
     new SystemHandler(id, metrics, listener::running).routes(router);
     new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock()).routes(router);
-    new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes")).routes(router);
+    new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes"),
+        limits.requirementsAllowUrls()).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits);
     apps.routes(router);

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import sand.hostagent.sandbox.RequirementLines;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 
@@ -25,10 +26,11 @@ public final class GrainUpload {
 
   private GrainUpload() {}
 
-  public static Checked check(String grain, String contentType, byte[] body, long maxUnpacked) {
+  /** @param allowUrls whether requirement lines may be {@code name @ https://...} (limits requirements.allow.urls) */
+  public static Checked check(String grain, String contentType, byte[] body, long maxUnpacked, boolean allowUrls) {
     return switch (contentType) {
       case "text/x-python", "text/x-script.python", "application/x-python", "text/plain" -> python(grain, body);
-      case "application/zip", "application/x-zip-compressed" -> zip(grain, body, maxUnpacked);
+      case "application/zip", "application/x-zip-compressed" -> zip(grain, body, maxUnpacked, allowUrls);
       default -> throw new ApiException(400, "bad_grain", "grain " + grain + ": unsupported Content-Type '"
           + contentType + "': send Python source as text/x-python or a zip as application/zip");
     };
@@ -49,7 +51,7 @@ public final class GrainUpload {
     return new Checked("py", "");
   }
 
-  static Checked zip(String grain, byte[] body, long maxUnpacked) {
+  static Checked zip(String grain, byte[] body, long maxUnpacked, boolean allowUrls) {
     if (body.length < 4 || body[0] != 'P' || body[1] != 'K') {
       throw badZip(grain, "not a zip archive (it does not start with PK)");
     }
@@ -96,6 +98,11 @@ public final class GrainUpload {
     if (!hasCode) {
       throw badZip(grain, "holds neither " + grain + ".py nor " + grain + "/__init__.py at its top level; the "
           + "grain worker imports the grain by that name");
+    }
+    try {
+      RequirementLines.check(requirements, "grain " + grain + ": requirements.txt", allowUrls);
+    } catch (IllegalArgumentException ex) {
+      throw new ApiException(400, "bad_grain", ex.getMessage());
     }
     return new Checked("zip", requirements);
   }

@@ -16,8 +16,10 @@ public final class GrainsHandler {
   private final ClusterStore store;
   private final Clock clock;
   private final long maxUnpacked;
+  private final boolean requirementsAllowUrls;
 
-  public GrainsHandler(ClusterStore store, Clock clock, long maxUnpacked) {
+  public GrainsHandler(ClusterStore store, Clock clock, long maxUnpacked, boolean requirementsAllowUrls) {
+    this.requirementsAllowUrls = requirementsAllowUrls;
     this.store = store;
     this.clock = clock;
     this.maxUnpacked = maxUnpacked;
@@ -41,7 +43,8 @@ public final class GrainsHandler {
   Reply upload(Call call) {
     String name = grainName(call);
     byte[] code = call.body();
-    GrainUpload.Checked checked = GrainUpload.check(name, call.contentType(), code, maxUnpacked);
+    GrainUpload.Checked checked = GrainUpload.check(name, call.contentType(), code, maxUnpacked,
+        requirementsAllowUrls);
     String sha = AuthHandler.sha256(code);
     // Versions are claimed with IF NOT EXISTS: two uploads racing get different numbers.
     for (int attempt = 0; attempt < 10; attempt++) {

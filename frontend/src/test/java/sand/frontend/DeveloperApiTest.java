@@ -109,6 +109,13 @@ class DeveloperApiTest {
     var evil = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", zip(Map.of("../g.py", "x")));
     assertError(evil, 400, "bad_grain");
     assertTrue(evil.body().contains("outside"), evil.body());
+    for (String line : java.util.List.of("-e .", "--index-url http://evil.example/simple", "-r /etc/passwd", "./pkg",
+        "pkg @ https://evil.example/p.whl", "git+https://evil.example/r.git")) {
+      var req = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
+          zip(Map.of("g.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.17.0\n" + line + "\n")));
+      assertError(req, 400, "bad_grain");
+      assertTrue(req.body().contains("grain g: requirements.txt line 2: '" + line + "' is not accepted"), req.body());
+    }
     assertError(fe.call("PUT", "/api/v1/grains/bad%20name", alice, "text/x-python", "x".getBytes()), 400, "bad_request");
     var ok = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
         zip(Map.of("g/__init__.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six\n")));

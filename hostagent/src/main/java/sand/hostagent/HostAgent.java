@@ -156,13 +156,14 @@ public final class HostAgent implements AutoCloseable {
     metrics = closing(new Metrics(hostId));
 
     SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
+    ApplicationLimits limits = ApplicationLimits.fromEnvironment(env);
     SandboxManager sandboxes = new SandboxManager(hostId, sandboxSettings,
-        new DockerHttpEngine(sandboxSettings.dockerSocket()), clock);
+        new DockerHttpEngine(sandboxSettings.dockerSocket()), clock, limits);
     sandboxes.removeOthers(Set.of());
     Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
         : Path.of(config.getString("sockets.dir"));
     ApplicationDeployer deployer = new ApplicationDeployer(hostId, store, sandboxes, bridge::updateGrains,
-        credentials, agentCredential, bus, data, sockets, topics, clock, ApplicationLimits.fromEnvironment(env),
+        credentials, agentCredential, bus, data, sockets, topics, clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.max.s"))));

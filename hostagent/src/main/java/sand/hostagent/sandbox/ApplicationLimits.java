@@ -26,10 +26,11 @@ import sand.common.ConfigDef.Config;
  * @param grainsMax            most grains in one application's workflow
  * @param hostsMax             most hosts one application runs on; 0 = no cap (every live host)
  * @param hostsChoose          whether developers may name the hosts their application runs on
+ * @param requirementsAllowUrls whether requirement lines may be {@code name @ https://...} direct references
  */
 public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int concurrencyMax,
                                 int sandboxMemoryMbMax, double sandboxCpusMax, int sandboxPidsMax, int grainsMax,
-                                int hostsMax, boolean hostsChoose) {
+                                int hostsMax, boolean hostsChoose, boolean requirementsAllowUrls) {
 
   public static final String COMPONENT = "limits";
 
@@ -51,7 +52,10 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
       .define("hosts.max", INT, 0, between(0, 100_000), "an int in [0, 100000]",
           "most hosts one application runs on; 0 = no cap (every live host, or the hosts it names)")
       .define("hosts.choose", BOOLEAN, true,
-          "developers may name the hosts their application runs on (settings.hosts); false = the platform places it");
+          "developers may name the hosts their application runs on (settings.hosts); false = the platform places it")
+      .define("requirements.allow.urls", BOOLEAN, false, "requirement lines may be 'name @ https://...' direct "
+          + "references (installs still reach only the allowed package index hosts); options, paths and other URLs "
+          + "are always refused");
 
   /** Check a cross-field rule at start-up: the defaults an application gets must be within the caps. */
   public ApplicationLimits {
@@ -80,7 +84,8 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
   public static ApplicationLimits from(Config c) {
     return new ApplicationLimits(c.getDouble("timeout.s.max"), c.getInt("instance.memory.mb.max"),
         c.getInt("concurrency.max"), c.getInt("sandbox.memory.mb.max"), c.getDouble("sandbox.cpus.max"),
-        c.getInt("sandbox.pids.max"), c.getInt("grains.max"), c.getInt("hosts.max"), c.getBoolean("hosts.choose"));
+        c.getInt("sandbox.pids.max"), c.getInt("grains.max"), c.getInt("hosts.max"), c.getBoolean("hosts.choose"),
+        c.getBoolean("requirements.allow.urls"));
   }
 
   /**

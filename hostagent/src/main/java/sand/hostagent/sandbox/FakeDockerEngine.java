@@ -39,6 +39,7 @@ public final class FakeDockerEngine implements DockerEngine {
   private final Map<String, Container> byName = new LinkedHashMap<>();
   private final List<String> calls = new ArrayList<>();
   private final Map<String, DockerException> failures = new LinkedHashMap<>();
+  private final Map<String, java.util.function.Consumer<Container>> onStart = new LinkedHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private boolean reachable = true;
 
@@ -84,6 +85,15 @@ public final class FakeDockerEngine implements DockerEngine {
     failures.put(verb, e);
   }
 
+  /**
+   * Play the container's part when a container whose name starts with {@code namePrefix} starts: e.g. a
+   * dependency install that writes its output into a mounted folder and exits ({@link #die}, {@link #setLogs}
+   * take effect from inside the action, which runs under this engine's lock).
+   */
+  public synchronized void onStart(String namePrefix, java.util.function.Consumer<Container> action) {
+    onStart.put(namePrefix, action);
+  }
+
   /** An unreachable Engine fails every call like a missing socket would. */
   public synchronized void setReachable(boolean reachable) {
     this.reachable = reachable;
@@ -124,6 +134,11 @@ public final class FakeDockerEngine implements DockerEngine {
       c.exitCode = 0;
       c.oomKilled = false;
       c.starts++;
+      onStart.forEach((prefix, action) -> {
+        if (c.name.startsWith(prefix)) {
+          action.accept(c);
+        }
+      });
     }
   }
 

@@ -26,15 +26,15 @@ import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.ContainerSummary;
 import sand.hostagent.sandbox.SandboxStatus.State;
 import sand.hostagent.sandbox.internal.AppFolder;
-import sand.hostagent.sandbox.internal.PipInstaller;
+import sand.hostagent.sandbox.internal.DependencyInstaller;
 import sand.hostagent.sandbox.internal.WorkflowGrains;
 
 /**
  * The sandboxes of one host (paper §4.1): for each application deployed here, one Docker container in
  * which a supervisor runs one grain worker per grain.
  *
- * <p>{@link #deploy} prepares the application's folder (code, workflow, pip requirements installed on
- * the host), then replaces any container of the same name and starts a new one. A container left by an
+ * <p>{@link #deploy} prepares the application's folder (code, workflow, requirements installed in a
+ * throw-away container, never on the host), then replaces any container of the same name and starts a new one. A container left by an
  * earlier run of the host agent is <b>replaced, not adopted</b>: the agent's restart also recreated the
  * local bus and data layer behind the sockets, and the code or the credential may have changed since.
  * {@link #restartDead} (called periodically by the host agent) restarts sandboxes that died, with back-off.
@@ -65,12 +65,18 @@ public final class SandboxManager {
   private final String hostId;
   private final SandboxSettings settings;
   private final DockerEngine docker;
-  private final PipInstaller pip;
+  private final DependencyInstaller deps;
   private final Clock clock;
   private final AppFolder folders;
   private final Map<String, Deployment> deployments = new ConcurrentHashMap<>();
 
   public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock) {
+    this(hostId, settings, docker, clock, ApplicationLimits.defaults());
+  }
+
+  /** @param limits the operator's caps; requirement lines follow its {@code requirements.allow.urls} */
+  public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock,
+                        ApplicationLimits limits) {
     if (hostId == null || !HOST_ID.matcher(hostId).matches()) {
       throw new IllegalArgumentException("host id '" + hostId + "' cannot be part of a container name: "
           + HOST_ID.pattern());
@@ -79,7 +85,7 @@ public final class SandboxManager {
     this.settings = settings;
     this.docker = docker;
     this.clock = clock;
-    this.pip = new PipInstaller(settings.pipCommand(), settings.pipTimeout());
+    this.deps = new DependencyInstaller(docker, settings, hostId, limits.requirementsAllowUrls());
     this.folders = new AppFolder(settings.stateDir());
   }
 
@@ -141,7 +147,7 @@ public final class SandboxManager {
     }
     prepareSockets(app, spec.socketDir());
     LOG.info("[host {} app {}] deploying: grains {}, {}", hostId, app, hosted, spec.settings());
-    Path build = folders.build(spec, workflow, hosted, settings, pip, hostId);
+    Path build = folders.build(spec, workflow, hosted, settings, deps, hostId);
     String name = containerName(app);
     try {
       removeContainer(app, name, "replacing");
@@ -191,9 +197,14 @@ public final class SandboxManager {
     }
   }
 
-  /** Remove the sandboxes of this host whose application is not in {@code keep} (left by an earlier run). */
+  /**
+   * Remove the sandboxes of this host whose application is not in {@code keep} (left by an earlier run), and
+   * any dependency-install container an earlier run left.
+   */
   public List<String> removeOthers(Set<String> keep) {
     List<String> removed = new ArrayList<>();
+    deps.removeLeftovers().forEach(name -> LOG.info("[host {}] removed dependency container {} left by an earlier "
+        + "run", hostId, name));
     for (ContainerSummary c : docker.list(SandboxContainer.hostLabels(hostId))) {
       String app = c.labels().getOrDefault(SandboxContainer.LABEL_APP, "");
       if (!app.isEmpty() && !keep.contains(app) && undeploy(app)) {

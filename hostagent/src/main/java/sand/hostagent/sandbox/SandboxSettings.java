@@ -1,5 +1,6 @@
 package sand.hostagent.sandbox;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -11,16 +12,21 @@ import sand.common.ConfigDef.Type;
 /**
  * The sandbox settings of a host agent, declared once. The host agent declares them under a prefix of
  * its own ({@code sandbox.}, so {@code SAND_HOSTAGENT_SANDBOX_IMAGE}) with {@link #declare} and reads
- * them back with {@link #from}.
+ * them back with {@link #from}. Tests derive variants with {@link #with}.
  *
  * @param stateDir        folder of the applications' prepared folders (code, libraries, sandbox.json)
- * @param image           the sandbox image
+ * @param image           the sandbox image (also runs dependency installs)
  * @param dockerSocket    the Docker Engine's Unix socket
- * @param pipCommand      the pip that installs requirements on the host (its Python must be the image's version)
- * @param pipTimeout      longest a pip install may take
+ * @param pipAllowedHosts host:port pairs a dependency install may reach (empty: none, installs refused)
+ * @param pipIndexUrl     the package index pip uses ("" = pip's default)
+ * @param pipCert         CA bundle handed to pip in the install container (null = the image's own)
+ * @param pipTimeout      longest a dependency install may take
+ * @param pipMemoryMb     memory of the install container
+ * @param pipTmpMb        size of its /tmp (pip's build space)
+ * @param pipOutputMaxMb  most MB an install may produce (the tmpfs pip installs into)
  * @param stopGrace       how long the supervisor waits for its workers on stop; Docker's stop timeout is this + 5 s
  * @param tmpfsMb         size of the sandbox's writable /tmp
- * @param user            uid:gid the sandbox runs as
+ * @param user            uid:gid the sandbox (and an install container) runs as
  * @param standby         grain workers keep a pre-forked standby instance
  * @param workerRestartInitial first back-off of the supervisor before restarting a dead grain worker
  * @param workerRestartMax longest back-off between restarts of a grain worker
@@ -28,18 +34,25 @@ import sand.common.ConfigDef.Type;
  * @param restartMax      longest back-off between restarts of a sandbox
  * @param codeMaxBytes    most bytes an application's code may unpack to
  * @param zipMaxEntries   most entries in one zip resource
- * @param labels          extra labels on every sandbox container (e.g. to find a test run's containers)
+ * @param labels          extra labels on every container (e.g. to find a test run's containers)
  */
-public record SandboxSettings(Path stateDir, String image, Path dockerSocket, List<String> pipCommand,
-                              Duration pipTimeout, Duration stopGrace, int tmpfsMb, String user, boolean standby,
-                              Duration workerRestartInitial, Duration workerRestartMax, Duration restartInitial,
-                              Duration restartMax, long codeMaxBytes, int zipMaxEntries, Map<String, String> labels) {
+public record SandboxSettings(Path stateDir, String image, Path dockerSocket, List<String> pipAllowedHosts,
+                              String pipIndexUrl, Path pipCert, Duration pipTimeout,
+                              int pipMemoryMb, int pipTmpMb, int pipOutputMaxMb, Duration stopGrace, int tmpfsMb,
+                              String user, boolean standby, Duration workerRestartInitial, Duration workerRestartMax,
+                              Duration restartInitial, Duration restartMax, long codeMaxBytes, int zipMaxEntries,
+                              Map<String, String> labels) {
 
   public static final String STATE_DIR = "state.dir";
   public static final String IMAGE = "image";
   public static final String DOCKER_SOCKET = "docker.socket";
-  public static final String PIP_COMMAND = "pip.command";
+  public static final String PIP_ALLOWED_HOSTS = "pip.allowed.hosts";
+  public static final String PIP_INDEX_URL = "pip.index.url";
+  public static final String PIP_CERT = "pip.cert";
   public static final String PIP_TIMEOUT_S = "pip.timeout.s";
+  public static final String PIP_MEMORY_MB = "pip.memory.mb";
+  public static final String PIP_TMP_MB = "pip.tmp.mb";
+  public static final String PIP_OUTPUT_MAX_MB = "pip.output.max.mb";
   public static final String STOP_GRACE_S = "stop.grace.s";
   public static final String TMPFS_MB = "tmpfs.mb";
   public static final String USER = "user";
@@ -51,11 +64,20 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   public static final String CODE_MAX_BYTES = "code.max.bytes";
   public static final String ZIP_MAX_ENTRIES = "zip.max.entries";
 
+  private static final java.util.regex.Pattern HOST_PORT =
+      java.util.regex.Pattern.compile("[a-z0-9]([a-z0-9.-]*[a-z0-9])?:\\d{1,5}");
+
   public SandboxSettings {
     labels = Map.copyOf(labels);
-    pipCommand = List.copyOf(pipCommand);
-    if (pipCommand.isEmpty()) {
-      throw new IllegalArgumentException("sandbox: pip command is empty: name a pip, e.g. $SAND_VENV/bin/pip");
+    pipAllowedHosts = List.copyOf(pipAllowedHosts);
+    for (String h : pipAllowedHosts) {
+      if (!HOST_PORT.matcher(h).matches()) {
+        throw new IllegalArgumentException("sandbox: " + PIP_ALLOWED_HOSTS + " entry '" + h + "' must be host:port in "
+            + "lower case, e.g. index.example.org:443");
+      }
+    }
+    if (pipCert != null && !Files.isReadable(pipCert)) {
+      throw new IllegalArgumentException("sandbox: " + PIP_CERT + "=" + pipCert + " is not a readable file");
     }
     if (!user.matches("\\d+:\\d+")) {
       throw new IllegalArgumentException("sandbox: user '" + user + "' must be uid:gid (numbers), e.g. 1000:1000");
@@ -63,12 +85,6 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
     if (user.startsWith("0:")) {
       throw new IllegalArgumentException("sandbox: user must not be root (uid 0)");
     }
-  }
-
-  /** The default pip: {@code $SAND_VENV/bin/pip} when SAND_VENV is set, else {@code pip} on the PATH. */
-  static String defaultPip(Map<String, String> env) {
-    String venv = env.get("SAND_VENV");
-    return venv == null || venv.isBlank() ? "pip" : Path.of(venv, "bin", "pip").toString();
   }
 
   /** The default state folder: {@code $SAND_HOME/sandboxes}, SAND_HOME defaulting to {@code .sand}. */
@@ -83,13 +99,24 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
         .define(prefix + STATE_DIR, Type.STRING, "", "folder of the applications' prepared sandboxes (code, "
             + "pip libraries, sandbox.json); empty = $SAND_HOME/sandboxes")
         .define(prefix + IMAGE, Type.STRING, "sand-sandbox:latest", v -> !((String) v).isBlank(), "an image name",
-            "the sandbox image (deploy/sandbox-image.sh builds it)")
+            "the sandbox image (deploy/sandbox-image.sh builds it); dependency installs run in it too")
         .define(prefix + DOCKER_SOCKET, Type.STRING, DockerHttpEngine.DEFAULT_SOCKET.toString(),
             "the Docker Engine's Unix socket")
-        .define(prefix + PIP_COMMAND, Type.STRING, "", "the pip that installs applications' requirements on the host "
-            + "(pip install --target); its Python must be the image's version; empty = $SAND_VENV/bin/pip")
+        .define(prefix + PIP_ALLOWED_HOSTS, Type.STRING, "", v -> true, "comma-separated host:port, or empty",
+            "the only hosts a dependency install may reach (the package index and its file host); empty = "
+                + "requirements are refused. deploy/hostagent.sh fills it from this host's pip configuration")
+        .define(prefix + PIP_INDEX_URL, Type.STRING, "", v -> true, "a URL, or empty",
+            "the package index pip uses in the install container; empty = pip's default")
+        .define(prefix + PIP_CERT, Type.STRING, "", v -> true, "a readable file, or empty",
+            "CA bundle handed to pip in the install container (e.g. the host's); empty = the image's")
         .define(prefix + PIP_TIMEOUT_S, Type.INT, 600, ConfigDef.between(1, 86_400), "seconds in [1, 86400]",
-            "longest a pip install may take before the deploy fails")
+            "longest a dependency install may take before the deploy fails")
+        .define(prefix + PIP_MEMORY_MB, Type.INT, 1024, ConfigDef.between(64, 1 << 20), "MB in [64, 1048576]",
+            "memory of a dependency install container")
+        .define(prefix + PIP_TMP_MB, Type.INT, 1024, ConfigDef.between(16, 1 << 20), "MB in [16, 1048576]",
+            "pip's build space in the install container (tmpfs, counts against its memory)")
+        .define(prefix + PIP_OUTPUT_MAX_MB, Type.INT, 512, ConfigDef.between(1, 1 << 20), "MB in [1, 1048576]",
+            "most MB an application's installed requirements may take")
         .define(prefix + STOP_GRACE_S, Type.INT, 15, ConfigDef.between(0, 3600), "seconds in [0, 3600]",
             "on undeploy, how long grain workers may finish their instances after SIGTERM")
         .define(prefix + TMPFS_MB, Type.INT, 64, ConfigDef.between(1, 1 << 20), "MB in [1, 1048576]",
@@ -114,13 +141,17 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   /** Read the settings declared by {@link #declare} under {@code prefix}; empty defaults from the environment. */
   public static SandboxSettings from(ConfigDef.Config c, String prefix, Map<String, String> env) {
     String state = c.getString(prefix + STATE_DIR);
-    String pip = c.getString(prefix + PIP_COMMAND);
+    String hosts = c.getString(prefix + PIP_ALLOWED_HOSTS).strip();
+    String cert = c.getString(prefix + PIP_CERT).strip();
     return new SandboxSettings(Path.of(state.isBlank() ? defaultStateDir(env) : state).toAbsolutePath(),
         c.getString(prefix + IMAGE), Path.of(c.getString(prefix + DOCKER_SOCKET)),
-        Arrays.asList((pip.isBlank() ? defaultPip(env) : pip).trim().split("\\s+")),
-        Duration.ofSeconds(c.getInt(prefix + PIP_TIMEOUT_S)), Duration.ofSeconds(c.getInt(prefix + STOP_GRACE_S)),
-        c.getInt(prefix + TMPFS_MB), c.getString(prefix + USER), c.getBoolean(prefix + STANDBY),
-        Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_INITIAL_MS)),
+        hosts.isEmpty() ? List.of() : Arrays.stream(hosts.split(",")).map(String::strip)
+            .map(h -> h.toLowerCase(java.util.Locale.ROOT)).filter(h -> !h.isEmpty()).toList(),
+        c.getString(prefix + PIP_INDEX_URL).strip(), cert.isEmpty() ? null : Path.of(cert),
+        Duration.ofSeconds(c.getInt(prefix + PIP_TIMEOUT_S)),
+        c.getInt(prefix + PIP_MEMORY_MB), c.getInt(prefix + PIP_TMP_MB), c.getInt(prefix + PIP_OUTPUT_MAX_MB),
+        Duration.ofSeconds(c.getInt(prefix + STOP_GRACE_S)), c.getInt(prefix + TMPFS_MB), c.getString(prefix + USER),
+        c.getBoolean(prefix + STANDBY), Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_INITIAL_MS)),
         Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_MAX_MS)),
         Duration.ofMillis(c.getInt(prefix + RESTART_INITIAL_MS)), Duration.ofMillis(c.getInt(prefix + RESTART_MAX_MS)),
         c.getLong(prefix + CODE_MAX_BYTES), c.getInt(prefix + ZIP_MAX_ENTRIES), Map.of());
@@ -128,53 +159,33 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
 
   /** Every setting at its default, state in {@code stateDir} (tests). */
   public static SandboxSettings defaults(Path stateDir) {
+    return with(stateDir, Map.of());
+  }
+
+  /** The defaults with some settings given as their keys (without prefix) and values, state in {@code stateDir}. */
+  public static SandboxSettings with(Path stateDir, Map<String, String> overrides) {
     ConfigDef def = declare(new ConfigDef("hostagent"), "");
-    return from(def.parse(Map.of(), Map.of(STATE_DIR, stateDir.toString())), "", System.getenv());
+    Map<String, String> all = new java.util.HashMap<>(overrides);
+    all.put(STATE_DIR, stateDir.toString());
+    return from(def.parse(Map.of(), all), "", System.getenv());
   }
 
   public SandboxSettings withImage(String image) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
-  }
-
-  public SandboxSettings withPipCommand(List<String> pipCommand) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
+    return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 
   public SandboxSettings withLabels(Map<String, String> labels) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
+    return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 
-  public SandboxSettings withStopGrace(Duration stopGrace) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
-  }
-
-  public SandboxSettings withWorkerRestart(Duration initial, Duration max) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, initial, max, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
-  }
-
-  public SandboxSettings withRestart(Duration initial, Duration max) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, initial, max, codeMaxBytes, zipMaxEntries, labels);
-  }
-
-  public SandboxSettings withCodeLimits(long codeMaxBytes, int zipMaxEntries) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
-  }
-
-  public SandboxSettings withPipTimeout(Duration pipTimeout) {
-    return new SandboxSettings(stateDir, image, dockerSocket, pipCommand, pipTimeout, stopGrace, tmpfsMb, user,
-        standby, workerRestartInitial, workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries,
-        labels);
+  /** The package index an install may reach: allowed host:port pairs, index URL ("" = pip's), CA bundle or null. */
+  public SandboxSettings withPackageIndex(List<String> allowedHosts, String indexUrl, Path cert) {
+    return new SandboxSettings(stateDir, image, dockerSocket, allowedHosts, indexUrl, cert,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 }

@@ -42,12 +42,14 @@ class ApplicationSettingsTest {
     SandboxSettings s = SandboxSettings.from(def.parse(Map.of("SAND_HOSTAGENT_SANDBOX_IMAGE", "img:1"), Map.of()),
         "sandbox.", Map.of("SAND_VENV", "/opt/venv", "SAND_HOME", "/srv/sand"));
     assertEquals("img:1", s.image());
-    assertEquals(List.of("/opt/venv/bin/pip"), s.pipCommand());
+    assertEquals(List.of(), s.pipAllowedHosts(), "no package index unless the operator allows one");
     assertEquals(Path.of("/srv/sand/sandboxes"), s.stateDir());
     assertEquals("1000:1000", s.user());
-    SandboxSettings py = SandboxSettings.from(def.parse(Map.of(), Map.of("sandbox.pip.command", "python3 -m pip")),
-        "sandbox.", Map.of());
-    assertEquals(List.of("python3", "-m", "pip"), py.pipCommand());
+    SandboxSettings idx = SandboxSettings.from(def.parse(Map.of(), Map.of("sandbox.pip.allowed.hosts",
+        "Index.Example:443, files.example:443")), "sandbox.", Map.of());
+    assertEquals(List.of("index.example:443", "files.example:443"), idx.pipAllowedHosts());
+    assertThrows(IllegalArgumentException.class, () -> SandboxSettings.from(def.parse(Map.of(),
+        Map.of("sandbox.pip.allowed.hosts", "index.example")), "sandbox.", Map.of()), "host:port, not a host");
     assertThrows(ConfigDef.ConfigException.class, () -> def.parse(Map.of(), Map.of("sandbox.user", "0:0")));
   }
 }

@@ -9,8 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,9 +24,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipInputStream;
-import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,11 +78,10 @@ class SandboxDockerTest {
     credentials = new Credentials(AGENT);
     bus = new LocalMessageBus(credentials, LocalBusSettings.defaults());
     data = new LocalDataLayer(credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
-    SandboxSettings settings = SandboxSettings.defaults(tmp.resolve("state")).withImage(image.tag())
-        .withLabels(Map.of("sand.test", RUN)).withStopGrace(Duration.ofSeconds(5))
-        .withPipCommand(List.of(System.getProperty("sand.pip", "/work/main/.venv/bin/pip")))
-        // the first restart of a dead worker waits 2 s: long enough to publish while it is down
-        .withWorkerRestart(Duration.ofSeconds(2), Duration.ofSeconds(4));
+    // the first restart of a dead worker waits 2 s: long enough to publish while it is down
+    SandboxSettings settings = TestApps.withThisHostsPackageIndex(ROOT, SandboxSettings.with(tmp.resolve("state"),
+        Map.of(SandboxSettings.STOP_GRACE_S, "5", SandboxSettings.WORKER_RESTART_INITIAL_MS, "2000",
+            SandboxSettings.WORKER_RESTART_MAX_MS, "4000")).withImage(image.tag()).withLabels(Map.of("sand.test", RUN)));
     manager = new SandboxManager(HOST, settings, docker, Clock.systemUTC());
     manager.deploy(app("hello", "", Map.of()));
     awaitWorkersUp("hello", 2);
@@ -349,31 +343,44 @@ class SandboxDockerTest {
 
   @Test
   @Order(5)
-  void requirementsAreInstalledIntoTheSandboxsLibraries() throws Exception {
+  void requirementsAreInstalledInAThrowAwayContainerFromThePackageIndex() throws Exception {
     byte[] zip = TestApps.zip(new LinkedHashMap<>(Map.of(
-        "useslib.py", "import sandhelper\ndef handle(e, c):\n    return sandhelper.VALUE\n",
-        "requirements.txt", "--no-index\n./wheels/sandhelper-1.0-py3-none-any.whl\n")));
-    byte[] withWheel = addEntry(zip, "wheels/sandhelper-1.0-py3-none-any.whl", Wheels.minimal("sandhelper", "1.0",
-        "VALUE = 'installed by pip'\n"));
-    manager.deploy(app("libapp", "", Map.of("useslib", ApplicationSpec.Code.zip(withWheel))));
-    assertTrue(Files.isRegularFile(manager.appDir("libapp").resolve("lib/sandhelper.py")));
+        "useslib.py", "import os, idna\ndef handle(e, c):\n    return [idna.__version__, idna.__file__, os.getuid()]\n",
+        "requirements.txt", "idna==3.10\n")));
+    manager.deploy(app("libapp", "", Map.of("useslib", ApplicationSpec.Code.zip(zip))));
+    assertTrue(Files.isRegularFile(manager.appDir("libapp").resolve("lib/idna/__init__.py")));
+    assertTrue(docker.list(Map.of("sand.component", "deps", "sand.host", HOST)).isEmpty(),
+        "the install container is gone");
     awaitWorkersUp("libapp", 3);
     String run = publish("libapp", "useslib", Map.of());
-    assertEquals("installed by pip", endOutput(report("libapp", run, "useslib")).asText());
+    JsonNode out = endOutput(report("libapp", run, "useslib"));
+    assertEquals("3.10", out.get(0).asText());
+    assertEquals("/sand/app/lib/idna/__init__.py", out.get(1).asText());
+    assertEquals(1000, out.get(2).asInt());
     assertTrue(manager.undeploy("libapp"));
   }
 
   @Test
   @Order(6)
   void aRequirementPipCannotInstallFailsTheDeployWithPipsError() throws Exception {
-    ApplicationSpec bad = app("badreq", "--no-index\nsand-missing-package==1.0\n", Map.of());
+    ApplicationSpec bad = app("badreq", "sand-missing-package-" + RUN + "==1.0\n", Map.of());
     SandboxException e = assertThrows(SandboxException.class, () -> manager.deploy(bad));
-    assertTrue(e.getMessage().startsWith("application badreq: pip could not install its requirements:"),
-        e.getMessage());
-    assertTrue(e.getMessage().contains("No matching distribution found for sand-missing-package==1.0"),
+    assertTrue(e.getMessage().startsWith("application badreq: its requirements could not be installed: pip install "
+        + "exited with 1:"), e.getMessage());
+    assertTrue(e.getMessage().contains("No matching distribution found for sand-missing-package-" + RUN + "==1.0"),
         e.getMessage());
     assertTrue(docker.inspect(manager.containerName("badreq")).isEmpty(), "no sandbox for a failed deploy");
     assertEquals(SandboxStatus.State.FAILED, manager.status("badreq").orElseThrow().state());
+  }
+
+  @Test
+  @Order(6)
+  void aPipOptionNeverReachesAContainer() throws Exception {
+    ApplicationSpec bad = app("optreq", "-r /etc/passwd\n", Map.of());
+    SandboxException e = assertThrows(SandboxException.class, () -> manager.deploy(bad));
+    assertTrue(e.getMessage().contains("'-r /etc/passwd' is not accepted"), e.getMessage());
+    assertTrue(!e.getMessage().contains("root:x:0:0"), "no host file in the error");
+    assertTrue(docker.list(Map.of("sand.app", "optreq")).isEmpty());
   }
 
   @Test
@@ -399,19 +406,4 @@ class SandboxDockerTest {
     assertTrue(docker.list(Map.of("sand.host", HOST)).isEmpty());
   }
 
-  private static byte[] addEntry(byte[] zip, String name, byte[] content) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(zip));
-         ZipOutputStream z = new ZipOutputStream(out)) {
-      for (ZipEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
-        z.putNextEntry(new ZipEntry(e.getName()));
-        in.transferTo(z);
-        z.closeEntry();
-      }
-      z.putNextEntry(new ZipEntry(name));
-      z.write(content);
-      z.closeEntry();
-    }
-    return out.toByteArray();
-  }
 }

@@ -38,14 +38,14 @@ class SandboxManagerTest {
   private final FakeDockerEngine docker = new FakeDockerEngine();
   private final MutableClock clock = new MutableClock();
   private Path sockets;
-  private Path pipCalls;
+  private final List<ContainerSpec> installs = new java.util.concurrent.CopyOnWriteArrayList<>();
   private SandboxManager manager;
 
   @BeforeEach
   void setUp() throws IOException {
     sockets = apps.socketDir(tmp);
-    pipCalls = tmp.resolve("pip-calls.txt");
-    manager = manager(TestApps.fakePip(tmp, pipCalls, null));
+    TestApps.fakeInstalls(docker, installs, null);
+    manager = manager();
   }
 
   @AfterEach
@@ -53,8 +53,8 @@ class SandboxManagerTest {
     apps.close();
   }
 
-  private SandboxManager manager(List<String> pip) {
-    SandboxSettings s = SandboxSettings.defaults(tmp.resolve("state")).withPipCommand(pip);
+  private SandboxManager manager() {
+    SandboxSettings s = SandboxSettings.defaults(tmp.resolve("state")).withPackageIndex(TestApps.INDEX, "", null);
     return new SandboxManager("h1", s, docker, clock);
   }
 
@@ -117,7 +117,7 @@ class SandboxManagerTest {
     assertTrue(Files.isDirectory(dir.resolve("lib")));
     assertEquals("rw-r--r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("code/greet.py"))));
     assertEquals("rwxr-xr-x", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("code"))));
-    assertFalse(Files.exists(pipCalls), "no requirements: pip is not run");
+    assertEquals(List.of(), installs, "no requirements: no install container");
   }
 
   @Test
@@ -140,23 +140,24 @@ class SandboxManagerTest {
     Path dir = manager.appDir("hello");
     assertEquals("HELLO", Files.readString(dir.resolve("code/data/words.txt")));
     assertFalse(Files.exists(dir.resolve("code/requirements.txt")), "requirements go to pip, not to the code");
-    String call = Files.readString(pipCalls).strip();
-    assertTrue(call.startsWith("install --no-input --disable-pip-version-check --no-warn-script-location --target "),
-        call);
-    Path build = Path.of(call.split(" ")[5]).getParent();
-    assertEquals("-r " + build.resolve("requirements/app.txt") + " -r " + build.resolve("requirements/shout.txt"),
-        call.substring(call.indexOf(" -r ") + 1));
+    assertEquals(1, installs.size(), "one install container for both files");
+    List<String> cmd = installs.get(0).cmd();
+    assertEquals(List.of("python3", "-m", "grainworker._deps"), cmd.subList(0, 3));
+    assertEquals("-r /deps/in/app.txt -r /deps/in/shout.txt", String.join(" ", cmd.subList(cmd.indexOf("-r"),
+        cmd.indexOf("-r") + 4)));
     assertEquals("something==1.0", Files.readString(dir.resolve("requirements/shout.txt")).lines().toList().get(1));
+    assertEquals("VALUE = 1\n", Files.readString(dir.resolve("lib/fakepkg/__init__.py")), "the install's output");
+    assertTrue(docker.list(Map.of("sand.component", "deps")).isEmpty(), "the install container is removed");
   }
 
   @Test
   void aRequirementPipCannotInstallFailsTheDeployWithPipsError() throws Exception {
-    SandboxManager failing = manager(TestApps.fakePip(tmp, pipCalls,
-        "ERROR: No matching distribution found for nosuchpkg==9.9"));
+    TestApps.fakeInstalls(docker, installs, "ERROR: No matching distribution found for nosuchpkg==9.9");
+    SandboxManager failing = manager();
     SandboxException e = assertThrows(SandboxException.class,
         () -> failing.deploy(TestApps.hello(sockets, "nosuchpkg==9.9\n", ApplicationSettings.defaults())));
 
-    assertTrue(e.getMessage().startsWith("application hello: pip could not install its requirements: pip install "
+    assertTrue(e.getMessage().startsWith("application hello: its requirements could not be installed: pip install "
         + "exited with 1:"), e.getMessage());
     assertTrue(e.getMessage().endsWith("Collecting stuff\nERROR: No matching distribution found for nosuchpkg==9.9"),
         e.getMessage());
@@ -170,10 +171,31 @@ class SandboxManagerTest {
   }
 
   @Test
+  void aRequirementLineThatIsNotAPackagePinFailsBeforeAnyContainerStarts() throws Exception {
+    SandboxException e = assertThrows(SandboxException.class,
+        () -> manager.deploy(TestApps.hello(sockets, "six==1.17.0\n-r /etc/passwd\n", ApplicationSettings.defaults())));
+    assertTrue(e.getMessage().contains("the application's requirements line 2: '-r /etc/passwd' is not accepted: pip "
+        + "options are not allowed"), e.getMessage());
+    assertEquals(List.of(), installs);
+    assertTrue(docker.containers().isEmpty());
+  }
+
+  @Test
+  void withoutAnAllowedPackageIndexRequirementsAreRefused() throws Exception {
+    SandboxManager closed = new SandboxManager("h1", SandboxSettings.defaults(tmp.resolve("state")), docker, clock);
+    SandboxException e = assertThrows(SandboxException.class,
+        () -> closed.deploy(TestApps.hello(sockets, "six==1.17.0\n", ApplicationSettings.defaults())));
+    assertTrue(e.getMessage().contains("the operator allowed no package index (host agent setting "
+        + "sandbox.pip.allowed.hosts is empty)"), e.getMessage());
+    assertEquals(List.of(), installs);
+  }
+
+  @Test
   void aFailedRedeployLeavesTheRunningSandboxAlone() throws Exception {
     String id = manager.deploy(TestApps.hello(sockets)).containerId();
-    SandboxManager failing = manager(TestApps.fakePip(tmp, pipCalls, "ERROR: nope"));
+    SandboxManager failing = manager();
     failing.deploy(TestApps.hello(sockets));
+    TestApps.fakeInstalls(docker, installs, "ERROR: nope");
     assertThrows(SandboxException.class,
         () -> failing.deploy(TestApps.hello(sockets, "x==1\n", ApplicationSettings.defaults())));
     assertEquals("running", docker.container("sand-hello-h1").status);
@@ -197,8 +219,8 @@ class SandboxManagerTest {
 
   @Test
   void codeThatUnpacksBeyondTheLimitIsRefused() throws Exception {
-    SandboxManager small = new SandboxManager("h1", SandboxSettings.defaults(tmp.resolve("state"))
-        .withCodeLimits(10_000, 3), docker, clock);
+    SandboxManager small = new SandboxManager("h1", SandboxSettings.with(tmp.resolve("state"),
+        Map.of(SandboxSettings.CODE_MAX_BYTES, "10000", SandboxSettings.ZIP_MAX_ENTRIES, "3")), docker, clock);
     byte[] bomb = TestApps.zip(Map.of("shout.py", "x = '" + "a".repeat(50_000) + "'\n"));
     ApplicationSpec big = TestApps.withCode(TestApps.hello(sockets), Map.of(
         "greet", ApplicationSpec.Code.py("def handle(e, c): return e\n"), "shout", ApplicationSpec.Code.zip(bomb)));

@@ -17,7 +17,7 @@ import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 
-/** Applications, socket folders and stand-in pips for the sandbox tests. */
+/** Applications, socket folders and stand-in dependency installs for the sandbox tests. */
 final class TestApps {
   static final String CREDENTIAL = "app-credential-0123456789";
   static final String HELLO_WORKFLOW = "{\"name\": \"hello\", \"entry\": \"greet\", \"functions\": ["
@@ -73,17 +73,50 @@ final class TestApps {
     return bytes.toByteArray();
   }
 
+  /** {@code s} allowed to reach the package index this host's pip uses (deploy/pip-index.sh, as the agent does). */
+  static SandboxSettings withThisHostsPackageIndex(Path root, SandboxSettings s) throws IOException,
+      InterruptedException {
+    Process p = new ProcessBuilder(root.resolve("deploy/pip-index.sh").toString()).redirectErrorStream(false).start();
+    Map<String, String> v = new LinkedHashMap<>();
+    for (String line : new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        v.put(line.substring(0, eq), line.substring(eq + 1).strip());
+      }
+    }
+    p.waitFor();
+    String hosts = v.getOrDefault("SAND_HOSTAGENT_SANDBOX_PIP_ALLOWED_HOSTS", "");
+    String cert = v.getOrDefault("SAND_HOSTAGENT_SANDBOX_PIP_CERT", "");
+    return s.withPackageIndex(hosts.isEmpty() ? List.of() : List.of(hosts.split(",")),
+        v.getOrDefault("SAND_HOSTAGENT_SANDBOX_PIP_INDEX_URL", ""), cert.isEmpty() ? null : Path.of(cert));
+  }
+
+  /** The package index tests allow (nothing connects to it: the install container is a fake). */
+  static final List<String> INDEX = List.of("index.example:443");
+
   /**
-   * A stand-in pip: a shell script that appends its arguments to {@code calls} and, when {@code failWith}
-   * is not null, prints it to stderr and exits 1 (as pip does for a requirement it cannot install).
+   * A stand-in dependency install: when an install container starts, record its spec and, as pip would,
+   * write a package into its output folder and exit 0, or print {@code failWith} and exit 1.
    */
-  static List<String> fakePip(Path dir, Path calls, String failWith) throws IOException {
-    Path script = dir.resolve("fake-pip");
-    String body = "#!/bin/sh\necho \"$@\" >> '" + calls + "'\n"
-        + (failWith == null ? "exit 0\n" : "echo 'Collecting stuff' >&2\nprintf '%s\\n' '" + failWith + "' >&2\nexit 1\n");
-    Files.writeString(script, body);
-    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-    return List.of(script.toString());
+  static void fakeInstalls(FakeDockerEngine docker, List<DockerEngine.ContainerSpec> installs, String failWith) {
+    docker.onStart("sand-deps-", c -> {
+      installs.add(c.spec);
+      c.status = "exited";
+      if (failWith == null) {
+        String out = c.spec.mounts().stream().filter(m -> m.target().equals("/deps/out")).findFirst().orElseThrow()
+            .source();
+        try {
+          Files.createDirectories(Path.of(out, "fakepkg"));
+          Files.writeString(Path.of(out, "fakepkg", "__init__.py"), "VALUE = 1\n");
+        } catch (IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+        c.exitCode = 0;
+      } else {
+        c.logs = "Collecting stuff\n" + failWith + "\n";
+        c.exitCode = 1;
+      }
+    });
   }
 
   private TestApps() {}

@@ -20,6 +20,7 @@ import java.util.TreeSet;
 import java.util.UUID;
 import sand.hostagent.sandbox.ApplicationSettings;
 import sand.hostagent.sandbox.ApplicationSpec;
+import sand.hostagent.sandbox.RequirementLines;
 import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxSettings;
 
@@ -30,7 +31,8 @@ import sand.hostagent.sandbox.SandboxSettings;
  *   workflow.json    the workflow as deployed
  *   sandbox.json     what the supervisor starts (grains, their limits, socket paths)
  *   code/            the grains' code: &lt;resource&gt;.py files and unpacked zip resources
- *   lib/             the application's pip requirements (pip install --target), on the workers' PYTHONPATH
+ *   lib/             the application's requirements (installed by {@link DependencyInstaller} in a throw-away
+ *                    container), on the workers' PYTHONPATH
  *   requirements/    the requirement files pip read (app.txt, &lt;zip resource&gt;.txt)
  * </pre>
  *
@@ -55,11 +57,11 @@ public final class AppFolder {
   }
 
   /**
-   * Build the folder of {@code spec} hosting {@code hosted} grains, pip install included; returns the
+   * Build the folder of {@code spec} hosting {@code hosted} grains, requirements installed; returns the
    * build folder for {@link #install}. On failure nothing is left behind.
    */
   public Path build(ApplicationSpec spec, WorkflowGrains workflow, Set<String> hosted, SandboxSettings settings,
-                    PipInstaller pip, String hostId) throws SandboxException, InterruptedException {
+                    DependencyInstaller deps, String hostId) throws SandboxException, InterruptedException {
     String app = spec.appId();
     Path build;
     try {
@@ -72,17 +74,17 @@ public final class AppFolder {
       throw new SandboxException("application " + app + ": cannot create its folder under " + stateDir + ": " + e
           + "; check that the host agent may write there (sandbox.state.dir)", e);
     }
-    Path pipLog = build.resolveSibling(build.getFileName() + ".pip.log");
+    Path work = build.resolveSibling(build.getFileName() + ".deps");
     boolean done = false;
     try {
-      List<Path> requirements = writeCode(spec, build, settings);
+      List<DependencyInstaller.Requirements> requirements = writeCode(spec, build, settings);
       checkGrainCode(spec, workflow, hosted, build.resolve("code"));
       Files.writeString(build.resolve("workflow.json"), spec.workflowJson());
       if (!requirements.isEmpty()) {
         try {
-          pip.install(requirements, build.resolve("lib"), build.resolve("code"), pipLog);
-        } catch (PipInstaller.PipFailed e) {
-          throw new SandboxException("application " + app + ": pip could not install its requirements: "
+          deps.install(app, requirements, build.resolve("lib"), work);
+        } catch (DependencyInstaller.InstallFailed e) {
+          throw new SandboxException("application " + app + ": its requirements could not be installed: "
               + e.getMessage());
         }
       }
@@ -94,7 +96,7 @@ public final class AppFolder {
     } catch (IOException e) {
       throw new SandboxException("application " + app + ": cannot prepare its folder " + build + ": " + e, e);
     } finally {
-      deleteQuietly(pipLog);
+      deleteQuietly(work);
       if (!done) {
         deleteQuietly(build);
       }
@@ -136,13 +138,15 @@ public final class AppFolder {
   }
 
   /** Writes code/ and the requirement files; returns those with something to install. */
-  private List<Path> writeCode(ApplicationSpec spec, Path build, SandboxSettings settings) throws SandboxException,
-      IOException {
+  private List<DependencyInstaller.Requirements> writeCode(ApplicationSpec spec, Path build, SandboxSettings settings)
+      throws SandboxException, IOException {
     Path code = build.resolve("code");
     SafeZip.Budget budget = new SafeZip.Budget(settings.codeMaxBytes());
-    List<Path> requirements = new ArrayList<>();
-    if (hasRequirements(spec.requirements())) {
-      requirements.add(Files.writeString(build.resolve("requirements").resolve("app.txt"), spec.requirements()));
+    List<DependencyInstaller.Requirements> requirements = new ArrayList<>();
+    if (RequirementLines.hasRequirements(spec.requirements())) {
+      Files.writeString(build.resolve("requirements").resolve("app.txt"), spec.requirements());
+      requirements.add(new DependencyInstaller.Requirements("app", "the application's requirements",
+          spec.requirements()));
     }
     for (Map.Entry<String, ApplicationSpec.Code> e : spec.code().entrySet()) {
       String resource = e.getKey();
@@ -158,8 +162,10 @@ public final class AppFolder {
             ByteArrayOutputStream req = new ByteArrayOutputStream();
             SafeZip.extract(bytes, code, settings.zipMaxEntries(), budget, "requirements.txt", req);
             String text = req.toString(StandardCharsets.UTF_8);
-            if (hasRequirements(text)) {
-              requirements.add(Files.writeString(build.resolve("requirements").resolve(resource + ".txt"), text));
+            if (RequirementLines.hasRequirements(text)) {
+              Files.writeString(build.resolve("requirements").resolve(resource + ".txt"), text);
+              requirements.add(new DependencyInstaller.Requirements(resource, "requirements.txt of grain resource "
+                  + resource, text));
             }
           }
           default -> throw new IllegalStateException("unknown code kind " + e.getValue().kind());
@@ -207,10 +213,6 @@ public final class AppFolder {
         .put("max_s", s.workerRestartMax().toMillis() / 1000.0).put("stable_s", 30);
     doc.put("stop_grace_s", s.stopGrace().toSeconds());
     return doc;
-  }
-
-  static boolean hasRequirements(String text) {
-    return text != null && text.lines().map(String::strip).anyMatch(l -> !l.isEmpty() && !l.startsWith("#"));
   }
 
   private static void move(Path from, Path to) throws IOException {

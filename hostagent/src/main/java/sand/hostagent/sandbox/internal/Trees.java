@@ -33,6 +33,31 @@ public final class Trees {
     }
   }
 
+  /** Bytes of the regular files under {@code root} (0 when it does not exist; files vanishing meanwhile are skipped). */
+  public static long size(Path root) {
+    if (!Files.isDirectory(root)) {
+      return 0;
+    }
+    long[] total = {0};
+    try {
+      Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+        @Override
+        public java.nio.file.FileVisitResult visitFile(Path f, java.nio.file.attribute.BasicFileAttributes a) {
+          total[0] += a.isRegularFile() ? a.size() : 0;
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) {
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+      });
+    } catch (IOException e) {
+      // a tree changing under the walk: what was counted stands
+    }
+    return total[0];
+  }
+
   /**
    * Make a tree readable (not writable) by every user: the sandbox runs as an unprivileged uid that
    * does not own it, and the host agent's umask may be strict. Owner-executable files stay executable
