@@ -15,10 +15,17 @@ render_conf() {
     NGINX_UPSTREAMS+="    server $SAND_BIND:$port max_fails=1 fail_timeout=2s;"$'\n'
   done
   NGINX_UPSTREAMS="${NGINX_UPSTREAMS%$'\n'}"
-  # nginx's workers drop root privileges; give them a user that can write the temp paths.
+  # nginx's workers drop root privileges; give them a user that can write the temp paths. A checkout in a
+  # private folder (e.g. mktemp -d, mode 0700) cannot be traversed by that user: then request bodies larger
+  # than nginx's memory buffer would fail with 500, so the temp paths go to a folder of their own in /var/tmp.
   if [ "$(id -u)" = 0 ]; then
     NGINX_USER_LINE="user nobody nogroup;"
+    if ! su -s /bin/sh nobody -c "test -x '$tmp'" 2>/dev/null; then
+      tmp="/var/tmp/sand-nginx-$(printf '%s' "$SAND_HOME" | sha256sum | cut -c1-12)"
+      mkdir -p "$tmp"
+    fi
     chown -R nobody:nogroup "$tmp"
+    chmod 0700 "$tmp"
   else
     NGINX_USER_LINE=""
   fi

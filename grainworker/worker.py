@@ -176,6 +176,10 @@ class GrainWorker:
         """In the forked process: never returns."""
         code = 1
         try:
+            # This process's copy of the worker's bus connection: closed (no shutdown: the worker keeps using it),
+            # so that when the worker dies its long poll's socket closes and the bus puts back what it was handing
+            # over, instead of writing it into a socket a child still holds open.
+            self.bus.close()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             self._limit_memory()
