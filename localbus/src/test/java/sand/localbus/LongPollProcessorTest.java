@@ -50,7 +50,7 @@ class LongPollProcessorTest {
   /** One client connection: its requests and the server's replies in memory, served on its own thread. */
   private final class Conn {
     final TMemoryBuffer requests = buffer();
-    final TMemoryBuffer replies = buffer();
+    final Replies replies = replies();
     final TProtocol in = new TBinaryProtocol(requests);
     final TProtocol out;
     final LocalBus.Client client;
@@ -89,6 +89,28 @@ class LongPollProcessorTest {
     }
   }
 
+  /** Replies in memory; a flush marks one whole reply written (the server flushes after each). */
+  private static final class Replies extends TMemoryBuffer {
+    volatile int flushed;
+
+    Replies() throws TTransportException {
+      super(1024);
+    }
+
+    @Override
+    public void flush() {
+      flushed++; // replies never overlap (ClientConnection), so one writer at a time
+    }
+  }
+
+  private static Replies replies() {
+    try {
+      return new Replies();
+    } catch (TTransportException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   private static TMemoryBuffer buffer() {
     try {
       return new TMemoryBuffer(1024);
@@ -99,7 +121,8 @@ class LongPollProcessorTest {
 
   private static void awaitReply(Conn c) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (c.written() == 0) {
+    // a whole reply: its first bytes are visible long before the writing thread is done
+    while (c.replies.flushed == 0) {
       assertTrue(System.nanoTime() < deadline, "no reply was written");
       Thread.sleep(1);
     }
