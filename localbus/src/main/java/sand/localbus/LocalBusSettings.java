@@ -17,8 +17,9 @@ import sand.common.ConfigDef.Type;
  * @param queueCapacity most messages per grain queue
  * @param hostAgentQueueCapacity most messages in LQ_HA
  * @param messageMaxBytes largest payload accepted
- * @param appQueuedMaxBytes most payload bytes one application may have waiting (its queues and LQ_HA)
- * @param queuedMaxBytes most payload bytes waiting in the whole bus
+ * @param appQueuedMaxBytes most bytes one application may have waiting (its queues and LQ_HA), counting
+ *     each message as its payload plus {@link LocalMessageBus#MESSAGE_OVERHEAD_BYTES}
+ * @param queuedMaxBytes most bytes waiting in the whole bus, counted the same way
  * @param appQueuesMax most grain queues one application may have
  * @param haQueueAppCapacity most messages one application may have in LQ_HA
  */
@@ -99,11 +100,13 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, ConfigDef.between(1, MESSAGE_MAX_BYTES_LIMIT),
             "an integer in [1, " + MESSAGE_MAX_BYTES_LIMIT + "]", "largest payload accepted; larger gets TOO_LARGE")
         .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, ConfigDef.between(1, Long.MAX_VALUE),
-            "a positive number of bytes, at least 2 x message.max.bytes", "most payload bytes one application may "
-                + "have waiting in the bus (its queues and its messages in LQ_HA); more gets QUOTA_EXCEEDED")
+            "a positive number of bytes, at least 2 x message.max.bytes", "most bytes one application may have "
+                + "waiting in the bus (its queues and its messages in LQ_HA; payloads plus 64 per message); more gets "
+                + "QUOTA_EXCEEDED")
         .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, ConfigDef.between(1, Long.MAX_VALUE),
-            "a positive number of bytes, at least app.queued.max.bytes", "most payload bytes waiting in the whole "
-                + "bus, whatever the number of applications (bounds the heap it takes); more gets QUOTA_EXCEEDED")
+            "a positive number of bytes, at least app.queued.max.bytes", "most bytes waiting in the whole bus "
+                + "(payloads plus 64 per message), whatever the number of applications: bounds the heap it takes; more "
+                + "gets QUOTA_EXCEEDED")
         .define(prefix + APP_QUEUES_MAX, Type.INT, 256, ConfigDef.between(1, Integer.MAX_VALUE),
             "a positive integer", "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
         .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, ConfigDef.between(1, Integer.MAX_VALUE),

@@ -31,7 +31,7 @@ import sand.localbus.internal.QueueName;
  * which stamps the authenticated application on the message; the host agent reaches every queue.
  * A refused call throws {@link BusException}.
  *
- * <p>Each application has a share of the bus ({@link BusQuotas}): payload bytes waiting in its queues and
+ * <p>Each application has a share of the bus ({@link BusQuotas}): bytes waiting in its queues and
  * in LQ_HA, its number of queues, its messages in LQ_HA; the whole bus has a byte limit. A publish past a
  * share is refused whole (QUOTA_EXCEEDED), also for the host agent publishing the application's events.
  * LQ_HA is read round-robin across publishing applications, so one application's burst never delays
@@ -52,6 +52,11 @@ public final class LocalMessageBus {
    * one reply stays under Thrift's default 100 MiB message limit.
    */
   public static final long POLL_MAX_BYTES = 64L << 20;
+  /**
+   * What a waiting message costs the heap besides its payload (array header, queue slot, LQ_HA's
+   * record), counted with its payload against the byte quotas: a flood of empty messages is bounded too.
+   */
+  public static final int MESSAGE_OVERHEAD_BYTES = 64;
 
   private enum Op {
     PUBLISH("publish to"), POLL("poll"), LENGTH("read the length of"), DELETE("delete");
@@ -459,7 +464,7 @@ public final class LocalMessageBus {
     return quotas.usage();
   }
 
-  /** Payload bytes waiting in the whole bus now. */
+  /** Bytes waiting in the whole bus now: payloads plus {@link #MESSAGE_OVERHEAD_BYTES} per message. */
   public long queuedBytes() {
     return quotas.totalBytes();
   }

@@ -19,13 +19,16 @@ class BusQuotaTest {
   private static final String A = "cred-of-a-0123456789";
   private static final String B = "cred-of-b-0123456789";
 
-  /** 400-byte messages; a's and b's share 1000 bytes each, 1500 for the bus, 3 queues, 5 in LQ_HA. */
+  /**
+   * 400-byte messages; a's and b's share 1200 bytes each, 1800 for the bus, 3 queues, 5 in LQ_HA. A message
+   * counts its payload plus 64 bytes ({@link LocalMessageBus#MESSAGE_OVERHEAD_BYTES}).
+   */
   private static LocalMessageBus bus() {
     Credentials c = new Credentials(AGENT);
     c.grant("a", A);
     c.grant("b", B);
     return new LocalMessageBus(c, LocalBusSettings.defaults().withMessageMaxBytes(400)
-        .withQuotas(1000, 1500, 3, 5), "bus.");
+        .withQuotas(1200, 1800, 3, 5), "bus.");
   }
 
   private static byte[] bytes(int n) {
@@ -45,17 +48,35 @@ class BusQuotaTest {
       bus.publish(A, "a/g", bytes(300));
     }
     BusException e = refused(Code.QUOTA_EXCEEDED, () -> bus.publish(A, "a/g", bytes(300)));
-    assertTrue(e.getMessage().contains("application a has 900 bytes waiting")
+    assertTrue(e.getMessage().contains("application a has 1092 bytes waiting")
         && e.getMessage().contains("bus.app.queued.max.bytes"), e.getMessage());
     refused(Code.QUOTA_EXCEEDED, () -> bus.publishBatch(A, List.of(new Delivery("a/h", bytes(50)),
         new Delivery("a/g", bytes(60)))));
     assertEquals(3, bus.length(A, "a/g"));
     assertEquals(0, bus.length(A, "a/h"), "nothing of the refused batch was enqueued");
-    assertEquals(new ApplicationUsage(900, 3, 0, 1), bus.applicationUsage().get("a"), "a/h was never created");
+    assertEquals(new ApplicationUsage(1092, 3, 0, 1), bus.applicationUsage().get("a"), "a/h was never created");
 
     bus.poll(A, "a/g", 1, 0); // taking one makes room
     bus.publish(A, "a/g", bytes(300));
-    assertEquals(900, bus.applicationUsage().get("a").bytes());
+    assertEquals(1092, bus.applicationUsage().get("a").bytes());
+  }
+
+  @Test
+  void everyMessageCostsTheHeapMoreThanItsPayloadSoEmptyOnesAreBoundedToo() {
+    LocalMessageBus bus = bus();
+    int accepted = 0;
+    BusException refusal = null;
+    while (refusal == null && accepted < 100) {
+      try {
+        bus.publish(A, "a/g", bytes(0));
+        accepted++;
+      } catch (BusException e) {
+        refusal = e;
+      }
+    }
+    assertTrue(refusal != null && refusal.code() == Code.QUOTA_EXCEEDED, "100 empty messages were accepted");
+    assertEquals(1200 / LocalMessageBus.MESSAGE_OVERHEAD_BYTES, accepted);
+    assertEquals(accepted * LocalMessageBus.MESSAGE_OVERHEAD_BYTES, bus.applicationUsage().get("a").bytes());
   }
 
   @Test
@@ -75,7 +96,7 @@ class BusQuotaTest {
     bus.publish(B, "b/g", bytes(400));
     BusException e = refused(Code.QUOTA_EXCEEDED, () -> bus.publish(B, "b/g", bytes(400)));
     assertTrue(e.getMessage().contains("bus.queued.max.bytes"), e.getMessage());
-    assertEquals(1200, bus.queuedBytes());
+    assertEquals(1392, bus.queuedBytes());
   }
 
   @Test
@@ -86,7 +107,7 @@ class BusQuotaTest {
     bus.publish(A, LocalMessageBus.HOST_AGENT_QUEUE, bytes(100));
     bus.publishBatch(A, List.of(new Delivery("a/h", bytes(10)), new Delivery(LocalMessageBus.HOST_AGENT_QUEUE,
         bytes(10))));
-    assertEquals(new ApplicationUsage(320, 5, 2, 2), bus.applicationUsage().get("a"));
+    assertEquals(new ApplicationUsage(640, 5, 2, 2), bus.applicationUsage().get("a"));
     bus.poll(A, "a/g", 10, 0);
     bus.pollHostAgent(AGENT, 10, 0);
     bus.deleteQueue(A, "a/h");
@@ -129,7 +150,7 @@ class BusQuotaTest {
     bus.publish(A, "a/g", bytes(300));
     assertEquals(1, dead.got.size());
     assertEquals(1, bus.length(A, "a/g"));
-    assertEquals(300, bus.applicationUsage().get("a").bytes());
+    assertEquals(364, bus.applicationUsage().get("a").bytes());
     bus.poll(A, "a/g", 1, 0);
     assertEquals(0, bus.applicationUsage().get("a").bytes());
   }
@@ -150,7 +171,7 @@ class BusQuotaTest {
         throw new AssertionError(ex);
       }
     });
-    assertEquals(2, bus.applicationUsage().get("a").bytes(), "the refused publish reserved nothing");
+    assertEquals(130, bus.applicationUsage().get("a").bytes(), "the refused publish reserved nothing");
     bus.deleteQueue(A, "a/g1");
     bus.publish(A, "a/g4", bytes(1));
     bus.publish(B, "b/g1", bytes(1)); // b's queues are its own
@@ -208,8 +229,8 @@ class BusQuotaTest {
       bus.publish(B, "b/g", bytes(100));
       assertEquals(1, bus.poll(B, "b/g", 1, 0).size(), "b's message went through at round " + i);
     }
-    assertEquals(2, accepted, "a's 1000 bytes hold two rounds of 400");
+    assertEquals(2, accepted, "a's 1200 bytes hold two rounds of 528");
     assertEquals(98, refusedCount);
-    assertTrue(bus.applicationUsage().get("a").bytes() <= 1000);
+    assertTrue(bus.applicationUsage().get("a").bytes() <= 1200);
   }
 }

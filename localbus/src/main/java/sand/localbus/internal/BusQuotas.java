@@ -7,10 +7,13 @@ import java.util.Map;
 import java.util.TreeMap;
 import sand.localbus.ApplicationUsage;
 import sand.localbus.BusException;
+import sand.localbus.LocalMessageBus;
 
 /**
- * Each application's share of the bus (docs/local-bus.md "Quotas"): payload bytes waiting in its queues
- * and in LQ_HA, its messages in LQ_HA, its number of queues; and the bytes of the whole bus. Whoever
+ * Each application's share of the bus (docs/local-bus.md "Quotas"): bytes waiting in its queues and in
+ * LQ_HA, its messages in LQ_HA, its number of queues; and the bytes of the whole bus. A message's bytes
+ * are its payload plus {@link LocalMessageBus#MESSAGE_OVERHEAD_BYTES}, what it really takes of the heap,
+ * so the byte limits bound the heap whatever the messages' sizes. Whoever
  * enqueues reserves first and is refused with QUOTA_EXCEEDED (or QUEUE_FULL for LQ_HA's per-application
  * share) before anything is enqueued; the queues' {@link Ledger}s release what leaves. A message put back
  * after a failed reply is taken again even past a quota: a bound is never a reason to lose a message.
@@ -43,16 +46,18 @@ public final class BusQuotas {
   }
 
   /**
-   * Reserve room for messages of {@code app}: {@code bytes} in all, {@code haMessages} of them for LQ_HA.
-   * Throws (reserving nothing) when that would take the application or the host past a limit.
+   * Reserve room for {@code messages} of {@code app} with {@code payloadBytes} in all, {@code haMessages}
+   * of them for LQ_HA. Throws (reserving nothing) when that would take the application or the host past
+   * a limit.
    */
-  public synchronized void reserve(String app, long bytes, int messages, int haMessages) {
+  public synchronized void reserve(String app, long payloadBytes, int messages, int haMessages) {
+    long bytes = cost(payloadBytes, messages);
     Account a = accounts.computeIfAbsent(app, k -> new Account());
     if (a.bytes + bytes > limits.appMaxBytes()) {
       dropIfEmpty(app, a);
       throw new BusException(QUOTA_EXCEEDED, "application " + app + " has " + a.bytes + " bytes waiting in the "
-          + "local bus; " + bytes + " more would pass its quota of " + limits.appMaxBytes() + " bytes ("
-          + limits.settingPrefix() + "app.queued.max.bytes); nothing was enqueued: its grains are not keeping "
+          + "local bus (payloads plus " + LocalMessageBus.MESSAGE_OVERHEAD_BYTES + " per message); " + bytes
+          + " more would pass its quota of " + limits.appMaxBytes() + " bytes (" + limits.settingPrefix() + "app.queued.max.bytes); nothing was enqueued: its grains are not keeping "
           + "up with what it sends, so back off and retry (or the operator raises the quota)");
     }
     if (total + bytes > limits.maxBytes()) {
@@ -74,7 +79,8 @@ public final class BusQuotas {
   }
 
   /** Give back what {@link #reserve} took (the messages left, or were never enqueued). */
-  public synchronized void release(String app, long bytes, int messages, int haMessages) {
+  public synchronized void release(String app, long payloadBytes, int messages, int haMessages) {
+    long bytes = cost(payloadBytes, messages);
     Account a = accounts.get(app);
     if (a == null) {
       return;
@@ -87,7 +93,8 @@ public final class BusQuotas {
   }
 
   /** Count back messages put back after a failed reply, with no limit check. */
-  public synchronized void retake(String app, long bytes, int messages, int haMessages) {
+  public synchronized void retake(String app, long payloadBytes, int messages, int haMessages) {
+    long bytes = cost(payloadBytes, messages);
     Account a = accounts.computeIfAbsent(app, k -> new Account());
     a.bytes += bytes;
     a.messages += messages;
@@ -125,6 +132,10 @@ public final class BusQuotas {
     Map<String, ApplicationUsage> out = new TreeMap<>();
     accounts.forEach((app, a) -> out.put(app, new ApplicationUsage(a.bytes, a.messages, a.haMessages, a.queues)));
     return out;
+  }
+
+  private static long cost(long payloadBytes, int messages) {
+    return payloadBytes + (long) messages * LocalMessageBus.MESSAGE_OVERHEAD_BYTES;
   }
 
   private void dropIfEmpty(String app, Account a) {
