@@ -158,3 +158,36 @@ def test_client_imports_nothing_heavier_than_thrift() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent)
     assert out.stdout.split() == []
+
+
+def test_an_application_past_its_share_of_the_bus_gets_quota_exceeded(tmp_path: Path) -> None:
+    # A bus of its own: the shared one's quotas are the defaults, far above what a test should queue.
+    env = {
+        "SAND_LOCALBUS_CREDENTIAL": AGENT,
+        "SAND_LOCALBUS_PORT": "0",
+        "SAND_LOCALBUS_MESSAGE_MAX_BYTES": "1000",
+        # two 1000-byte messages and their overhead (64 bytes each), not a third of any size
+        "SAND_LOCALBUS_APP_QUEUED_MAX_BYTES": "2150",
+        "SAND_LOCALBUS_APP_QUEUES_MAX": "2",
+        "SAND_LOCALBUS_UNIX_SOCKET": str(tmp_path / "bus.sock"),
+    }
+    with java_server("localbus", "sand.localbus.LocalBusServer", env) as address:
+        with LocalBusClient(address, AGENT) as admin:
+            admin.grant_application("appa", CRED_A)
+        with LocalBusClient(address, CRED_A) as a:
+            q, other = queue_name("appa", "q"), queue_name("appa", "other")
+            a.publish(q, b"x" * 1000)
+            a.publish(q, b"y" * 1000)
+            with pytest.raises(LocalBusError) as err:
+                a.publish(q, b"z")
+            assert err.value.code == "QUOTA_EXCEEDED"
+            assert "appa" in str(err.value) and "app.queued.max.bytes" in str(err.value)
+            with pytest.raises(LocalBusError) as err:
+                a.publish_batch([(other, b"a"), (q, b"b")])
+            assert err.value.code == "QUOTA_EXCEEDED"
+            assert a.length(other) == 0 and a.length(q) == 2, "a refused publish enqueues nothing"
+            assert a.poll(q, max_messages=1, timeout_ms=0) == [b"x" * 1000]
+            a.publish(other, b"z")  # what was taken is given back; a second queue is within app.queues.max
+            with pytest.raises(LocalBusError) as err:
+                a.publish(queue_name("appa", "third"), b"t")
+            assert err.value.code == "QUOTA_EXCEEDED" and "app.queues.max" in str(err.value)
