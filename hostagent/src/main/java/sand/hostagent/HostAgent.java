@@ -198,7 +198,8 @@ public final class HostAgent implements AutoCloseable {
         .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
         .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
             () -> Map.of("", data.pendingWrites()))
-        .gauge("sand_bus_app_bytes", "payload bytes an application has waiting in the local bus",
+        .gauge("sand_bus_app_bytes",
+            "bytes an application has waiting in the local bus (payloads plus 64 per message)",
             () -> perApp(bus.applicationUsage(), u -> u.bytes()))
         .gauge("sand_bus_app_queues", "local queues of an application", () -> perApp(bus.applicationUsage(),
             u -> u.queues()))
