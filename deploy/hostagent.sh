@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The host agent of this host: start|stop|status|ready|fetch (see deploy/lib.sh).
-# It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191),
+# It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191), serves
+# the gate frontends hand requests to (9192),
 # serves Prometheus metrics on 9100, and needs Kafka, Cassandra, Docker and the sandbox image.
 source "$(dirname "$0")/lib.sh"
 
@@ -8,7 +9,8 @@ COMP=hostagent
 SAND_HOSTAGENT_BUS_PORT="${SAND_HOSTAGENT_BUS_PORT:-9190}"
 SAND_DATALAYER_PORT="${SAND_DATALAYER_PORT:-9191}"
 SAND_HOSTAGENT_METRICS_PORT="${SAND_HOSTAGENT_METRICS_PORT:-9100}"
-export SAND_HOSTAGENT_BUS_PORT SAND_DATALAYER_PORT SAND_HOSTAGENT_METRICS_PORT
+SAND_HOSTAGENT_GATE_PORT="${SAND_HOSTAGENT_GATE_PORT:-9192}"
+export SAND_HOSTAGENT_BUS_PORT SAND_DATALAYER_PORT SAND_HOSTAGENT_METRICS_PORT SAND_HOSTAGENT_GATE_PORT
 export SAND_HOSTAGENT_BUS_HOST="$SAND_BIND" SAND_DATALAYER_HOST="$SAND_BIND"
 export SAND_HOSTAGENT_KAFKA_BOOTSTRAP="${SAND_HOSTAGENT_KAFKA_BOOTSTRAP:-$SAND_BIND:$SAND_KAFKA_PORT}"
 export SAND_DATALAYER_CASSANDRA_CONTACT="${SAND_DATALAYER_CASSANDRA_CONTACT:-$SAND_BIND:$SAND_CASSANDRA_PORT}"
@@ -47,7 +49,8 @@ case "${1:-}" in
   fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
   start)
     if is_running "$COMP" && ready; then echo "    $COMP already running"; exit 0; fi
-    for p in "$SAND_HOSTAGENT_BUS_PORT" "$SAND_DATALAYER_PORT" "$SAND_HOSTAGENT_METRICS_PORT"; do
+    for p in "$SAND_HOSTAGENT_BUS_PORT" "$SAND_DATALAYER_PORT" "$SAND_HOSTAGENT_METRICS_PORT" "$SAND_HOSTAGENT_GATE_PORT"; do
+      [ "$p" -ge 0 ] 2>/dev/null && [ "$p" != 0 ] || continue
       require_port_free "$COMP" "$p"
     done
     progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"

@@ -80,7 +80,7 @@ if ! stamped thrift-py "$h" || [ ! -d "$SAND_ROOT/grainworker/_gen" ]; then
 fi
 
 # ---- 4. Maven build of the Java modules ----------------------------------------------------------
-h="$(hash_of pom.xml common localbus datalayer hostagent frontend)"
+h="$(hash_of pom.xml common contracts localbus datalayer hostagent frontend)"
 if ! stamped maven "$h" || [ ! -d "$SAND_ROOT/hostagent/target" ]; then
   progress "Building the Java modules (mvn install, tests skipped here)"
   run_logged maven mvn -q -B -Dstyle.color=never -DskipTests install

@@ -308,7 +308,13 @@ def cmd_invoke(args: argparse.Namespace) -> int:
 
 
 def _execution(args: argparse.Namespace) -> int:
-    print(json.dumps(_client(args).call("GET", f"/api/v1/executions/{_q(args.execution_id)}").body, indent=2))
+    body = _client(args).call("GET", f"/api/v1/executions/{_q(args.execution_id)}").body
+    if getattr(args, "timings", False):
+        print(f"{'at ms':>9} {'+ms':>8}  step (where)")
+        for hop in body.get("timings", {}).get("hops", []):
+            print(f"{hop['at_ms']:9.3f} {hop['delta_ms']:8.3f}  {hop['step']} ({hop['where']})")
+        return 0
+    print(json.dumps(body, indent=2))
     return 0
 
 

@@ -109,6 +109,7 @@ def _add_api_commands(sub: Any) -> None:
     p.set_defaults(func=commands.cmd_logs)
     p = sub.add_parser("execution", help="an execution's status, result, error and timings (JSON)")
     p.add_argument("execution_id", help="from `sand invoke --async`")
+    p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
     p.set_defaults(func=commands.cmd_execution)
     p = sub.add_parser("undeploy", help="stop an application's sandboxes")
     p.add_argument("app", help="application name")

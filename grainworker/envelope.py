@@ -5,10 +5,13 @@ Event (on a grain's local queue, in Kafka, and in LQ_HA reports)::
     {"id": "<event id>", "execution_id": "<id of the request>", "app": "<application>",
      "grain": "<destination grain or 'end'>", "from": "<producing grain, '' = frontend>",
      "frontend": "<frontend whose response topic gets the result>", "value": <payload>,
-     "sent_ns": <wall clock ns when produced>, "tag": "<execution tag>"}
+     "sent_ns": <wall clock ns when produced>, "tag": "<execution tag>", "trace": [[hop, where, ns...], ...]}
 
 The tag is the frontend's proof that the execution entered through this application (an HMAC the host
-agent and frontend check, docs/security.md); every event of the execution carries it unchanged.
+agent and frontend check, docs/security.md); every event of the execution carries it unchanged. The trace
+is the per-hop timeline (monotonic ns, ``TRACE_STEPS``): an output inherits its input's trace plus the entry
+of the grain that produced it. Java's side is contracts/.../Event.java and Trace.java; both are tested against
+the examples in contracts/src/test/resources/envelope.
 
 Report (on LQ_HA, one per grain instance, in the same atomic batch as its outputs)::
 
@@ -27,7 +30,16 @@ import os
 import time
 from typing import Any
 
-__all__ = ["decode", "encode", "error_value", "is_error", "make_event", "new_id"]
+__all__ = ["TRACE_STEPS", "decode", "encode", "error_value", "grain_trace", "is_error", "make_event", "new_id"]
+
+# The hops of a trace and the name of each of their times, in order (contracts/.../Trace.java, the same).
+TRACE_STEPS: dict[str, tuple[str, ...]] = {
+    "frontend": ("request received",),
+    "agent.in": ("event taken", "event queued"),
+    "grain": ("worker polled", "instance started", "handler started", "handler ended", "outputs published"),
+    "agent.out": ("report taken", "result sent"),
+    "frontend.out": ("result received", "reply sent"),
+}
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -48,8 +60,20 @@ def decode(data: bytes) -> dict[str, Any]:
     return obj
 
 
-def make_event(source: dict[str, Any], grain: str, value: Any, producer: str) -> dict[str, Any]:
-    """A new event for ``grain`` in the same execution as ``source`` (the event being handled)."""
+def grain_trace(grain: str, polled: int, started: int, handler_start: int, handler_end: int,
+                published: int) -> list[Any]:
+    """The trace entry of one grain instance (its times in monotonic ns)."""
+    return ["grain", grain, polled, started, handler_start, handler_end, published]
+
+
+def make_event(source: dict[str, Any], grain: str, value: Any, producer: str,
+               trace: list[Any] | None = None) -> dict[str, Any]:
+    """A new event for ``grain`` in the same execution as ``source`` (the event being handled); its trace is
+    the source's plus ``trace`` (this instance's entry), when given."""
+    path = source.get("trace")
+    path = list(path) if isinstance(path, list) else []
+    if trace is not None:
+        path.append(trace)
     return {
         "id": new_id(),
         "execution_id": source["execution_id"],
@@ -60,6 +84,7 @@ def make_event(source: dict[str, Any], grain: str, value: Any, producer: str) ->
         "value": value,
         "sent_ns": time.time_ns(),
         "tag": source.get("tag", ""),
+        "trace": path,
     }
 
 

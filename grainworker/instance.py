@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grainworker.context import GrainContext
-from grainworker.envelope import decode, encode, error_value, is_error, make_event
+from grainworker.envelope import decode, encode, error_value, grain_trace, is_error, make_event
 from grainworker.localbus import LocalBusError
 from grainworker.workflow import END, Workflow
 
@@ -98,8 +98,13 @@ def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: 
 
 
 def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], Any], bus: Any,
-                 data_client: Callable[[], Any]) -> None:
-    """Handle one event and publish its outputs and report. Never raises for the grain's faults."""
+                 data_client: Callable[[], Any], polled_ns: int | None = None) -> None:
+    """Handle one event and publish its outputs and report. Never raises for the grain's faults.
+
+    ``polled_ns`` is when the grain worker took the event from the queue (monotonic): with the instance's own
+    times it becomes this grain's entry in every output's trace (envelope.TRACE_STEPS)."""
+    started = time.monotonic_ns()
+    polled = polled_ns or started
     start_ns = time.time_ns()
     try:
         event = decode(raw)
@@ -109,6 +114,8 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
         return
 
     def send_now(ev: dict[str, Any]) -> None:
+        now = time.monotonic_ns()
+        ev["trace"].append(grain_trace(spec.grain, polled, started, handler_start, now, now))
         publish_with_retry(bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"),
                            time.monotonic() + PUBLISH_RETRY_S)
 
@@ -116,6 +123,7 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
     out_buf, err_buf = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out_buf, err_buf
     status = "ok"
+    handler_start = time.monotonic_ns()
     try:
         result = handler(value, ctx)
         if is_error(result):
@@ -130,10 +138,14 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
                               spec.grain)]
         ctx.log("".join(traceback.format_exception(e)), "ERROR")
     finally:
+        handler_end = time.monotonic_ns()
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
         for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
             if buf.getvalue():
                 ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+    entry = grain_trace(spec.grain, polled, started, handler_start, handler_end, time.monotonic_ns())
+    for ev in outputs:
+        ev["trace"].append(entry)
     try:
         deliveries = batch_for(spec, event, status, outputs, ctx, start_ns)
     except (TypeError, ValueError) as e:

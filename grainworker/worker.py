@@ -32,7 +32,7 @@ __all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
 log = logging.getLogger(__name__)
 
 STOP_MESSAGE = b'{"control":"stop"}'
-_LEN = struct.Struct(">I")
+_HANDOFF = struct.Struct(">IQ")  # what the worker writes to a standby: the event's length, when it was polled
 
 
 @dataclass
@@ -116,11 +116,12 @@ class GrainWorker:
             return
         msgs = self.bus.poll(self.queue, max_messages=min(free, 32),
                              timeout_ms=int(self._until_deadline(1.0) * 1000))
+        polled = time.monotonic_ns()
         for raw in msgs:
             if raw == STOP_MESSAGE:
                 self._stopping = True
                 continue
-            self.dispatch(raw)
+            self.dispatch(raw, polled)
 
     def shutdown(self) -> None:
         """Finish running instances (bounded wait), kill the rest, release the standby."""
@@ -141,13 +142,13 @@ class GrainWorker:
                  self.instances_started)
 
     # ---- instances
-    def dispatch(self, raw: bytes) -> None:
+    def dispatch(self, raw: bytes, polled_ns: int = 0) -> None:
         self.instances_started += 1
         if self._standby is not None:
             pid, w = self._standby
             self._standby = None
             try:
-                os.write(w, _LEN.pack(len(raw)))
+                os.write(w, _HANDOFF.pack(len(raw), polled_ns))
                 _write_all(w, raw)
                 os.close(w)
                 self._track(pid, raw)
@@ -157,7 +158,7 @@ class GrainWorker:
                 os.waitpid(pid, 0)
         pid = os.fork()
         if pid == 0:
-            self._child_main(raw=raw)
+            self._child_main(raw=raw, polled_ns=polled_ns)
         self._track(pid, raw)
 
     def _track(self, pid: int, raw: bytes) -> None:
@@ -172,7 +173,7 @@ class GrainWorker:
         os.close(r)
         self._standby = (pid, w)
 
-    def _child_main(self, raw: bytes | None = None, pipe: int | None = None) -> None:
+    def _child_main(self, raw: bytes | None = None, pipe: int | None = None, polled_ns: int = 0) -> None:
         """In the forked process: never returns."""
         code = 1
         try:
@@ -185,12 +186,13 @@ class GrainWorker:
             self._limit_memory()
             bus = self._bus_factory()  # its own connection: a socket is never shared across fork
             if pipe is not None:
-                header = _read_exact(pipe, _LEN.size)
+                header = _read_exact(pipe, _HANDOFF.size)
                 if header is None:
                     os._exit(0)  # the worker is stopping: an unused standby leaves quietly
-                raw = _read_exact(pipe, _LEN.unpack(header)[0])
+                length, polled_ns = _HANDOFF.unpack(header)
+                raw = _read_exact(pipe, length)
             assert raw is not None
-            run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory)
+            run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)
             code = 0
         except BaseException:  # noqa: BLE001 - the worker reports this instance's failure
             logging.getLogger(__name__).exception("[%s/%s] grain instance failed", self.cfg.app, self.cfg.grain)

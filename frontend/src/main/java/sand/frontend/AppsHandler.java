@@ -30,12 +30,20 @@ public final class AppsHandler {
   private final Clock clock;
   private final Duration hostMaxAge;
   private final ApplicationLimits limits;
+  private final AppDirectory directory;
 
-  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge, ApplicationLimits limits) {
+  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge, ApplicationLimits limits,
+                     AppDirectory directory) {
     this.store = store;
     this.clock = clock;
     this.hostMaxAge = hostMaxAge;
     this.limits = limits;
+    this.directory = directory;
+  }
+
+  /** This frontend changed {@code name}: its invocations read it again. */
+  void changed(String name) {
+    directory.forget(name);
   }
 
   ApplicationLimits limits() {
@@ -108,6 +116,7 @@ public final class AppsHandler {
     store.putApplication(new ApplicationRecord(existing.appId(), name, call.account(), Json.text(workflow),
         old == null ? "" : old.requirements(), settings.agentJson(), old == null ? 0 : old.version(),
         old == null ? "undeployed" : old.desired(), settings.hosts()), java.util.Map.of());
+    changed(name);
     return Reply.ok(describe(store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
   }
 
@@ -156,6 +165,7 @@ public final class AppsHandler {
     }
     store.deleteApplication(o.app().appId());
     store.releaseAppName(o.name().name());
+    changed(o.name().name());
     return Reply.ok(Json.object().put("name", o.name().name()).put("deleted", true));
   }
 

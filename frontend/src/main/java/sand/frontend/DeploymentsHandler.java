@@ -82,6 +82,7 @@ public final class DeploymentsHandler {
     ApplicationRecord next = new ApplicationRecord(app.appId(), app.name(), app.owner(), app.workflow(),
         requirements.toString(), app.settings(), app.version() + 1, "deployed", hosts);
     store.putApplication(next, Map.of());
+    apps.changed(app.name());
     LOG.info("[app {} id {}] deploy version {} on {}", app.name(), app.appId(), next.version(),
         hosts.isEmpty() ? "every live host " + targets : targets);
     control.publish("deploy", app.appId(), hosts);
@@ -117,6 +118,7 @@ public final class DeploymentsHandler {
     AppsHandler.Owned o = apps.owned(call);
     ApplicationRecord app = o.app();
     store.setDesired(app.appId(), "undeployed", app.hosts());
+    apps.changed(app.name());
     LOG.info("[app {} id {}] undeploy", app.name(), app.appId());
     control.publish("undeploy", app.appId(), app.hosts());
     return Reply.json(202, apps.describe(o.name(), store.application(app.appId()).orElseThrow()));

@@ -2,6 +2,7 @@ package sand.frontend;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
+import sand.contracts.Trace;
 import sand.hostagent.cluster.ClusterStore;
 import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
 
@@ -38,6 +39,8 @@ public final class ExecutionsHandler {
     if (e.started() != null && e.finished() != null) {
       t.put("duration_ms", java.time.Duration.between(e.started(), e.finished()).toNanos() / 1e6);
     }
+    // Every hop of the path that reached the result, from the frontend's receipt to its reply (contracts Trace).
+    t.set("hops", e.timings() == null ? Json.MAPPER.createArrayNode() : Trace.of(Json.stored(e.timings())).timeline());
     out.put("frontend", e.frontend());
     return Reply.ok(out);
   }

@@ -11,8 +11,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -29,7 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
-import sand.common.ExecutionTag;
+import sand.contracts.ExecutionTag;
 import sand.hostagent.bridge.KafkaClients;
 import sand.hostagent.bridge.TopicNames;
 import sand.hostagent.cluster.CassandraClusterStore;
@@ -72,7 +70,14 @@ public final class Frontend {
       .define("request.timeout.s", INT, 30, between(1, 300), "an int in 1..300",
           "how long a synchronous request waits for its result unless the application sets request_timeout_s")
       .define("host.max.age.ms", INT, 10_000, between(1000, 600_000), "an int in 1000..600000",
-          "a host agent whose heartbeat is older than this is not live (not a deploy target)");
+          "a host agent whose heartbeat is older than this is not live (not a deploy target)")
+      .define("app.cache.ms", INT, 1000, between(0, 600_000), "an int in 0..600000",
+          "how long an invocation may use what it read of an application (deployed? entry grain? owner?) before "
+              + "reading it again; changes made through this frontend apply at once")
+      .define("execution.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
+          "how long executions' records (status, result, timings) are kept in Cassandra")
+      .define("gate", BOOLEAN, true, "hand requests to the host agents' gates and take results from them "
+          + "(Kafka still gets both); false = every request and result through Kafka only");
 
   /** What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes. */
   public record Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
@@ -106,18 +111,18 @@ public final class Frontend {
     http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
     server.addConnector(http);
 
-    ExecutorService work = Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "results-" + id);
-      t.setDaemon(true);
-      return t;
-    });
     FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
-    Results results = new Results(deps.store(), deps.clock(), work, tags, id);
+    ExecutionLog executions = new ExecutionLog(deps.store(), Duration.ofHours(config.getInt("execution.ttl.hours")),
+        4, 50_000);
+    Results results = new Results(executions, deps.clock(), tags, id);
+    AppDirectory directory = new AppDirectory(deps.store(), Duration.ofMillis(config.getInt("app.cache.ms")),
+        System::nanoTime);
     ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
         results);
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
     metrics.gauge("sand_frontend_results_refused_total", results::refused);
+    metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
 
     Router router = new Router(config.getLong("max.body.bytes"));
     new SystemHandler(id, metrics, listener::running).routes(router);
@@ -125,21 +130,33 @@ public final class Frontend {
     new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes"),
         limits.requirementsAllowUrls()).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
-        limits);
+        limits, directory);
     apps.routes(router);
     new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()), deps.clock()).routes(router);
     new ExecutionsHandler(deps.store()).routes(router);
-    new InvokeHandler(deps.store(), deps.producer(), results, tags, metrics, deps.clock(), work, id,
-        config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account")).routes(router);
+    InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
+        deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
+    invoke.routes(router);
+    AgentGates gates = null;
+    if (config.getBoolean("gate")) {
+      gates = new AgentGates(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")), id,
+          tags.credential("gate"), m -> results.arrived(null, m), e -> invoke.send(e));
+      invoke.useGates(gates);
+      metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
+      metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
+    }
 
     server.setHandler(new MetricsHandler(metrics, new AuthHandler(deps.store(), config.getString("admin.key"),
         router)));
     server.addBean(router, false);
     server.addBean(listener, true);
+    if (gates != null) {
+      server.addBean(gates, true);
+    }
     server.addEventListener(new LifeCycle.Listener() {
       @Override
       public void lifeCycleStopped(LifeCycle event) {
-        work.shutdown();
+        executions.close();
       }
     });
     return server;

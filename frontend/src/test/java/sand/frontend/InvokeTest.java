@@ -94,6 +94,11 @@ class InvokeTest {
     assertEquals("succeeded", e.path("status").asText());
     assertEquals("HELLO, SAND!", e.path("result").path("greeting").asText());
     assertTrue(e.path("timings").has("duration_ms"));
+    JsonNode hops = e.path("timings").path("hops");
+    assertEquals("frontend: request received", hops.get(0).path("step").asText(), hops.toString());
+    assertEquals("frontend: result received", hops.get(hops.size() - 2).path("step").asText());
+    assertEquals("frontend: reply sent", hops.get(hops.size() - 1).path("step").asText());
+    assertTrue(hops.get(hops.size() - 1).path("at_ms").asDouble() > 0, "times from the request's receipt");
 
     fe.store.appendLogs(List.of(new LogLine(executionId, 5, 0, "greet", "INFO", "greeting sand")), Duration.ofDays(1));
     JsonNode logs = fe.call("GET", "/api/v1/executions/" + executionId + "/logs", key, null).json();

@@ -146,7 +146,7 @@ final class TestFrontend implements AutoCloseable {
     if (put.status() != 200) {
       throw new AssertionError(put.body());
     }
-    store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", 1, java.time.Instant.now(),
+    store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", "", 1, java.time.Instant.now(),
         java.time.Instant.now()));
     Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
     if (d.status() != 202) {

@@ -31,11 +31,14 @@ import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
-import sand.common.ExecutionTag;
+import sand.common.ThriftServer;
+import sand.contracts.gate.HostAgentGate;
+import sand.contracts.ExecutionTag;
 import sand.datalayer.DataLayerConfig;
 import sand.datalayer.DataLayerServer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.BridgeSettings;
+import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
 import sand.hostagent.bridge.KafkaClients;
@@ -67,6 +70,9 @@ public final class HostAgent implements AutoCloseable {
           "Kafka bootstrap servers (the global message bus)")
       .define("credential", STRING, "", v -> true, "empty (random) or at least 16 characters",
           "the host agent's own credential for the local bus and data layer")
+      .define("gate.port", INT, 9192, between(-1, 65535), "a port in 0..65535, or -1 for no gate",
+          "TCP port of the gate frontends hand requests to and take results from (on bus.host); 0 picks a free port, "
+              + "-1 turns the gate off (every request and result then goes through Kafka)")
       .define("metrics.port", INT, 9100, between(0, 65535), "a port in 0..65535",
           "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
       .define("heartbeat.ms", INT, 2000, between(100, 60_000), "an int in 100..60000",
@@ -138,10 +144,7 @@ public final class HostAgent implements AutoCloseable {
     var cassandra = DataLayerConfig.cassandra(dataConfig);
     ClusterStore store = closing(CassandraClusterStore.connect(cassandra.contactPoint(), cassandra.localDatacenter(),
         cassandra.keyspace(), cassandra.replicationFactor()));
-    closing(new ClusterMembership(store, new ClusterStore.HostInfo(hostId, busAddress,
-        dataServer.address(), Runtime.getRuntime().availableProcessors(), clock.instant(), clock.instant()),
-        clock, Duration.ofMillis(config.getInt("fail.after.ms")))
-        .start(Duration.ofMillis(config.getInt("heartbeat.ms"))));
+    ExecutionTag tags = new ExecutionTag(store.clusterSecret());
 
     String bootstrap = config.getString("kafka.bootstrap");
     KafkaTopics topics = closing(new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
@@ -170,10 +173,22 @@ public final class HostAgent implements AutoCloseable {
     ExecutorService control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
     ReconcileLanes lanes = new ReconcileLanes(control, deployer::reconcile);
     HostAgentQueueProcessor processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
-        new ExecutionTag(store.clusterSecret()), deployer::knowsGrain, r -> {
+        tags, deployer::knowsGrain, r -> {
           metrics.accept(r);
           logs.accept(r);
         });
+    String gateAddress = "";
+    FrontendGate gate = null;
+    if (config.getInt("gate.port") >= 0) { // frontends hand requests over here and take results (gate.thrift)
+      gate = new FrontendGate(bridge, bus, agentCredential, tags);
+      processor.setGate(gate);
+      ThriftServer gateServer = closing(ThriftServer.tcp("gate", new HostAgentGate.Processor<>(gate),
+          busSettings.host(), config.getInt("gate.port"), 256).start());
+      gateAddress = busSettings.host() + ":" + gateServer.port();
+    }
+    closing(new ClusterMembership(store, new ClusterStore.HostInfo(hostId, busAddress, dataServer.address(),
+        gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(), clock.instant()), clock,
+        Duration.ofMillis(config.getInt("fail.after.ms"))).start(Duration.ofMillis(config.getInt("heartbeat.ms"))));
 
     // Close order (reverse of this list): stop taking work, stop sandboxes, then the bridge and clients.
     toClose.add(() -> {

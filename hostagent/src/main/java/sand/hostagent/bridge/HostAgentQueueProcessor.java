@@ -13,7 +13,9 @@ import java.util.function.BiPredicate;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.common.ExecutionTag;
+import sand.contracts.Event;
+import sand.contracts.ExecutionTag;
+import sand.contracts.Trace;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
 import sand.datalayer.DataMetadata;
@@ -59,6 +61,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final java.util.function.Consumer<InstanceReport> listener;
   private final ExecutionTag tags;
   private final BiPredicate<String, String> knownGrain;
+  private volatile FrontendGate gate;
   private final AtomicLong refused = new AtomicLong();
   private final BridgeSettings settings;
   private final String host;
@@ -98,14 +101,20 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   public int processOnce() throws InterruptedException {
     List<HostAgentMessage> batch = bus.pollHostAgent(credential, settings.haPollMessages(),
         (int) settings.haPollTimeout().toMillis());
+    long taken = System.nanoTime();
     for (HostAgentMessage m : batch) {
       try {
-        handle(m);
+        handle(m, taken);
       } catch (RuntimeException e) { // one bad report must not cost the rest of the batch
         LOG.error("[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
       }
     }
     return batch.size();
+  }
+
+  /** Results also go to frontends through {@code gate} (their response topics still get every one). */
+  public void setGate(FrontendGate gate) {
+    this.gate = gate;
   }
 
   /** Outputs refused so far (forged execution, unknown grain). */
@@ -165,6 +174,11 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   }
 
   void handle(HostAgentMessage m) throws InterruptedException {
+    handle(m, System.nanoTime());
+  }
+
+  /** @param taken when the report was taken from LQ_HA (monotonic ns, for the result's trace) */
+  void handle(HostAgentMessage m, long taken) throws InterruptedException {
     InstanceReport r;
     try {
       r = InstanceReport.parse(m.payload());
@@ -188,7 +202,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     }
     CompletableFuture<?> chain;
     try {
-      chain = forward(app, r);
+      chain = forward(app, r, taken);
     } catch (RuntimeException e) {
       budget.release(permits);
       throw e;
@@ -208,10 +222,10 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   }
 
   /** Send the report's outputs; for a finished instance, then its event's flags. */
-  private CompletableFuture<?> forward(String app, InstanceReport r) {
+  private CompletableFuture<?> forward(String app, InstanceReport r, long taken) {
     List<CompletableFuture<?>> sends = new ArrayList<>();
     for (ObjectNode out : r.outputs()) {
-      sends.add(route(app, r, out));
+      sends.add(route(app, r, out, taken));
     }
     CompletableFuture<Void> outputs = CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
     if (r.finished()) {
@@ -224,11 +238,19 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   }
 
   /** Back up, forward or answer one output (steps 6b, 10a). */
-  private CompletableFuture<?> route(String app, InstanceReport r, ObjectNode out) {
+  private CompletableFuture<?> route(String app, InstanceReport r, ObjectNode out, long taken) {
     String id = out.path("id").asText();
     String grain = out.path("grain").asText();
     ObjectNode event = out.deepCopy();
     event.remove("local");
+    try {
+      Event.of(event);
+    } catch (IllegalArgumentException e) {
+      refused.incrementAndGet();
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: {}", host, app, r.grain(), r.executionId(), id,
+          e.getMessage());
+      return DONE;
+    }
     String execution = event.path("execution_id").asText("");
     String frontend = event.path("frontend").asText("");
     if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, execution, frontend)) {
@@ -251,8 +273,12 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         return DONE;
       }
       LOG.debug("[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
-      return sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), execution,
-          ConditionFlag.toBytes(event)));
+      Event.of(event).trace(Trace.AGENT_OUT, host, taken, System.nanoTime());
+      byte[] result = ConditionFlag.toBytes(event);
+      if (gate != null) {
+        gate.deliver(frontend, result); // the frontend's fast path; the response topic below is the record
+      }
+      return sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), execution, result));
     }
     if (!TopicNames.validGrain(grain)) {
       LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} names no valid grain ('{}'): not sent", host, app,

@@ -16,6 +16,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.hostagent.bridge.PartitionFeed.Redelivery;
+import sand.contracts.Event;
+import sand.contracts.Trace;
 import sand.localbus.BusException;
 import sand.localbus.LocalMessageBus;
 
@@ -164,6 +166,7 @@ final class PartitionFeeder {
 
   /** Put an event into the grain's local queue (Figure 4 step 2). */
   private Outcome deliver(PartitionFeed feed, String eventId, ObjectNode event) {
+    long taken = System.nanoTime();
     TopicPartition tp = feed.partition;
     GrainRef grain = feed.grain;
     if (!grain.app().equals(event.path("app").asText()) || !grain.grain().equals(event.path("grain").asText())) {
@@ -174,7 +177,16 @@ final class PartitionFeeder {
     }
     inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE));
     try {
-      bus.publish(credential, grain.localQueue(), ConditionFlag.toBytes(event));
+      ObjectNode traced = event.deepCopy(); // a delivery retried after QUEUE_FULL gets one entry, not two
+      try {
+        Event.of(traced).trace(Trace.AGENT_IN, host, taken, System.nanoTime());
+      } catch (IllegalArgumentException e) {
+        LOG.warn("[host {}] [{}] event {} is not a valid envelope ({}): dropped", host, feed, eventId, e.getMessage());
+        inFlight.remove(grain.app(), eventId);
+        tracker.abandon(tp, eventId);
+        return Outcome.DONE;
+      }
+      bus.publish(credential, grain.localQueue(), ConditionFlag.toBytes(traced));
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue", host, grain.app(),
           grain.grain(), event.path("execution_id").asText(), eventId, tp);
       return Outcome.DONE;

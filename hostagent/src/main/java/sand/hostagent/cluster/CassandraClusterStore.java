@@ -47,11 +47,11 @@ public final class CassandraClusterStore implements ClusterStore {
 
   private CassandraClusterStore(CqlSession session, String ks) {
     this.session = session;
-    upsertHost = session.prepare("INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, capacity, "
-        + "started, heartbeat) VALUES (?, ?, ?, ?, ?, ?)");
+    upsertHost = session.prepare("INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, gate_address, "
+        + "capacity, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)");
     heartbeat = session.prepare("UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
-    allHosts = session.prepare("SELECT host_id, bus_address, data_address, capacity, started, heartbeat FROM "
-        + ks + ".hosts");
+    allHosts = session.prepare("SELECT host_id, bus_address, data_address, gate_address, capacity, started, "
+        + "heartbeat FROM " + ks + ".hosts");
     deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
     putApp = session.prepare("INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
         + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -101,7 +101,13 @@ public final class CassandraClusterStore implements ClusterStore {
     s.execute("CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
         + "'replication_factor': " + replication + "}");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
+        + "gate_address text, "
         + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
+    try { // a keyspace created before host agents had a gate
+      s.execute("ALTER TABLE " + ks + ".hosts ADD gate_address text");
+    } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
+      // the column exists
+    }
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
         + "owner text, workflow text, requirements text, settings text, version int, desired text, "
         + "hosts list<text>)");
@@ -137,8 +143,8 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public void upsertHost(HostInfo h) {
-    session.execute(upsertHost.bind(h.hostId(), h.busAddress(), h.dataAddress(), h.capacity(), h.started(),
-        h.heartbeat()));
+    session.execute(upsertHost.bind(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(), h.capacity(),
+        h.started(), h.heartbeat()));
   }
 
   @Override
@@ -153,7 +159,8 @@ public final class CassandraClusterStore implements ClusterStore {
       Instant beat = r.getInstant("heartbeat");
       if (beat != null && beat.isAfter(now.minus(maxAge))) {
         out.add(new HostInfo(r.getString("host_id"), r.getString("bus_address"), r.getString("data_address"),
-            r.getInt("capacity"), r.getInstant("started"), beat));
+            r.getString("gate_address") == null ? "" : r.getString("gate_address"), r.getInt("capacity"),
+            r.getInstant("started"), beat));
       }
     }
     out.sort((a, b) -> a.hostId().compareTo(b.hostId()));
@@ -321,8 +328,8 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void putExecution(ExecutionRecord execution) {
-    frontend.putExecution(execution);
+  public void startExecution(ExecutionRecord execution, Duration ttl) {
+    frontend.startExecution(execution, ttl);
   }
 
   @Override
@@ -331,9 +338,9 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public boolean finishExecution(String executionId, String expected, String status, String result, String error,
-                                 Instant finished) {
-    return frontend.finishExecution(executionId, expected, status, result, error, finished);
+  public void endExecution(String executionId, String status, String result, String error, Instant finished,
+                           String timings, long rank, Duration ttl) {
+    frontend.endExecution(executionId, status, result, error, finished, timings, rank, ttl);
   }
 
   @Override

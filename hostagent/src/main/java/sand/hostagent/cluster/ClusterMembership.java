@@ -48,7 +48,7 @@ public final class ClusterMembership implements AutoCloseable {
     Instant now = clock.instant();
     try {
       if (!registered) {
-        store.upsertHost(new ClusterStore.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(),
+        store.upsertHost(new ClusterStore.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(), self.gateAddress(),
             self.capacity(), self.started(), now));
         registered = true;
         LOG.info("[host {}] joined the cluster", self.hostId());

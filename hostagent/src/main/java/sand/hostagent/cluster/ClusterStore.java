@@ -12,9 +12,13 @@ import java.util.Optional;
  */
 public interface ClusterStore extends AutoCloseable {
 
-  /** A host agent as the cluster sees it. */
-  record HostInfo(String hostId, String busAddress, String dataAddress, int capacity, Instant started,
-                  Instant heartbeat) {}
+  /**
+   * A host agent as the cluster sees it.
+   *
+   * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none
+   */
+  record HostInfo(String hostId, String busAddress, String dataAddress, String gateAddress, int capacity,
+                  Instant started, Instant heartbeat) {}
 
   /**
    * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
@@ -37,7 +41,7 @@ public interface ClusterStore extends AutoCloseable {
   record LogLine(String executionId, long tsNanos, int seq, String grain, String level, String text) {}
 
   /**
-   * The cluster secret that frontends and host agents share (the key of {@link sand.common.ExecutionTag}):
+   * The cluster secret that frontends and host agents share (the key of {@link sand.contracts.ExecutionTag}):
    * created at random by whichever process asks first, the same bytes for every later caller.
    */
   byte[] clusterSecret();
@@ -88,9 +92,29 @@ public interface ClusterStore extends AutoCloseable {
    */
   record AppName(String name, String appId, String owner, int requestTimeoutS) {}
 
-  /** One request to an application, as the frontend that took it recorded it. */
+  /**
+   * One request to an application, as the frontend that took it recorded it.
+   *
+   * @param timings the execution's trace (JSON array, contracts Trace), or null
+   */
   record ExecutionRecord(String executionId, String appId, String owner, String status, String result,
-                         String error, Instant started, Instant finished, String frontend) {}
+                         String error, Instant started, Instant finished, String frontend, String timings) {}
+
+  /** The rank of an execution's 'running' record: any end wins over it. */
+  long RANK_STARTED = 1;
+  /** The rank of a timeout (the frontend stopped waiting): a result that arrives later still wins. */
+  long RANK_TIMEOUT = 2;
+  /** The rank of a platform failure (the request never reached Kafka). */
+  long RANK_FAILED = 3;
+
+  /**
+   * The rank of a result that arrived at {@code arrivalMicros} (epoch µs): earlier arrivals rank higher, so of two
+   * results of one execution the first to arrive wins however the writes are ordered, and any result wins over
+   * a timeout or a failure.
+   */
+  static long resultRank(long arrivalMicros) {
+    return (1L << 62) - arrivalMicros;
+  }
 
   /** Create an account unless the name is taken (and its key); false when the name exists. */
   boolean createAccount(Account account);
@@ -128,16 +152,18 @@ public interface ClusterStore extends AutoCloseable {
   /** Forget the per-host states of an application (a new deploy starts over). */
   void clearAppHostStates(String appId);
 
-  void putExecution(ExecutionRecord execution);
+  /** Record a request (status 'running', rank {@link #RANK_STARTED}), kept for {@code ttl}. */
+  void startExecution(ExecutionRecord execution, Duration ttl);
 
   Optional<ExecutionRecord> execution(String executionId);
 
   /**
-   * Finish an execution if its status is still {@code expected} (first result wins); returns whether it
-   * changed.
+   * Record how an execution ended (status, result or error, when, its timings). Of the ends recorded for one
+   * execution the one with the highest {@code rank} wins, in whatever order the writes arrive (Cassandra: the
+   * rank is the write timestamp): no read-before-write, no lightweight transaction.
    */
-  boolean finishExecution(String executionId, String expected, String status, String result, String error,
-                          Instant finished);
+  void endExecution(String executionId, String status, String result, String error, Instant finished,
+                    String timings, long rank, Duration ttl);
 
   @Override
   void close();

@@ -53,7 +53,12 @@ final class FrontendTables {
         + "request_timeout_s int)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".executions (execution_id text PRIMARY KEY, app_id text, "
         + "owner text, status text, result text, error text, started timestamp, finished timestamp, "
-        + "frontend text)");
+        + "frontend text, timings text)");
+    try { // tables created before executions had timings
+      s.execute("ALTER TABLE " + ks + ".executions ADD timings text");
+    } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
+      // the column exists
+    }
   }
 
   FrontendTables(CqlSession session, String ks) {
@@ -78,11 +83,11 @@ final class FrontendTables {
     deleteAllCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ?");
     deleteApp = session.prepare("DELETE FROM " + ks + ".applications WHERE app_id = ?");
     deleteStates = session.prepare("DELETE FROM " + ks + ".app_hosts WHERE app_id = ?");
-    putExecution = session.prepare("INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, result, "
-        + "error, started, finished, frontend) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    putExecution = session.prepare("INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, started, "
+        + "frontend) VALUES (?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
     getExecution = session.prepare("SELECT * FROM " + ks + ".executions WHERE execution_id = ?");
-    finishExecution = session.prepare("UPDATE " + ks + ".executions SET status = ?, result = ?, error = ?, "
-        + "finished = ? WHERE execution_id = ? IF status = ?");
+    finishExecution = session.prepare("UPDATE " + ks + ".executions USING TTL ? AND TIMESTAMP ? SET status = ?, "
+        + "result = ?, error = ?, finished = ?, timings = ? WHERE execution_id = ?");
   }
 
   boolean createAccount(Account a) {
@@ -177,20 +182,22 @@ final class FrontendTables {
     session.execute(deleteStates.bind(appId));
   }
 
-  void putExecution(ExecutionRecord e) {
-    session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.result(), e.error(),
-        e.started(), e.finished(), e.frontend()));
+  void startExecution(ExecutionRecord e, java.time.Duration ttl) {
+    // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
+    session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
+        (int) ttl.toSeconds(), ClusterStore.RANK_STARTED));
   }
 
   Optional<ExecutionRecord> execution(String id) {
     Row r = session.execute(getExecution.bind(id)).one();
     return r == null ? Optional.empty() : Optional.of(new ExecutionRecord(r.getString("execution_id"),
         r.getString("app_id"), r.getString("owner"), r.getString("status"), r.getString("result"),
-        r.getString("error"), r.getInstant("started"), r.getInstant("finished"), r.getString("frontend")));
+        r.getString("error"), r.getInstant("started"), r.getInstant("finished"), r.getString("frontend"),
+        r.getString("timings")));
   }
 
-  boolean finishExecution(String id, String expected, String status, String result, String error,
-                          java.time.Instant finished) {
-    return session.execute(finishExecution.bind(status, result, error, finished, id, expected)).wasApplied();
+  void endExecution(String id, String status, String result, String error, java.time.Instant finished,
+                    String timings, long rank, java.time.Duration ttl) {
+    session.execute(finishExecution.bind((int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
   }
 }

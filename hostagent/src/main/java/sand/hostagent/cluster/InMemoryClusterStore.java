@@ -31,7 +31,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void heartbeat(String hostId, Instant now) {
-    hosts.computeIfPresent(hostId, (k, h) -> new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(),
+    hosts.computeIfPresent(hostId, (k, h) -> new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(),
         h.capacity(), h.started(), now));
   }
 
@@ -181,26 +181,37 @@ public class InMemoryClusterStore implements ClusterStore {
     states.values().removeIf(s -> s.appId().equals(appId));
   }
 
+  private final Map<String, Long> ranks = new java.util.HashMap<>();
+
   @Override
-  public void putExecution(ExecutionRecord execution) {
-    executions.put(execution.executionId(), execution);
+  public synchronized void startExecution(ExecutionRecord e, Duration ttl) {
+    ExecutionRecord ended = executions.get(e.executionId());
+    if (ended == null || ranks.getOrDefault(e.executionId(), 0L) <= RANK_STARTED) {
+      executions.put(e.executionId(), e);
+      ranks.put(e.executionId(), RANK_STARTED);
+    } else { // the end was written first: keep it, fill in what only the start knows
+      executions.put(e.executionId(), new ExecutionRecord(e.executionId(), e.appId(), e.owner(), ended.status(),
+          ended.result(), ended.error(), e.started(), ended.finished(), e.frontend(), ended.timings()));
+    }
   }
 
   @Override
-  public Optional<ExecutionRecord> execution(String executionId) {
+  public synchronized Optional<ExecutionRecord> execution(String executionId) {
     return Optional.ofNullable(executions.get(executionId));
   }
 
   @Override
-  public synchronized boolean finishExecution(String executionId, String expected, String status, String result,
-                                              String error, Instant finished) {
-    ExecutionRecord e = executions.get(executionId);
-    if (e == null || !e.status().equals(expected)) {
-      return false;
+  public synchronized void endExecution(String executionId, String status, String result, String error,
+                                        Instant finished, String timings, long rank, Duration ttl) {
+    if (ranks.getOrDefault(executionId, 0L) >= rank) {
+      return;
     }
-    executions.put(executionId, new ExecutionRecord(e.executionId(), e.appId(), e.owner(), status, result, error,
-        e.started(), finished, e.frontend()));
-    return true;
+    ranks.put(executionId, rank);
+    ExecutionRecord e = executions.get(executionId);
+    executions.put(executionId, e == null
+        ? new ExecutionRecord(executionId, null, null, status, result, error, null, finished, null, timings)
+        : new ExecutionRecord(executionId, e.appId(), e.owner(), status, result, error, e.started(), finished,
+            e.frontend(), timings));
   }
 
   @Override

@@ -52,7 +52,14 @@ class GlobalBusBridgeTest {
     assertEquals(Map.of("sand.shop.resize", List.of(0, 1), "sand.shop.store", List.of(0)), h.bridge.ownedPartitions());
     h.add(tp(RESIZE, 1), 0, ConditionFlag.newEvent(event("e1", RESIZE), ""));
     h.bridge.pollOnce();
-    assertEquals(List.of(event("e1", RESIZE)), h.drain(RESIZE));
+    List<com.fasterxml.jackson.databind.node.ObjectNode> got = h.drain(RESIZE);
+    assertEquals(1, got.size());
+    com.fasterxml.jackson.databind.JsonNode entry = got.get(0).path("trace").get(0);
+    assertEquals("agent.in", entry.get(0).asText(), "the host agent's entry in the event's trace: " + entry);
+    assertEquals(h.hostId, entry.get(1).asText());
+    assertTrue(entry.get(2).asLong() <= entry.get(3).asLong(), "taken, then queued");
+    got.get(0).remove("trace");
+    assertEquals(event("e1", RESIZE), got.get(0));
     assertTrue(committed(tp(RESIZE, 1)) <= 0, "not finished: nothing committed past it");
   }
 

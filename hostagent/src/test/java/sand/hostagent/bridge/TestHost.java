@@ -27,7 +27,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import sand.common.Credentials;
-import sand.common.ExecutionTag;
+import sand.contracts.ExecutionTag;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalBusSettings;

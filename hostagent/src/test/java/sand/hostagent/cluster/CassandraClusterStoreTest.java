@@ -45,8 +45,8 @@ class CassandraClusterStoreTest {
   @Test
   void hostsApplicationsStatesAndLogsRoundTrip() {
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-    store.upsertHost(new ClusterStore.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", 8, now, now));
-    store.upsertHost(new ClusterStore.HostInfo("h2", "b", "d", 8, now, now.minusSeconds(60)));
+    store.upsertHost(new ClusterStore.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
+    store.upsertHost(new ClusterStore.HostInfo("h2", "b", "d", "", 8, now, now.minusSeconds(60)));
     assertEquals(List.of("h1"), store.liveHosts(now, Duration.ofSeconds(10)).stream()
         .map(ClusterStore.HostInfo::hostId).toList());
 
@@ -108,9 +108,19 @@ class CassandraClusterStoreTest {
     assertTrue(store.applicationCode("a000000000001").isEmpty());
     assertTrue(store.appHostStates("a000000000001").isEmpty());
 
-    store.putExecution(new ClusterStore.ExecutionRecord("e1", "a1", "alice", "running", null, null, now, null, "fe"));
-    assertTrue(store.finishExecution("e1", "running", "succeeded", "{\"ok\":1}", null, now));
-    assertFalse(store.finishExecution("e1", "running", "succeeded", "{\"ok\":2}", null, now), "first result wins");
-    assertEquals("{\"ok\":1}", store.execution("e1").orElseThrow().result());
+    java.time.Duration ttl = java.time.Duration.ofHours(1);
+    long arrived = now.toEpochMilli() * 1000;
+    // Writes in the worst order: the second result first, then the first, a timeout, and the start last.
+    store.endExecution("e1", "succeeded", "{\"ok\":2}", null, now, "[]", ClusterStore.resultRank(arrived + 5), ttl);
+    store.endExecution("e1", "succeeded", "{\"ok\":1}", null, now, "[[\"frontend\",\"fe\",1]]",
+        ClusterStore.resultRank(arrived), ttl);
+    store.endExecution("e1", "timeout", null, "no result", now, null, ClusterStore.RANK_TIMEOUT, ttl);
+    store.startExecution(new ClusterStore.ExecutionRecord("e1", "a1", "alice", "running", null, null, now, null, "fe",
+        null), ttl);
+    ClusterStore.ExecutionRecord e = store.execution("e1").orElseThrow();
+    assertEquals("succeeded", e.status(), "the first result wins, whatever order the writes arrived in");
+    assertEquals("{\"ok\":1}", e.result());
+    assertEquals("[[\"frontend\",\"fe\",1]]", e.timings());
+    assertEquals("alice", e.owner());
   }
 }

@@ -30,7 +30,7 @@ class ClusterMembershipTest {
   };
 
   private ClusterMembership member(ClusterStore store, String id) {
-    return new ClusterMembership(store, new ClusterStore.HostInfo(id, "bus", "data", 4, now.get(), now.get()),
+    return new ClusterMembership(store, new ClusterStore.HostInfo(id, "bus", "data", "gate", 4, now.get(), now.get()),
         clock, Duration.ofSeconds(10));
   }
 

@@ -1,4 +1,4 @@
-package sand.common;
+package sand.contracts;
 
 import java.nio.charset.StandardCharsets;
 import java.security.InvalidKeyException;
@@ -52,6 +52,20 @@ public final class ExecutionTag {
     }
     byte[] full = mac.doFinal();
     return HexFormat.of().formatHex(full, 0, TAG_BYTES);
+  }
+
+  /**
+   * A credential platform processes derive from the same cluster secret for {@code purpose} (e.g. "gate": the
+   * frontends' credential at the host agents' gate), 64 hex digits; nothing outside the platform can make it.
+   */
+  public String credential(String purpose) {
+    try {
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      return HexFormat.of().formatHex(mac.doFinal(("credential\0" + purpose).getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+    }
   }
 
   /** Whether {@code tag} is the tag of this execution (compared in constant time). */

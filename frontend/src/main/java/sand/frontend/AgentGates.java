@@ -1,0 +1,288 @@
+package sand.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.apache.thrift.TConfiguration;
+import org.apache.thrift.TException;
+import org.apache.thrift.protocol.TBinaryProtocol;
+import org.apache.thrift.transport.TSocket;
+import org.apache.thrift.transport.TTransport;
+import org.eclipse.jetty.util.component.AbstractLifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.contracts.Event;
+import sand.contracts.gate.Admission;
+import sand.contracts.gate.HostAgentGate;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.cluster.ClusterStore.HostInfo;
+
+/**
+ * This frontend's side of the host agents' gates (contracts/gate.thrift, docs/host-agent.md "The gate"): a
+ * request goes straight to a host agent that runs its application, and its result comes straight back, instead
+ * of two trips through Kafka. Per agent one thread long-polls the agent's mailbox for this frontend (results,
+ * backup acknowledgements); requests are submitted on a small pool of connections.
+ *
+ * <p>A request the agent accepted stays here until the agent acknowledges its backup in Kafka. When the poll
+ * connection to that agent breaks, or no acknowledgement comes within {@link #ACK_TIMEOUT}, the request is put
+ * into Kafka by this frontend ({@code fallback}): the paper's guarantee (the event reaches Kafka before it can
+ * be lost) holds, and a duplicate run is answered only once (first result wins). An agent that is not reachable,
+ * does not run the grain or is busy answers no: the request then goes through Kafka as before.
+ */
+final class AgentGates extends AbstractLifeCycle {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
+  static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+  private static final int POOL = 8;
+  private static final int CONNECT_TIMEOUT_MS = 1000;
+
+  /** A request an agent accepted, not yet backed up in Kafka. */
+  private record Unacked(Event event, String host, long sinceNanos) {}
+
+  private final class Gate {
+    final String host;
+    final String address;
+    final BlockingQueue<HostAgentGate.Client> idle = new ArrayBlockingQueue<>(POOL);
+    volatile boolean up = true;
+    volatile long downUntilNanos;
+    Thread poller;
+
+    Gate(String host, String address) {
+      this.host = host;
+      this.address = address;
+    }
+  }
+
+  private final ClusterStore store;
+  private final Clock clock;
+  private final Duration hostMaxAge;
+  private final String frontendId;
+  private final String credential;
+  private final Consumer<byte[]> results;
+  private final Consumer<Event> fallback;
+  private final Map<String, Gate> gates = new ConcurrentHashMap<>();
+  private final Map<String, Unacked> unacked = new ConcurrentHashMap<>();
+  private final AtomicLong submitted = new AtomicLong();
+  private volatile long hostsReadNanos;
+  private volatile boolean running;
+
+  /**
+   * @param credential the gate's credential (ExecutionTag.credential("gate"))
+   * @param results    gets every result an agent hands over (as the response topic's records)
+   * @param fallback   puts a request into Kafka (when its agent went away before backing it up)
+   */
+  AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
+             Consumer<byte[]> results, Consumer<Event> fallback) {
+    this.store = store;
+    this.clock = clock;
+    this.hostMaxAge = hostMaxAge;
+    this.frontendId = frontendId;
+    this.credential = credential;
+    this.results = results;
+    this.fallback = fallback;
+  }
+
+  /** Requests handed to agents so far (metrics). */
+  long submitted() {
+    return submitted.get();
+  }
+
+  int unacked() {
+    return unacked.size();
+  }
+
+  /**
+   * Hand {@code event} to one of {@code hosts} (where its application is deployed); false when none took it
+   * (the caller sends it through Kafka).
+   */
+  boolean submit(Event event, List<String> hosts) {
+    if (!running || hosts.isEmpty()) {
+      return false;
+    }
+    refreshHosts();
+    int start = Math.floorMod(event.id().hashCode(), hosts.size());
+    for (int i = 0; i < hosts.size(); i++) {
+      Gate g = gates.get(hosts.get((start + i) % hosts.size()));
+      if (g == null || !g.up || System.nanoTime() < g.downUntilNanos) {
+        continue;
+      }
+      unacked.put(event.id(), new Unacked(event, g.host, System.nanoTime()));
+      Admission a = call(g, event);
+      if (a == Admission.ACCEPTED) {
+        submitted.incrementAndGet();
+        return true;
+      }
+      unacked.remove(event.id());
+      if (a == Admission.REFUSED) {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private Admission call(Gate g, Event event) {
+    HostAgentGate.Client c = g.idle.poll();
+    try {
+      if (c == null) {
+        c = connect(g.address);
+      }
+      Admission a = c.submit(credential, List.of(ByteBuffer.wrap(event.toBytes()))).get(0);
+      if (!g.idle.offer(c)) {
+        c.getInputProtocol().getTransport().close();
+      }
+      return a;
+    } catch (TException | RuntimeException e) {
+      if (c != null) {
+        c.getInputProtocol().getTransport().close();
+      }
+      LOG.warn("[frontend {}] gate of host {} ({}) refused a request: {}; using Kafka for 2 s", frontendId, g.host,
+          g.address, e.toString());
+      g.downUntilNanos = System.nanoTime() + 2_000_000_000L;
+      return Admission.NOT_HERE;
+    }
+  }
+
+  private HostAgentGate.Client connect(String address) throws TException {
+    int colon = address.lastIndexOf(':');
+    TSocket socket = new TSocket(new TConfiguration(), address.substring(0, colon),
+        Integer.parseInt(address.substring(colon + 1)), CONNECT_TIMEOUT_MS);
+    socket.open();
+    socket.setTimeout(0); // a poll waits as long as it asked to
+    return new HostAgentGate.Client(new TBinaryProtocol(socket));
+  }
+
+  /** Know every live agent with a gate (read at most every second): a poller for each. */
+  private void refreshHosts() {
+    long now = System.nanoTime();
+    if (now - hostsReadNanos < 1_000_000_000L) {
+      return;
+    }
+    hostsReadNanos = now;
+    try {
+      for (HostInfo h : store.liveHosts(clock.instant(), hostMaxAge)) {
+        if (h.gateAddress() != null && !h.gateAddress().isEmpty()) {
+          Gate g = gates.get(h.hostId());
+          if (g == null || !g.address.equals(h.gateAddress())) {
+            Gate fresh = new Gate(h.hostId(), h.gateAddress());
+            gates.put(h.hostId(), fresh);
+            startPoller(fresh);
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("[frontend {}] could not read the live hosts: {}", frontendId, e.toString());
+    }
+  }
+
+  private void startPoller(Gate g) {
+    g.poller = new Thread(() -> pollLoop(g), "gate-poll-" + g.host);
+    g.poller.setDaemon(true);
+    g.poller.start();
+  }
+
+  private void pollLoop(Gate g) {
+    HostAgentGate.Client c = null;
+    while (running && gates.get(g.host) == g) {
+      try {
+        if (c == null) {
+          c = connect(g.address);
+          g.up = true;
+        }
+        for (ByteBuffer b : c.poll(credential, frontendId, 256, 1000)) {
+          byte[] m = new byte[b.remaining()];
+          b.get(m);
+          handle(m);
+        }
+        resendLate();
+      } catch (TException | RuntimeException e) {
+        if (c != null) {
+          c.getInputProtocol().getTransport().close();
+          c = null;
+        }
+        if (running) {
+          g.up = false;
+          LOG.warn("[frontend {}] lost the gate of host {} ({}): {}; its unacknowledged requests go to Kafka",
+              frontendId, g.host, g.address, e.toString());
+          resendAll(g.host);
+          sleep(1000);
+        }
+      }
+    }
+    if (c != null) {
+      c.getInputProtocol().getTransport().close();
+    }
+  }
+
+  private void handle(byte[] message) {
+    JsonNode n;
+    try {
+      n = Event.JSON.readTree(message);
+    } catch (java.io.IOException e) {
+      LOG.warn("[frontend {}] unreadable gate message skipped", frontendId);
+      return;
+    }
+    JsonNode acked = n.get("backed_up");
+    if (acked != null) {
+      unacked.remove(acked.asText());
+    } else {
+      results.accept(message);
+    }
+  }
+
+  /** Requests whose backup was not acknowledged in time go to Kafka too. */
+  private void resendLate() {
+    long late = System.nanoTime() - ACK_TIMEOUT.toNanos();
+    for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
+      if (e.getValue().sinceNanos() < late && unacked.remove(e.getKey(), e.getValue())) {
+        LOG.warn("[frontend {}] request {} not backed up by host {} within {} s: putting it into Kafka",
+            frontendId, e.getKey(), e.getValue().host(), ACK_TIMEOUT.toSeconds());
+        fallback.accept(e.getValue().event());
+      }
+    }
+  }
+
+  private void resendAll(String host) {
+    for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
+      if (e.getValue().host().equals(host) && unacked.remove(e.getKey(), e.getValue())) {
+        fallback.accept(e.getValue().event());
+      }
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  protected void doStart() {
+    running = true;
+    refreshHosts();
+  }
+
+  @Override
+  protected void doStop() {
+    running = false;
+    for (Gate g : gates.values()) {
+      HostAgentGate.Client c;
+      while ((c = g.idle.poll()) != null) {
+        TTransport t = c.getInputProtocol().getTransport();
+        t.close();
+      }
+      if (g.poller != null) {
+        g.poller.interrupt();
+      }
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package sand.frontend;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.hostagent.cluster.ClusterStore;
+import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
+
+/**
+ * The executions' bookkeeping in Cassandra, written behind the request path (docs/api.md "Executions"): a
+ * request is answered as soon as its result arrives, and its 'running' and final records are written by a
+ * few background threads, each with a time to live. The order the writes land in does not matter: the
+ * final record carries a rank ({@link ClusterStore#resultRank}) and the highest rank wins. When the queue is
+ * full the request's own thread writes (backpressure, nothing dropped).
+ */
+final class ExecutionLog implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutionLog.class);
+
+  private final ClusterStore store;
+  private final Duration ttl;
+  private final ThreadPoolExecutor writers;
+
+  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
+    this.store = store;
+    this.ttl = ttl;
+    this.writers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(queue), r -> {
+          Thread t = new Thread(r, "execution-log");
+          t.setDaemon(true);
+          return t;
+        }, new ThreadPoolExecutor.CallerRunsPolicy());
+  }
+
+  Duration ttl() {
+    return ttl;
+  }
+
+  void started(ExecutionRecord e) {
+    write("start", e.executionId(), () -> store.startExecution(e, ttl));
+  }
+
+  /** How the execution ended; {@code rank} decides between several ends of one execution. */
+  void ended(String executionId, String status, String result, String error, Instant finished, String timings,
+             long rank) {
+    write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings, rank,
+        ttl));
+  }
+
+  /** Writes not yet done (metrics). */
+  int pending() {
+    return writers.getQueue().size() + writers.getActiveCount();
+  }
+
+  private void write(String what, String executionId, Runnable w) {
+    writers.execute(() -> {
+      try {
+        w.run();
+      } catch (RuntimeException e) {
+        LOG.warn("[execution {}] could not record its {}: {}", executionId, what, e.toString());
+      }
+    });
+  }
+
+  /** Finish the queued writes (bounded), then stop. */
+  @Override
+  public void close() {
+    writers.shutdown();
+    try {
+      if (!writers.awaitTermination(10, TimeUnit.SECONDS)) {
+        LOG.warn("{} execution records not written at shutdown", writers.getQueue().size());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,165 @@
+package sand.hostagent.bridge;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.contracts.Event;
+import sand.contracts.ExecutionTag;
+import sand.contracts.Trace;
+import sand.contracts.gate.Admission;
+import sand.contracts.gate.GateError;
+import sand.contracts.gate.GateErrorCode;
+import sand.contracts.gate.HostAgentGate;
+import sand.hostagent.bridge.InFlightEvents.Home;
+import sand.localbus.BusException;
+import sand.localbus.LocalMessageBus;
+
+/**
+ * The host agent's side of the gate (contracts/gate.thrift, docs/host-agent.md "The gate"): a frontend hands
+ * it a request, it goes straight into the entry grain's local queue and is backed up to Kafka by this host
+ * ({@code processing}, in a partition it owns, exactly like an output a grain instance delivered locally);
+ * results and backup acknowledgements wait in a mailbox per frontend until that frontend polls them. Every
+ * result also goes to the frontend's response topic (the LQ_HA processor sends it), so a frontend that is not
+ * polling loses nothing.
+ */
+public final class FrontendGate implements HostAgentGate.Iface {
+  private static final Logger LOG = LoggerFactory.getLogger(FrontendGate.class);
+  /** A frontend that has not polled for this long gets no mailbox entries (its results are in Kafka). */
+  static final long MAILBOX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+  static final int MAILBOX_CAPACITY = 10_000;
+
+  private static final class Mailbox {
+    final LinkedBlockingQueue<byte[]> messages = new LinkedBlockingQueue<>(MAILBOX_CAPACITY);
+    volatile long lastPollNanos = System.nanoTime();
+  }
+
+  private final GlobalBusBridge bridge;
+  private final LocalMessageBus bus;
+  private final String agentCredential;
+  private final ExecutionTag tags;
+  private final byte[] gateCredential;
+  private final String host;
+  private final Map<String, Mailbox> mailboxes = new ConcurrentHashMap<>();
+  private final AtomicLong accepted = new AtomicLong();
+
+  public FrontendGate(GlobalBusBridge bridge, LocalMessageBus bus, String agentCredential, ExecutionTag tags) {
+    this.bridge = bridge;
+    this.bus = bus;
+    this.agentCredential = agentCredential;
+    this.tags = tags;
+    this.gateCredential = tags.credential("gate").getBytes(StandardCharsets.US_ASCII);
+    this.host = bridge.host();
+  }
+
+  /** Requests taken through the gate so far (metrics). */
+  public long accepted() {
+    return accepted.get();
+  }
+
+  @Override
+  public List<Admission> submit(String credential, List<ByteBuffer> events) throws GateError {
+    check(credential);
+    long taken = System.nanoTime();
+    List<Admission> out = new ArrayList<>(events.size());
+    for (ByteBuffer b : events) {
+      out.add(admit(b, taken));
+    }
+    return out;
+  }
+
+  private Admission admit(ByteBuffer b, long taken) {
+    byte[] bytes = new byte[b.remaining()];
+    b.get(bytes);
+    Event event;
+    try {
+      event = Event.parse(bytes);
+    } catch (IllegalArgumentException e) {
+      return Admission.REFUSED;
+    }
+    if (!tags.verify(event.tag(), event.app(), event.executionId(), event.frontend())) {
+      LOG.warn("[host {}] [app {}] [exec {}] gate: request refused: its tag is not its frontend's", host, event.app(),
+          event.executionId());
+      return Admission.REFUSED;
+    }
+    GrainRef grain = new GrainRef(event.app(), event.grain());
+    Integer partition = bridge.runsHere(grain) ? bridge.backupPartition(grain.topic(), event.id()) : null;
+    if (partition == null) {
+      return Admission.NOT_HERE;
+    }
+    CompletableFuture<Object> backedUp = new CompletableFuture<>();
+    bridge.inFlight().register(event.id(), new Home(grain.topic(), partition, grain.app(), backedUp));
+    event.trace(Trace.AGENT_IN, host, taken, System.nanoTime());
+    try {
+      bus.publish(agentCredential, grain.localQueue(), event.toBytes());
+    } catch (BusException e) {
+      bridge.inFlight().remove(grain.app(), event.id());
+      return e.code() == BusException.Code.QUEUE_FULL || e.code() == BusException.Code.QUOTA_EXCEEDED
+          ? Admission.BUSY : Admission.REFUSED;
+    }
+    accepted.incrementAndGet();
+    String frontend = event.frontend();
+    String id = event.id();
+    bridge.sender().send(ConditionFlag.processing(event.json(), host).toRecord(grain.topic(), partition))
+        .whenComplete((md, e) -> {
+          if (e == null) {
+            backedUp.complete(md);
+            deliver(frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII));
+          } else {
+            backedUp.completeExceptionally(e);
+          }
+        });
+    LOG.debug("[host {}] [app {}] [exec {}] gate: request {} in the local queue", host, grain.app(),
+        event.executionId(), id);
+    return Admission.ACCEPTED;
+  }
+
+  /** Put a message into {@code frontend}'s mailbox if it polls this gate (else it reads Kafka). */
+  void deliver(String frontend, byte[] message) {
+    Mailbox m = mailboxes.get(frontend);
+    if (m != null && System.nanoTime() - m.lastPollNanos < MAILBOX_IDLE_NANOS && !m.messages.offer(message)) {
+      LOG.debug("[host {}] gate: mailbox of frontend {} full; it reads the result from Kafka", host, frontend);
+    }
+  }
+
+  @Override
+  public List<ByteBuffer> poll(String credential, String frontend, int maxMessages, int timeoutMs) throws GateError {
+    check(credential);
+    if (!TopicNames.validFrontend(frontend)) {
+      throw new GateError(GateErrorCode.BAD_REQUEST, "bad frontend id '" + frontend + "'");
+    }
+    Mailbox m = mailboxes.computeIfAbsent(frontend, f -> new Mailbox());
+    m.lastPollNanos = System.nanoTime();
+    List<ByteBuffer> out = new ArrayList<>();
+    try {
+      byte[] first = m.messages.poll(Math.max(0, Math.min(timeoutMs, 30_000)), TimeUnit.MILLISECONDS);
+      if (first != null) {
+        out.add(ByteBuffer.wrap(first));
+        List<byte[]> more = new ArrayList<>();
+        m.messages.drainTo(more, Math.max(0, Math.min(maxMessages, 10_000) - 1));
+        more.forEach(x -> out.add(ByteBuffer.wrap(x)));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    m.lastPollNanos = System.nanoTime();
+    return out;
+  }
+
+  private void check(String credential) throws GateError {
+    if (credential == null
+        || !MessageDigest.isEqual(credential.getBytes(StandardCharsets.US_ASCII), gateCredential)) {
+      throw new GateError(GateErrorCode.UNAUTHORIZED, "not the gate's credential: only frontends of this cluster "
+          + "may use it");
+    }
+  }
+}
