@@ -2,13 +2,18 @@
 
     python3 -m grainworker.supervisor --config /sand/app/sandbox.json
 
-It starts ``python3 -m grainworker`` for every grain the sandbox hosts, restarts a worker that exits
-while the sandbox runs (with exponential back-off and a log line), reaps every process that ends up
-as its child (as PID 1 it inherits orphaned grain instances of a dead worker), and on SIGTERM
-forwards SIGTERM to the workers, waits for them (bounded) and kills what is left.
+It is the sandbox's zygote: it imports the grain worker (Thrift clients, envelope, context) once, freezes
+those objects out of the garbage collector, and ``fork()``s the grain worker of every grain the sandbox hosts,
+so all workers share those pages instead of each interpreter loading its own copy (~22 MB private per worker
+started as a new ``python3``: 100 grains would not fit a 512 MB sandbox; forked, each costs ~2 MB, see
+docs/benchmarks.md). A forked worker shows in ``ps`` as ``python3 -m grainworker --grain G`` (its argv is
+rewritten in place), as a spawned one did. The supervisor restarts a worker that exits while the sandbox runs
+(with exponential back-off and a log line), reaps every process that ends up as its child (as PID 1 it inherits
+orphaned grain instances of a dead worker), and on SIGTERM forwards SIGTERM to the workers, waits for them
+(bounded) and kills what is left.
 
 Events are never held by a worker between polls: they wait in the grain's local queue on the host's
-local bus, so a worker restart loses nothing that was queued. Standard library only.
+local bus, so a worker restart loses nothing that was queued.
 
 ``sandbox.json`` (written by the host agent, ``sand.hostagent.sandbox.SandboxManager``)::
 
@@ -26,14 +31,17 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import gc
 import json
 import logging
 import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from grainworker._fork import fork
 
 __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
 
@@ -70,7 +78,6 @@ class SupervisorConfig:
     restart_max_s: float = 30.0
     restart_stable_s: float = 30.0
     stop_grace_s: float = 15.0
-    python: str = field(default_factory=lambda: sys.executable)
 
 
 def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
@@ -125,8 +132,9 @@ class Supervisor:
         self.workers = {g: _Worker(g) for g in cfg.grains}
         self.restarts = 0
         self._stopping = False
+        self.workflow: Any = None
 
-    # ---- the workers' command line and environment
+    # ---- the workers' environment
     def _worker_env(self, env: dict[str, str]) -> dict[str, str]:
         # The platform's packages (the grain worker, thrift) come first so an application's own
         # requirements cannot replace them under the worker; the application's come next.
@@ -135,14 +143,6 @@ class Supervisor:
             paths.append(self.cfg.lib)
         env["PYTHONPATH"] = os.pathsep.join(paths)
         return env
-
-    def command(self, grain: str) -> list[str]:
-        c, s = self.cfg, self.cfg.grains[grain]
-        return [c.python, "-m", "grainworker", "--app", c.app, "--grain", grain, "--code", c.code,
-                "--workflow", c.workflow, "--bus", c.bus, "--data", c.data,
-                "--local-grains", ",".join(c.local_grains), "--concurrency", str(s.concurrency),
-                "--timeout", f"{s.timeout_s:g}", "--memory-mb", str(s.memory_mb),
-                "--standby", "1" if s.standby else "0"]
 
     # ---- lifecycle
     def run(self) -> int:
@@ -153,6 +153,9 @@ class Supervisor:
             signal.signal(sig, lambda *_: None)
         signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
         _become_subreaper()
+        self.workflow = self._parse_workflow()
+        os.environ.update(self.env)  # the workers' environment, set once here rather than in every worker
+        preload()
         log.info("[%s] supervisor up on host %s: %d grain worker(s) %s", self.cfg.app, self.cfg.host or "-",
                  len(self.workers), sorted(self.workers))
         for w in self.workers.values():
@@ -168,21 +171,57 @@ class Supervisor:
             self._start_due()
         return self.stop()
 
+    def _parse_workflow(self) -> Any:
+        """The workflow, parsed once for every worker; None if it cannot be (each worker then says why)."""
+        from grainworker.workflow import WorkflowError, parse_workflow
+
+        try:
+            with open(self.cfg.workflow, "rb") as f:
+                return parse_workflow(f.read())
+        except (OSError, WorkflowError) as e:
+            log.error("[%s] cannot read the workflow %s: %s", self.cfg.app, self.cfg.workflow, e)
+            return None
+
     def _next_wakeup(self) -> float:
         due = [w.restart_at for w in self.workers.values() if w.pid == 0]
         return 60.0 if not due else max(0.0, min(due) - time.monotonic())
 
     def _start(self, w: _Worker) -> None:
         try:
-            # posix_spawn with an empty signal mask: the workers must not inherit our blocked signals.
-            w.pid = os.posix_spawn(self.cfg.python, self.command(w.grain), self.env, setsigmask=(),
-                                   setsigdef=tuple(_SIGNALS))
+            pid = fork()
         except OSError as e:
             log.error("[%s] could not start the grain worker of %s: %s", self.cfg.app, w.grain, e)
             self._schedule_restart(w, 0.0)
             return
+        if pid == 0:
+            self._worker_main(w.grain)
+        w.pid = pid
         w.started = time.monotonic()
         log.info("[%s] grain worker %s started (pid %d)", self.cfg.app, w.grain, w.pid)
+
+    def _worker_main(self, grain: str) -> None:
+        """In the forked grain worker: become what ``python3 -m grainworker <command>`` would be. Never returns."""
+        code = 70
+        try:
+            # The worker must not keep the supervisor's blocked signals or its no-op handlers.
+            for sig in _SIGNALS:
+                signal.signal(sig, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
+            if self.cfg.lib and self.cfg.lib not in sys.path:
+                sys.path.append(self.cfg.lib)
+            set_title(f"python3 -m grainworker --grain {grain}")
+            from grainworker.__main__ import serve
+
+            c, g = self.cfg, self.cfg.grains[grain]
+            code = serve(c.app, grain, c.code, self.workflow or c.workflow, c.bus, c.data, ",".join(c.local_grains),
+                         g.concurrency, g.timeout_s, g.memory_mb, g.standby)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException:  # noqa: BLE001 - logged; the supervisor restarts the worker
+            log.exception("[%s] grain worker %s failed", self.cfg.app, grain)
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
 
     def _start_due(self) -> None:
         now = time.monotonic()
@@ -263,6 +302,29 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except ProcessLookupError:
         pass
+
+
+def preload() -> None:
+    """The zygote's one import of the grain worker: every worker forked after it shares these pages. Frozen
+    out of the garbage collector, so a collection in a worker does not touch (and so copy) them."""
+    import grainworker.__main__  # noqa: F401 - imported for the pages it fills
+
+    gc.collect()
+    gc.freeze()
+
+
+def set_title(title: str) -> None:
+    """Show ``title`` as this process's command line (``ps``, ``docker top``): the original argv area is
+    overwritten in place (its size is the limit: a longer title is cut)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # proc(5) fields 48 and 49: arg_start, arg_end
+        room = end - start
+        data = title.encode()[: room - 1]
+        ctypes.memmove(start, data + b"\0" * (room - len(data)), room)
+    except (OSError, ValueError, IndexError):
+        log.debug("could not set the process title %r", title)
 
 
 def _become_subreaper() -> None:

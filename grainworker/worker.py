@@ -8,6 +8,10 @@ kills an instance past the grain's timeout, and answers for an instance that die
 Pre-forked standby (beyond the paper): one child is forked ahead of time, has opened its own bus
 connection and waits on a pipe; an event is handed to it (a pipe write instead of a fork on the
 critical path) and the next standby is forked after the hand-off. Each event still gets a fresh process.
+A standby costs memory (~1.5 MB of pages it and the worker no longer share), so a worker keeps one only
+for a grain that was called in the last STANDBY_IDLE_S seconds, and only while the sandbox uses less than
+STANDBY_MEMORY_SHARE of its memory limit: a sandbox of 100 grains fits its default 512 MB, and its busy
+grains still start instances from standbys (docs/grain-worker.md).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from grainworker._fork import fork
 from grainworker.instance import InstanceSpec, failure_batch, run_instance
 
 __all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
@@ -32,6 +37,8 @@ __all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
 log = logging.getLogger(__name__)
 
 STOP_MESSAGE = b'{"control":"stop"}'
+STANDBY_IDLE_S = 600.0       # a grain not called for this long gives its standby back
+STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than this share of its memory limit
 _HANDOFF = struct.Struct(">IQ")  # what the worker writes to a standby: the event's length, when it was polled
 
 
@@ -92,6 +99,7 @@ class GrainWorker:
         self._standby: tuple[int, int] | None = None  # (pid, write end of its pipe)
         self._stopping = False
         self.instances_started = 0
+        self._last_event = -STANDBY_IDLE_S  # monotonic; no standby until the grain is first called
 
     # ---- lifecycle
     def stop(self, *_: object) -> None:
@@ -108,8 +116,7 @@ class GrainWorker:
         """One round: reap, enforce timeouts, keep a standby, then wait for events or for a free slot."""
         self.reap()
         self.kill_expired()
-        if self.cfg.standby and self._standby is None:
-            self._fork_standby()
+        self._keep_standby()
         free = self.cfg.max_concurrency - len(self.children)
         if free <= 0:
             self._wait_children(self._until_deadline(1.0))
@@ -117,6 +124,8 @@ class GrainWorker:
         msgs = self.bus.poll(self.queue, max_messages=min(free, 32),
                              timeout_ms=int(self._until_deadline(1.0) * 1000))
         polled = time.monotonic_ns()
+        if msgs:
+            self._last_event = polled / 1e9
         for raw in msgs:
             if raw == STOP_MESSAGE:
                 self._stopping = True
@@ -156,7 +165,7 @@ class GrainWorker:
             except OSError:
                 os.close(w)  # the standby died: reap it and fall back to a fresh fork
                 os.waitpid(pid, 0)
-        pid = os.fork()
+        pid = fork()
         if pid == 0:
             self._child_main(raw=raw, polled_ns=polled_ns)
         self._track(pid, raw)
@@ -164,9 +173,21 @@ class GrainWorker:
     def _track(self, pid: int, raw: bytes) -> None:
         self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s, os.pidfd_open(pid))
 
+    def _keep_standby(self) -> None:
+        """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
+        recent = time.monotonic() - self._last_event < STANDBY_IDLE_S
+        if self._standby is None:
+            if self.cfg.standby and recent and sandbox_memory_share() < STANDBY_MEMORY_SHARE:
+                self._fork_standby()
+        elif not recent:
+            pid, w = self._standby
+            os.close(w)  # it sees EOF and exits quietly
+            self._standby = None
+            os.waitpid(pid, 0)
+
     def _fork_standby(self) -> None:
         r, w = os.pipe()
-        pid = os.fork()
+        pid = fork()
         if pid == 0:
             os.close(w)
             self._child_main(pipe=r)
@@ -269,6 +290,25 @@ class GrainWorker:
         fds = [c.pidfd for c in self.children.values()]
         if fds:
             select.select(fds, [], [], max(0.0, timeout))
+
+
+_CGROUP_MEMORY = [("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.max"),  # cgroup v2
+                  ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes")]
+
+
+def sandbox_memory_share() -> float:
+    """How much of its memory limit this process's cgroup (inside a sandbox: the sandbox) uses; 0 when unknown
+    or unlimited."""
+    for used_path, limit_path in _CGROUP_MEMORY:
+        try:
+            with open(used_path) as u, open(limit_path) as m:
+                used, limit = u.read().strip(), m.read().strip()
+        except OSError:
+            continue
+        if not limit.isdigit() or int(limit) >= 1 << 60:
+            return 0.0
+        return int(used) / max(1, int(limit))
+    return 0.0
 
 
 def _write_all(fd: int, data: bytes) -> None:

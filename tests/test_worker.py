@@ -151,6 +151,54 @@ def test_no_zombies_and_a_standby_waits(emu: Emulator) -> None:
     assert len(kids) == 1, f"expected exactly the pre-forked standby, got {kids}"
 
 
+def test_a_grain_gets_its_standby_once_it_is_called(app_dir: Path) -> None:
+    with Emulator(app_dir, echo=lambda line: None) as e:
+        time.sleep(1.2)
+        assert children(e.worker_pid("pid")) == [], "a grain never called keeps no standby (memory)"
+        call(e, "pid", {})
+        time.sleep(1.2)
+        assert len(children(e.worker_pid("pid"))) == 1
+
+
+def _bare_worker(monkeypatch: pytest.MonkeyPatch, share: float) -> tuple[object, list[str]]:
+    from grainworker import worker as w
+    from grainworker.instance import InstanceSpec
+    from grainworker.workflow import parse_workflow
+
+    wf = parse_workflow(b'{"name": "a", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
+    cfg = w.WorkerConfig("a", "g", InstanceSpec("a", "g", wf), "/nonexistent", "unix:/x", "unix:/x", "c")
+    worker = w.GrainWorker(cfg, lambda e, c: e, lambda: None, lambda: None)
+    forks: list[str] = []
+    monkeypatch.setattr(worker, "_fork_standby", lambda: forks.append("fork"))
+    monkeypatch.setattr(w, "sandbox_memory_share", lambda: share)
+    return worker, forks
+
+
+def test_no_new_standby_while_the_sandbox_is_short_of_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    worker, forks = _bare_worker(monkeypatch, 0.9)
+    worker._last_event = time.monotonic()
+    worker._keep_standby()
+    assert forks == []
+    worker, forks = _bare_worker(monkeypatch, 0.5)
+    worker._keep_standby()
+    assert forks == [], "never called: no standby"
+    worker._last_event = time.monotonic()
+    worker._keep_standby()
+    assert forks == ["fork"]
+
+
+def test_sandbox_memory_share_reads_the_cgroup(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from grainworker import worker as w
+
+    used, limit = tmp_path / "current", tmp_path / "max"
+    used.write_text("100\n")
+    limit.write_text("400\n")
+    monkeypatch.setattr(w, "_CGROUP_MEMORY", [(str(tmp_path / "missing"), str(limit)), (str(used), str(limit))])
+    assert w.sandbox_memory_share() == 0.25
+    limit.write_text("max\n")  # cgroup v2: no limit
+    assert w.sandbox_memory_share() == 0.0
+
+
 def test_without_standby_no_child_waits(app_dir: Path) -> None:
     with Emulator(app_dir, standby=False, echo=lambda line: None) as e:
         assert call(e, "pid", {})["ppid"] == e.worker_pid("pid")
@@ -184,3 +232,19 @@ def test_worker_imports_only_stdlib_thrift_and_itself() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_instances_forked_without_at_fork_handlers_still_draw_different_random_numbers() -> None:
+    code = ("import os, random, sys\n"
+            "from grainworker._fork import fork\n"
+            "random.random()\n"
+            "r, w = os.pipe()\n"
+            "for _ in range(2):\n"
+            "    if fork() == 0:\n"
+            "        os.write(w, f'{os.getpid()} {random.random()}\\n'.encode()); os._exit(0)\n"
+            "os.wait(); os.wait(); os.close(w)\n"
+            "sys.stdout.write(os.read(r, 1000).decode())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20).stdout.split("\n")
+    rows = [line.split() for line in out if line]
+    assert len(rows) == 2 and rows[0][0] != rows[1][0], out
+    assert rows[0][1] != rows[1][1], "both children drew the same number: random was not reseeded"

@@ -90,7 +90,8 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
 
   /**
    * Check an application's settings, grain count and named hosts against the caps; IllegalArgumentException
-   * names the first setting above its cap, the cap's key and its environment variable.
+   * names the first setting above its cap, the cap's key and its environment variable, or what a sandbox of
+   * that many grains needs and does not get ({@link ApplicationSettings#requireFits}).
    */
   public void check(ApplicationSettings s, int grains, int namedHosts) {
     cap("timeout_s", s.timeoutS(), timeoutSMax, "timeout.s.max");
@@ -104,6 +105,7 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
           + grainsMax + " per application (limits grains.max, " + DEF.envName("grains.max")
           + "): split it into several applications, or ask the operator");
     }
+    s.requireFits(grains);
     if (namedHosts > 0 && !hostsChoose) {
       throw new IllegalArgumentException("settings.hosts: this platform places applications itself (limits "
           + "hosts.choose=false, " + DEF.envName("hosts.choose") + "); remove 'hosts' from the settings");

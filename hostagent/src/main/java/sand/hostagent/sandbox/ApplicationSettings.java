@@ -32,6 +32,38 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
     check(sandboxPids >= 8, "sandbox_pids", sandboxPids, ">= 8 (supervisor, workers, instances)");
   }
 
+  /**
+   * What a sandbox needs at the least: its supervisor and room for running instances, plus each grain's worker,
+   * forked from the supervisor and sharing its pages (measured ~3 MB per idle grain by benchmarks/serverlessbench.py
+   * TC3; what a grain's code imports comes on top). A deploy that cannot fit fails at once with these numbers.
+   */
+  public static final int SANDBOX_BASE_MB = 48;
+  public static final int GRAIN_WORKER_MB = 3;
+
+  public int memoryNeededMb(int grains) {
+    return SANDBOX_BASE_MB + GRAIN_WORKER_MB * grains;
+  }
+
+  /** The supervisor, a worker and a standby per grain, and a few instances. */
+  public static int pidsNeeded(int grains) {
+    return 8 + 2 * grains;
+  }
+
+  /** Refuse a sandbox of {@code grains} grains these settings cannot hold, naming what it needs and the limit. */
+  public void requireFits(int grains) {
+    int need = memoryNeededMb(grains);
+    if (need > sandboxMemoryMb) {
+      throw new IllegalArgumentException("a sandbox of " + grains + " grains needs at least " + need + " MB ("
+          + SANDBOX_BASE_MB + " MB + " + GRAIN_WORKER_MB + " MB per grain worker; what the grains import comes on "
+          + "top) but sandbox_memory_mb is " + sandboxMemoryMb + ": raise sandbox_memory_mb or split the workflow");
+    }
+    if (pidsNeeded(grains) > sandboxPids) {
+      throw new IllegalArgumentException("a sandbox of " + grains + " grains needs at least " + pidsNeeded(grains)
+          + " processes (a grain worker and a standby per grain) but sandbox_pids is " + sandboxPids
+          + ": raise sandbox_pids or split the workflow");
+    }
+  }
+
   /** The documented defaults. */
   public static ApplicationSettings defaults() {
     return new ApplicationSettings(60, 0, 32, 512, 1.0, 512);

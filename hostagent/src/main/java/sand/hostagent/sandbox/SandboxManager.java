@@ -145,6 +145,11 @@ public final class SandboxManager {
       throw new SandboxException("application " + app + ": grains " + hosted + " to host are not all in the "
           + "workflow " + workflow.resourceByGrain().keySet());
     }
+    try {
+      spec.settings().requireFits(hosted.size());
+    } catch (IllegalArgumentException e) {
+      throw new SandboxException("application " + app + ": " + e.getMessage());
+    }
     prepareSockets(app, spec.socketDir());
     LOG.info("[host {} app {}] deploying: grains {}, {}", hostId, app, hosted, spec.settings());
     Path build = folders.build(spec, workflow, hosted, settings, deps, hostId);

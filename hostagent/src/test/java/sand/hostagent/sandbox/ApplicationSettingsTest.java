@@ -18,6 +18,22 @@ class ApplicationSettingsTest {
   }
 
   @Test
+  void aHundredGrainsFitTheDefaultSandboxAndTooManyForItsMemoryAreRefusedWithTheNumbers() {
+    ApplicationSettings.defaults().requireFits(100);
+    ApplicationLimits.defaults().check(ApplicationSettings.defaults(), 128, 0);
+    ApplicationSettings small = ApplicationSettings.fromJson("{\"sandbox_memory_mb\": 64}");
+    small.requireFits(5);
+    String why = assertThrows(IllegalArgumentException.class, () -> small.requireFits(20)).getMessage();
+    assertEquals("a sandbox of 20 grains needs at least 108 MB (48 MB + 3 MB per grain worker; what the grains "
+        + "import comes on top) but sandbox_memory_mb is 64: raise sandbox_memory_mb or split the workflow", why);
+    assertThrows(IllegalArgumentException.class, () -> ApplicationLimits.defaults().check(small, 20, 0));
+    ApplicationSettings fewPids = ApplicationSettings.fromJson("{\"sandbox_pids\": 16}");
+    assertEquals("a sandbox of 10 grains needs at least 28 processes (a grain worker and a standby per grain) but "
+        + "sandbox_pids is 16: raise sandbox_pids or split the workflow",
+        assertThrows(IllegalArgumentException.class, () -> fewPids.requireFits(10)).getMessage());
+  }
+
+  @Test
   void missingKeysTakeTheirDefaults() {
     assertEquals(new ApplicationSettings(5, 0, 32, 512, 0.25, 512),
         ApplicationSettings.fromJson("{\"timeout_s\": 5, \"sandbox_cpus\": 0.25}"));

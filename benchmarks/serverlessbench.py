@@ -1,0 +1,328 @@
+"""ServerlessBench's test cases (SoCC '20) that SAND's design answers, run on the real system through nginx:
+
+  tc3    a chain of 100 grains, each adding 1 (deploy time, first call, warm p50/p99, the hop between grains from
+         the executions' timings, sandbox memory per idle grain against a 1-grain sandbox measured in the same run)
+  tc5    a 2-grain pass-through with payloads from 0 to 50 KB in 5 KB steps (p50/p99 per size; 0 KB is the baseline)
+  tc9    40 concurrent clients x 25 requests to a 1-grain echo (throughput, p50/p99, failures)
+  sweep  the same echo at 1, 5, 10, 20 and 40 clients: where throughput stops growing (the knee)
+  cpu    CPU per 1-grain request, per component, from /proc (benchmarks/_cpu.py)
+
+Needs `make up`.  python benchmarks/serverlessbench.py [tc3 tc5 tc9 sweep cpu] [--quick]
+Writes benchmarks/results/serverlessbench.json and serverlessbench.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import _cpu  # noqa: E402
+from benchmarks._common import BIND, RESULTS, machine, summary_ms, write_result  # noqa: E402
+from grainworker._cli_client import SandClient  # noqa: E402
+
+NGINX_PORT = int(os.environ.get("SAND_NGINX_PORT", "8080"))
+URL = f"http://{BIND}:{NGINX_PORT}"
+
+INC = "def handle(event, context):\n    return {'n': event['n'] + 1}\n"
+ECHO = "def handle(event, context):\n    return event\n"
+
+
+class Bench:
+    """One account on the running system; deploys applications and calls them."""
+
+    def __init__(self) -> None:
+        self.prefix = "sb" + uuid.uuid4().hex[:6]
+        key = SandClient(URL).call("POST", "/api/v1/accounts", {"name": self.prefix}).body["api_key"]
+        self.api = SandClient(URL, key, timeout_s=120)
+        self.apps: list[str] = []
+
+    def deploy(self, name: str, functions: list[dict[str, Any]], grains: dict[str, str],
+               settings: dict[str, Any] | None = None, timeout_s: float = 600) -> tuple[str, float, dict[str, Any]]:
+        """Upload, save, deploy, wait until deployed; (name, seconds from the deploy call to deployed, app)."""
+        name = f"{self.prefix}-{name}"
+        for grain, code in grains.items():
+            self.api.call("PUT", f"/api/v1/grains/{grain}", code, content_type="text/x-python")
+        body = {"name": name, "entry": functions[0]["name"], "functions": functions} | (
+            {"settings": settings} if settings else {})
+        self.api.call("PUT", f"/api/v1/apps/{name}", body)
+        t0 = time.monotonic()
+        self.api.call("POST", f"/api/v1/apps/{name}/deploy")
+        self.apps.append(name)
+        while True:
+            app = self.api.call("GET", f"/api/v1/apps/{name}").body
+            if app["status"] in ("deployed", "failed") or time.monotonic() - t0 > timeout_s:
+                break
+            time.sleep(0.2)
+        if app["status"] != "deployed":
+            raise RuntimeError(f"{name} did not deploy: {json.dumps(app)[:2000]}")
+        return name, time.monotonic() - t0, app
+
+    def timings(self, execution_id: str) -> list[dict[str, Any]]:
+        body = self.api.call("GET", f"/api/v1/executions/{execution_id}").body
+        return body.get("timings", {}).get("hops", [])
+
+    def cleanup(self) -> None:
+        for name in self.apps:
+            try:
+                self.api.call("POST", f"/api/v1/apps/{name}/undeploy", ok=(404, 409))
+            except Exception as e:  # noqa: BLE001 - best effort; the account's apps are named after the run
+                print(f"  (could not undeploy {name}: {e})", file=sys.stderr)
+
+
+class Caller:
+    """Sequential requests to one application on one keep-alive connection."""
+
+    def __init__(self, app: str) -> None:
+        self.path = f"/app/{app}"
+        self.conn = http.client.HTTPConnection(BIND, NGINX_PORT, timeout=120)
+
+    def call(self, body: bytes) -> tuple[int, int, str, bytes]:
+        """(status, latency ns, execution id, answer)"""
+        t = time.perf_counter_ns()
+        try:
+            self.conn.request("POST", self.path, body=body, headers={"Content-Type": "application/json"})
+            r = self.conn.getresponse()
+            data = r.read()
+        except (OSError, http.client.HTTPException):
+            self.conn.close()
+            self.conn = http.client.HTTPConnection(BIND, NGINX_PORT, timeout=120)
+            return 0, time.perf_counter_ns() - t, "", b""
+        if r.getheader("Connection", "").lower() == "close":
+            self.conn.close()
+            self.conn = http.client.HTTPConnection(BIND, NGINX_PORT, timeout=120)
+        return r.status, time.perf_counter_ns() - t, r.getheader("X-Sand-Execution-Id") or "", data
+
+    def run(self, body: bytes, n: int) -> tuple[list[int], list[str], int]:
+        lat, ids, failed = [], [], 0
+        for _ in range(n):
+            status, ns, eid, _ = self.call(body)
+            if status == 200:
+                lat.append(ns)
+                ids.append(eid)
+            else:
+                failed += 1
+        return lat, ids, failed
+
+
+def container_memory_mb(app: dict[str, Any]) -> float:
+    """Memory the application's sandbox on this host uses now (its cgroup: the number Docker's limit applies to)."""
+    import subprocess
+
+    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"],
+                         capture_output=True, text=True).stdout.split()
+    for cid in ids:
+        for path in (f"/sys/fs/cgroup/memory/docker/{cid}/memory.usage_in_bytes",
+                     f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.current",
+                     f"/sys/fs/cgroup/docker/{cid}/memory.current"):
+            try:
+                return int(Path(path).read_text()) / 2**20
+            except OSError:
+                continue
+    return float("nan")
+
+
+def hops_between_grains(steps: list[dict[str, Any]]) -> list[float]:
+    """From one execution's timeline: ms from grain N's handler end to grain N+1's handler start."""
+    ends = {s["where"]: s["at_ms"] for s in steps if s["step"].endswith(": handler ended")}
+    starts = [(s["at_ms"], s["where"]) for s in steps if s["step"].endswith(": handler started")]
+    starts.sort()
+    out = []
+    for (_, prev), (at, _) in zip(starts, starts[1:], strict=False):
+        if prev in ends:
+            out.append(at - ends[prev])
+    return out
+
+
+def tc3(bench: Bench, quick: bool) -> dict[str, Any]:
+    n_grains, warm, n = (100, 10, 20) if quick else (100, 20, 50)
+    print(f"TC3: a chain of {n_grains} grains, each adding 1")
+    base, _, base_app = bench.deploy("tc3one", [{"name": "only", "resource": "inc", "next": ["end"]}], {"inc": INC})
+    fns = [{"name": f"g{i:03d}", "resource": "inc", "next": [f"g{i + 1:03d}" if i + 1 < n_grains else "end"]}
+           for i in range(n_grains)]
+    name, deploy_s, app = bench.deploy("tc3", fns, {"inc": INC})
+    time.sleep(1.0)
+    idle, idle_one = container_memory_mb(app), container_memory_mb(base_app)
+    caller = Caller(name)
+    status, first_ns, _, answer = caller.call(b'{"n": 0}')
+    if status != 200 or json.loads(answer) != {"n": n_grains}:
+        raise RuntimeError(f"TC3's first call answered {status}: {answer[:300]!r}")
+    caller.run(b'{"n": 0}', warm)
+    lat, ids, failed = caller.run(b'{"n": 0}', n)
+    hops = [h for eid in ids[-10:] for h in hops_between_grains(bench.timings(eid))]
+    out = {"grains": n_grains, "sandbox_memory_limit_mb": app.get("settings", {}).get("sandbox_memory_mb", 512),
+           "deploy_s": round(deploy_s, 2), "first_call_ms": round(first_ns / 1e6, 2),
+           "warm": summary_ms(lat), "failed": failed,
+           "hop_end_to_next_start": summary_ms([int(h * 1e6) for h in hops]),
+           "sandbox_memory_idle_mb": round(idle, 1), "one_grain_sandbox_memory_idle_mb": round(idle_one, 1),
+           "memory_per_idle_grain_mb": round((idle - idle_one) / (n_grains - 1), 2),
+           "sandbox_memory_after_warm_run_mb": round(container_memory_mb(app), 1),
+           "target": {"warm_p50_ms": 100, "hop_ms": 0.5}}
+    print(f"  deployed in {out['deploy_s']} s; first call {out['first_call_ms']} ms; "
+          f"warm p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms (target p50 <= 100 ms)")
+    print(f"  grain N end -> grain N+1 start: p50 {out['hop_end_to_next_start']['p50_ms']} ms, p99 "
+          f"{out['hop_end_to_next_start']['p99_ms']} ms (target <= 0.5 ms)")
+    print(f"  sandbox memory idle {out['sandbox_memory_idle_mb']} MB vs {out['one_grain_sandbox_memory_idle_mb']} MB "
+          f"for one grain: {out['memory_per_idle_grain_mb']} MB per idle grain; after the warm run "
+          f"{out['sandbox_memory_after_warm_run_mb']} MB (standbys)")
+    return out
+
+
+def tc5(bench: Bench, quick: bool) -> dict[str, Any]:
+    print("TC5: 2-grain pass-through, payload 0 to 50 KB")
+    name, _, _ = bench.deploy("tc5", [{"name": "first", "resource": "echo", "next": ["second"]},
+                                      {"name": "second", "resource": "echo", "next": ["end"]}], {"echo": ECHO})
+    caller = Caller(name)
+    n = 30 if quick else 100
+    caller.run(b'{"p": ""}', 30)
+    sizes = {}
+    for kb in range(0, 55, 5):
+        body = json.dumps({"p": "x" * (kb * 1024)}).encode()
+        caller.run(body, 5)
+        lat, _, failed = caller.run(body, n)
+        sizes[kb] = summary_ms(lat) | {"failed": failed}
+        print(f"  {kb:2d} KB: p50 {sizes[kb]['p50_ms']:7.2f} ms  p99 {sizes[kb]['p99_ms']:7.2f} ms")
+    extra = round(sizes[50]["p50_ms"] - sizes[0]["p50_ms"], 2)
+    print(f"  50 KB costs {extra} ms more than 0 KB at p50 (target <= 5 ms)")
+    return {"by_kb": sizes, "p50_50kb_minus_0kb_ms": extra, "target_ms": 5}
+
+
+def concurrent(app: str, clients: int, per_client: int, body: bytes) -> dict[str, Any]:
+    """`clients` threads, each with its own connection, `per_client` requests each."""
+    lat: list[int] = []
+    failed = [0]
+    lock = threading.Lock()
+
+    def client() -> None:
+        c = Caller(app)
+        mine, _, f = c.run(body, per_client)
+        with lock:
+            lat.extend(mine)
+            failed[0] += f
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - t0
+    return {"clients": clients, "requests": clients * per_client, "failed": failed[0], "wall_s": round(wall, 2),
+            "throughput_rps": round(len(lat) / wall, 1)} | summary_ms(lat)
+
+
+def echo_app(bench: Bench) -> str:
+    if not hasattr(bench, "_echo"):
+        name, _, _ = bench.deploy("echo", [{"name": "echo", "next": ["end"]}], {"echo": ECHO},
+                                  settings={"concurrency": 64})
+        Caller(name).run(b'{"i": 1}', 50)
+        bench._echo = name  # type: ignore[attr-defined]
+    return bench._echo  # type: ignore[attr-defined]
+
+
+def tc9(bench: Bench, quick: bool) -> dict[str, Any]:
+    print("TC9: 40 concurrent clients x 25 requests, 1-grain echo")
+    app = echo_app(bench)
+    concurrent(app, 10, 10, b'{"i": 1}')
+    r = concurrent(app, 40, 25, b'{"i": 1}')
+    print(f"  {r['throughput_rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, {r['failed']} failed "
+          "(target >= 400 req/s, p99 <= 100 ms, 0 failed)")
+    return r | {"target": {"throughput_rps": 400, "p99_ms": 100, "failed": 0}}
+
+
+def sweep(bench: Bench, quick: bool) -> dict[str, Any]:
+    print("Throughput sweep, 1-grain echo")
+    app = echo_app(bench)
+    rows = []
+    for clients in (1, 5, 10, 20, 40):
+        r = concurrent(app, clients, max(10, (100 if quick else 400) // clients), b'{"i": 1}')
+        rows.append(r)
+        print(f"  {clients:2d} clients: {r['throughput_rps']:7.1f} req/s  p50 {r['p50_ms']:7.2f} ms  "
+              f"p99 {r['p99_ms']:7.2f} ms  failed {r['failed']}")
+    best = max(r["throughput_rps"] for r in rows)
+    knee = next(r["clients"] for r in rows if r["throughput_rps"] >= 0.9 * best)
+    print(f"  knee: {knee} clients reach 90% of the best throughput ({best} req/s)")
+    return {"rows": rows, "knee_clients": knee, "best_rps": best}
+
+
+def cpu(bench: Bench, quick: bool) -> dict[str, Any]:
+    print("CPU per 1-grain request (sequential)")
+    app = echo_app(bench)
+    caller = Caller(app)
+    n = 200 if quick else 1000
+
+    def run() -> int:
+        return len(caller.run(b'{"i": 1}', n)[0])
+
+    out = _cpu.per_request(run)
+    _cpu.print_table(out)
+    return out | {"target_ms": 4}
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [k for k in ("tc5", "sweep", "cpu") if k in result]
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
+    axes = [axes] if len(panels) == 1 else list(axes)
+    for ax, key in zip(axes, panels, strict=True):
+        if key == "tc5":
+            kb = sorted(result["tc5"]["by_kb"], key=int)
+            ax.plot(kb, [result["tc5"]["by_kb"][k]["p50_ms"] for k in kb], "o-", label="p50")
+            ax.plot(kb, [result["tc5"]["by_kb"][k]["p99_ms"] for k in kb], "s--", label="p99")
+            ax.set(xlabel="payload (KB)", ylabel="latency (ms)", title="TC5: 2-grain pass-through")
+            ax.legend()
+        elif key == "sweep":
+            rows = result["sweep"]["rows"]
+            ax.plot([r["clients"] for r in rows], [r["throughput_rps"] for r in rows], "o-")
+            ax.set(xlabel="concurrent clients", ylabel="requests/s", title="1-grain echo: throughput")
+        else:
+            rows = result["cpu"]["by_component"]
+            names = [n for n in rows if n != "client"]
+            ax.bar(names, [rows[n]["ms"] for n in names])
+            ax.set(ylabel="CPU ms per request", title=f"CPU per request: {result['cpu']['total_ms']:.1f} ms")
+            ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+CASES = {"tc3": tc3, "tc5": tc5, "tc9": tc9, "sweep": sweep, "cpu": cpu}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", metavar="case", help=f"which of {', '.join(CASES)} (default: all)")
+    ap.add_argument("--quick", action="store_true", help="fewer requests per point")
+    args = ap.parse_args()
+    unknown = set(args.cases) - set(CASES)
+    if unknown:
+        ap.error(f"unknown case(s) {sorted(unknown)}: choose from {', '.join(CASES)}")
+    bench = Bench()
+    result: dict[str, Any] = {"machine": machine()}
+    try:
+        for case in args.cases or list(CASES):
+            result[case] = CASES[case](bench, args.quick)
+    finally:
+        bench.cleanup()
+    out = write_result("serverlessbench", result)
+    plot(result, RESULTS / "serverlessbench.png")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
