@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py"]
+BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py",
+              "serverlessbench.py"]
 
 
 def main() -> int:

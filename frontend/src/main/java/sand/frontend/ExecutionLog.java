@@ -2,7 +2,9 @@ package sand.frontend;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -15,7 +17,8 @@ import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
  * request is answered as soon as its result arrives, and its 'running' and final records are written by a
  * few background threads, each with a time to live. The order the writes land in does not matter: the
  * final record carries a rank ({@link ClusterStore#resultRank}) and the highest rank wins. When the queue is
- * full the request's own thread writes (backpressure, nothing dropped).
+ * full the request's own thread writes (backpressure, nothing dropped). A synchronous request's id is known to
+ * nobody before its answer carries it, so its start is held back and written with its end, in one write.
  */
 final class ExecutionLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLog.class);
@@ -23,6 +26,7 @@ final class ExecutionLog implements AutoCloseable {
   private final ClusterStore store;
   private final Duration ttl;
   private final ThreadPoolExecutor writers;
+  private final Map<String, ExecutionRecord> heldBack = new ConcurrentHashMap<>();
 
   ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
     this.store = store;
@@ -43,11 +47,30 @@ final class ExecutionLog implements AutoCloseable {
     write("start", e.executionId(), () -> store.startExecution(e, ttl));
   }
 
+  /** A synchronous request started: its record is written with its end ({@link #ended}), or by {@link #release}. */
+  void startedSynchronously(ExecutionRecord e) {
+    heldBack.put(e.executionId(), e);
+  }
+
+  /** Write a held-back start now if its end has not come (a request that ended without a result). */
+  void release(String executionId) {
+    ExecutionRecord e = heldBack.remove(executionId);
+    if (e != null) {
+      started(e);
+    }
+  }
+
   /** How the execution ended; {@code rank} decides between several ends of one execution. */
   void ended(String executionId, String status, String result, String error, Instant finished, String timings,
              long rank) {
-    write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings, rank,
-        ttl));
+    ExecutionRecord start = heldBack.remove(executionId);
+    if (start != null) {
+      write("start and end", executionId, () -> store.recordExecution(start, status, result, error, finished,
+          timings, rank, ttl));
+    } else {
+      write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings,
+          rank, ttl));
+    }
   }
 
   /** Writes not yet done (metrics). */
@@ -68,6 +91,7 @@ final class ExecutionLog implements AutoCloseable {
   /** Finish the queued writes (bounded), then stop. */
   @Override
   public void close() {
+    heldBack.keySet().forEach(this::release);
     writers.shutdown();
     try {
       if (!writers.awaitTermination(10, TimeUnit.SECONDS)) {

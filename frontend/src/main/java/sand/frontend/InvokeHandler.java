@@ -106,8 +106,13 @@ public final class InvokeHandler {
     int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
     CompletableFuture<Reply> answer;
     try {
-      log.started(new ExecutionRecord(executionId, app.appId(), app.owner(), "running", null, null, clock.instant(),
-          null, frontendId, null));
+      ExecutionRecord record = new ExecutionRecord(executionId, app.appId(), app.owner(), "running", null, null,
+          clock.instant(), null, frontendId, null);
+      if (async) {
+        log.started(record); // its id is answered at once: GET /api/v1/executions/{id} must find it
+      } else {
+        log.startedSynchronously(record);
+      }
       CompletableFuture<Results.Arrival> result = async ? null : results.expect(executionId);
       java.time.Instant now = clock.instant();
       Event event = Event.request(newId(), executionId, app.appId(), app.entry(), frontendId, value,
@@ -137,8 +142,10 @@ public final class InvokeHandler {
           log.ended(executionId, "failed", null, Json.text(Json.object().put("type", "platform")
               .put("message", e.getMessage())), clock.instant(), null, ClusterStore.RANK_FAILED);
         }
+        log.release(executionId); // ended without a result or timeout: its start is still worth keeping
         return Reply.error(e).withHeader(EXECUTION_HEADER, executionId);
       }
+      log.release(executionId);
       return reply.withHeader(EXECUTION_HEADER, executionId);
     });
   }

@@ -344,6 +344,12 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public void recordExecution(ExecutionRecord started, String status, String result, String error, Instant finished,
+                              String timings, long rank, Duration ttl) {
+    frontend.recordExecution(started, status, result, error, finished, timings, rank, ttl);
+  }
+
+  @Override
   public void close() {
     session.close();
   }

@@ -165,6 +165,16 @@ public interface ClusterStore extends AutoCloseable {
   void endExecution(String executionId, String status, String result, String error, Instant finished,
                     String timings, long rank, Duration ttl);
 
+  /**
+   * Record a request's start and its end together (a synchronous request, whose id nobody knows before its
+   * answer): the same as {@link #startExecution} then {@link #endExecution}, in one write where the store can.
+   */
+  default void recordExecution(ExecutionRecord started, String status, String result, String error, Instant finished,
+                               String timings, long rank, Duration ttl) {
+    startExecution(started, ttl);
+    endExecution(started.executionId(), status, result, error, finished, timings, rank, ttl);
+  }
+
   @Override
   void close();
 }

@@ -200,4 +200,15 @@ final class FrontendTables {
                     String timings, long rank, java.time.Duration ttl) {
     session.execute(finishExecution.bind((int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
   }
+
+  /** Start and end in one unlogged batch: one partition, so Cassandra applies it as a single mutation. */
+  void recordExecution(ExecutionRecord e, String status, String result, String error, java.time.Instant finished,
+                       String timings, long rank, java.time.Duration ttl) {
+    int seconds = (int) ttl.toSeconds();
+    session.execute(com.datastax.oss.driver.api.core.cql.BatchStatement.newInstance(
+        com.datastax.oss.driver.api.core.cql.DefaultBatchType.UNLOGGED,
+        putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
+            ClusterStore.RANK_STARTED),
+        finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
+  }
 }

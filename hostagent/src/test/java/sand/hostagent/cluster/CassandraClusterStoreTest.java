@@ -122,5 +122,15 @@ class CassandraClusterStoreTest {
     assertEquals("{\"ok\":1}", e.result());
     assertEquals("[[\"frontend\",\"fe\",1]]", e.timings());
     assertEquals("alice", e.owner());
+
+    // A synchronous request: start and end in one write; a later timeout does not replace its result.
+    store.recordExecution(new ClusterStore.ExecutionRecord("e2", "a1", "bob", "running", null, null, now, null, "fe",
+        null), "succeeded", "{\"ok\":3}", null, now, "[]", ClusterStore.resultRank(arrived), ttl);
+    store.endExecution("e2", "timeout", null, "no result", now, null, ClusterStore.RANK_TIMEOUT, ttl);
+    ClusterStore.ExecutionRecord e2 = store.execution("e2").orElseThrow();
+    assertEquals("succeeded", e2.status());
+    assertEquals("{\"ok\":3}", e2.result());
+    assertEquals("bob", e2.owner());
+    assertEquals("a1", e2.appId());
   }
 }
