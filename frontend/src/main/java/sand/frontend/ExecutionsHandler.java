@@ -23,9 +23,25 @@ public final class ExecutionsHandler {
     r.add("GET", "/api/v1/executions/{id}/logs", true, this::logs);
   }
 
+  /**
+   * Records are written behind the requests (a synchronous one just after its answer, by whichever frontend
+   * took it): a miss is read again briefly before it is a 404, so an id read off a reply is found at once.
+   */
+  static final long[] RECORD_LANDING_MS = {20, 80};
+
   private ExecutionRecord owned(Call call) {
     String id = call.param("id");
-    return store.execution(id).filter(e -> e.owner().equals(call.account()))
+    java.util.Optional<ExecutionRecord> found = store.execution(id);
+    for (int i = 0; found.isEmpty() && i < RECORD_LANDING_MS.length; i++) {
+      try {
+        Thread.sleep(RECORD_LANDING_MS[i]);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      found = store.execution(id);
+    }
+    return found.filter(e -> e.owner().equals(call.account()))
         .orElseThrow(() -> ApiException.notFound("no execution '" + id + "' of your applications"));
   }
 
