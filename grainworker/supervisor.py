@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 _SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
 _PR_SET_CHILD_SUBREAPER = 36
+CRASH_LOOP_FAILURES = 3  # short-lived runs in a row after which a worker is reported as crash-looping
 
 
 class ConfigError(ValueError):
@@ -123,6 +124,7 @@ class _Worker:
     started: float = 0.0      # monotonic
     failures: int = 0         # consecutive short-lived runs, for the back-off
     restart_at: float = 0.0   # monotonic time of the next start when pid == 0
+    reported: bool = False    # told the host agent it crash-loops (and not yet that it recovered)
 
 
 class Supervisor:
@@ -169,6 +171,7 @@ class Supervisor:
                 break
             self.reap()
             self._start_due()
+            self._report_recovered()
         return self.stop()
 
     def _parse_workflow(self) -> Any:
@@ -184,6 +187,7 @@ class Supervisor:
 
     def _next_wakeup(self) -> float:
         due = [w.restart_at for w in self.workers.values() if w.pid == 0]
+        due += [w.started + self.cfg.restart_stable_s for w in self.workers.values() if w.pid and w.reported]
         return 60.0 if not due else max(0.0, min(due) - time.monotonic())
 
     def _start(self, w: _Worker) -> None:
@@ -256,6 +260,28 @@ class Supervisor:
         what = _describe(status) if status is not None else "did not start"
         log.warning("[%s] grain worker %s %s after %.1fs; restarting in %.1fs (failure %d in a row)",
                     c.app, w.grain, what, ran_s, delay, w.failures)
+        if w.failures >= CRASH_LOOP_FAILURES:
+            w.reported = True
+            self.report_health(w.grain, "crash-looping", f"grain worker {w.grain} {what} after {ran_s:.1f}s, "
+                               f"{w.failures} times in a row; restarting in {delay:.1f}s (sand logs shows why)")
+
+    def _report_recovered(self) -> None:
+        now = time.monotonic()
+        for w in self.workers.values():
+            if w.reported and w.pid and now - w.started >= self.cfg.restart_stable_s:
+                w.reported = False
+                self.report_health(w.grain, "running", f"grain worker {w.grain} has run {now - w.started:.0f}s")
+
+    def report_health(self, grain: str, state: str, message: str) -> None:
+        """Tell the host agent (on LQ_HA) how a grain's worker is doing; it shows in the application's status."""
+        from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusClient
+
+        report = {"type": "worker", "app": self.cfg.app, "grain": grain, "state": state, "message": message}
+        try:
+            with LocalBusClient(self.cfg.bus, os.environ.get("SAND_GRAINWORKER_CREDENTIAL", "")) as bus:
+                bus.publish(HOST_AGENT_QUEUE, json.dumps(report, separators=(",", ":")).encode())
+        except Exception as e:  # noqa: BLE001 - the status is a courtesy; the log line above says it all
+            log.warning("[%s] could not report grain worker %s as %s: %s", self.cfg.app, grain, state, e)
 
     def stop(self) -> int:
         """SIGTERM to every worker, wait up to stop_grace_s, SIGKILL the rest; reap everything."""

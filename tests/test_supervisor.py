@@ -34,6 +34,9 @@ APP_CRED = "app-" + new_id()
 GRAINS = {
     "sleepy": "import os, time\ndef handle(e, c):\n    time.sleep(e['s'])\n    return {'pid': os.getpid()}\n",
     "uselib": "import sandhelper\ndef handle(e, c):\n    return sandhelper.VALUE\n",
+    # polls its queue (so the worker is up), then dies: a worker that crash-loops after its deploy
+    "dier": "import os, threading\nthreading.Timer(0.3, lambda: os._exit(1)).start()\n"
+            "def handle(e, c):\n    return 1\n",
 }
 
 
@@ -63,7 +66,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Host:
     (app / "lib" / "sandhelper.py").write_text("VALUE = 'from lib'\n")  # what pip --target would install
     wf = {"name": APP, "entry": "greet", "functions": [
         {"name": "greet", "next": ["shout"]}, {"name": "shout", "next": ["end"]},
-        {"name": "sleepy", "next": ["end"]}, {"name": "uselib", "next": ["end"]}]}
+        {"name": "sleepy", "next": ["end"]}, {"name": "uselib", "next": ["end"]}, {"name": "dier", "next": ["end"]}]}
     (app / "workflow.json").write_text(json.dumps(wf))
     return Host(f"unix:{tmp / 'bus.sock'}", f"unix:{tmp / 'data.sock'}", app)
 
@@ -125,7 +128,7 @@ class Sandbox:
         while time.monotonic() < deadline:
             for _app, payload in self.agent.poll_host_agent(100, 200):
                 report = decode(payload)
-                for out in report["outputs"]:
+                for out in report.get("outputs", []):
                     if out["execution_id"] == execution_id and out["grain"] == "end":
                         return out["value"]
         raise AssertionError(f"no result for {execution_id}\n{self.log_text()}")
@@ -229,6 +232,26 @@ def test_restarts_back_off(host: Host, tmp_path: Path) -> None:
     finally:
         s.close()
     assert s.proc.returncode == 0
+
+
+def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_path: Path) -> None:
+    s = Sandbox(host, tmp_path, grains={"dier": {}}, restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30})
+    try:
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline:
+            for _app, payload in s.agent.poll_host_agent(100, 200):
+                report = decode(payload)
+                if report.get("type") == "worker" and report["grain"] == "dier":
+                    found = report
+        assert found is not None, s.log_text()
+        assert found["state"] == "crash-looping" and found["app"] == APP
+        assert "exited with code 1" in found["message"] and "3 times in a row" in found["message"], found
+    finally:
+        s.close()
+        with LocalBusClient(host.bus, AGENT_CRED) as agent:
+            while agent.poll_host_agent(100, 100):
+                pass  # later reports of this worker are not the next test's
 
 
 def test_without_a_credential_it_refuses_to_start(host: Host, tmp_path: Path) -> None:

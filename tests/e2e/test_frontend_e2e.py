@@ -374,6 +374,26 @@ def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http
         raw_remove(http, accounts["a"], name)
 
 
+def test_a_worker_that_crash_loops_after_its_deploy_shows_in_the_apps_status(http: Http, accounts: dict[str, str],
+                                                                             tmp_path: Path) -> None:
+    # Its worker polls (so the deploy succeeds), then dies 2 s after every start.
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "loop", "entry": "g", "functions": [{"name": "g"}]}))
+    (tmp_path / "g.py").write_text("import os, threading\nthreading.Timer(2.0, lambda: os._exit(1)).start()\n"
+                                   "def handle(e, c):\n    return e\n")
+    name = f"loop-a{RUN}"
+    try:
+        app = raw_deploy(http, accounts["a"], tmp_path, name)
+        deadline = time.monotonic() + 90
+        while "times in a row" not in json.dumps(app) and time.monotonic() < deadline:
+            time.sleep(1)
+            app = http("GET", f"/api/v1/apps/{name}", accounts["a"]).json()
+        assert app["status"] == "deployed", app
+        assert "grain worker g exited with code 1" in app["error"] and "times in a row" in app["error"], app
+        assert any("times in a row" in (h["error"] or "") for h in app["hosts"]), app
+    finally:
+        raw_remove(http, accounts["a"], name)
+
+
 def _sandboxes(app_id: str) -> list[Any]:
     import docker
 

@@ -52,7 +52,16 @@ public record AppStatus(String status, String error, List<String> targets) {
     if (!failures.isEmpty()) {
       return new AppStatus("failed", String.join("\n", failures), targets);
     }
-    return new AppStatus(deployed == targets.size() ? "deployed" : "deploying", null, targets);
+    // Deployed hosts may still say something is wrong there (a crash-looping grain worker).
+    List<String> warnings = new ArrayList<>();
+    for (String h : targets) {
+      AppHostState s = byHost.get(h);
+      if (s != null && "deployed".equals(s.status()) && s.error() != null && !s.error().isBlank()) {
+        warnings.add(h + ": " + s.error());
+      }
+    }
+    return new AppStatus(deployed == targets.size() ? "deployed" : "deploying",
+        warnings.isEmpty() ? null : String.join("\n", warnings), targets);
   }
 
   static String iso(Instant t) {

@@ -79,6 +79,7 @@ final class ApplicationDeployer implements AutoCloseable {
   private final ApplicationLimits limits;
   private final DeployPolicy policy;
   private final Map<String, Deployed> running = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, String>> unhealthy = new ConcurrentHashMap<>();
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
   private final Object grainsLock = new Object();
 
@@ -176,6 +177,7 @@ final class ApplicationDeployer implements AutoCloseable {
         grainsChanged.accept(grainRefs());
       }
       failures.remove(appId);
+      unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, "deployed", null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
     } catch (Exception e) {
@@ -248,6 +250,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** Stop an application here and record {@code state} for this host. */
   private void stop(String appId, String state) {
+    unhealthy.remove(appId);
     Deployed d = running.remove(appId);
     if (d == null) {
       return;
@@ -275,6 +278,25 @@ final class ApplicationDeployer implements AutoCloseable {
 
   Set<String> deployedApps() {
     return Set.copyOf(running.keySet());
+  }
+
+  /**
+   * A sandbox's supervisor reported on a grain worker: a crash-looping one shows in this host's state of the
+   * application ("deployed", with an error naming the grain and why) until the supervisor says it runs again.
+   */
+  void workerHealth(String appId, String grain, String state, String message) {
+    Map<String, String> sick = unhealthy.computeIfAbsent(appId, a -> new ConcurrentHashMap<>());
+    boolean changed = "running".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
+    if (!changed || !running.containsKey(appId)) {
+      return;
+    }
+    String error = sick.isEmpty() ? null : String.join("; ", new java.util.TreeMap<>(sick).values());
+    LOG.info("[host {} app {}] grain worker {} {}: {}", hostId, appId, grain, state, message);
+    try {
+      store.setAppHostState(appId, hostId, "deployed", error, clock.instant());
+    } catch (RuntimeException e) {
+      LOG.warn("[host {} app {}] could not record the workers' health: {}", hostId, appId, e.toString());
+    }
   }
 
   /** Whether {@code grain} is a grain of the workflow of {@code appId} as deployed here. */

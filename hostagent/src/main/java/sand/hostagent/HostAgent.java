@@ -177,6 +177,7 @@ public final class HostAgent implements AutoCloseable {
           metrics.accept(r);
           logs.accept(r);
         });
+    processor.setWorkerHealth(deployer::workerHealth);
     String gateAddress = "";
     FrontendGate gate = null;
     if (config.getInt("gate.port") >= 0) { // frontends hand requests over here and take results (gate.thrift)

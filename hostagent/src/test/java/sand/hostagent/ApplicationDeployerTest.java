@@ -65,8 +65,8 @@ class ApplicationDeployerTest {
     }
 
     String error(String appId) {
-      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST)).map(s -> s.error()).findFirst()
-          .orElse("");
+      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST))
+          .map(s -> s.error() == null ? "" : s.error()).findFirst().orElse("");
     }
   }
 
@@ -280,5 +280,22 @@ class ApplicationDeployerTest {
     assertFalse(d.knowsGrain("app", "a"));
     assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
     assertTrue(docker.containers().isEmpty());
+  }
+
+  @Test
+  void aCrashLoopingWorkerShowsInTheHostsStateUntilItRunsAgain() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    assertEquals("deployed", store.state("app"));
+    assertEquals("", store.error("app"));
+    d.workerHealth("app", "b", "crash-looping", "grain worker b exited with code 1 after 0.3s, 3 times in a row");
+    assertEquals("deployed", store.state("app"));
+    assertEquals("grain worker b exited with code 1 after 0.3s, 3 times in a row", store.error("app"));
+    d.workerHealth("app", "b", "running", "grain worker b has run 30s");
+    assertEquals("", store.error("app"));
+    d.workerHealth("other", "b", "crash-looping", "not deployed here");
+    assertEquals("", store.state("other"), "an application not running here gets no state from a report");
   }
 }

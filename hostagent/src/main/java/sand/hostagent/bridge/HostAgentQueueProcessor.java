@@ -1,5 +1,6 @@
 package sand.hostagent.bridge;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,6 +63,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final ExecutionTag tags;
   private final BiPredicate<String, String> knownGrain;
   private volatile FrontendGate gate;
+  private volatile WorkerHealth health;
   private final AtomicLong refused = new AtomicLong();
   private final BridgeSettings settings;
   private final String host;
@@ -115,6 +117,37 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   /** Results also go to frontends through {@code gate} (their response topics still get every one). */
   public void setGate(FrontendGate gate) {
     this.gate = gate;
+  }
+
+  /** What a sandbox's supervisor says of a grain worker (state "crash-looping" or "running"). */
+  public interface WorkerHealth {
+    void report(String app, String grain, String state, String message);
+  }
+
+  /** Reports of type "worker" go to {@code health} (the application of the bus's stamp, never the report's). */
+  public void setWorkerHealth(WorkerHealth health) {
+    this.health = health;
+  }
+
+  private static final byte[] WORKER_REPORT = "{\"type\":\"worker\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  private boolean workerReport(HostAgentMessage m) {
+    byte[] p = m.payload();
+    if (p.length < WORKER_REPORT.length || !java.util.Arrays.equals(p, 0, WORKER_REPORT.length, WORKER_REPORT, 0,
+        WORKER_REPORT.length)) {
+      return false;
+    }
+    WorkerHealth h = health;
+    try {
+      JsonNode r = ConditionFlag.JSON.readTree(p);
+      String grain = r.path("grain").asText("");
+      if (h != null && knownGrain.test(m.application(), grain)) {
+        h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
+      }
+    } catch (java.io.IOException e) {
+      LOG.warn("[host {}] [app {}] unreadable worker report dropped: {}", host, m.application(), e.getMessage());
+    }
+    return true;
   }
 
   /** Outputs refused so far (forged execution, unknown grain). */
@@ -179,6 +212,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
 
   /** @param taken when the report was taken from LQ_HA (monotonic ns, for the result's trace) */
   void handle(HostAgentMessage m, long taken) throws InterruptedException {
+    if (workerReport(m)) {
+      return;
+    }
     InstanceReport r;
     try {
       r = InstanceReport.parse(m.payload());

@@ -50,6 +50,20 @@ class HostAgentQueueProcessorTest {
   }
 
   @Test
+  void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly() throws Exception {
+    List<List<String>> got = new java.util.ArrayList<>();
+    h.processor.setWorkerHealth((app, grain, state, message) -> got.add(List.of(app, grain, state, message)));
+    // names another application in its body: the bus's stamp (the credential's application) is what counts
+    publishReport(CRED, ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
+        + "\"state\":\"crash-looping\",\"message\":\"grain worker resize exited with code 1\"}").getBytes());
+    publishReport(CRED, "{\"type\":\"worker\",\"grain\":\"nosuchgrain\",\"state\":\"crash-looping\"}".getBytes());
+    assertEquals(2, h.processor.processOnce());
+    assertEquals(List.of(List.of(APP, "resize", "crash-looping", "grain worker resize exited with code 1")), got,
+        "a worker report is about the stamped application and one of its grains");
+    assertTrue(h.producer.history().isEmpty(), "a worker report is not an instance's report: nothing to Kafka");
+  }
+
+  @Test
   void localRemoteAndEndOutputsAndDataGoWhereTheyBelong() throws Exception {
     e0Delivered();
     h.global.setAvailable(false); // Cassandra away: the data flag must wait for the backup
