@@ -117,8 +117,14 @@ def step_breakdown(bench: Bench, execution_ids: list[str]) -> dict[str, dict[str
     """Per step of the executions' timelines (GET /api/v1/executions/{id} "timings"): how long since the step before,
     p50/p90/p99 over the executions. A grain's steps are named without the grain, so a chain's hops pool."""
     deltas: dict[str, list[int]] = {}
+    totals: list[int] = []
     for eid in execution_ids:
-        for s in bench.timings(eid):
+        steps = bench.timings(eid)
+        for s in steps:
             step = s["step"].split(": ", 1)[1] if s["step"].startswith(s["where"] + ": ") else s["step"]
             deltas.setdefault(step, []).append(int(s["delta_ms"] * 1e6))
-    return {step: summary_ms(v) for step, v in deltas.items()}
+        if steps:
+            totals.append(int(steps[-1]["at_ms"] * 1e6))
+    out = {step: summary_ms(v) for step, v in deltas.items()}
+    out["(request received -> reply sent)"] = summary_ms(totals)  # the timeline's whole: what the steps add up to
+    return out

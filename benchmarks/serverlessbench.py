@@ -214,10 +214,14 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown case(s) {sorted(unknown)}: choose from {', '.join(CASES)}")
     bench = Bench()
-    result: dict[str, Any] = {"machine": machine()}
+    # A run of some cases replaces those in the results file and keeps the others (each case has its own machine
+    # and date stamp).
+    path = RESULTS / "serverlessbench.json"
+    result: dict[str, Any] = json.loads(path.read_text()) if path.exists() and args.cases else {}
+    result["machine"] = machine()
     try:
         for case in args.cases or list(CASES):
-            result[case] = CASES[case](bench, args.quick)
+            result[case] = CASES[case](bench, args.quick) | {"measured": machine()["date"], "quick": args.quick}
     finally:
         bench.cleanup()
     out = write_result("serverlessbench", result)
