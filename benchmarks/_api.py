@@ -54,11 +54,22 @@ class Bench:
         return body.get("timings", {}).get("hops", [])
 
     def cleanup(self) -> None:
+        """Undeploy and delete what this run deployed (best effort: the account's apps are named after the run).
+        Their Kafka topics stay: SAND does not delete topics yet (docs/benchmarks.md)."""
         for name in self.apps:
             try:
                 self.api.call("POST", f"/api/v1/apps/{name}/undeploy", ok=(404, 409))
-            except Exception as e:  # noqa: BLE001 - best effort; the account's apps are named after the run
+            except Exception as e:  # noqa: BLE001
                 print(f"  (could not undeploy {name}: {e})", file=sys.stderr)
+        deadline = time.monotonic() + 60
+        for name in self.apps:
+            try:
+                while (self.api.call("GET", f"/api/v1/apps/{name}").body["status"] != "undeployed"
+                       and time.monotonic() < deadline):
+                    time.sleep(0.3)
+                self.api.call("DELETE", f"/api/v1/apps/{name}", ok=(404, 409))
+            except Exception as e:  # noqa: BLE001
+                print(f"  (could not delete {name}: {e})", file=sys.stderr)
 
 
 class Caller:
