@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
@@ -109,8 +110,6 @@ class Caller:
 
 def container_memory_mb(app: dict[str, Any]) -> float:
     """Memory the application's sandbox on this host uses now (its cgroup: the number Docker's limit applies to)."""
-    import subprocess
-
     ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"],
                          capture_output=True, text=True).stdout.split()
     for cid in ids:

@@ -100,6 +100,8 @@ class GrainWorker:
         self._stopping = False
         self.instances_started = 0
         self._last_event = -STANDBY_IDLE_S  # monotonic; no standby until the grain is first called
+        self._memory_read_at = -1.0
+        self._memory_ok = True
 
     # ---- lifecycle
     def stop(self, *_: object) -> None:
@@ -177,13 +179,21 @@ class GrainWorker:
         """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
         recent = time.monotonic() - self._last_event < STANDBY_IDLE_S
         if self._standby is None:
-            if self.cfg.standby and recent and sandbox_memory_share() < STANDBY_MEMORY_SHARE:
+            if self.cfg.standby and recent and self._memory_to_spare():
                 self._fork_standby()
         elif not recent:
             pid, w = self._standby
             os.close(w)  # it sees EOF and exits quietly
             self._standby = None
             os.waitpid(pid, 0)
+
+    def _memory_to_spare(self) -> bool:
+        """The sandbox's memory, read at most once a second: not two file reads before every poll when short."""
+        now = time.monotonic()
+        if now - self._memory_read_at >= 1.0:
+            self._memory_read_at = now
+            self._memory_ok = sandbox_memory_share() < STANDBY_MEMORY_SHARE
+        return self._memory_ok
 
     def _fork_standby(self) -> None:
         r, w = os.pipe()

@@ -129,25 +129,13 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.health = health;
   }
 
-  private static final byte[] WORKER_REPORT = "{\"type\":\"worker\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-
-  private boolean workerReport(HostAgentMessage m) {
-    byte[] p = m.payload();
-    if (p.length < WORKER_REPORT.length || !java.util.Arrays.equals(p, 0, WORKER_REPORT.length, WORKER_REPORT, 0,
-        WORKER_REPORT.length)) {
-      return false;
-    }
+  /** A supervisor's report on a grain worker: to {@code health}, for the application the bus stamped. */
+  private void workerReport(HostAgentMessage m, JsonNode r) {
     WorkerHealth h = health;
-    try {
-      JsonNode r = ConditionFlag.JSON.readTree(p);
-      String grain = r.path("grain").asText("");
-      if (h != null && knownGrain.test(m.application(), grain)) {
-        h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
-      }
-    } catch (java.io.IOException e) {
-      LOG.warn("[host {}] [app {}] unreadable worker report dropped: {}", host, m.application(), e.getMessage());
+    String grain = r.path("grain").asText("");
+    if (h != null && knownGrain.test(m.application(), grain)) {
+      h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
     }
-    return true;
   }
 
   /** Outputs refused so far (forged execution, unknown grain). */
@@ -212,12 +200,14 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
 
   /** @param taken when the report was taken from LQ_HA (monotonic ns, for the result's trace) */
   void handle(HostAgentMessage m, long taken) throws InterruptedException {
-    if (workerReport(m)) {
-      return;
-    }
     InstanceReport r;
     try {
-      r = InstanceReport.parse(m.payload());
+      JsonNode json = InstanceReport.read(m.payload());
+      if ("worker".equals(json.path("type").asText())) {
+        workerReport(m, json);
+        return;
+      }
+      r = InstanceReport.parse(json);
     } catch (IllegalArgumentException e) {
       LOG.warn("[host {}] [app {}] unreadable LQ_HA report dropped: {}", host, m.application(), e.getMessage());
       return;

@@ -27,6 +27,11 @@ public record InstanceReport(boolean finished, String app, String grain, String 
 
   /** Parse a report; IllegalArgumentException says what is wrong. */
   public static InstanceReport parse(byte[] payload) {
+    return parse(read(payload));
+  }
+
+  /** Any LQ_HA message as a JSON object (an instance's report, or a supervisor's "worker" report). */
+  public static JsonNode read(byte[] payload) {
     JsonNode r;
     try {
       r = ConditionFlag.JSON.readTree(payload);
@@ -36,6 +41,11 @@ public record InstanceReport(boolean finished, String app, String grain, String 
     if (r == null || !r.isObject()) {
       throw new IllegalArgumentException("report is not a JSON object");
     }
+    return r;
+  }
+
+  /** An instance's report, read by {@link #read}. */
+  public static InstanceReport parse(JsonNode r) {
     String type = r.path("type").asText("");
     if (!type.equals("finished") && !type.equals("sent")) {
       throw new IllegalArgumentException("report type '" + type + "' is neither 'finished' nor 'sent'");
