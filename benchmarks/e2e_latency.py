@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import _cpu  # noqa: E402
 from benchmarks._api import Bench, step_breakdown  # noqa: E402
-from benchmarks._common import BIND, ROOT, machine, summary_ms, write_result  # noqa: E402
+from benchmarks._common import BIND, ROOT, SAND_HOME, machine, summary_ms, write_result  # noqa: E402
 
 NGINX_PORT = int(os.environ.get("SAND_NGINX_PORT", "8080"))
 
@@ -48,6 +48,41 @@ def timed_requests(method: str, path: str, body: bytes | None, n: int) -> tuple[
             conn = http.client.HTTPConnection(BIND, NGINX_PORT, timeout=60)
     conn.close()
     return lat, ids
+
+
+BACKGROUND = ("kafka", "cassandra")  # what deploy/lib.sh runs below the request path (SAND_BACKGROUND_NICE)
+
+
+def background_nice(value: int | None = None) -> int | None:
+    """The autogroup nice of Kafka and Cassandra (set it when value is given); None where it cannot be read."""
+    nice = None
+    for comp in BACKGROUND:
+        try:
+            pid = (SAND_HOME / "run" / f"{comp}.pid").read_text().strip()
+            path = Path(f"/proc/{pid}/autogroup")
+            if value is not None:
+                path.write_text(str(value))
+            nice = int(path.read_text().split()[-1])
+        except (OSError, ValueError, IndexError):
+            return None
+    return nice
+
+
+def priority_ab(path: str, body: bytes, n: int) -> dict[str, object]:
+    """The same sequential requests with Kafka and Cassandra at the request path's priority, then at theirs."""
+    configured = background_nice()
+    if configured is None or configured == 0:
+        return {"skipped": "Kafka and Cassandra run at the request path's priority (SAND_BACKGROUND_NICE=0 or no "
+                           "autogroups)"}
+    try:
+        background_nice(0)
+        timed_requests("POST", path, body, 50)
+        equal, _ = timed_requests("POST", path, body, n)
+    finally:
+        background_nice(configured)
+    timed_requests("POST", path, body, 50)
+    lowered, _ = timed_requests("POST", path, body, n)
+    return {"nice": configured, "equal_priority": summary_ms(equal), "background_lowered": summary_ms(lowered)}
 
 
 def emulator_baseline(n: int) -> list[int]:
@@ -84,6 +119,7 @@ def main() -> None:
         lat, ids = timed_requests("POST", path, body, n)
         health, _ = timed_requests("GET", "/healthz", None, n)
         emu = emulator_baseline(min(n, 100))
+        priority = priority_ab(path, body, n)
         steps = step_breakdown(bench, ids[-100:])
         timed_requests("POST", f"/app/{echo}", body, 50)
         cpu = _cpu.per_request(lambda: len(timed_requests("POST", f"/app/{echo}", body, n)[0]))
@@ -92,7 +128,8 @@ def main() -> None:
     result = {
         "machine": machine(), "app": name, "requests": n, "warmup": warm,
         "end_to_end": summary_ms(lat), "http_floor_healthz": summary_ms(health),
-        "emulator_same_workflow": summary_ms(emu), "steps": steps, "cpu_per_1_grain_request": cpu,
+        "emulator_same_workflow": summary_ms(emu), "cpu_priority": priority, "steps": steps,
+        "cpu_per_1_grain_request": cpu,
         "target": {"p50_ms": 5.0, "p99_ms": 20.0, "cpu_ms": 4.0},
     }
     result["e2e_p50_ms"] = result["end_to_end"]["p50_ms"]
@@ -105,6 +142,12 @@ def main() -> None:
     emu_p50 = result["emulator_same_workflow"]["p50_ms"]
     print(f"same workflow in the emulator (no Kafka/frontend/Docker): p50 {emu_p50} ms"
           f" -> end to end is {result['e2e_over_emulator_p50']}x")
+    if "nice" in priority:
+        eq, low = priority["equal_priority"], priority["background_lowered"]
+        print(f"CPU priority: Kafka and Cassandra at the request path's priority p50 {eq['p50_ms']} ms p99 "
+              f"{eq['p99_ms']} ms; at nice {priority['nice']} p50 {low['p50_ms']} ms p99 {low['p99_ms']} ms")
+    else:
+        print(f"CPU priority: {priority['skipped']}")
     print("per step of the executions' timelines (time since the step before):")
     for step, v in steps.items():
         print(f"  {step:30s} p50 {v['p50_ms']:8.3f} ms  p90 {v['p90_ms']:8.3f} ms  p99 {v['p99_ms']:8.3f} ms")

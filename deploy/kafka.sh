@@ -127,11 +127,12 @@ cmd_start() {
   # G1 as Kafka's own scripts use it, minus GC logging, with a fixed 1 GB heap and G1's own pause goal and
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
-  start_bg kafka "$JAVA" -Xms1g -Xmx1g \
+  start_bg kafka "${BACKGROUND_NICE[@]}" "$JAVA" -Xms1g -Xmx1g \
     -XX:+UseG1GC \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"
+  background_priority kafka
   wait_until kafka "$KAFKA_START_TIMEOUT" cmd_ready
   done_step
 }

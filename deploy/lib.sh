@@ -87,6 +87,31 @@ start_bg() {
   echo $! >"$(pidfile "$comp")"
 }
 
+# The global bus and data layer (Kafka, Cassandra) run at a lower CPU priority than the request path (nginx,
+# frontends, host agents, sandboxes) where they share a host's CPUs: thanks to the gate and the write-behind
+# records their work is off the request path (backups, flags, records), and on a 2-vCPU host it otherwise takes
+# the CPU a waking grain worker needs (docs/benchmarks.md "CPU priority"). SAND_BACKGROUND_NICE (default 19,
+# 0 = off): start such a server as `start_bg comp "${BACKGROUND_NICE[@]}" cmd...` (every thread's nice, for
+# kernels without autogroups), then `background_priority comp`: Linux schedules each session as one group,
+# so a plain nice only ranks threads inside it; the group's own nice is what ranks it against the others.
+SAND_BACKGROUND_NICE="${SAND_BACKGROUND_NICE:-19}"
+BACKGROUND_NICE=()
+if [ "$SAND_BACKGROUND_NICE" != "0" ]; then BACKGROUND_NICE=(nice -n "$SAND_BACKGROUND_NICE"); fi
+background_priority() {
+  local pid
+  [ "$SAND_BACKGROUND_NICE" != "0" ] || return 0
+  pid="$(cat "$(pidfile "$1")" 2>/dev/null)" || return 0
+  [ -n "$pid" ] && [ -w "/proc/$pid/autogroup" ] || return 0
+  # Only once setsid has made its session (and so its autogroup): before, the file is the caller's group.
+  local i=0
+  while [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" != "$pid" ] && [ "$i" -lt 50 ]; do
+    sleep 0.02; i=$((i + 1))
+  done
+  if [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" = "$pid" ]; then
+    echo "$SAND_BACKGROUND_NICE" >"/proc/$pid/autogroup" 2>/dev/null || true
+  fi
+}
+
 # stop_pid <component> [timeout]: TERM the process group we started, KILL after the timeout.
 stop_pid() {
   local comp="$1" timeout="${2:-30}"

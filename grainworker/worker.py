@@ -7,7 +7,9 @@ kills an instance past the grain's timeout, and answers for an instance that die
 
 Pre-forked standby (beyond the paper): one child is forked ahead of time, has opened its own bus
 connection and waits on a pipe; an event is handed to it (a pipe write instead of a fork on the
-critical path) and the next standby is forked after the hand-off. Each event still gets a fresh process.
+critical path) and the next standby is forked once no event came for STANDBY_DEFER_S after the hand-off
+(right after it, the instance and the next grain's worker need the CPU; on 2 vCPUs a fork there added ~1 ms
+to the hop). Each event still gets a fresh process.
 A standby costs memory (~1.5 MB of pages it and the worker no longer share), so a worker keeps one only
 for a grain that was called in the last STANDBY_IDLE_S seconds, and only while the sandbox uses less than
 STANDBY_MEMORY_SHARE of its memory limit: a sandbox of 100 grains fits its default 512 MB, and its busy
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import math
 import os
 import resource
 import select
@@ -39,6 +42,7 @@ log = logging.getLogger(__name__)
 STOP_MESSAGE = b'{"control":"stop"}'
 STANDBY_IDLE_S = 600.0       # a grain not called for this long gives its standby back
 STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than this share of its memory limit
+STANDBY_DEFER_S = 0.003      # after a hand-off, the next standby is forked once no event came for this long
 _HANDOFF = struct.Struct(">IQ")  # what the worker writes to a standby: the event's length, when it was polled
 
 
@@ -100,6 +104,7 @@ class GrainWorker:
         self._stopping = False
         self.instances_started = 0
         self._last_event = -STANDBY_IDLE_S  # monotonic; no standby until the grain is first called
+        self._standby_due = 0.0  # monotonic; no new standby before (the hop the last hand-off started needs the CPU)
         self._memory_read_at = -1.0
         self._memory_ok = True
 
@@ -123,8 +128,11 @@ class GrainWorker:
         if free <= 0:
             self._wait_children(self._until_deadline(1.0))
             return
-        msgs = self.bus.poll(self.queue, max_messages=min(free, 32),
-                             timeout_ms=int(self._until_deadline(1.0) * 1000))
+        wait = self._until_deadline(1.0)
+        defer = self._standby_due - time.monotonic()
+        if self._standby is None and self.cfg.standby and defer > 0:
+            wait = min(wait, defer)  # wake up to fork the standby once the deferral is over
+        msgs = self.bus.poll(self.queue, max_messages=min(free, 32), timeout_ms=max(1, math.ceil(wait * 1000)))
         polled = time.monotonic_ns()
         if msgs:
             self._last_event = polled / 1e9
@@ -163,6 +171,7 @@ class GrainWorker:
                 _write_all(w, raw)
                 os.close(w)
                 self._track(pid, raw)
+                self._standby_due = time.monotonic() + STANDBY_DEFER_S
                 return
             except OSError:
                 os.close(w)  # the standby died: reap it and fall back to a fresh fork
@@ -177,9 +186,10 @@ class GrainWorker:
 
     def _keep_standby(self) -> None:
         """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
-        recent = time.monotonic() - self._last_event < STANDBY_IDLE_S
+        now = time.monotonic()
+        recent = now - self._last_event < STANDBY_IDLE_S
         if self._standby is None:
-            if self.cfg.standby and recent and self._memory_to_spare():
+            if self.cfg.standby and recent and now >= self._standby_due and self._memory_to_spare():
                 self._fork_standby()
         elif not recent:
             pid, w = self._standby

@@ -11,6 +11,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -73,7 +75,8 @@ public final class Frontend {
           "a host agent whose heartbeat is older than this is not live (not a deploy target)")
       .define("app.cache.ms", INT, 1000, between(0, 600_000), "an int in 0..600000",
           "how long an invocation may use what it read of an application (deployed? entry grain? owner?) before "
-              + "reading it again; changes made through this frontend apply at once")
+              + "it is read again, in the background (requests meanwhile use what was read; 0: every request reads); "
+              + "changes made through this frontend apply at once")
       .define("execution.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
           "how long executions' records (status, result, timings) are kept in Cassandra")
       .define("gate", BOOLEAN, true, "hand requests to the host agents' gates and take results from them "
@@ -116,8 +119,13 @@ public final class Frontend {
     ExecutionLog executions = new ExecutionLog(deps.store(), Duration.ofHours(config.getInt("execution.ttl.hours")),
         4, 50_000);
     Results results = new Results(executions, deps.clock(), tags, id);
+    ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "app-directory-" + id);
+      t.setDaemon(true);
+      return t;
+    });
     AppDirectory directory = new AppDirectory(deps.store(), Duration.ofMillis(config.getInt("app.cache.ms")),
-        System::nanoTime);
+        System::nanoTime, refresher);
     ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
         results);
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
@@ -157,6 +165,7 @@ public final class Frontend {
       @Override
       public void lifeCycleStopped(LifeCycle event) {
         executions.close();
+        refresher.shutdownNow();
       }
     });
     return server;
