@@ -19,7 +19,7 @@ from typing import Any
 
 from grainworker.context import GrainContext
 from grainworker.envelope import decode, encode, error_value, grain_trace, is_error, make_event
-from grainworker.localbus import LocalBusError
+from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusError, queue_name
 from grainworker.workflow import END, Workflow
 
 __all__ = ["InstanceSpec", "run_instance", "failure_batch"]
@@ -37,10 +37,9 @@ class InstanceSpec:
     grain: str
     workflow: Workflow
     local_grains: frozenset[str] = field(default_factory=frozenset)
-    ha_queue: str = "__ha__"
 
     def queue(self, grain: str) -> str:
-        return f"{self.app}/{grain}"
+        return queue_name(self.app, grain)
 
 
 def _route(spec: InstanceSpec, outputs: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
@@ -68,7 +67,7 @@ def _report(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: lis
 def batch_for(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: list[dict[str, Any]],
               ctx: GrainContext | None, start_ns: int, kind: str = "finished") -> list[tuple[str, bytes]]:
     deliveries = _route(spec, outputs)
-    deliveries.append((spec.ha_queue, _report(spec, event, status, outputs, ctx, start_ns, kind)))
+    deliveries.append((HOST_AGENT_QUEUE, _report(spec, event, status, outputs, ctx, start_ns, kind)))
     return deliveries
 
 

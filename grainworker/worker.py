@@ -34,6 +34,7 @@ from typing import Any
 
 from grainworker._fork import fork
 from grainworker.instance import InstanceSpec, failure_batch, run_instance
+from grainworker.localbus import queue_name
 
 __all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
 
@@ -95,7 +96,7 @@ class GrainWorker:
                  bus_factory: Callable[[], Any], data_factory: Callable[[], Any]) -> None:
         self.cfg = cfg
         self.handler = handler
-        self.queue = f"{cfg.app}/{cfg.grain}"
+        self.queue = queue_name(cfg.app, cfg.grain)
         self._bus_factory = bus_factory
         self._data_factory = data_factory
         self.bus = bus_factory()
