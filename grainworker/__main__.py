@@ -19,7 +19,7 @@ from pathlib import Path
 from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
 from grainworker.localbus import LocalBusClient
-from grainworker.worker import GrainWorker, WorkerConfig, load_handler
+from grainworker.worker import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, GrainWorker, WorkerConfig, load_handler
 from grainworker.workflow import Workflow, WorkflowError, parse_workflow
 
 SETTINGS = [
@@ -31,8 +31,8 @@ SETTINGS = [
     ("bus", None, "local bus address: host:port or unix:/path"),
     ("data", None, "local data layer address: host:port or unix:/path"),
     ("local-grains", "", "grains of the workflow running on this host, comma-separated (default: all)"),
-    ("concurrency", "32", "most grain instances running at once; more events wait in the queue"),
-    ("timeout", "60", "seconds an instance may run before it is killed"),
+    ("concurrency", str(DEFAULT_CONCURRENCY), "most grain instances running at once; more events wait in the queue"),
+    ("timeout", f"{DEFAULT_TIMEOUT_S:g}", "seconds an instance may run before it is killed"),
     ("memory-mb", "0", "address space an instance may map beyond the worker's, MB (0 = no limit)"),
     ("standby", "1", "keep a pre-forked standby instance (1) or fork on demand (0)"),
 ]

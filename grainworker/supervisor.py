@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grainworker._fork import fork
+from grainworker.worker import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
 __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
 
@@ -58,8 +59,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class GrainSettings:
-    concurrency: int = 32
-    timeout_s: float = 60.0
+    concurrency: int = DEFAULT_CONCURRENCY
+    timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = 0
     standby: bool = True
 
@@ -98,7 +99,8 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
         if not isinstance(g, dict):
             raise ConfigError(f"sandbox.json: grains.{name} must be an object")
         try:
-            grains[name] = GrainSettings(int(g.get("concurrency", 32)), float(g.get("timeout_s", 60)),
+            grains[name] = GrainSettings(int(g.get("concurrency", DEFAULT_CONCURRENCY)),
+                                         float(g.get("timeout_s", DEFAULT_TIMEOUT_S)),
                                          int(g.get("memory_mb", 0)), bool(g.get("standby", True)))
         except (TypeError, ValueError) as e:
             raise ConfigError(f"sandbox.json: grains.{name} has a bad setting: {e}") from None

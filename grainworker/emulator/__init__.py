@@ -33,6 +33,7 @@ from grainworker.emulator._bus import InMemoryLocalBus
 from grainworker.emulator._datalayer import InMemoryDataLayer
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
+from grainworker.worker import DEFAULT_TIMEOUT_S
 from grainworker.workflow import END, Workflow, WorkflowError, parse_workflow
 
 __all__ = ["Emulator", "EmulatorError", "load_app"]
@@ -70,7 +71,7 @@ def _serve(processor: Any, path: str) -> TThreadedServer:
 
 
 class Emulator:
-    def __init__(self, app_dir: str | Path, *, timeout_s: float = 30.0, standby: bool = True,
+    def __init__(self, app_dir: str | Path, *, timeout_s: float = DEFAULT_TIMEOUT_S, standby: bool = True,
                  echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.workflow = load_app(self.app_dir)
