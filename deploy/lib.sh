@@ -103,13 +103,14 @@ background_priority() {
   pid="$(cat "$(pidfile "$1")" 2>/dev/null)" || return 0
   [ -n "$pid" ] && [ -w "/proc/$pid/autogroup" ] || return 0
   # Only once setsid has made its session (and so its autogroup): before, the file is the caller's group.
-  local i=0
-  while [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" != "$pid" ] && [ "$i" -lt 50 ]; do
-    sleep 0.02; i=$((i + 1))
+  local _
+  for _ in $(seq 50); do
+    if [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" = "$pid" ]; then
+      echo "$SAND_BACKGROUND_NICE" >"/proc/$pid/autogroup" 2>/dev/null || true
+      return 0
+    fi
+    sleep 0.02
   done
-  if [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" = "$pid" ]; then
-    echo "$SAND_BACKGROUND_NICE" >"/proc/$pid/autogroup" 2>/dev/null || true
-  fi
 }
 
 # stop_pid <component> [timeout]: TERM the process group we started, KILL after the timeout.

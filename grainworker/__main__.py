@@ -19,8 +19,8 @@ from pathlib import Path
 from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
 from grainworker.localbus import LocalBusClient
-from grainworker.worker import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, GrainWorker, WorkerConfig, load_handler
-from grainworker.workflow import Workflow, WorkflowError, parse_workflow
+from grainworker.worker import GrainWorker, WorkerConfig, load_handler
+from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Workflow, WorkflowError, parse_workflow
 
 SETTINGS = [
     # (option, default, help) -- declared once; docs/config.md lists them.

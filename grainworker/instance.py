@@ -24,7 +24,7 @@ from grainworker.workflow import END, Workflow
 
 __all__ = ["InstanceSpec", "run_instance", "failure_batch"]
 
-BACKGROUND_NICE = 19  # an instance that has published exits at this nice; a worker makes standbys at it
+EXIT_NICE = 19  # an instance that has published its outputs exits at this nice
 PUBLISH_RETRY_S = 30.0  # a full queue or quota (backpressure) is retried this long before the instance gives up
 _BACKPRESSURE = ("QUEUE_FULL", "QUOTA_EXCEEDED")
 
@@ -154,5 +154,5 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
     publish_with_retry(bus, deliveries, time.monotonic() + PUBLISH_RETRY_S)
     # What is left (closing connections, the process's exit and the kernel's teardown of its memory, ~0.7 ms
     # here) is nobody's critical path: leave the CPU to the next grain, which was just handed the outputs.
-    os.setpriority(os.PRIO_PROCESS, 0, BACKGROUND_NICE)  # raising one's own nice needs no privilege
+    os.setpriority(os.PRIO_PROCESS, 0, EXIT_NICE)  # raising one's own nice needs no privilege
     ctx.close()

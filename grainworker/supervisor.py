@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grainworker._fork import fork
-from grainworker.worker import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
+from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
 __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
 

@@ -35,14 +35,13 @@ from typing import Any
 from grainworker._fork import fork
 from grainworker.instance import InstanceSpec, failure_batch, run_instance
 from grainworker.localbus import queue_name
+from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "GrainWorker", "WorkerConfig", "load_handler"]
+__all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
 
 log = logging.getLogger(__name__)
 
 STOP_MESSAGE = b'{"control":"stop"}'
-DEFAULT_CONCURRENCY = 32    # a grain's defaults when its application's settings do not say (hostagent's
-DEFAULT_TIMEOUT_S = 60.0     # ApplicationSettings.defaults() declares the same for the platform's side)
 STANDBY_IDLE_S = 600.0       # a grain not called for this long gives its standby back
 STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than this share of its memory limit
 STANDBY_DEFER_S = 0.003      # after a hand-off, the next standby is forked once no event came for this long

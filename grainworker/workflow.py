@@ -17,9 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 END = "end"
+# A grain's settings when its application's do not say (hostagent's ApplicationSettings.defaults() declares the
+# same for the platform's side). Here, in a module without imports of its own, so the sandbox's supervisor can use
+# them before its one import of the grain worker.
+DEFAULT_CONCURRENCY = 32
+DEFAULT_TIMEOUT_S = 60.0
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
-__all__ = ["END", "Grain", "Workflow", "WorkflowError", "parse_workflow"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "Grain", "Workflow", "WorkflowError", "parse_workflow"]
 
 
 class WorkflowError(ValueError):

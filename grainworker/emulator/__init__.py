@@ -33,8 +33,7 @@ from grainworker.emulator._bus import InMemoryLocalBus
 from grainworker.emulator._datalayer import InMemoryDataLayer
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
-from grainworker.worker import DEFAULT_TIMEOUT_S
-from grainworker.workflow import END, Workflow, WorkflowError, parse_workflow
+from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
 
 __all__ = ["Emulator", "EmulatorError", "load_app"]
 

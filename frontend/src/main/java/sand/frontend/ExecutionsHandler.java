@@ -2,6 +2,7 @@ package sand.frontend;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
+import java.util.Optional;
 import sand.contracts.Trace;
 import sand.hostagent.cluster.ClusterStore;
 import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
@@ -31,7 +32,7 @@ public final class ExecutionsHandler {
 
   private ExecutionRecord owned(Call call) {
     String id = call.param("id");
-    java.util.Optional<ExecutionRecord> found = store.execution(id);
+    Optional<ExecutionRecord> found = store.execution(id);
     for (int i = 0; found.isEmpty() && i < RECORD_LANDING_MS.length; i++) {
       try {
         Thread.sleep(RECORD_LANDING_MS[i]);

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -290,7 +291,7 @@ final class ApplicationDeployer implements AutoCloseable {
     if (!changed || !running.containsKey(appId)) {
       return;
     }
-    String error = sick.isEmpty() ? null : String.join("; ", new java.util.TreeMap<>(sick).values());
+    String error = sick.isEmpty() ? null : String.join("; ", new TreeMap<>(sick).values());
     LOG.info("[host {} app {}] grain worker {} {}: {}", hostId, appId, grain, state, message);
     try {
       store.setAppHostState(appId, hostId, "deployed", error, clock.instant());
