@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.internal.AppContext;
 import sand.datalayer.internal.CounterStore;

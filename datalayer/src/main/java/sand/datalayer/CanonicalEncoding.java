@@ -13,6 +13,8 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * The byte string a data item's metadata (size and SHA-256, paper §4.3 data backup flag) is computed

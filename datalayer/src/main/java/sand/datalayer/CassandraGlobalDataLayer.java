@@ -24,6 +24,8 @@ import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * The global data layer on Apache Cassandra (paper §4.3), through the DataStax Java driver 4.

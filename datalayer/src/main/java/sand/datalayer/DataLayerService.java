@@ -11,6 +11,8 @@ import java.util.function.Supplier;
 import org.apache.thrift.TBaseHelper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
 import sand.datalayer.thrift.Value;
@@ -171,7 +173,7 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
       ApplicationData data = layer.forCredential(credential);
       List<sand.datalayer.thrift.DataMetadata> out = new ArrayList<>();
       for (sand.datalayer.thrift.DataMetadata item : items == null ? List.<sand.datalayer.thrift.DataMetadata>of() : items) {
-        out.add(toThrift(data.metadata(DataKind.parse(item.getKind()), item.getName())));
+        out.add(toThrift(data.metadata(kind(item.getKind()), item.getName())));
       }
       return out;
     });
@@ -184,7 +186,7 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
       if (expected == null) {
         throw new DataLayerException(DataLayerException.Code.BAD_REQUEST, "verifyGlobal needs the expected metadata");
       }
-      return data.verifyGlobal(new DataMetadata(DataKind.parse(expected.getKind()), expected.getName(),
+      return data.verifyGlobal(new DataMetadata(kind(expected.getKind()), expected.getName(),
           expected.getSize(), expected.getSha256() == null ? "" : expected.getSha256()));
     });
   }
@@ -233,6 +235,15 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
     } catch (RuntimeException e) {
       LOG.error("{} failed unexpectedly", op, e);
       throw e;
+    }
+  }
+
+  /** The kind a client named; an unknown one is the client's mistake (BAD_REQUEST), not the server's. */
+  private static DataKind kind(String wireName) {
+    try {
+      return DataKind.parse(wireName);
+    } catch (IllegalArgumentException e) {
+      throw new DataLayerException(DataLayerException.Code.BAD_REQUEST, e.getMessage());
     }
   }
 }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import sand.contracts.DataMetadata;
 
 /**
  * The global data layer (paper §4.3): durable storage shared by all hosts, which the local data layer

@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import sand.contracts.DataMetadata;
 
 /**
  * A global data layer in memory: the fake for unit tests (no Cassandra), and {@code global=memory}

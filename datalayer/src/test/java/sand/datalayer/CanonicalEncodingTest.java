@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 class CanonicalEncodingTest {
 

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import sand.common.Credentials;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * Integration test against the real Cassandra at 127.0.0.1:9042 (deploy/cassandra.sh start); runs only

@@ -10,6 +10,8 @@ import static sand.datalayer.Layers.bytes;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
 
 /** The data backup flag's metadata (§4.3) and its check against the global layer in recovery. */
@@ -76,8 +78,9 @@ class MetadataTest {
   }
 
   @Test
-  void unknownKindIsABadRequest() {
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> DataKind.parse("table")).code());
+  void unknownKindIsNamed() {
+    assertEquals("unknown data kind 'table': use kv, map, set or counter",
+        assertThrows(IllegalArgumentException.class, () -> DataKind.parse("table")).getMessage());
   }
 
   private void write(DataKind kind, String v) {

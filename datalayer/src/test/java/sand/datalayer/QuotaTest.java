@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.contracts.DataKind;
 import sand.datalayer.DataLayerException.Code;
 
 /**

@@ -3,8 +3,8 @@ package sand.frontend;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.HexFormat;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.Account;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.Account;
 
 /** {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only). */
 public final class AccountsHandler {

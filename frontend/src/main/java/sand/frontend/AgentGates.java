@@ -20,11 +20,11 @@ import org.apache.thrift.transport.TTransport;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterStore;
+import sand.cluster.HostAgentTables.HostInfo;
 import sand.contracts.Event;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.HostAgentGate;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.HostInfo;
 
 /**
  * This frontend's side of the host agents' gates (contracts/gate.thrift, docs/host-agent.md "The gate"): a

@@ -10,9 +10,11 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.AppName;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.AppName;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables;
+import sand.contracts.Workflow;
 
 /**
  * What {@code POST /app/{app}} needs to know about an application, read from the cluster state at most once
@@ -47,6 +49,8 @@ final class AppDirectory {
   private final Map<String, Cached> byName = new ConcurrentHashMap<>();
   private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
   private final Executor refresher;
+  /** app id → its workflow's text and entry grain: a workflow is parsed once, not on every read. */
+  private final Map<String, String[]> entries = new ConcurrentHashMap<>();
 
   /** @param refresher runs the reads that replace entries older than {@code maxAge} */
   AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
@@ -97,12 +101,21 @@ final class AppDirectory {
     if (app.isEmpty()) {
       return Optional.empty();
     }
-    String entry = "deployed".equals(app.get().desired()) ? Workflow.parse(Json.stored(app.get().workflow())).entry()
-        : null;
+    String entry = "deployed".equals(app.get().desired()) ? entryOf(app.get()) : null;
     java.util.List<String> hosts = entry == null ? java.util.List.of() : store.appHostStates(app.get().appId())
-        .stream().filter(h -> "deployed".equals(h.status())).map(ClusterStore.AppHostState::hostId).sorted().toList();
+        .stream().filter(h -> "deployed".equals(h.status())).map(HostAgentTables.AppHostState::hostId).sorted().toList();
     return Optional.of(new Target(name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(),
         hosts));
+  }
+
+  private String entryOf(ApplicationRecord app) {
+    String[] known = entries.get(app.appId());
+    if (known != null && known[0].equals(app.workflow())) {
+      return known[1];
+    }
+    String entry = Workflow.parse(app.workflow()).entry(); // validated when it was stored
+    entries.put(app.appId(), new String[] {app.workflow(), entry});
+    return entry;
   }
 
   /** This frontend changed the application: read it again on its next use. */

@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-import sand.hostagent.cluster.ClusterStore.AppHostState;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
+import sand.cluster.HostAgentTables.AppHostState;
+import sand.cluster.HostAgentTables.ApplicationRecord;
 
 /**
  * An application's status from its desired state and the per-host states the agents report

@@ -9,13 +9,14 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
-import sand.hostagent.bridge.TopicNames;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.AppName;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
-import sand.hostagent.cluster.ClusterStore.HostInfo;
-import sand.hostagent.sandbox.ApplicationLimits;
-import sand.hostagent.sandbox.ApplicationSettings;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.AppName;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables.HostInfo;
+import sand.contracts.ApplicationLimits;
+import sand.contracts.ApplicationSettings;
+import sand.contracts.TopicNames;
+import sand.contracts.Workflow;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
@@ -96,7 +97,12 @@ public final class AppsHandler {
   Reply put(Call call) {
     String name = appName(call);
     JsonNode body = call.json("workflow");
-    Workflow wf = Workflow.parse(body);
+    Workflow wf;
+    try {
+      wf = Workflow.parse(body);
+    } catch (Workflow.Invalid e) {
+      throw new ApiException(400, "bad_workflow", e.getMessage());
+    }
     ObjectNode workflow = ((ObjectNode) body).deepCopy();
     JsonNode settingsNode = workflow.remove("settings");
     Settings settings = Settings.parse(settingsNode, limits, wf.grains().size());

@@ -9,7 +9,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
-import sand.hostagent.cluster.ClusterStore;
+import sand.cluster.ClusterStore;
 
 /**
  * Authentication: {@code Authorization: Bearer <api key>} becomes the request's account (only the key's

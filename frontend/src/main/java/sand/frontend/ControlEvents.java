@@ -6,7 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import sand.hostagent.bridge.TopicNames;
+import sand.contracts.TopicNames;
 
 /**
  * Deploy and undeploy events on {@code sand.control} (docs/host-agent.md "Control events"), key = app id.

@@ -11,11 +11,12 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
-import sand.hostagent.cluster.ClusterStore.GrainCode;
-import sand.hostagent.cluster.ClusterStore.GrainVersion;
-import sand.hostagent.sandbox.ApplicationSettings;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables.GrainCode;
+import sand.contracts.ApplicationSettings;
+import sand.contracts.Workflow;
 
 /**
  * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and

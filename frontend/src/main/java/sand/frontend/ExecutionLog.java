@@ -9,8 +9,8 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.ExecutionRecord;
 
 /**
  * The executions' bookkeeping in Cassandra, written behind the request path (docs/api.md "Executions"): a

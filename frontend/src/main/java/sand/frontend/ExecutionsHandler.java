@@ -3,9 +3,9 @@ package sand.frontend;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.util.Optional;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.contracts.Trace;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances

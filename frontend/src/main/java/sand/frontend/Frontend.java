@@ -27,14 +27,14 @@ import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.common.ConfigDef;
+import sand.cluster.CassandraClusterStore;
+import sand.cluster.ClusterStore;
+import sand.cluster.KafkaClients;
 import sand.common.ConfigDef.Config;
+import sand.common.ConfigDef;
+import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
-import sand.hostagent.bridge.KafkaClients;
-import sand.hostagent.bridge.TopicNames;
-import sand.hostagent.cluster.CassandraClusterStore;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.sandbox.ApplicationLimits;
+import sand.contracts.TopicNames;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded

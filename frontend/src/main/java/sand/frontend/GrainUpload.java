@@ -6,9 +6,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import sand.hostagent.sandbox.RequirementLines;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
+import sand.contracts.RequirementLines;
 
 /**
  * Checks an uploaded grain before it is stored. Python source ({@code text/x-python}): not empty, UTF-8

@@ -3,9 +3,10 @@ package sand.frontend;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
 import java.util.Map;
-import sand.hostagent.bridge.TopicNames;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.GrainVersion;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.GrainVersion;
+import sand.contracts.TopicNames;
+import sand.contracts.Workflow;
 
 /**
  * {@code /api/v1/grains}: a developer's grains (their code). Every upload is a new version; deploy copies

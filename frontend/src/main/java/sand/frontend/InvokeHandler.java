@@ -15,13 +15,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.cluster.FrontendTables;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
+import sand.contracts.TopicNames;
 import sand.contracts.Trace;
-import sand.hostagent.bridge.ConditionFlag;
-import sand.hostagent.bridge.TopicNames;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
 
 /**
  * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
@@ -140,7 +142,7 @@ public final class InvokeHandler {
             : new ApiException(502, "unavailable", "request could not be sent: " + t);
         if (e.status() == 502) {
           log.ended(executionId, "failed", null, Json.text(Json.object().put("type", "platform")
-              .put("message", e.getMessage())), clock.instant(), null, ClusterStore.RANK_FAILED);
+              .put("message", e.getMessage())), clock.instant(), null, FrontendTables.RANK_FAILED);
         }
         log.release(executionId); // ended without a result or timeout: its start is still worth keeping
         return Reply.error(e).withHeader(EXECUTION_HEADER, executionId);
@@ -156,7 +158,7 @@ public final class InvokeHandler {
     String appId = event.app();
     String entry = event.grain();
     String topic = TopicNames.grainTopic(appId, entry);
-    producer.send(ConditionFlag.newEvent(event.json(), "").toRecord(topic, null), (meta, e) -> {
+    producer.send(KafkaClients.record(topic, null, ConditionFlag.newEvent(event.json(), "")), (meta, e) -> {
       if (e == null) {
         sent.complete(null);
       } else {
@@ -175,7 +177,7 @@ public final class InvokeHandler {
       if (t instanceof TimeoutException) {
         metrics.invocation(name, "timeout");
         log.ended(executionId, "timeout", null, "no result within " + timeoutS + " s", clock.instant(), null,
-            ClusterStore.RANK_TIMEOUT);
+            FrontendTables.RANK_TIMEOUT);
         throw new ApiException(504, "timeout", "application '" + name + "' did not answer within " + timeoutS
             + " s; the result, if it comes, is at GET /api/v1/executions/" + executionId,
             Map.of("execution_id", executionId));

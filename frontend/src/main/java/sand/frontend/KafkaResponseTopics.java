@@ -9,7 +9,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
-import sand.hostagent.bridge.KafkaClients;
+import sand.cluster.KafkaClients;
 
 /**
  * Creates a frontend's response topic: one partition (one reader, the frontend), records as large as a

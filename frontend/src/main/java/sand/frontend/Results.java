@@ -10,10 +10,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.Trace;
-import sand.hostagent.cluster.ClusterStore;
 
 /**
  * Results arriving for this frontend (Figure 4 step 11): the first result per execution id wins (decided here,
@@ -101,7 +102,7 @@ public final class Results {
     }
     Instant now = clock.instant();
     Arrival a = new Arrival(event, arrivedNanos,
-        ClusterStore.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000));
+        FrontendTables.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000));
     CompletableFuture<Arrival> f = waiting.remove(executionId);
     if (f != null) {
       f.complete(a); // the request writes the record once it has answered

@@ -19,14 +19,14 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.InMemoryClusterStore;
 import sand.common.ThriftServer;
 import sand.contracts.Event;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
 import sand.contracts.gate.GateErrorCode;
 import sand.contracts.gate.HostAgentGate;
-import sand.hostagent.cluster.ClusterStore.HostInfo;
-import sand.hostagent.cluster.InMemoryClusterStore;
 
 /** The frontend's side of the gate against a fake host agent gate served by a real Thrift server on loopback. */
 class AgentGatesTest {

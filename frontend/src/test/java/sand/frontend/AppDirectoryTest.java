@@ -12,9 +12,9 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
-import sand.hostagent.cluster.ClusterStore.AppName;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
-import sand.hostagent.cluster.InMemoryClusterStore;
+import sand.cluster.FrontendTables.AppName;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.InMemoryClusterStore;
 
 class AppDirectoryTest {
   private static final String WORKFLOW = "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\",\"next\":[\"end\"]}]}";

@@ -14,6 +14,7 @@ import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.HostAgentTables;
 
 /** The developer REST API over HTTP: accounts, grains, applications, deploy, executions, errors. */
 class DeveloperApiTest {
@@ -217,7 +218,7 @@ class DeveloperApiTest {
     fe.call("PUT", "/api/v1/grains/greet", alice, "application/zip",
         zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
     fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
-    fe.store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     var d = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
     assertEquals(202, d.status(), d.body());
     assertEquals("deploying", d.json().path("status").asText());

@@ -12,7 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import sand.hostagent.cluster.ClusterStore.LogLine;
+import sand.cluster.HostAgentTables.LogLine;
 
 /** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
 class InvokeTest {

@@ -21,8 +21,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import sand.hostagent.sandbox.ApplicationLimits;
-import sand.hostagent.cluster.InMemoryClusterStore;
+import sand.cluster.HostAgentTables;
+import sand.cluster.InMemoryClusterStore;
+import sand.contracts.ApplicationLimits;
 
 /**
  * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events
@@ -146,7 +147,7 @@ final class TestFrontend implements AutoCloseable {
     if (put.status() != 200) {
       throw new AssertionError(put.body());
     }
-    store.upsertHost(new sand.hostagent.cluster.ClusterStore.HostInfo("h1", "b", "d", "", 1, java.time.Instant.now(),
+    store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, java.time.Instant.now(),
         java.time.Instant.now()));
     Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
     if (d.status() != 202) {

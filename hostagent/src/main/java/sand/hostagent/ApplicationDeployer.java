@@ -15,17 +15,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables;
 import sand.common.Credentials;
+import sand.contracts.ApplicationLimits;
+import sand.contracts.ApplicationSettings;
+import sand.contracts.GrainRef;
+import sand.contracts.Workflow;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
-import sand.hostagent.bridge.GrainRef;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.cluster.ClusterStore.ApplicationRecord;
-import sand.hostagent.sandbox.ApplicationLimits;
-import sand.hostagent.sandbox.ApplicationSettings;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
-import sand.hostagent.sandbox.internal.WorkflowGrains;
 import sand.localbus.LocalMessageBus;
 
 /**
@@ -67,7 +67,7 @@ final class ApplicationDeployer implements AutoCloseable {
   private record Failure(int version, int attempts, Instant notBefore) {}
 
   private final String hostId;
-  private final ClusterStore store;
+  private final HostAgentTables store;
   private final SandboxManager sandboxes;
   private final Consumer<Set<GrainRef>> grainsChanged;
   private final Credentials credentials;
@@ -84,7 +84,7 @@ final class ApplicationDeployer implements AutoCloseable {
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
   private final Object grainsLock = new Object();
 
-  ApplicationDeployer(String hostId, ClusterStore store, SandboxManager sandboxes,
+  ApplicationDeployer(String hostId, HostAgentTables store, SandboxManager sandboxes,
                       Consumer<Set<GrainRef>> grainsChanged, Credentials credentials, String agentCredential,
                       LocalMessageBus bus, LocalDataLayer data, Path socketsRoot, GrainTopics topics, Clock clock,
                       ApplicationLimits limits, DeployPolicy policy) {
@@ -157,7 +157,7 @@ final class ApplicationDeployer implements AutoCloseable {
     }
     AppSockets sockets = null;
     try {
-      Set<String> grains = WorkflowGrains.parse(app.workflow()).resourceByGrain().keySet();
+      Set<String> grains = Workflow.parse(app.workflow()).grains().keySet();
       ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
       limits.check(settings, grains.size(), 0);
       Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();

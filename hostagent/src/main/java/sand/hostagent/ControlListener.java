@@ -10,7 +10,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.bridge.TopicNames;
+import sand.contracts.TopicNames;
 
 /**
  * Reads the control topic ({@code sand.control}) from its end: every deploy / undeploy / update event

@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.HostAgentTables;
 import sand.hostagent.bridge.InstanceReport;
-import sand.hostagent.cluster.ClusterStore;
 
 /**
  * Stores the log lines of every grain instance (context.log, stdout, stderr, tracebacks) from its LQ_HA
@@ -17,22 +17,22 @@ final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLogs.class);
   private static final int MAX_LINE = 64 * 1024;
 
-  private final ClusterStore store;
+  private final HostAgentTables store;
   private final Duration ttl;
 
-  ExecutionLogs(ClusterStore store, Duration ttl) {
+  ExecutionLogs(HostAgentTables store, Duration ttl) {
     this.store = store;
     this.ttl = ttl;
   }
 
   @Override
   public void accept(InstanceReport report) {
-    List<ClusterStore.LogLine> lines = new ArrayList<>();
+    List<HostAgentTables.LogLine> lines = new ArrayList<>();
     int seq = 0;
     for (JsonNode l : report.json().path("logs")) {
       if (l.isArray() && l.size() == 3) {
         String text = l.get(2).asText();
-        lines.add(new ClusterStore.LogLine(report.executionId(), l.get(0).asLong(), seq++, report.grain(),
+        lines.add(new HostAgentTables.LogLine(report.executionId(), l.get(0).asLong(), seq++, report.grain(),
             l.get(1).asText(), text.length() > MAX_LINE ? text.substring(0, MAX_LINE) + "..." : text));
       }
     }

@@ -28,12 +28,17 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.common.ConfigDef;
+import sand.cluster.CassandraClusterStore;
+import sand.cluster.ClusterStore;
+import sand.cluster.HostAgentTables;
+import sand.cluster.KafkaClients;
 import sand.common.ConfigDef.Config;
+import sand.common.ConfigDef;
 import sand.common.Credentials;
 import sand.common.ThriftServer;
-import sand.contracts.gate.HostAgentGate;
+import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
+import sand.contracts.gate.HostAgentGate;
 import sand.datalayer.DataLayerConfig;
 import sand.datalayer.DataLayerServer;
 import sand.datalayer.LocalDataLayer;
@@ -41,11 +46,7 @@ import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
-import sand.hostagent.bridge.KafkaClients;
-import sand.hostagent.cluster.CassandraClusterStore;
 import sand.hostagent.cluster.ClusterMembership;
-import sand.hostagent.cluster.ClusterStore;
-import sand.hostagent.sandbox.ApplicationLimits;
 import sand.hostagent.sandbox.DockerHttpEngine;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
@@ -153,7 +154,7 @@ public final class HostAgent implements AutoCloseable {
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
     BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
     Producer<String, byte[]> producer = KafkaClients.producer(bootstrap, hostId);
-    GlobalBusBridge bridge = new GlobalBusBridge(bridgeSettings, KafkaClients.consumer(bootstrap, bridgeSettings),
+    GlobalBusBridge bridge = new GlobalBusBridge(bridgeSettings, KafkaClients.consumer(bootstrap, bridgeSettings.groupId(), bridgeSettings.hostId()),
         producer, bus, agentCredential, data, clock, scheduler);
     ExecutionLogs logs = new ExecutionLogs(store, Duration.ofHours(config.getInt("log.ttl.hours")));
     metrics = closing(new Metrics(hostId));
@@ -187,7 +188,7 @@ public final class HostAgent implements AutoCloseable {
           busSettings.host(), config.getInt("gate.port"), 256).start());
       gateAddress = busSettings.host() + ":" + gateServer.port();
     }
-    closing(new ClusterMembership(store, new ClusterStore.HostInfo(hostId, busAddress, dataServer.address(),
+    closing(new ClusterMembership(store, new HostAgentTables.HostInfo(hostId, busAddress, dataServer.address(),
         gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(), clock.instant()), clock,
         Duration.ofMillis(config.getInt("fail.after.ms"))).start(Duration.ofMillis(config.getInt("heartbeat.ms"))));
 

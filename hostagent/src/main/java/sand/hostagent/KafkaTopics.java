@@ -13,8 +13,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
-import sand.hostagent.bridge.KafkaClients;
-import sand.hostagent.bridge.TopicNames;
+import sand.cluster.KafkaClients;
+import sand.contracts.TopicNames;
 
 /**
  * Creates the topics SAND needs before anyone uses them, instead of relying on auto-creation: the

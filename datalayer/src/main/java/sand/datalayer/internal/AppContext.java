@@ -10,9 +10,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataLayerException;
+import sand.contracts.DataKind;
 import sand.datalayer.DataLayerException.Code;
+import sand.datalayer.DataLayerException;
 import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.GlobalUnavailableException;
 

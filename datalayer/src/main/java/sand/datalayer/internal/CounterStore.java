@@ -1,9 +1,9 @@
 package sand.datalayer.internal;
 
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.CanonicalEncoding;
-import sand.datalayer.DataKind;
 import sand.datalayer.DataLayerException;
-import sand.datalayer.DataMetadata;
 
 /**
  * One application's counters on this host: atomic here (each counter has its own lock), backed up as

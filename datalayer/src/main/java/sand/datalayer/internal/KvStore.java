@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.CanonicalEncoding;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
 
 /**
  * One application's key-value entries on this host. Memory is a cache of the global layer that is

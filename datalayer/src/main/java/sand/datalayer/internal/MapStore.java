@@ -8,9 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.CanonicalEncoding;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
 
 /**
  * One application's maps on this host. A map is loaded whole from the global layer the first time it

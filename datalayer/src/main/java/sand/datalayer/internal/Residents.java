@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
-import sand.datalayer.DataKind;
+import sand.contracts.DataKind;
 
 /**
  * The items of one kind of one application in memory, by name. An item is removed from the map (and

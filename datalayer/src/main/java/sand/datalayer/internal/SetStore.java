@@ -4,9 +4,9 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.CanonicalEncoding;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
 
 /**
  * One application's sets on this host. A set is loaded whole from the global layer the first time it

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.datalayer.DataKind;
+import sand.contracts.DataKind;
 import sand.datalayer.GlobalDataLayer;
 
 /**

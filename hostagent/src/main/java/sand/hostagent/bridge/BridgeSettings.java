@@ -1,8 +1,9 @@
 package sand.hostagent.bridge;
 
 import java.time.Duration;
-import sand.common.ConfigDef;
 import sand.common.ConfigDef.Type;
+import sand.common.ConfigDef;
+import sand.contracts.TopicNames;
 
 /**
  * Settings of the bridge between the local and global buses, declared once ({@link #declare}); the

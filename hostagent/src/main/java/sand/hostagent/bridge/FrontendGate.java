@@ -13,8 +13,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
+import sand.contracts.GrainRef;
+import sand.contracts.TopicNames;
 import sand.contracts.Trace;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
@@ -109,7 +113,7 @@ public final class FrontendGate implements HostAgentGate.Iface {
     accepted.incrementAndGet();
     String frontend = event.frontend();
     String id = event.id();
-    bridge.sender().send(ConditionFlag.processing(event.json(), host).toRecord(grain.topic(), partition))
+    bridge.sender().send(KafkaClients.record(grain.topic(), partition, ConditionFlag.processing(event.json(), host)))
         .whenComplete((md, e) -> {
           if (e == null) {
             backedUp.complete(md);

@@ -23,6 +23,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.contracts.GrainRef;
+import sand.contracts.TopicNames;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalMessageBus;
 

@@ -14,12 +14,16 @@ import java.util.function.BiPredicate;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataMetadata;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
+import sand.contracts.GrainRef;
+import sand.contracts.TopicNames;
 import sand.contracts.Trace;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
-import sand.datalayer.DataMetadata;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.InFlightEvents.Home;
 import sand.hostagent.bridge.InstanceReport.DataItem;
@@ -315,7 +319,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     boolean local = out.path("local").asBoolean(false);
     if (local && bridge.runsHere(next)) {
       Integer partition = bridge.backupPartition(next.topic(), id);
-      CompletableFuture<?> sent = sender.send(ConditionFlag.processing(event, host).toRecord(next.topic(), partition));
+      CompletableFuture<?> sent = sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)));
       inFlight.register(id, new Home(next.topic(), partition, app, sent));
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}", host, app, grain,
           r.executionId(), id, next.topic(), partition == null ? "(by key)" : partition);
@@ -325,7 +329,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was delivered locally but {} does not run here: "
           + "publishing it for the hosts that run it", host, app, r.grain(), r.executionId(), id, next);
     }
-    return sender.send(ConditionFlag.newEvent(event, host).toRecord(next.topic(), null));
+    return sender.send(KafkaClients.record(next.topic(), null, ConditionFlag.newEvent(event, host)));
   }
 
   /** Steps 10b and §4.3: data flag when the data is durable, then finished, in the event's partition. */
@@ -359,9 +363,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     String topic = home.topic();
     Integer partition = home.partition();
     CompletableFuture<?> dataFlag = !withData ? ready
-        : ready.thenCompose(v -> sender.send(ConditionFlag.data(id, metadata, host).toRecord(topic, partition)));
+        : ready.thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.data(id, metadata, host))));
     return dataFlag
-        .thenCompose(v -> sender.send(ConditionFlag.finished(id, host).toRecord(topic, partition)))
+        .thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.finished(id, host))))
         .thenAccept(md -> {
           bridge.eventFinished(topic, md.partition(), id);
           LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} finished ({}-{})", host, app, r.grain(),

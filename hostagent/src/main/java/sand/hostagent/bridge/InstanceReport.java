@@ -5,7 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import sand.datalayer.DataKind;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataKind;
 
 /**
  * A grain instance's report on LQ_HA (grainworker/envelope.py): {@code finished} when the instance

@@ -10,7 +10,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import sand.hostagent.bridge.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag.Flag;
 
 /**
  * How far this host got in each of its partitions (paper §4.1: "each host synchronizes its progress

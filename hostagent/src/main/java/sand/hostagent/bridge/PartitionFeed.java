@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import sand.contracts.GrainRef;
 
 /**
  * One partition this host owns, as the bridge feeds it into the grain's local queue: its recovery

@@ -15,9 +15,11 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.bridge.PartitionFeed.Redelivery;
+import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
+import sand.contracts.GrainRef;
 import sand.contracts.Trace;
+import sand.hostagent.bridge.PartitionFeed.Redelivery;
 import sand.localbus.BusException;
 import sand.localbus.LocalMessageBus;
 

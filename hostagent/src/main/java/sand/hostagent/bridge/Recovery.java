@@ -5,9 +5,11 @@ import java.util.List;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataMetadata;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
-import sand.datalayer.DataMetadata;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.RecoveryScan.Decision;
 import sand.hostagent.bridge.RecoveryScan.Step;
@@ -81,7 +83,7 @@ final class Recovery {
       if (durable) {
         LOG.info("[host {}] [{}] event {}: its data is in the global data layer; writing its missing finished flag",
             host, feed, s.eventId());
-        sender.send(ConditionFlag.finished(s.eventId(), host).toRecord(tp.topic(), tp.partition()))
+        sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(s.eventId(), host)))
             .thenRun(() -> tracker.finished(tp, s.eventId()));
         feed.plan.set(i, new Step(s.eventId(), Decision.SKIP, s.event(), List.of()));
       } else {

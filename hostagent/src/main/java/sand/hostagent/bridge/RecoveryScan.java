@@ -6,8 +6,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
-import sand.datalayer.DataMetadata;
-import sand.hostagent.bridge.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataMetadata;
 
 /**
  * The replay of a partition this host was just assigned (paper §4.2.1): the records from the

@@ -4,10 +4,10 @@
  *
  * <p>Public: {@link sand.hostagent.bridge.GlobalBusBridge} (Kafka consumer side: partitions into local
  * queues, offsets, recovery), {@link sand.hostagent.bridge.HostAgentQueueProcessor} (LQ_HA: backups,
- * forwards, results, data and finished flags), {@link sand.hostagent.bridge.ConditionFlag} and
- * {@link sand.hostagent.bridge.TopicNames} (the record format and names), {@link
+ * forwards, results, data and finished flags), {@link sand.contracts.ConditionFlag} and
+ * {@link sand.contracts.TopicNames} (the record format and names), {@link
  * sand.hostagent.bridge.OffsetTracker}, {@link sand.hostagent.bridge.RecoveryScan},
- * {@link sand.hostagent.bridge.BridgeSettings}, {@link sand.hostagent.bridge.KafkaClients}. The
+ * {@link sand.hostagent.bridge.BridgeSettings}, {@link sand.cluster.KafkaClients}. The
  * package-private classes are their machinery.
  */
 package sand.hostagent.bridge;

@@ -9,6 +9,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.HostAgentTables;
 
 /**
  * This host's membership in the cluster: registers the host, then heartbeats. A host whose heartbeat is
@@ -19,8 +20,8 @@ import org.slf4j.LoggerFactory;
 public final class ClusterMembership implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterMembership.class);
 
-  private final ClusterStore store;
-  private final ClusterStore.HostInfo self;
+  private final HostAgentTables store;
+  private final HostAgentTables.HostInfo self;
   private final Clock clock;
   private final Duration failAfter;
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -30,7 +31,7 @@ public final class ClusterMembership implements AutoCloseable {
   });
   private volatile boolean registered;
 
-  public ClusterMembership(ClusterStore store, ClusterStore.HostInfo self, Clock clock, Duration failAfter) {
+  public ClusterMembership(HostAgentTables store, HostAgentTables.HostInfo self, Clock clock, Duration failAfter) {
     this.store = store;
     this.self = self;
     this.clock = clock;
@@ -48,7 +49,7 @@ public final class ClusterMembership implements AutoCloseable {
     Instant now = clock.instant();
     try {
       if (!registered) {
-        store.upsertHost(new ClusterStore.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(), self.gateAddress(),
+        store.upsertHost(new HostAgentTables.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(), self.gateAddress(),
             self.capacity(), self.started(), now));
         registered = true;
         LOG.info("[host {}] joined the cluster", self.hostId());
@@ -61,7 +62,7 @@ public final class ClusterMembership implements AutoCloseable {
   }
 
   /** The hosts alive now (this one included once registered). */
-  public List<ClusterStore.HostInfo> liveHosts() {
+  public List<HostAgentTables.HostInfo> liveHosts() {
     return store.liveHosts(clock.instant(), failAfter);
   }
 

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import sand.contracts.ApplicationSettings;
 
 /**
  * Everything the host agent hands the {@link SandboxManager} to deploy an application on this host.

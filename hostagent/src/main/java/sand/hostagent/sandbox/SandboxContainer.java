@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import sand.contracts.ApplicationSettings;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
 import sand.hostagent.sandbox.internal.AppFolder;

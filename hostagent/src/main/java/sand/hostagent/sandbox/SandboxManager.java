@@ -21,13 +21,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.contracts.ApplicationLimits;
+import sand.contracts.Workflow;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.ContainerSummary;
 import sand.hostagent.sandbox.SandboxStatus.State;
 import sand.hostagent.sandbox.internal.AppFolder;
 import sand.hostagent.sandbox.internal.DependencyInstaller;
-import sand.hostagent.sandbox.internal.WorkflowGrains;
 
 /**
  * The sandboxes of one host (paper §4.1): for each application deployed here, one Docker container in
@@ -133,17 +134,17 @@ public final class SandboxManager {
       InterruptedException {
     String app = spec.appId();
     long t0 = System.nanoTime();
-    WorkflowGrains workflow;
+    Workflow workflow;
     try {
-      workflow = WorkflowGrains.parse(spec.workflowJson());
+      workflow = Workflow.parse(spec.workflowJson());
     } catch (IllegalArgumentException e) {
       throw new SandboxException("application " + app + ": " + e.getMessage());
     }
-    Set<String> hosted = new LinkedHashSet<>(spec.grains().isEmpty() ? workflow.resourceByGrain().keySet()
+    Set<String> hosted = new LinkedHashSet<>(spec.grains().isEmpty() ? workflow.grains().keySet()
         : spec.grains());
-    if (!workflow.resourceByGrain().keySet().containsAll(hosted)) {
+    if (!workflow.grains().keySet().containsAll(hosted)) {
       throw new SandboxException("application " + app + ": grains " + hosted + " to host are not all in the "
-          + "workflow " + workflow.resourceByGrain().keySet());
+          + "workflow " + workflow.grains().keySet());
     }
     try {
       spec.settings().requireFits(hosted.size());

@@ -18,10 +18,11 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
 import sand.contracts.gate.GateErrorCode;
-import sand.hostagent.bridge.ConditionFlag.Flag;
 
 /** The host agent's side of the gate (contracts/gate.thrift) over the test host's real bus and MockProducer. */
 class FrontendGateTest {

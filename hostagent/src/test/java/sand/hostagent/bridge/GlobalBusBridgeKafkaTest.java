@@ -33,10 +33,14 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.KafkaClients;
 import sand.common.Credentials;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag;
+import sand.contracts.GrainRef;
+import sand.contracts.TopicNames;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
-import sand.hostagent.bridge.ConditionFlag.Flag;
 import sand.localbus.Delivery;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
@@ -77,7 +81,7 @@ class GlobalBusBridgeKafkaTest {
       data.grantApplication(AGENT, app, APP_CRED);
       BridgeSettings s = BridgeSettings.defaults(hostId).withGroupId(group).withCommitInterval(Duration.ofMillis(100));
       producer = KafkaClients.producer(bootstrap, hostId);
-      bridge = new GlobalBusBridge(s, KafkaClients.consumer(bootstrap, s), producer, bus, AGENT, data,
+      bridge = new GlobalBusBridge(s, KafkaClients.consumer(bootstrap, s.groupId(), s.hostId()), producer, bus, AGENT, data,
           Clock.systemUTC(), scheduler);
       processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TestHost.TAGS, (a, g) -> true, null);
       bridge.updateGrains(Set.of(resize, store));
@@ -169,7 +173,7 @@ class GlobalBusBridgeKafkaTest {
   /** What a frontend does: a new event for the entry grain, into a chosen partition. */
   private void produceNew(ObjectNode event, int partition) throws Exception {
     try (Producer<String, byte[]> fe = KafkaClients.producer(bootstrap, "frontend-" + suffix)) {
-      fe.send(ConditionFlag.newEvent(event, "").toRecord(resize.topic(), partition)).get();
+      fe.send(KafkaClients.record(resize.topic(), partition, ConditionFlag.newEvent(event, ""))).get();
     }
   }
 

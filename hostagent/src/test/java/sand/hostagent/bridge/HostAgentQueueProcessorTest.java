@@ -22,10 +22,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
+import sand.contracts.TopicNames;
 import sand.datalayer.InMemoryGlobalDataLayer;
-import sand.hostagent.bridge.ConditionFlag.Flag;
 import sand.localbus.LocalMessageBus;
 
 /** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */

@@ -10,7 +10,7 @@ import java.util.Set;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
-import sand.hostagent.bridge.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag.Flag;
 
 /** Flag bookkeeping per event and the committable offset: the oldest record whose event is not finished. */
 class OffsetTrackerTest {

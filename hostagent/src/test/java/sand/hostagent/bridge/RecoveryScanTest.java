@@ -8,8 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
+import sand.contracts.ConditionFlag;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.hostagent.bridge.RecoveryScan.Decision;
 import sand.hostagent.bridge.RecoveryScan.Step;
 

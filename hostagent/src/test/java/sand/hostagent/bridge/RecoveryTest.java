@@ -16,9 +16,10 @@ import java.util.OptionalLong;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag;
 import sand.datalayer.CanonicalEncoding;
 import sand.datalayer.InMemoryGlobalDataLayer;
-import sand.hostagent.bridge.ConditionFlag.Flag;
 
 /**
  * §4.2.1 on one host: the partition of a failed host is assigned here and replayed from its committed

@@ -9,6 +9,9 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import sand.cluster.ClusterStore;
+import sand.cluster.HostAgentTables;
+import sand.cluster.InMemoryClusterStore;
 
 class ClusterMembershipTest {
   private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-01-01T00:00:00Z"));
@@ -30,7 +33,7 @@ class ClusterMembershipTest {
   };
 
   private ClusterMembership member(ClusterStore store, String id) {
-    return new ClusterMembership(store, new ClusterStore.HostInfo(id, "bus", "data", "gate", 4, now.get(), now.get()),
+    return new ClusterMembership(store, new HostAgentTables.HostInfo(id, "bus", "data", "gate", 4, now.get(), now.get()),
         clock, Duration.ofSeconds(10));
   }
 

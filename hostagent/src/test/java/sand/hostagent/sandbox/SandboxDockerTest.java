@@ -34,6 +34,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 import sand.common.Credentials;
 import sand.common.ThriftServer;
+import sand.contracts.ApplicationSettings;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;

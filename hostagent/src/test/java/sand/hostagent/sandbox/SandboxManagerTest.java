@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.contracts.ApplicationSettings;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
 import sand.hostagent.sandbox.DockerEngine.ProcessEntry;
@@ -240,10 +241,10 @@ class SandboxManagerTest {
     assertEquals("application hello: grain shout runs code 'shout' but neither shout.py nor shout/__init__.py was "
         + "uploaded (resources: [greet])", assertThrows(SandboxException.class, () -> manager.deploy(noShout))
         .getMessage());
-    ApplicationSpec badWorkflow = new ApplicationSpec("hello", "{\"functions\": []}", Map.of(), "", null,
+    ApplicationSpec badWorkflow = new ApplicationSpec("hello", "{\"name\": \"hello\", \"functions\": []}", Map.of(), "", null,
         TestApps.CREDENTIAL, sockets, Set.of());
     assertTrue(assertThrows(SandboxException.class, () -> manager.deploy(badWorkflow)).getMessage()
-        .contains("non-empty 'functions'"));
+        .contains("'functions' must be a non-empty list"));
     assertTrue(docker.calls().isEmpty());
   }
 

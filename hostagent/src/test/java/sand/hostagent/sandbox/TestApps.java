@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
+import sand.contracts.ApplicationSettings;
 
 /** Applications, socket folders and stand-in dependency installs for the sandbox tests. */
 final class TestApps {

@@ -18,9 +18,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
-import sand.hostagent.sandbox.ApplicationSettings;
+import sand.contracts.ApplicationSettings;
+import sand.contracts.RequirementLines;
+import sand.contracts.Workflow;
 import sand.hostagent.sandbox.ApplicationSpec;
-import sand.hostagent.sandbox.RequirementLines;
 import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxSettings;
 
@@ -60,7 +61,7 @@ public final class AppFolder {
    * Build the folder of {@code spec} hosting {@code hosted} grains, requirements installed; returns the
    * build folder for {@link #install}. On failure nothing is left behind.
    */
-  public Path build(ApplicationSpec spec, WorkflowGrains workflow, Set<String> hosted, SandboxSettings settings,
+  public Path build(ApplicationSpec spec, Workflow workflow, Set<String> hosted, SandboxSettings settings,
                     DependencyInstaller deps, String hostId) throws SandboxException, InterruptedException {
     String app = spec.appId();
     Path build;
@@ -179,10 +180,10 @@ public final class AppFolder {
     return requirements;
   }
 
-  private static void checkGrainCode(ApplicationSpec spec, WorkflowGrains wf, Set<String> hosted, Path code)
+  private static void checkGrainCode(ApplicationSpec spec, Workflow wf, Set<String> hosted, Path code)
       throws SandboxException {
     for (String grain : hosted) {
-      String resource = wf.resourceByGrain().get(grain);
+      String resource = wf.grains().get(grain);
       if (!Files.isRegularFile(code.resolve(resource + ".py")) && !Files.isRegularFile(code.resolve(resource)
           .resolve("__init__.py"))) {
         throw new SandboxException("application " + spec.appId() + ": grain " + grain + " runs code '" + resource

@@ -17,12 +17,12 @@ import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.hostagent.sandbox.DockerEngine;
+import sand.contracts.RequirementLines;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
+import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerException;
-import sand.hostagent.sandbox.RequirementLines;
 import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.SandboxSettings;
 

@@ -1,4 +1,4 @@
-package sand.hostagent.bridge;
+package sand.contracts;
 
 /**
  * One grain of one application, as the bridge sees it: the pair names both its Kafka topic (global

@@ -1,4 +1,4 @@
-package sand.hostagent.cluster;
+package sand.cluster;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
@@ -39,7 +39,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getStates;
   private final PreparedStatement putLog;
   private final PreparedStatement getLogs;
-  private final FrontendTables frontend;
+  private final CassandraFrontendTables frontend;
   private final String keyspace;
 
   private static final String APP_COLUMNS = "app_id, name, owner, workflow, requirements, settings, version, "
@@ -70,7 +70,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
     getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ?");
-    frontend = new FrontendTables(session, ks);
+    frontend = new CassandraFrontendTables(session, ks);
     keyspace = ks;
   }
 
@@ -118,7 +118,7 @@ public final class CassandraClusterStore implements ClusterStore {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".execution_logs (execution_id text, ts bigint, seq int, "
         + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".cluster_secrets (name text PRIMARY KEY, value blob)");
-    FrontendTables.createSchema(s, ks);
+    CassandraFrontendTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 

@@ -1,4 +1,4 @@
-package sand.hostagent.cluster;
+package sand.cluster;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
@@ -9,11 +9,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import sand.hostagent.cluster.ClusterStore.Account;
-import sand.hostagent.cluster.ClusterStore.AppName;
-import sand.hostagent.cluster.ClusterStore.ExecutionRecord;
-import sand.hostagent.cluster.ClusterStore.GrainCode;
-import sand.hostagent.cluster.ClusterStore.GrainVersion;
+import sand.cluster.FrontendTables.Account;
+import sand.cluster.FrontendTables.AppName;
+import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.HostAgentTables.GrainCode;
 
 /**
  * The tables only the frontend writes (docs/api.md "Cluster state"): accounts and their key hashes, grain
@@ -21,7 +21,7 @@ import sand.hostagent.cluster.ClusterStore.GrainVersion;
  * versions, the first result of an execution) are lightweight transactions, so two frontends racing
  * for the same thing cannot both win.
  */
-final class FrontendTables {
+final class CassandraFrontendTables {
   private final CqlSession session;
   private final PreparedStatement putAccount;
   private final PreparedStatement putKey;
@@ -61,7 +61,7 @@ final class FrontendTables {
     }
   }
 
-  FrontendTables(CqlSession session, String ks) {
+  CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
     putAccount = session.prepare("INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
         + "IF NOT EXISTS");
@@ -185,7 +185,7 @@ final class FrontendTables {
   void startExecution(ExecutionRecord e, java.time.Duration ttl) {
     // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
     session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
-        (int) ttl.toSeconds(), ClusterStore.RANK_STARTED));
+        (int) ttl.toSeconds(), FrontendTables.RANK_STARTED));
   }
 
   Optional<ExecutionRecord> execution(String id) {
@@ -208,7 +208,7 @@ final class FrontendTables {
     session.execute(com.datastax.oss.driver.api.core.cql.BatchStatement.newInstance(
         com.datastax.oss.driver.api.core.cql.DefaultBatchType.UNLOGGED,
         putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
-            ClusterStore.RANK_STARTED),
+            FrontendTables.RANK_STARTED),
         finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
   }
 }

@@ -1,4 +1,4 @@
-package sand.hostagent.sandbox;
+package sand.contracts;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

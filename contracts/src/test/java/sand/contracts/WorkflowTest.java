@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.contracts;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,14 +9,13 @@ import org.junit.jupiter.api.Test;
 /** Same rules and messages as grainworker/workflow.py. */
 class WorkflowTest {
   private static String msg(String json) {
-    return assertThrows(ApiException.class, () -> Workflow.parse(Json.parse(json.getBytes(), "workflow"))).getMessage();
+    return assertThrows(Workflow.Invalid.class, () -> Workflow.parse(json)).getMessage();
   }
 
   @Test
   void aValidWorkflowKnowsItsEntryAndResources() {
-    Workflow w = Workflow.parse(Json.parse(("{\"name\":\"w\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\","
-        + "\"next\":[\"b\"],\"potentialNext\":[\"end\"]},{\"name\":\"b\",\"next\":[\"end\"],\"resource\":\"lib\"}]}")
-        .getBytes(), "workflow"));
+    Workflow w = Workflow.parse(("{\"name\":\"w\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\","
+        + "\"next\":[\"b\"],\"potentialNext\":[\"end\"]},{\"name\":\"b\",\"next\":[\"end\"],\"resource\":\"lib\"}]}"));
     assertEquals("a", w.entry());
     assertEquals(Set.of("a", "lib"), w.resources());
   }

@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.contracts;
 
 /**
  * What the data backup flag carries (paper §4.3): which item, the size of its value and the SHA-256

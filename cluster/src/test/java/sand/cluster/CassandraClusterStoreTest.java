@@ -1,4 +1,4 @@
-package sand.hostagent.cluster;
+package sand.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -45,14 +45,14 @@ class CassandraClusterStoreTest {
   @Test
   void hostsApplicationsStatesAndLogsRoundTrip() {
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-    store.upsertHost(new ClusterStore.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
-    store.upsertHost(new ClusterStore.HostInfo("h2", "b", "d", "", 8, now, now.minusSeconds(60)));
+    store.upsertHost(new HostAgentTables.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
+    store.upsertHost(new HostAgentTables.HostInfo("h2", "b", "d", "", 8, now, now.minusSeconds(60)));
     assertEquals(List.of("h1"), store.liveHosts(now, Duration.ofSeconds(10)).stream()
-        .map(ClusterStore.HostInfo::hostId).toList());
+        .map(HostAgentTables.HostInfo::hostId).toList());
 
     byte[] code = "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8);
-    store.putApplication(new ClusterStore.ApplicationRecord("a1b2", "hello", "dev", "{\"name\":\"hello\"}", "",
-        "{}", 1, "undeployed", List.of()), Map.of("greet", new ClusterStore.GrainCode("greet", code, "py", "x")));
+    store.putApplication(new HostAgentTables.ApplicationRecord("a1b2", "hello", "dev", "{\"name\":\"hello\"}", "",
+        "{}", 1, "undeployed", List.of()), Map.of("greet", new HostAgentTables.GrainCode("greet", code, "py", "x")));
     store.setDesired("a1b2", "deployed", List.of("h1"));
     assertTrue(store.applications().get(0).wantedOn("h1"));
     assertEquals("hello", store.application("a1b2").orElseThrow().name());
@@ -62,45 +62,45 @@ class CassandraClusterStoreTest {
     store.setAppHostState("a1b2", "h1", "failed", "pip: no matching distribution", now);
     assertEquals("pip: no matching distribution", store.appHostStates("a1b2").get(0).error());
 
-    store.appendLogs(List.of(new ClusterStore.LogLine("x1", 2, 0, "greet", "INFO", "second"),
-        new ClusterStore.LogLine("x1", 1, 0, "greet", "INFO", "first")), Duration.ofMinutes(5));
+    store.appendLogs(List.of(new HostAgentTables.LogLine("x1", 2, 0, "greet", "INFO", "second"),
+        new HostAgentTables.LogLine("x1", 1, 0, "greet", "INFO", "first")), Duration.ofMinutes(5));
     long deadline = System.nanoTime() + 5_000_000_000L;
     while (store.logs("x1").size() < 2 && System.nanoTime() < deadline) {
       Thread.onSpinWait();
     }
-    assertEquals(List.of("first", "second"), store.logs("x1").stream().map(ClusterStore.LogLine::text).toList());
+    assertEquals(List.of("first", "second"), store.logs("x1").stream().map(HostAgentTables.LogLine::text).toList());
   }
 
   @Test
   void frontendTablesClaimOnceAndFinishOnce() {
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
-    assertTrue(store.createAccount(new ClusterStore.Account("alice", "k1", now)));
-    assertFalse(store.createAccount(new ClusterStore.Account("alice", "k2", now)), "a name is claimed once");
+    assertTrue(store.createAccount(new FrontendTables.Account("alice", "k1", now)));
+    assertFalse(store.createAccount(new FrontendTables.Account("alice", "k2", now)), "a name is claimed once");
     assertEquals("alice", store.accountByKey("k1").orElseThrow());
     assertTrue(store.accountByKey("k2").isEmpty());
 
     byte[] v1 = "a".getBytes(StandardCharsets.UTF_8);
-    assertTrue(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
-    assertFalse(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
-    assertTrue(store.putGrainVersion(new ClusterStore.GrainVersion("alice", "g", 2, v1, "zip", "s2", 1, now)));
+    assertTrue(store.putGrainVersion(new FrontendTables.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
+    assertFalse(store.putGrainVersion(new FrontendTables.GrainVersion("alice", "g", 1, v1, "py", "s1", 1, now)));
+    assertTrue(store.putGrainVersion(new FrontendTables.GrainVersion("alice", "g", 2, v1, "zip", "s2", 1, now)));
     assertEquals(2, store.latestGrain("alice", "g").orElseThrow().version());
-    assertEquals(List.of("g"), store.grains("alice").stream().map(ClusterStore.GrainVersion::name).toList());
+    assertEquals(List.of("g"), store.grains("alice").stream().map(FrontendTables.GrainVersion::name).toList());
     assertTrue(store.grains("bob").isEmpty());
     store.deleteGrain("alice", "g");
     assertTrue(store.latestGrain("alice", "g").isEmpty());
 
-    var claim = new ClusterStore.AppName("shop", "a000000000001", "alice", 0);
+    var claim = new FrontendTables.AppName("shop", "a000000000001", "alice", 0);
     assertEquals(claim, store.claimAppName(claim));
-    assertEquals("alice", store.claimAppName(new ClusterStore.AppName("shop", "a000000000002", "bob", 0)).owner());
+    assertEquals("alice", store.claimAppName(new FrontendTables.AppName("shop", "a000000000002", "bob", 0)).owner());
     store.setRequestTimeout("shop", 7);
     assertEquals(7, store.appName("shop").orElseThrow().requestTimeoutS());
     store.releaseAppName("shop");
     assertTrue(store.appName("shop").isEmpty());
 
     byte[] code = "x".getBytes(StandardCharsets.UTF_8);
-    store.putApplication(new ClusterStore.ApplicationRecord("a000000000001", "shop", "alice", "{}", "", "{}", 1,
-        "deployed", List.of()), Map.of("old", new ClusterStore.GrainCode("old", code, "py", "o")));
-    store.replaceApplicationCode("a000000000001", Map.of("new", new ClusterStore.GrainCode("new", code, "py", "n")));
+    store.putApplication(new HostAgentTables.ApplicationRecord("a000000000001", "shop", "alice", "{}", "", "{}", 1,
+        "deployed", List.of()), Map.of("old", new HostAgentTables.GrainCode("old", code, "py", "o")));
+    store.replaceApplicationCode("a000000000001", Map.of("new", new HostAgentTables.GrainCode("new", code, "py", "n")));
     assertEquals(java.util.Set.of("new"), store.applicationCode("a000000000001").keySet());
     store.setAppHostState("a000000000001", "h1", "deployed", null, now);
     store.deleteApplication("a000000000001");
@@ -111,23 +111,23 @@ class CassandraClusterStoreTest {
     java.time.Duration ttl = java.time.Duration.ofHours(1);
     long arrived = now.toEpochMilli() * 1000;
     // Writes in the worst order: the second result first, then the first, a timeout, and the start last.
-    store.endExecution("e1", "succeeded", "{\"ok\":2}", null, now, "[]", ClusterStore.resultRank(arrived + 5), ttl);
+    store.endExecution("e1", "succeeded", "{\"ok\":2}", null, now, "[]", FrontendTables.resultRank(arrived + 5), ttl);
     store.endExecution("e1", "succeeded", "{\"ok\":1}", null, now, "[[\"frontend\",\"fe\",1]]",
-        ClusterStore.resultRank(arrived), ttl);
-    store.endExecution("e1", "timeout", null, "no result", now, null, ClusterStore.RANK_TIMEOUT, ttl);
-    store.startExecution(new ClusterStore.ExecutionRecord("e1", "a1", "alice", "running", null, null, now, null, "fe",
+        FrontendTables.resultRank(arrived), ttl);
+    store.endExecution("e1", "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
+    store.startExecution(new FrontendTables.ExecutionRecord("e1", "a1", "alice", "running", null, null, now, null, "fe",
         null), ttl);
-    ClusterStore.ExecutionRecord e = store.execution("e1").orElseThrow();
+    FrontendTables.ExecutionRecord e = store.execution("e1").orElseThrow();
     assertEquals("succeeded", e.status(), "the first result wins, whatever order the writes arrived in");
     assertEquals("{\"ok\":1}", e.result());
     assertEquals("[[\"frontend\",\"fe\",1]]", e.timings());
     assertEquals("alice", e.owner());
 
     // A synchronous request: start and end in one write; a later timeout does not replace its result.
-    store.recordExecution(new ClusterStore.ExecutionRecord("e2", "a1", "bob", "running", null, null, now, null, "fe",
-        null), "succeeded", "{\"ok\":3}", null, now, "[]", ClusterStore.resultRank(arrived), ttl);
-    store.endExecution("e2", "timeout", null, "no result", now, null, ClusterStore.RANK_TIMEOUT, ttl);
-    ClusterStore.ExecutionRecord e2 = store.execution("e2").orElseThrow();
+    store.recordExecution(new FrontendTables.ExecutionRecord("e2", "a1", "bob", "running", null, null, now, null, "fe",
+        null), "succeeded", "{\"ok\":3}", null, now, "[]", FrontendTables.resultRank(arrived), ttl);
+    store.endExecution("e2", "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
+    FrontendTables.ExecutionRecord e2 = store.execution("e2").orElseThrow();
     assertEquals("succeeded", e2.status());
     assertEquals("{\"ok\":3}", e2.result());
     assertEquals("bob", e2.owner());

@@ -1,22 +1,20 @@
-package sand.hostagent.bridge;
+package sand.contracts;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
-import sand.hostagent.bridge.ConditionFlag.Flag;
+import sand.contracts.ConditionFlag.Flag;
 
 /** The record format of docs/host-agent.md: key the event id, JSON value with the flag. */
 class ConditionFlagTest {
-  private final ObjectNode event = TestHost.event("e1", TestHost.RESIZE);
+  private final ObjectNode event = ConditionFlag.JSON.createObjectNode().put("id", "e1").put("execution_id", "exec-e1")
+      .put("app", "shop").put("grain", "resize").put("from", "").put("frontend", "fe-1").put("value", "v-e1");
 
   @Test
   void everyFlagRoundTrips() throws Exception {
@@ -35,10 +33,7 @@ class ConditionFlagTest {
 
   @Test
   void theKeyIsTheEventId() {
-    ProducerRecord<String, byte[]> r = ConditionFlag.finished("e1", "h1").toRecord("sand.shop.resize", 1);
-    assertEquals("e1", r.key());
-    assertEquals(1, r.partition());
-    assertNull(ConditionFlag.finished("e1", "h1").toRecord("t", null).partition());
+    assertEquals("e1", ConditionFlag.finished("e1", "h1").eventId());
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> ConditionFlag.parse("other", ConditionFlag.newEvent(event, "").value()));
     assertTrue(e.getMessage().contains("not the id of its event"), e.getMessage());
@@ -46,12 +41,16 @@ class ConditionFlagTest {
 
   @Test
   void unreadableRecordsSayWhy() {
-    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", TestHost.bytes("nope")));
-    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", TestHost.bytes("[1]")));
+    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", bytes("nope")));
+    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", bytes("[1]")));
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ConditionFlag.parse("e1", TestHost.bytes("{\"flag\":\"done\"}")));
+        () -> ConditionFlag.parse("e1", bytes("{\"flag\":\"done\"}")));
     assertTrue(e.getMessage().contains("unknown flag"), e.getMessage());
-    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", TestHost.bytes("{\"flag\":\"new\"}")));
-    assertEquals(Flag.FINISHED, ConditionFlag.parse("e1", TestHost.bytes("{\"flag\":\"finished\"}")).flag());
+    assertThrows(IllegalArgumentException.class, () -> ConditionFlag.parse("e1", bytes("{\"flag\":\"new\"}")));
+    assertEquals(Flag.FINISHED, ConditionFlag.parse("e1", bytes("{\"flag\":\"finished\"}")).flag());
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.contracts;
 
 import java.util.Locale;
 
@@ -11,15 +11,14 @@ public enum DataKind {
     return name().toLowerCase(Locale.ROOT);
   }
 
-  /** The kind named {@code wireName}; throws BAD_REQUEST for anything else. */
+  /** The kind named {@code wireName}; throws IllegalArgumentException for anything else. */
   public static DataKind parse(String wireName) {
     for (DataKind k : values()) {
       if (k.wireName().equals(wireName)) {
         return k;
       }
     }
-    throw new DataLayerException(DataLayerException.Code.BAD_REQUEST,
-        "unknown data kind '" + wireName + "': use kv, map, set or counter");
+    throw new IllegalArgumentException("unknown data kind '" + wireName + "': use kv, map, set or counter");
   }
 
   @Override

@@ -1,4 +1,4 @@
-package sand.hostagent.bridge;
+package sand.cluster;
 
 import java.util.Properties;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -8,10 +8,12 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import sand.contracts.ConditionFlag;
 
 /**
  * The real Kafka clients the bridge expects (tests hand in MockProducer/MockConsumer instead). Keys
@@ -22,6 +24,11 @@ public final class KafkaClients {
   public static final int MAX_REQUEST_BYTES = (16 << 20) + (64 << 10);
 
   private KafkaClients() {}
+
+  /** {@code flag} as a record for {@code topic}: keyed by its event id; {@code partition} null lets Kafka place it. */
+  public static ProducerRecord<String, byte[]> record(String topic, Integer partition, ConditionFlag flag) {
+    return new ProducerRecord<>(topic, partition, flag.eventId(), flag.value());
+  }
 
   /**
    * The producer's settings: acknowledged by all in-sync replicas, idempotent (no duplicates and
@@ -51,11 +58,11 @@ public final class KafkaClients {
    * skipped), cooperative rebalancing (a deploy moves only the partitions it must, so events in flight
    * elsewhere are not replayed), and a host declared failed after 10 s without heartbeats.
    */
-  public static Properties consumerProperties(String bootstrapServers, BridgeSettings settings) {
+  public static Properties consumerProperties(String bootstrapServers, String groupId, String hostId) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    p.put(ConsumerConfig.GROUP_ID_CONFIG, settings.groupId());
-    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-hostagent-" + settings.hostId());
+    p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-hostagent-" + hostId);
     p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -81,7 +88,7 @@ public final class KafkaClients {
 
   static final int HOST_AGENT_LINGER_MS = 1;
 
-  public static Consumer<String, byte[]> consumer(String bootstrapServers, BridgeSettings settings) {
-    return new KafkaConsumer<>(consumerProperties(bootstrapServers, settings));
+  public static Consumer<String, byte[]> consumer(String bootstrapServers, String groupId, String hostId) {
+    return new KafkaConsumer<>(consumerProperties(bootstrapServers, groupId, hostId));
   }
 }

@@ -1,4 +1,4 @@
-package sand.hostagent.cluster;
+package sand.cluster;
 
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package sand.hostagent.bridge;
+package sand.contracts;
 
 import java.util.Optional;
 import java.util.Set;

@@ -1,4 +1,4 @@
-package sand.hostagent.sandbox;
+package sand.contracts;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package sand.hostagent.sandbox;
+package sand.contracts;
 
 import static sand.common.ConfigDef.Type.BOOLEAN;
 import static sand.common.ConfigDef.Type.DOUBLE;
@@ -6,8 +6,8 @@ import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.between;
 
 import java.util.Map;
-import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
+import sand.common.ConfigDef;
 
 /**
  * The operator's caps on what an application may ask for (docs/security.md): every per-application

@@ -1,82 +1,24 @@
-package sand.hostagent.cluster;
+package sand.cluster;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables.GrainCode;
 
 /**
- * Cluster state shared by host agents and frontends (docs/host-agent.md, "Cassandra tables"): live hosts,
- * deployed applications and their code, the per-host state of each application, execution logs.
+ * The frontends' part of the cluster state (docs/api.md, "Cluster state"): developer accounts, grain versions,
+ * the global application names, executions, and the writes that deploy and undeploy applications (the host
+ * agents only read those). No host agent calls any of it.
  */
-public interface ClusterStore extends AutoCloseable {
-
-  /**
-   * A host agent as the cluster sees it.
-   *
-   * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none
-   */
-  record HostInfo(String hostId, String busAddress, String dataAddress, String gateAddress, int capacity,
-                  Instant started, Instant heartbeat) {}
-
-  /**
-   * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
-   * "deployed" or "undeployed"; hosts lists the hosts to run it on (empty = every live host).
-   */
-  record ApplicationRecord(String appId, String name, String owner, String workflow, String requirements,
-                           String settings, int version, String desired, List<String> hosts) {
-    public boolean wantedOn(String hostId) {
-      return "deployed".equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
-    }
-  }
-
-  /** One grain code blob: Python source ("py") or a zip archive ("zip"). */
-  record GrainCode(String resource, byte[] code, String kind, String sha256) {}
-
-  /** The state of an application on one host. */
-  record AppHostState(String appId, String hostId, String status, String error, Instant updated) {}
-
-  /** One log line of a grain instance. */
-  record LogLine(String executionId, long tsNanos, int seq, String grain, String level, String text) {}
-
-  /**
-   * The cluster secret that frontends and host agents share (the key of {@link sand.contracts.ExecutionTag}):
-   * created at random by whichever process asks first, the same bytes for every later caller.
-   */
-  byte[] clusterSecret();
-
-  void upsertHost(HostInfo host);
-
-  void heartbeat(String hostId, Instant now);
-
-  /** Hosts whose last heartbeat is younger than {@code maxAge} at {@code now}. */
-  List<HostInfo> liveHosts(Instant now, Duration maxAge);
-
-  void removeHost(String hostId);
+public interface FrontendTables {
 
   void putApplication(ApplicationRecord app, Map<String, GrainCode> code);
 
-  Optional<ApplicationRecord> application(String appId);
-
-  /** Every application (the cluster holds few; agents reconcile against this at start-up). */
-  List<ApplicationRecord> applications();
-
   /** Record the desired state of an application (frontend: deploy / undeploy). */
   void setDesired(String appId, String desired, List<String> hosts);
-
-  Map<String, GrainCode> applicationCode(String appId);
-
-  void setAppHostState(String appId, String hostId, String status, String error, Instant now);
-
-  List<AppHostState> appHostStates(String appId);
-
-  /** Store log lines with a time to live. */
-  void appendLogs(List<LogLine> lines, Duration ttl);
-
-  List<LogLine> logs(String executionId);
-
-  // ---- frontend state (docs/api.md): accounts, grains, application names, executions ----
 
   /** A developer account; only the SHA-256 of its API key is stored. */
   record Account(String name, String apiKeySha256, Instant created) {}
@@ -174,7 +116,4 @@ public interface ClusterStore extends AutoCloseable {
     startExecution(started, ttl);
     endExecution(started.executionId(), status, result, error, finished, timings, rank, ttl);
   }
-
-  @Override
-  void close();
 }

@@ -1,4 +1,4 @@
-package sand.hostagent.bridge;
+package sand.contracts;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,9 +10,8 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import sand.datalayer.DataKind;
-import sand.datalayer.DataMetadata;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * One record on a grain topic (docs/host-agent.md "Records on a grain topic"): the key is the event
@@ -53,7 +52,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     }
   }
 
-  static final ObjectMapper JSON = new ObjectMapper();
+  /** The mapper of the records' JSON (and of the envelopes they carry). */
+  public static final ObjectMapper JSON = new ObjectMapper();
 
   public ConditionFlag {
     if (eventId == null || eventId.isEmpty()) {
@@ -101,11 +101,6 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
       v.put("host", host);
     }
     return toBytes(v);
-  }
-
-  /** This flag as a record for {@code topic}; {@code partition} null lets Kafka place it by its key. */
-  public ProducerRecord<String, byte[]> toRecord(String topic, Integer partition) {
-    return new ProducerRecord<>(topic, partition, eventId, value());
   }
 
   /** The event envelope as the bytes a grain worker reads from its local queue. */
@@ -165,7 +160,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     return id;
   }
 
-  static byte[] toBytes(JsonNode node) {
+  /** Compact JSON bytes of a tree (the form records and local queue messages carry). */
+  public static byte[] toBytes(JsonNode node) {
     try {
       return JSON.writeValueAsBytes(node);
     } catch (JsonProcessingException e) {

@@ -1,6 +1,8 @@
-package sand.frontend;
+package sand.contracts;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -20,6 +22,7 @@ import java.util.regex.Pattern;
 public record Workflow(String name, String entry, Map<String, String> grains) {
   public static final String END = "end";
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Set<String> FIELDS = Set.of("name", "next", "potentialNext", "resource");
 
   /** The resources (uploaded grains) the workflow runs, each once. */
@@ -27,7 +30,25 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     return new LinkedHashSet<>(grains.values());
   }
 
-  /** Validate; throws a 400 ApiException whose message says what is wrong and where. */
+  /** A workflow description that cannot run; the message says what is wrong and where. */
+  public static final class Invalid extends IllegalArgumentException {
+    Invalid(String message) {
+      super(message);
+    }
+  }
+
+  /** Parse and validate a workflow given as JSON text; throws {@link Invalid}. */
+  public static Workflow parse(String json) {
+    JsonNode doc;
+    try {
+      doc = JSON.readTree(json);
+    } catch (JsonProcessingException e) {
+      throw bad("workflow is not valid JSON: " + e.getOriginalMessage());
+    }
+    return parse(doc);
+  }
+
+  /** Validate; throws {@link Invalid}, whose message says what is wrong and where. */
   public static Workflow parse(JsonNode doc) {
     if (doc == null || !doc.isObject()) {
       throw bad("workflow must be a JSON object with name, entry and functions");
@@ -117,7 +138,7 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     return n == null ? "None" : n.toString();
   }
 
-  private static ApiException bad(String message) {
-    return new ApiException(400, "bad_workflow", message);
+  private static Invalid bad(String message) {
+    return new Invalid(message);
   }
 }

@@ -1,4 +1,4 @@
-package sand.hostagent.bridge;
+package sand.contracts;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

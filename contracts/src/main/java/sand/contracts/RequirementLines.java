@@ -1,4 +1,4 @@
-package sand.hostagent.sandbox;
+package sand.contracts;
 
 import java.util.regex.Pattern;
 

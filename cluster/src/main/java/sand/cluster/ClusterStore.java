@@ -1,0 +1,10 @@
+package sand.cluster;
+
+/**
+ * The whole cluster state in one store (Cassandra in a cluster, memory in tests): the host agents' tables and the
+ * frontends'. A host agent is handed it as {@link HostAgentTables}; a frontend uses both parts.
+ */
+public interface ClusterStore extends HostAgentTables, FrontendTables, AutoCloseable {
+  @Override
+  void close();
+}

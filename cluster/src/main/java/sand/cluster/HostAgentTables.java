@@ -1,0 +1,75 @@
+package sand.cluster;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The host agents' part of the cluster state (docs/host-agent.md, "Cassandra tables"): live hosts, the
+ * applications to run and their code, the per-host state of each application, execution logs, the cluster
+ * secret. A host agent reads and writes nothing else; frontends read it too.
+ */
+public interface HostAgentTables {
+
+
+  /**
+   * A host agent as the cluster sees it.
+   *
+   * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none
+   */
+  record HostInfo(String hostId, String busAddress, String dataAddress, String gateAddress, int capacity,
+                  Instant started, Instant heartbeat) {}
+
+  /**
+   * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
+   * "deployed" or "undeployed"; hosts lists the hosts to run it on (empty = every live host).
+   */
+  record ApplicationRecord(String appId, String name, String owner, String workflow, String requirements,
+                           String settings, int version, String desired, List<String> hosts) {
+    public boolean wantedOn(String hostId) {
+      return "deployed".equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
+    }
+  }
+
+  /** One grain code blob: Python source ("py") or a zip archive ("zip"). */
+  record GrainCode(String resource, byte[] code, String kind, String sha256) {}
+
+  /** The state of an application on one host. */
+  record AppHostState(String appId, String hostId, String status, String error, Instant updated) {}
+
+  /** One log line of a grain instance. */
+  record LogLine(String executionId, long tsNanos, int seq, String grain, String level, String text) {}
+
+  /**
+   * The cluster secret that frontends and host agents share (the key of {@link sand.contracts.ExecutionTag}):
+   * created at random by whichever process asks first, the same bytes for every later caller.
+   */
+  byte[] clusterSecret();
+
+  void upsertHost(HostInfo host);
+
+  void heartbeat(String hostId, Instant now);
+
+  /** Hosts whose last heartbeat is younger than {@code maxAge} at {@code now}. */
+  List<HostInfo> liveHosts(Instant now, Duration maxAge);
+
+  void removeHost(String hostId);
+
+  Optional<ApplicationRecord> application(String appId);
+
+  /** Every application (the cluster holds few; agents reconcile against this at start-up). */
+  List<ApplicationRecord> applications();
+
+  Map<String, GrainCode> applicationCode(String appId);
+
+  void setAppHostState(String appId, String hostId, String status, String error, Instant now);
+
+  List<AppHostState> appHostStates(String appId);
+
+  /** Store log lines with a time to live. */
+  void appendLogs(List<LogLine> lines, Duration ttl);
+
+  List<LogLine> logs(String executionId);
+}

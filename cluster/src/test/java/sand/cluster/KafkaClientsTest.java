@@ -1,0 +1,24 @@
+package sand.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.Test;
+import sand.contracts.ConditionFlag;
+
+/** A condition flag on a grain topic is keyed by its event id (docs/host-agent.md "Records on a grain topic"). */
+class KafkaClientsTest {
+
+  @Test
+  void aFlagsRecordIsKeyedByItsEventId() {
+    ConditionFlag finished = ConditionFlag.finished("e1", "h1");
+    ProducerRecord<String, byte[]> r = KafkaClients.record("sand.shop.resize", 1, finished);
+    assertEquals("sand.shop.resize", r.topic());
+    assertEquals("e1", r.key());
+    assertEquals(1, r.partition());
+    assertArrayEquals(finished.value(), r.value());
+    assertNull(KafkaClients.record("t", null, finished).partition());
+  }
+}
