@@ -7,8 +7,6 @@ source "$(dirname "$0")/lib.sh"
 COMP=frontend
 JAR="$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar"
 export SAND_FRONTEND_HOST="$SAND_BIND"
-export SAND_FRONTEND_KAFKA_BOOTSTRAP="${SAND_FRONTEND_KAFKA_BOOTSTRAP:-$SAND_BIND:$SAND_KAFKA_PORT}"
-export SAND_FRONTEND_CASSANDRA_CONTACT="${SAND_FRONTEND_CASSANDRA_CONTACT:-$SAND_BIND:$SAND_CASSANDRA_PORT}"
 
 ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null; }
 ready() {

@@ -63,10 +63,10 @@ if ! stamped pip "$h"; then
   done_step
 fi
 
-# ---- 3. Thrift Python code (generated, never committed) ------------------------------------------
+# ---- 3. Thrift Python code and the shared rules (generated or copied, never committed) --------------
 THRIFT_IDLS=()
 for f in localbus/*.thrift datalayer/*.thrift; do if [ -f "$f" ]; then THRIFT_IDLS+=("$f"); fi; done
-h="$(cat "${THRIFT_IDLS[@]}" /dev/null | sha256sum | cut -c1-16)"
+h="$(cat "${THRIFT_IDLS[@]}" contracts/rules.json /dev/null | sha256sum | cut -c1-16)"
 if ! stamped thrift-py "$h" || [ ! -d "$SAND_ROOT/grainworker/_gen" ]; then
   progress "Generating the Thrift Python client code into grainworker/_gen"
   gen="$SAND_ROOT/grainworker/_gen"
@@ -75,12 +75,14 @@ if ! stamped thrift-py "$h" || [ ! -d "$SAND_ROOT/grainworker/_gen" ]; then
   for idl in "${THRIFT_IDLS[@]}"; do
     run_logged thrift thrift --gen py -out "$gen" "$idl"
   done
+  # The grain defaults and workflow rules the Java side reads too (grainworker/rules.py loads this copy).
+  cp "$SAND_ROOT/contracts/rules.json" "$gen/rules.json"
   stamp thrift-py "$h"
   done_step
 fi
 
 # ---- 4. Maven build of the Java modules ----------------------------------------------------------
-h="$(hash_of pom.xml common contracts localbus datalayer hostagent frontend)"
+h="$(hash_of pom.xml common contracts cluster localbus datalayer hostagent frontend)"
 if ! stamped maven "$h" || [ ! -d "$SAND_ROOT/hostagent/target" ]; then
   progress "Building the Java modules (mvn install, tests skipped here)"
   run_logged maven mvn -q -B -Dstyle.color=never -DskipTests install

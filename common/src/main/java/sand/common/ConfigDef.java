@@ -22,9 +22,164 @@ public final class ConfigDef {
   /** Setting types. */
   public enum Type { STRING, INT, LONG, DOUBLE, BOOLEAN }
 
-  /** One declared setting. */
-  public record Key(String name, Type type, Object defaultValue, Predicate<Object> check,
-                    String expectation, String doc) {}
+  /** One declared setting; {@link #expectation()} is what its check says a value must be. */
+  public record Key(String name, Type type, Object defaultValue, Check check, String doc) {
+    public String expectation() {
+      return check.mustBe(type);
+    }
+  }
+
+  /**
+   * What a value must be: the test and the words for it in one object (as Kafka's {@code ConfigDef.Validator}s
+   * carry their own description), so the "must be" of an error message and of docs/config.md is never typed
+   * beside a check it could drift from. Ranges write their own bounds.
+   */
+  public interface Check {
+    boolean test(Object value);
+
+    /** What a value of {@code type} must be, as it ends "... is invalid: must be ___". */
+    String mustBe(Type type);
+
+    /** A check of one kind whose words are fixed (a form, not a range). */
+    static Check of(Predicate<Object> test, String mustBe) {
+      return new Check() {
+        @Override
+        public boolean test(Object value) {
+          return test.test(value);
+        }
+
+        @Override
+        public String mustBe(Type type) {
+          return mustBe;
+        }
+      };
+    }
+  }
+
+  /** No check beyond the type: "a string", "an int", ... */
+  public static final Check ANY = new Check() {
+    @Override
+    public boolean test(Object value) {
+      return true;
+    }
+
+    @Override
+    public String mustBe(Type type) {
+      return noun(type);
+    }
+  };
+
+  /** host:port (a Kafka bootstrap server, a Cassandra contact point). */
+  public static final Check HOST_PORT = matches("[^\\s:,]+:\\d{1,5}", "host:port");
+
+  /** One or more host:port, comma-separated (Kafka bootstrap servers). */
+  public static final Check HOST_PORTS = matches("[^\\s:,]+:\\d{1,5}(,[^\\s:,]+:\\d{1,5})*", "host:port[,host:port...]");
+
+  /** A TCP port; 0 lets the system pick a free one. */
+  public static final Check PORT = between(0, 65_535);
+
+  /** A Cassandra keyspace name (CQL: letters, digits, _, at most 48). */
+  public static final Check KEYSPACE = matches("[a-z][a-z0-9_]{0,47}",
+      "a lower-case letter, then up to 47 lower-case letters, digits or _");
+
+  /** A credential or key a person chooses: long enough not to be guessed. */
+  public static final int SECRET_MIN_CHARS = 16;
+  public static final Check SECRET = Check.of(v -> ((String) v).length() >= SECRET_MIN_CHARS,
+      "at least " + SECRET_MIN_CHARS + " characters");
+
+  /** An int, long or double in [min, max]. */
+  public static Check between(long min, long max) {
+    return new Check() {
+      @Override
+      public boolean test(Object v) {
+        return ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max;
+      }
+
+      @Override
+      public String mustBe(Type type) {
+        if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) { // no upper bound but the type's
+          return min == 1 ? "a positive " + noun(type).substring(noun(type).indexOf(' ') + 1) : noun(type) + " >= " + min;
+        }
+        return noun(type) + " in [" + min + ", " + max + "]";
+      }
+    };
+  }
+
+  /** A number in (min, max]: more than {@code min} (a timeout of 0 is no timeout), at most {@code max}. */
+  public static Check above(double min, double max) {
+    return new Check() {
+      @Override
+      public boolean test(Object v) {
+        return ((Number) v).doubleValue() > min && ((Number) v).doubleValue() <= max;
+      }
+
+      @Override
+      public String mustBe(Type type) {
+        return noun(type) + " in (" + plain(min) + ", " + plain(max) + "]";
+      }
+    };
+  }
+
+  /** A string matching {@code regex} (whole), described as {@code form}. */
+  public static Check matches(String regex, String form) {
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile(regex);
+    return Check.of(v -> p.matcher((String) v).matches(), form);
+  }
+
+  /** A string that is not blank, described as {@code what} ("a host name or IP address"). */
+  public static Check nonBlank(String what) {
+    return Check.of(v -> !((String) v).isBlank(), what);
+  }
+
+  /** One of {@code values}. */
+  public static Check oneOf(String... values) {
+    List<String> all = List.of(values);
+    return Check.of(all::contains, String.join(" or ", all));
+  }
+
+  /** Empty (which means {@code meaning}) or what {@code check} accepts. */
+  public static Check emptyOr(String meaning, Check check) {
+    return new Check() {
+      @Override
+      public boolean test(Object v) {
+        return ((String) v).isEmpty() || check.test(v);
+      }
+
+      @Override
+      public String mustBe(Type type) {
+        return "empty (" + meaning + ") or " + check.mustBe(type);
+      }
+    };
+  }
+
+  /** {@code value} itself (which means {@code meaning}) or what {@code check} accepts. */
+  public static Check or(long value, String meaning, Check check) {
+    return new Check() {
+      @Override
+      public boolean test(Object v) {
+        return ((Number) v).longValue() == value || check.test(v);
+      }
+
+      @Override
+      public String mustBe(Type type) {
+        return check.mustBe(type) + ", or " + value + " (" + meaning + ")";
+      }
+    };
+  }
+
+  private static String noun(Type type) {
+    return switch (type) {
+      case STRING -> "a string";
+      case INT -> "an int";
+      case LONG -> "a long";
+      case DOUBLE -> "a number";
+      case BOOLEAN -> "true or false";
+    };
+  }
+
+  private static String plain(double d) {
+    return d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) : Double.toString(d);
+  }
 
   /** Thrown when a value does not parse or fails its check. */
   public static final class ConfigException extends RuntimeException {
@@ -46,22 +201,16 @@ public final class ConfigDef {
 
   /** Declare a setting with no check beyond its type. */
   public ConfigDef define(String name, Type type, Object defaultValue, String doc) {
-    return define(name, type, defaultValue, v -> true, "a " + type.name().toLowerCase(Locale.ROOT), doc);
+    return define(name, type, defaultValue, ANY, doc);
   }
 
-  /** Declare a setting whose value must pass {@code check}; {@code expectation} says what it must be. */
-  public ConfigDef define(String name, Type type, Object defaultValue, Predicate<Object> check,
-                          String expectation, String doc) {
+  /** Declare a setting whose value must pass {@code check} (which also says what it must be). */
+  public ConfigDef define(String name, Type type, Object defaultValue, Check check, String doc) {
     if (keys.containsKey(name)) {
       throw new IllegalArgumentException("setting " + name + " declared twice");
     }
-    keys.put(name, new Key(name, type, defaultValue, check, expectation, doc));
+    keys.put(name, new Key(name, type, defaultValue, check, doc));
     return this;
-  }
-
-  /** Check for an int in [min, max]. */
-  public static Predicate<Object> between(long min, long max) {
-    return v -> ((Number) v).longValue() >= min && ((Number) v).longValue() <= max;
   }
 
   /** The environment variable that overrides {@code name}. */
@@ -122,6 +271,50 @@ public final class ConfigDef {
     } catch (NumberFormatException e) {
       throw new ConfigException(component + ": " + source + "='" + raw + "' is not " + k.expectation());
     }
+  }
+
+  /**
+   * Environment variables that look like settings of {@code defs} ({@code SAND_<COMPONENT>_...}) but name none,
+   * with the nearest declared name: a misspelt variable would otherwise be ignored without a word. Names in
+   * {@code knownElsewhere} (read by the deploy scripts, not the process) are not reported.
+   */
+  public static List<String> unknownVariables(Map<String, String> env, List<ConfigDef> defs,
+                                              java.util.Set<String> knownElsewhere) {
+    List<String> declared = new ArrayList<>();
+    List<String> prefixes = new ArrayList<>();
+    for (ConfigDef d : defs) {
+      prefixes.add(("SAND_" + d.component + "_").toUpperCase(Locale.ROOT));
+      d.keys.keySet().forEach(k -> declared.add(d.envName(k)));
+    }
+    List<String> out = new ArrayList<>();
+    for (String var : new java.util.TreeSet<>(env.keySet())) {
+      if (prefixes.stream().noneMatch(var::startsWith) || declared.contains(var) || knownElsewhere.contains(var)) {
+        continue;
+      }
+      String nearest = declared.stream().min(java.util.Comparator.comparingInt(d -> distance(d, var))).orElse("");
+      out.add(var + " is not a setting" + (distance(nearest, var) <= 3 ? " (did you mean " + nearest + "?)" : "")
+          + "; it is ignored");
+    }
+    return out;
+  }
+
+  /** Edit distance (insertions, deletions, substitutions). */
+  static int distance(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        cur[j] = Math.min(Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
   }
 
   /** The reference table of this component's settings, in Markdown. */

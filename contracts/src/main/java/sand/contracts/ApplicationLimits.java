@@ -3,6 +3,7 @@ package sand.contracts;
 import static sand.common.ConfigDef.Type.BOOLEAN;
 import static sand.common.ConfigDef.Type.DOUBLE;
 import static sand.common.ConfigDef.Type.INT;
+import static sand.common.ConfigDef.above;
 import static sand.common.ConfigDef.between;
 
 import java.util.Map;
@@ -35,21 +36,19 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
   public static final String COMPONENT = "limits";
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
-      .define("timeout.s.max", DOUBLE, 300.0, v -> ((Double) v) > 0 && ((Double) v) <= 86_400,
-          "seconds in (0, 86400]", "most seconds an application may let a grain instance run (setting timeout_s)")
-      .define("instance.memory.mb.max", INT, 2048, between(1, 1 << 20), "MB in [1, 1048576]",
+      .define("timeout.s.max", DOUBLE, 300.0, above(0, 86_400), "most seconds an application may let a grain instance run (setting timeout_s)")
+      .define("instance.memory.mb.max", INT, 2048, between(1, 1 << 20),
           "most MB of address space an application may give one grain instance (setting instance_memory_mb)")
-      .define("concurrency.max", INT, 64, between(1, 10_000), "an int in [1, 10000]",
+      .define("concurrency.max", INT, 64, between(1, 10_000),
           "most instances of one grain running at once an application may ask for (setting concurrency)")
-      .define("sandbox.memory.mb.max", INT, 2048, between(16, 1 << 20), "MB in [16, 1048576]",
+      .define("sandbox.memory.mb.max", INT, 2048, between(16, 1 << 20),
           "most memory an application's sandbox may have on one host (setting sandbox_memory_mb)")
-      .define("sandbox.cpus.max", DOUBLE, 2.0, v -> ((Double) v) > 0 && ((Double) v) <= 1024,
-          "CPUs in (0, 1024]", "most CPUs an application's sandbox may use on one host (setting sandbox_cpus)")
-      .define("sandbox.pids.max", INT, 1024, between(8, 1 << 22), "an int in [8, 4194304]",
+      .define("sandbox.cpus.max", DOUBLE, 2.0, above(0, 1024), "most CPUs an application's sandbox may use on one host (setting sandbox_cpus)")
+      .define("sandbox.pids.max", INT, 1024, between(8, 1 << 22),
           "most processes an application's sandbox may hold (setting sandbox_pids)")
-      .define("grains.max", INT, 128, between(1, 100_000), "an int in [1, 100000]",
+      .define("grains.max", INT, 128, between(1, 100_000),
           "most grains (functions) in one application's workflow")
-      .define("hosts.max", INT, 0, between(0, 100_000), "an int in [0, 100000]",
+      .define("hosts.max", INT, 0, between(0, 100_000),
           "most hosts one application runs on; 0 = no cap (every live host, or the hosts it names)")
       .define("hosts.choose", BOOLEAN, true,
           "developers may name the hosts their application runs on (settings.hosts); false = the platform places it")

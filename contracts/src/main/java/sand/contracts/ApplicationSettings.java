@@ -3,7 +3,7 @@ package sand.contracts;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * An application's settings (the JSON of {@code applications.settings}, docs/host-agent.md): limits of
@@ -20,16 +20,16 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
                                   double sandboxCpus, int sandboxPids) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Set<String> KEYS = Set.of("timeout_s", "instance_memory_mb", "concurrency",
-      "sandbox_memory_mb", "sandbox_cpus", "sandbox_pids");
+  /** The settings' keys, defaults and bounds: {@code contracts/rules.json}, which the grain worker reads too. */
+  private static final Map<String, Rules.Setting> RULES = Rules.APPLICATION_SETTINGS;
 
   public ApplicationSettings {
-    check(timeoutS > 0 && timeoutS <= 86_400, "timeout_s", timeoutS, "in (0, 86400] seconds");
-    check(instanceMemoryMb >= 0, "instance_memory_mb", instanceMemoryMb, ">= 0 (0 = no limit)");
-    check(concurrency >= 1 && concurrency <= 10_000, "concurrency", concurrency, "in [1, 10000]");
-    check(sandboxMemoryMb >= 16, "sandbox_memory_mb", sandboxMemoryMb, ">= 16");
-    check(sandboxCpus > 0 && sandboxCpus <= 1024, "sandbox_cpus", sandboxCpus, "in (0, 1024]");
-    check(sandboxPids >= 8, "sandbox_pids", sandboxPids, ">= 8 (supervisor, workers, instances)");
+    check("timeout_s", timeoutS);
+    check("instance_memory_mb", instanceMemoryMb);
+    check("concurrency", concurrency);
+    check("sandbox_memory_mb", sandboxMemoryMb);
+    check("sandbox_cpus", sandboxCpus);
+    check("sandbox_pids", sandboxPids);
   }
 
   /**
@@ -64,9 +64,14 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
     }
   }
 
-  /** The documented defaults. */
+  /** The declared defaults (contracts/rules.json). */
   public static ApplicationSettings defaults() {
-    return new ApplicationSettings(60, 0, 32, 512, 1.0, 512);
+    return new ApplicationSettings(dflt("timeout_s"), (int) dflt("instance_memory_mb"), (int) dflt("concurrency"),
+        (int) dflt("sandbox_memory_mb"), dflt("sandbox_cpus"), (int) dflt("sandbox_pids"));
+  }
+
+  private static double dflt(String key) {
+    return RULES.get(key).defaultValue();
   }
 
   /** Parse the settings JSON; missing keys take their defaults, unknown keys and bad values are refused. */
@@ -84,8 +89,8 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
       throw new IllegalArgumentException("application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
     }
     n.fieldNames().forEachRemaining(k -> {
-      if (!KEYS.contains(k)) {
-        throw new IllegalArgumentException("unknown application setting '" + k + "'; known: " + KEYS);
+      if (!RULES.containsKey(k)) {
+        throw new IllegalArgumentException("unknown application setting '" + k + "'; known: " + RULES.keySet());
       }
     });
     ApplicationSettings d = defaults();
@@ -105,10 +110,11 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
     return v.asDouble();
   }
 
-  private static void check(boolean ok, String key, Object value, String expectation) {
-    if (!ok) {
-      throw new IllegalArgumentException("application setting " + key + "=" + value + " is invalid: must be "
-          + expectation);
+  private static void check(String key, double value) {
+    Rules.Setting rule = RULES.get(key);
+    if (!rule.accepts(value)) {
+      throw new IllegalArgumentException("application setting " + key + "=" + (value == Math.rint(value)
+          ? Long.toString((long) value) : Double.toString(value)) + " is invalid: must be " + rule.mustBe());
     }
   }
 }

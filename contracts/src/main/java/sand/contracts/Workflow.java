@@ -20,10 +20,10 @@ import java.util.regex.Pattern;
  * @param grains grain name → the code (resource) it runs, in the workflow's order
  */
 public record Workflow(String name, String entry, Map<String, String> grains) {
-  public static final String END = "end";
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+  public static final String END = Rules.WORKFLOW_END;
+  private static final Pattern NAME = Pattern.compile(Rules.WORKFLOW_NAME_PATTERN);
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Set<String> FIELDS = Set.of("name", "next", "potentialNext", "resource");
+  private static final Set<String> FIELDS = Set.copyOf(Rules.WORKFLOW_FUNCTION_FIELDS);
 
   /** The resources (uploaded grains) the workflow runs, each once. */
   public Set<String> resources() {

@@ -44,7 +44,7 @@ class ApplicationSettingsTest {
     assertEquals("unknown application setting 'memory'; known: ",
         assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson("{\"memory\": 1}"))
             .getMessage().replaceAll("\\[.*]", ""));
-    assertEquals("application setting sandbox_pids=2 is invalid: must be >= 8 (supervisor, workers, instances)",
+    assertEquals("application setting sandbox_pids=2 is invalid: must be >= 8",
         assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson("{\"sandbox_pids\": 2}"))
             .getMessage());
     assertEquals("application setting concurrency=\"many\" must be a number",

@@ -1,23 +1,28 @@
 package sand.datalayer;
 
+import static sand.common.ConfigDef.HOST_PORT;
+import static sand.common.ConfigDef.KEYSPACE;
+import static sand.common.ConfigDef.PORT;
+import static sand.common.ConfigDef.SECRET;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.LONG;
 import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.emptyOr;
+import static sand.common.ConfigDef.nonBlank;
+import static sand.common.ConfigDef.oneOf;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.regex.Pattern;
-import sand.common.ConfigDef;
+import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
+import sand.common.ConfigDef;
 
 /**
  * The settings of the data layer, declared once (environment: {@code SAND_DATALAYER_<KEY>}, e.g.
  * {@code SAND_DATALAYER_CASSANDRA_CONTACT}); docs/config.md is generated from {@link #DEF}.
  */
 public final class DataLayerConfig {
-  private static final Pattern HOST_PORT = Pattern.compile("[^\\s:]+:\\d{1,5}");
-  private static final Pattern KEYSPACE = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
   /** Largest value.max.bytes: Thrift's default message limit is 100 MB and a value must fit in one. */
   public static final int VALUE_MAX_BYTES_LIMIT = 64 * 1024 * 1024;
@@ -26,48 +31,41 @@ public final class DataLayerConfig {
   public static final long MEMORY_MAX_BYTES_LIMIT = 1L << 40;
 
   public static final ConfigDef DEF = new ConfigDef("datalayer")
-      .define("host", STRING, "127.0.0.1", v -> !((String) v).isBlank(), "a host name or IP address",
+      .define("host", STRING, "127.0.0.1", nonBlank("a host name or IP address"),
           "address the Thrift server binds to (standalone)")
-      .define("port", INT, 9191, between(0, 65535), "a port in 0..65535",
+      .define("port", INT, 9191, PORT,
           "TCP port of the Thrift server; 0 picks a free port (standalone)")
-      .define("credential", STRING, "", v -> true, "the host agent credential (required standalone)",
+      .define("credential", STRING, "", emptyOr("none: required standalone", SECRET),
           "host agent credential: the only one that may grant and revoke applications")
-      .define("unix.socket", STRING, "", v -> true, "a file path, or empty",
+      .define("unix.socket", STRING, "", Check.of(v -> true, "a file path, or empty"),
           "also serve on this Unix domain socket (empty = TCP only)")
-      .define("max.connections", INT, 4096, between(1, 1_000_000), "an int in 1..1000000",
+      .define("max.connections", INT, 4096, between(1, 1_000_000),
           "most client connections served at once (one thread each)")
-      .define("global", STRING, "cassandra", v -> v.equals("cassandra") || v.equals("memory"),
-          "cassandra or memory", "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
-      .define("cassandra.contact", STRING, "127.0.0.1:9042", v -> HOST_PORT.matcher((String) v).matches(),
-          "host:port", "Cassandra contact point (native protocol)")
-      .define("cassandra.datacenter", STRING, "datacenter1", v -> !((String) v).isBlank(), "a datacenter name",
+      .define("global", STRING, "cassandra", oneOf("cassandra", "memory"), "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
+      .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT, "Cassandra contact point (native protocol)")
+      .define("cassandra.datacenter", STRING, "datacenter1", nonBlank("a datacenter name"),
           "Cassandra local datacenter")
-      .define("cassandra.keyspace", STRING, "sand", v -> KEYSPACE.matcher((String) v).matches(),
-          "a lower-case letter, then up to 47 lower-case letters, digits or _", "keyspace of the global data layer")
-      .define("cassandra.replication", INT, 1, between(1, 99), "an int in 1..99",
+      .define("cassandra.keyspace", STRING, "sand", KEYSPACE, "keyspace of the global data layer")
+      .define("cassandra.replication", INT, 1, between(1, 99),
           "replication factor of the keyspace when it is created (SimpleStrategy)")
-      .define("cassandra.timeout.ms", INT, 5000, between(100, 600_000), "an int in 100..600000",
+      .define("cassandra.timeout.ms", INT, 5000, between(100, 600_000),
           "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra, "
               + "and, when an application's memory quota is full of writes not yet in Cassandra, for some of them before QUOTA_EXCEEDED")
       .define("value.max.bytes", INT, 10 * 1024 * 1024, between(1, VALUE_MAX_BYTES_LIMIT),
-          "an int in 1.." + VALUE_MAX_BYTES_LIMIT,
           "largest value (key-value value, map entry) accepted; larger is TOO_LARGE. Cassandra's largest "
               + "mutation (half its commitlog_segment_size) must be above it")
       .define("app.max.bytes", LONG, 64L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
-          "a long in 1.." + MEMORY_MAX_BYTES_LIMIT + ", at least value.max.bytes + "
-              + LocalDataLayer.WRITE_MARGIN_BYTES + " and at most max.bytes",
           "most bytes one application may hold in this host's memory (names, values, writes waiting for "
               + "the global data layer); above it its clean data is evicted, and when none is left its writes "
               + "get QUOTA_EXCEEDED")
       .define("max.bytes", LONG, 512L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
-          "a long in 1.." + MEMORY_MAX_BYTES_LIMIT,
           "most bytes all applications together may hold in this host's memory; above it clean data of the "
               + "largest holders is evicted first. The JVM heap (-Xmx) must exceed it (see docs/data-layer.md)")
-      .define("backup.threads", INT, 4, between(1, 256), "an int in 1..256",
+      .define("backup.threads", INT, 4, between(1, 256),
           "threads backing writes up to the global data layer (items spread over them by hash)")
-      .define("backup.retry.max.ms", INT, 5000, between(1, 600_000), "an int in 1..600000",
+      .define("backup.retry.max.ms", INT, 5000, between(1, 600_000),
           "longest wait between retries of a backup the global data layer refused")
-      .define("shutdown.flush.ms", INT, 10_000, between(0, 3_600_000), "an int in 0..3600000",
+      .define("shutdown.flush.ms", INT, 10_000, between(0, 3_600_000),
           "on close, longest wait for pending writes to reach the global data layer");
 
   private DataLayerConfig() {}

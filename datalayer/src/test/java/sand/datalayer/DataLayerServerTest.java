@@ -22,8 +22,8 @@ import org.apache.thrift.transport.TIOStreamTransport;
 import org.apache.thrift.transport.TSocket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
+import sand.common.ConfigDef;
 import sand.common.Credentials;
 import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
@@ -133,16 +133,16 @@ class DataLayerServerTest {
   @Test
   void badSettingsNameTheKeyAndWhatItMustBe() {
     ConfigDef.ConfigException e = assertThrows(ConfigDef.ConfigException.class,
-        () -> config("credential=x", "global=redis"));
+        () -> config("credential=agent-credential-0123", "global=redis"));
     assertTrue(e.getMessage().contains("global") && e.getMessage().contains("cassandra or memory"), e.getMessage());
-    assertThrows(ConfigDef.ConfigException.class, () -> config("credential=x", "cassandra.keyspace=Bad-Name"));
-    assertThrows(ConfigDef.ConfigException.class, () -> config("credential=x", "no.such.setting=1"));
-    assertThrows(IllegalArgumentException.class, () -> config("credential=x", "not-key-value"));
+    assertThrows(ConfigDef.ConfigException.class, () -> config("credential=agent-credential-0123", "cassandra.keyspace=Bad-Name"));
+    assertThrows(ConfigDef.ConfigException.class, () -> config("credential=agent-credential-0123", "no.such.setting=1"));
+    assertThrows(IllegalArgumentException.class, () -> config("credential=agent-credential-0123", "not-key-value"));
   }
 
   @Test
   void environmentAndDefaults() {
-    Config c = DataLayerServer.parse(Map.of("SAND_DATALAYER_CREDENTIAL", "agent", "SAND_DATALAYER_PORT", "0"),
+    Config c = DataLayerServer.parse(Map.of("SAND_DATALAYER_CREDENTIAL", "agent-credential-0123", "SAND_DATALAYER_PORT", "0"),
         new String[0], System.out);
     assertEquals(0, c.getInt("port"));
     assertEquals("127.0.0.1", c.getString("host"));

@@ -1,16 +1,22 @@
 package sand.frontend;
 
+import static sand.common.ConfigDef.PORT;
+import static sand.common.ConfigDef.SECRET;
 import static sand.common.ConfigDef.Type.BOOLEAN;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.LONG;
 import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.emptyOr;
+import static sand.common.ConfigDef.matches;
+import static sand.common.ConfigDef.nonBlank;
 
-import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -27,7 +33,7 @@ import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.CassandraClusterStore;
+import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.KafkaClients;
 import sand.common.ConfigDef.Config;
@@ -44,40 +50,31 @@ import sand.contracts.TopicNames;
 public final class Frontend {
   private static final Logger LOG = LoggerFactory.getLogger(Frontend.class);
 
-  /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;). */
+  /** Read by deploy/frontend.sh, not by this process (so not reported as unknown settings). */
+  static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_FRONTEND_PORTS");
+
+  /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;); where Kafka and Cassandra are: {@link ClusterSettings}. */
   public static final ConfigDef DEF = new ConfigDef("frontend")
-      .define("id", STRING, "", v -> ((String) v).isEmpty() || TopicNames.validFrontend((String) v),
-          "empty (fe-<port>) or " + TopicNames.FRONTEND_FORM,
+      .define("id", STRING, "", emptyOr("fe-<port>", matches(TopicNames.FRONTEND_FORM, TopicNames.FRONTEND_FORM)),
           "this frontend's id: its response topic is sand.response.<id>, so it must be unique in the cluster")
-      .define("host", STRING, "127.0.0.1", v -> !((String) v).isBlank(), "a host name or IP address",
+      .define("host", STRING, "127.0.0.1", nonBlank("a host name or IP address"),
           "address the HTTP server binds")
-      .define("port", INT, 8081, between(0, 65535), "a port in 0..65535", "HTTP port; 0 picks a free port")
-      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", v -> ((String) v).contains(":"), "host:port[,...]",
-          "Kafka bootstrap servers (the global message bus)")
-      .define("cassandra.contact", STRING, "127.0.0.1:9042", v -> ((String) v).matches("[^:]+:\\d+"), "host:port",
-          "a Cassandra contact point (the cluster state)")
-      .define("cassandra.datacenter", STRING, "datacenter1", v -> !((String) v).isBlank(), "a datacenter name",
-          "Cassandra local datacenter")
-      .define("cassandra.keyspace", STRING, "sand", v -> ((String) v).matches("[a-z][a-z0-9_]{0,47}"),
-          "a keyspace name", "keyspace of the cluster state")
-      .define("cassandra.replication", INT, 1, between(1, 99), "an int in 1..99",
-          "replication factor if the keyspace is created")
-      .define("admin.key", STRING, "", v -> ((String) v).isEmpty() || ((String) v).length() >= 16,
-          "empty (no admin) or at least 16 characters", "the operator's key: may create accounts when open.signup is false")
+      .define("port", INT, 8081, PORT, "HTTP port; 0 picks a free port")
+      .define("admin.key", STRING, "", emptyOr("no admin", SECRET), "the operator's key: may create accounts when open.signup is false")
       .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
-      .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30), "bytes in 1024..2^30",
+      .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
           "largest request body (grain upload, workflow, invocation); larger answers 413")
-      .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000), "an int in 1..1000000",
+      .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000),
           "most requests of one account's applications in flight on this frontend; more answers 429")
-      .define("request.timeout.s", INT, 30, between(1, 300), "an int in 1..300",
+      .define("request.timeout.s", INT, 30, between(1, 300),
           "how long a synchronous request waits for its result unless the application sets request_timeout_s")
-      .define("host.max.age.ms", INT, 10_000, between(1000, 600_000), "an int in 1000..600000",
+      .define("host.max.age.ms", INT, 10_000, between(1000, 600_000),
           "a host agent whose heartbeat is older than this is not live (not a deploy target)")
-      .define("app.cache.ms", INT, 1000, between(0, 600_000), "an int in 0..600000",
+      .define("app.cache.ms", INT, 1000, between(0, 600_000),
           "how long an invocation may use what it read of an application (deployed? entry grain? owner?) before "
               + "it is read again, in the background (requests meanwhile use what was read; 0: every request reads); "
               + "changes made through this frontend apply at once")
-      .define("execution.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
+      .define("execution.ttl.hours", INT, 168, between(1, 24 * 365),
           "how long executions' records (status, result, timings) are kept in Cassandra")
       .define("gate", BOOLEAN, true, "hand requests to the host agents' gates and take results from them "
           + "(Kafka still gets both); false = every request and result through Kafka only");
@@ -172,13 +169,10 @@ public final class Frontend {
   }
 
   /** The real dependencies: Cassandra, a Kafka producer and the response topic's consumer. */
-  public static Deps connect(Config config) {
+  public static Deps connect(Config config, ClusterSettings cluster) {
     String id = id(config);
-    String[] contact = config.getString("cassandra.contact").split(":");
-    ClusterStore store = CassandraClusterStore.connect(new InetSocketAddress(contact[0], Integer.parseInt(contact[1])),
-        config.getString("cassandra.datacenter"), config.getString("cassandra.keyspace"),
-        config.getInt("cassandra.replication"));
-    String bootstrap = config.getString("kafka.bootstrap");
+    ClusterStore store = cluster.connectStore();
+    String bootstrap = cluster.kafkaBootstrap();
     Properties p = KafkaClients.producerProperties(bootstrap, id);
     p.put(ProducerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
     Properties c = new Properties();
@@ -200,21 +194,28 @@ public final class Frontend {
 
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--help")) { // the settings tables of docs/config.md
-      System.out.print(args.length > 1 && args[1].equals(ApplicationLimits.COMPONENT)
-          ? ApplicationLimits.DEF.toMarkdown() : DEF.toMarkdown());
+      String which = args.length > 1 ? args[1] : "";
+      System.out.print(which.equals(ApplicationLimits.COMPONENT) ? ApplicationLimits.DEF.toMarkdown()
+          : which.equals(ClusterSettings.COMPONENT) ? ClusterSettings.DEF.toMarkdown() : DEF.toMarkdown());
       return;
     }
     Config config;
     ApplicationLimits limits;
+    ClusterSettings cluster;
     try {
       config = DEF.parse(Map.of());
       limits = ApplicationLimits.fromEnvironment(System.getenv());
+      cluster = ClusterSettings.fromEnvironment(System.getenv());
     } catch (ConfigDef.ConfigException e) {
       System.err.println("Error: " + e.getMessage());
       System.exit(2);
       return;
     }
-    Deps deps = connect(config);
+    for (String unknown : ConfigDef.unknownVariables(System.getenv(),
+        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF), SCRIPT_VARIABLES)) {
+      LOG.warn(unknown);
+    }
+    Deps deps = connect(config, cluster);
     Server server = newServer(config, limits, deps);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {

@@ -18,6 +18,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import sand.cluster.ClusterSettings;
 
 /**
  * Against the real system (-Dsand.it=true; Kafka on 127.0.0.1:9092, Cassandra on 127.0.0.1:9042 and a
@@ -65,7 +66,7 @@ class FrontendEndToEndTest {
     Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "needs Kafka, Cassandra and a host agent (-Dsand.it=true)");
     String suffix = Long.toHexString(System.nanoTime());
     var config = Frontend.DEF.parse(Map.of("port", "0", "id", "fe-it-" + suffix));
-    Frontend.Deps deps = Frontend.connect(config);
+    Frontend.Deps deps = Frontend.connect(config, ClusterSettings.fromEnvironment(System.getenv()));
     Server server = Frontend.newServer(config, deps);
     server.start();
     try {

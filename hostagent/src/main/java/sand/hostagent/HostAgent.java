@@ -1,8 +1,14 @@
 package sand.hostagent;
 
+import static sand.common.ConfigDef.HOST_PORTS;
+import static sand.common.ConfigDef.PORT;
+import static sand.common.ConfigDef.SECRET;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.emptyOr;
+import static sand.common.ConfigDef.matches;
+import static sand.common.ConfigDef.or;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -32,6 +38,7 @@ import sand.cluster.CassandraClusterStore;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.KafkaClients;
+import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
 import sand.common.Credentials;
@@ -65,38 +72,37 @@ public final class HostAgent implements AutoCloseable {
 
   /** The host agent's settings (SAND_HOSTAGENT_&lt;KEY&gt;); the data layer's are SAND_DATALAYER_&lt;KEY&gt;. */
   public static final ConfigDef DEF = sandbox(bridge(bus(new ConfigDef("hostagent")
-      .define("host.id", STRING, "", v -> ((String) v).isEmpty() || ((String) v).matches("[A-Za-z0-9_.-]{1,64}"),
-          "empty (the host name) or 1-64 letters, digits, _ . -", "this host's id in the cluster")
-      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", v -> ((String) v).contains(":"), "host:port[,...]",
+      .define("host.id", STRING, "", emptyOr("the host name", matches("[A-Za-z0-9_.-]{1,64}", "1-64 letters, digits, _ . -")), "this host's id in the cluster")
+      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", HOST_PORTS,
           "Kafka bootstrap servers (the global message bus)")
-      .define("credential", STRING, "", v -> true, "empty (random) or at least 16 characters",
+      .define("credential", STRING, "", emptyOr("random", SECRET),
           "the host agent's own credential for the local bus and data layer")
-      .define("gate.port", INT, 9192, between(-1, 65535), "a port in 0..65535, or -1 for no gate",
+      .define("gate.port", INT, 9192, or(-1, "no gate", PORT),
           "TCP port of the gate frontends hand requests to and take results from (on bus.host); 0 picks a free port, "
               + "-1 turns the gate off (every request and result then goes through Kafka)")
-      .define("metrics.port", INT, 9100, between(0, 65535), "a port in 0..65535",
+      .define("metrics.port", INT, 9100, PORT,
           "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
-      .define("heartbeat.ms", INT, 2000, between(100, 60_000), "an int in 100..60000",
+      .define("heartbeat.ms", INT, 2000, between(100, 60_000),
           "how often this host writes its heartbeat to Cassandra")
-      .define("fail.after.ms", INT, 10_000, between(1000, 600_000), "an int in 1000..600000",
+      .define("fail.after.ms", INT, 10_000, between(1000, 600_000),
           "a host whose heartbeat is older than this is considered failed")
-      .define("topic.partitions", INT, 4, between(1, 1000), "an int in 1..1000",
+      .define("topic.partitions", INT, 4, between(1, 1000),
           "partitions of each grain topic (at least the number of hosts running the grain)")
-      .define("topic.replication", INT, 1, between(1, 16), "an int in 1..16",
+      .define("topic.replication", INT, 1, between(1, 16),
           "replication factor of the topics the agent creates")
-      .define("sockets.dir", STRING, "", v -> true, "a folder, or empty for <sandbox.state.dir>/sockets",
+      .define("sockets.dir", STRING, "", Check.of(v -> true, "a folder, or empty for <sandbox.state.dir>/sockets"),
           "where each application's bus.sock and data.sock are created")
-      .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000), "an int in 1000..3600000",
+      .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000),
           "how often the agent re-reads the cluster state as a safety net for missed control events")
-      .define("control.threads", INT, 8, between(1, 256), "an int in 1..256",
+      .define("control.threads", INT, 8, between(1, 256),
           "applications deployed at once (one application's deploys always run one at a time)")
-      .define("deploy.workers.timeout.s", INT, 60, between(1, 3600), "an int in 1..3600",
+      .define("deploy.workers.timeout.s", INT, 60, between(1, 3600),
           "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
-      .define("deploy.retry.initial.s", INT, 30, between(1, 86_400), "an int in 1..86400",
+      .define("deploy.retry.initial.s", INT, 30, between(1, 86_400),
           "first wait before a failed deploy is tried again (doubling per failure)")
-      .define("deploy.retry.max.s", INT, 1800, between(1, 86_400), "an int in 1..86400",
+      .define("deploy.retry.max.s", INT, 1800, between(1, 86_400),
           "longest wait between attempts of a failed deploy")
-      .define("log.ttl.hours", INT, 168, between(1, 24 * 365), "an int in 1..8760",
+      .define("log.ttl.hours", INT, 168, between(1, 24 * 365),
           "how long instances' log lines are kept in Cassandra"))));
 
   private static ConfigDef bus(ConfigDef d) {

@@ -1,5 +1,8 @@
 package sand.hostagent.bridge;
 
+import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.nonBlank;
+
 import java.time.Duration;
 import sand.common.ConfigDef.Type;
 import sand.common.ConfigDef;
@@ -66,28 +69,27 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
   /** Declare the bridge settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bridge."). */
   public static ConfigDef declare(ConfigDef def, String prefix) {
     return def
-        .define(prefix + GROUP_ID, Type.STRING, TopicNames.GROUP, v -> !((String) v).isBlank(), "a group id",
+        .define(prefix + GROUP_ID, Type.STRING, TopicNames.GROUP, nonBlank("a group id"),
             "consumer group of the host agents on the grain topics")
-        .define(prefix + POLL_TIMEOUT_MS, Type.INT, 100, ConfigDef.between(1, 10_000), "in [1, 10000]",
+        .define(prefix + POLL_TIMEOUT_MS, Type.INT, 100, between(1, 10_000),
             "longest wait of one Kafka consumer poll")
-        .define(prefix + COMMIT_INTERVAL_MS, Type.INT, 1000, ConfigDef.between(0, 600_000), "in [0, 600000]",
+        .define(prefix + COMMIT_INTERVAL_MS, Type.INT, 1000, between(0, 600_000),
             "shortest time between two commits of the consumed offsets")
-        .define(prefix + SEND_BACKOFF_MS, Type.INT, 100, ConfigDef.between(1, 60_000), "in [1, 60000]",
+        .define(prefix + SEND_BACKOFF_MS, Type.INT, 100, between(1, 60_000),
             "first wait before a failed Kafka send is tried again (doubles each time)")
-        .define(prefix + SEND_BACKOFF_MAX_MS, Type.INT, 10_000, ConfigDef.between(1, 600_000), "in [1, 600000]",
+        .define(prefix + SEND_BACKOFF_MAX_MS, Type.INT, 10_000, between(1, 600_000),
             "longest wait between tries of a failed Kafka send")
-        .define(prefix + QUEUE_FULL_BACKOFF_MAX_MS, Type.INT, 500, ConfigDef.between(1, 60_000), "in [1, 60000]",
+        .define(prefix + QUEUE_FULL_BACKOFF_MAX_MS, Type.INT, 500, between(1, 60_000),
             "longest wait before delivering again into a full local queue (the partition is paused meanwhile)")
-        .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, ConfigDef.between(1000, Long.MAX_VALUE),
-            ">= 1000", "how long another host's 'processing' record may stay unfinished in a partition of this "
+        .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, between(1000, Long.MAX_VALUE), "how long another host's 'processing' record may stay unfinished in a partition of this "
                 + "host before this host processes the event; keep it above the longest grain timeout")
-        .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, ConfigDef.between(0, 120_000), "in [0, 120000]",
+        .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, between(0, 120_000),
             "how long a partition being moved to another host waits for its events in flight to finish")
-        .define(prefix + MAX_PENDING_BYTES, Type.LONG, 64L << 20, ConfigDef.between(1, Long.MAX_VALUE), "> 0",
+        .define(prefix + MAX_PENDING_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
             "memory for reports not yet backed up to Kafka; beyond it LQ_HA is not polled (backpressure)")
-        .define(prefix + HA_POLL_MESSAGES, Type.INT, 256, ConfigDef.between(1, 1000), "in [1, 1000]",
+        .define(prefix + HA_POLL_MESSAGES, Type.INT, 256, between(1, 1000),
             "most LQ_HA messages taken per poll")
-        .define(prefix + HA_POLL_TIMEOUT_MS, Type.INT, 200, ConfigDef.between(0, 60_000), "in [0, 60000]",
+        .define(prefix + HA_POLL_TIMEOUT_MS, Type.INT, 200, between(0, 60_000),
             "longest wait of one LQ_HA poll");
   }
 

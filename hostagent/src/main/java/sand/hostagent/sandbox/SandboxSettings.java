@@ -1,13 +1,18 @@
 package sand.hostagent.sandbox;
 
+import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.matches;
+import static sand.common.ConfigDef.nonBlank;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import sand.common.ConfigDef;
+import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Type;
+import sand.common.ConfigDef;
 
 /**
  * The sandbox settings of a host agent, declared once. The host agent declares them under a prefix of
@@ -98,44 +103,39 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
     return def
         .define(prefix + STATE_DIR, Type.STRING, "", "folder of the applications' prepared sandboxes (code, "
             + "pip libraries, sandbox.json); empty = $SAND_HOME/sandboxes")
-        .define(prefix + IMAGE, Type.STRING, "sand-sandbox:latest", v -> !((String) v).isBlank(), "an image name",
+        .define(prefix + IMAGE, Type.STRING, "sand-sandbox:latest", nonBlank("an image name"),
             "the sandbox image (deploy/sandbox-image.sh builds it); dependency installs run in it too")
         .define(prefix + DOCKER_SOCKET, Type.STRING, DockerHttpEngine.DEFAULT_SOCKET.toString(),
             "the Docker Engine's Unix socket")
-        .define(prefix + PIP_ALLOWED_HOSTS, Type.STRING, "", v -> true, "comma-separated host:port, or empty",
+        .define(prefix + PIP_ALLOWED_HOSTS, Type.STRING, "", Check.of(v -> true, "comma-separated host:port, or empty"),
             "the only hosts a dependency install may reach (the package index and its file host); empty = "
                 + "requirements are refused. deploy/hostagent.sh fills it from this host's pip configuration")
-        .define(prefix + PIP_INDEX_URL, Type.STRING, "", v -> true, "a URL, or empty",
+        .define(prefix + PIP_INDEX_URL, Type.STRING, "", Check.of(v -> true, "a URL, or empty"),
             "the package index pip uses in the install container; empty = pip's default")
-        .define(prefix + PIP_CERT, Type.STRING, "", v -> true, "a readable file, or empty",
+        .define(prefix + PIP_CERT, Type.STRING, "", Check.of(v -> true, "a readable file, or empty"),
             "CA bundle handed to pip in the install container (e.g. the host's); empty = the image's")
-        .define(prefix + PIP_TIMEOUT_S, Type.INT, 600, ConfigDef.between(1, 86_400), "seconds in [1, 86400]",
+        .define(prefix + PIP_TIMEOUT_S, Type.INT, 600, between(1, 86_400),
             "longest a dependency install may take before the deploy fails")
-        .define(prefix + PIP_MEMORY_MB, Type.INT, 1024, ConfigDef.between(64, 1 << 20), "MB in [64, 1048576]",
+        .define(prefix + PIP_MEMORY_MB, Type.INT, 1024, between(64, 1 << 20),
             "memory of a dependency install container")
-        .define(prefix + PIP_TMP_MB, Type.INT, 1024, ConfigDef.between(16, 1 << 20), "MB in [16, 1048576]",
+        .define(prefix + PIP_TMP_MB, Type.INT, 1024, between(16, 1 << 20),
             "pip's build space in the install container (tmpfs, counts against its memory)")
-        .define(prefix + PIP_OUTPUT_MAX_MB, Type.INT, 512, ConfigDef.between(1, 1 << 20), "MB in [1, 1048576]",
+        .define(prefix + PIP_OUTPUT_MAX_MB, Type.INT, 512, between(1, 1 << 20),
             "most MB an application's installed requirements may take")
-        .define(prefix + STOP_GRACE_S, Type.INT, 15, ConfigDef.between(0, 3600), "seconds in [0, 3600]",
+        .define(prefix + STOP_GRACE_S, Type.INT, 15, between(0, 3600),
             "on undeploy, how long grain workers may finish their instances after SIGTERM")
-        .define(prefix + TMPFS_MB, Type.INT, 64, ConfigDef.between(1, 1 << 20), "MB in [1, 1048576]",
+        .define(prefix + TMPFS_MB, Type.INT, 64, between(1, 1 << 20),
             "size of the sandbox's writable /tmp (counts against its memory)")
-        .define(prefix + USER, Type.STRING, "1000:1000", v -> ((String) v).matches("[1-9]\\d*:\\d+"),
-            "uid:gid, not root", "user the sandbox runs as (the image's 'sand')")
+        .define(prefix + USER, Type.STRING, "1000:1000", matches("[1-9]\\d*:\\d+", "uid:gid, not root"), "user the sandbox runs as (the image's 'sand')")
         .define(prefix + STANDBY, Type.BOOLEAN, true, "grain workers keep a pre-forked standby instance")
-        .define(prefix + WORKER_RESTART_INITIAL_MS, Type.INT, 500, ConfigDef.between(0, 600_000),
-            "ms in [0, 600000]", "first back-off before the supervisor restarts a dead grain worker")
-        .define(prefix + WORKER_RESTART_MAX_MS, Type.INT, 30_000, ConfigDef.between(0, 3_600_000),
-            "ms in [0, 3600000]", "longest back-off between restarts of a grain worker")
-        .define(prefix + RESTART_INITIAL_MS, Type.INT, 1000, ConfigDef.between(0, 600_000), "ms in [0, 600000]",
+        .define(prefix + WORKER_RESTART_INITIAL_MS, Type.INT, 500, between(0, 600_000), "first back-off before the supervisor restarts a dead grain worker")
+        .define(prefix + WORKER_RESTART_MAX_MS, Type.INT, 30_000, between(0, 3_600_000), "longest back-off between restarts of a grain worker")
+        .define(prefix + RESTART_INITIAL_MS, Type.INT, 1000, between(0, 600_000),
             "first back-off before the host agent restarts a dead sandbox")
-        .define(prefix + RESTART_MAX_MS, Type.INT, 60_000, ConfigDef.between(0, 3_600_000), "ms in [0, 3600000]",
+        .define(prefix + RESTART_MAX_MS, Type.INT, 60_000, between(0, 3_600_000),
             "longest back-off between restarts of a sandbox")
-        .define(prefix + CODE_MAX_BYTES, Type.LONG, 256L << 20, v -> ((Number) v).longValue() > 0,
-            "a positive number of bytes", "most bytes an application's code (all resources, unzipped) may take")
-        .define(prefix + ZIP_MAX_ENTRIES, Type.INT, 10_000, ConfigDef.between(1, 1_000_000),
-            "an integer in [1, 1000000]", "most entries in one zip resource");
+        .define(prefix + CODE_MAX_BYTES, Type.LONG, 256L << 20, between(1, Long.MAX_VALUE), "most bytes an application's code (all resources, unzipped) may take")
+        .define(prefix + ZIP_MAX_ENTRIES, Type.INT, 10_000, between(1, 1_000_000), "most entries in one zip resource");
   }
 
   /** Read the settings declared by {@link #declare} under {@code prefix}; empty defaults from the environment. */

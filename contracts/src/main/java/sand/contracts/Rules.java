@@ -1,0 +1,81 @@
+package sand.contracts;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The defaults and rules both languages apply, read from {@code contracts/rules.json} (in this jar as
+ * {@code sand/contracts/rules.json}); the grain worker reads the same file (grainworker/rules.py). Nothing here
+ * is typed twice: {@link ApplicationSettings} and {@link Workflow} take their numbers and words from it.
+ */
+public final class Rules {
+  /** One application setting: its default and bounds (null = unbounded on that side). */
+  public record Setting(String key, double defaultValue, Double min, Double minExclusive, Double max, String doc) {
+    public boolean accepts(double v) {
+      return (min == null || v >= min) && (minExclusive == null || v > minExclusive) && (max == null || v <= max);
+    }
+
+    /** What a value must be, in the words of the error message: "in (0, 86400]", "in [1, 10000]", ">= 8". */
+    public String mustBe() {
+      if (max == null) {
+        return minExclusive != null ? "> " + plain(minExclusive) : ">= " + plain(min);
+      }
+      return "in " + (minExclusive != null ? "(" + plain(minExclusive) : "[" + plain(min)) + ", " + plain(max) + "]";
+    }
+  }
+
+  private static final JsonNode DOC = load();
+
+  /** The application settings, in the file's order. */
+  public static final Map<String, Setting> APPLICATION_SETTINGS = settings();
+  /** The workflow's exit: a grain's next may name it; no grain may be called so. */
+  public static final String WORKFLOW_END = DOC.path("workflow").path("end").asText();
+  /** What workflow, grain and resource names must match. */
+  public static final String WORKFLOW_NAME_PATTERN = DOC.path("workflow").path("name_pattern").asText();
+  /** The fields a workflow's function may have. */
+  public static final List<String> WORKFLOW_FUNCTION_FIELDS = strings(DOC.path("workflow").path("function_fields"));
+
+  private Rules() {}
+
+  private static JsonNode load() {
+    try (InputStream in = Rules.class.getResourceAsStream("rules.json")) {
+      if (in == null) {
+        throw new IllegalStateException("sand/contracts/rules.json is missing from the classpath");
+      }
+      return new ObjectMapper().readTree(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException("reading sand/contracts/rules.json", e);
+    }
+  }
+
+  private static Map<String, Setting> settings() {
+    Map<String, Setting> out = new LinkedHashMap<>();
+    DOC.path("application_settings").fields().forEachRemaining(e -> {
+      JsonNode s = e.getValue();
+      out.put(e.getKey(), new Setting(e.getKey(), s.path("default").asDouble(), num(s, "min"), num(s, "min_exclusive"),
+          num(s, "max"), s.path("doc").asText()));
+    });
+    return java.util.Collections.unmodifiableMap(out);
+  }
+
+  private static Double num(JsonNode n, String key) {
+    return n.has(key) ? n.get(key).asDouble() : null;
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(v -> out.add(v.asText()));
+    return List.copyOf(out);
+  }
+
+  private static String plain(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+  }
+}
