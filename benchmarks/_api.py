@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import BIND, summary_ms
-from grainworker._cli_client import SandClient
+from sandclient.client import SandClient
 
 NGINX_PORT = int(os.environ.get("SAND_NGINX_PORT", "8080"))
 URL = f"http://{BIND}:{NGINX_PORT}"

@@ -14,9 +14,9 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from grainworker._cli_bundle import BundleError, bundle
-from grainworker._cli_client import ApiError, SandClient, load_credentials, save_credentials
 from grainworker.workflow import WorkflowError, parse_workflow
+from sandclient._bundle import BundleError, bundle
+from sandclient.client import ApiError, SandClient, load_credentials, save_credentials
 
 __all__ = ["cmd_deploy", "cmd_execution", "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup", "cmd_status",
            "cmd_undeploy", "error", "read_json_arg"]
