@@ -8,8 +8,8 @@
     sand emulate <app-dir> [--input JSON | --input @file] [--port 5000]
 
 SAND_URL and SAND_API_KEY override the stored login. Errors print `Error: ...` on stderr and exit 1;
-usage errors exit 2. Everything but `emulate` uses the REST API only (docs/api.md); `emulate` runs the
-emulator (the `sandemu` package).
+usage errors exit 2. Everything but `emulate` is a call of the Python client, `sandclient.Client`, over the
+REST API only (docs/api.md); `emulate` runs the emulator (the `sandemu` package).
 """
 
 from __future__ import annotations
