@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._common import BIND, summary_ms
-from grainworker._cli_client import SandClient
+from sandclient import Client
 
 NGINX_PORT = int(os.environ.get("SAND_NGINX_PORT", "8080"))
 URL = f"http://{BIND}:{NGINX_PORT}"
@@ -25,8 +25,8 @@ class Bench:
 
     def __init__(self) -> None:
         self.prefix = "sb" + uuid.uuid4().hex[:6]
-        key = SandClient(URL).call("POST", "/api/v1/accounts", {"name": self.prefix}).body["api_key"]
-        self.api = SandClient(URL, key, timeout_s=120)
+        key = Client(URL).call("POST", "/api/v1/accounts", {"name": self.prefix}).body["api_key"]
+        self.api = Client(URL, key, timeout_s=120)
         self.apps: list[str] = []
 
     def deploy(self, name: str, functions: list[dict[str, Any]], grains: dict[str, str],

@@ -86,7 +86,7 @@ def priority_ab(path: str, body: bytes, n: int) -> dict[str, object]:
 
 
 def emulator_baseline(n: int) -> list[int]:
-    from grainworker.emulator import Emulator
+    from sandemu import Emulator
 
     with Emulator(ROOT / "examples" / "hello", echo=lambda line: None) as emu:
         for _ in range(20):

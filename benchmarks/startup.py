@@ -152,8 +152,8 @@ class LocalServers:
     def __init__(self, folder: Path, app: str) -> None:
         from grainworker._gen.datalayer import LocalDataLayer
         from grainworker._gen.localbus import LocalBus
-        from grainworker.emulator import InMemoryDataLayer, InMemoryLocalBus, _serve
         from grainworker.envelope import new_id
+        from sandemu import InMemoryDataLayer, InMemoryLocalBus, _serve
 
         self.app = app
         self.agent_cred, self.app_cred = new_id(), new_id()
@@ -295,7 +295,7 @@ def role_sand(n: int, standby: bool) -> None:
 def role_raw_fork(n: int) -> None:
     """os.fork() of a warm Python process carrying the grain worker's imports; the child stamps."""
     import grainworker.__main__  # noqa: F401 - the same modules as a grain worker
-    import grainworker.emulator  # noqa: F401
+    import sandemu  # noqa: F401
 
     mono: list[int] = []
     real: list[int] = []

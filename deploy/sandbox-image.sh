@@ -2,7 +2,8 @@
 # Builds the SAND sandbox image "$SAND_SANDBOX_IMAGE" (default sand-sandbox) in two cached stages:
 #   a. base  "$SAND_SANDBOX_IMAGE-base:<hash>": a minimal Debian (debootstrap minbase + python3),
 #            stripped and `docker import`ed. No image can be pulled here, so we make our own.
-#   b. final "$SAND_SANDBOX_IMAGE:<hash>" and ":latest": the base + grainworker/ + the Python deps
+#   b. final "$SAND_SANDBOX_IMAGE:<hash>" and ":latest": the base + grainworker/ (the in-sandbox runtime
+#            only: the CLI and client are sandclient/, the emulator sandemu/, neither goes in) + the Python deps
 #            of deploy/sandbox/requirements.txt (installed on the host with pip --target) + the pip wheel of
 #            deploy/sandbox/pip.txt (dependency installs run pip from it inside the image).
 # Each stage is skipped when its hash tag exists, so a second run is a no-op.
@@ -24,7 +25,7 @@ BASE_PACKAGES="python3"
 ARCH="$(dpkg --print-architecture)"
 BUILD="$SAND_HOME/build/sandbox"
 SANDBOX_DIR="deploy/sandbox"     # relative to $SAND_ROOT (hash_of works there)
-WORKER_DIR="grainworker"
+WORKER_DIR="grainworker"         # the runtime package, all of it and nothing else of the repository
 DOCKER_SOCK="${SAND_DOCKER_SOCK:-/var/run/docker.sock}"
 export DOCKER_HOST="unix://$DOCKER_SOCK"
 export DOCKER_BUILDKIT=0         # the 28.x client has no buildx here; the legacy builder is enough
@@ -267,7 +268,8 @@ base_tag() {
   echo "$BASE_REPO:$h"
 }
 
-# The final image's hash: grainworker/, requirements.txt, Dockerfile, the base and this stage's code.
+# The final image's hash: grainworker/ (what the image carries of the repository), requirements.txt,
+# Dockerfile, the base and this stage's code.
 final_tag() {
   local base="$1" h
   # grainworker/_gen is generated from the IDLs: hash them rather than the generated files.
@@ -341,7 +343,7 @@ for arg in "$@"; do
     status) CMD=status ;;
     stop) CMD=stop ;;
     ready) CMD=ready ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "usage: $0 [build|status] [--force]" >&2; exit 2 ;;
   esac
 done

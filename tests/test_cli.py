@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from grainworker import _cli_commands
-from grainworker.cli import main as sand
+from sandclient import client as sand_client
+from sandclient.cli import main as sand
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -93,7 +93,7 @@ def api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
     monkeypatch.delenv("SAND_URL", raising=False)
     monkeypatch.delenv("SAND_API_KEY", raising=False)
     monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
-    monkeypatch.setattr(_cli_commands, "POLL_S", 0.01)
+    monkeypatch.setattr(sand_client, "POLL_S", 0.01)
     yield fake
     server.shutdown()
     server.server_close()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grainworker.cli import main as sand
-from grainworker.emulator import Emulator, EmulatorError
+from sandclient.cli import main as sand
+from sandemu import Emulator, EmulatorError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -50,7 +50,7 @@ def test_webserver_dynamic_next() -> None:
 
 
 def test_http_api(hello: Emulator) -> None:
-    from grainworker.emulator._http import create_app
+    from sandemu._http import create_app
 
     client = create_app(hello).test_client()
     r = client.post("/app/hello", json={"name": "http"})
@@ -63,7 +63,7 @@ def test_http_api(hello: Emulator) -> None:
 
 
 def test_grain_error_reaches_the_http_caller_as_500(tmp_path: Path) -> None:
-    from grainworker.emulator._http import create_app
+    from sandemu._http import create_app
 
     wf = '{"name": "err", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}'
     (tmp_path / "workflow.json").write_text(wf)

@@ -19,11 +19,11 @@ import pytest
 
 from grainworker._gen.datalayer import LocalDataLayer
 from grainworker._gen.localbus import LocalBus
-from grainworker.emulator import _serve
-from grainworker.emulator._bus import InMemoryLocalBus
-from grainworker.emulator._datalayer import InMemoryDataLayer
 from grainworker.envelope import decode, encode, new_id
 from grainworker.localbus import LocalBusClient
+from sandemu import _serve
+from sandemu._bus import InMemoryLocalBus
+from sandemu._datalayer import InMemoryDataLayer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

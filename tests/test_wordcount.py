@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grainworker.emulator import Emulator
+from sandemu import Emulator
 
 WORDCOUNT = Path(__file__).resolve().parent.parent / "examples" / "wordcount"
 

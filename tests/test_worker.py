@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from grainworker.emulator import Emulator
+from sandemu import Emulator
 
 GRAINS = {
     "pid": "import os\ndef handle(e, c):\n    return {'pid': os.getpid(), 'ppid': os.getppid()}\n",

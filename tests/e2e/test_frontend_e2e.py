@@ -75,7 +75,7 @@ def sand(base: str, key: str | None, *args: str, timeout: float = DEPLOY_TIMEOUT
     env |= {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(config or SAND_HOME / "e2e-cli-config")}
     if key:
         env |= {"SAND_URL": base, "SAND_API_KEY": key}
-    return subprocess.run([sys.executable, "-m", "grainworker.cli", *args], cwd=ROOT, env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "sandclient.cli", *args], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=timeout)
 
 

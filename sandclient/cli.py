@@ -8,7 +8,8 @@
     sand emulate <app-dir> [--input JSON | --input @file] [--port 5000]
 
 SAND_URL and SAND_API_KEY override the stored login. Errors print `Error: ...` on stderr and exit 1;
-usage errors exit 2. Everything but `emulate` uses the REST API only (docs/api.md).
+usage errors exit 2. Everything but `emulate` is a call of the Python client, `sandclient.Client`, over the
+REST API only (docs/api.md); `emulate` runs the emulator (the `sandemu` package).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grainworker import _cli_commands as commands
+from sandclient import _commands as commands
 
 
 def _error(message: str) -> int:
@@ -34,7 +35,7 @@ def _read_input(text: str) -> Any:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
-    from grainworker.emulator import Emulator, EmulatorError
+    from sandemu import Emulator, EmulatorError
 
     try:
         value = _read_input(args.input) if args.input is not None else None
@@ -53,7 +54,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             print(json.dumps(result, indent=2))
             print(f"execution id: {execution_id}", file=sys.stderr)
             return 1 if isinstance(result, dict) and set(result) == {"error"} else 0
-        from grainworker.emulator._http import create_app
+        from sandemu._http import create_app
 
         print(f"Emulating {emulator.app!r} from {emulator.app_dir}: "
               f"curl -X POST http://127.0.0.1:{args.port}/app/{emulator.app} -d '{{...}}'", file=sys.stderr)

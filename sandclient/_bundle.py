@@ -1,4 +1,5 @@
-"""What `sand deploy` uploads from an application folder: one grain code per resource of the workflow.
+"""What `Client.deploy` (and so `sand deploy`) uploads from an application folder: one grain code per
+resource of the workflow.
 
 A folder with only `workflow.json` and `<resource>.py` files uploads each file as `text/x-python`. A
 folder that also holds `requirements.txt` or other files the grains read (e.g. `examples/webserver/site/`,
@@ -86,3 +87,4 @@ def bundle(app_dir: str | Path, wf: Workflow) -> list[Upload]:
         else:
             uploads.append(Upload(r, ZIP, _zip(d, files), tuple(f.as_posix() for f in files)))
     return uploads
+

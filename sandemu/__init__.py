@@ -1,10 +1,11 @@
 """The SAND emulator (paper §5): run an application on a laptop, no Docker, Kafka or Cassandra.
 
-It runs the real grain worker code (one process per grain, fork per event, pre-forked standby) against
-in-memory local bus and data layer servers speaking the same Thrift interface, plus a small stand-in for
-the host agent that collects LQ_HA reports, prints the grains' logs and answers requests.
+It runs the real grain worker code (the `grainworker` package: one process per grain, fork per event,
+pre-forked standby) against in-memory local bus and data layer servers speaking the same Thrift interface,
+plus a small stand-in for the host agent that collects LQ_HA reports, prints the grains' logs and answers
+requests. `sand emulate` (sandclient.cli) runs it from the command line; `sandemu._http` is its HTTP front.
 
-    from grainworker.emulator import Emulator
+    from sandemu import Emulator
     with Emulator("examples/hello") as emu:
         result, execution_id = emu.invoke({"name": "sand"})
 """
@@ -27,17 +28,19 @@ from thrift.server.TServer import TThreadedServer
 from thrift.transport.TSocket import TServerSocket
 from thrift.transport.TTransport import TBufferedTransportFactory
 
+import grainworker
 from grainworker._gen.datalayer import LocalDataLayer
 from grainworker._gen.localbus import LocalBus
-from grainworker.emulator._bus import InMemoryLocalBus
-from grainworker.emulator._datalayer import InMemoryDataLayer
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
+from sandemu._bus import InMemoryLocalBus
+from sandemu._datalayer import InMemoryDataLayer
 
 __all__ = ["Emulator", "EmulatorError", "load_app"]
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+# The folder the grain workers import `grainworker` from (the repository, or site-packages).
+ROOT = Path(grainworker.__file__).resolve().parent.parent
 
 
 class EmulatorError(Exception):

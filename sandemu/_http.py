@@ -6,8 +6,8 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 
-from grainworker.emulator import Emulator
 from grainworker.envelope import is_error
+from sandemu import Emulator
 
 
 def _error(status: int, code: str, message: str) -> tuple[Response, int]:

@@ -1,0 +1,464 @@
+"""SAND's REST API (docs/api.md) from Python: `Client`, the credentials `sand login` stores, and what the
+calls return. Standard library only: the `sand` CLI (sandclient.cli) is built on it.
+
+The grain worker never imports this package: it only serves the developer's side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from grainworker.workflow import Workflow, WorkflowError, parse_workflow
+from sandclient._bundle import BundleError, Upload, bundle
+
+__all__ = ["NO_INPUT", "ApiError", "AppFolder", "Client", "Credentials", "Deployment", "Invocation", "Progress",
+           "Response", "app_hosts", "credentials_path", "load_credentials", "load_folder", "save_credentials"]
+
+USER_AGENT = "sand-cli/0.1"
+
+
+class ApiError(Exception):
+    """The API answered with an error, or could not be reached or used (status 0: `code` says why, e.g.
+    "unreachable", "config", "usage", "timeout", "failed"); str() is the message to show.
+
+    `method` and `path` name the request that failed (empty for status 0 errors of no request);
+    `execution_id` is the execution the answer names, if any (e.g. an invocation that timed out)."""
+
+    def __init__(self, status: int, code: str, message: str, body: Any = None,
+                 headers: dict[str, str] | None = None, *, method: str = "", path: str = "",
+                 execution_id: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.body = body
+        self.headers = headers or {}
+        self.method = method
+        self.path = path
+        self.execution_id = execution_id
+
+
+@dataclass(frozen=True)
+class Credentials:
+    url: str
+    api_key: str
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: Any  # parsed JSON, or the text when the answer is not JSON
+
+
+def credentials_path() -> Path:
+    """$XDG_CONFIG_HOME/sand/credentials.json, by default ~/.config/sand/credentials.json."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "sand" / "credentials.json"
+
+
+def save_credentials(url: str, api_key: str) -> Path:
+    """Write url and key readable by the owner only (0600, folder 0700); returns the file."""
+    path = credentials_path()
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), 0o600)  # the file may have existed with a wider mode
+        json.dump({"url": url, "api_key": api_key}, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, path)
+    return path
+
+
+def load_credentials() -> Credentials:
+    """The stored login, with SAND_URL / SAND_API_KEY overriding each part; ApiError if either is missing."""
+    stored: dict[str, Any] = {}
+    path = credentials_path()
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ApiError(0, "config", f"cannot read {path}: {e}; run `sand login <url> <api-key>` again") from None
+    url = os.environ.get("SAND_URL") or stored.get("url") or ""
+    key = os.environ.get("SAND_API_KEY") or stored.get("api_key") or ""
+    if not url or not key:
+        raise ApiError(0, "config", "not logged in: run `sand login <url> <api-key>` (or `sand signup <url> <name>`),"
+                                    " or set SAND_URL and SAND_API_KEY")
+    return Credentials(url.rstrip("/"), key)
+
+
+def _parse(raw: bytes, content_type: str) -> Any:
+    if not raw:
+        return None
+    text = raw.decode("utf-8", "replace")
+    if "json" in content_type or text[:1] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass
+    return text
+
+
+def _error_of(status: int, body: Any, headers: dict[str, str], method: str, path: str) -> ApiError:
+    err = body.get("error") if isinstance(body, dict) else None
+    exec_id = headers.get("X-Sand-Execution-Id") or (err.get("execution_id") if isinstance(err, dict) else None)
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        return ApiError(status, str(err.get("code", "")), err["message"], body, headers, method=method, path=path,
+                        execution_id=exec_id)
+    text = body if isinstance(body, str) and body.strip() else f"HTTP {status}"
+    return ApiError(status, "http", f"{text.strip()[:500]} (HTTP {status})", body, headers, method=method,
+                    path=path, execution_id=exec_id)
+
+
+Progress = Callable[[str, float | None], None]
+"""What `deploy`, `wait` and `undeploy` report as they go: (line, None) once per step (a grain uploaded, the
+workflow saved), and (line, seconds since the wait began) on every poll while waiting."""
+
+NO_INPUT: Any = object()
+"""`Client.invoke`'s default: the request has no body (the application gets null)."""
+
+POLL_S = 0.5  # how often `wait` reads an application's status
+
+
+def _q(name: str) -> str:
+    return urllib.parse.quote(name, safe="")
+
+
+def app_hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(host, status, error) for each target host of an application, whatever shape the API gives them in."""
+    hosts = app.get("hosts")
+    out = []
+    if isinstance(hosts, dict):
+        hosts = [{"host": k} | (v if isinstance(v, dict) else {"status": v}) for k, v in hosts.items()]
+    for h in hosts or []:
+        if isinstance(h, dict):
+            out.append((str(h.get("host") or h.get("host_id") or h.get("id") or "?"), str(h.get("status") or ""),
+                        str(h.get("error") or "")))
+        else:
+            out.append((str(h), "", ""))
+    return out
+
+
+def _progress(app: dict[str, Any], want: str) -> str:
+    hosts = app_hosts(app)
+    done = sum(1 for _, s, _ in hosts if s == want or (want == "undeployed" and s == "stopped"))
+    parts = f" ({done}/{len(hosts)} hosts)" if hosts and any(s for _, s, _ in hosts) else ""
+    return f"{app.get('status', '?')}{parts}"
+
+
+def _quiet(line: str, elapsed_s: float | None) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class AppFolder:
+    """An application folder read and checked, ready to deploy: nothing is sent yet."""
+
+    path: Path
+    workflow_json: dict[str, Any]  # workflow.json as read, its name replaced when asked
+    workflow: Workflow
+    settings: Any  # settings.json (None without one), merged with what `with_settings` adds
+    uploads: list[Upload]
+
+    @property
+    def name(self) -> str:
+        return self.workflow.name
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """What PUT /api/v1/apps/{name} gets: the workflow, with the settings if there are any."""
+        return self.workflow_json if self.settings is None else self.workflow_json | {"settings": self.settings}
+
+    def with_settings(self, settings: dict[str, Any]) -> AppFolder:
+        """These settings merged over the folder's own (settings.json)."""
+        return replace(self, settings=(self.settings or {}) | settings)
+
+
+def load_folder(app_dir: str | Path, name: str | None = None) -> AppFolder:
+    """Read workflow.json (deployed as `name` if given), settings.json if present, and the grains' code;
+    raises ApiError (code "usage", status 0) naming what to fix."""
+    d = Path(app_dir)
+    wf_file = d / "workflow.json"
+    if not wf_file.is_file():
+        raise ApiError(0, "usage", f"{wf_file} is missing: an application folder holds workflow.json and the "
+                                   "grains' .py files")
+    try:
+        doc = json.loads(wf_file.read_text())
+        if isinstance(doc, dict) and name:
+            doc["name"] = name
+        wf = parse_workflow(doc)
+    except (json.JSONDecodeError, WorkflowError) as e:
+        raise ApiError(0, "usage", f"{wf_file}: {e}") from None
+    settings = None
+    settings_file = d / "settings.json"
+    if settings_file.is_file():
+        try:
+            settings = json.loads(settings_file.read_text())
+        except OSError as e:
+            raise ApiError(0, "usage", f"settings: {e}") from None
+        except json.JSONDecodeError as e:
+            raise ApiError(0, "usage", f"settings: {settings_file} is not valid JSON: {e.msg} at line {e.lineno} "
+                                       f"column {e.colno}") from None
+    try:
+        uploads = bundle(d, wf)
+    except BundleError as e:
+        raise ApiError(0, "usage", str(e)) from None
+    return AppFolder(d, doc, wf, settings, uploads)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """What `Client.deploy` did: the version the deploy call started and the application as last read."""
+
+    name: str
+    version: int | None  # from POST /api/v1/apps/{name}/deploy
+    app: dict[str, Any]  # GET /api/v1/apps/{name} once deployed; the deploy call's answer with wait=False
+    seconds: float = 0.0  # from the deploy call to `deployed` (0 with wait=False)
+
+    @property
+    def status(self) -> str:
+        return str(self.app.get("status", ""))
+
+    @property
+    def hosts(self) -> list[tuple[str, str, str]]:
+        return app_hosts(self.app)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """An application's answer to `Client.invoke`."""
+
+    status: int  # 200; 202 with async_=True; 500 when a grain raised (output is then the error event)
+    output: Any  # the workflow's output, or the error event; with async_=True the answer {"execution_id"}
+    execution_id: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error event's `error` ({"type", "message", "grain"}) when a grain raised, else None."""
+        out = self.output
+        return out["error"] if isinstance(out, dict) and set(out) == {"error"} else None
+
+
+class Client:
+    """One SAND address (a frontend, or nginx in front of several) and an account's API key.
+
+    The methods name the REST API's operations and raise ApiError when it refuses (the message is the
+    API's). `call` sends any request and returns the parsed answer.
+    """
+
+    def __init__(self, url: str, api_key: str | None = None, timeout_s: float = 60.0) -> None:
+        self.url = url.rstrip("/")
+        self.api_key = api_key
+        self.timeout_s = timeout_s
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r}, api_key={'...' if self.api_key else None})"
+
+    @classmethod
+    def from_login(cls, need_key: bool = True) -> Client:
+        """The login `sand login` stored, SAND_URL / SAND_API_KEY overriding each part; ApiError if either
+        is missing. With need_key=False, SAND_URL alone will do (invoking an application needs no account)."""
+        try:
+            creds = load_credentials()
+            return cls(creds.url, creds.api_key)
+        except ApiError:
+            url = os.environ.get("SAND_URL")
+            if need_key or not url:
+                raise
+            return cls(url)
+
+    def save_login(self) -> Path:
+        """Store this address and key as the login `from_login` (and the `sand` CLI) use; returns the file."""
+        if not self.api_key:
+            raise ApiError(0, "config", "no API key to store")
+        return save_credentials(self.url, self.api_key)
+
+    def login(self) -> Path:
+        """Check the key (GET /api/v1/apps: ApiError 401 if refused), then `save_login`; returns the file."""
+        self.apps()
+        return self.save_login()
+
+    def call(self, method: str, path: str, body: bytes | str | Any = None, *, content_type: str | None = None,
+             query: dict[str, str] | None = None, ok: tuple[int, ...] = (), timeout_s: float | None = None) -> Response:
+        """Send; raise ApiError for a status >= 400 unless it is in `ok`. A non-bytes, non-str body is sent
+        as JSON."""
+        data: bytes | None
+        if body is None:
+            data = None
+        elif isinstance(body, bytes):
+            data = body
+        elif isinstance(body, str):
+            data = body.encode()
+        else:
+            data = json.dumps(body).encode()
+            content_type = content_type or "application/json"
+        url = self.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("User-Agent", USER_AGENT)
+        req.add_header("Accept", "application/json")
+        if content_type:
+            req.add_header("Content-Type", content_type)
+        if self.api_key:
+            req.add_header("Authorization", f"Bearer {self.api_key}")
+        try:
+            with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as r:
+                headers = dict(r.headers.items())
+                return Response(r.status, headers, _parse(r.read(), r.headers.get("Content-Type", "")))
+        except urllib.error.HTTPError as e:
+            headers = dict(e.headers.items()) if e.headers else {}
+            parsed = _parse(e.read(), headers.get("Content-Type", ""))
+            if e.code in ok:
+                return Response(e.code, headers, parsed)
+            raise _error_of(e.code, parsed, headers, method, path) from None
+        except urllib.error.URLError as e:
+            raise ApiError(0, "unreachable", f"cannot reach {self.url}: {e.reason}; is the frontend running "
+                                             "(`make up`), and is the URL right (`sand login`)?",
+                           method=method, path=path) from None
+        except TimeoutError:
+            raise ApiError(0, "unreachable", f"{method} {path}: no answer from {self.url} within "
+                                             f"{timeout_s or self.timeout_s:g}s", method=method, path=path) from None
+
+    # --- accounts ---------------------------------------------------------------------------------------------
+
+    def signup(self, name: str) -> dict[str, Any]:
+        """Create an account (POST /api/v1/accounts; this client's key, if any, is the operator's admin key);
+        returns {"name", "api_key"}. `Client(url, answer["api_key"])` is then the new account."""
+        r = self.call("POST", "/api/v1/accounts", {"name": name})
+        if not (isinstance(r.body, dict) and r.body.get("api_key")):
+            raise ApiError(0, "bad_answer", f"sign-up answered without an api_key: {r.body!r}", r.body)
+        return r.body
+
+    def apps(self) -> Any:
+        """GET /api/v1/apps: this account's applications and their status (also a check of the key)."""
+        return self.call("GET", "/api/v1/apps").body
+
+    # --- applications -----------------------------------------------------------------------------------------
+
+    def status(self, name: str) -> Any:
+        """GET /api/v1/apps/{name}: the application's workflow, settings, `status`, `version`, hosts, `error`."""
+        return self.call("GET", f"/api/v1/apps/{_q(name)}").body
+
+    def upload_grain(self, resource: str, code: bytes | str, content_type: str = "text/x-python") -> Any:
+        """PUT /api/v1/grains/{resource}: Python source, or a zip (content_type application/zip); a new version."""
+        return self.call("PUT", f"/api/v1/grains/{_q(resource)}", code, content_type=content_type).body
+
+    def save_app(self, workflow: dict[str, Any]) -> Any:
+        """PUT /api/v1/apps/{name}: create or update an application from its workflow (and `settings`)."""
+        return self.call("PUT", f"/api/v1/apps/{_q(workflow['name'])}", json.dumps(workflow, indent=2),
+                         content_type="application/json").body
+
+    def deploy(self, app_dir: str | Path | AppFolder, *, name: str | None = None,
+               settings: dict[str, Any] | None = None, wait: bool = True, timeout_s: float = 300.0,
+               progress: Progress | None = None) -> Deployment:
+        """Deploy an application folder as `sand deploy` does: upload its grains (`load_folder`), save its
+        workflow (under `name` if given; `settings` merged over the folder's settings.json), start the deploy
+        and, unless wait=False, wait until it is deployed.
+
+        Raises ApiError: code "usage" if the folder cannot be deployed (before anything is sent), "failed" if
+        the deploy failed (the message has the hosts' errors), "timeout" after timeout_s, or the API's refusal
+        (e.g. status 409 from PUT /api/v1/apps/{name}: another account holds the name)."""
+        folder = app_dir if isinstance(app_dir, AppFolder) else load_folder(app_dir, name=name)
+        if settings is not None:
+            folder = folder.with_settings(settings)
+        say = progress or _quiet
+        for u in folder.uploads:
+            meta = self.upload_grain(u.resource, u.body, u.content_type)
+            meta = meta if isinstance(meta, dict) else {}
+            what = "zip of " + ", ".join(u.files) if u.content_type == "application/zip" else u.files[0]
+            say(f"grain {u.resource}: version {meta.get('version', '?')} ({what}, {len(u.body)} bytes)", None)
+        wf = folder.workflow
+        self.save_app(folder.document)
+        say(f"workflow {wf.name}: entry {wf.entry}, grains {', '.join(wf.grains)}", None)
+        r = self.call("POST", f"/api/v1/apps/{_q(wf.name)}/deploy")
+        version = r.body.get("version") if isinstance(r.body, dict) else None
+        if not wait:
+            return Deployment(wf.name, version, r.body if isinstance(r.body, dict) else {})
+        start = time.monotonic()
+        app = self.wait(wf.name, "deployed", timeout_s, version if isinstance(version, int) else None, progress)
+        if app.get("status") == "failed":
+            detail = app.get("error") or "; ".join(f"{h}: {e}" for h, _, e in app_hosts(app) if e) or "no error text"
+            raise ApiError(0, "failed", f"deploy of {wf.name} failed: {detail}", app)
+        return Deployment(wf.name, version, app, time.monotonic() - start)
+
+    def wait(self, name: str, want: str, timeout_s: float, version: int | None = None,
+             progress: Progress | None = None) -> dict[str, Any]:
+        """Poll GET /api/v1/apps/{name} until its status is `want` or "failed" (for `version` or later, if
+        given) and return it; ApiError code "timeout" (status 0) after timeout_s."""
+        start = time.monotonic()
+        say = progress or _quiet
+        while True:
+            app = self.status(name)
+            app = app if isinstance(app, dict) else {}
+            stale = version is not None and isinstance(app.get("version"), int) and app["version"] < version
+            status = "" if stale else app.get("status", "")
+            elapsed = time.monotonic() - start
+            say(f"{name}: {_progress(app, want) if not stale else 'waiting for version ' + str(version)}", elapsed)
+            if status in (want, "failed"):
+                return app
+            if elapsed > timeout_s:
+                raise ApiError(0, "timeout", f"{name} is still {app.get('status', '?')} after {timeout_s:g}s", app)
+            time.sleep(POLL_S)
+
+    def undeploy(self, name: str, *, wait: bool = True, timeout_s: float = 120.0,
+                 progress: Progress | None = None) -> dict[str, Any]:
+        """Stop an application's sandboxes and, unless wait=False, wait until it is undeployed (ApiError code
+        "failed" if that failed, "timeout" after timeout_s). The application and its grains stay."""
+        r = self.call("POST", f"/api/v1/apps/{_q(name)}/undeploy")
+        if not wait:
+            return r.body if isinstance(r.body, dict) else {}
+        app = self.wait(name, "undeployed", timeout_s, progress=progress)
+        if app.get("status") == "failed":
+            raise ApiError(0, "failed", f"undeploy of {name} failed: {app.get('error') or 'no error text'}", app)
+        return app
+
+    def delete(self, name: str) -> None:
+        """DELETE /api/v1/apps/{name}: delete an undeployed application, freeing its name."""
+        self.call("DELETE", f"/api/v1/apps/{_q(name)}")
+
+    # --- invocations and executions -----------------------------------------------------------------------------
+
+    def invoke(self, app: str, value: Any = NO_INPUT, *, async_: bool = False, timeout_s: float = 330.0) -> Invocation:
+        """POST /app/{app} with `value` as JSON: the workflow's output. A grain's exception is not raised: it
+        comes back as the error event (`Invocation.error`). async_=True returns at once with the execution id
+        (`execution` reads the result later). ApiError for the platform's own failures (e.g. 504 timeout:
+        `ApiError.execution_id` names the execution)."""
+        body = b"" if value is NO_INPUT else json.dumps(value)
+        r = self.call("POST", f"/app/{_q(app)}", body, content_type="application/json",
+                      query={"async": "1"} if async_ else None, ok=(500,), timeout_s=timeout_s)
+        exec_id = r.headers.get("X-Sand-Execution-Id") or (r.body.get("execution_id") if isinstance(r.body, dict)
+                                                            else None)
+        inv = Invocation(r.status, r.body, str(exec_id or ""), r.headers)
+        err = inv.error
+        if r.status == 500 and not (isinstance(err, dict) and ("type" in err or "grain" in err)):
+            # A 500 that is not a grain's error event is the platform's own failure.
+            message = err.get("message") if isinstance(err, dict) else None
+            raise ApiError(500, str(err.get("code", "")) if isinstance(err, dict) else "http",
+                           f"{message or repr(r.body)} (HTTP 500)", r.body, r.headers, method="POST",
+                           path=f"/app/{_q(app)}", execution_id=exec_id or None)
+        return inv
+
+    def execution(self, execution_id: str) -> Any:
+        """GET /api/v1/executions/{id}: `status`, `result`, `error` and `timings` (with the per-hop `hops`)."""
+        return self.call("GET", f"/api/v1/executions/{_q(execution_id)}").body
+
+    def logs(self, execution_id: str, *, raw: bool = False) -> Any:
+        """The log lines of every grain instance of an execution ({"ts", "grain", "level", "text"} each);
+        raw=True: GET /api/v1/executions/{id}/logs's answer as it is."""
+        body = self.call("GET", f"/api/v1/executions/{_q(execution_id)}/logs").body
+        if raw:
+            return body
+        if isinstance(body, dict):
+            for k in ("logs", "lines", "items"):
+                if isinstance(body.get(k), list):
+                    return body[k]
+        return body if isinstance(body, list) else []

@@ -1,0 +1,192 @@
+"""The public Python client, `sandclient.Client`, against the fake REST API of test_cli.py: what each call
+sends and returns; and that the `sand` CLI sends every REST request through it."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandclient import ApiError, Client, Deployment, Invocation
+from sandclient import client as sand_client
+from sandclient.cli import main as sand
+from tests import test_cli
+from tests.test_cli import EXAMPLES, FakeApi, _deployable, creds_file
+
+api = test_cli.api  # the same fake API fixtures
+logged_in = test_cli.logged_in
+
+
+def test_signup_login_and_from_login(api: FakeApi, tmp_path: Path) -> None:
+    api.on("POST", "/api/v1/accounts", 201, {"name": "alice", "api_key": "sk-alice"})
+    api.on("GET", "/api/v1/apps", 200, {"apps": []})
+    account = Client(api.url + "/", "admin-key").signup("alice")
+    assert account == {"name": "alice", "api_key": "sk-alice"}
+    assert api.requests[0].headers["Authorization"] == "Bearer admin-key"
+    with pytest.raises(ApiError, match="not logged in"):
+        Client.from_login()
+    path = Client(api.url, account["api_key"]).login()
+    assert path == creds_file(tmp_path) and stat.S_IMODE(path.stat().st_mode) == 0o600
+    client = Client.from_login()
+    assert (client.url, client.api_key) == (api.url, "sk-alice")
+    assert client.apps() == {"apps": []} and api.requests[-1].headers["Authorization"] == "Bearer sk-alice"
+
+
+def test_a_refused_login_stores_nothing(api: FakeApi, tmp_path: Path) -> None:
+    api.on("GET", "/api/v1/apps", 401, {"error": {"code": "unauthorized", "message": "unknown API key"}})
+    with pytest.raises(ApiError) as e:
+        Client(api.url, "wrong").login()
+    assert (e.value.status, e.value.code, str(e.value)) == (401, "unauthorized", "unknown API key")
+    assert (e.value.method, e.value.path) == ("GET", "/api/v1/apps")
+    assert not creds_file(tmp_path).exists()
+
+
+def test_invoking_needs_only_the_url(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SAND_URL", api.url)
+    with pytest.raises(ApiError, match="not logged in"):
+        Client.from_login()
+    assert Client.from_login(need_key=False).api_key is None
+
+
+def test_deploy_a_folder_then_invoke_read_the_execution_and_its_logs(logged_in: FakeApi) -> None:
+    api = logged_in
+    client = Client.from_login()
+    _deployable(api, "hello", ["greet", "shout"])
+    lines: list[tuple[str, float | None]] = []
+    d = client.deploy(EXAMPLES / "hello", progress=lambda line, waited: lines.append((line, waited)))
+    assert isinstance(d, Deployment)
+    assert (d.name, d.version, d.status, d.hosts) == ("hello", 2, "deployed", [("h1", "deployed", "")])
+    assert d.seconds >= 0
+    assert api.calls() == ["PUT /api/v1/grains/greet", "PUT /api/v1/grains/shout", "PUT /api/v1/apps/hello",
+                           "POST /api/v1/apps/hello/deploy"] + ["GET /api/v1/apps/hello"] * 3
+    assert api.requests[0].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
+    assert api.requests[2].json() == json.loads((EXAMPLES / "hello" / "workflow.json").read_text())
+    steps = [line for line, waited in lines if waited is None]
+    assert steps[0].startswith("grain greet: version 3 (greet.py")
+    assert steps[2] == "workflow hello: entry greet, grains greet, shout"
+    assert [line for line, waited in lines if waited is not None] == [
+        "hello: waiting for version 2", "hello: deploying (0/1 hosts)", "hello: deployed (1/1 hosts)"]
+
+    api.on("POST", "/app/hello", 200, {"greeting": "HELLO, SAND!"}, {"X-Sand-Execution-Id": "e1"})
+    run = client.invoke("hello", {"name": "sand"})
+    assert isinstance(run, Invocation)
+    assert (run.status, run.output, run.execution_id, run.error) == (200, {"greeting": "HELLO, SAND!"}, "e1", None)
+    assert api.requests[-1].json() == {"name": "sand"} and api.requests[-1].query == {}
+
+    execution = {"execution_id": "e1", "status": "succeeded", "result": {"greeting": "HELLO, SAND!"}}
+    api.on("GET", "/api/v1/executions/e1", 200, execution)
+    assert client.execution("e1") == execution
+    lines_body = {"execution_id": "e1", "logs": [{"ts": "t", "grain": "greet", "level": "INFO", "text": "hi"}]}
+    api.on("GET", "/api/v1/executions/e1/logs", 200, lines_body)
+    assert client.logs("e1") == lines_body["logs"]
+    assert client.logs("e1", raw=True) == lines_body
+    assert all(r.headers["Authorization"] == "Bearer key-a" for r in api.requests)
+
+
+def test_deploy_with_a_name_settings_and_no_wait(logged_in: FakeApi) -> None:
+    api = logged_in
+    _deployable(api, "hello-2", ["greet", "shout"])
+    d = Client.from_login().deploy(EXAMPLES / "hello", name="hello-2", settings={"timeout_s": 5}, wait=False)
+    assert (d.name, d.version, d.status) == ("hello-2", 2, "deploying")
+    put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
+    assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
+    assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
+
+
+def test_deploy_webserver_zip(logged_in: FakeApi) -> None:
+    api = logged_in
+    _deployable(api, "webserver", ["parse", "serve_text", "serve_binary", "not_found"])
+    Client.from_login().deploy(EXAMPLES / "webserver")
+    parse = api.requests[0]
+    assert parse.path == "/api/v1/grains/parse" and parse.headers["Content-Type"] == "application/zip"
+    assert "site/index.html" in zipfile.ZipFile(io.BytesIO(parse.body)).namelist()
+
+
+def test_deploy_failures_are_api_errors(logged_in: FakeApi, tmp_path: Path) -> None:
+    api = logged_in
+    client = Client.from_login()
+    with pytest.raises(ApiError, match="workflow.json is missing") as e:
+        client.deploy(tmp_path)
+    assert (e.value.status, e.value.code) == (0, "usage") and api.requests == []
+    _deployable(api, "hello", ["greet", "shout"], {"name": "hello", "status": "failed", "version": 2,
+                                                   "hosts": [{"host": "h1", "status": "failed", "error": "pip"}]})
+    with pytest.raises(ApiError, match="deploy of hello failed: h1: pip") as e:
+        client.deploy(EXAMPLES / "hello")
+    assert e.value.code == "failed" and e.value.body["status"] == "failed"
+    api.routes[("PUT", "/api/v1/apps/hello")] = [(409, {"error": {"code": "conflict", "message": "taken"}}, {})]
+    with pytest.raises(ApiError, match="taken") as e:
+        client.deploy(EXAMPLES / "hello")
+    assert (e.value.status, e.value.method, e.value.path) == (409, "PUT", "/api/v1/apps/hello")
+
+
+def test_invoke_async_grain_error_and_platform_errors(logged_in: FakeApi) -> None:
+    api = logged_in
+    client = Client.from_login()
+    api.on("POST", "/app/hello", 202, {"execution_id": "e2"})
+    run = client.invoke("hello", async_=True)
+    assert (run.status, run.execution_id) == (202, "e2")
+    assert api.requests[-1].query == {"async": ["1"]} and api.requests[-1].body == b""
+    event = {"error": {"type": "ZeroDivisionError", "message": "division by zero", "grain": "g"}}
+    api.on("POST", "/app/err", 500, event, {"X-Sand-Execution-Id": "e9"})
+    run = client.invoke("err", None)
+    assert (run.status, run.output, run.error, run.execution_id) == (500, event, event["error"], "e9")
+    assert api.requests[-1].body == b"null"
+    api.on("POST", "/app/x", 500, {"error": {"code": "internal", "message": "Kafka is down"}})
+    with pytest.raises(ApiError) as e:
+        client.invoke("x", {})
+    assert (e.value.status, e.value.code, str(e.value)) == (500, "internal", "Kafka is down (HTTP 500)")
+    api.on("POST", "/app/slow", 504, {"error": {"code": "timeout", "message": "no answer", "execution_id": "e3"}})
+    with pytest.raises(ApiError) as e:
+        client.invoke("slow", {})
+    assert (e.value.status, e.value.execution_id) == (504, "e3")
+
+
+def test_status_undeploy_and_delete(logged_in: FakeApi) -> None:
+    api = logged_in
+    client = Client.from_login()
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "deployed"})
+    assert client.status("hello")["status"] == "deployed"
+    api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
+    api.on("DELETE", "/api/v1/apps/hello", 204)
+    assert client.undeploy("hello")["status"] == "undeployed"
+    client.delete("hello")
+    assert api.calls() == ["GET /api/v1/apps/hello", "POST /api/v1/apps/hello/undeploy"] + [
+        "GET /api/v1/apps/hello"] * 2 + ["DELETE /api/v1/apps/hello"]  # deployed, then undeployed
+    api.routes[("GET", "/api/v1/apps/hello")] = [(200, {"name": "hello", "status": "undeploying"}, {})]
+    with pytest.raises(ApiError, match="hello is still undeploying after 0.05s") as e:
+        client.undeploy("hello", timeout_s=0.05)
+    assert (e.value.status, e.value.code) == (0, "timeout")
+
+
+def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys) -> None:
+    api = logged_in
+    sent: list[str] = []
+    call = Client.call
+
+    def spy(self: Client, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(f"{method} {path}")
+        return call(self, method, path, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "call", spy)
+    monkeypatch.setattr(sand_client, "POLL_S", 0.01)
+    _deployable(api, "hello", ["greet", "shout"])
+    api.on("POST", "/app/hello", 200, {"greeting": "HELLO, SAND!"}, {"X-Sand-Execution-Id": "e1"})
+    api.on("GET", "/api/v1/executions/e1", 200, {"execution_id": "e1", "status": "succeeded"})
+    api.on("GET", "/api/v1/executions/e1/logs", 200, {"logs": []})
+    api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
+    api.on("DELETE", "/api/v1/apps/hello", 204)
+    api.on("GET", "/api/v1/apps", 200, [])
+    api.on("POST", "/api/v1/accounts", 201, {"name": "bob", "api_key": "sk-bob"})
+    for argv in (["deploy", str(EXAMPLES / "hello")], ["invoke", "hello", "{}"], ["invoke", "hello", "--async"],
+                 ["execution", "e1"], ["logs", "e1"], ["status", "hello"],
+                 ["undeploy", "hello", "--no-wait", "--delete"], ["login", api.url, "key-a"],
+                 ["signup", api.url, "bob"]):
+        assert sand(argv) == 0, argv
+    assert sent == api.calls() and len(sent) == 16

@@ -1,0 +1,67 @@
+"""Three programs, three packages: the sandbox image carries the runtime (grainworker/) only, which imports
+neither the client and CLI (sandclient/) nor the emulator (sandemu/); the client is standard library only."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEVELOPER_SIDE = {"sandclient", "sandemu", "flask"}
+
+
+def _image_dir() -> Path:
+    """The folder deploy/sandbox-image.sh copies into the image (its WORKER_DIR)."""
+    m = re.search(r'^WORKER_DIR="([^"]+)"', (ROOT / "deploy" / "sandbox-image.sh").read_text(), re.M)
+    assert m, "deploy/sandbox-image.sh no longer names WORKER_DIR"
+    return ROOT / m.group(1)
+
+
+def _runtime_files() -> list[Path]:
+    """What the image gets of the repository: every file of WORKER_DIR but caches (as its tar), and the
+    generated Thrift code (_gen) but that."""
+    d = _image_dir()
+    return sorted(p for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+                  and "_gen" not in p.relative_to(d).parts)
+
+
+def test_the_image_copies_the_runtime_package_and_no_cli_or_emulator() -> None:
+    d = _image_dir()
+    assert d == ROOT / "grainworker"
+    names = [p.relative_to(d).as_posix() for p in _runtime_files()]
+    assert "__main__.py" in names and "supervisor.py" in names and "worker.py" in names
+    cli_or_emulator = [n for n in names if re.search(r"(^|/)(cli|_cli_\w*|emulator\w*|_http)(\.py$|/)", n)]
+    assert cli_or_emulator == []
+    # Nothing of the developer's side under another name either: no module of sandclient/ or sandemu/.
+    theirs = {p.name for pkg in ("sandclient", "sandemu") for p in (ROOT / pkg).glob("*.py")} - {"__init__.py"}
+    assert theirs and not theirs & {Path(n).name for n in names}
+    assert [p for p in d.iterdir() if p.is_dir() and p.name not in ("_gen", "__pycache__")] == []
+
+
+def test_the_runtime_imports_neither_the_client_nor_the_emulator() -> None:
+    for f in _runtime_files():
+        if f.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.split(".")[0] not in DEVELOPER_SIDE, f"{f.relative_to(ROOT)} imports {name}"
+    # And when it runs: every runtime module loaded, nothing of the developer's side comes along.
+    modules = [f"grainworker.{p.stem}" for p in (ROOT / "grainworker").glob("*.py") if p.stem != "__init__"]
+    code = (f"import sys\nimport {', '.join(modules)}\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(DEVELOPER_SIDE)!r}))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+
+
+def test_the_client_and_cli_need_the_standard_library_only() -> None:
+    code = ("import sys, sandclient, sandclient.cli\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('thrift', 'sandemu', 'flask', 'requests')))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('grainworker.')))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    # The workflow rules are grainworker.workflow's (one place for each contract), which imports nothing.
+    assert r.stdout.splitlines() == ["[]", "['grainworker.workflow']"]
