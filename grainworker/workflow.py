@@ -16,13 +16,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-END = "end"
-# A grain's settings when its application's do not say (hostagent's ApplicationSettings.defaults() declares the
-# same for the platform's side). Here, in a module without imports of its own, so the sandbox's supervisor can use
-# them before its one import of the grain worker.
-DEFAULT_CONCURRENCY = 32
-DEFAULT_TIMEOUT_S = 60.0
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+from grainworker.rules import APPLICATION_SETTINGS, WORKFLOW_END, WORKFLOW_FUNCTION_FIELDS, WORKFLOW_NAME_PATTERN
+
+END = WORKFLOW_END
+# A grain's settings when its application's do not say: the same declaration the platform's side reads
+# (contracts/rules.json). Here, in a module with no imports but the standard library's and rules', so the
+# sandbox's supervisor can use them before its one import of the grain worker.
+DEFAULT_CONCURRENCY = int(APPLICATION_SETTINGS["concurrency"]["default"])
+DEFAULT_TIMEOUT_S = float(APPLICATION_SETTINGS["timeout_s"]["default"])
+NAME_RE = re.compile(f"^{WORKFLOW_NAME_PATTERN}$")
+FIELDS = frozenset(WORKFLOW_FUNCTION_FIELDS)
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "Grain", "Workflow", "WorkflowError", "parse_workflow"]
 
@@ -54,7 +57,7 @@ class Workflow:
         try:
             return self.grains[name]
         except KeyError:
-            raise WorkflowError(f"workflow {self.name!r} has no grain {name!r}") from None
+            raise WorkflowError(f"workflow '{self.name}' has no grain '{name}'") from None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,15 @@ class Workflow:
                 for g in self.grains.values()
             ],
         }
+
+
+def _show(value: Any) -> str:
+    """A value as the message shows it: compact JSON, as Jackson prints a node (null when missing)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _list(names: Any) -> str:
+    return "[" + ", ".join(sorted(names)) + "]"
 
 
 def _names(value: Any, where: str) -> tuple[str, ...]:
@@ -89,7 +101,7 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         raise WorkflowError("workflow must be a JSON object with name, entry and functions")
     name = doc.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise WorkflowError(f"workflow name {name!r} is missing or invalid: use letters, digits, '_', '.', '-'")
+        raise WorkflowError(f"workflow name {_show(name)} is missing or invalid: use letters, digits, '_', '.', '-'")
     functions = doc.get("functions")
     if not isinstance(functions, list) or not functions:
         raise WorkflowError("workflow 'functions' must be a non-empty list")
@@ -98,27 +110,28 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         where = f"functions[{i}]"
         if not isinstance(f, dict):
             raise WorkflowError(f"{where} must be an object with at least 'name'")
-        unknown = set(f) - {"name", "next", "potentialNext", "resource"}
+        unknown = set(f) - FIELDS
         if unknown:
-            raise WorkflowError(f"{where} has unknown field(s) {sorted(unknown)}")
+            raise WorkflowError(f"{where} has unknown field(s) {_list(unknown)}")
         gname = f.get("name")
         if not isinstance(gname, str) or not NAME_RE.match(gname) or gname == END:
-            raise WorkflowError(f"{where}.name {gname!r} is invalid: letters, digits, '_', '.', '-', not 'end'")
+            raise WorkflowError(f"{where}.name {_show(gname)} is invalid: letters, digits, '_', '.', '-', not '{END}'")
         if gname in grains:
-            raise WorkflowError(f"{where}: duplicate grain name {gname!r}")
-        resource = f.get("resource", "") or ""
+            raise WorkflowError(f"{where}: duplicate grain name '{gname}'")
+        resource = f.get("resource")
+        resource = "" if resource is None else resource
         if not isinstance(resource, str) or (resource and not NAME_RE.match(resource)):
-            raise WorkflowError(f"{where}.resource {resource!r} is invalid")
+            raise WorkflowError(f"{where}.resource {_show(f.get('resource'))} is invalid")
         grains[gname] = Grain(gname, _names(f.get("next"), f"{where}.next"),
                               _names(f.get("potentialNext"), f"{where}.potentialNext"), resource)
     entry = doc.get("entry")
     if not isinstance(entry, str) or not entry:
         raise WorkflowError("workflow 'entry' is missing: name the grain that receives the request")
     if entry not in grains:
-        raise WorkflowError(f"entry {entry!r} is not a grain of the workflow; grains: {sorted(grains)}")
+        raise WorkflowError(f"entry '{entry}' is not a grain of the workflow; grains: {_list(grains)}")
     for i, g in enumerate(grains.values()):
         for kind, targets in (("next", g.next), ("potentialNext", g.potential_next)):
             for t in targets:
                 if t != END and t not in grains:
-                    raise WorkflowError(f"functions[{i}] ({g.name}).{kind} names unknown grain {t!r}")
+                    raise WorkflowError(f"functions[{i}] ({g.name}).{kind} names unknown grain '{t}'")
     return Workflow(name, entry, grains)

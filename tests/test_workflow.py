@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from grainworker.workflow import WorkflowError, parse_workflow
+from grainworker import rules
+from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, END, WorkflowError, parse_workflow
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def wf(**over: object) -> dict:
@@ -34,13 +40,38 @@ def test_valid_chain_fan_out_and_dynamic() -> None:
     (wf(functions=[{"name": "a", "next": ["nope"]}]), "functions[0] (a).next names unknown grain 'nope'"),
     (wf(functions=[{"name": "a", "potentialNext": ["x"]}]), "(a).potentialNext names unknown grain 'x'"),
     (wf(functions=[{"name": "a", "next": "b"}]), "functions[0].next must be a list of grain names"),
-    (wf(functions=[{"name": "a", "nxt": ["end"]}]), "functions[0] has unknown field(s) ['nxt']"),
-    (wf(functions=[{"name": "end"}]), "functions[0].name 'end' is invalid"),
-    (wf(name="has space"), "workflow name 'has space' is missing or invalid"),
+    (wf(functions=[{"name": "a", "nxt": ["end"]}]), "functions[0] has unknown field(s) [nxt]"),
+    (wf(functions=[{"name": "end"}]), 'functions[0].name "end" is invalid'),
+    (wf(name="has space"), 'workflow name "has space" is missing or invalid'),
 ])
 def test_invalid_workflows_say_what_and_where(doc: object, message: str) -> None:
-    import json
-
     with pytest.raises(WorkflowError) as err:
         parse_workflow(doc if isinstance(doc, str) else json.dumps(doc))
     assert message in str(err.value)
+
+
+CASES = json.loads((ROOT / "contracts" / "src" / "test" / "resources" / "workflow-cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])
+def test_shared_cases_give_the_same_entry_or_the_same_message_as_java(case: dict) -> None:
+    """contracts' WorkflowTest runs the same file: one set of rules, one wording, two languages."""
+    if "error" in case:
+        with pytest.raises(WorkflowError) as err:
+            parse_workflow(json.dumps(case["workflow"]))
+        assert str(err.value) == case["error"]
+    else:
+        w = parse_workflow(json.dumps(case["workflow"]))
+        assert w.entry == case["entry"]
+        assert list(dict.fromkeys(g.code for g in w.grains.values())) == case["resources"]
+
+
+def test_rules_come_from_the_contracts_declaration() -> None:
+    declared = json.loads((ROOT / "contracts" / "rules.json").read_text())
+    assert rules.RULES == declared
+    copy = rules.COPY
+    assert copy.is_file(), "deploy/install.sh copies contracts/rules.json into grainworker/_gen for the sandbox"
+    assert json.loads(copy.read_text()) == declared, "the sandbox's copy is stale: run deploy/install.sh"
+    assert DEFAULT_CONCURRENCY == declared["application_settings"]["concurrency"]["default"]
+    assert DEFAULT_TIMEOUT_S == declared["application_settings"]["timeout_s"]["default"]
+    assert END == declared["workflow"]["end"]

@@ -13,8 +13,8 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
- * A workflow description (paper §4.1; the shape KNIX uses), validated with the same rules and messages
- * as grainworker/workflow.py: {@code {"name", "entry", "functions": [{"name", "next", "potentialNext",
+ * A workflow description (paper §4.1; the shape KNIX uses), validated with the rules of contracts/rules.json and
+ * the same messages as grainworker/workflow.py (both are tested on contracts/src/test/resources/workflow-cases.json): {@code {"name", "entry", "functions": [{"name", "next", "potentialNext",
  * "resource"}]}} with "end" as the exit.
  *
  * @param grains grain name → the code (resource) it runs, in the workflow's order
@@ -80,7 +80,7 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
       }
       JsonNode g = f.get("name");
       if (g == null || !g.isTextual() || !NAME.matcher(g.asText()).matches() || g.asText().equals(END)) {
-        throw bad(where + ".name " + repr(g) + " is invalid: letters, digits, '_', '.', '-', not 'end'");
+        throw bad(where + ".name " + repr(g) + " is invalid: letters, digits, '_', '.', '-', not '" + END + "'");
       }
       String gname = g.asText();
       if (grains.containsKey(gname)) {
@@ -135,7 +135,7 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
   }
 
   private static String repr(JsonNode n) {
-    return n == null ? "None" : n.toString();
+    return n == null ? "null" : n.toString();
   }
 
   private static Invalid bad(String message) {

@@ -6,8 +6,29 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Same rules and messages as grainworker/workflow.py. */
+/** Same rules and messages as grainworker/workflow.py: both run workflow-cases.json (tests/test_workflow.py). */
 class WorkflowTest {
+  @Test
+  void theSharedCasesGiveTheirEntryOrTheirExactError() throws Exception {
+    com.fasterxml.jackson.databind.JsonNode cases;
+    try (var in = WorkflowTest.class.getResourceAsStream("/workflow-cases.json")) {
+      cases = new com.fasterxml.jackson.databind.ObjectMapper().readTree(in);
+    }
+    assertEquals(true, cases.size() >= 20, "the shared cases are there");
+    for (var c : cases) {
+      if (c.has("error")) {
+        assertEquals(c.get("error").asText(), assertThrows(Workflow.Invalid.class,
+            () -> Workflow.parse(c.get("workflow"))).getMessage(), c.get("workflow").toString());
+      } else {
+        Workflow w = Workflow.parse(c.get("workflow"));
+        assertEquals(c.get("entry").asText(), w.entry());
+        java.util.List<String> resources = new java.util.ArrayList<>();
+        c.get("resources").forEach(r -> resources.add(r.asText()));
+        assertEquals(resources, java.util.List.copyOf(w.resources()));
+      }
+    }
+  }
+
   private static String msg(String json) {
     return assertThrows(Workflow.Invalid.class, () -> Workflow.parse(json)).getMessage();
   }
@@ -18,26 +39,5 @@ class WorkflowTest {
         + "\"next\":[\"b\"],\"potentialNext\":[\"end\"]},{\"name\":\"b\",\"next\":[\"end\"],\"resource\":\"lib\"}]}"));
     assertEquals("a", w.entry());
     assertEquals(Set.of("a", "lib"), w.resources());
-  }
-
-  @Test
-  void errorsSayWhatAndWhere() {
-    assertEquals("workflow must be a JSON object with name, entry and functions", msg("[]"));
-    assertEquals("workflow name None is missing or invalid: use letters, digits, '_', '.', '-'", msg("{}"));
-    assertEquals("workflow 'functions' must be a non-empty list", msg("{\"name\":\"w\",\"functions\":[]}"));
-    assertEquals("functions[0] has unknown field(s) [nxt]",
-        msg("{\"name\":\"w\",\"functions\":[{\"name\":\"a\",\"nxt\":[]}]}"));
-    assertEquals("functions[0].name \"end\" is invalid: letters, digits, '_', '.', '-', not 'end'",
-        msg("{\"name\":\"w\",\"functions\":[{\"name\":\"end\"}]}"));
-    assertEquals("functions[1]: duplicate grain name 'a'",
-        msg("{\"name\":\"w\",\"functions\":[{\"name\":\"a\"},{\"name\":\"a\"}]}"));
-    assertEquals("functions[0].next must be a list of grain names",
-        msg("{\"name\":\"w\",\"functions\":[{\"name\":\"a\",\"next\":\"b\"}]}"));
-    assertEquals("workflow 'entry' is missing: name the grain that receives the request",
-        msg("{\"name\":\"w\",\"functions\":[{\"name\":\"a\"}]}"));
-    assertEquals("entry 'x' is not a grain of the workflow; grains: [a]",
-        msg("{\"name\":\"w\",\"entry\":\"x\",\"functions\":[{\"name\":\"a\"}]}"));
-    assertEquals("functions[0] (a).potentialNext names unknown grain 'c'",
-        msg("{\"name\":\"w\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\",\"potentialNext\":[\"c\"]}]}"));
   }
 }
