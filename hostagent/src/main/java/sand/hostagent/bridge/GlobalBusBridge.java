@@ -36,7 +36,7 @@ import sand.localbus.LocalMessageBus;
  * for the {@link OffsetTracker}, which lets the committed offset advance only up to the oldest event
  * not finished.
  *
- * <p>A partition newly assigned to this host is first replayed ({@link RecoveryScan}): the records
+ * <p>A partition newly assigned to this host is first recovered ({@link Recovery}, §4.2.1): the records
  * from its committed offset to its end offset at assignment time are read, the events not finished
  * are put into the local queue again ({@code data} flags checked against the global data layer
  * first), and the partition's new records wait until every replayed event has finished. A full local
@@ -58,6 +58,7 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final ReliableSender sender;
   private final OffsetTracker tracker = new OffsetTracker();
   private final InFlightEvents inFlight = new InFlightEvents();
+  private final Recovery recovery;                                            // consumer thread only
   private final PartitionFeeder feeder;                                       // consumer thread only
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
@@ -82,8 +83,8 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.consumer = consumer;
     this.clock = clock;
     this.sender = new ReliableSender(producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
-    this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight,
-        new Recovery(host, data, tracker, sender));
+    this.recovery = new Recovery(host, consumer, data, tracker, sender);
+    this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery);
   }
 
   // ---- what the host agent calls
@@ -325,7 +326,7 @@ public final class GlobalBusBridge implements AutoCloseable {
       PartitionFeed feed = new PartitionFeed(tp, grain);
       feed.paused = true; // paused in the listener until adopted
       if (from < end) {
-        feed.scan = new RecoveryScan(tp, from, end);
+        recovery.start(feed, from, end);
         LOG.info("[host {}] [{}] assigned: replaying offsets [{}, {}) before new messages", host, feed, from, end);
       } else {
         LOG.info("[host {}] [{}] assigned at offset {}", host, feed, from);

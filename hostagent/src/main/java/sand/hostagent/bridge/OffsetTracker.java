@@ -120,7 +120,7 @@ public final class OffsetTracker {
     return p != null && p.offsetsByEvent.containsKey(eventId);
   }
 
-  /** True while a record below {@code offset} waits for its event to finish (a replay not done). */
+  /** True while a record below {@code offset} waits for its event to finish ({@link Recovery}: a replay not done). */
   public synchronized boolean hasPendingBelow(TopicPartition tp, long offset) {
     Partition p = partitions.get(tp);
     return p != null && !p.pending.isEmpty() && p.pending.firstKey() < offset;

@@ -2,32 +2,32 @@ package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.contracts.ConditionFlag;
 import sand.contracts.GrainRef;
 
 /**
  * One partition this host owns, as the bridge feeds it into the grain's local queue: its recovery
- * scan while one runs, the events to re-process (replayed or taken over) that go first, and the
- * records taken from Kafka but not yet handled (held while the replay is not done or the local queue
- * is full). Owned by the consumer thread; no locking.
+ * while one runs, the events taken over that go first, and the records taken from Kafka but not yet
+ * handled (held while the recovery is not done or the local queue is full). Owned by the consumer
+ * thread; no locking.
  */
 final class PartitionFeed {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionFeed.class);
 
   /** An event to put into the local queue ahead of the partition's new records. */
   record Redelivery(String eventId, ObjectNode event) {}
 
   final TopicPartition partition;
   final GrainRef grain;
-  /** Non-null while the replay range is being read. */
-  RecoveryScan scan;
-  /** The scan's plan while its {@code data} flags are being checked against the global data layer. */
-  List<RecoveryScan.Step> plan = List.of();
-  /** While a record below this offset is unfinished, no new record is handled; -1 when no replay. */
-  long replayEnd = -1;
+  /** Non-null from assignment until the partition's recovery (§4.2.1, {@link Recovery}) is done; null if none. */
+  Recovery.State recovery;
+  /** Events of other hosts taken over (their {@code processing} records stayed unfinished). */
   final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
+  /** Records the consumer returned, in order, not handled yet (the replay range's wait for the recovery's scan). */
   final ArrayDeque<ConsumerRecord<String, byte[]>> held = new ArrayDeque<>();
   /** Wall-clock millis before which nothing is delivered (a full local queue, an unreadable global layer). */
   long retryAtMs;
@@ -39,12 +39,18 @@ final class PartitionFeed {
     this.grain = grain;
   }
 
-  boolean scanning() {
-    return scan != null;
+  boolean recovering() {
+    return recovery != null;
   }
 
-  boolean verifying() {
-    return !plan.isEmpty();
+  /** A record of this partition as a condition flag; null (logged) when it cannot be read. */
+  ConditionFlag parse(ConsumerRecord<String, byte[]> r, String host) {
+    try {
+      return ConditionFlag.parse(r.key(), r.value());
+    } catch (IllegalArgumentException e) {
+      LOG.warn("[host {}] [{}] unreadable record at offset {} skipped: {}", host, this, r.offset(), e.getMessage());
+      return null;
+    }
   }
 
   /** Back off after a failed delivery or check: 5 ms doubling up to {@code maxMs}. */
@@ -56,17 +62,6 @@ final class PartitionFeed {
   void succeeded() {
     failures = 0;
     retryAtMs = 0;
-  }
-
-  /** The events a finished scan re-processes, in order (VERIFY steps resolved already). */
-  static List<Redelivery> redeliveriesOf(List<RecoveryScan.Step> steps) {
-    List<Redelivery> out = new ArrayList<>();
-    for (RecoveryScan.Step s : steps) {
-      if (s.decision() == RecoveryScan.Decision.REPLAY && s.event() != null) {
-        out.add(new Redelivery(s.eventId(), s.event()));
-      }
-    }
-    return out;
   }
 
   @Override

@@ -25,10 +25,10 @@ import sand.localbus.LocalMessageBus;
 
 /**
  * Feeds the partitions this host owns into the local queues of their grains (Figure 4 steps 1-2), in
- * partition order: first a partition's replay (§4.2.1), then its new records; a full local queue
- * pauses the partition and is tried again with back-off. Also watches {@code processing} records other
- * hosts wrote into these partitions and takes their events over when they stay unfinished.
- * Consumer thread only.
+ * partition order: a newly assigned partition is first handed to its {@link Recovery} (§4.2.1) until
+ * that is done, then its new records go in; a full local queue pauses the partition and is tried again
+ * with back-off. Also watches {@code processing} records other hosts wrote into these partitions and
+ * takes their events over when they stay unfinished. Consumer thread only.
  */
 final class PartitionFeeder {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFeeder.class);
@@ -48,6 +48,7 @@ final class PartitionFeeder {
   private final Recovery recovery;
   private final Map<TopicPartition, PartitionFeed> feeds = new HashMap<>();
   private final Map<String, Orphan> orphans = new LinkedHashMap<>();
+  private final Recovery.LocalQueue localQueue = (feed, eventId, event) -> deliver(feed, eventId, event) == Outcome.DONE;
 
   PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
                   OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery) {
@@ -78,15 +79,9 @@ final class PartitionFeeder {
     orphans.values().removeIf(o -> parts.contains(o.partition()));
   }
 
-  /** A record the consumer returned: into the replay range, or held for {@link #advance}. */
+  /** A record the consumer returned: held, in order, for {@link #advance} (or the partition's recovery). */
   void take(PartitionFeed feed, ConsumerRecord<String, byte[]> r) {
-    if (feed.scanning() && feed.scan.covers(r.offset())) {
-      ConditionFlag flag = parse(feed, r);
-      tracker.seen(feed.partition, r.offset(), flag == null ? null : flag.eventId(), flag == null ? null : flag.flag());
-      feed.scan.accept(r.offset(), flag);
-    } else {
-      feed.held.add(r);
-    }
+    feed.held.add(r);
   }
 
   /** Move every partition along as far as it can go now. */
@@ -98,21 +93,33 @@ final class PartitionFeeder {
   }
 
   private void advance(PartitionFeed feed, long now) {
-    if (feed.scanning()) {
-      if (consumer.position(feed.partition) < feed.scan.end()) {
-        setPaused(feed, false); // keep reading the replay range
-        return;
-      }
-      recovery.finishScan(feed);
-    }
     if (feed.retryAtMs > now) {
       setPaused(feed, true);
       return;
     }
-    if (feed.verifying() && !recovery.verify(feed)) {
-      feed.backOff(now, settings.sendBackoffMax().toMillis());
-      setPaused(feed, true);
-      return;
+    if (feed.recovering()) { // §4.2.1: nothing new of the partition before its recovery is done
+      switch (recovery.advance(feed, localQueue)) {
+        case SCANNING -> {
+          setPaused(feed, false); // keep reading the replay range
+          return;
+        }
+        case DATA_LAYER_AWAY -> {
+          feed.backOff(now, settings.sendBackoffMax().toMillis());
+          setPaused(feed, true);
+          return;
+        }
+        case QUEUE_FULL -> {
+          feed.backOff(now, settings.queueFullBackoffMax().toMillis());
+          setPaused(feed, true);
+          return;
+        }
+        case REPLAYING -> {
+          feed.succeeded();
+          setPaused(feed, true);
+          return;
+        }
+        case DONE -> { }
+      }
     }
     while (!feed.redeliveries.isEmpty()) {
       Redelivery r = feed.redeliveries.peek();
@@ -122,15 +129,6 @@ final class PartitionFeeder {
         return;
       }
       feed.redeliveries.poll();
-    }
-    if (feed.replayEnd >= 0) {
-      if (tracker.hasPendingBelow(feed.partition, feed.replayEnd)) {
-        feed.succeeded();
-        setPaused(feed, true); // §4.2.1: no new message before the replayed events are processed
-        return;
-      }
-      LOG.info("[host {}] [{}] replay done: taking new messages from offset {}", host, feed, feed.replayEnd);
-      feed.replayEnd = -1;
     }
     while (!feed.held.isEmpty()) {
       if (handle(feed, feed.held.peek(), now) == Outcome.FULL) {
@@ -145,7 +143,7 @@ final class PartitionFeeder {
   }
 
   private Outcome handle(PartitionFeed feed, ConsumerRecord<String, byte[]> r, long now) {
-    ConditionFlag flag = parse(feed, r);
+    ConditionFlag flag = feed.parse(r, host);
     if (flag == null) {
       tracker.seen(feed.partition, r.offset(), null, null);
       return Outcome.DONE;
@@ -203,15 +201,6 @@ final class PartitionFeeder {
       LOG.error("[host {}] [{}] event {} cannot go into the local queue ({}): dropped", host, feed, eventId,
           e.toString());
       return Outcome.DONE;
-    }
-  }
-
-  private ConditionFlag parse(PartitionFeed feed, ConsumerRecord<String, byte[]> r) {
-    try {
-      return ConditionFlag.parse(r.key(), r.value());
-    } catch (IllegalArgumentException e) {
-      LOG.warn("[host {}] [{}] unreadable record at offset {} skipped: {}", host, feed, r.offset(), e.getMessage());
-      return null;
     }
   }
 

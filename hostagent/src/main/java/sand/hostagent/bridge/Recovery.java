@@ -1,72 +1,198 @@
 package sand.hostagent.bridge;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.KafkaClients;
 import sand.contracts.ConditionFlag;
+import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.DataMetadata;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
 import sand.datalayer.LocalDataLayer;
-import sand.hostagent.bridge.RecoveryScan.Decision;
-import sand.hostagent.bridge.RecoveryScan.Step;
+import sand.hostagent.bridge.PartitionFeed.Redelivery;
 
 /**
- * What follows a finished {@link RecoveryScan} (paper §4.2.1, §4.3): events whose latest flag is
- * {@code data} are checked against the global data layer (metadata matches: the event was processed,
- * only its {@code finished} flag is missing, so this host writes it; otherwise it is processed again),
- * then the events to process again are queued for the partition's feed, in their order.
+ * Recovery from host failures (paper §4.2.1 "Handling Host Failures", with the {@code data} flag of
+ * §4.3): a partition this host is newly assigned (its previous owner failed or left) is recovered
+ * before any of its new messages is handled. {@link #advance} runs the steps in order, each as far as
+ * it can go now:
+ *
+ * <ol>
+ *   <li><b>scan</b>: read the partition from its committed offset (its beginning if none) to its end
+ *       offset at assignment time, keeping each event's latest condition flag ({@link Scan});
+ *   <li><b>skip finished</b>: an event whose latest flag is {@code finished} was processed by the
+ *       previous owner;
+ *   <li><b>check data flags</b>: for an event whose latest flag is {@code data}, the data it wrote is
+ *       checked against the global data layer ({@link ApplicationData#verifyGlobal}): all of it there
+ *       means it was processed and only its {@code finished} flag is missing, which this host writes;
+ *       otherwise it is processed again. The global data layer unreadable: checked again later, and
+ *       nothing is replayed meanwhile;
+ *   <li><b>replay</b>: the events not finished ({@code new}, {@code processing}, {@code data} not
+ *       durable) go into the grain's local queue, in the order they first appear in the range;
+ *   <li><b>resume</b>: once every replayed event has finished, the partition is handed back to the
+ *       {@link PartitionFeeder} for its new messages. Its progress is committed meanwhile by the
+ *       {@link OffsetTracker} (the oldest unfinished record), so a host failing during a recovery
+ *       leaves a smaller one to the next.
+ * </ol>
+ *
+ * The per-partition {@link State} lives in {@link PartitionFeed#recovery} from {@link #start} until
+ * the resume step. Consumer thread only (the {@code finished} flags of step 3 complete on the sender's
+ * scheduler and only touch the thread-safe {@link OffsetTracker}).
  */
 final class Recovery {
   private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
 
+  /** Where a partition's recovery stands after {@link #advance}: what the feeder does with the partition. */
+  enum Status {
+    /** Step 1: the replay range is not read to its end yet; keep the partition resumed. */
+    SCANNING,
+    /** Step 3: the global data layer cannot be read now; back off, pause, and try again. */
+    DATA_LAYER_AWAY,
+    /** Step 4: the grain's local queue is full; back off, pause, and try again. */
+    QUEUE_FULL,
+    /** Step 5: a replayed event has not finished yet; pause (no new message before the replay is done). */
+    REPLAYING,
+    /** Done: the partition's recovery is over; the feeder handles its new records. */
+    DONE
+  }
+
+  /** What to do with one event of the replay range. */
+  enum Decision { SKIP, VERIFY, REPLAY }
+
+  /**
+   * One event of the replay range and what its latest flag says to do with it.
+   *
+   * @param event the envelope of its latest {@code new}/{@code processing} record (null if none seen)
+   * @param data  the metadata of its latest {@code data} record (VERIFY only)
+   */
+  record PlannedEvent(String eventId, Decision decision, ObjectNode event, List<DataMetadata> data) {}
+
+  /** The feeder's way into a grain's local queue (Figure 4 step 2): false when the queue is full. */
+  interface LocalQueue {
+    boolean offer(PartitionFeed feed, String eventId, ObjectNode event);
+  }
+
+  /** One partition's recovery in progress. */
+  static final class State {
+    final Scan scan;
+    /** Steps 2-4: the events not finished, in order; null while scanning. */
+    List<PlannedEvent> plan;
+    /** Step 3 is done: no VERIFY step is left in the plan. */
+    boolean checked;
+    /** Step 4: the events still to put into the local queue, in order; null before the replay starts. */
+    ArrayDeque<Redelivery> replay;
+
+    State(Scan scan) {
+      this.scan = scan;
+    }
+  }
+
   private final String host;
+  private final Consumer<String, byte[]> consumer;
   private final LocalDataLayer data;
   private final OffsetTracker tracker;
   private final ReliableSender sender;
 
-  Recovery(String host, LocalDataLayer data, OffsetTracker tracker, ReliableSender sender) {
+  Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
+           ReliableSender sender) {
     this.host = host;
+    this.consumer = consumer;
     this.data = data;
     this.tracker = tracker;
     this.sender = sender;
   }
 
-  /** The replay range is read: turn it into the feed's plan (checked by {@link #verify}) or redeliveries. */
-  void finishScan(PartitionFeed feed) {
-    RecoveryScan scan = feed.scan;
-    feed.scan = null;
-    feed.replayEnd = scan.end();
-    List<Step> plan = scan.plan();
-    long replay = plan.stream().filter(s -> s.decision() == Decision.REPLAY).count();
-    long verify = plan.stream().filter(s -> s.decision() == Decision.VERIFY).count();
-    LOG.info("[host {}] [{}] replay range [{}, {}) read: {} records, {} events: {} to process again, {} data flags "
-        + "to check, {} finished", host, feed, scan.from(), scan.end(), scan.records(), plan.size(), replay, verify,
-        plan.size() - replay - verify);
-    feed.plan = new ArrayList<>(plan);
-    if (verify == 0) {
-      queue(feed);
-    }
+  /** {@code feed} was just assigned with records in [{@code from}, {@code end}): recover them first. */
+  void start(PartitionFeed feed, long from, long end) {
+    feed.recovery = new State(new Scan(feed.partition, from, end));
   }
 
   /**
-   * Check the plan's {@code data} flags against the global data layer; false when it cannot be read
-   * now (Cassandra down: the caller backs off and calls again; steps already decided stay decided).
+   * Take {@code feed}'s recovery as far as it can go now, steps in order. The consumer's records of the
+   * partition wait in {@link PartitionFeed#held}; the scan takes those of the replay range from there.
    */
-  boolean verify(PartitionFeed feed) {
-    ApplicationData app = data.forApplication(feed.grain.app());
+  Status advance(PartitionFeed feed, LocalQueue localQueue) {
+    State s = feed.recovery;
+    if (!scan(feed, s)) {                       // 1
+      return Status.SCANNING;
+    }
+    skipFinished(feed, s);                      // 2
+    if (!checkDataFlags(feed, s)) {             // 3
+      return Status.DATA_LAYER_AWAY;
+    }
+    if (!replay(feed, s, localQueue)) {         // 4
+      return Status.QUEUE_FULL;
+    }
+    if (!resume(feed, s)) {                     // 5
+      return Status.REPLAYING;
+    }
+    return Status.DONE;
+  }
+
+  // ---- 1. scan
+
+  /** Take the records of the replay range read so far; true once the whole range is read. */
+  private boolean scan(PartitionFeed feed, State s) {
+    if (s.plan != null) {
+      return true;
+    }
+    while (!feed.held.isEmpty() && s.scan.covers(feed.held.peek().offset())) {
+      ConsumerRecord<String, byte[]> r = feed.held.poll();
+      ConditionFlag flag = feed.parse(r, host);
+      tracker.seen(feed.partition, r.offset(), flag == null ? null : flag.eventId(), flag == null ? null : flag.flag());
+      s.scan.accept(r.offset(), flag);
+    }
+    return consumer.position(feed.partition) >= s.scan.end();
+  }
+
+  // ---- 2. skip finished
+
+  /** The plan: the events of the range the previous owner did not finish, in order of first appearance. */
+  private void skipFinished(PartitionFeed feed, State s) {
+    if (s.plan != null) {
+      return;
+    }
+    List<PlannedEvent> all = s.scan.plan();
+    long replay = all.stream().filter(st -> st.decision() == Decision.REPLAY).count();
+    long verify = all.stream().filter(st -> st.decision() == Decision.VERIFY).count();
+    LOG.info("[host {}] [{}] replay range [{}, {}) read: {} records, {} events: {} to process again, {} data flags "
+        + "to check, {} finished", host, feed, s.scan.from(), s.scan.end(), s.scan.records(), all.size(), replay,
+        verify, all.size() - replay - verify);
+    s.plan = new ArrayList<>(all.stream().filter(st -> st.decision() != Decision.SKIP).toList());
+  }
+
+  // ---- 3. check data flags
+
+  /**
+   * Decide every {@code data} flag of the plan against the global data layer; false when it cannot be
+   * read now (the feeder backs off and calls again; events already decided stay decided).
+   */
+  private boolean checkDataFlags(PartitionFeed feed, State s) {
+    if (s.checked) {
+      return true;
+    }
+    ApplicationData app = null;
     TopicPartition tp = feed.partition;
-    for (int i = 0; i < feed.plan.size(); i++) {
-      Step s = feed.plan.get(i);
-      if (s.decision() != Decision.VERIFY) {
+    for (int i = 0; i < s.plan.size(); i++) {
+      PlannedEvent st = s.plan.get(i);
+      if (st.decision() != Decision.VERIFY) {
         continue;
+      }
+      if (app == null) {
+        app = data.forApplication(feed.grain.app());
       }
       boolean durable = true;
       try {
-        for (DataMetadata d : s.data()) {
+        for (DataMetadata d : st.data()) {
           if (!app.verifyGlobal(d)) {
             durable = false;
             break;
@@ -74,7 +200,7 @@ final class Recovery {
         }
       } catch (DataLayerException e) {
         if (e.code() == DataLayerException.Code.UNAVAILABLE) {
-          LOG.warn("[host {}] [{}] cannot check the data flag of event {} yet: {}", host, feed, s.eventId(),
+          LOG.warn("[host {}] [{}] cannot check the data flag of event {} yet: {}", host, feed, st.eventId(),
               e.getMessage());
           return false;
         }
@@ -82,29 +208,147 @@ final class Recovery {
       }
       if (durable) {
         LOG.info("[host {}] [{}] event {}: its data is in the global data layer; writing its missing finished flag",
-            host, feed, s.eventId());
-        sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(s.eventId(), host)))
-            .thenRun(() -> tracker.finished(tp, s.eventId()));
-        feed.plan.set(i, new Step(s.eventId(), Decision.SKIP, s.event(), List.of()));
+            host, feed, st.eventId());
+        sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(st.eventId(), host)))
+            .thenRun(() -> tracker.finished(tp, st.eventId()));
+        s.plan.set(i, new PlannedEvent(st.eventId(), Decision.SKIP, st.event(), List.of()));
       } else {
         LOG.info("[host {}] [{}] event {}: its data flag does not match the global data layer; processing it again",
-            host, feed, s.eventId());
-        feed.plan.set(i, new Step(s.eventId(), Decision.REPLAY, s.event(), List.of()));
+            host, feed, st.eventId());
+        s.plan.set(i, new PlannedEvent(st.eventId(), Decision.REPLAY, st.event(), List.of()));
       }
     }
-    queue(feed);
+    s.checked = true;
     return true;
   }
 
-  private void queue(PartitionFeed feed) {
-    for (Step s : feed.plan) {
-      if (s.decision() == Decision.REPLAY && s.event() == null) {
-        LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
-            + "range: skipped", host, feed, s.eventId());
-        tracker.abandon(feed.partition, s.eventId());
+  // ---- 4. replay
+
+  /** Put the events to process again into the local queue, in order; false when it is full. */
+  private boolean replay(PartitionFeed feed, State s, LocalQueue localQueue) {
+    if (s.replay == null) {
+      s.replay = new ArrayDeque<>();
+      for (PlannedEvent st : s.plan) {
+        if (st.decision() != Decision.REPLAY) {
+          continue;
+        }
+        if (st.event() == null) {
+          LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
+              + "range: skipped", host, feed, st.eventId());
+          tracker.abandon(feed.partition, st.eventId());
+        } else {
+          s.replay.add(new Redelivery(st.eventId(), st.event()));
+        }
+      }
+      s.plan = List.of();
+    }
+    while (!s.replay.isEmpty()) {
+      Redelivery r = s.replay.peek();
+      if (!localQueue.offer(feed, r.eventId(), r.event())) {
+        return false;
+      }
+      s.replay.poll();
+    }
+    return true;
+  }
+
+  // ---- 5. resume
+
+  /** True once every replayed event has finished: the feeder takes the partition's new records from here. */
+  private boolean resume(PartitionFeed feed, State s) {
+    if (tracker.hasPendingBelow(feed.partition, s.scan.end())) {
+      return false;
+    }
+    LOG.info("[host {}] [{}] replay done: taking new messages from offset {}", host, feed, s.scan.end());
+    feed.recovery = null;
+    return true;
+  }
+
+  /**
+   * Step 1's record of the replay range: the records from the committed offset up to the end offset
+   * at assignment time, reduced to the latest flag of each event, in the order the events first
+   * appear; {@link #plan} says what each latest flag means for steps 2-4. Not thread-safe.
+   */
+  static final class Scan {
+
+    private static final class Seen {
+      Flag latest;
+      ObjectNode event;
+      List<DataMetadata> data = List.of();
+    }
+
+    private final TopicPartition partition;
+    private final long from;
+    private final long end;
+    private final Map<String, Seen> events = new LinkedHashMap<>();
+    private int records;
+
+    /** A scan of {@code partition} over [{@code from}, {@code end}). */
+    Scan(TopicPartition partition, long from, long end) {
+      this.partition = partition;
+      this.from = from;
+      this.end = end;
+    }
+
+    long from() {
+      return from;
+    }
+
+    /** The end offset at assignment time: records from here on are new messages, not replay. */
+    long end() {
+      return end;
+    }
+
+    /** True for an offset the scan covers. */
+    boolean covers(long offset) {
+      return offset >= from && offset < end;
+    }
+
+    /** Take a record of the scanned range ({@code flag} null: unreadable, ignored). */
+    void accept(long offset, ConditionFlag flag) {
+      if (!covers(offset)) {
+        throw new IllegalArgumentException("offset " + offset + " is outside the scan of " + partition
+            + " [" + from + ", " + end + ")");
+      }
+      records++;
+      if (flag == null) {
+        return;
+      }
+      Seen s = events.computeIfAbsent(flag.eventId(), k -> new Seen());
+      s.latest = flag.flag();
+      if (flag.event() != null) {
+        s.event = flag.event();
+      }
+      if (flag.flag() == Flag.DATA) {
+        s.data = flag.data();
       }
     }
-    feed.redeliveries.addAll(PartitionFeed.redeliveriesOf(feed.plan));
-    feed.plan = List.of();
+
+    /** Records taken so far. */
+    int records() {
+      return records;
+    }
+
+    /**
+     * The decision for every event seen, in order of first appearance: latest {@code finished} SKIP,
+     * {@code data} VERIFY, {@code new} or {@code processing} REPLAY.
+     */
+    List<PlannedEvent> plan() {
+      List<PlannedEvent> out = new ArrayList<>(events.size());
+      events.forEach((id, s) -> {
+        Decision d = switch (s.latest) {
+          case FINISHED -> Decision.SKIP;
+          case DATA -> Decision.VERIFY;
+          case NEW, PROCESSING -> Decision.REPLAY;
+        };
+        out.add(new PlannedEvent(id, d, s.event, d == Decision.VERIFY ? s.data : List.of()));
+      });
+      return out;
+    }
+
+    @Override
+    public String toString() {
+      return "recovery scan of " + partition + " [" + from + ", " + end + ")";
+    }
   }
 }

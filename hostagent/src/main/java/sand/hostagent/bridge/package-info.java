@@ -6,8 +6,8 @@
  * queues, offsets, recovery), {@link sand.hostagent.bridge.HostAgentQueueProcessor} (LQ_HA: backups,
  * forwards, results, data and finished flags), {@link sand.contracts.ConditionFlag} and
  * {@link sand.contracts.TopicNames} (the record format and names), {@link
- * sand.hostagent.bridge.OffsetTracker}, {@link sand.hostagent.bridge.RecoveryScan},
- * {@link sand.hostagent.bridge.BridgeSettings}, {@link sand.cluster.KafkaClients}. The
- * package-private classes are their machinery.
+ * sand.hostagent.bridge.OffsetTracker}, {@link sand.hostagent.bridge.BridgeSettings}, {@link
+ * sand.cluster.KafkaClients}. The package-private classes are their machinery; the recovery of §4.2.1
+ * is {@code Recovery}, its steps in order.
  */
 package sand.hostagent.bridge;

@@ -1,6 +1,8 @@
 package sand.hostagent.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static sand.hostagent.bridge.TestHost.RESIZE;
 import static sand.hostagent.bridge.TestHost.bytes;
@@ -18,12 +20,18 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.ConditionFlag;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.CanonicalEncoding;
 import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.hostagent.bridge.Recovery.Decision;
+import sand.hostagent.bridge.Recovery.PlannedEvent;
+import sand.hostagent.bridge.Recovery.Scan;
 
 /**
  * §4.2.1 on one host: the partition of a failed host is assigned here and replayed from its committed
- * offset to its end offset at assignment time before any new message of it.
+ * offset to its end offset at assignment time before any new message of it; the latest flag of each
+ * event in the replay range decides what happens to it.
  */
 class RecoveryTest {
   private static final TopicPartition P = tp(RESIZE, 0);
@@ -102,5 +110,39 @@ class RecoveryTest {
     h.bridge.pollOnce();
     assertEquals(List.of("X", "Y"), ids(h.drain(RESIZE)));
     assertEquals(List.of(), h.flags(RESIZE.topic()).stream().filter(f -> f.flag() == Flag.FINISHED).toList());
+  }
+
+  // ---- the scan (step 1) alone
+
+  private final TopicPartition tp = new TopicPartition("sand.shop.resize", 0);
+
+  @Test
+  void theLatestFlagDecidesInOrderOfFirstAppearance() {
+    Scan s = new Scan(tp, 3, 10);
+    DataMetadata md = new DataMetadata(DataKind.KV, "k", 1, "x");
+    s.accept(3, ConditionFlag.processing(TestHost.event("a", TestHost.RESIZE), "h0"));
+    s.accept(4, ConditionFlag.newEvent(TestHost.event("b", TestHost.RESIZE), ""));
+    s.accept(5, ConditionFlag.processing(TestHost.event("c", TestHost.RESIZE), "h0"));
+    s.accept(6, ConditionFlag.data("c", List.of(md), "h0"));
+    s.accept(7, ConditionFlag.finished("b", "h0"));
+    s.accept(8, null);
+    s.accept(9, ConditionFlag.newEvent(TestHost.event("d", TestHost.RESIZE), ""));
+    List<PlannedEvent> plan = s.plan();
+    assertEquals(List.of("a", "b", "c", "d"), plan.stream().map(PlannedEvent::eventId).toList());
+    assertEquals(List.of(Decision.REPLAY, Decision.SKIP, Decision.VERIFY, Decision.REPLAY),
+        plan.stream().map(PlannedEvent::decision).toList());
+    assertEquals(List.of(md), plan.get(2).data());
+    assertEquals("c", plan.get(2).event().path("id").asText(), "the envelope is kept for a re-process");
+    assertEquals(7, s.records());
+  }
+
+  @Test
+  void theRangeIsFromTheCommittedToTheEndOffsetAtAssignment() {
+    Scan s = new Scan(tp, 3, 5);
+    assertTrue(s.covers(3));
+    assertTrue(s.covers(4));
+    assertFalse(s.covers(5));
+    assertFalse(s.covers(2));
+    assertThrows(IllegalArgumentException.class, () -> s.accept(5, null));
   }
 }
