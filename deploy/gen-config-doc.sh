@@ -29,6 +29,15 @@ table() { grep '^|'; }
   java -cp "$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar:$SAND_ROOT/hostagent/target/lib/*" \
     sand.hostagent.HostAgent --help 2>/dev/null | table
   echo
+  echo "## Cluster (\`cluster\`, read by every host agent and frontend: where the cluster's Kafka and Cassandra are)"
+  echo
+  echo "One declaration for both processes (\`sand.cluster.ClusterSettings\`); deploy/lib.sh sets the two addresses."
+  echo "A \`SAND_<COMPONENT>_*\` variable that names no setting of a process's components is reported at its start"
+  echo "(\"... is not a setting (did you mean ...?); it is ignored\")."
+  echo
+  java -cp "$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar:$SAND_ROOT/frontend/target/lib/*" \
+    sand.frontend.Frontend --help cluster 2>/dev/null | table
+  echo
   echo "## Frontend (\`frontend\`, \`sand.frontend.Frontend\`; deploy/frontend.sh sets \`id\` and \`port\` per instance)"
   echo
   java -cp "$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar:$SAND_ROOT/frontend/target/lib/*" \

@@ -63,5 +63,31 @@ def test_the_client_and_cli_need_the_standard_library_only() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('thrift', 'sandemu', 'flask', 'requests')))\n"
             "print(sorted(m for m in sys.modules if m.startswith('grainworker.')))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    # The workflow rules are grainworker.workflow's (one place for each contract), which imports nothing.
-    assert r.stdout.splitlines() == ["[]", "['grainworker.workflow']"]
+    # The workflow rules are grainworker.workflow's (one place for each contract), which imports only the standard
+    # library and grainworker.rules (the reader of contracts/rules.json).
+    assert r.stdout.splitlines() == ["[]", "['grainworker.rules', 'grainworker.workflow']"]
+
+
+# ---- Java modules: the frontend and the host agent share contracts and cluster, never each other ----
+
+def _module_deps(module: str) -> set[str]:
+    pom = (ROOT / module / "pom.xml").read_text()
+    deps = pom.split("<dependencies>", 1)[1]
+    return set(re.findall(r"<groupId>sand</groupId>\s*<artifactId>([\w-]+)</artifactId>", deps))
+
+
+def _java_imports(module: str) -> set[str]:
+    found: set[str] = set()
+    for f in (ROOT / module / "src").rglob("*.java"):
+        found |= set(re.findall(r"^import (?:static )?sand\.(\w+)\.", f.read_text(), re.M))
+    return found
+
+
+def test_frontend_and_host_agent_depend_on_the_shared_modules_not_on_each_other() -> None:
+    assert _module_deps("frontend") == {"contracts", "cluster"}
+    assert "frontend" not in _module_deps("hostagent")
+    assert {"hostagent", "localbus", "datalayer", "frontend"}.isdisjoint(_java_imports("frontend"))
+    assert "frontend" not in _java_imports("hostagent")
+    # the shared modules stay below both processes
+    for shared in ("common", "contracts", "cluster"):
+        assert {"hostagent", "frontend"}.isdisjoint(_module_deps(shared) | _java_imports(shared)), shared
