@@ -13,6 +13,20 @@ import java.util.Optional;
  */
 public interface HostAgentTables {
 
+  /** {@code applications.desired}: what the frontends ask of the host agents. */
+  String DESIRED_DEPLOYED = "deployed";
+  String DESIRED_UNDEPLOYED = "undeployed";
+
+  /**
+   * {@code app_hosts.status}: how an application is on one host. The host agent writes them; a frontend writes
+   * {@link #HOST_DEPLOYING} when it asks for a deploy, so a status read right after shows it.
+   */
+  String HOST_DEPLOYING = "deploying";
+  String HOST_DEPLOYED = "deployed";
+  String HOST_FAILED = "failed";
+  String HOST_UNDEPLOYED = "undeployed";
+  String HOST_STOPPED = "stopped";
+
 
   /**
    * A host agent as the cluster sees it.
@@ -24,12 +38,12 @@ public interface HostAgentTables {
 
   /**
    * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
-   * "deployed" or "undeployed"; hosts lists the hosts to run it on (empty = every live host).
+   * {@link #DESIRED_DEPLOYED} or {@link #DESIRED_UNDEPLOYED}; hosts lists the hosts to run it on (empty = every live host).
    */
   record ApplicationRecord(String appId, String name, String owner, String workflow, String requirements,
                            String settings, int version, String desired, List<String> hosts) {
     public boolean wantedOn(String hostId) {
-      return "deployed".equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
+      return DESIRED_DEPLOYED.equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
     }
   }
 

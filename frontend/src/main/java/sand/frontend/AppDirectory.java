@@ -101,9 +101,9 @@ final class AppDirectory {
     if (app.isEmpty()) {
       return Optional.empty();
     }
-    String entry = "deployed".equals(app.get().desired()) ? entryOf(app.get()) : null;
+    String entry = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired()) ? entryOf(app.get()) : null;
     java.util.List<String> hosts = entry == null ? java.util.List.of() : store.appHostStates(app.get().appId())
-        .stream().filter(h -> "deployed".equals(h.status())).map(HostAgentTables.AppHostState::hostId).sorted().toList();
+        .stream().filter(h -> HostAgentTables.HOST_DEPLOYED.equals(h.status())).map(HostAgentTables.AppHostState::hostId).sorted().toList();
     return Optional.of(new Target(name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(),
         hosts));
   }

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.HostAgentTables;
 
 /**
  * An application's status from its desired state and the per-host states the agents report
@@ -26,9 +27,9 @@ public record AppStatus(String status, String error, List<String> targets) {
   public static AppStatus of(ApplicationRecord app, List<AppHostState> states, Set<String> live) {
     Map<String, AppHostState> byHost = states.stream().collect(Collectors.toMap(AppHostState::hostId, s -> s,
         (a, b) -> a));
-    if (!"deployed".equals(app.desired())) {
+    if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
       boolean stillRunning = states.stream().anyMatch(s -> live.contains(s.hostId())
-          && ("deployed".equals(s.status()) || "deploying".equals(s.status())));
+          && (HostAgentTables.HOST_DEPLOYED.equals(s.status()) || HostAgentTables.HOST_DEPLOYING.equals(s.status())));
       return new AppStatus(stillRunning ? "undeploying" : "undeployed", null, List.of());
     }
     List<String> targets = app.hosts().isEmpty() ? List.copyOf(live) : app.hosts();
@@ -43,9 +44,9 @@ public record AppStatus(String status, String error, List<String> targets) {
       if (s == null) {
         continue;
       }
-      if ("failed".equals(s.status())) {
+      if (HostAgentTables.HOST_FAILED.equals(s.status())) {
         failures.add(h + ": " + s.error());
-      } else if ("deployed".equals(s.status())) {
+      } else if (HostAgentTables.HOST_DEPLOYED.equals(s.status())) {
         deployed++;
       }
     }
@@ -56,7 +57,7 @@ public record AppStatus(String status, String error, List<String> targets) {
     List<String> warnings = new ArrayList<>();
     for (String h : targets) {
       AppHostState s = byHost.get(h);
-      if (s != null && "deployed".equals(s.status()) && s.error() != null && !s.error().isBlank()) {
+      if (s != null && HostAgentTables.HOST_DEPLOYED.equals(s.status()) && s.error() != null && !s.error().isBlank()) {
         warnings.add(h + ": " + s.error());
       }
     }

@@ -13,6 +13,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.AppName;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostAgentTables;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.TopicNames;
@@ -121,7 +122,7 @@ public final class AppsHandler {
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(new ApplicationRecord(existing.appId(), name, call.account(), Json.text(workflow),
         old == null ? "" : old.requirements(), settings.agentJson(), old == null ? 0 : old.version(),
-        old == null ? "undeployed" : old.desired(), settings.hosts()), java.util.Map.of());
+        old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(), settings.hosts()), java.util.Map.of());
     changed(name);
     return Reply.ok(describe(store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
   }

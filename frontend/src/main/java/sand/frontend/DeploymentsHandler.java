@@ -15,6 +15,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
+import sand.cluster.HostAgentTables;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.Workflow;
 
@@ -78,10 +79,10 @@ public final class DeploymentsHandler {
     store.replaceApplicationCode(app.appId(), code);
     store.clearAppHostStates(app.appId());
     for (String h : targets) {
-      store.setAppHostState(app.appId(), h, "deploying", null, clock.instant());
+      store.setAppHostState(app.appId(), h, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
     ApplicationRecord next = new ApplicationRecord(app.appId(), app.name(), app.owner(), app.workflow(),
-        requirements.toString(), app.settings(), app.version() + 1, "deployed", hosts);
+        requirements.toString(), app.settings(), app.version() + 1, HostAgentTables.DESIRED_DEPLOYED, hosts);
     store.putApplication(next, Map.of());
     apps.changed(app.name());
     LOG.info("[app {} id {}] deploy version {} on {}", app.name(), app.appId(), next.version(),
@@ -118,7 +119,7 @@ public final class DeploymentsHandler {
   Reply undeploy(Call call) {
     AppsHandler.Owned o = apps.owned(call);
     ApplicationRecord app = o.app();
-    store.setDesired(app.appId(), "undeployed", app.hosts());
+    store.setDesired(app.appId(), HostAgentTables.DESIRED_UNDEPLOYED, app.hosts());
     apps.changed(app.name());
     LOG.info("[app {} id {}] undeploy", app.name(), app.appId());
     control.publish("undeploy", app.appId(), app.hosts());

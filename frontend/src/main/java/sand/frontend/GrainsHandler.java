@@ -5,6 +5,7 @@ import java.time.Clock;
 import java.util.Map;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.HostAgentTables;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
 
@@ -80,7 +81,7 @@ public final class GrainsHandler {
     String name = grainName(call);
     store.latestGrain(call.account(), name).orElseThrow(() -> notFound(name));
     for (var app : store.applications()) {
-      if (app.owner().equals(call.account()) && "deployed".equals(app.desired())
+      if (app.owner().equals(call.account()) && HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())
           && Workflow.parse(Json.stored(app.workflow())).resources().contains(name)) {
         throw ApiException.conflict("grain " + name + " is used by deployed application '" + app.name()
             + "'; undeploy it first (POST /api/v1/apps/" + app.name() + "/undeploy)");
