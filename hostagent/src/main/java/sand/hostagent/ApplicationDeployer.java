@@ -47,11 +47,6 @@ final class ApplicationDeployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplicationDeployer.class);
   private static final SecureRandom RANDOM = new SecureRandom();
 
-  /** Kafka topics for an application's grains (KafkaTopics; a fake in tests). */
-  interface GrainTopics {
-    void ensureGrainTopics(String appId, Set<String> grains);
-  }
-
   /**
    * How deploys are bounded and retried.
    *

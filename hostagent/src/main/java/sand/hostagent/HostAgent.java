@@ -17,8 +17,6 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -27,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.Producer;
@@ -48,24 +47,26 @@ import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
 import sand.datalayer.DataLayerConfig;
 import sand.datalayer.DataLayerServer;
+import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
 import sand.hostagent.cluster.ClusterMembership;
+import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerHttpEngine;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
-import sand.localbus.QueueStats;
 
 /**
  * The host agent (paper §4.1): one per host. Embeds the local message bus and the local data layer,
  * joins the cluster, runs the sandboxes of the applications deployed here, bridges the local bus and
- * Kafka with condition flags, and stores instances' logs. {@link #main} runs it until SIGTERM.
+ * Kafka with condition flags, and stores instances' logs. {@link #newAgent} builds it from settings and
+ * {@link Deps} (tests hand in fakes), {@link #connect} makes the real ones, {@link #main} runs it until SIGTERM.
  */
 public final class HostAgent implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
@@ -117,125 +118,145 @@ public final class HostAgent implements AutoCloseable {
     return SandboxSettings.declare(d, "sandbox.");
   }
 
+  /**
+   * What the host agent talks to: the cluster state, Kafka (the grain topics, the bridge's consumer, the producer,
+   * the control topic's consumer), Docker, the global data layer behind the local one, and the clock. {@link
+   * #connect} builds the real ones; tests hand in fakes ({@code InMemoryClusterStore}, {@link InMemoryGrainTopics},
+   * {@code FakeDockerEngine}, {@code InMemoryGlobalDataLayer}, Kafka's {@code MockConsumer} and {@code
+   * MockProducer}). The agent owns them: {@link #close()} closes each one that is {@link AutoCloseable}.
+   *
+   * @param grainConsumer   the bridge's consumer of the grain topics (group {@code bridge.group.id}, no auto commit)
+   * @param producer        the agent's producer (flags, results, backups)
+   * @param controlConsumer the consumer of {@code sand.control} (no group, no auto commit; read from its end)
+   */
+  public record Deps(HostAgentTables store, GrainTopics topics, DockerEngine docker, GlobalDataLayer global,
+                     Consumer<String, byte[]> grainConsumer, Producer<String, byte[]> producer,
+                     Consumer<String, byte[]> controlConsumer, Clock clock) {}
+
   private final Config config;
-  private final Config dataConfig;
-  private final Map<String, String> env;
-  private final Clock clock = Clock.systemUTC();
-  private final List<AutoCloseable> toClose = new java.util.ArrayList<>();
-  private String hostId;
-  private LocalBusServer busServer;
-  private DataLayerServer dataServer;
-  private Metrics metrics;
+  private final Deps deps;
+  private final String hostId;
+  private final LocalBusSettings busSettings;
+  private final LocalBusServer busServer;
+  private final DataLayerServer dataServer;
+  private final ScheduledExecutorService scheduler;
+  private final GlobalBusBridge bridge;
+  private final Metrics metrics;
+  private final SandboxManager sandboxes;
+  private final ApplicationDeployer deployer;
+  private final ExecutorService control;
+  private final ReconcileLanes lanes;
+  private final HostAgentQueueProcessor processor;
+  private final FrontendGate gate; // null when gate.port is -1
+  private final ControlListener controlListener;
+  private ThriftServer gateServer;
+  private ClusterMembership membership;
   private String busAddress;
 
-  public HostAgent(Config config, Config dataConfig, Map<String, String> env) {
+  private HostAgent(Config config, Config dataConfig, Map<String, String> env, Deps deps) {
     this.config = config;
-    this.dataConfig = dataConfig;
-    this.env = env;
-  }
-
-  public HostAgent start() throws Exception {
-    hostId = config.getString("host.id").isEmpty() ? hostName() : config.getString("host.id");
+    this.deps = deps;
+    this.hostId = hostId(config);
     String agentCredential = config.getString("credential").isEmpty()
         ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : config.getString("credential");
     Credentials credentials = new Credentials(agentCredential);
+    Clock clock = deps.clock();
 
-    LocalBusSettings busSettings = LocalBusSettings.from(config, "bus.");
+    busSettings = LocalBusSettings.from(config, "bus.");
     LocalMessageBus bus = new LocalMessageBus(credentials, busSettings, "bus.");
-    busServer = closing(new LocalBusServer(bus, busSettings).start());
-    busAddress = busSettings.host() + ":" + busServer.port();
-    dataServer = closing(new DataLayerServer(dataConfig, credentials, DataLayerConfig.openGlobal(dataConfig))
-        .start());
+    busServer = new LocalBusServer(bus, busSettings);
+    dataServer = new DataLayerServer(dataConfig, credentials, deps.global());
     LocalDataLayer data = dataServer.localDataLayer();
+    ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
 
-    var cassandra = DataLayerConfig.cassandra(dataConfig);
-    ClusterStore store = closing(CassandraClusterStore.connect(cassandra.contactPoint(), cassandra.localDatacenter(),
-        cassandra.keyspace(), cassandra.replicationFactor()));
-    ExecutionTag tags = new ExecutionTag(store.clusterSecret());
-
-    String bootstrap = config.getString("kafka.bootstrap");
-    KafkaTopics topics = closing(new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
-        (short) config.getInt("topic.replication")));
-    topics.ensureControlTopic();
-    ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
-    BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
-    Producer<String, byte[]> producer = KafkaClients.producer(bootstrap, hostId);
-    GlobalBusBridge bridge = new GlobalBusBridge(bridgeSettings, KafkaClients.consumer(bootstrap, bridgeSettings.groupId(), bridgeSettings.hostId()),
-        producer, bus, agentCredential, data, clock, scheduler);
-    ExecutionLogs logs = new ExecutionLogs(store, Duration.ofHours(config.getInt("log.ttl.hours")));
-    metrics = closing(new Metrics(hostId));
+    scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
+    bridge = new GlobalBusBridge(BridgeSettings.from(config, "bridge.", hostId), deps.grainConsumer(),
+        deps.producer(), bus, agentCredential, data, clock, scheduler);
+    ExecutionLogs logs = new ExecutionLogs(deps.store(), Duration.ofHours(config.getInt("log.ttl.hours")));
+    metrics = new Metrics(hostId);
 
     SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
     ApplicationLimits limits = ApplicationLimits.fromEnvironment(env);
-    SandboxManager sandboxes = new SandboxManager(hostId, sandboxSettings,
-        new DockerHttpEngine(sandboxSettings.dockerSocket()), clock, limits);
-    sandboxes.removeOthers(Set.of());
+    sandboxes = new SandboxManager(hostId, sandboxSettings, deps.docker(), clock, limits);
     Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
         : Path.of(config.getString("sockets.dir"));
-    ApplicationDeployer deployer = new ApplicationDeployer(hostId, store, sandboxes, bridge::updateGrains,
-        credentials, agentCredential, bus, data, sockets, topics, clock, limits,
+    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains,
+        credentials, agentCredential, bus, data, sockets, deps.topics(), clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.max.s"))));
-    ExecutorService control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
-    ReconcileLanes lanes = new ReconcileLanes(control, deployer::reconcile);
-    HostAgentQueueProcessor processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
+    control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
+    lanes = new ReconcileLanes(control, deployer::reconcile);
+    processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
         tags, deployer::knowsGrain, r -> {
           metrics.accept(r);
           logs.accept(r);
         });
     processor.setWorkerHealth(deployer::workerHealth);
-    String gateAddress = "";
-    FrontendGate gate = null;
     if (config.getInt("gate.port") >= 0) { // frontends hand requests over here and take results (gate.thrift)
       gate = new FrontendGate(bridge, bus, agentCredential, tags);
       processor.setGate(gate);
-      ThriftServer gateServer = closing(ThriftServer.tcp("gate", new HostAgentGate.Processor<>(gate),
-          busSettings.host(), config.getInt("gate.port"), 256).start());
+    } else {
+      gate = null;
+    }
+    controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
+
+    metrics.hostGauges(bus, data, sandboxes, processor);
+  }
+
+  /**
+   * Build a host agent from its settings and what it talks to, not started: it binds no port and opens no
+   * connection ({@link #start()} does). {@code env} holds {@code SAND_HOME} (the default sandbox state folder) and
+   * the operator's caps ({@code SAND_LIMITS_*}).
+   */
+  public static HostAgent newAgent(Config config, Config dataConfig, Map<String, String> env, Deps deps) {
+    return new HostAgent(config, dataConfig, env, deps);
+  }
+
+  /**
+   * The real dependencies: Cassandra (the cluster state and the global data layer), Kafka (creating
+   * {@code sand.control} if it is missing) and the Docker Engine on {@code sandbox.docker.socket}.
+   */
+  public static Deps connect(Config config, Config dataConfig, Map<String, String> env) {
+    String hostId = hostId(config);
+    BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
+    SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
+    GlobalDataLayer global = DataLayerConfig.openGlobal(dataConfig);
+    var cassandra = DataLayerConfig.cassandra(dataConfig);
+    ClusterStore store = CassandraClusterStore.connect(cassandra.contactPoint(), cassandra.localDatacenter(),
+        cassandra.keyspace(), cassandra.replicationFactor());
+    String bootstrap = config.getString("kafka.bootstrap");
+    KafkaTopics topics = new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
+        (short) config.getInt("topic.replication"));
+    topics.ensureControlTopic();
+    return new Deps(store, topics, new DockerHttpEngine(sandboxSettings.dockerSocket()), global,
+        KafkaClients.consumer(bootstrap, bridgeSettings.groupId(), bridgeSettings.hostId()),
+        KafkaClients.producer(bootstrap, hostId), controlConsumer(bootstrap, hostId), Clock.systemUTC());
+  }
+
+  /**
+   * Serve the bus and the data layer, remove the sandboxes of this host an earlier run left, join the cluster,
+   * start the bridge, then reconcile every application now, every {@code reconcile.ms}, and on each control event.
+   */
+  public HostAgent start() throws Exception {
+    busServer.start();
+    busAddress = busSettings.host() + ":" + busServer.port();
+    dataServer.start();
+    sandboxes.removeOthers(Set.of()); // replaced, not adopted: the bus and data layer behind them are new
+    String gateAddress = "";
+    if (gate != null) {
+      gateServer = ThriftServer.tcp("gate", new HostAgentGate.Processor<>(gate), busSettings.host(),
+          config.getInt("gate.port"), 256).start();
       gateAddress = busSettings.host() + ":" + gateServer.port();
     }
-    closing(new ClusterMembership(store, new HostAgentTables.HostInfo(hostId, busAddress, dataServer.address(),
-        gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(), clock.instant()), clock,
-        Duration.ofMillis(config.getInt("fail.after.ms"))).start(Duration.ofMillis(config.getInt("heartbeat.ms"))));
-
-    // Close order (reverse of this list): stop taking work, stop sandboxes, then the bridge and clients.
-    toClose.add(() -> {
-      scheduler.shutdownNow();
-      producer.close(Duration.ofSeconds(5));
-    });
-    toClose.add(bridge);
-    toClose.add(processor);
-    toClose.add(() -> {
-      control.shutdown(); // reconciliations under way finish (each is bounded), then the sandboxes stop
-      if (!control.awaitTermination(60, TimeUnit.SECONDS)) {
-        LOG.warn("[host {}] deploys still running after 60 s; stopping the sandboxes anyway", hostId);
-      }
-      deployer.close();
-    });
+    Clock clock = deps.clock();
+    membership = new ClusterMembership(deps.store(), new HostAgentTables.HostInfo(hostId, busAddress,
+        dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
+        clock.instant()), clock, Duration.ofMillis(config.getInt("fail.after.ms")))
+        .start(Duration.ofMillis(config.getInt("heartbeat.ms")));
     bridge.start();
     processor.start();
-
-    metrics.gauge("sand_queue_length", "messages waiting in a local queue", () -> queues(bus, QueueStats::length))
-        .gauge("sand_queue_published_total", "messages published to a local queue", () -> queues(bus,
-            QueueStats::published))
-        .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
-        .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
-            () -> Map.of("", data.pendingWrites()))
-        .gauge("sand_bus_app_bytes",
-            "bytes an application has waiting in the local bus (payloads plus 64 per message)",
-            () -> perApp(bus.applicationUsage(), u -> u.bytes()))
-        .gauge("sand_bus_app_queues", "local queues of an application", () -> perApp(bus.applicationUsage(),
-            u -> u.queues()))
-        .gauge("sand_data_app_bytes", "bytes an application holds in the local data layer",
-            () -> perApp(data.usage(), u -> u.bytes()))
-        .gauge("sand_data_app_pending_bytes", "of those, bytes waiting for Cassandra",
-            () -> perApp(data.usage(), u -> u.pendingBytes()))
-        .gauge("sand_data_app_evicted_total", "items of an application evicted from memory (already in Cassandra)",
-            () -> perApp(data.usage(), u -> u.evictedItems()))
-        .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
-        .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
-            () -> Map.of("", processor.refusedOutputs()))
-        .serve(busSettings.host(), config.getInt("metrics.port"));
+    metrics.serve(busSettings.host(), config.getInt("metrics.port"));
 
     Runnable reconcileAll = () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
     reconcileAll.run();
@@ -243,25 +264,15 @@ public final class HostAgent implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(() -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2,
         TimeUnit.SECONDS);
-    closing(new ControlListener(controlConsumer(bootstrap), lanes::request).start());
+    controlListener.start();
     LOG.info("[host {}] host agent up: bus {}, data {}, metrics :{}", hostId, busAddress,
         dataServer.address(), metrics.port());
     return this;
   }
 
-  private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
-                                                              java.util.function.Function<QueueStats, T> f) {
-    Map<String, Number> out = new LinkedHashMap<>();
-    for (QueueStats s : bus.queueStats()) {
-      out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
-    }
-    return out;
-  }
-
-  private static <U> Map<String, Number> perApp(Map<String, U> usage, java.util.function.Function<U, Number> f) {
-    Map<String, Number> out = new LinkedHashMap<>();
-    usage.forEach((app, u) -> out.put("app=\"" + app + "\"", f.apply(u)));
-    return out;
+  /** This host's id in the cluster: the setting {@code host.id}, or the host name. */
+  public static String hostId(Config config) {
+    return config.getString("host.id").isEmpty() ? hostName() : config.getString("host.id");
   }
 
   private static void safely(String what, Runnable r) {
@@ -272,7 +283,7 @@ public final class HostAgent implements AutoCloseable {
     }
   }
 
-  private KafkaConsumer<String, byte[]> controlConsumer(String bootstrap) {
+  private static KafkaConsumer<String, byte[]> controlConsumer(String bootstrap, String hostId) {
     Properties p = new Properties();
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-control-" + hostId);
@@ -286,11 +297,6 @@ public final class HostAgent implements AutoCloseable {
       t.setDaemon(true);
       return t;
     };
-  }
-
-  private <T extends AutoCloseable> T closing(T c) {
-    toClose.add(c);
-    return c;
   }
 
   private static String hostName() {
@@ -313,16 +319,49 @@ public final class HostAgent implements AutoCloseable {
     return metrics.port();
   }
 
+  /**
+   * Stop taking work, stop the sandboxes (their applications stay deployed in the cluster state), then the
+   * bridge and the clients; each step runs even when an earlier one failed.
+   */
   @Override
   public void close() {
-    for (int i = toClose.size() - 1; i >= 0; i--) {
+    closeQuietly("control listener", controlListener);
+    closeQuietly("cluster membership", membership);
+    closeQuietly("gate", gateServer);
+    closeQuietly("deploys", (AutoCloseable) this::stopDeploys);
+    closeQuietly("LQ_HA processor", processor);
+    closeQuietly("bridge", bridge);
+    closeQuietly("producer", (AutoCloseable) () -> {
+      scheduler.shutdownNow();
+      deps.producer().close(Duration.ofSeconds(5));
+    });
+    closeQuietly("metrics", metrics);
+    closeQuietly("Docker client", deps.docker());
+    closeQuietly("grain topics", deps.topics());
+    closeQuietly("cluster store", deps.store());
+    closeQuietly("data layer", dataServer); // waits (bounded) for pending writes to reach the global data layer
+    closeQuietly("global data layer", deps.global());
+    closeQuietly("bus", busServer);
+    LOG.info("[host {}] host agent stopped", hostId);
+  }
+
+  private void stopDeploys() throws InterruptedException {
+    control.shutdown(); // reconciliations under way finish (each is bounded), then the sandboxes stop
+    if (!control.awaitTermination(60, TimeUnit.SECONDS)) {
+      LOG.warn("[host {}] deploys still running after 60 s; stopping the sandboxes anyway", hostId);
+    }
+    deployer.close();
+  }
+
+  /** Close {@code part} if it is there and closeable (a part not started yet is null; a fake may not be). */
+  private void closeQuietly(String what, Object part) {
+    if (part instanceof AutoCloseable c) {
       try {
-        toClose.get(i).close();
+        c.close();
       } catch (Exception e) {
-        LOG.warn("[host {}] stopping {}: {}", hostId, toClose.get(i).getClass().getSimpleName(), e.toString());
+        LOG.warn("[host {}] stopping the {}: {}", hostId, what, e.toString());
       }
     }
-    LOG.info("[host {}] host agent stopped", hostId);
   }
 
   /** Heap the JVM needs besides what the quotas let tenants fill: clients, threads, buffers, code. */
@@ -367,7 +406,7 @@ public final class HostAgent implements AutoCloseable {
       System.exit(2);
       return;
     }
-    HostAgent agent = new HostAgent(c, dc, System.getenv()).start();
+    HostAgent agent = newAgent(c, dc, System.getenv(), connect(c, dc, System.getenv())).start();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       agent.close();

@@ -21,7 +21,7 @@ import sand.contracts.TopicNames;
  * control topic has one partition (one order of events), and grain topics take records as large as a
  * local bus message (Kafka's default limit is 1 MiB).
  */
-final class KafkaTopics implements ApplicationDeployer.GrainTopics, AutoCloseable {
+final class KafkaTopics implements GrainTopics, AutoCloseable {
   private final Admin admin;
   private final int partitions;
   private final short replication;

@@ -8,6 +8,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -15,7 +16,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
+import sand.datalayer.LocalDataLayer;
+import sand.hostagent.bridge.HostAgentQueueProcessor;
 import sand.hostagent.bridge.InstanceReport;
+import sand.hostagent.sandbox.SandboxManager;
+import sand.localbus.LocalMessageBus;
+import sand.localbus.QueueStats;
 
 /**
  * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
@@ -39,6 +45,46 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
   Metrics gauge(String name, String help, Supplier<Map<String, Number>> samples) {
     gauges.add(new Gauge(name, help, samples));
     return this;
+  }
+
+  /** The gauges of a host: its local queues, sandboxes, pending backups and each application's share. */
+  Metrics hostGauges(LocalMessageBus bus, LocalDataLayer data, SandboxManager sandboxes,
+                     HostAgentQueueProcessor processor) {
+    return gauge("sand_queue_length", "messages waiting in a local queue", () -> queues(bus, QueueStats::length))
+        .gauge("sand_queue_published_total", "messages published to a local queue", () -> queues(bus,
+            QueueStats::published))
+        .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
+        .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
+            () -> Map.of("", data.pendingWrites()))
+        .gauge("sand_bus_app_bytes",
+            "bytes an application has waiting in the local bus (payloads plus 64 per message)",
+            () -> perApp(bus.applicationUsage(), u -> u.bytes()))
+        .gauge("sand_bus_app_queues", "local queues of an application", () -> perApp(bus.applicationUsage(),
+            u -> u.queues()))
+        .gauge("sand_data_app_bytes", "bytes an application holds in the local data layer",
+            () -> perApp(data.usage(), u -> u.bytes()))
+        .gauge("sand_data_app_pending_bytes", "of those, bytes waiting for Cassandra",
+            () -> perApp(data.usage(), u -> u.pendingBytes()))
+        .gauge("sand_data_app_evicted_total", "items of an application evicted from memory (already in Cassandra)",
+            () -> perApp(data.usage(), u -> u.evictedItems()))
+        .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
+        .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
+            () -> Map.of("", processor.refusedOutputs()));
+  }
+
+  private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
+                                                              java.util.function.Function<QueueStats, T> f) {
+    Map<String, Number> out = new LinkedHashMap<>();
+    for (QueueStats s : bus.queueStats()) {
+      out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
+    }
+    return out;
+  }
+
+  private static <U> Map<String, Number> perApp(Map<String, U> usage, java.util.function.Function<U, Number> f) {
+    Map<String, Number> out = new LinkedHashMap<>();
+    usage.forEach((app, u) -> out.put("app=\"" + app + "\"", f.apply(u)));
+    return out;
   }
 
   private String labels(String app, String grain) {

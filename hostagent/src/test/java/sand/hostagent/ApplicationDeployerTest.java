@@ -98,7 +98,7 @@ class ApplicationDeployerTest {
   TestClock clock;
   ExecutorService pool;
   final List<Set<GrainRef>> grainUpdates = new CopyOnWriteArrayList<>();
-  final List<String> topics = new CopyOnWriteArrayList<>();
+  final InMemoryGrainTopics topics = new InMemoryGrainTopics();
   final List<Thread> workers = new ArrayList<>();
 
   @BeforeEach
@@ -124,7 +124,7 @@ class ApplicationDeployerTest {
     SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
         clock);
     return new ApplicationDeployer(HOST, store, sandboxes, grainUpdates::add, bus.credentials(), AGENT, bus, data,
-        tmp.resolve("sockets"), (app, grains) -> grains.forEach(g -> topics.add(app + "." + g)), clock, limits,
+        tmp.resolve("sockets"), topics, clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240)));
   }
 
@@ -192,7 +192,7 @@ class ApplicationDeployerTest {
     assertTrue(d.knowsGrain("good", "a") && !d.knowsGrain("good", "zz") && !d.knowsGrain("stuck", "a"));
     startWorkers("stuck");
     await(() -> "deployed".equals(store.state("stuck")), "the stuck app is deployed once its workers poll");
-    assertTrue(topics.containsAll(List.of("good.a", "good.b", "stuck.a", "stuck.b")));
+    assertEquals(List.of("sand.good.a", "sand.good.b", "sand.stuck.a", "sand.stuck.b"), topics.topics());
     assertEquals(Set.of(new GrainRef("good", "a"), new GrainRef("good", "b"), new GrainRef("stuck", "a"),
         new GrainRef("stuck", "b")), grainUpdates.get(grainUpdates.size() - 1));
   }

@@ -330,7 +330,7 @@ public final class SandboxManager {
       String app = e.getKey();
       Deployment d = e.getValue();
       synchronized (d) {
-        if (d.deploying || d.container == null) {
+        if (d.deploying || d.container == null || deployments.get(app) != d) { // undeployed while this waited
           continue;
         }
         Instant now = clock.instant();

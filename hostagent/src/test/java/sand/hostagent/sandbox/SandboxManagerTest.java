@@ -3,12 +3,15 @@ package sand.hostagent.sandbox;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -20,6 +23,9 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -302,6 +308,46 @@ class SandboxManagerTest {
     clock.advance(Duration.ofMillis(500));
     assertEquals(List.of("hello"), manager.restartDead());
     assertEquals(3, manager.status("hello").orElseThrow().restarts());
+  }
+
+  @Test
+  void aRestartCheckThatWaitedForAnUndeployDoesNotBringTheSandboxBack() throws Exception {
+    CountDownLatch stopping = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    DockerEngine slowStop = (DockerEngine) Proxy.newProxyInstance(DockerEngine.class.getClassLoader(),
+        new Class<?>[] {DockerEngine.class}, (proxy, method, args) -> {
+          if (method.getName().equals("stop")) {
+            stopping.countDown();
+            release.await(10, TimeUnit.SECONDS);
+          }
+          try {
+            return method.invoke(docker, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
+    SandboxManager m = new SandboxManager("h1", SandboxSettings.defaults(tmp.resolve("state"))
+        .withPackageIndex(TestApps.INDEX, "", null), slowStop, clock);
+    m.deploy(TestApps.hello(sockets));
+    docker.die("sand-hello-h1", 1, false);
+
+    Thread undeploy = new Thread(() -> m.undeploy("hello"));
+    undeploy.start();
+    assertTrue(stopping.await(10, TimeUnit.SECONDS), "the undeploy is stopping the sandbox");
+    AtomicReference<List<String>> restarted = new AtomicReference<>();
+    Thread check = new Thread(() -> restarted.set(m.restartDead())); // as the host agent's timer, meanwhile
+    check.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (check.getState() != Thread.State.BLOCKED && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertEquals(Thread.State.BLOCKED, check.getState(), "the restart check waits for the undeploy");
+    release.countDown();
+    undeploy.join(10_000);
+    check.join(10_000);
+
+    assertEquals(List.of(), restarted.get());
+    assertNull(docker.container("sand-hello-h1"), "an undeployed application's sandbox stays gone");
   }
 
   @Test
