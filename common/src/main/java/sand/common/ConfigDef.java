@@ -76,7 +76,7 @@ public final class ConfigDef {
   public static final Check HOST_PORTS = matches("[^\\s:,]+:\\d{1,5}(,[^\\s:,]+:\\d{1,5})*", "host:port[,host:port...]");
 
   /** A TCP port; 0 lets the system pick a free one. */
-  public static final Check PORT = between(0, 65_535);
+  public static final Check PORT = Check.of(between(0, 65_535)::test, "a port in [0, 65535]");
 
   /** A Cassandra keyspace name (CQL: letters, digits, _, at most 48). */
   public static final Check KEYSPACE = matches("[a-z][a-z0-9_]{0,47}",

@@ -19,7 +19,7 @@ import sand.common.ThriftServer;
  * global).start()}, then {@link #close()}) or standalone through {@link #main}.
  *
  * <p>Standalone, settings come from {@code SAND_DATALAYER_*} variables or {@code key=value} arguments
- * (see {@link DataLayerConfig}); {@code credential} (the host agent credential) is required. When
+ * (see {@link DataLayerSettings}); {@code credential} (the host agent credential) is required. When
  * ready it prints one line to stdout, {@code datalayer listening on <host>:<port>}; SIGTERM stops it
  * after waiting (bounded by {@code shutdown.flush.ms}) for pending writes to reach the global layer.
  */
@@ -34,7 +34,7 @@ public final class DataLayerServer implements AutoCloseable {
   /** A server over a new local data layer; the caller keeps ownership of {@code global}. */
   public DataLayerServer(Config config, Credentials credentials, GlobalDataLayer global) {
     this.config = config;
-    this.layer = new LocalDataLayer(credentials, global, DataLayerConfig.options(config));
+    this.layer = new LocalDataLayer(credentials, global, DataLayerSettings.options(config));
   }
 
   /** Bind (TCP host:port, and the Unix socket when configured) and start serving. */
@@ -95,7 +95,7 @@ public final class DataLayerServer implements AutoCloseable {
     }
     GlobalDataLayer global;
     try {
-      global = DataLayerConfig.openGlobal(config);
+      global = DataLayerSettings.openGlobal(config);
     } catch (GlobalUnavailableException | IllegalArgumentException e) {
       fail(1, e.getMessage());
       return;
@@ -142,8 +142,8 @@ public final class DataLayerServer implements AutoCloseable {
       if (arg.equals("--help") || arg.equals("-h")) {
         help.println("usage: java -cp 'datalayer/target/datalayer-<version>.jar:datalayer/target/lib/*' "
             + DataLayerServer.class.getName() + " [key=value ...]\n\nSettings (or SAND_DATALAYER_<KEY>):\n");
-        help.print(DataLayerConfig.DEF.toMarkdown());
-        return DataLayerConfig.DEF.parse(env, Map.of("credential", "help-only-credential"));
+        help.print(DataLayerSettings.DEF.toMarkdown());
+        return DataLayerSettings.DEF.parse(env, Map.of("credential", "help-only-credential"));
       }
       int eq = arg.indexOf('=');
       if (eq <= 0) {
@@ -151,9 +151,9 @@ public final class DataLayerServer implements AutoCloseable {
       }
       overrides.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
-    Config config = DataLayerConfig.DEF.parse(env, overrides);
+    Config config = DataLayerSettings.DEF.parse(env, overrides);
     if (config.getString("credential").isEmpty()) {
-      throw new IllegalArgumentException("datalayer: credential is empty: set " + DataLayerConfig.DEF.envName("credential")
+      throw new IllegalArgumentException("datalayer: credential is empty: set " + DataLayerSettings.DEF.envName("credential")
           + " (or pass credential=...) to the host agent credential; it is required standalone");
     }
     return config;

@@ -150,8 +150,8 @@ class DataLayerServerTest {
     assertEquals(64L << 20, c.getLong("app.max.bytes"));
     assertEquals(512L << 20, c.getLong("max.bytes"));
     assertEquals("127.0.0.1:9042", c.getString("cassandra.contact"));
-    assertEquals("sand", DataLayerConfig.cassandra(c).keyspace());
-    assertEquals(9042, DataLayerConfig.cassandra(c).contactPoint().getPort());
+    assertEquals("sand", DataLayerSettings.cassandra(c).keyspace());
+    assertEquals(9042, DataLayerSettings.cassandra(c).contactPoint().getPort());
   }
 
   @Test

@@ -14,11 +14,11 @@ class QuotaSettingsTest {
 
   @Test
   void defaultsAre64MiBPerApplicationAnd512MiBPerHost() {
-    LocalDataLayer.Options o = DataLayerConfig.options(DataLayerConfig.DEF.parse(Map.of(), Map.of()));
+    LocalDataLayer.Options o = DataLayerSettings.options(DataLayerSettings.DEF.parse(Map.of(), Map.of()));
     assertEquals(64L << 20, o.appMaxBytes());
     assertEquals(512L << 20, o.maxBytes());
     assertEquals(LocalDataLayer.Options.defaults(), o.withRetryMaxBackoff(o.retryMaxBackoff()));
-    LocalDataLayer.Options set = DataLayerConfig.options(DataLayerConfig.DEF.parse(
+    LocalDataLayer.Options set = DataLayerSettings.options(DataLayerSettings.DEF.parse(
         Map.of("SAND_DATALAYER_APP_MAX_BYTES", "1000000"), Map.of("max.bytes", "5000000000")));
     assertEquals(1_000_000, set.appMaxBytes());
     assertEquals(5_000_000_000L, set.maxBytes());
@@ -27,9 +27,9 @@ class QuotaSettingsTest {
   @Test
   void badValuesFailNamingTheKey() {
     ConfigException e = assertThrows(ConfigException.class,
-        () -> DataLayerConfig.DEF.parse(Map.of(), Map.of("app.max.bytes", "0")));
+        () -> DataLayerSettings.DEF.parse(Map.of(), Map.of("app.max.bytes", "0")));
     assertTrue(e.getMessage().contains("app.max.bytes=0"), e.getMessage());
-    assertThrows(ConfigException.class, () -> DataLayerConfig.DEF.parse(Map.of(), Map.of("max.bytes", "lots")));
+    assertThrows(ConfigException.class, () -> DataLayerSettings.DEF.parse(Map.of(), Map.of("max.bytes", "lots")));
   }
 
   @Test

@@ -148,7 +148,7 @@ final class ApplicationDeployer implements AutoCloseable {
     LOG.info("[host {} app {}] deploying version {}{}", hostId, appId, app.version(),
         failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
     if (failedBefore == 0) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
-      store.setAppHostState(appId, hostId, "deploying", null, clock.instant());
+      store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
     AppSockets sockets = null;
     try {
@@ -174,7 +174,7 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       failures.remove(appId);
       unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
-      store.setAppHostState(appId, hostId, "deployed", null, clock.instant());
+      store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
@@ -191,7 +191,7 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       credentials.revoke(appId);
       try {
-        store.setAppHostState(appId, hostId, "failed", why + " [host " + hostId + ", attempt " + attempts
+        store.setAppHostState(appId, hostId, HostAgentTables.HOST_FAILED, why + " [host " + hostId + ", attempt " + attempts
             + "; tried again in " + wait.toSeconds() + " s, or at once on a new deploy]", clock.instant());
       } catch (RuntimeException re) {
         LOG.warn("[host {} app {}] could not record the failure: {}", hostId, appId, re.toString());
@@ -241,7 +241,7 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   void undeploy(String appId) {
-    stop(appId, "undeployed");
+    stop(appId, HostAgentTables.HOST_UNDEPLOYED);
   }
 
   /** Stop an application here and record {@code state} for this host. */
@@ -289,7 +289,7 @@ final class ApplicationDeployer implements AutoCloseable {
     String error = sick.isEmpty() ? null : String.join("; ", new TreeMap<>(sick).values());
     LOG.info("[host {} app {}] grain worker {} {}: {}", hostId, appId, grain, state, message);
     try {
-      store.setAppHostState(appId, hostId, "deployed", error, clock.instant());
+      store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, error, clock.instant());
     } catch (RuntimeException e) {
       LOG.warn("[host {} app {}] could not record the workers' health: {}", hostId, appId, e.toString());
     }
@@ -305,7 +305,7 @@ final class ApplicationDeployer implements AutoCloseable {
   @Override
   public void close() {
     for (String appId : Set.copyOf(running.keySet())) {
-      stop(appId, "stopped");
+      stop(appId, HostAgentTables.HOST_STOPPED);
     }
   }
 }

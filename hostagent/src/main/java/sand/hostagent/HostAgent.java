@@ -1,6 +1,5 @@
 package sand.hostagent;
 
-import static sand.common.ConfigDef.HOST_PORTS;
 import static sand.common.ConfigDef.PORT;
 import static sand.common.ConfigDef.SECRET;
 import static sand.common.ConfigDef.Type.INT;
@@ -17,6 +16,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -33,7 +33,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.CassandraClusterStore;
+import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.KafkaClients;
@@ -45,7 +45,7 @@ import sand.common.ThriftServer;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
-import sand.datalayer.DataLayerConfig;
+import sand.datalayer.DataLayerSettings;
 import sand.datalayer.DataLayerServer;
 import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
@@ -71,11 +71,15 @@ import sand.localbus.LocalMessageBus;
 public final class HostAgent implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
 
-  /** The host agent's settings (SAND_HOSTAGENT_&lt;KEY&gt;); the data layer's are SAND_DATALAYER_&lt;KEY&gt;. */
+  /** Read by deploy/hostagent.sh, not by this process (so not reported as unknown settings). */
+  static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_HOSTAGENT_HEAP_MB");
+
+  /**
+   * The host agent's settings (SAND_HOSTAGENT_&lt;KEY&gt;); the data layer's are SAND_DATALAYER_&lt;KEY&gt;, where the
+   * cluster's Kafka and Cassandra are: {@link ClusterSettings} (SAND_CLUSTER_&lt;KEY&gt;).
+   */
   public static final ConfigDef DEF = sandbox(bridge(bus(new ConfigDef("hostagent")
       .define("host.id", STRING, "", emptyOr("the host name", matches("[A-Za-z0-9_.-]{1,64}", "1-64 letters, digits, _ . -")), "this host's id in the cluster")
-      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", HOST_PORTS,
-          "Kafka bootstrap servers (the global message bus)")
       .define("credential", STRING, "", emptyOr("random", SECRET),
           "the host agent's own credential for the local bus and data layer")
       .define("gate.port", INT, 9192, or(-1, "no gate", PORT),
@@ -217,15 +221,13 @@ public final class HostAgent implements AutoCloseable {
    * The real dependencies: Cassandra (the cluster state and the global data layer), Kafka (creating
    * {@code sand.control} if it is missing) and the Docker Engine on {@code sandbox.docker.socket}.
    */
-  public static Deps connect(Config config, Config dataConfig, Map<String, String> env) {
+  public static Deps connect(Config config, Config dataConfig, ClusterSettings cluster, Map<String, String> env) {
     String hostId = hostId(config);
     BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
     SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
-    GlobalDataLayer global = DataLayerConfig.openGlobal(dataConfig);
-    var cassandra = DataLayerConfig.cassandra(dataConfig);
-    ClusterStore store = CassandraClusterStore.connect(cassandra.contactPoint(), cassandra.localDatacenter(),
-        cassandra.keyspace(), cassandra.replicationFactor());
-    String bootstrap = config.getString("kafka.bootstrap");
+    GlobalDataLayer global = DataLayerSettings.openGlobal(dataConfig);
+    ClusterStore store = cluster.connectStore();
+    String bootstrap = cluster.kafkaBootstrap();
     KafkaTopics topics = new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
         (short) config.getInt("topic.replication"));
     topics.ensureControlTopic();
@@ -383,12 +385,13 @@ public final class HostAgent implements AutoCloseable {
   /** Run until SIGTERM. Bad settings stop it before any socket opens, naming the setting. */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--help")) {
-      System.out.println(DEF.toMarkdown());
+      System.out.println(args.length > 1 && args[1].equals(ClusterSettings.COMPONENT) ? ClusterSettings.DEF.toMarkdown()
+          : DEF.toMarkdown());
       return;
     }
     if (args.length > 0 && args[0].equals("--heap-mb")) { // the -Xmx its quotas need (deploy/hostagent.sh)
       try {
-        System.out.println(requiredHeapMb(DEF.parse(Map.of()), DataLayerConfig.DEF.parse(Map.of())));
+        System.out.println(requiredHeapMb(DEF.parse(Map.of()), DataLayerSettings.DEF.parse(Map.of())));
       } catch (ConfigDef.ConfigException e) {
         System.err.println("Error: " + e.getMessage());
         System.exit(2);
@@ -397,16 +400,22 @@ public final class HostAgent implements AutoCloseable {
     }
     Config c;
     Config dc;
+    ClusterSettings cluster;
     try {
       c = DEF.parse(Map.of());
-      dc = DataLayerConfig.DEF.parse(Map.of());
+      dc = DataLayerSettings.DEF.parse(Map.of());
+      cluster = ClusterSettings.fromEnvironment(System.getenv());
       ApplicationLimits.fromEnvironment(System.getenv()); // bad caps stop the agent before any socket opens
     } catch (ConfigDef.ConfigException e) {
       System.err.println("Error: " + e.getMessage());
       System.exit(2);
       return;
     }
-    HostAgent agent = newAgent(c, dc, System.getenv(), connect(c, dc, System.getenv())).start();
+    for (String unknown : ConfigDef.unknownVariables(System.getenv(),
+        List.of(DEF, DataLayerSettings.DEF, ApplicationLimits.DEF, ClusterSettings.DEF), SCRIPT_VARIABLES)) {
+      LOG.warn(unknown);
+    }
+    HostAgent agent = newAgent(c, dc, System.getenv(), connect(c, dc, cluster, System.getenv())).start();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       agent.close();

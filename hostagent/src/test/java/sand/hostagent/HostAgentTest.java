@@ -43,7 +43,7 @@ import sand.cluster.InMemoryClusterStore;
 import sand.common.ConfigDef.Config;
 import sand.common.ThriftServer;
 import sand.contracts.TopicNames;
-import sand.datalayer.DataLayerConfig;
+import sand.datalayer.DataLayerSettings;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.FakeDockerEngine;
@@ -126,7 +126,7 @@ class HostAgentTest {
     settings.put("sockets.dir", tmp.resolve("sockets").toString());
     settings.put("reconcile.ms", Integer.toString(reconcileMs));
     Config config = HostAgent.DEF.parse(Map.of(), settings);
-    Config dataConfig = DataLayerConfig.DEF.parse(Map.of(), Map.of("port", "0", "global", "memory"));
+    Config dataConfig = DataLayerSettings.DEF.parse(Map.of(), Map.of("port", "0", "global", "memory"));
     grainConsumer = new PacedConsumer();
     control = new PacedConsumer();
     control.updateEndOffsets(Map.of(CONTROL, controlOffset.get()));

@@ -22,7 +22,7 @@ import sand.common.ConfigDef;
  * The settings of the data layer, declared once (environment: {@code SAND_DATALAYER_<KEY>}, e.g.
  * {@code SAND_DATALAYER_CASSANDRA_CONTACT}); docs/config.md is generated from {@link #DEF}.
  */
-public final class DataLayerConfig {
+public final class DataLayerSettings {
 
   /** Largest value.max.bytes: Thrift's default message limit is 100 MB and a value must fit in one. */
   public static final int VALUE_MAX_BYTES_LIMIT = 64 * 1024 * 1024;
@@ -57,7 +57,8 @@ public final class DataLayerConfig {
       .define("app.max.bytes", LONG, 64L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
           "most bytes one application may hold in this host's memory (names, values, writes waiting for "
               + "the global data layer); above it its clean data is evicted, and when none is left its writes "
-              + "get QUOTA_EXCEEDED")
+              + "get QUOTA_EXCEEDED. At least value.max.bytes + " + LocalDataLayer.WRITE_MARGIN_BYTES + " (one write) and "
+              + "at most max.bytes")
       .define("max.bytes", LONG, 512L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
           "most bytes all applications together may hold in this host's memory; above it clean data of the "
               + "largest holders is evicted first. The JVM heap (-Xmx) must exceed it (see docs/data-layer.md)")
@@ -68,7 +69,7 @@ public final class DataLayerConfig {
       .define("shutdown.flush.ms", INT, 10_000, between(0, 3_600_000),
           "on close, longest wait for pending writes to reach the global data layer");
 
-  private DataLayerConfig() {}
+  private DataLayerSettings() {}
 
   /**
    * The local layer's options from a parsed config. The cross-field checks (app.max.bytes against
