@@ -36,14 +36,16 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
   public static final String COMPONENT = "limits";
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
-      .define("timeout.s.max", DOUBLE, 300.0, above(0, 86_400), "most seconds an application may let a grain instance run (setting timeout_s)")
+      .define("timeout.s.max", DOUBLE, 300.0, above(0, 86_400),
+          "most seconds an application may let a grain instance run (setting timeout_s)")
       .define("instance.memory.mb.max", INT, 2048, between(1, 1 << 20),
           "most MB of address space an application may give one grain instance (setting instance_memory_mb)")
       .define("concurrency.max", INT, 64, between(1, 10_000),
           "most instances of one grain running at once an application may ask for (setting concurrency)")
       .define("sandbox.memory.mb.max", INT, 2048, between(16, 1 << 20),
           "most memory an application's sandbox may have on one host (setting sandbox_memory_mb)")
-      .define("sandbox.cpus.max", DOUBLE, 2.0, above(0, 1024), "most CPUs an application's sandbox may use on one host (setting sandbox_cpus)")
+      .define("sandbox.cpus.max", DOUBLE, 2.0, above(0, 1024),
+          "most CPUs an application's sandbox may use on one host (setting sandbox_cpus)")
       .define("sandbox.pids.max", INT, 1024, between(8, 1 << 22),
           "most processes an application's sandbox may hold (setting sandbox_pids)")
       .define("grains.max", INT, 128, between(1, 100_000),

@@ -41,7 +41,8 @@ public final class DataLayerSettings {
           "also serve on this Unix domain socket (empty = TCP only)")
       .define("max.connections", INT, 4096, between(1, 1_000_000),
           "most client connections served at once (one thread each)")
-      .define("global", STRING, "cassandra", oneOf("cassandra", "memory"), "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
+      .define("global", STRING, "cassandra", oneOf("cassandra", "memory"),
+          "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
       .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT, "Cassandra contact point (native protocol)")
       .define("cassandra.datacenter", STRING, "datacenter1", nonBlank("a datacenter name"),
           "Cassandra local datacenter")

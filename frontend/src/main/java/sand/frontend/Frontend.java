@@ -60,7 +60,8 @@ public final class Frontend {
       .define("host", STRING, "127.0.0.1", nonBlank("a host name or IP address"),
           "address the HTTP server binds")
       .define("port", INT, 8081, PORT, "HTTP port; 0 picks a free port")
-      .define("admin.key", STRING, "", emptyOr("no admin", SECRET), "the operator's key: may create accounts when open.signup is false")
+      .define("admin.key", STRING, "", emptyOr("no admin", SECRET),
+          "the operator's key: may create accounts when open.signup is false")
       .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
       .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
           "largest request body (grain upload, workflow, invocation); larger answers 413")

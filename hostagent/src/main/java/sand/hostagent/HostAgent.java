@@ -79,7 +79,8 @@ public final class HostAgent implements AutoCloseable {
    * cluster's Kafka and Cassandra are: {@link ClusterSettings} (SAND_CLUSTER_&lt;KEY&gt;).
    */
   public static final ConfigDef DEF = sandbox(bridge(bus(new ConfigDef("hostagent")
-      .define("host.id", STRING, "", emptyOr("the host name", matches("[A-Za-z0-9_.-]{1,64}", "1-64 letters, digits, _ . -")), "this host's id in the cluster")
+      .define("host.id", STRING, "", emptyOr("the host name", matches("[A-Za-z0-9_.-]{1,64}",
+          "1-64 letters, digits, _ . -")), "this host's id in the cluster")
       .define("credential", STRING, "", emptyOr("random", SECRET),
           "the host agent's own credential for the local bus and data layer")
       .define("gate.port", INT, 9192, or(-1, "no gate", PORT),

@@ -94,18 +94,26 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         .define(prefix + PORT, Type.INT, 9190, ConfigDef.PORT,
             "TCP port of the bus; 0 picks a free one")
         .define(prefix + UNIX_SOCKET, Type.STRING, "", "path of an additional Unix socket endpoint; empty for none")
-        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, between(1, 1_000_000), "most client connections per endpoint (one thread each)")
-        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE), "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
-        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, between(1, Integer.MAX_VALUE), "most messages in the host agent's queue (LQ_HA)")
-        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, between(1, MESSAGE_MAX_BYTES_LIMIT), "largest payload accepted; larger gets TOO_LARGE")
-        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE), "most bytes one application may have "
+        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, between(1, 1_000_000),
+            "most client connections per endpoint (one thread each)")
+        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
+            "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
+        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, between(1, Integer.MAX_VALUE),
+            "most messages in the host agent's queue (LQ_HA)")
+        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, between(1, MESSAGE_MAX_BYTES_LIMIT),
+            "largest payload accepted; larger gets TOO_LARGE")
+        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
+            "most bytes one application may have "
                 + "waiting in the bus (its queues and its messages in LQ_HA; payloads plus 64 per message); more gets "
                 + "QUOTA_EXCEEDED. At least 2 x message.max.bytes (a message and its copy to LQ_HA)")
-        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, between(1, Long.MAX_VALUE), "most bytes waiting in the whole bus "
+        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, between(1, Long.MAX_VALUE),
+            "most bytes waiting in the whole bus "
                 + "(payloads plus 64 per message), whatever the number of applications: bounds the heap it takes; more "
                 + "gets QUOTA_EXCEEDED. At least app.queued.max.bytes")
-        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, between(1, Integer.MAX_VALUE), "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
-        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE), "most messages one application may have in LQ_HA (which the host agent reads "
+        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, between(1, Integer.MAX_VALUE),
+            "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
+        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
+            "most messages one application may have in LQ_HA (which the host agent reads "
                 + "round-robin across applications); more gets QUEUE_FULL");
   }
 

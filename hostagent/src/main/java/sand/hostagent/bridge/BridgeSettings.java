@@ -81,7 +81,8 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
             "longest wait between tries of a failed Kafka send")
         .define(prefix + QUEUE_FULL_BACKOFF_MAX_MS, Type.INT, 500, between(1, 60_000),
             "longest wait before delivering again into a full local queue (the partition is paused meanwhile)")
-        .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, between(1000, Long.MAX_VALUE), "how long another host's 'processing' record may stay unfinished in a partition of this "
+        .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, between(1000, Long.MAX_VALUE),
+            "how long another host's 'processing' record may stay unfinished in a partition of this "
                 + "host before this host processes the event; keep it above the longest grain timeout")
         .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, between(0, 120_000),
             "how long a partition being moved to another host waits for its events in flight to finish")

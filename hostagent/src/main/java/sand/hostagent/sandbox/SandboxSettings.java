@@ -126,15 +126,19 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
             "on undeploy, how long grain workers may finish their instances after SIGTERM")
         .define(prefix + TMPFS_MB, Type.INT, 64, between(1, 1 << 20),
             "size of the sandbox's writable /tmp (counts against its memory)")
-        .define(prefix + USER, Type.STRING, "1000:1000", matches("[1-9]\\d*:\\d+", "uid:gid, not root"), "user the sandbox runs as (the image's 'sand')")
+        .define(prefix + USER, Type.STRING, "1000:1000", matches("[1-9]\\d*:\\d+", "uid:gid, not root"),
+            "user the sandbox runs as (the image's 'sand')")
         .define(prefix + STANDBY, Type.BOOLEAN, true, "grain workers keep a pre-forked standby instance")
-        .define(prefix + WORKER_RESTART_INITIAL_MS, Type.INT, 500, between(0, 600_000), "first back-off before the supervisor restarts a dead grain worker")
-        .define(prefix + WORKER_RESTART_MAX_MS, Type.INT, 30_000, between(0, 3_600_000), "longest back-off between restarts of a grain worker")
+        .define(prefix + WORKER_RESTART_INITIAL_MS, Type.INT, 500, between(0, 600_000),
+            "first back-off before the supervisor restarts a dead grain worker")
+        .define(prefix + WORKER_RESTART_MAX_MS, Type.INT, 30_000, between(0, 3_600_000),
+            "longest back-off between restarts of a grain worker")
         .define(prefix + RESTART_INITIAL_MS, Type.INT, 1000, between(0, 600_000),
             "first back-off before the host agent restarts a dead sandbox")
         .define(prefix + RESTART_MAX_MS, Type.INT, 60_000, between(0, 3_600_000),
             "longest back-off between restarts of a sandbox")
-        .define(prefix + CODE_MAX_BYTES, Type.LONG, 256L << 20, between(1, Long.MAX_VALUE), "most bytes an application's code (all resources, unzipped) may take")
+        .define(prefix + CODE_MAX_BYTES, Type.LONG, 256L << 20, between(1, Long.MAX_VALUE),
+            "most bytes an application's code (all resources, unzipped) may take")
         .define(prefix + ZIP_MAX_ENTRIES, Type.INT, 10_000, between(1, 1_000_000), "most entries in one zip resource");
   }
 
