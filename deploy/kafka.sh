@@ -14,16 +14,37 @@ source "$(dirname "$0")/lib.sh"
 KAFKA_HERE="$SAND_ROOT/deploy/kafka"
 KAFKA_LIB="$SAND_DIST/kafka-$KAFKA_VERSION"
 KAFKA_STAMP="$KAFKA_LIB/.sand-fetched"
-KAFKA_CONF_DIR="$SAND_CONF/kafka"
+# One node of a cluster (deploy/cluster.sh sets these per host; alone, the defaults are the single node):
+#   SAND_KAFKA_COMP     its name for pid, log, config and data (kafka; kafka-h2 in a cluster)
+#   SAND_KAFKA_NODE_ID  its KRaft node id (1)
+#   SAND_KAFKA_VOTERS   the static controller quorum, "1@addr:port,2@..." (empty: a dynamic quorum of one)
+#   SAND_KAFKA_NETNS    the network namespace it runs in (empty: this one)
+KAFKA_COMP="${SAND_KAFKA_COMP:-kafka}"
+export SAND_KAFKA_NODE_ID="${SAND_KAFKA_NODE_ID:-1}"
+SAND_KAFKA_VOTERS="${SAND_KAFKA_VOTERS:-}"
+KAFKA_IN_NETNS=()
+if [ -n "${SAND_KAFKA_NETNS:-}" ]; then KAFKA_IN_NETNS=(ip netns exec "$SAND_KAFKA_NETNS"); fi
+if [ -n "$SAND_KAFKA_VOTERS" ]; then
+  export SAND_KAFKA_QUORUM="controller.quorum.voters=$SAND_KAFKA_VOTERS"
+  voters=$(( $(tr -cd ',' <<<"$SAND_KAFKA_VOTERS" | wc -c) + 1 ))
+  export SAND_KAFKA_INTERNAL_RF=$(( voters < 3 ? voters : 3 ))
+  export SAND_KAFKA_INTERNAL_MIN_ISR=$(( SAND_KAFKA_INTERNAL_RF > 1 ? 2 : 1 ))
+else
+  export SAND_KAFKA_QUORUM="controller.quorum.bootstrap.servers=$SAND_BIND:$SAND_KAFKA_CONTROLLER_PORT"
+  export SAND_KAFKA_INTERNAL_RF=1 SAND_KAFKA_INTERNAL_MIN_ISR=1
+fi
+KAFKA_CONF_DIR="$SAND_CONF/$KAFKA_COMP"
 KAFKA_PROPS="$KAFKA_CONF_DIR/server.properties"
 KAFKA_CLIENT_PROPS="$KAFKA_CONF_DIR/client.properties"
-KAFKA_DATA="$SAND_DATA/kafka"
+export SAND_KAFKA_DATA="$SAND_DATA/$KAFKA_COMP"
+KAFKA_DATA="$SAND_KAFKA_DATA"
 KAFKA_LOG_DIR="$KAFKA_DATA/log"          # must match log.dirs in the template
-KAFKA_CLUSTER_ID_FILE="$KAFKA_DATA/cluster.id"
+KAFKA_CLUSTER_ID_FILE="${SAND_KAFKA_CLUSTER_ID_FILE:-$KAFKA_DATA/cluster.id}"
 KAFKA_FETCH_LOG="$SAND_LOGS/kafka-fetch.log"
-KAFKA_FORMAT_LOG="$SAND_LOGS/kafka-format.log"
+KAFKA_FORMAT_LOG="$SAND_LOGS/$KAFKA_COMP-format.log"
 KAFKA_LOG4J="$KAFKA_HERE/log4j2.yaml"
 KAFKA_START_TIMEOUT=90
+KAFKA_HEAP="${SAND_KAFKA_HEAP:-1g}"      # a cluster on one machine gives each node less
 KAFKA_STOP_TIMEOUT=30
 KAFKA_READY_TIMEOUT=10                   # one readiness probe, JVM start included
 
@@ -92,9 +113,12 @@ format_storage() {
       || die kafka "$KAFKA_FORMAT_LOG" "could not generate a cluster id"
     echo "$id" >"$KAFKA_CLUSTER_ID_FILE"
   fi
-  # --standalone: a dynamic controller quorum of just this node (Kafka 4.x quickstart).
+  # --standalone: a dynamic controller quorum of just this node (Kafka 4.x quickstart); with static voters
+  # (a cluster) every node is formatted with the same cluster id and nothing else.
+  local quorum=(--standalone)
+  if [ -n "$SAND_KAFKA_VOTERS" ]; then quorum=(); fi
   "${KAFKA_TOOL_JAVA[@]}" kafka.tools.StorageTool format --config "$KAFKA_PROPS" \
-      --cluster-id "$(cat "$KAFKA_CLUSTER_ID_FILE")" --standalone >"$KAFKA_FORMAT_LOG" 2>&1 \
+      --cluster-id "$(cat "$KAFKA_CLUSTER_ID_FILE")" "${quorum[@]}" >"$KAFKA_FORMAT_LOG" 2>&1 \
     || die kafka "$KAFKA_FORMAT_LOG" "could not format the storage in $KAFKA_LOG_DIR"
 }
 
@@ -102,7 +126,7 @@ format_storage() {
 # comes first so a down broker costs no JVM start.
 cmd_ready() {
   [ -f "$KAFKA_STAMP" ] || return 1
-  port_open "$SAND_KAFKA_PORT" || return 1
+  port_open "$SAND_KAFKA_PORT" "$SAND_BIND" || return 1
   [ -f "$KAFKA_CLIENT_PROPS" ] || write_client_props
   timeout "$KAFKA_READY_TIMEOUT" "${KAFKA_TOOL_JAVA[@]}" org.apache.kafka.tools.TopicCommand \
     --bootstrap-server "$SAND_BIND:$SAND_KAFKA_PORT" --command-config "$KAFKA_CLIENT_PROPS" \
@@ -111,44 +135,47 @@ cmd_ready() {
 
 cmd_start() {
   cmd_fetch
-  if is_running kafka; then
-    if cmd_ready; then echo "    kafka already running"; return 0; fi
+  if is_running "$KAFKA_COMP"; then
+    if cmd_ready; then echo "    $KAFKA_COMP already running"; return 0; fi
     # Our broker is alive but not answering yet: most likely another start is still waiting on it.
-    progress "Waiting for the already started Kafka (pid $(cat "$(pidfile kafka)"))"
-    wait_until kafka "$KAFKA_START_TIMEOUT" cmd_ready
+    progress "Waiting for the already started Kafka (pid $(cat "$(pidfile "$KAFKA_COMP")"))"
+    wait_until "$KAFKA_COMP" "$KAFKA_START_TIMEOUT" cmd_ready
     done_step
     return 0
   fi
-  require_port_free kafka "$SAND_KAFKA_PORT"
-  require_port_free kafka "$SAND_KAFKA_CONTROLLER_PORT"
-  progress "Starting Kafka $KAFKA_VERSION on $SAND_BIND:$SAND_KAFKA_PORT"
+  if [ ${#KAFKA_IN_NETNS[@]} -eq 0 ]; then
+    require_port_free kafka "$SAND_KAFKA_PORT"
+    require_port_free kafka "$SAND_KAFKA_CONTROLLER_PORT"
+  fi
+  progress "Starting Kafka $KAFKA_VERSION ($KAFKA_COMP, node $SAND_KAFKA_NODE_ID) on $SAND_BIND:$SAND_KAFKA_PORT"
   render_config
   format_storage
   # G1 as Kafka's own scripts use it, minus GC logging, with a fixed 1 GB heap and G1's own pause goal and
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
-  start_bg kafka "${BACKGROUND_NICE[@]}" "$JAVA" -Xms1g -Xmx1g \
+  start_bg "$KAFKA_COMP" "${KAFKA_IN_NETNS[@]}" "${BACKGROUND_NICE[@]}" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
     -XX:+UseG1GC \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"
-  background_priority kafka
-  wait_until kafka "$KAFKA_START_TIMEOUT" cmd_ready
+  background_priority "$KAFKA_COMP"
+  # A node of a static quorum answers only once a majority runs: deploy/cluster.sh starts them all, then waits.
+  if [ "${SAND_KAFKA_NO_WAIT:-0}" != 1 ]; then wait_until "$KAFKA_COMP" "$KAFKA_START_TIMEOUT" cmd_ready; fi
   done_step
 }
 
 cmd_stop() {
-  if ! is_running kafka; then rm -f "$(pidfile kafka)"; return 0; fi
-  progress "Stopping Kafka"
-  stop_pid kafka "$KAFKA_STOP_TIMEOUT"
+  if ! is_running "$KAFKA_COMP"; then rm -f "$(pidfile "$KAFKA_COMP")"; return 0; fi
+  progress "Stopping Kafka ($KAFKA_COMP)"
+  stop_pid "$KAFKA_COMP" "$KAFKA_STOP_TIMEOUT"
   done_step
 }
 
 cmd_status() {
-  if is_running kafka; then
-    status_line kafka running "$SAND_BIND:$SAND_KAFKA_PORT" "pid $(cat "$(pidfile kafka)")"
+  if is_running "$KAFKA_COMP"; then
+    status_line "$KAFKA_COMP" running "$SAND_BIND:$SAND_KAFKA_PORT" "pid $(cat "$(pidfile "$KAFKA_COMP")")"
   else
-    status_line kafka stopped
+    status_line "$KAFKA_COMP" stopped
     exit 3
   fi
 }

@@ -20,7 +20,7 @@ SAND_RUN="$SAND_HOME/run"
 SAND_LOGS="$SAND_HOME/logs"
 SAND_DATA="$SAND_HOME/data"
 SAND_CONF="$SAND_HOME/conf"
-SAND_DIST="$SAND_HOME/dist"     # jars fetched from Maven Central (Kafka, Cassandra)
+SAND_DIST="${SAND_DIST:-$SAND_HOME/dist}"     # jars fetched from Maven Central (Kafka, Cassandra); shareable
 SAND_VENV="${SAND_VENV:-$SAND_ROOT/.venv}"
 mkdir -p "$SAND_RUN" "$SAND_LOGS" "$SAND_DATA" "$SAND_CONF" "$SAND_DIST"
 
