@@ -189,7 +189,7 @@ public final class Frontend {
     }
     c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    return new Deps(store, new KafkaProducer<>(p), new KafkaConsumer<>(c), new KafkaResponseTopics(bootstrap),
+    return new Deps(store, new KafkaProducer<>(p), new KafkaConsumer<>(c), new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()),
         Clock.systemUTC());
   }
 
