@@ -175,11 +175,12 @@ public final class Frontend {
     ClusterStore store = cluster.connectStore();
     String bootstrap = cluster.kafkaBootstrap();
     Properties p = KafkaClients.producerProperties(bootstrap, id);
-    p.put(ProducerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, ResponseListener.groupId(id));
     Properties c = new Properties();
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(ConsumerConfig.CLIENT_ID_CONFIG, ResponseListener.groupId(id));
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, ResponseListener.groupId(id)); // where its offsets are committed
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // committed once recorded (ResponseListener)
     c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, KafkaClients.MAX_REQUEST_BYTES);
     if (config.getBoolean("gate")) {
       // Results come through the host agents' gates; the response topic is their record and the path of the
