@@ -55,6 +55,8 @@ public final class ResponseListener extends AbstractLifeCycle {
   /** Records handed to {@link Results} whose offsets are not committed yet, in offset order (poll thread only). */
   private final Deque<Pending> pending = new ArrayDeque<>();
   private long committed = -1;
+  /** The offset before which every result read is recorded (poll thread only). */
+  private long recordedUpTo = -1;
   private Thread thread;
   private volatile boolean running;
 
@@ -127,12 +129,11 @@ public final class ResponseListener extends AbstractLifeCycle {
 
   /** Commit the offset up to which every result read is recorded (results are recorded out of order). */
   private void commitRecorded() {
-    long upTo = -1;
     while (!pending.isEmpty() && pending.peek().recorded().isDone()) {
-      upTo = pending.poll().next();
+      recordedUpTo = pending.poll().next();
     }
-    if (upTo > committed) {
-      commit(upTo);
+    if (recordedUpTo > committed) {
+      commit(recordedUpTo); // a failed commit is tried again after the next poll
     }
   }
 
