@@ -350,6 +350,16 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public void frontendHeartbeat(String frontendId, Instant now) {
+    frontend.frontendHeartbeat(frontendId, now);
+  }
+
+  @Override
+  public List<FrontendInfo> frontends() {
+    return frontend.frontends();
+  }
+
+  @Override
   public void close() {
     session.close();
   }

@@ -12,6 +12,7 @@ import java.util.Optional;
 import sand.cluster.FrontendTables.Account;
 import sand.cluster.FrontendTables.AppName;
 import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.cluster.FrontendTables.FrontendInfo;
 import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables.GrainCode;
 
@@ -41,8 +42,11 @@ final class CassandraFrontendTables {
   private final PreparedStatement putExecution;
   private final PreparedStatement getExecution;
   private final PreparedStatement finishExecution;
+  private final PreparedStatement frontendHeartbeat;
+  private final PreparedStatement allFrontends;
 
   static void createSchema(CqlSession s, String ks) {
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".accounts (name text PRIMARY KEY, api_key_sha256 text, "
         + "created timestamp)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
@@ -63,6 +67,8 @@ final class CassandraFrontendTables {
 
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
+    frontendHeartbeat = session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
+    allFrontends = session.prepare("SELECT frontend_id, heartbeat FROM " + ks + ".frontends");
     putAccount = session.prepare("INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
         + "IF NOT EXISTS");
     putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
@@ -210,5 +216,17 @@ final class CassandraFrontendTables {
         putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
             FrontendTables.RANK_STARTED),
         finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
+  }
+
+  void frontendHeartbeat(String frontendId, java.time.Instant now) {
+    session.execute(frontendHeartbeat.bind(frontendId, now));
+  }
+
+  List<FrontendInfo> frontends() {
+    List<FrontendInfo> out = new java.util.ArrayList<>();
+    for (Row r : session.execute(allFrontends.bind())) {
+      out.add(new FrontendInfo(r.getString("frontend_id"), r.getInstant("heartbeat")));
+    }
+    return out;
   }
 }

@@ -19,12 +19,15 @@ import sand.common.ConfigDef;
  * so the two processes cannot be pointed at different clusters by two spellings of one setting.
  */
 public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandraContact, String cassandraDatacenter,
-                              String cassandraKeyspace, int cassandraReplication) {
+                              String cassandraKeyspace, int cassandraReplication, int kafkaReplication) {
   public static final String COMPONENT = "cluster";
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
       .define("kafka.bootstrap", STRING, "127.0.0.1:9092", HOST_PORTS,
           "Kafka bootstrap servers (the global message bus)")
+      .define("kafka.replication", INT, 1, between(1, 16),
+          "replication factor of the topics SAND creates (grain topics, sand.control, response topics); at most the "
+              + "number of Kafka brokers")
       .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT,
           "a Cassandra contact point (native protocol) of the cluster state")
       .define("cassandra.datacenter", STRING, "datacenter1", nonBlank("a datacenter name"),
@@ -43,7 +46,8 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
     int colon = contact.lastIndexOf(':');
     return new ClusterSettings(c.getString("kafka.bootstrap"),
         InetSocketAddress.createUnresolved(contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1))),
-        c.getString("cassandra.datacenter"), c.getString("cassandra.keyspace"), c.getInt("cassandra.replication"));
+        c.getString("cassandra.datacenter"), c.getString("cassandra.keyspace"), c.getInt("cassandra.replication"),
+        c.getInt("kafka.replication"));
   }
 
   /** The cluster state in this cluster's Cassandra (creating its keyspace and tables when missing). */

@@ -58,6 +58,18 @@ public interface FrontendTables {
     return (1L << 62) - arrivalMicros;
   }
 
+  /**
+   * A frontend as the other frontends see it: its last heartbeat. One whose heartbeat is old is dead, and a live
+   * frontend reads its response topic for it (the results of its asynchronous requests).
+   */
+  record FrontendInfo(String frontendId, Instant heartbeat) {}
+
+  /** Register this frontend, or renew its heartbeat ({@code frontends} table). */
+  void frontendHeartbeat(String frontendId, Instant now);
+
+  /** Every frontend that ever registered, live or not (a cluster has few). */
+  List<FrontendInfo> frontends();
+
   /** Create an account unless the name is taken (and its key); false when the name exists. */
   boolean createAccount(Account account);
 

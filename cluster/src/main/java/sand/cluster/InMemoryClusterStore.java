@@ -17,6 +17,8 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, AppHostState> states = new ConcurrentHashMap<>();
   private final List<LogLine> logs = new ArrayList<>();
 
+  private final Map<String, FrontendInfo> frontends = new ConcurrentHashMap<>();
+
   private final byte[] secret = new java.security.SecureRandom().generateSeed(32);
 
   @Override
@@ -216,4 +218,14 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void close() {}
+
+  @Override
+  public void frontendHeartbeat(String frontendId, Instant now) {
+    frontends.put(frontendId, new FrontendInfo(frontendId, now));
+  }
+
+  @Override
+  public List<FrontendInfo> frontends() {
+    return List.copyOf(frontends.values());
+  }
 }

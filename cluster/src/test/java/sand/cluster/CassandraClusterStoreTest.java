@@ -43,6 +43,15 @@ class CassandraClusterStoreTest {
   }
 
   @Test
+  void frontendsHeartbeatsRoundTrip() {
+    Instant beat = Instant.parse("2026-11-23T10:00:00Z");
+    store.frontendHeartbeat("fe-it-1", beat);
+    store.frontendHeartbeat("fe-it-1", beat.plusSeconds(2));
+    assertEquals(List.of(new FrontendTables.FrontendInfo("fe-it-1", beat.plusSeconds(2))), store.frontends().stream()
+        .filter(f -> f.frontendId().equals("fe-it-1")).toList());
+  }
+
+  @Test
   void hostsApplicationsStatesAndLogsRoundTrip() {
     Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
     store.upsertHost(new HostAgentTables.HostInfo("h1", "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -60,15 +61,18 @@ final class ExecutionLog implements AutoCloseable {
     }
   }
 
-  /** How the execution ended; {@code rank} decides between several ends of one execution. */
-  void ended(String executionId, String status, String result, String error, Instant finished, String timings,
+  /**
+   * How the execution ended; {@code rank} decides between several ends of one execution. Completes when the
+   * write is done (or failed and was logged: a record that cannot be written is lost either way).
+   */
+  CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
              long rank) {
     ExecutionRecord start = heldBack.remove(executionId);
     if (start != null) {
-      write("start and end", executionId, () -> store.recordExecution(start, status, result, error, finished,
+      return write("start and end", executionId, () -> store.recordExecution(start, status, result, error, finished,
           timings, rank, ttl));
     } else {
-      write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings,
+      return write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings,
           rank, ttl));
     }
   }
@@ -78,14 +82,18 @@ final class ExecutionLog implements AutoCloseable {
     return writers.getQueue().size() + writers.getActiveCount();
   }
 
-  private void write(String what, String executionId, Runnable w) {
+  private CompletableFuture<Void> write(String what, String executionId, Runnable w) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
     writers.execute(() -> {
       try {
         w.run();
       } catch (RuntimeException e) {
         LOG.warn("[execution {}] could not record its {}: {}", executionId, what, e.toString());
+      } finally {
+        done.complete(null);
       }
     });
+    return done;
   }
 
   /** Finish the queued writes (bounded), then stop. */

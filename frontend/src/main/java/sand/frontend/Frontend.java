@@ -19,6 +19,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Function;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -71,6 +72,12 @@ public final class Frontend {
           "how long a synchronous request waits for its result unless the application sets request_timeout_s")
       .define("host.max.age.ms", INT, 10_000, between(1000, 600_000),
           "a host agent whose heartbeat is older than this is not live (not a deploy target)")
+      .define("heartbeat.ms", INT, 2000, between(100, 60_000),
+          "how often this frontend writes its heartbeat to Cassandra and looks for dead frontends (less than "
+              + "frontend.max.age.ms)")
+      .define("frontend.max.age.ms", INT, 10_000, between(1000, 600_000),
+          "a frontend whose heartbeat is older than this is dead: a live frontend reads its response topic for it "
+              + "until it is back")
       .define("app.cache.ms", INT, 1000, between(0, 600_000),
           "how long an invocation may use what it read of an application (deployed? entry grain? owner?) before "
               + "it is read again, in the background (requests meanwhile use what was read; 0: every request reads); "
@@ -80,9 +87,22 @@ public final class Frontend {
       .define("gate", BOOLEAN, true, "hand requests to the host agents' gates and take results from them "
           + "(Kafka still gets both); false = every request and result through Kafka only");
 
-  /** What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes. */
+  /**
+   * What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes.
+   *
+   * @param peerResponses a consumer for the response topic of another (dead) frontend, given its id
+   */
   public record Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
-                     ResponseListener.TopicCreator topics, Clock clock) {}
+                     ResponseListener.TopicCreator topics, Clock clock,
+                     Function<String, Consumer<String, byte[]>> peerResponses) {
+    /** No other frontend's response topic can be read (a test with one frontend). */
+    public Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
+                ResponseListener.TopicCreator topics, Clock clock) {
+      this(store, producer, responses, topics, clock, peer -> {
+        throw new IllegalStateException("no consumer for frontend " + peer + "'s response topic");
+      });
+    }
+  }
 
   private Frontend() {}
 
@@ -126,6 +146,10 @@ public final class Frontend {
         System::nanoTime, refresher);
     ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
         results);
+    ResponseTopicTakeover takeover = new ResponseTopicTakeover(deps.store(), deps.clock(),
+        Duration.ofMillis(config.getInt("frontend.max.age.ms")), Duration.ofMillis(config.getInt("heartbeat.ms")), id,
+        peer -> new ResponseListener(TopicNames.responseTopic(peer), deps.peerResponses().apply(peer), t -> {},
+            new Results(executions, deps.clock(), tags, peer), true));
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
     metrics.gauge("sand_frontend_results_refused_total", results::refused);
     metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
@@ -156,6 +180,7 @@ public final class Frontend {
         router)));
     server.addBean(router, false);
     server.addBean(listener, true);
+    server.addBean(takeover, true);
     if (gates != null) {
       server.addBean(gates, true);
     }
@@ -175,13 +200,22 @@ public final class Frontend {
     ClusterStore store = cluster.connectStore();
     String bootstrap = cluster.kafkaBootstrap();
     Properties p = KafkaClients.producerProperties(bootstrap, id);
-    p.put(ProducerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
+    p.put(ProducerConfig.CLIENT_ID_CONFIG, ResponseListener.groupId(id));
+    boolean gate = config.getBoolean("gate");
+    return new Deps(store, new KafkaProducer<>(p), responseConsumer(bootstrap, id, id, gate),
+        new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()), Clock.systemUTC(),
+        peer -> responseConsumer(bootstrap, id, peer, false));
+  }
+
+  /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
+  private static Consumer<String, byte[]> responseConsumer(String bootstrap, String id, String owner, boolean gate) {
     Properties c = new Properties();
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id);
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id + (owner.equals(id) ? "" : "-for-" + owner));
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, ResponseListener.groupId(owner)); // where its offsets are committed
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // committed once recorded (ResponseListener)
     c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, KafkaClients.MAX_REQUEST_BYTES);
-    if (config.getBoolean("gate")) {
+    if (gate) {
       // Results come through the host agents' gates; the response topic is their record and the path of the
       // few requests that fell back to Kafka: read it in batches (up to 100 ms late) rather than once per result.
       c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
@@ -189,8 +223,7 @@ public final class Frontend {
     }
     c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-    return new Deps(store, new KafkaProducer<>(p), new KafkaConsumer<>(c), new KafkaResponseTopics(bootstrap),
-        Clock.systemUTC());
+    return new KafkaConsumer<>(c);
   }
 
   public static void main(String[] args) throws Exception {

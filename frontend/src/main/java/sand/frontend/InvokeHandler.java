@@ -128,7 +128,7 @@ public final class InvokeHandler {
               return Reply.json(202, Json.object().put("execution_id", executionId));
             })
           : sent.thenCompose(v -> result).orTimeout(timeoutS, TimeUnit.SECONDS)
-              .handle((arrival, failure) -> answer(name, executionId, arrival, failure, timeoutS));
+              .handle((arrival, failure) -> answer(name, executionId, result, arrival, failure, timeoutS));
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
@@ -170,7 +170,8 @@ public final class InvokeHandler {
     return sent;
   }
 
-  private Reply answer(String name, String executionId, Results.Arrival arrival, Throwable failure, int timeoutS) {
+  private Reply answer(String name, String executionId, CompletableFuture<Results.Arrival> result,
+                       Results.Arrival arrival, Throwable failure, int timeoutS) {
     if (failure != null) {
       Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
           : failure;
@@ -178,6 +179,7 @@ public final class InvokeHandler {
         metrics.invocation(name, "timeout");
         log.ended(executionId, "timeout", null, "no result within " + timeoutS + " s", clock.instant(), null,
             FrontendTables.RANK_TIMEOUT);
+        results.stopWaiting(executionId, result);
         throw new ApiException(504, "timeout", "application '" + name + "' did not answer within " + timeoutS
             + " s; the result, if it comes, is at GET /api/v1/executions/" + executionId,
             Map.of("execution_id", executionId));

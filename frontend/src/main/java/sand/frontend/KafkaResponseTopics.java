@@ -13,13 +13,22 @@ import sand.cluster.KafkaClients;
 
 /**
  * Creates a frontend's response topic: one partition (one reader, the frontend), records as large as a
- * local bus message (docs/host-agent.md "Record size").
+ * local bus message (docs/host-agent.md "Record size"), replicated as the grain topics are (the cluster's
+ * {@code kafka.replication}): a result is as durable as the request that produced it.
  */
 public final class KafkaResponseTopics implements ResponseListener.TopicCreator {
   private final String bootstrap;
+  private final short replication;
 
-  public KafkaResponseTopics(String bootstrap) {
+  public KafkaResponseTopics(String bootstrap, int replication) {
     this.bootstrap = bootstrap;
+    this.replication = (short) replication;
+  }
+
+  /** The topic as it is created. */
+  NewTopic newTopic(String topic) {
+    return new NewTopic(topic, 1, replication)
+        .configs(Map.of("max.message.bytes", Integer.toString(KafkaClients.MAX_REQUEST_BYTES)));
   }
 
   @Override
@@ -29,9 +38,7 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
     p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
     p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
     try (Admin admin = Admin.create(p)) {
-      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1)
-          .configs(Map.of("max.message.bytes", Integer.toString(KafkaClients.MAX_REQUEST_BYTES)))))
-          .all().get(30, TimeUnit.SECONDS);
+      admin.createTopics(List.of(newTopic(topic))).all().get(30, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof TopicExistsException)) {
         throw new IllegalStateException("cannot create response topic " + topic + ": " + e.getCause(), e);

@@ -1,9 +1,18 @@
 package sand.frontend;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
@@ -11,9 +20,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads this frontend's response topic {@code sand.response.<id>} (one partition, created at start) from
- * its end, on one thread, and hands every record to {@link Results}. Results written while no frontend
- * with this id ran are not read: their requests timed out with it (their executions stay 'running').
+ * Reads a response topic {@code sand.response.<id>} (one partition) on one thread and hands every record to
+ * {@link Results}. It resumes where the last reader of that topic left off: the offset up to which every result's
+ * record is written in the executions table is committed to Kafka, in the consumer group {@code sand.frontend.<id>}.
+ * Kafka's own committed offsets (not a column in Cassandra) because they are kept beside the records they point
+ * into and a restarted consumer reads them with one call; the consumer is assigned its partition (no group
+ * membership, no rebalances), so the group is only the name the offsets are kept under. A topic with no committed
+ * offset (a brand-new frontend) is read from its end (nothing in it can be for this frontend's requests) and that
+ * position committed at once, so a frontend that takes this topic over later has a start.
  */
 public final class ResponseListener extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(ResponseListener.class);
@@ -24,18 +38,45 @@ public final class ResponseListener extends AbstractLifeCycle {
     void ensureResponseTopic(String topic);
   }
 
+  /** The consumer group a response topic's offsets are committed under (one per frontend id). */
+  public static String groupId(String frontendId) {
+    return "sand.frontend." + frontendId;
+  }
+
+  /** The offset after a record, and when the results it brought are recorded. */
+  private record Pending(long next, CompletableFuture<Void> recorded) {}
+
   private final String topic;
+  private final TopicPartition partition;
   private final Consumer<String, byte[]> consumer;
   private final TopicCreator topics;
   private final Results results;
+  private final boolean fromBeginningWhenNew;
+  /** Records handed to {@link Results} whose offsets are not committed yet, in offset order (poll thread only). */
+  private final Deque<Pending> pending = new ArrayDeque<>();
+  private long committed = -1;
+  /** The offset before which every result read is recorded (poll thread only). */
+  private long recordedUpTo = -1;
   private Thread thread;
   private volatile boolean running;
 
+  /** A frontend's own response topic, read from its end when it has no committed offset. */
   public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results) {
+    this(topic, consumer, topics, results, false);
+  }
+
+  /**
+   * @param fromBeginningWhenNew read a topic with no committed offset from its beginning (another frontend's topic
+   *     taken over: whatever is in it was never recorded)
+   */
+  ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
+                   boolean fromBeginningWhenNew) {
     this.topic = topic;
+    this.partition = new TopicPartition(topic, 0);
     this.consumer = consumer;
     this.topics = topics;
     this.results = results;
+    this.fromBeginningWhenNew = fromBeginningWhenNew;
   }
 
   public boolean running() {
@@ -45,23 +86,32 @@ public final class ResponseListener extends AbstractLifeCycle {
   @Override
   protected void doStart() {
     topics.ensureResponseTopic(topic);
-    TopicPartition p = new TopicPartition(topic, 0);
-    consumer.assign(List.of(p));
-    consumer.seekToEnd(List.of(p));
-    consumer.position(p); // resolve "the end" now, before any request is sent
+    consumer.assign(List.of(partition));
+    OffsetAndMetadata last = consumer.committed(Set.of(partition)).get(partition);
+    if (last != null) {
+      consumer.seek(partition, last.offset());
+      committed = last.offset();
+    } else if (fromBeginningWhenNew) {
+      consumer.seekToBeginning(List.of(partition));
+    } else {
+      consumer.seekToEnd(List.of(partition));
+      commit(consumer.position(partition)); // resolve "the end" now, before any request is sent
+    }
     running = true;
     thread = new Thread(this::loop, "response-listener-" + topic);
     thread.setDaemon(true);
     thread.start();
-    LOG.info("[topic {}] listening for results", topic);
+    LOG.info("[topic {}] listening for results from offset {}", topic, last != null ? last.offset()
+        : fromBeginningWhenNew ? "0 (none committed)" : committed + " (its end: none committed)");
   }
 
   private void loop() {
     while (running) {
       try {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-          results.arrived(r.key(), r.value());
+          pending.add(new Pending(r.offset() + 1, results.arrived(r.key(), r.value())));
         }
+        commitRecorded();
       } catch (WakeupException e) {
         // stop() woke us up
       } catch (RuntimeException e) {
@@ -77,12 +127,42 @@ public final class ResponseListener extends AbstractLifeCycle {
     }
   }
 
+  /** Commit the offset up to which every result read is recorded (results are recorded out of order). */
+  private void commitRecorded() {
+    while (!pending.isEmpty() && pending.peek().recorded().isDone()) {
+      recordedUpTo = pending.poll().next();
+    }
+    if (recordedUpTo > committed) {
+      commit(recordedUpTo); // a failed commit is tried again after the next poll
+    }
+  }
+
+  private void commit(long offset) {
+    consumer.commitSync(Map.of(partition, new OffsetAndMetadata(offset)));
+    committed = offset;
+  }
+
   @Override
   protected void doStop() throws InterruptedException {
     running = false;
     consumer.wakeup();
     if (thread != null) {
       thread.join(5000);
+    }
+    // The records of what was read are being written: wait for them (bounded), so the next reader starts after them.
+    if (!pending.isEmpty()) {
+      try {
+        CompletableFuture.allOf(pending.stream().map(Pending::recorded).toArray(CompletableFuture[]::new))
+            .get(10, TimeUnit.SECONDS);
+      } catch (ExecutionException | TimeoutException e) {
+        LOG.warn("[topic {}] {} results not recorded at stop: the next reader reads them again", topic,
+            pending.stream().filter(p -> !p.recorded().isDone()).count());
+      }
+    }
+    try {
+      commitRecorded();
+    } catch (RuntimeException e) {
+      LOG.warn("[topic {}] could not commit its offset at stop: {}", topic, e.toString());
     }
     consumer.close();
     LOG.info("[topic {}] stopped listening", topic);

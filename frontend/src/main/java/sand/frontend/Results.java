@@ -30,8 +30,13 @@ public final class Results {
   private static final Logger LOG = LoggerFactory.getLogger(Results.class);
   static final int RECENT_RESULTS = 100_000;
 
-  /** A result as it arrived: the event that reached end, when (monotonic ns) and its rank. */
-  record Arrival(Event event, long arrivedNanos, long rank) {}
+  /**
+   * A result as it arrived: the event that reached end, when (monotonic ns) and its rank; {@code recorded}
+   * completes once its record is written (the response topic's offset is committed only past recorded results).
+   */
+  record Arrival(Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
+
+  private static final CompletableFuture<Void> NOTHING_TO_RECORD = CompletableFuture.completedFuture(null);
 
   private final ExecutionLog log;
   private final Clock clock;
@@ -39,10 +44,13 @@ public final class Results {
   private final String frontendId;
   private final Map<String, CompletableFuture<Arrival>> waiting = new ConcurrentHashMap<>();
   private final AtomicLong refused = new AtomicLong();
-  /** Execution ids whose first result already arrived, in arrival order (bounded: duplicates come close together). */
-  private final Map<String, Boolean> recent = new java.util.LinkedHashMap<>(1024, 0.75f, false) {
+  /**
+   * Execution ids whose first result already arrived, in arrival order (bounded: duplicates come close together),
+   * with when that result is recorded: a duplicate (the Kafka copy of a gate's result) is recorded when it is.
+   */
+  private final Map<String, CompletableFuture<Void>> recent = new java.util.LinkedHashMap<>(1024, 0.75f, false) {
     @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+    protected boolean removeEldestEntry(Map.Entry<String, CompletableFuture<Void>> eldest) {
       return size() > RECENT_RESULTS;
     }
   };
@@ -68,6 +76,16 @@ public final class Results {
     waiting.remove(executionId);
   }
 
+  /**
+   * A synchronous request stopped waiting (timeout): a result that {@link #arrived} took meanwhile is recorded as
+   * an asynchronous one's (else nobody would, and the response topic's committed offset would stop before it).
+   */
+  void stopWaiting(String executionId, CompletableFuture<Arrival> f) {
+    if (!waiting.remove(executionId, f)) {
+      f.thenAccept(a -> record(a, a.arrivedNanos()));
+    }
+  }
+
   public int waiting() {
     return waiting.size();
   }
@@ -77,38 +95,43 @@ public final class Results {
     return value != null && value.isObject() && value.size() == 1 && value.path("error").isObject();
   }
 
-  /** A result from the response topic (key = execution id, value = the event that reached end). */
-  void arrived(String key, byte[] value) {
+  /**
+   * A result from the response topic (key = execution id, value = the event that reached end). Returns when what
+   * it brought is recorded in the executions table: at once for a result that is dropped, later for one that
+   * answers a waiting request (when that request has written it) or an asynchronous one (when its write is done).
+   */
+  CompletableFuture<Void> arrived(String key, byte[] value) {
     long arrivedNanos = System.nanoTime();
     Event event;
     try {
       event = Event.parse(value);
     } catch (IllegalArgumentException e) {
       LOG.warn("[execution {}] unreadable result skipped: {}", key, e.getMessage());
-      return;
+      return NOTHING_TO_RECORD;
     }
     String executionId = event.executionId();
     if (!tags.verify(event.tag(), event.app(), executionId, frontendId)) {
       refused.incrementAndGet();
       LOG.warn("[execution {}] result from application '{}' dropped: its tag does not show that the execution "
           + "entered through that application on this frontend", executionId, event.app());
-      return;
+      return NOTHING_TO_RECORD;
     }
+    CompletableFuture<Void> recorded = new CompletableFuture<>();
     synchronized (recent) {
-      if (recent.put(executionId, Boolean.TRUE) != null) {
+      CompletableFuture<Void> first = recent.putIfAbsent(executionId, recorded);
+      if (first != null) {
         LOG.debug("[execution {}] later result ignored", executionId);
-        return;
+        return first;
       }
     }
     Instant now = clock.instant();
     Arrival a = new Arrival(event, arrivedNanos,
-        FrontendTables.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000));
+        FrontendTables.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000), recorded);
     CompletableFuture<Arrival> f = waiting.remove(executionId);
-    if (f != null) {
-      f.complete(a); // the request writes the record once it has answered
-    } else {
+    if (f == null || !f.complete(a)) { // a waiting request writes the record once it has answered
       record(a, arrivedNanos); // an asynchronous request, or one that stopped waiting
     }
+    return recorded;
   }
 
   /** Write the execution's end: its result or error, its whole timeline up to {@code repliedNanos}. */
@@ -118,6 +141,7 @@ public final class Results {
     Trace timeline = a.event().trace().plus(Trace.empty().add(Trace.FRONTEND_OUT, frontendId, a.arrivedNanos(),
         repliedNanos));
     log.ended(a.event().executionId(), failed ? "failed" : "succeeded", failed ? null : Json.text(v),
-        failed ? Json.text(v.get("error")) : null, clock.instant(), Json.text(timeline.entries()), a.rank());
+        failed ? Json.text(v.get("error")) : null, clock.instant(), Json.text(timeline.entries()), a.rank())
+        .whenComplete((ok, e) -> a.recorded().complete(null));
   }
 }

@@ -94,8 +94,6 @@ public final class HostAgent implements AutoCloseable {
           "a host whose heartbeat is older than this is considered failed")
       .define("topic.partitions", INT, 4, between(1, 1000),
           "partitions of each grain topic (at least the number of hosts running the grain)")
-      .define("topic.replication", INT, 1, between(1, 16),
-          "replication factor of the topics the agent creates")
       .define("sockets.dir", STRING, "", Check.of(v -> true, "a folder, or empty for <sandbox.state.dir>/sockets"),
           "where each application's bus.sock and data.sock are created")
       .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000),
@@ -230,7 +228,7 @@ public final class HostAgent implements AutoCloseable {
     ClusterStore store = cluster.connectStore();
     String bootstrap = cluster.kafkaBootstrap();
     KafkaTopics topics = new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
-        (short) config.getInt("topic.replication"));
+        (short) cluster.kafkaReplication());
     topics.ensureControlTopic();
     return new Deps(store, topics, new DockerHttpEngine(sandboxSettings.dockerSocket()), global,
         KafkaClients.consumer(bootstrap, bridgeSettings.groupId(), bridgeSettings.hostId()),

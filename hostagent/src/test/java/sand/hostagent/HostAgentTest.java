@@ -227,6 +227,13 @@ class HostAgentTest {
   }
 
   @Test
+  void topicReplicationIsTheClustersSetting() {
+    // One replication factor for every topic SAND creates: SAND_CLUSTER_KAFKA_REPLICATION, not a host agent's own.
+    assertTrue(HostAgent.DEF.keys().stream().noneMatch(k -> k.name().equals("topic.replication")));
+    assertTrue(sand.cluster.ClusterSettings.DEF.keys().stream().anyMatch(k -> k.name().equals("kafka.replication")));
+  }
+
+  @Test
   void aDeployEventStartsTheSandboxCreatesTheTopicsAndTheBridgeConsumesThem() throws Exception {
     startAgent();
     putApp("shop", 1, List.of());
