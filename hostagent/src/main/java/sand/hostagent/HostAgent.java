@@ -257,6 +257,7 @@ public final class HostAgent implements AutoCloseable {
         dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
         clock.instant()), clock, Duration.ofMillis(config.getInt("fail.after.ms")))
         .start(Duration.ofMillis(config.getInt("heartbeat.ms")));
+    bridge.setHostDead(membership::knownFailed); // a failed host's backups here are taken over at once
     bridge.start();
     processor.start();
     metrics.serve(busSettings.host(), config.getInt("metrics.port"));

@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -42,7 +43,8 @@ import sand.localbus.LocalMessageBus;
  * first), and the partition's new records wait until every replayed event has finished. A full local
  * queue pauses the partition (its records wait, in order, never dropped) and is tried again with
  * back-off. A {@code processing} record another host wrote into a partition of this host is taken
- * over when it is not finished after {@link BridgeSettings#takeoverTimeout()}.
+ * over as soon as that host is known to have failed ({@link #setHostDead}), or when it is not finished
+ * after {@link BridgeSettings#takeoverTimeout()} (the fallback when liveness is unknown).
  *
  * <p>Threads: {@link #start()} runs the consumer loop on its own thread (tests call {@link #pollOnce()}
  * themselves); {@link #updateGrains} may be called from any thread. The producer and the scheduler are
@@ -104,6 +106,16 @@ public final class GlobalBusBridge implements AutoCloseable {
     }
     gone.forEach(inFlight::forgetApplication);
     LOG.info("[host {}] grains running here: {}", host, new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
+  }
+
+  /**
+   * Whether a host is known to have failed (the cluster membership): another host's {@code processing}
+   * record in a partition of this host is taken over at once when its host has failed, instead of after
+   * {@link BridgeSettings#takeoverTimeout()}. It must be cheap (called from the consumer loop) and answer
+   * false when it cannot tell. Until set, every host counts as alive.
+   */
+  public void setHostDead(Predicate<String> dead) {
+    feeder.setHostDead(dead);
   }
 
   public Set<GrainRef> grains() {

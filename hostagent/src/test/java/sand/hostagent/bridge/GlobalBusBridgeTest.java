@@ -137,6 +137,41 @@ class GlobalBusBridgeTest {
   }
 
   @Test
+  void aFailedHostsBackupIsTakenOverAtOnceNotAfterTheTimeout() throws Exception {
+    Set<String> failed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    h.bridge.setHostDead(failed::contains);
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
+    h.add(tp(STORE, 0), 1, ConditionFlag.processing(event("alive", STORE), "h8"));
+    h.add(tp(STORE, 0), 2, ConditionFlag.processing(event("done", STORE), "h9"));
+    h.add(tp(STORE, 0), 3, ConditionFlag.finished("done", "h9"));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE), "h9 is alive: its instance may still be running");
+    failed.add("h9");
+    h.bridge.pollOnce();
+    assertEquals(List.of("slow"), ids(h.drain(STORE)), "h9 failed: its unfinished event runs here, no timeout");
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE), "taken over once; h8's event waits for the timeout");
+    h.clock.advance(h.settings.takeoverTimeout());
+    h.bridge.pollOnce();
+    assertEquals(List.of("alive"), ids(h.drain(STORE)), "the timeout stays the fallback");
+  }
+
+  @Test
+  void aLivenessCheckThatFailsLeavesTheTimeoutToDecide() throws Exception {
+    h.bridge.setHostDead(host -> {
+      throw new IllegalStateException("cluster state unreadable");
+    });
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE));
+    h.clock.advance(h.settings.takeoverTimeout());
+    h.bridge.pollOnce();
+    assertEquals(List.of("slow"), ids(h.drain(STORE)));
+  }
+
+  @Test
   void eventsOfAnotherGrainInATopicAreDropped() throws Exception {
     h.assign(tp(RESIZE, 0));
     h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e1", STORE), ""));
