@@ -348,14 +348,30 @@ public final class GlobalBusBridge implements AutoCloseable {
     refreshOwned();
   }
 
-  /** Give partitions up: wait a little for their events in flight, commit what is safe, forget them. */
+  /**
+   * Give partitions up: commit what is safe (up to the oldest event not finished), forget them.
+   *
+   * <p>This runs on the consumer thread, inside {@code poll} (the rebalance listener): while it waits, no
+   * partition of this host delivers anything, so every application here would stall. It therefore does
+   * not wait for the revoked partitions' events in flight while this host keeps other partitions: what is
+   * finished is committed, and the events still running are left to the next owner, which replays them
+   * from the committed offset (§4.2.1). That keeps at-least-once, and the condition flags keep the
+   * replay small: the instances running here keep their flags' home ({@link InFlightEvents} is not
+   * touched), so they still write their {@code data} and {@code finished} flags into the partition, and
+   * the next owner skips an event whose {@code finished} flag is in its replay range and, for one whose
+   * {@code data} flag matches the global data layer, only writes the missing {@code finished}. Only when the
+   * revocation leaves this host no partition (its last grain undeployed, a revoke-all rebalance) is there
+   * nothing to stall, and it waits up to {@link BridgeSettings#revokeDrain()} for those events, which
+   * spares their re-runs.
+   */
   private void release(Collection<TopicPartition> parts, boolean commit) {
     Set<TopicPartition> mine = new HashSet<>(parts);
     mine.retainAll(feeder.partitions());
     if (mine.isEmpty()) {
       return;
     }
-    if (commit && !closing) {
+    boolean keepsOthers = !mine.containsAll(feeder.partitions());
+    if (commit && !closing && !keepsOthers) {
       long deadline = System.nanoTime() + settings.revokeDrain().toNanos();
       while (System.nanoTime() < deadline && mine.stream().anyMatch(tp -> tracker.pendingRecords(tp) > 0)) {
         sleep(20);
@@ -369,11 +385,13 @@ public final class GlobalBusBridge implements AutoCloseable {
         LOG.warn("[host {}] commit of {} before giving the partitions up failed: {}", host, offsets, e.toString());
       }
     }
+    int unfinished = mine.stream().mapToInt(tracker::pendingRecords).sum();
     feeder.remove(mine);
     mine.forEach(tracker::revoked);
     refreshOwned();
-    LOG.info("[host {}] gave up {} (committed {})", host, new TreeSet<>(mine.stream().map(Object::toString).toList()),
-        offsets.values().stream().map(OffsetAndMetadata::offset).toList());
+    LOG.info("[host {}] gave up {} (committed {}; {} records of events not finished left to the next owner)", host,
+        new TreeSet<>(mine.stream().map(Object::toString).toList()),
+        offsets.values().stream().map(OffsetAndMetadata::offset).toList(), unfinished);
   }
 
   private void refreshOwned() {
