@@ -185,7 +185,7 @@ public final class HostAgent implements AutoCloseable {
     sandboxes = new SandboxManager(hostId, sandboxSettings, deps.docker(), clock, limits);
     Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
         : Path.of(config.getString("sockets.dir"));
-    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains,
+    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains, bridge::forgetApplication,
         credentials, agentCredential, bus, data, sockets, deps.topics(), clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),

@@ -93,19 +93,29 @@ public final class GlobalBusBridge implements AutoCloseable {
 
   /**
    * The grains running on this host now (after a deploy or undeploy): the consumer subscribes to
-   * exactly their topics at its next poll; partitions of topics no longer listed are given up.
+   * exactly their topics at its next poll; partitions of topics no longer listed are given up. The
+   * events in flight of an application no longer listed are kept (its sandbox may still be draining:
+   * their instances' flags are still written) until {@link #forgetApplication}.
    */
   public void updateGrains(Set<GrainRef> running) {
     Set<GrainRef> next = Set.copyOf(running);
-    Set<String> gone = grains.stream().map(GrainRef::app).collect(Collectors.toCollection(HashSet::new));
-    next.forEach(g -> gone.remove(g.app()));
     grains = next;
     synchronized (subscriptionChange) {
       subscriptionChange.set(next);
       subscriptionChange.notifyAll(); // an idle poll loop (no topics yet) applies it at once
     }
-    gone.forEach(inFlight::forgetApplication);
     LOG.info("[host {}] grains running here: {}", host, new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
+  }
+
+  /**
+   * {@code app}'s sandbox is gone: its events in flight here will never be reported, so forget where
+   * their flags would go (their partitions' next owner replays them). Does nothing while the
+   * application runs here (it was deployed again meanwhile).
+   */
+  public void forgetApplication(String app) {
+    if (grains.stream().noneMatch(g -> g.app().equals(app))) {
+      inFlight.forgetApplication(app);
+    }
   }
 
   /**

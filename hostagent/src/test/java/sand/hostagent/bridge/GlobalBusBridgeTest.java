@@ -244,4 +244,38 @@ class GlobalBusBridgeTest {
     h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1)));
     assertEquals(1, committed(tp(RESIZE, 0)), "committed past e0: the next owner does not run it again");
   }
+
+  @Test
+  void anUndeployedApplicationsEventsInFlightAreKeptUntilItsSandboxHasDrained() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.add(tp(RESIZE, 0), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e0", "e1"), ids(h.drain(RESIZE)));
+    h.bridge.updateGrains(Set.of()); // undeploy (or a redeploy's old version): no more events for shop
+    h.bridge.pollOnce();
+    // e0's instance finishes while the sandbox drains: its finished flag is still written
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
+    h.bridge.forgetApplication(TestHost.APP); // the sandbox is gone: e1 is never reported, its next owner replays it
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e1", List.of(), List.of()));
+    h.processor.processOnce();
+    Thread.sleep(50);
+    assertFalse(h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e1", "h1")));
+  }
+
+  @Test
+  void anApplicationDeployedAgainIsNotForgotten() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    h.bridge.forgetApplication(TestHost.APP); // a late call for an earlier sandbox: shop runs here again
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
+  }
 }
