@@ -41,7 +41,16 @@ import sand.localbus.LocalMessageBus;
  *
  * <p>Undeploy hands queued events back rather than running them: the bridge stops consuming the app's
  * partitions (committing only up to the oldest unfinished event), so an event still in a local queue is
- * replayed from Kafka by whichever host runs the grain next.
+ * replayed from Kafka by whichever host runs the grain next. The instances running when the sandbox is
+ * stopped finish in its stop grace: until the sandbox is gone the application stays known here (its
+ * outputs are forwarded) and the bridge keeps its events in flight (their {@code data} and
+ * {@code finished} flags are written); only then is it told to forget them ({@code appDrained}).
+ *
+ * <p>A redeploy (a new version) drains the old sandbox the same way but keeps the application's local
+ * queues and its place in the bridge: the bridge goes on delivering into the queues, the events queued
+ * there are taken by the new sandbox's grain workers, and nothing in flight is forgotten. The queues of
+ * grains the new version no longer has are deleted (their events are replayed from Kafka); if the new
+ * version fails to deploy, the application is undeployed here as above.
  */
 final class ApplicationDeployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ApplicationDeployer.class);
@@ -65,6 +74,7 @@ final class ApplicationDeployer implements AutoCloseable {
   private final HostAgentTables store;
   private final SandboxManager sandboxes;
   private final Consumer<Set<GrainRef>> grainsChanged;
+  private final Consumer<String> appDrained;
   private final Credentials credentials;
   private final String agentCredential;
   private final LocalMessageBus bus;
@@ -75,18 +85,27 @@ final class ApplicationDeployer implements AutoCloseable {
   private final ApplicationLimits limits;
   private final DeployPolicy policy;
   private final Map<String, Deployed> running = new ConcurrentHashMap<>();
+  /** Applications being undeployed: still in {@link #running} while their sandbox drains, but not given events. */
+  private final Set<String> stopping = ConcurrentHashMap.newKeySet();
   private final Map<String, Map<String, String>> unhealthy = new ConcurrentHashMap<>();
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
   private final Object grainsLock = new Object();
 
+  /**
+   * @param grainsChanged the grains that should get events here now (the bridge's subscription)
+   * @param appDrained    an application's sandbox is gone and it does not run here any more: its events in
+   *                      flight will never be reported (the bridge forgets them)
+   */
   ApplicationDeployer(String hostId, HostAgentTables store, SandboxManager sandboxes,
-                      Consumer<Set<GrainRef>> grainsChanged, Credentials credentials, String agentCredential,
+                      Consumer<Set<GrainRef>> grainsChanged, Consumer<String> appDrained,
+                      Credentials credentials, String agentCredential,
                       LocalMessageBus bus, LocalDataLayer data, Path socketsRoot, GrainTopics topics, Clock clock,
                       ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = hostId;
     this.store = store;
     this.sandboxes = sandboxes;
     this.grainsChanged = grainsChanged;
+    this.appDrained = appDrained;
     this.credentials = credentials;
     this.agentCredential = agentCredential;
     this.bus = bus;
@@ -131,9 +150,12 @@ final class ApplicationDeployer implements AutoCloseable {
           return;
         }
         if (current != null) {
-          undeploy(app.appId());
+          drainForRedeploy(app.appId(), current);
         }
-        deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0);
+        boolean deployed = deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0);
+        if (!deployed && current != null) { // the old sandbox is gone and the new one failed: undeploy here
+          finishStop(app.appId(), null);
+        }
       }
     } else {
       failures.remove(app.appId());
@@ -143,7 +165,21 @@ final class ApplicationDeployer implements AutoCloseable {
     }
   }
 
-  private void deploy(ApplicationRecord app, int failedBefore) {
+  /**
+   * A redeploy's first half: stop the old sandbox, letting its running instances finish (stop grace). The
+   * application stays in {@link #running} and in the bridge's grains meanwhile, so their reports are
+   * handled as before (outputs forwarded once, flags written), and its local queues stay, with what is
+   * queued in them, for the new sandbox.
+   */
+  private void drainForRedeploy(String appId, Deployed current) {
+    LOG.info("[host {} app {}] redeploying: stopping version {}; its local queues are kept", hostId, appId,
+        current.version());
+    sandboxes.undeploy(appId);
+    current.sockets().close();
+    credentials.revoke(appId); // the old sandbox's credential; the new version gets its own
+  }
+
+  private boolean deploy(ApplicationRecord app, int failedBefore) {
     String appId = app.appId();
     LOG.info("[host {} app {}] deploying version {}{}", hostId, appId, app.version(),
         failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
@@ -168,14 +204,25 @@ final class ApplicationDeployer implements AutoCloseable {
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       Deployed deployed = new Deployed(app.version(), sockets, grains);
+      Deployed before;
       synchronized (grainsLock) {
-        running.put(appId, deployed);
+        before = running.put(appId, deployed);
         grainsChanged.accept(grainRefs());
+      }
+      if (before != null) { // a redeploy: the queues of grains this version no longer has go
+        for (String g : before.grains()) {
+          if (!grains.contains(g)) {
+            int dropped = bus.deleteQueue(agentCredential, appId + "/" + g);
+            LOG.info("[host {} app {}] grain {} is gone in version {}: its queue deleted ({} events, replayed from "
+                + "Kafka)", hostId, appId, g, app.version(), dropped);
+          }
+        }
       }
       failures.remove(appId);
       unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
+      return true;
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
@@ -196,6 +243,7 @@ final class ApplicationDeployer implements AutoCloseable {
       } catch (RuntimeException re) {
         LOG.warn("[host {} app {}] could not record the failure: {}", hostId, appId, re.toString());
       }
+      return false;
     }
   }
 
@@ -244,21 +292,40 @@ final class ApplicationDeployer implements AutoCloseable {
     stop(appId, HostAgentTables.HOST_UNDEPLOYED);
   }
 
-  /** Stop an application here and record {@code state} for this host. */
+  /**
+   * Stop an application here and record {@code state} for this host: the bridge stops consuming its
+   * partitions first, then its sandbox drains while it is still known here (reports of its last
+   * instances are handled), then its queues, credentials and events in flight are dropped.
+   */
   private void stop(String appId, String state) {
     unhealthy.remove(appId);
-    Deployed d = running.remove(appId);
+    Deployed d = running.get(appId);
     if (d == null) {
       return;
     }
     LOG.info("[host {} app {}] undeploying", hostId, appId);
     synchronized (grainsLock) {
+      stopping.add(appId);
       grainsChanged.accept(grainRefs());
     }
     sandboxes.undeploy(appId);
     d.sockets().close();
+    finishStop(appId, state);
+  }
+
+  /** After the sandbox is gone: forget the application here; record {@code state} unless null. */
+  private void finishStop(String appId, String state) {
+    synchronized (grainsLock) {
+      running.remove(appId);
+      stopping.remove(appId);
+      grainsChanged.accept(grainRefs());
+    }
     bus.deleteApplicationQueues(agentCredential, appId);
     data.revokeApplication(agentCredential, appId);
+    appDrained.accept(appId);
+    if (state == null) {
+      return;
+    }
     try {
       store.setAppHostState(appId, hostId, state, null, clock.instant());
     } catch (RuntimeException e) {
@@ -266,9 +333,14 @@ final class ApplicationDeployer implements AutoCloseable {
     }
   }
 
+  /** The grains that get events here: those of the applications running here and not being undeployed. */
   private Set<GrainRef> grainRefs() {
     Set<GrainRef> refs = new LinkedHashSet<>();
-    running.forEach((app, d) -> d.grains().forEach(g -> refs.add(new GrainRef(app, g))));
+    running.forEach((app, d) -> {
+      if (!stopping.contains(app)) {
+        d.grains().forEach(g -> refs.add(new GrainRef(app, g)));
+      }
+    });
     return refs;
   }
 

@@ -183,7 +183,7 @@ public final class HostAgent implements AutoCloseable {
     sandboxes = new SandboxManager(hostId, sandboxSettings, deps.docker(), clock, limits);
     Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
         : Path.of(config.getString("sockets.dir"));
-    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains,
+    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains, bridge::forgetApplication,
         credentials, agentCredential, bus, data, sockets, deps.topics(), clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
@@ -255,6 +255,7 @@ public final class HostAgent implements AutoCloseable {
         dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
         clock.instant()), clock, Duration.ofMillis(config.getInt("fail.after.ms")))
         .start(Duration.ofMillis(config.getInt("heartbeat.ms")));
+    bridge.setHostDead(membership::knownFailed); // a failed host's backups here are taken over at once
     bridge.start();
     processor.start();
     metrics.serve(busSettings.host(), config.getInt("metrics.port"));

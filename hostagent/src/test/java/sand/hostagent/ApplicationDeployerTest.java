@@ -98,6 +98,7 @@ class ApplicationDeployerTest {
   TestClock clock;
   ExecutorService pool;
   final List<Set<GrainRef>> grainUpdates = new CopyOnWriteArrayList<>();
+  final List<String> drained = new CopyOnWriteArrayList<>();
   final InMemoryGrainTopics topics = new InMemoryGrainTopics();
   final List<Thread> workers = new ArrayList<>();
 
@@ -123,7 +124,8 @@ class ApplicationDeployerTest {
   ApplicationDeployer deployer(ApplicationLimits limits) {
     SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
         clock);
-    return new ApplicationDeployer(HOST, store, sandboxes, grainUpdates::add, bus.credentials(), AGENT, bus, data,
+    return new ApplicationDeployer(HOST, store, sandboxes, grainUpdates::add, drained::add, bus.credentials(), AGENT,
+        bus, data,
         tmp.resolve("sockets"), topics, clock, limits,
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240)));
   }
@@ -280,6 +282,85 @@ class ApplicationDeployerTest {
     assertFalse(d.knowsGrain("app", "a"));
     assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
     assertTrue(docker.containers().isEmpty());
+  }
+
+  @Test
+  void undeployDrainsTheSandboxWhileTheApplicationIsStillKnownThenForgetsItsEvents() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    List<String> atStop = new CopyOnWriteArrayList<>();
+    docker.onStop("sand-app-", c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
+        + grainUpdates.get(grainUpdates.size() - 1) + ", drained: " + drained));
+    store.setDesired("app", "undeployed", List.of());
+    d.reconcile("app");
+    assertEquals(List.of("knows b: true, events given: [], drained: []"), atStop,
+        "the last instances' outputs are still accepted; the bridge stopped delivering; in-flight events kept");
+    assertEquals(List.of("app"), drained, "forgotten once the sandbox is gone");
+    assertFalse(d.knowsGrain("app", "a"));
+  }
+
+  @Test
+  void aRedeployKeepsTheQueuedEventsAndTheEventsInFlightForTheNewSandbox() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    Set<GrainRef> both = Set.of(new GrainRef("app", "a"), new GrainRef("app", "b"));
+    assertEquals(both, grainUpdates.get(grainUpdates.size() - 1));
+    for (Thread t : workers) { // version 1's workers stop taking events (SIGTERM)
+      t.interrupt();
+      t.join(5000);
+    }
+    bus.publish(AGENT, "app/a", "queued-1".getBytes(StandardCharsets.UTF_8));
+    bus.publish(AGENT, "app/b", "queued-2".getBytes(StandardCharsets.UTF_8));
+    List<String> atStop = new CopyOnWriteArrayList<>();
+    docker.onStop("sand-app-", c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
+        + grainUpdates.get(grainUpdates.size() - 1).size()));
+    List<String> taken = new CopyOnWriteArrayList<>();
+    docker.onStart("sand-app-", c -> { // version 2's grain workers: record what they take
+      for (String g : List.of("a", "b")) {
+        Thread t = new Thread(() -> {
+          try {
+            while (!Thread.currentThread().isInterrupted()) {
+              bus.poll(AGENT, "app/" + g, 10, 60_000).forEach(m -> taken.add(new String(m, StandardCharsets.UTF_8)));
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }, "worker-v2-" + g);
+        t.setDaemon(true);
+        t.start();
+        workers.add(t);
+      }
+    });
+    int updatesBefore = grainUpdates.size();
+    putApp("app", 2);
+    d.reconcile("app");
+    assertEquals("deployed", store.state("app"));
+    assertEquals(List.of("knows b: true, events given: 2"), atStop,
+        "while the old sandbox drains, its instances' outputs are accepted and the bridge keeps the application");
+    assertTrue(grainUpdates.subList(updatesBefore, grainUpdates.size()).stream().allMatch(both::equals),
+        "the bridge never dropped the application (its events in flight are kept): " + grainUpdates);
+    assertEquals(List.of(), drained);
+    await(() -> taken.size() == 2, "the queued events reach the new sandbox");
+    assertEquals(Set.of("queued-1", "queued-2"), Set.copyOf(taken));
+  }
+
+  @Test
+  void aRedeployWhoseNewVersionFailsUndeploysTheApplicationHere() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    putApp("app", 2, "{}", null); // grain a's code is missing: the deploy fails at once
+    d.reconcile("app");
+    assertEquals("failed", store.state("app"));
+    assertFalse(d.knowsGrain("app", "a"));
+    assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
+    assertEquals(List.of("app"), drained);
+    assertTrue(bus.queueStats().stream().noneMatch(q -> q.queue().startsWith("app/")), "its queues are gone");
   }
 
   @Test

@@ -21,8 +21,9 @@ import sand.contracts.TopicNames;
  * @param queueFullBackoffMax longest wait before delivering again into a full local queue
  * @param takeoverTimeout   how long a {@code processing} record of another host may stay unfinished in
  *                          one of this host's partitions before this host processes the event (§3.2)
- * @param revokeDrain       how long a partition being taken away waits for its events in flight to
- *                          finish before committing (fewer duplicates on a rebalance)
+ * @param revokeDrain       how long a host giving up its last partitions waits for their events in flight
+ *                          to finish before committing (fewer re-runs); a revocation that leaves this host
+ *                          other partitions does not wait (it would stall their delivery)
  * @param maxPendingBytes   memory for reports whose backups, results or flags Kafka has not taken yet;
  *                          beyond it the LQ_HA processor stops taking reports (backpressure)
  * @param haPollMessages    most LQ_HA messages taken per poll
@@ -85,7 +86,8 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
             "how long another host's 'processing' record may stay unfinished in a partition of this "
                 + "host before this host processes the event; keep it above the longest grain timeout")
         .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, between(0, 120_000),
-            "how long a partition being moved to another host waits for its events in flight to finish")
+            "how long a host giving up its last partitions waits for their events in flight (a revocation that "
+                + "leaves it others does not wait)")
         .define(prefix + MAX_PENDING_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
             "memory for reports not yet backed up to Kafka; beyond it LQ_HA is not polled (backpressure)")
         .define(prefix + HA_POLL_MESSAGES, Type.INT, 256, between(1, 1000),

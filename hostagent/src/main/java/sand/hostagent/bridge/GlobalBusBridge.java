@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -42,7 +43,8 @@ import sand.localbus.LocalMessageBus;
  * first), and the partition's new records wait until every replayed event has finished. A full local
  * queue pauses the partition (its records wait, in order, never dropped) and is tried again with
  * back-off. A {@code processing} record another host wrote into a partition of this host is taken
- * over when it is not finished after {@link BridgeSettings#takeoverTimeout()}.
+ * over as soon as that host is known to have failed ({@link #setHostDead}), or when it is not finished
+ * after {@link BridgeSettings#takeoverTimeout()} (the fallback when liveness is unknown).
  *
  * <p>Threads: {@link #start()} runs the consumer loop on its own thread (tests call {@link #pollOnce()}
  * themselves); {@link #updateGrains} may be called from any thread. The producer and the scheduler are
@@ -91,19 +93,39 @@ public final class GlobalBusBridge implements AutoCloseable {
 
   /**
    * The grains running on this host now (after a deploy or undeploy): the consumer subscribes to
-   * exactly their topics at its next poll; partitions of topics no longer listed are given up.
+   * exactly their topics at its next poll; partitions of topics no longer listed are given up. The
+   * events in flight of an application no longer listed are kept (its sandbox may still be draining:
+   * their instances' flags are still written) until {@link #forgetApplication}.
    */
   public void updateGrains(Set<GrainRef> running) {
     Set<GrainRef> next = Set.copyOf(running);
-    Set<String> gone = grains.stream().map(GrainRef::app).collect(Collectors.toCollection(HashSet::new));
-    next.forEach(g -> gone.remove(g.app()));
     grains = next;
     synchronized (subscriptionChange) {
       subscriptionChange.set(next);
       subscriptionChange.notifyAll(); // an idle poll loop (no topics yet) applies it at once
     }
-    gone.forEach(inFlight::forgetApplication);
     LOG.info("[host {}] grains running here: {}", host, new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
+  }
+
+  /**
+   * {@code app}'s sandbox is gone: its events in flight here will never be reported, so forget where
+   * their flags would go (their partitions' next owner replays them). Does nothing while the
+   * application runs here (it was deployed again meanwhile).
+   */
+  public void forgetApplication(String app) {
+    if (grains.stream().noneMatch(g -> g.app().equals(app))) {
+      inFlight.forgetApplication(app);
+    }
+  }
+
+  /**
+   * Whether a host is known to have failed (the cluster membership): another host's {@code processing}
+   * record in a partition of this host is taken over at once when its host has failed, instead of after
+   * {@link BridgeSettings#takeoverTimeout()}. It must be cheap (called from the consumer loop) and answer
+   * false when it cannot tell. Until set, every host counts as alive.
+   */
+  public void setHostDead(Predicate<String> dead) {
+    feeder.setHostDead(dead);
   }
 
   public Set<GrainRef> grains() {
@@ -336,14 +358,30 @@ public final class GlobalBusBridge implements AutoCloseable {
     refreshOwned();
   }
 
-  /** Give partitions up: wait a little for their events in flight, commit what is safe, forget them. */
+  /**
+   * Give partitions up: commit what is safe (up to the oldest event not finished), forget them.
+   *
+   * <p>This runs on the consumer thread, inside {@code poll} (the rebalance listener): while it waits, no
+   * partition of this host delivers anything, so every application here would stall. It therefore does
+   * not wait for the revoked partitions' events in flight while this host keeps other partitions: what is
+   * finished is committed, and the events still running are left to the next owner, which replays them
+   * from the committed offset (§4.2.1). That keeps at-least-once, and the condition flags keep the
+   * replay small: the instances running here keep their flags' home ({@link InFlightEvents} is not
+   * touched), so they still write their {@code data} and {@code finished} flags into the partition, and
+   * the next owner skips an event whose {@code finished} flag is in its replay range and, for one whose
+   * {@code data} flag matches the global data layer, only writes the missing {@code finished}. Only when the
+   * revocation leaves this host no partition (its last grain undeployed, a revoke-all rebalance) is there
+   * nothing to stall, and it waits up to {@link BridgeSettings#revokeDrain()} for those events, which
+   * spares their re-runs.
+   */
   private void release(Collection<TopicPartition> parts, boolean commit) {
     Set<TopicPartition> mine = new HashSet<>(parts);
     mine.retainAll(feeder.partitions());
     if (mine.isEmpty()) {
       return;
     }
-    if (commit && !closing) {
+    boolean keepsOthers = !mine.containsAll(feeder.partitions());
+    if (commit && !closing && !keepsOthers) {
       long deadline = System.nanoTime() + settings.revokeDrain().toNanos();
       while (System.nanoTime() < deadline && mine.stream().anyMatch(tp -> tracker.pendingRecords(tp) > 0)) {
         sleep(20);
@@ -357,11 +395,13 @@ public final class GlobalBusBridge implements AutoCloseable {
         LOG.warn("[host {}] commit of {} before giving the partitions up failed: {}", host, offsets, e.toString());
       }
     }
+    int unfinished = mine.stream().mapToInt(tracker::pendingRecords).sum();
     feeder.remove(mine);
     mine.forEach(tracker::revoked);
     refreshOwned();
-    LOG.info("[host {}] gave up {} (committed {})", host, new TreeSet<>(mine.stream().map(Object::toString).toList()),
-        offsets.values().stream().map(OffsetAndMetadata::offset).toList());
+    LOG.info("[host {}] gave up {} (committed {}; {} records of events not finished left to the next owner)", host,
+        new TreeSet<>(mine.stream().map(Object::toString).toList()),
+        offsets.values().stream().map(OffsetAndMetadata::offset).toList(), unfinished);
   }
 
   private void refreshOwned() {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -28,7 +29,8 @@ import sand.localbus.LocalMessageBus;
  * partition order: a newly assigned partition is first handed to its {@link Recovery} (§4.2.1) until
  * that is done, then its new records go in; a full local queue pauses the partition and is tried again
  * with back-off. Also watches {@code processing} records other hosts wrote into these partitions and
- * takes their events over when they stay unfinished. Consumer thread only.
+ * takes their events over as soon as their writing host is known to have failed ({@link #setHostDead}),
+ * or when they stay unfinished for {@link BridgeSettings#takeoverTimeout()}. Consumer thread only.
  */
 final class PartitionFeeder {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFeeder.class);
@@ -48,6 +50,8 @@ final class PartitionFeeder {
   private final Recovery recovery;
   private final Map<TopicPartition, PartitionFeed> feeds = new HashMap<>();
   private final Map<String, Orphan> orphans = new LinkedHashMap<>();
+  /** Whether a host is known to have failed (cluster membership); unknown means alive. Any thread sets it. */
+  private volatile Predicate<String> hostDead = h -> false;
   private final Recovery.LocalQueue localQueue = (feed, eventId, event) -> deliver(feed, eventId, event) == Outcome.DONE;
 
   PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
@@ -60,6 +64,15 @@ final class PartitionFeeder {
     this.tracker = tracker;
     this.inFlight = inFlight;
     this.recovery = recovery;
+  }
+
+  /**
+   * How to tell that the host that wrote a {@code processing} record has failed: its events are taken over
+   * at once then, not after the take-over timeout. It must answer false when it cannot tell (the cluster
+   * state unreadable): the timeout stays the fallback.
+   */
+  void setHostDead(Predicate<String> dead) {
+    this.hostDead = dead;
   }
 
   PartitionFeed feed(TopicPartition tp) {
@@ -205,20 +218,34 @@ final class PartitionFeeder {
   }
 
   private void takeOverOrphans(long now) {
+    if (orphans.isEmpty()) {
+      return;
+    }
     long timeout = settings.takeoverTimeout().toMillis();
+    Predicate<String> dead = hostDead;
     for (Iterator<Map.Entry<String, Orphan>> it = orphans.entrySet().iterator(); it.hasNext(); ) {
       Map.Entry<String, Orphan> e = it.next();
       Orphan o = e.getValue();
-      if (now - o.seenAtMs() < timeout) {
+      boolean timedOut = now - o.seenAtMs() >= timeout;
+      if (!timedOut && !isDead(dead, o.host())) {
         continue;
       }
       it.remove();
       PartitionFeed feed = feeds.get(o.partition());
       if (feed != null && tracker.isPending(o.partition(), e.getKey())) {
-        LOG.info("[host {}] [{}] event {} of host {} not finished after {} ms: processing it here", host, feed,
-            e.getKey(), o.host(), timeout);
+        LOG.info("[host {}] [{}] event {} of host {} not finished {}: processing it here", host, feed, e.getKey(),
+            o.host(), timedOut ? "after " + timeout + " ms" : "and that host has failed");
         feed.redeliveries.add(new Redelivery(e.getKey(), o.event()));
       }
+    }
+  }
+
+  private boolean isDead(Predicate<String> dead, String other) {
+    try {
+      return dead.test(other);
+    } catch (RuntimeException e) { // cannot tell: the timeout decides
+      LOG.debug("[host {}] cannot tell whether host {} is alive: {}", host, other, e.toString());
+      return false;
     }
   }
 

@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +32,8 @@ public final class ClusterMembership implements AutoCloseable {
     return t;
   });
   private volatile boolean registered;
+  /** The live hosts as last read (at each beat); null while unknown (not read yet, or the read failed). */
+  private volatile Set<String> lastLive;
 
   public ClusterMembership(HostAgentTables store, HostAgentTables.HostInfo self, Clock clock, Duration failAfter) {
     this.store = store;
@@ -59,6 +63,27 @@ public final class ClusterMembership implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("[host {}] heartbeat failed, retrying at the next beat: {}", self.hostId(), e.toString());
     }
+    refreshLive();
+  }
+
+  private void refreshLive() {
+    try {
+      Set<String> live = liveHosts().stream().map(HostAgentTables.HostInfo::hostId).collect(Collectors.toSet());
+      lastLive = live.contains(self.hostId()) ? Set.copyOf(live) : null; // without this host: not a view to trust
+    } catch (RuntimeException e) {
+      lastLive = null;
+      LOG.debug("[host {}] cannot read the live hosts: {}", self.hostId(), e.toString());
+    }
+  }
+
+  /**
+   * True when {@code hostId} is known to have failed: the live hosts as read at the last beat (this host
+   * among them) do not include it. False when that cannot be told (no successful read yet, the cluster
+   * state unreadable). Cheap: no read of the cluster state.
+   */
+  public boolean knownFailed(String hostId) {
+    Set<String> live = lastLive;
+    return live != null && !live.contains(hostId);
   }
 
   /** The hosts alive now (this one included once registered). */

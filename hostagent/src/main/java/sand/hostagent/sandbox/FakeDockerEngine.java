@@ -40,6 +40,7 @@ public final class FakeDockerEngine implements DockerEngine {
   private final List<String> calls = new ArrayList<>();
   private final Map<String, DockerException> failures = new LinkedHashMap<>();
   private final Map<String, java.util.function.Consumer<Container>> onStart = new LinkedHashMap<>();
+  private final Map<String, java.util.function.Consumer<Container>> onStop = new LinkedHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private boolean reachable = true;
 
@@ -92,6 +93,14 @@ public final class FakeDockerEngine implements DockerEngine {
    */
   public synchronized void onStart(String namePrefix, java.util.function.Consumer<Container> action) {
     onStart.put(namePrefix, action);
+  }
+
+  /**
+   * Run {@code action} when a running container whose name starts with {@code namePrefix} is stopped, before it
+   * exits: what its processes do in their stop grace (finishing instances, reporting).
+   */
+  public synchronized void onStop(String namePrefix, java.util.function.Consumer<Container> action) {
+    onStop.put(namePrefix, action);
   }
 
   /** An unreachable Engine fails every call like a missing socket would. */
@@ -147,6 +156,11 @@ public final class FakeDockerEngine implements DockerEngine {
     record("stop", container + " " + timeout.toSeconds() + "s");
     Container c = require(container);
     if (c.status.equals("running")) {
+      onStop.forEach((prefix, action) -> {
+        if (c.name.startsWith(prefix)) {
+          action.accept(c);
+        }
+      });
       c.status = "exited";
       c.exitCode = 0;
     }

@@ -137,6 +137,41 @@ class GlobalBusBridgeTest {
   }
 
   @Test
+  void aFailedHostsBackupIsTakenOverAtOnceNotAfterTheTimeout() throws Exception {
+    Set<String> failed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    h.bridge.setHostDead(failed::contains);
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
+    h.add(tp(STORE, 0), 1, ConditionFlag.processing(event("alive", STORE), "h8"));
+    h.add(tp(STORE, 0), 2, ConditionFlag.processing(event("done", STORE), "h9"));
+    h.add(tp(STORE, 0), 3, ConditionFlag.finished("done", "h9"));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE), "h9 is alive: its instance may still be running");
+    failed.add("h9");
+    h.bridge.pollOnce();
+    assertEquals(List.of("slow"), ids(h.drain(STORE)), "h9 failed: its unfinished event runs here, no timeout");
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE), "taken over once; h8's event waits for the timeout");
+    h.clock.advance(h.settings.takeoverTimeout());
+    h.bridge.pollOnce();
+    assertEquals(List.of("alive"), ids(h.drain(STORE)), "the timeout stays the fallback");
+  }
+
+  @Test
+  void aLivenessCheckThatFailsLeavesTheTimeoutToDecide() throws Exception {
+    h.bridge.setHostDead(host -> {
+      throw new IllegalStateException("cluster state unreadable");
+    });
+    h.assign(tp(STORE, 0));
+    h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
+    h.bridge.pollOnce();
+    assertEquals(List.of(), h.drain(STORE));
+    h.clock.advance(h.settings.takeoverTimeout());
+    h.bridge.pollOnce();
+    assertEquals(List.of("slow"), ids(h.drain(STORE)));
+  }
+
+  @Test
   void eventsOfAnotherGrainInATopicAreDropped() throws Exception {
     h.assign(tp(RESIZE, 0));
     h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e1", STORE), ""));
@@ -162,7 +197,34 @@ class GlobalBusBridgeTest {
   }
 
   @Test
-  void aPartitionMovingToAnotherHostWaitsForItsEventsInFlight() throws Exception {
+  void aRevocationWithEventsInFlightDoesNotStallThePartitionsKept() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withRevokeDrain(Duration.ofSeconds(5)));
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e0"), ids(h.drain(RESIZE)));
+    long t0 = System.nanoTime();
+    h.consumer.rebalance(List.of(tp(RESIZE, 1))); // e0 still runs
+    long tookMs = (System.nanoTime() - t0) / 1_000_000;
+    assertTrue(tookMs < 1000, "the revocation did not wait for e0 (took " + tookMs + " ms)");
+    h.add(tp(RESIZE, 1), 0, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e1"), ids(h.drain(RESIZE)), "the partition kept delivers at once");
+    assertEquals(Map.of("sand.shop.resize", List.of(1)), h.bridge.ownedPartitions());
+
+    // e0's instance finishes after the revocation: its finished flag still goes to e0's partition, for the next owner
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
+    assertEquals(0, h.sent(RESIZE.topic()).get(0).partition());
+    h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1)));
+    assertTrue(committed(tp(RESIZE, 0)) <= 0, "e0 was not finished at the revocation: left to the next owner");
+  }
+
+  @Test
+  void aHostGivingUpItsLastPartitionsWaitsForTheirEventsInFlight() throws Exception {
     h.close();
     h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withRevokeDrain(Duration.ofSeconds(5)));
     h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
@@ -174,12 +236,46 @@ class GlobalBusBridgeTest {
       } catch (InterruptedException e) {
         return;
       }
-      h.bridge.eventFinished(RESIZE.topic(), 0, "e0"); // the instance finishes while the partition is revoked
+      h.bridge.eventFinished(RESIZE.topic(), 0, "e0"); // the instance finishes while the partitions are revoked
     });
     finisher.start();
-    h.consumer.rebalance(List.of(tp(RESIZE, 1)));
+    h.consumer.rebalance(List.of()); // nothing kept here: nothing else to stall
     finisher.join();
     h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1)));
     assertEquals(1, committed(tp(RESIZE, 0)), "committed past e0: the next owner does not run it again");
+  }
+
+  @Test
+  void anUndeployedApplicationsEventsInFlightAreKeptUntilItsSandboxHasDrained() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.add(tp(RESIZE, 0), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e0", "e1"), ids(h.drain(RESIZE)));
+    h.bridge.updateGrains(Set.of()); // undeploy (or a redeploy's old version): no more events for shop
+    h.bridge.pollOnce();
+    // e0's instance finishes while the sandbox drains: its finished flag is still written
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
+    h.bridge.forgetApplication(TestHost.APP); // the sandbox is gone: e1 is never reported, its next owner replays it
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e1", List.of(), List.of()));
+    h.processor.processOnce();
+    Thread.sleep(50);
+    assertFalse(h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e1", "h1")));
+  }
+
+  @Test
+  void anApplicationDeployedAgainIsNotForgotten() throws Exception {
+    h.assign(tp(RESIZE, 0));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.bridge.pollOnce();
+    h.bridge.forgetApplication(TestHost.APP); // a late call for an earlier sandbox: shop runs here again
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce();
+    TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
   }
 }

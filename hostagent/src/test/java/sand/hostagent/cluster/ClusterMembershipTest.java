@@ -1,6 +1,7 @@
 package sand.hostagent.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Clock;
@@ -73,5 +74,35 @@ class ClusterMembershipTest {
     ClusterMembership a = member(broken, "a");
     a.beat();                                   // logged, not thrown
     assertTrue(a.liveHosts().isEmpty());
+  }
+
+  @Test
+  void aHostIsKnownFailedOnlyWhenTheLastReadOfTheLiveHostsSaysSo() {
+    InMemoryClusterStore store = new InMemoryClusterStore();
+    ClusterMembership a = member(store, "a");
+    ClusterMembership b = member(store, "b");
+    assertFalse(a.knownFailed("b"), "nothing read yet: cannot tell");
+    b.beat();
+    a.beat();
+    assertFalse(a.knownFailed("b"));
+    assertFalse(a.knownFailed("a"));
+    now.set(now.get().plusSeconds(11));         // b stops beating
+    a.beat();
+    assertTrue(a.knownFailed("b"));
+    assertTrue(a.knownFailed("never-seen"));
+    assertFalse(a.knownFailed("a"));
+  }
+
+  @Test
+  void noHostIsKnownFailedWhileTheClusterStateIsUnreadable() {
+    InMemoryClusterStore broken = new InMemoryClusterStore() {
+      @Override
+      public java.util.List<HostInfo> liveHosts(Instant at, Duration maxAge) {
+        throw new IllegalStateException("Cassandra is down");
+      }
+    };
+    ClusterMembership a = member(broken, "a");
+    a.beat();
+    assertFalse(a.knownFailed("b"));
   }
 }
