@@ -5,7 +5,9 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
-.PHONY: help install up down status test test-unit test-e2e lint demo bench clean distclean
+.PHONY: help install up down status test test-unit test-e2e lint demo bench clean distclean cluster cluster-status \
+	cluster-kill cluster-down
+HOSTS ?= 3
 
 help:
 	@echo "make up        install what is missing, start Kafka, Cassandra, Docker, nginx and SAND; print addresses"
@@ -15,6 +17,8 @@ help:
 	@echo "make down      stop what make up started"
 	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/)"
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
+	@echo "make cluster HOSTS=3   hosts h1..hN in network namespaces, one Kafka node each (in progress: issue 12)"
+	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-down"
 
 install:
 	@deploy/install.sh
@@ -27,6 +31,18 @@ down:
 
 status:
 	@deploy/status.sh
+
+cluster: install
+	@deploy/cluster.sh up $(HOSTS)
+
+cluster-status:
+	@deploy/cluster.sh status
+
+cluster-kill:
+	@deploy/cluster.sh kill $(HOST)
+
+cluster-down:
+	@deploy/cluster.sh down
 
 lint: install
 	@$(VENV)/bin/ruff check .
