@@ -49,8 +49,6 @@ final class AppDirectory {
   private final Map<String, Cached> byName = new ConcurrentHashMap<>();
   private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
   private final Executor refresher;
-  /** app id → its workflow's text and entry grain: a workflow is parsed once, not on every read. */
-  private final Map<String, String[]> entries = new ConcurrentHashMap<>();
 
   /** @param refresher runs the reads that replace entries older than {@code maxAge} */
   AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
@@ -101,21 +99,12 @@ final class AppDirectory {
     if (app.isEmpty()) {
       return Optional.empty();
     }
-    String entry = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired()) ? entryOf(app.get()) : null;
+    String entry = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired())
+        ? Workflow.parse(app.get().workflow()).entry() : null; // validated when it was stored
     java.util.List<String> hosts = entry == null ? java.util.List.of() : store.appHostStates(app.get().appId())
         .stream().filter(h -> HostAgentTables.HOST_DEPLOYED.equals(h.status())).map(HostAgentTables.AppHostState::hostId).sorted().toList();
     return Optional.of(new Target(name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(),
         hosts));
-  }
-
-  private String entryOf(ApplicationRecord app) {
-    String[] known = entries.get(app.appId());
-    if (known != null && known[0].equals(app.workflow())) {
-      return known[1];
-    }
-    String entry = Workflow.parse(app.workflow()).entry(); // validated when it was stored
-    entries.put(app.appId(), new String[] {app.workflow(), entry});
-    return entry;
   }
 
   /** This frontend changed the application: read it again on its next use. */
