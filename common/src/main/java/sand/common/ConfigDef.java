@@ -42,32 +42,26 @@ public final class ConfigDef {
 
     /** A check of one kind whose words are fixed (a form, not a range). */
     static Check of(Predicate<Object> test, String mustBe) {
-      return new Check() {
-        @Override
-        public boolean test(Object value) {
-          return test.test(value);
-        }
-
-        @Override
-        public String mustBe(Type type) {
-          return mustBe;
-        }
-      };
+      return new Described(test, type -> mustBe);
     }
   }
 
-  /** No check beyond the type: "a string", "an int", ... */
-  public static final Check ANY = new Check() {
+  /** A check from its test and its words for a type: every check here is one. */
+  private record Described(Predicate<Object> accepts, java.util.function.Function<Type, String> words)
+      implements Check {
     @Override
     public boolean test(Object value) {
-      return true;
+      return accepts.test(value);
     }
 
     @Override
     public String mustBe(Type type) {
-      return noun(type);
+      return words.apply(type);
     }
-  };
+  }
+
+  /** No check beyond the type: "a string", "an int", ... */
+  public static final Check ANY = new Described(v -> true, ConfigDef::noun);
 
   /** host:port (a Kafka bootstrap server, a Cassandra contact point). */
   public static final Check HOST_PORT = matches("[^\\s:,]+:\\d{1,5}", "host:port");
@@ -89,35 +83,18 @@ public final class ConfigDef {
 
   /** An int, long or double in [min, max]. */
   public static Check between(long min, long max) {
-    return new Check() {
-      @Override
-      public boolean test(Object v) {
-        return ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max;
+    return new Described(v -> ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max, type -> {
+      if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) { // no upper bound but the type's
+        return min == 1 ? "a positive " + noun(type).substring(noun(type).indexOf(' ') + 1) : noun(type) + " >= " + min;
       }
-
-      @Override
-      public String mustBe(Type type) {
-        if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) { // no upper bound but the type's
-          return min == 1 ? "a positive " + noun(type).substring(noun(type).indexOf(' ') + 1) : noun(type) + " >= " + min;
-        }
-        return noun(type) + " in [" + min + ", " + max + "]";
-      }
-    };
+      return noun(type) + " in [" + min + ", " + max + "]";
+    });
   }
 
   /** A number in (min, max]: more than {@code min} (a timeout of 0 is no timeout), at most {@code max}. */
   public static Check above(double min, double max) {
-    return new Check() {
-      @Override
-      public boolean test(Object v) {
-        return ((Number) v).doubleValue() > min && ((Number) v).doubleValue() <= max;
-      }
-
-      @Override
-      public String mustBe(Type type) {
-        return noun(type) + " in (" + plain(min) + ", " + plain(max) + "]";
-      }
-    };
+    return new Described(v -> ((Number) v).doubleValue() > min && ((Number) v).doubleValue() <= max,
+        type -> noun(type) + " in (" + plain(min) + ", " + plain(max) + "]");
   }
 
   /** A string matching {@code regex} (whole), described as {@code form}. */
@@ -139,32 +116,14 @@ public final class ConfigDef {
 
   /** Empty (which means {@code meaning}) or what {@code check} accepts. */
   public static Check emptyOr(String meaning, Check check) {
-    return new Check() {
-      @Override
-      public boolean test(Object v) {
-        return ((String) v).isEmpty() || check.test(v);
-      }
-
-      @Override
-      public String mustBe(Type type) {
-        return "empty (" + meaning + ") or " + check.mustBe(type);
-      }
-    };
+    return new Described(v -> ((String) v).isEmpty() || check.test(v),
+        type -> "empty (" + meaning + ") or " + check.mustBe(type));
   }
 
   /** {@code value} itself (which means {@code meaning}) or what {@code check} accepts. */
   public static Check or(long value, String meaning, Check check) {
-    return new Check() {
-      @Override
-      public boolean test(Object v) {
-        return ((Number) v).longValue() == value || check.test(v);
-      }
-
-      @Override
-      public String mustBe(Type type) {
-        return check.mustBe(type) + ", or " + value + " (" + meaning + ")";
-      }
-    };
+    return new Described(v -> ((Number) v).longValue() == value || check.test(v),
+        type -> check.mustBe(type) + ", or " + value + " (" + meaning + ")");
   }
 
   private static String noun(Type type) {
