@@ -136,7 +136,8 @@ public final class ConfigDef {
     };
   }
 
-  private static String plain(double d) {
+  /** A number as a person writes it: 30, not 30.0; 0.5 stays 0.5 (bounds and values in messages and docs). */
+  public static String plain(double d) {
     return d == Math.rint(d) && Math.abs(d) < 1e15 ? Long.toString((long) d) : Double.toString(d);
   }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.Map;
+import sand.common.ConfigDef;
 
 /**
  * An application's settings (the JSON of {@code applications.settings}, docs/host-agent.md): limits of
@@ -113,8 +114,7 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
   private static void check(String key, double value) {
     Rules.Setting rule = RULES.get(key);
     if (!rule.accepts(value)) {
-      throw new IllegalArgumentException("application setting " + key + "=" + (value == Math.rint(value)
-          ? Long.toString((long) value) : Double.toString(value)) + " is invalid: must be " + rule.mustBe());
+      throw new IllegalArgumentException("application setting " + key + "=" + ConfigDef.plain(value) + " is invalid: must be " + rule.mustBe());
     }
   }
 }

@@ -1,5 +1,7 @@
 package sand.contracts;
 
+import static sand.common.ConfigDef.plain;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -73,9 +75,5 @@ public final class Rules {
     List<String> out = new ArrayList<>();
     array.forEach(v -> out.add(v.asText()));
     return List.copyOf(out);
-  }
-
-  private static String plain(double d) {
-    return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
   }
 }
