@@ -83,17 +83,13 @@ final class ExecutionLog implements AutoCloseable {
   }
 
   private CompletableFuture<Void> write(String what, String executionId, Runnable w) {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    writers.execute(() -> {
+    return CompletableFuture.runAsync(() -> {
       try {
         w.run();
       } catch (RuntimeException e) {
         LOG.warn("[execution {}] could not record its {}: {}", executionId, what, e.toString());
-      } finally {
-        done.complete(null);
       }
-    });
-    return done;
+    }, writers);
   }
 
   /** Finish the queued writes (bounded), then stop. */
