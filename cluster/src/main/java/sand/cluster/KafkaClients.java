@@ -1,6 +1,9 @@
 package sand.cluster;
 
+import java.util.Map;
 import java.util.Properties;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
@@ -24,6 +27,21 @@ public final class KafkaClients {
   public static final int MAX_REQUEST_BYTES = (16 << 20) + (64 << 10);
 
   private KafkaClients() {}
+
+  /** A topic SAND creates: records as large as a local bus message (Kafka's default limit is 1 MiB). */
+  public static NewTopic newTopic(String name, int partitions, short replication) {
+    return new NewTopic(name, partitions, replication)
+        .configs(Map.of("max.message.bytes", Integer.toString(MAX_REQUEST_BYTES)));
+  }
+
+  /** An admin client's settings: requests time out in 10 s, calls in 20 s (topic creation at start). */
+  public static Properties adminProperties(String bootstrapServers) {
+    Properties p = new Properties();
+    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
+    return p;
+  }
 
   /** {@code flag} as a record for {@code topic}: keyed by its event id; {@code partition} null lets Kafka place it. */
   public static ProducerRecord<String, byte[]> record(String topic, Integer partition, ConditionFlag flag) {

@@ -1,12 +1,9 @@
 package sand.frontend;
 
 import java.util.List;
-import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 import sand.cluster.KafkaClients;
@@ -27,17 +24,12 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
 
   /** The topic as it is created. */
   NewTopic newTopic(String topic) {
-    return new NewTopic(topic, 1, replication)
-        .configs(Map.of("max.message.bytes", Integer.toString(KafkaClients.MAX_REQUEST_BYTES)));
+    return KafkaClients.newTopic(topic, 1, replication);
   }
 
   @Override
   public void ensureResponseTopic(String topic) {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
-    try (Admin admin = Admin.create(p)) {
+    try (Admin admin = Admin.create(KafkaClients.adminProperties(bootstrap))) {
       admin.createTopics(List.of(newTopic(topic))).all().get(30, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof TopicExistsException)) {
