@@ -153,8 +153,12 @@ final class ApplicationDeployer implements AutoCloseable {
           drainForRedeploy(app.appId(), current);
         }
         boolean deployed = deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0);
-        if (!deployed && current != null) { // the old sandbox is gone and the new one failed: undeploy here
-          finishStop(app.appId(), null);
+        if (current != null) {
+          if (deployed) {
+            dropGoneGrains(app, current);
+          } else { // the old sandbox is gone and the new one failed: undeploy here
+            finishStop(app.appId(), null);
+          }
         }
       }
     } else {
@@ -174,9 +178,29 @@ final class ApplicationDeployer implements AutoCloseable {
   private void drainForRedeploy(String appId, Deployed current) {
     LOG.info("[host {} app {}] redeploying: stopping version {}; its local queues are kept", hostId, appId,
         current.version());
-    sandboxes.undeploy(appId);
-    current.sockets().close();
+    drainSandbox(appId, current);
     credentials.revoke(appId); // the old sandbox's credential; the new version gets its own
+  }
+
+  /** A redeploy's second half: the queues of grains the new version no longer has go (replayed from Kafka). */
+  private void dropGoneGrains(ApplicationRecord app, Deployed before) {
+    Set<String> grains = running.get(app.appId()).grains();
+    for (String g : before.grains()) {
+      if (!grains.contains(g)) {
+        int dropped = bus.deleteQueue(agentCredential, app.appId() + "/" + g);
+        LOG.info("[host {} app {}] grain {} is gone in version {}: its queue deleted ({} events, replayed from "
+            + "Kafka)", hostId, app.appId(), g, app.version(), dropped);
+      }
+    }
+  }
+
+  /**
+   * Stop the application's sandbox, its running instances finishing in the stop grace; the application
+   * stays in {@link #running} meanwhile, so their reports are handled.
+   */
+  private void drainSandbox(String appId, Deployed d) {
+    sandboxes.undeploy(appId);
+    d.sockets().close();
   }
 
   private boolean deploy(ApplicationRecord app, int failedBefore) {
@@ -204,19 +228,9 @@ final class ApplicationDeployer implements AutoCloseable {
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       Deployed deployed = new Deployed(app.version(), sockets, grains);
-      Deployed before;
       synchronized (grainsLock) {
-        before = running.put(appId, deployed);
+        running.put(appId, deployed);
         grainsChanged.accept(grainRefs());
-      }
-      if (before != null) { // a redeploy: the queues of grains this version no longer has go
-        for (String g : before.grains()) {
-          if (!grains.contains(g)) {
-            int dropped = bus.deleteQueue(agentCredential, appId + "/" + g);
-            LOG.info("[host {} app {}] grain {} is gone in version {}: its queue deleted ({} events, replayed from "
-                + "Kafka)", hostId, appId, g, app.version(), dropped);
-          }
-        }
       }
       failures.remove(appId);
       unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
@@ -308,8 +322,7 @@ final class ApplicationDeployer implements AutoCloseable {
       stopping.add(appId);
       grainsChanged.accept(grainRefs());
     }
-    sandboxes.undeploy(appId);
-    d.sockets().close();
+    drainSandbox(appId, d);
     finishStop(appId, state);
   }
 

@@ -380,7 +380,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     if (mine.isEmpty()) {
       return;
     }
-    boolean keepsOthers = !mine.containsAll(feeder.partitions());
+    boolean keepsOthers = mine.size() < feeder.partitions().size(); // mine is a subset of them
     if (commit && !closing && !keepsOthers) {
       long deadline = System.nanoTime() + settings.revokeDrain().toNanos();
       while (System.nanoTime() < deadline && mine.stream().anyMatch(tp -> tracker.pendingRecords(tp) > 0)) {

@@ -26,12 +26,10 @@ public record InstanceReport(boolean finished, String app, String grain, String 
   /** One item the instance wrote. */
   public record DataItem(DataKind kind, String name) {}
 
-  /** Parse a report; IllegalArgumentException says what is wrong. */
-  public static InstanceReport parse(byte[] payload) {
-    return parse(read(payload));
-  }
-
-  /** Any LQ_HA message as a JSON object (an instance's report, or a supervisor's "worker" report). */
+  /**
+   * Any LQ_HA message as a JSON object (an instance's report, or a supervisor's "worker" report); an instance's
+   * report is then {@link #parse}d. IllegalArgumentException says what is wrong.
+   */
   public static JsonNode read(byte[] payload) {
     JsonNode r;
     try {
@@ -45,7 +43,7 @@ public record InstanceReport(boolean finished, String app, String grain, String 
     return r;
   }
 
-  /** An instance's report, read by {@link #read}. */
+  /** An instance's report, read by {@link #read}; IllegalArgumentException says what is wrong. */
   public static InstanceReport parse(JsonNode r) {
     String type = r.path("type").asText("");
     if (!type.equals("finished") && !type.equals("sent")) {

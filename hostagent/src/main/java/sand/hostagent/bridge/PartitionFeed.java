@@ -11,7 +11,7 @@ import sand.contracts.GrainRef;
 
 /**
  * One partition this host owns, as the bridge feeds it into the grain's local queue: its recovery
- * while one runs, the events taken over that go first, and the records taken from Kafka but not yet
+ * while one runs, the events replayed or taken over that go first, and the records taken from Kafka but not yet
  * handled (held while the recovery is not done or the local queue is full). Owned by the consumer
  * thread; no locking.
  */
@@ -25,7 +25,7 @@ final class PartitionFeed {
   final GrainRef grain;
   /** Non-null from assignment until the partition's recovery (§4.2.1, {@link Recovery}) is done; null if none. */
   Recovery.State recovery;
-  /** Events of other hosts taken over (their {@code processing} records stayed unfinished). */
+  /** Events to process again, ahead of new records: replayed by the recovery, or taken over from other hosts. */
   final ArrayDeque<Redelivery> redeliveries = new ArrayDeque<>();
   /** Records the consumer returned, in order, not handled yet (the replay range's wait for the recovery's scan). */
   final ArrayDeque<ConsumerRecord<String, byte[]>> held = new ArrayDeque<>();

@@ -52,7 +52,6 @@ final class PartitionFeeder {
   private final Map<String, Orphan> orphans = new LinkedHashMap<>();
   /** Whether a host is known to have failed (cluster membership); unknown means alive. Any thread sets it. */
   private volatile Predicate<String> hostDead = h -> false;
-  private final Recovery.LocalQueue localQueue = (feed, eventId, event) -> deliver(feed, eventId, event) == Outcome.DONE;
 
   PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
                   OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery) {
@@ -111,7 +110,7 @@ final class PartitionFeeder {
       return;
     }
     if (feed.recovering()) { // §4.2.1: nothing new of the partition before its recovery is done
-      switch (recovery.advance(feed, localQueue)) {
+      switch (recovery.advance(feed)) {
         case SCANNING -> {
           setPaused(feed, false); // keep reading the replay range
           return;
@@ -121,17 +120,7 @@ final class PartitionFeeder {
           setPaused(feed, true);
           return;
         }
-        case QUEUE_FULL -> {
-          feed.backOff(now, settings.queueFullBackoffMax().toMillis());
-          setPaused(feed, true);
-          return;
-        }
-        case REPLAYING -> {
-          feed.succeeded();
-          setPaused(feed, true);
-          return;
-        }
-        case DONE -> { }
+        case REPLAYING, DONE -> { } // the replayed events are in feed.redeliveries
       }
     }
     while (!feed.redeliveries.isEmpty()) {
@@ -142,6 +131,11 @@ final class PartitionFeeder {
         return;
       }
       feed.redeliveries.poll();
+    }
+    if (feed.recovering()) { // the replayed events went in; no new message before they are processed
+      feed.succeeded();
+      setPaused(feed, true);
+      return;
     }
     while (!feed.held.isEmpty()) {
       if (handle(feed, feed.held.peek(), now) == Outcome.FULL) {

@@ -1,7 +1,6 @@
 package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,7 +36,8 @@ import sand.hostagent.bridge.PartitionFeed.Redelivery;
  *       otherwise it is processed again. The global data layer unreadable: checked again later, and
  *       nothing is replayed meanwhile;
  *   <li><b>replay</b>: the events not finished ({@code new}, {@code processing}, {@code data} not
- *       durable) go into the grain's local queue, in the order they first appear in the range;
+ *       durable) are handed to the feeder ({@link PartitionFeed#redeliveries}), which puts them into the
+ *       grain's local queue in the order they first appear in the range;
  *   <li><b>resume</b>: once every replayed event has finished, the partition is handed back to the
  *       {@link PartitionFeeder} for its new messages. Its progress is committed meanwhile by the
  *       {@link OffsetTracker} (the oldest unfinished record), so a host failing during a recovery
@@ -57,9 +57,10 @@ final class Recovery {
     SCANNING,
     /** Step 3: the global data layer cannot be read now; back off, pause, and try again. */
     DATA_LAYER_AWAY,
-    /** Step 4: the grain's local queue is full; back off, pause, and try again. */
-    QUEUE_FULL,
-    /** Step 5: a replayed event has not finished yet; pause (no new message before the replay is done). */
+    /**
+     * Step 5: a replayed event has not finished yet: deliver the partition's redeliveries, then pause (no new
+     * message before the replay is done).
+     */
     REPLAYING,
     /** Done: the partition's recovery is over; the feeder handles its new records. */
     DONE
@@ -76,20 +77,11 @@ final class Recovery {
    */
   record PlannedEvent(String eventId, Decision decision, ObjectNode event, List<DataMetadata> data) {}
 
-  /** The feeder's way into a grain's local queue (Figure 4 step 2): false when the queue is full. */
-  interface LocalQueue {
-    boolean offer(PartitionFeed feed, String eventId, ObjectNode event);
-  }
-
   /** One partition's recovery in progress. */
   static final class State {
     final Scan scan;
-    /** Steps 2-4: the events not finished, in order; null while scanning. */
+    /** Steps 2-4: the events not finished, in order; null while scanning, empty once step 4 handed them over. */
     List<PlannedEvent> plan;
-    /** Step 3 is done: no VERIFY step is left in the plan. */
-    boolean checked;
-    /** Step 4: the events still to put into the local queue, in order; null before the replay starts. */
-    ArrayDeque<Redelivery> replay;
 
     State(Scan scan) {
       this.scan = scan;
@@ -120,7 +112,7 @@ final class Recovery {
    * Take {@code feed}'s recovery as far as it can go now, steps in order. The consumer's records of the
    * partition wait in {@link PartitionFeed#held}; the scan takes those of the replay range from there.
    */
-  Status advance(PartitionFeed feed, LocalQueue localQueue) {
+  Status advance(PartitionFeed feed) {
     State s = feed.recovery;
     if (!scan(feed, s)) {                       // 1
       return Status.SCANNING;
@@ -129,9 +121,7 @@ final class Recovery {
     if (!checkDataFlags(feed, s)) {             // 3
       return Status.DATA_LAYER_AWAY;
     }
-    if (!replay(feed, s, localQueue)) {         // 4
-      return Status.QUEUE_FULL;
-    }
+    replay(feed, s);                            // 4
     if (!resume(feed, s)) {                     // 5
       return Status.REPLAYING;
     }
@@ -177,9 +167,6 @@ final class Recovery {
    * read now (the feeder backs off and calls again; events already decided stay decided).
    */
   private boolean checkDataFlags(PartitionFeed feed, State s) {
-    if (s.checked) {
-      return true;
-    }
     ApplicationData app = null;
     TopicPartition tp = feed.partition;
     for (int i = 0; i < s.plan.size(); i++) {
@@ -218,38 +205,26 @@ final class Recovery {
         s.plan.set(i, new PlannedEvent(st.eventId(), Decision.REPLAY, st.event(), List.of()));
       }
     }
-    s.checked = true;
     return true;
   }
 
   // ---- 4. replay
 
-  /** Put the events to process again into the local queue, in order; false when it is full. */
-  private boolean replay(PartitionFeed feed, State s, LocalQueue localQueue) {
-    if (s.replay == null) {
-      s.replay = new ArrayDeque<>();
-      for (PlannedEvent st : s.plan) {
-        if (st.decision() != Decision.REPLAY) {
-          continue;
-        }
-        if (st.event() == null) {
-          LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
-              + "range: skipped", host, feed, st.eventId());
-          tracker.abandon(feed.partition, st.eventId());
-        } else {
-          s.replay.add(new Redelivery(st.eventId(), st.event()));
-        }
+  /** Hand the events to process again, in order, to the feeder's redeliveries (once: the plan is emptied). */
+  private void replay(PartitionFeed feed, State s) {
+    for (PlannedEvent st : s.plan) {
+      if (st.decision() != Decision.REPLAY) {
+        continue;
       }
-      s.plan = List.of();
-    }
-    while (!s.replay.isEmpty()) {
-      Redelivery r = s.replay.peek();
-      if (!localQueue.offer(feed, r.eventId(), r.event())) {
-        return false;
+      if (st.event() == null) {
+        LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
+            + "range: skipped", host, feed, st.eventId());
+        tracker.abandon(feed.partition, st.eventId());
+      } else {
+        feed.redeliveries.add(new Redelivery(st.eventId(), st.event()));
       }
-      s.replay.poll();
     }
-    return true;
+    s.plan = List.of();
   }
 
   // ---- 5. resume

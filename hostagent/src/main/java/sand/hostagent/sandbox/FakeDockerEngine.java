@@ -103,6 +103,14 @@ public final class FakeDockerEngine implements DockerEngine {
     onStop.put(namePrefix, action);
   }
 
+  private static void runHooks(Map<String, java.util.function.Consumer<Container>> hooks, Container c) {
+    hooks.forEach((prefix, action) -> {
+      if (c.name.startsWith(prefix)) {
+        action.accept(c);
+      }
+    });
+  }
+
   /** An unreachable Engine fails every call like a missing socket would. */
   public synchronized void setReachable(boolean reachable) {
     this.reachable = reachable;
@@ -143,11 +151,7 @@ public final class FakeDockerEngine implements DockerEngine {
       c.exitCode = 0;
       c.oomKilled = false;
       c.starts++;
-      onStart.forEach((prefix, action) -> {
-        if (c.name.startsWith(prefix)) {
-          action.accept(c);
-        }
-      });
+      runHooks(onStart, c);
     }
   }
 
@@ -156,11 +160,7 @@ public final class FakeDockerEngine implements DockerEngine {
     record("stop", container + " " + timeout.toSeconds() + "s");
     Container c = require(container);
     if (c.status.equals("running")) {
-      onStop.forEach((prefix, action) -> {
-        if (c.name.startsWith(prefix)) {
-          action.accept(c);
-        }
-      });
+      runHooks(onStop, c);
       c.status = "exited";
       c.exitCode = 0;
     }

@@ -197,6 +197,7 @@ public final class SandboxManager {
       } catch (IOException e) {
         LOG.warn("[host {} app {}] could not delete its folder {}: {}", hostId, appId, folders.appDir(appId), e);
       }
+      d.container = null; // nothing to restart: a restart check that waited on this lock skips it
       deployments.remove(appId);
       LOG.info("[host {} app {}] undeployed{}", hostId, appId, removed ? "" : " (nothing was deployed)");
       return removed;
@@ -330,7 +331,7 @@ public final class SandboxManager {
       String app = e.getKey();
       Deployment d = e.getValue();
       synchronized (d) {
-        if (d.deploying || d.container == null || deployments.get(app) != d) { // undeployed while this waited
+        if (d.deploying || d.container == null) {
           continue;
         }
         Instant now = clock.instant();
