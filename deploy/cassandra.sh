@@ -172,9 +172,8 @@ start() {
     nolock=(setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock --)
   fi
   # Fewer glibc malloc arenas: upstream's cassandra-env.sh sets 4 to keep native memory down.
-  (cd "$CASSANDRA_DATA_DIR" && MALLOC_ARENA_MAX=4 start_bg "$COMP" "${BACKGROUND_NICE[@]}" "${nolock[@]}" "$JAVA" "${JVM_ARGS[@]}" \
+  (cd "$CASSANDRA_DATA_DIR" && MALLOC_ARENA_MAX=4 start_background "$COMP" "${nolock[@]}" "$JAVA" "${JVM_ARGS[@]}" \
     -cp "$CASS_DIST/*:$CASS_CONF" org.apache.cassandra.service.CassandraDaemon)
-  background_priority "$COMP"
   wait_until "$COMP" "$START_TIMEOUT" ready
   done_step
 }

@@ -48,12 +48,12 @@ cmd_up() {
 }
 
 cmd_status() {
-  local h pid state
-  for h in $(hosts); do
+  local h addr link up pid state
+  # netns.sh status has each host's address and link already: one call, not two more per host.
+  "${NETNS[@]}" status | while read -r h addr link up; do
     pid="$(cat "$(pidfile "kafka-$h")" 2>/dev/null || true)"
     state=stopped; if is_running "kafka-$h"; then state=running; fi
-    printf '%-4s %-14s %-10s kafka %-8s %s\n' "$h" "$("${NETNS[@]}" addr "$h")" \
-      "$("${NETNS[@]}" status | awk -v h="$h" '$1 == h {print $3 $4}')" "$state" "${pid:+pid $pid}"
+    printf '%-4s %-14s %-10s kafka %-8s %s\n' "$h" "$addr" "$link$up" "$state" "${pid:+pid $pid}"
   done
 }
 

@@ -153,12 +153,11 @@ cmd_start() {
   # G1 as Kafka's own scripts use it, minus GC logging, with a fixed 1 GB heap and G1's own pause goal and
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
-  start_bg "$KAFKA_COMP" "${KAFKA_IN_NETNS[@]}" "${BACKGROUND_NICE[@]}" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
+  start_background "$KAFKA_COMP" "${KAFKA_IN_NETNS[@]}" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
     -XX:+UseG1GC \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"
-  background_priority "$KAFKA_COMP"
   # A node of a static quorum answers only once a majority runs: deploy/cluster.sh starts them all, then waits.
   if [ "${SAND_KAFKA_NO_WAIT:-0}" != 1 ]; then wait_until "$KAFKA_COMP" "$KAFKA_START_TIMEOUT" cmd_ready; fi
   done_step

@@ -94,9 +94,9 @@ start_bg() {
 # frontends, host agents, sandboxes) where they share a host's CPUs: thanks to the gate and the write-behind
 # records their work is off the request path (backups, flags, records), and on a 2-vCPU host it otherwise takes
 # the CPU a waking grain worker needs (docs/benchmarks.md "CPU priority"). SAND_BACKGROUND_NICE (default 19,
-# 0 = off): start such a server as `start_bg comp "${BACKGROUND_NICE[@]}" cmd...` (every thread's nice, for
-# kernels without autogroups), then `background_priority comp`: Linux schedules each session as one group,
-# so a plain nice only ranks threads inside it; the group's own nice is what ranks it against the others.
+# 0 = off): start such a server with `start_background comp cmd...`: every thread's nice (for kernels without
+# autogroups), then its session's autogroup nice: Linux schedules each session as one group, so a plain nice only
+# ranks threads inside it; the group's own nice is what ranks it against the others.
 SAND_BACKGROUND_NICE="${SAND_BACKGROUND_NICE:-19}"
 BACKGROUND_NICE=()
 if [ "$SAND_BACKGROUND_NICE" != "0" ]; then BACKGROUND_NICE=(nice -n "$SAND_BACKGROUND_NICE"); fi
@@ -114,6 +114,12 @@ background_priority() {
     fi
     sleep 0.02
   done
+}
+
+# start_background <component> <cmd...>: start_bg at the background priority (above).
+start_background() {
+  start_bg "$1" "${BACKGROUND_NICE[@]}" "${@:2}"
+  background_priority "$1"
 }
 
 # stop_pid <component> [timeout]: TERM the process group we started, KILL after the timeout.

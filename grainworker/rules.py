@@ -24,10 +24,6 @@ def _load() -> dict[str, Any]:
     raise RuntimeError(f"neither {SOURCE} nor {COPY} exists: run deploy/install.sh")
 
 
-RULES = _load()
-APPLICATION_SETTINGS: dict[str, dict[str, Any]] = RULES["application_settings"]
-WORKFLOW_END: str = RULES["workflow"]["end"]
-WORKFLOW_NAME_PATTERN: str = RULES["workflow"]["name_pattern"]
-WORKFLOW_FUNCTION_FIELDS: tuple[str, ...] = tuple(RULES["workflow"]["function_fields"])
+RULES: dict[str, Any] = _load()
 
-__all__ = ["APPLICATION_SETTINGS", "RULES", "WORKFLOW_END", "WORKFLOW_FUNCTION_FIELDS", "WORKFLOW_NAME_PATTERN"]
+__all__ = ["RULES"]

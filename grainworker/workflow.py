@@ -16,16 +16,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from grainworker.rules import APPLICATION_SETTINGS, WORKFLOW_END, WORKFLOW_FUNCTION_FIELDS, WORKFLOW_NAME_PATTERN
+from grainworker.rules import RULES
 
-END = WORKFLOW_END
+_WORKFLOW = RULES["workflow"]
+END: str = _WORKFLOW["end"]
 # A grain's settings when its application's do not say: the same declaration the platform's side reads
 # (contracts/rules.json). Here, in a module with no imports but the standard library's and rules', so the
 # sandbox's supervisor can use them before its one import of the grain worker.
-DEFAULT_CONCURRENCY = int(APPLICATION_SETTINGS["concurrency"]["default"])
-DEFAULT_TIMEOUT_S = float(APPLICATION_SETTINGS["timeout_s"]["default"])
-NAME_RE = re.compile(f"^{WORKFLOW_NAME_PATTERN}$")
-FIELDS = frozenset(WORKFLOW_FUNCTION_FIELDS)
+DEFAULT_CONCURRENCY = int(RULES["application_settings"]["concurrency"]["default"])
+DEFAULT_TIMEOUT_S = float(RULES["application_settings"]["timeout_s"]["default"])
+NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
+FIELDS = frozenset(_WORKFLOW["function_fields"])
 
 __all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "Grain", "Workflow", "WorkflowError", "parse_workflow"]
 
