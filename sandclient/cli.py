@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _commands as commands
 
 
@@ -70,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("app_dir", help="folder with workflow.json and the grains' .py files")
     emu.add_argument("--input", help="run once with this JSON (or @file) and print the result")
     emu.add_argument("--port", type=int, default=5000, help="HTTP port to serve POST /app/<name> on")
-    emu.add_argument("--timeout", type=float, default=30.0, help="grain timeout in seconds")
+    emu.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                     help=f"grain timeout in seconds (default {DEFAULT_TIMEOUT_S:g}, as deployed)")
     emu.add_argument("--no-standby", action="store_true", help="fork on demand instead of a pre-forked standby")
     emu.set_defaults(func=cmd_emulate)
     _add_api_commands(sub)

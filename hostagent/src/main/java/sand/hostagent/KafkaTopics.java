@@ -3,14 +3,11 @@ package sand.hostagent;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 import sand.cluster.KafkaClients;
@@ -27,18 +24,13 @@ final class KafkaTopics implements GrainTopics, AutoCloseable {
   private final short replication;
 
   KafkaTopics(String bootstrap, int partitions, short replication) {
-    Properties p = new Properties();
-    p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-    p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 20_000);
-    this.admin = Admin.create(p);
+    this.admin = Admin.create(KafkaClients.adminProperties(bootstrap));
     this.partitions = partitions;
     this.replication = replication;
   }
 
   private NewTopic topic(String name, int parts) {
-    return new NewTopic(name, parts, replication)
-        .configs(Map.of("max.message.bytes", Integer.toString(KafkaClients.MAX_REQUEST_BYTES)));
+    return KafkaClients.newTopic(name, parts, replication);
   }
 
   void ensureControlTopic() {
