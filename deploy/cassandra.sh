@@ -11,7 +11,8 @@
 #
 # Knobs (environment): SAND_CASSANDRA_PORT / SAND_CASSANDRA_STORAGE_PORT (lib.sh),
 #   SAND_CASSANDRA_HEAP_MIN / SAND_CASSANDRA_HEAP_MAX  (default 256m / 768m),
-#   SAND_CASSANDRA_JMX_PORT  (default empty = JMX off; set e.g. 7199 to use nodetool, local only).
+#   SAND_CASSANDRA_JMX_PORT  (default empty = JMX off; set e.g. 7199 to use nodetool, local only),
+#   SAND_CASSANDRA_SEEDS  the ring's seed nodes, "addr:port,..." (default this node: a ring of one).
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -24,6 +25,7 @@ CASSANDRA_DATA_DIR="$SAND_DATA/cassandra"
 export CASSANDRA_DATA_DIR # used by render for @CASSANDRA_DATA_DIR@
 SAND_CASSANDRA_STORAGE_PORT="${SAND_CASSANDRA_STORAGE_PORT:-7000}"
 export SAND_CASSANDRA_STORAGE_PORT
+export SAND_CASSANDRA_SEEDS="${SAND_CASSANDRA_SEEDS:-$SAND_BIND:$SAND_CASSANDRA_STORAGE_PORT}"
 CASS_HEAP_MIN="${SAND_CASSANDRA_HEAP_MIN:-256m}"
 CASS_HEAP_MAX="${SAND_CASSANDRA_HEAP_MAX:-768m}"
 CASS_JMX_PORT="${SAND_CASSANDRA_JMX_PORT:-}"

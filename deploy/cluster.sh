@@ -1,85 +1,195 @@
 #!/usr/bin/env bash
-# SAND on several hosts of one machine (issue 12, in progress): hosts h1..hN from deploy/netns.sh, each running a
-# Kafka node of one KRaft cluster (broker and controller; static quorum of every host; internal topics replicated
-# min(N, 3) times, 2 in sync). Cassandra, host agents, frontends and nginx per host are not started here yet.
+# SAND on several hosts of one machine: hosts h1..hN are network namespaces (deploy/netns.sh) on a bridge, and the
+# same Ansible playbook that deploys a real cluster (deploy/ansible/site.yml) starts every component on them from an
+# inventory this script writes ($SAND_HOME/cluster/inventory.ini; SAND_CLUSTER_INVENTORY names another one):
+# Kafka on h1..h3 (KRaft, one node each), Cassandra on h1, a host agent on every host, a frontend on h1 and h2, and
+# nginx on this machine's $SAND_BIND:$SAND_NGINX_PORT (127.0.0.1:8080) in front of the frontends.
 #
-#   deploy/cluster.sh up N      create the hosts and start their Kafka nodes (N >= 1)
-#   deploy/cluster.sh status    one line per host: id, address, link, Kafka node state and pid
-#   deploy/cluster.sh kill H    lose host H: kill -9 its processes and cut its link
-#   deploy/cluster.sh down      stop everything and remove the hosts
+#   deploy/cluster.sh up N             create hosts h1..hN and start everything (idempotent)
+#   deploy/cluster.sh status           one line per host: id, address, state, its host agent's pid, its components
+#   deploy/cluster.sh kill H [COMP]    lose host H: kill -9 of its processes, its sandboxes removed, its link cut;
+#                                      with COMP (kafka, cassandra, hostagent, frontend-8081) kill -9 of that one only
+#   deploy/cluster.sh cut H | heal H   cut host H's link (its processes live on: a network partition) | restore it
+#   deploy/cluster.sh start H          bring host H back: heal its link, start what is not running there
+#   deploy/cluster.sh inventory N      print the inventory `up N` writes
+#   deploy/cluster.sh down             stop everything, remove the hosts and the cluster's data (logs are kept)
 source "$(dirname "$0")/lib.sh"
 
 HERE="$SAND_ROOT/deploy"
-CLUSTER_DATA="$SAND_DATA/cluster"
+CLUSTER_HOME="$SAND_HOME/cluster"
+INVENTORY="${SAND_CLUSTER_INVENTORY:-$CLUSTER_HOME/inventory.ini}"
+PREFIX="${SAND_NETNS_PREFIX:-sand-}"
 NETNS=(bash "$HERE/netns.sh")
+FRONTEND_PORT=8081
+ENTRY=entry # the inventory name of this machine's own part: nginx, outside every host
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
-# kafka_node H VOTERS CMD: deploy/kafka.sh CMD for host H's node, inside H's namespace, on H's address.
-kafka_node() {
-  local h="$1" voters="$2" cmd="$3" i="${1#h}"
-  SAND_BIND="$("${NETNS[@]}" addr "$h")" SAND_KAFKA_COMP="kafka-$h" SAND_KAFKA_NODE_ID="$i" \
-    SAND_KAFKA_VOTERS="$voters" SAND_KAFKA_NETNS="${SAND_NETNS_PREFIX:-sand-}$h" SAND_KAFKA_HEAP=384m \
-    SAND_KAFKA_CLUSTER_ID_FILE="$CLUSTER_DATA/kafka.cluster.id" SAND_KAFKA_NO_WAIT=1 \
-    bash "$HERE/kafka.sh" "$cmd"
+cmd_inventory() {
+  local n="$1" i h line
+  line() { echo "$1 sand_addr=$("${NETNS[@]}" addr "$1" 2>/dev/null || echo "${SAND_NETNS_SUBNET:-10.77.0}.$((10 + ${1#h}))") sand_netns=$PREFIX$1"; }
+  echo "# SAND on $n hosts of this machine, each a network namespace (deploy/netns.sh); written by deploy/cluster.sh."
+  echo "# The groups are a real cluster's (deploy/inventory.example.ini); only how a host is reached differs."
+  echo "[kafka]"; for i in $(seq 1 $((n < 3 ? n : 3))); do line "h$i"; done
+  echo "[cassandra]"; line h1
+  echo "[hostagents]"; for i in $(seq 1 "$n"); do line "h$i"; done
+  echo "[frontends]"; for i in $(seq 1 $((n < 2 ? n : 2))); do line "h$i"; done
+  echo "[nginx]"; echo "$ENTRY sand_addr=$SAND_BIND"
+  # Vars of a group of its own: they take precedence over the playbook's defaults (roles/sand/defaults).
+  cat <<EOF
+[sand:children]
+kafka
+cassandra
+hostagents
+frontends
+nginx
+[sand:vars]
+ansible_connection=local
+ansible_python_interpreter=$SAND_VENV/bin/python
+sand_root=$SAND_ROOT
+sand_home=$CLUSTER_HOME/{{ inventory_hostname }}
+sand_dist=$SAND_DIST
+sand_controller_dir=$CLUSTER_HOME
+sand_ship_source=false
+sand_install=false
+sand_prepare_docker=false
+sand_kafka_heap=384m
+sand_frontend_ports=$FRONTEND_PORT
+sand_nginx_port=$SAND_NGINX_PORT
+EOF
 }
 
-voters_of() {
-  local v="" h
-  for h in "$@"; do v+="${v:+,}${h#h}@$("${NETNS[@]}" addr "$h"):$SAND_KAFKA_CONTROLLER_PORT"; done
-  echo "$v"
+# playbook [ansible-playbook args...]: deploy/ansible/site.yml over the inventory.
+playbook() {
+  local log="$SAND_LOGS/cluster-playbook.log"
+  progress "Starting the cluster's components (deploy/ansible/site.yml, log $log)"
+  if ! ANSIBLE_STDOUT_CALLBACK=default ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_LOCALHOST_WARNING=0 \
+      "$SAND_VENV/bin/ansible-playbook" -i "$INVENTORY" "$HERE/ansible/site.yml" "$@" >"$log" 2>&1; then
+    grep -E '^(fatal|failed):|"(msg|stderr|stdout)":' "$log" | tail -n 12 | cut -c1-600 >&2 || true
+    die cluster "$log" "the playbook failed"
+  fi
+  done_step
 }
 
 cmd_up() {
-  local n="${1:-}" h
+  local n="${1:-}"
   [[ "$n" =~ ^[1-9][0-9]?$ ]] || die cluster - "usage: $0 up N (1..99)"
   "${NETNS[@]}" up "$n"
-  mkdir -p "$CLUSTER_DATA"
-  local all=(); for i in $(seq 1 "$n"); do all+=("h$i"); done
-  local voters; voters="$(voters_of "${all[@]}")"
-  for h in "${all[@]}"; do kafka_node "$h" "$voters" start; done
-  progress "Waiting for the $n Kafka nodes to form a quorum and answer"
-  for h in "${all[@]}"; do
-    wait_until "kafka-$h" 120 kafka_node "$h" "$voters" ready
-  done
-  done_step
-  echo "    bootstrap: $(for h in "${all[@]}"; do printf '%s:%s,' "$("${NETNS[@]}" addr "$h")" "$SAND_KAFKA_PORT"; done | sed 's/,$//')"
+  mkdir -p "$CLUSTER_HOME"
+  if [ -z "${SAND_CLUSTER_INVENTORY:-}" ]; then cmd_inventory "$n" >"$INVENTORY"; fi
+  # One Docker Engine serves every host of this machine: started, and the sandbox image built, once here.
+  if grep -q '^\[hostagents\]' "$INVENTORY"; then
+    bash "$HERE/docker.sh" start
+    bash "$HERE/sandbox-image.sh"
+  fi
+  playbook
+  cmd_status
+  if grep -q '^\[nginx\]' "$INVENTORY"; then echo "SAND cluster of $n hosts is up: http://$SAND_BIND:$SAND_NGINX_PORT"; fi
+}
+
+# roles_of H: the components the inventory puts on host H (pid file names in its state dir).
+roles_of() {
+  awk -v h="$1" -v fe="frontend-$FRONTEND_PORT" '
+    /^\[/ { group = substr($0, 2, length($0) - 2); next }
+    $1 == h && group == "kafka" { print "kafka" }
+    $1 == h && group == "cassandra" { print "cassandra" }
+    $1 == h && group == "hostagents" { print "hostagent" }
+    $1 == h && group == "frontends" { print fe }
+    $1 == h && group == "nginx" { print "nginx" }' "$INVENTORY"
+}
+
+# pid_of H COMP: the pid of H's COMP if it is alive (not a zombie), else nothing.
+pid_of() {
+  local pid
+  pid="$(cat "$CLUSTER_HOME/$1/run/$2.pid" 2>/dev/null)" || return 0
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ]; then echo "$pid"; fi
 }
 
 cmd_status() {
-  local h addr link up pid state
-  # netns.sh status has each host's address and link already: one call, not two more per host.
+  [ -f "$INVENTORY" ] || return 0
+  local h addr link up comp state agent parts
   "${NETNS[@]}" status | while read -r h addr link up; do
-    pid="$(cat "$(pidfile "kafka-$h")" 2>/dev/null || true)"
-    state=stopped; if is_running "kafka-$h"; then state=running; fi
-    printf '%-4s %-14s %-10s kafka %-8s %s\n' "$h" "$addr" "$link$up" "$state" "${pid:+pid $pid}"
+    state=up; parts=""; agent="-"
+    for comp in $(roles_of "$h"); do
+      if [ -n "$(pid_of "$h" "$comp")" ]; then parts+=" $comp"; else parts+=" $comp:stopped"; state=degraded; fi
+    done
+    if [ "$up" != UP ]; then state=cut; fi
+    if [ -z "$parts" ]; then state=empty; fi
+    agent="$(pid_of "$h" hostagent)"
+    printf '%-4s %-13s %-8s %-20s%s\n' "$h" "$addr" "$state" "hostagent ${agent:-none}" "$parts"
   done
+  if grep -q "^$ENTRY " "$INVENTORY"; then
+    local pid; pid="$(pid_of "$ENTRY" nginx)"
+    printf '%-4s %-13s %-8s %-20s%s\n' "-" "$SAND_BIND" "$([ -n "$pid" ] && echo up || echo degraded)" \
+      "nginx ${pid:-none}" " :$SAND_NGINX_PORT"
+  fi
 }
 
 cmd_kill() {
-  local h="${1:-}"
+  local h="${1:-}" comp="${2:-}" pid
   "${NETNS[@]}" addr "$h" >/dev/null
-  progress "Losing host $h: kill -9 of its processes, its link cut"
-  local ns="${SAND_NETNS_PREFIX:-sand-}$h" pid
-  for pid in $(ip netns pids "$ns"); do kill -9 "$pid" 2>/dev/null || true; done
+  if [ -n "$comp" ]; then
+    pid="$(pid_of "$h" "$comp")"
+    [ -n "$pid" ] || die cluster - "$comp is not running on $h"
+    progress "kill -9 of $comp on $h (pid $pid)"
+    kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid"
+    done_step
+    return 0
+  fi
+  progress "Losing host $h: kill -9 of its processes, its sandboxes removed, its link cut"
+  for pid in $(ip netns pids "$PREFIX$h"); do kill -9 "$pid" 2>/dev/null || true; done
+  remove_sandboxes "$h"
   "${NETNS[@]}" cut "$h"
   done_step
 }
 
+# remove_sandboxes H: H's sandbox containers (label sand.host=H), as a dead machine's would be gone.
+remove_sandboxes() {
+  local ids
+  ids="$(docker ps -aq --filter "label=sand.host=$1" 2>/dev/null || true)"
+  if [ -n "$ids" ]; then docker rm -f $ids >/dev/null 2>&1 || true; fi
+}
+
+cmd_start() {
+  local h="${1:-}"
+  "${NETNS[@]}" addr "$h" >/dev/null
+  "${NETNS[@]}" heal "$h"
+  playbook --limit "$h"
+  cmd_status
+}
+
 cmd_down() {
-  local h
+  local h pid
+  progress "Stopping the cluster"
+  if [ -f "$CLUSTER_HOME/$ENTRY/run/nginx.pid" ]; then SAND_HOME="$CLUSTER_HOME/$ENTRY" bash "$HERE/nginx.sh" stop; fi
   for h in $(hosts); do
-    if is_running "kafka-$h"; then stop_pid "kafka-$h" 30; fi
-    rm -f "$(pidfile "kafka-$h")"
+    # A host agent stops its sandboxes when asked (TERM); then the rest. Whatever is left is killed.
+    if [ -n "$(pid_of "$h" hostagent)" ]; then SAND_HOME="$CLUSTER_HOME/$h" bash "$HERE/hostagent.sh" stop || true; fi
+    for pid in $(ip netns pids "$PREFIX$h"); do kill -TERM "$pid" 2>/dev/null || true; done
+  done
+  for _ in $(seq 30); do
+    [ -z "$(for h in $(hosts); do ip netns pids "$PREFIX$h"; done)" ] && break
+    sleep 0.5
+  done
+  for h in $(hosts); do
+    for pid in $(ip netns pids "$PREFIX$h"); do kill -9 "$pid" 2>/dev/null || true; done
+    remove_sandboxes "$h"
   done
   "${NETNS[@]}" down
+  # A throwaway cluster: its data goes (a new `up` may have another size; Kafka's static quorum is fixed at format).
+  rm -rf "$CLUSTER_HOME"/*/data "$CLUSTER_HOME"/*/run "$CLUSTER_HOME/kafka.cluster.id"
+  done_step
 }
 
 case "${1:-}" in
   up) shift; cmd_up "$@" ;;
   status) cmd_status ;;
   kill) shift; cmd_kill "$@" ;;
+  cut) shift; "${NETNS[@]}" cut "${1:-}" ;;
+  heal) shift; "${NETNS[@]}" heal "${1:-}" ;;
+  start) shift; cmd_start "$@" ;;
+  inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
   down) cmd_down ;;
   *) usage ;;
 esac

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The frontends of this host: start|stop|status|ready|fetch (see deploy/lib.sh). One frontend per port in
-# $SAND_FRONTEND_PORTS (default "8081 8082"), id fe-<port>, pid file frontend-<port>, log frontend-<port>.log;
+# $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port> (the prefix is fe; in a cluster
+# fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log frontend-<port>.log;
 # nginx ($SAND_NGINX_PORT) load-balances over them. They need Kafka and Cassandra.
 source "$(dirname "$0")/lib.sh"
 
 COMP=frontend
 JAR="$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar"
 export SAND_FRONTEND_HOST="$SAND_BIND"
+ID_PREFIX="${SAND_FRONTEND_ID_PREFIX:-fe}"
 
 ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null; }
 ready() {
@@ -18,8 +20,8 @@ start_one() {
   local port="$1" comp="$COMP-$1"
   if is_running "$comp" && ready_one "$port"; then echo "    $comp already running"; return 0; fi
   require_port_free "$comp" "$port"
-  progress "Starting frontend fe-$port on $SAND_BIND:$port"
-  SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="fe-$port" start_bg "$comp" "$JAVA" -Xms64m -Xmx384m \
+  progress "Starting frontend $ID_PREFIX-$port on $SAND_BIND:$port"
+  SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_bg "$comp" "$JAVA" -Xms64m -Xmx384m \
     -XX:+UseSerialGC -Dorg.slf4j.simpleLogger.showDateTime=true \
     -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn \
     -Dorg.slf4j.simpleLogger.log.com.datastax=warn -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn \
@@ -36,9 +38,9 @@ case "${1:-}" in
     rc=0
     for p in $SAND_FRONTEND_PORTS; do
       if is_running "$COMP-$p" && ready_one "$p"; then
-          status_line "fe-$p" running "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")"
+          status_line "$ID_PREFIX-$p" running "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")"
       else
-        status_line "fe-$p" stopped; rc=3
+        status_line "$ID_PREFIX-$p" stopped; rc=3
       fi
     done
     exit "$rc"

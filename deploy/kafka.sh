@@ -14,16 +14,13 @@ source "$(dirname "$0")/lib.sh"
 KAFKA_HERE="$SAND_ROOT/deploy/kafka"
 KAFKA_LIB="$SAND_DIST/kafka-$KAFKA_VERSION"
 KAFKA_STAMP="$KAFKA_LIB/.sand-fetched"
-# One node of a cluster (deploy/cluster.sh sets these per host; alone, the defaults are the single node):
-#   SAND_KAFKA_COMP     its name for pid, log, config and data (kafka; kafka-h2 in a cluster)
-#   SAND_KAFKA_NODE_ID  its KRaft node id (1)
-#   SAND_KAFKA_VOTERS   the static controller quorum, "1@addr:port,2@..." (empty: a dynamic quorum of one)
-#   SAND_KAFKA_NETNS    the network namespace it runs in (empty: this one)
-KAFKA_COMP="${SAND_KAFKA_COMP:-kafka}"
+# One node of a cluster (deploy/ansible/site.yml sets these per host; alone, the defaults are the single node):
+#   SAND_KAFKA_NODE_ID     its KRaft node id (1)
+#   SAND_KAFKA_VOTERS      the static controller quorum, "1@addr:port,2@..." (empty: a dynamic quorum of one)
+#   SAND_KAFKA_CLUSTER_ID  the cluster id every node is formatted with (empty: one made here, kept beside the data)
+KAFKA_COMP=kafka
 export SAND_KAFKA_NODE_ID="${SAND_KAFKA_NODE_ID:-1}"
 SAND_KAFKA_VOTERS="${SAND_KAFKA_VOTERS:-}"
-KAFKA_IN_NETNS=()
-if [ -n "${SAND_KAFKA_NETNS:-}" ]; then KAFKA_IN_NETNS=(ip netns exec "$SAND_KAFKA_NETNS"); fi
 if [ -n "$SAND_KAFKA_VOTERS" ]; then
   export SAND_KAFKA_QUORUM="controller.quorum.voters=$SAND_KAFKA_VOTERS"
   voters=$(( $(tr -cd ',' <<<"$SAND_KAFKA_VOTERS" | wc -c) + 1 ))
@@ -39,7 +36,7 @@ KAFKA_CLIENT_PROPS="$KAFKA_CONF_DIR/client.properties"
 export SAND_KAFKA_DATA="$SAND_DATA/$KAFKA_COMP"
 KAFKA_DATA="$SAND_KAFKA_DATA"
 KAFKA_LOG_DIR="$KAFKA_DATA/log"          # must match log.dirs in the template
-KAFKA_CLUSTER_ID_FILE="${SAND_KAFKA_CLUSTER_ID_FILE:-$KAFKA_DATA/cluster.id}"
+KAFKA_CLUSTER_ID_FILE="$KAFKA_DATA/cluster.id"
 KAFKA_FETCH_LOG="$SAND_LOGS/kafka-fetch.log"
 KAFKA_FORMAT_LOG="$SAND_LOGS/$KAFKA_COMP-format.log"
 KAFKA_LOG4J="$KAFKA_HERE/log4j2.yaml"
@@ -107,6 +104,7 @@ EOF
 format_storage() {
   [ -f "$KAFKA_LOG_DIR/meta.properties" ] && return 0
   mkdir -p "$KAFKA_DATA"
+  if [ -n "${SAND_KAFKA_CLUSTER_ID:-}" ]; then echo "$SAND_KAFKA_CLUSTER_ID" >"$KAFKA_CLUSTER_ID_FILE"; fi
   if [ ! -s "$KAFKA_CLUSTER_ID_FILE" ]; then
     local id
     id="$("${KAFKA_TOOL_JAVA[@]}" kafka.tools.StorageTool random-uuid 2>"$KAFKA_FORMAT_LOG")" \
@@ -143,22 +141,20 @@ cmd_start() {
     done_step
     return 0
   fi
-  if [ ${#KAFKA_IN_NETNS[@]} -eq 0 ]; then
-    require_port_free kafka "$SAND_KAFKA_PORT"
-    require_port_free kafka "$SAND_KAFKA_CONTROLLER_PORT"
-  fi
+  require_port_free kafka "$SAND_KAFKA_PORT"
+  require_port_free kafka "$SAND_KAFKA_CONTROLLER_PORT"
   progress "Starting Kafka $KAFKA_VERSION ($KAFKA_COMP, node $SAND_KAFKA_NODE_ID) on $SAND_BIND:$SAND_KAFKA_PORT"
   render_config
   format_storage
   # G1 as Kafka's own scripts use it, minus GC logging, with a fixed 1 GB heap and G1's own pause goal and
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
-  start_background "$KAFKA_COMP" "${KAFKA_IN_NETNS[@]}" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
+  start_background "$KAFKA_COMP" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
     -XX:+UseG1GC \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"
-  # A node of a static quorum answers only once a majority runs: deploy/cluster.sh starts them all, then waits.
+  # A node of a static quorum answers only once a majority runs: deploy/ansible/site.yml starts them all, then waits.
   if [ "${SAND_KAFKA_NO_WAIT:-0}" != 1 ]; then wait_until "$KAFKA_COMP" "$KAFKA_START_TIMEOUT" cmd_ready; fi
   done_step
 }

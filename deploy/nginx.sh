@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # nginx in front of the frontend instances: start|stop|status|ready|fetch (see deploy/lib.sh).
+# Upstreams: $SAND_NGINX_UPSTREAMS ("addr:port ..."; in a cluster, every frontend host's), by default this host's
+# frontends ($SAND_FRONTEND_PORTS on $SAND_BIND).
 source "$(dirname "$0")/lib.sh"
 
 COMP=nginx
@@ -10,9 +12,9 @@ render_conf() {
   local tmp="$SAND_DATA/nginx/tmp"
   mkdir -p "$SAND_CONF/nginx" "$tmp"
   NGINX_UPSTREAMS=""
-  local port
-  for port in $SAND_FRONTEND_PORTS; do
-    NGINX_UPSTREAMS+="    server $SAND_BIND:$port max_fails=1 fail_timeout=2s;"$'\n'
+  local upstream
+  for upstream in ${SAND_NGINX_UPSTREAMS:-$(printf "$SAND_BIND:%s " $SAND_FRONTEND_PORTS)}; do
+    NGINX_UPSTREAMS+="    server $upstream max_fails=1 fail_timeout=2s;"$'\n'
   done
   NGINX_UPSTREAMS="${NGINX_UPSTREAMS%$'\n'}"
   # nginx's workers drop root privileges; give them a user that can write the temp paths. A checkout in a

@@ -28,10 +28,20 @@ public final class KafkaClients {
 
   private KafkaClients() {}
 
-  /** A topic SAND creates: records as large as a local bus message (Kafka's default limit is 1 MiB). */
+  /**
+   * A topic SAND creates: records as large as a local bus message (Kafka's default limit is 1 MiB), and, when
+   * replicated, a write acknowledged ({@code acks=all}) only once two replicas have it, so the loss of one broker
+   * loses no acknowledged backup or flag.
+   */
   public static NewTopic newTopic(String name, int partitions, short replication) {
     return new NewTopic(name, partitions, replication)
-        .configs(Map.of("max.message.bytes", Integer.toString(MAX_REQUEST_BYTES)));
+        .configs(Map.of("max.message.bytes", Integer.toString(MAX_REQUEST_BYTES),
+            "min.insync.replicas", Integer.toString(minInSyncReplicas(replication))));
+  }
+
+  /** 2 for a replicated topic (one broker may be lost), 1 for a topic on one broker. */
+  public static int minInSyncReplicas(int replication) {
+    return Math.min(replication, 2);
   }
 
   /** An admin client's settings: requests time out in 10 s, calls in 20 s (topic creation at start). */

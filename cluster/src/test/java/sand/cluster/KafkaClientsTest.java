@@ -21,4 +21,12 @@ class KafkaClientsTest {
     assertArrayEquals(finished.value(), r.value());
     assertNull(KafkaClients.record("t", null, finished).partition());
   }
+
+  @Test
+  void aReplicatedTopicAcknowledgesAWriteOnlyOnceTwoReplicasHaveIt() {
+    assertEquals("2", KafkaClients.newTopic("sand.shop.resize", 3, (short) 3).configs().get("min.insync.replicas"));
+    assertEquals("1", KafkaClients.newTopic("sand.shop.resize", 1, (short) 1).configs().get("min.insync.replicas"));
+    assertEquals(Integer.toString(KafkaClients.MAX_REQUEST_BYTES),
+        KafkaClients.newTopic("t", 1, (short) 2).configs().get("max.message.bytes"));
+  }
 }
