@@ -5,8 +5,8 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
-.PHONY: help install up down status test test-unit test-e2e lint demo bench clean distclean cluster cluster-status \
-	cluster-kill cluster-down
+.PHONY: help install up down status test test-unit test-e2e test-cluster lint demo bench clean distclean cluster \
+	cluster-status cluster-kill cluster-start cluster-down
 HOSTS ?= 3
 
 help:
@@ -17,8 +17,9 @@ help:
 	@echo "make down      stop what make up started"
 	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/)"
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
-	@echo "make cluster HOSTS=3   hosts h1..hN in network namespaces, one Kafka node each (in progress: issue 12)"
-	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-down"
+	@echo "make cluster HOSTS=3   SAND on hosts h1..hN of this machine (network namespaces), nginx on :8080"
+	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-start HOST=h2 | make cluster-down"
+	@echo "make test-cluster      the fault tests: a cluster of their own, hosts killed and cut (tests/cluster/)"
 
 install:
 	@deploy/install.sh
@@ -41,6 +42,9 @@ cluster-status:
 cluster-kill:
 	@deploy/cluster.sh kill $(HOST)
 
+cluster-start:
+	@deploy/cluster.sh start $(HOST)
+
 cluster-down:
 	@deploy/cluster.sh down
 
@@ -57,13 +61,20 @@ test-e2e: up
 	@echo "==> Java integration tests (against the running system)"
 	@$(MVN) -Dsand.it=true test
 	@echo "==> Python end-to-end tests (against the running system)"
-	@$(PY) -m pytest -q -m e2e
+	@$(PY) -m pytest -q -m "e2e and not cluster"
 
 test: up lint
 	@echo "==> Java tests, unit and integration (against the running system)"
 	@$(MVN) -Dsand.it=true test
 	@echo "==> Python tests, unit and end-to-end (against the running system)"
-	@$(PY) -m pytest -q
+	@$(PY) -m pytest -q -m "not cluster"
+	@deploy/down.sh
+	@$(MAKE) --no-print-directory test-cluster
+
+# The fault tests start a cluster of their own (its own namespaces, subnet and nginx port) and stop it.
+test-cluster: install
+	@echo "==> Fault tests on a 3-host cluster (kill -9 of hosts, agents, a broker, a frontend; a partition)"
+	@$(PY) -m pytest -q -s -m cluster tests/cluster
 
 demo: up
 	@deploy/demo.sh

@@ -148,7 +148,8 @@ public final class AppsHandler {
 
   ObjectNode describe(AppName n, ApplicationRecord app) {
     var states = store.appHostStates(app.appId());
-    AppStatus s = AppStatus.of(app, states, liveHosts());
+    Set<String> live = liveHosts();
+    AppStatus s = AppStatus.of(app, states, live);
     ObjectNode out = Json.object().put("name", app.name()).put("id", app.appId()).put("status", s.status())
         .put("error", s.error()).put("version", app.version());
     out.set("workflow", Json.stored(app.workflow()));
@@ -158,8 +159,9 @@ public final class AppsHandler {
     app.hosts().forEach(settings.withArray("hosts")::add);
     out.set("settings", settings);
     var hosts = out.putArray("hosts");
+    // alive: the host agent's heartbeat is recent; a host that died keeps its last state until it comes back.
     states.forEach(h -> hosts.addObject().put("host", h.hostId()).put("status", h.status()).put("error", h.error())
-        .put("updated", AppStatus.iso(h.updated())));
+        .put("updated", AppStatus.iso(h.updated())).put("alive", live.contains(h.hostId())));
     return out;
   }
 

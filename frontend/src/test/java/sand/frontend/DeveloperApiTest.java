@@ -234,7 +234,12 @@ class DeveloperApiTest {
     assertTrue(control.path("hosts").isNull());
 
     fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
-    assertEquals("deployed", fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("status").asText());
+    fe.store.setAppHostState(appId, "h9", "deployed", null, Instant.now()); // a host that died: no heartbeat
+    JsonNode deployed = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
+    assertEquals("deployed", deployed.path("status").asText());
+    assertEquals("h1 true h9 false", deployed.path("hosts").get(0).path("host").asText() + " "
+        + deployed.path("hosts").get(0).path("alive") + " " + deployed.path("hosts").get(1).path("host").asText()
+        + " " + deployed.path("hosts").get(1).path("alive"));
     assertError(fe.call("DELETE", "/api/v1/grains/greet", alice, null), 409, "conflict");
     assertError(fe.call("DELETE", "/api/v1/apps/shop", alice, null), 409, "conflict");
 

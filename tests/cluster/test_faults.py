@@ -1,0 +1,179 @@
+"""Fault tests of a 3-host SAND cluster on this machine (deploy/cluster.sh: hosts in network namespaces, 3 Kafka
+brokers, Cassandra, a host agent per host, 2 frontends, nginx): real processes killed with kill -9, a link cut.
+Each test ends with the cluster whole again, so they run in order on one cluster (~10 min in all)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandclient.client import Client
+from tests.cluster.workload import (
+    Cluster,
+    Outcome,
+    Stream,
+    cassandra_keys,
+    deploy_ledger,
+    ledger_runs,
+    percentile,
+    settle,
+    signup,
+    wrong_results,
+)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    c = Cluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        c.run("up", "3", timeout=900)
+        yield c
+    finally:
+        c.run("down", check=False, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def client(cluster: Cluster) -> Client:
+    return signup(cluster.url)
+
+
+@pytest.fixture(scope="module")
+def ledger(client: Client, tmp_path_factory: pytest.TempPathFactory) -> str:
+    deploy_ledger(client, "ledger", tmp_path_factory.mktemp("apps"))
+    return "ledger"
+
+
+def killing(cluster: Cluster, at: int, *args: str, when: dict[str, float]):  # noqa: ANN201 - a Stream callback
+    """A Stream callback that runs `cluster.sh kill ARGS` once `at` requests have been answered."""
+    def on_progress(done: int) -> None:
+        if done == at and "t" not in when:
+            when["t"] = time.monotonic()
+            cluster.run("kill", *args)
+    return on_progress
+
+
+def check_stream(client: Client, app: str, outcomes: list, deadline_s: float = 180) -> dict[int, object]:
+    results = settle(client, outcomes, deadline_s)
+    bad = wrong_results(outcomes, results)
+    assert not bad, f"{len(bad)} of {len(outcomes)} requests did not end with exactly their result:\n" + "\n".join(
+        bad[:20])
+    return results
+
+
+def wait_alive(client: Client, app: str, host: str, timeout_s: float = 120) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        hosts = {h["host"]: h for h in client.status(app)["hosts"]}
+        if hosts.get(host, {}).get("alive") and hosts[host]["status"] == "deployed":
+            return
+        time.sleep(1)
+    raise AssertionError(f"{host} not back for {app}: {client.status(app)['hosts']}")
+
+
+def served_by(client: Client, execution_id: str) -> set[str]:
+    hops = client.execution(execution_id)["timings"]["hops"]
+    return {h["where"] for h in hops if h["step"].startswith("host agent:")}
+
+
+def test_a_host_crash_during_1000_requests_loses_nothing_and_answers_each_once(
+        cluster: Cluster, client: Client, ledger: str) -> None:
+    when: dict[str, float] = {}
+    outcomes = Stream(client, ledger, 1000, threads=8, on_progress=killing(cluster, 300, "h3", when=when)).run()
+    assert "t" in when
+    assert cluster.status()["h3"][2] == "cut"
+    check_stream(client, ledger, outcomes)
+    # Data written by every completed execution is in Cassandra, not only in a local data layer.
+    app_id = client.status(ledger)["id"]
+    orders, audits = ledger_runs(cassandra_keys(cluster.addr("h1"), app_id))
+    assert orders == set(range(1000)), f"{1000 - len(orders)} orders missing from Cassandra"
+    assert set(audits) == set(range(1000))
+    after = [o for o in outcomes if o.answered > when["t"]]
+    takeover = max(o.answered for o in outcomes) - when["t"]
+    print(f"\nhost crash: 1000 requests, {len(after)} answered after the kill, last {takeover:.1f}s after it; "
+          f"latency p50 {percentile([o.answered - o.sent for o in outcomes], 50) * 1000:.0f} ms, p99 "
+          f"{percentile([o.answered - o.sent for o in outcomes], 99) * 1000:.0f} ms; audit re-runs "
+          f"{sum(1 for v in audits.values() if v > 1)}; HTTP {sorted({o.status for o in outcomes})}")
+    hosts = {h["host"]: h for h in client.status(ledger)["hosts"]}
+    assert hosts["h3"]["alive"] is False and hosts["h1"]["alive"] and hosts["h2"]["alive"], hosts
+
+
+def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluster, client: Client,
+                                                                  ledger: str) -> None:
+    cluster.run("start", "h3")
+    assert cluster.status()["h3"][2] == "up"
+    wait_alive(client, ledger, "h3")
+    outcomes = Stream(client, ledger, 150, threads=6).run()
+    check_stream(client, ledger, outcomes)
+    served = set().union(*(served_by(client, o.execution_id) for o in outcomes))
+    assert "h3" in served, f"no request reached h3 after it rejoined (served by {served})"
+
+
+def test_a_host_agent_killed_and_restarted_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
+    when: dict[str, float] = {}
+    outcomes = Stream(client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "hostagent",
+                                                                            when=when)).run()
+    check_stream(client, ledger, outcomes)
+    cluster.run("start", "h2")
+    wait_alive(client, ledger, "h2")
+    check_stream(client, ledger, Stream(client, ledger, 60, threads=6).run())
+
+
+def test_a_kafka_broker_killed_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
+    when: dict[str, float] = {}
+    outcomes = Stream(client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "kafka",
+                                                                            when=when)).run()
+    assert "kafka:stopped" in cluster.status()["h2"]
+    check_stream(client, ledger, outcomes)
+    cluster.run("start", "h2")
+    assert "kafka:stopped" not in cluster.status()["h2"]
+
+
+def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster, client: Client,
+                                                                ledger: str) -> None:
+    # Requests that take 4 s are waiting on both frontends (nginx alternates) when fe-h1 dies.
+    slow = [client.invoke(ledger, {"n": n, "sleep_s": 4}, async_=True) for n in range(20)]
+    cluster.run("kill", "h1", "frontend-8081")
+    # nginx routes around the dead frontend: new requests are answered.
+    check_stream(client, ledger, Stream(client, ledger, 40, threads=4).run())
+    results = settle(client, [_outcome(n, inv.execution_id) for n, inv in enumerate(slow)], 120)
+    wrong = {n: r for n, r in results.items() if not (isinstance(r, dict) and r.get("receipt") == 2 * n)}
+    assert not wrong, f"results of executions waiting on the killed frontend: {json.dumps(wrong)[:2000]}"
+    cluster.run("start", "h1")
+    assert "frontend-8081:stopped" not in cluster.status()["h1"]
+
+
+def test_a_partitioned_host_is_taken_over_and_delivers_no_stale_result_when_it_returns(
+        cluster: Cluster, client: Client, ledger: str) -> None:
+    when: dict[str, float] = {}
+    outcomes = Stream(client, ledger, 300, threads=8, on_progress=lambda done: _cut(cluster, done, when)).run()
+    results = check_stream(client, ledger, outcomes)
+    cluster.run("heal", "h3")
+    wait_alive(client, ledger, "h3", 180)
+    time.sleep(10)  # what h3 held when cut has had time to surface
+    again = settle(client, outcomes, 60)
+    changed = [n for n in results if again[n] != results[n]]
+    assert not changed, f"results changed after the partition healed: {changed[:10]}"
+    check_stream(client, ledger, Stream(client, ledger, 60, threads=6).run())
+
+
+def _cut(cluster: Cluster, done: int, when: dict[str, float]) -> None:
+    if done == 80 and "t" not in when:
+        when["t"] = time.monotonic()
+        cluster.run("cut", "h3")
+
+
+def _outcome(n: int, execution_id: str) -> Outcome:
+    return Outcome(n, 202, execution_id)
+
+
+def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:
+    status = cluster.status()
+    assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(pytest.main([str(Path(__file__)), "-s"]))

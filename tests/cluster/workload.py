@@ -1,0 +1,208 @@
+"""A SAND cluster on this machine (deploy/cluster.sh) and the workload its fault tests and benchmarks/recovery.py
+run on it: a 3-grain application that writes to the data layer, a stream of numbered requests, and the check that
+every request ended with exactly one correct result."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandclient.client import ApiError, Client
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The ledger: `deposit` writes the order to the data layer, `audit` leaves a key of its own there on every run (a
+# re-run shows as two keys for one request), `receipt` answers. Every request is numbered; its result names its number.
+LEDGER = {
+    "deposit.py": "import json\n\ndef handle(event, context):\n"
+                  "    context.put('order-%d' % event['n'], json.dumps(event))\n    return event\n",
+    "audit.py": "import os\n\ndef handle(event, context):\n"
+                "    context.put('audit-%d-%s' % (event['n'], os.urandom(4).hex()), '1')\n    return event\n",
+    "receipt.py": "import time\n\ndef handle(event, context):\n    time.sleep(event.get('sleep_s', 0))\n"
+                  "    return {'n': event['n'], 'receipt': 2 * event['n'],\n"
+                  "            'execution_id': context.get_execution_id()}\n",
+}
+LEDGER_WORKFLOW = {"entry": "deposit", "functions": [{"name": "deposit", "next": ["audit"]},
+                                                     {"name": "audit", "next": ["receipt"]},
+                                                     {"name": "receipt", "next": ["end"]}]}
+
+
+class Cluster:
+    """deploy/cluster.sh with its own state dir, namespaces, bridge, subnet and nginx port (never a running one's)."""
+
+    def __init__(self, home: Path, *, prefix: str = "sandf-", subnet: str = "10.80.0", nginx_port: int = 8090) -> None:
+        self.home = home
+        self.subnet = subnet
+        self.url = f"http://127.0.0.1:{nginx_port}"
+        self.env = {**os.environ, "SAND_HOME": str(home), "SAND_DIST": str(ROOT / ".sand" / "dist"),
+                    "SAND_NETNS_PREFIX": prefix, "SAND_NETNS_BRIDGE": prefix.rstrip("-") + "br0",
+                    "SAND_NETNS_SUBNET": subnet, "SAND_NGINX_PORT": str(nginx_port)}
+
+    def run(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        r = subprocess.run(["bash", str(ROOT / "deploy" / "cluster.sh"), *args], env=self.env, capture_output=True,
+                           text=True, timeout=timeout)
+        if check and r.returncode != 0:
+            raise AssertionError(f"cluster.sh {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def addr(self, host: str) -> str:
+        return f"{self.subnet}.{10 + int(host[1:])}"
+
+    def status(self) -> dict[str, list[str]]:
+        """Host id -> its status line's words (id, address, state, 'hostagent', pid, components...)."""
+        return {line.split()[0]: line.split() for line in self.run("status").stdout.splitlines()}
+
+    def log(self, host: str, component: str) -> str:
+        return (self.home / "cluster" / host / "logs" / f"{component}.log").read_text(errors="replace")
+
+
+def deploy_ledger(client: Client, name: str, tmp: Path, timeout_s: float = 180) -> None:
+    folder = tmp / name
+    folder.mkdir(parents=True, exist_ok=True)
+    for fname, code in LEDGER.items():
+        (folder / fname).write_text(code)
+    (folder / "workflow.json").write_text(json.dumps({"name": name, **LEDGER_WORKFLOW}))
+    client.deploy(folder, name=name, timeout_s=timeout_s)
+
+
+def signup(url: str) -> Client:
+    c = Client(url)
+    key = c.signup("ops" + uuid.uuid4().hex[:8])["api_key"]
+    return Client(url, key, timeout_s=60)
+
+
+@dataclass
+class Outcome:
+    """What the caller saw for request n: the HTTP status, the execution id, the output (None if none)."""
+    n: int
+    status: int
+    execution_id: str
+    output: Any = None
+    error: str = ""
+    sent: float = 0.0
+    answered: float = 0.0
+
+
+@dataclass
+class Stream:
+    """Numbered requests from `threads` callers; `on_progress(done)` is called after each answer (e.g. to kill a
+    host once some are done)."""
+    client: Client
+    app: str
+    count: int
+    threads: int = 8
+    sleep_s: float = 0.0
+    timeout_s: float = 60.0
+    on_progress: Callable[[int], None] | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def run(self) -> list[Outcome]:
+        lock = threading.Lock()
+        todo = iter(range(self.count))
+
+        def worker() -> None:
+            while True:
+                with lock:
+                    n = next(todo, None)
+                if n is None:
+                    return
+                t0 = time.monotonic()
+                try:
+                    inv = self.client.invoke(self.app, {"n": n, "sleep_s": self.sleep_s}, timeout_s=self.timeout_s)
+                    o = Outcome(n, inv.status, inv.execution_id, inv.output)
+                except ApiError as e:
+                    o = Outcome(n, e.status, e.execution_id or "", None, f"{e.code}: {e}")
+                except Exception as e:  # noqa: BLE001 - a connection error is an outcome too (no execution id)
+                    o = Outcome(n, 0, "", None, repr(e))
+                o.sent, o.answered = t0, time.monotonic()
+                with lock:
+                    self.outcomes.append(o)
+                    done = len(self.outcomes)
+                if self.on_progress:
+                    self.on_progress(done)
+
+        ts = [threading.Thread(target=worker, daemon=True) for _ in range(self.threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return sorted(self.outcomes, key=lambda o: o.n)
+
+
+def settle(client: Client, outcomes: list[Outcome], deadline_s: float) -> dict[int, Any]:
+    """Each request's stored result, read back by its execution id (waiting for those still running): n -> result.
+    A request with no execution id, or whose execution is not done by the deadline, maps to an error string."""
+    results: dict[int, Any] = {}
+    end = time.monotonic() + deadline_s
+    pending = {o.n: o for o in outcomes}
+    while pending:
+        for n, o in list(pending.items()):
+            if not o.execution_id:
+                results[n] = f"no execution id ({o.status} {o.error})"
+                del pending[n]
+                continue
+            try:
+                ex = client.execution(o.execution_id)
+            except ApiError as e:
+                ex = {"status": f"unreadable: {e}"}
+            if ex.get("status") not in ("running", "queued") and not str(ex.get("status")).startswith("unreadable"):
+                results[n] = ex.get("result") if ex.get("status") == "succeeded" else ex
+                del pending[n]
+        if not pending or time.monotonic() > end:
+            break
+        time.sleep(1)
+    for n, o in pending.items():
+        results[n] = f"execution {o.execution_id} not done after {deadline_s}s"
+    return results
+
+
+def wrong_results(outcomes: list[Outcome], results: dict[int, Any]) -> list[str]:
+    """Every request whose result is not exactly its own, and every execution id given to two requests."""
+    bad = []
+    for o in outcomes:
+        r = results.get(o.n)
+        if not (isinstance(r, dict) and r.get("n") == o.n and r.get("receipt") == 2 * o.n
+                and r.get("execution_id") == o.execution_id):
+            bad.append(f"request {o.n} (HTTP {o.status}, execution {o.execution_id}): {str(r)[:300]}")
+        if o.status == 200 and o.output != r:
+            bad.append(f"request {o.n}: answered {o.output} but stored {r}")
+    ids = [o.execution_id for o in outcomes if o.execution_id]
+    if len(ids) != len(set(ids)):
+        bad.append(f"{len(ids) - len(set(ids))} execution ids shared by two requests")
+    return bad
+
+
+def cassandra_keys(addr: str, app_id: str) -> set[str]:
+    """An application's keys in Cassandra (the global data layer), by its id (GET /api/v1/apps/{name}'s `id`)."""
+    from cassandra.cluster import Cluster as CassandraCluster
+
+    cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10)
+    try:
+        s = cluster.connect()
+        return {r.key for r in s.execute("SELECT key FROM sand.kv WHERE app = %s", (app_id,), timeout=20)}
+    finally:
+        cluster.shutdown()
+
+
+def ledger_runs(keys: set[str]) -> tuple[set[int], dict[int, int]]:
+    """From the ledger's keys: the requests whose order was written, and how many times `audit` ran for each."""
+    orders = {int(k.split("-")[1]) for k in keys if k.startswith("order-")}
+    audits: dict[int, int] = {}
+    for k in keys:
+        if k.startswith("audit-"):
+            n = int(k.split("-")[1])
+            audits[n] = audits.get(n, 0) + 1
+    return orders, audits
+
+
+def percentile(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
