@@ -255,6 +255,16 @@ public final class LocalQueue<E> {
   }
 
   /**
+   * Messages taken by a poll whose reply could not be written (its poller died): back at the head, in
+   * order, and on to the next waiter. Call without holding the queue's lock.
+   */
+  public void giveBack(List<E> messages) {
+    if (!messages.isEmpty()) {
+      Handoff.deliver(putBack(messages));
+    }
+  }
+
+  /**
    * Put messages whose reply could not be written back at the head, in order, and hand them to the
    * next waiter. They may overshoot the capacity for a moment (other publishers filled the room they
    * left): a bound is never a reason to lose a message. A deleted queue drops them with the rest.
