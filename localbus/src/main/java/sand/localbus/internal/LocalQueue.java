@@ -138,6 +138,18 @@ public final class LocalQueue<E> {
     }
   }
 
+  /** A copy of what the queue holds now, head first. */
+  public List<E> snapshot() {
+    lock.lock();
+    try {
+      List<E> out = new ArrayList<>(items.size());
+      items.forEach(out::add);
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Messages in the queue now. */
   public int size() {
     lock.lock();
