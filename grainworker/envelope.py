@@ -16,10 +16,15 @@ the examples in contracts/src/test/resources/envelope.
 Report (on LQ_HA, one per grain instance, in the same atomic batch as its outputs)::
 
     {"type": "finished", "app", "grain", "execution_id", "event_id": <the handled event's id>,
-     "frontend", "status": "ok" | "error", "outputs": [<event> + {"local": bool}, ...],
+     "frontend", "status": "ok" | "error" | "lost", "outputs": [<event> + {"local": bool}, ...],
      "data": [[kind, name], ...], "logs": [[ns, level, text], ...], "start_ns", "end_ns", "pid"}
 
 ``"type": "sent"`` reports carry events a grain sent during its run (``send_to_function_now``).
+``"status": "lost"`` is the grain worker's report of an instance killed by SIGKILL from outside (not for its
+timeout): its one output is the error event, which the host agent sends only once it stops re-running the
+event (docs/host-agent.md, "Lost instances"). A re-delivered event carries ``"attempt": n`` (its n-th run).
+A supervisor's ``{"type": "worker", "app", "grain", "state", "message"}`` says how a grain worker is doing:
+``crash-looping``, ``running`` again, or ``exited`` (it died; what it had taken is re-delivered).
 An error is an ordinary event to ``end`` whose value is ``{"error": {"type", "message", "grain"}}``.
 """
 

@@ -71,8 +71,11 @@ def batch_for(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: l
     return deliveries
 
 
-def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str) -> list[tuple[str, bytes]]:
-    """What the worker publishes for an instance that died without publishing (timeout, kill, crash)."""
+def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str,
+                  status: str = "error") -> list[tuple[str, bytes]]:
+    """What the worker publishes for an instance that died without publishing (timeout, kill, crash): an error
+    event to the workflow's end. ``status`` "lost" (killed from outside) lets the host agent run the event again
+    instead of answering with the error (envelope.py)."""
     try:
         event = decode(raw)
     except ValueError:
@@ -80,7 +83,7 @@ def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str) -> li
     outputs = []
     if "execution_id" in event:
         outputs.append(make_event(event, END, error_value(kind, message, spec.grain), spec.grain))
-    return batch_for(spec, event, "error", outputs, None, time.time_ns())
+    return batch_for(spec, event, status, outputs, None, time.time_ns())
 
 
 def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: float) -> None:

@@ -252,6 +252,9 @@ class Supervisor:
                 continue
             w.pid = 0
             if not self._stopping:
+                # Said before the restart (restart.initial_s later at the earliest): the host agent re-delivers what
+                # the dead worker had taken and not finished, which then cannot be what the next worker takes.
+                self.report_health(w.grain, "exited", f"grain worker {w.grain} {_describe(status)}")
                 self._schedule_restart(w, time.monotonic() - w.started, status)
 
     def _schedule_restart(self, w: _Worker, ran_s: float, status: int | None = None) -> None:
@@ -275,7 +278,8 @@ class Supervisor:
                 self.report_health(w.grain, "running", f"grain worker {w.grain} has run {now - w.started:.0f}s")
 
     def report_health(self, grain: str, state: str, message: str) -> None:
-        """Tell the host agent (on LQ_HA) how a grain's worker is doing; it shows in the application's status."""
+        """Tell the host agent (on LQ_HA) how a grain's worker is doing: "crash-looping" and "running" show in the
+        application's status; "exited" (it died) has the agent re-deliver the events the worker had taken."""
         from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusClient
 
         report = {"type": "worker", "app": self.cfg.app, "grain": grain, "state": state, "message": message}

@@ -284,9 +284,12 @@ class GrainWorker:
             kind, msg = "Killed", f"grain instance of {self.cfg.grain} was killed by signal {-code}"
         else:
             kind, msg = "Crashed", f"grain instance of {self.cfg.grain} exited with code {code}"
+        # SIGKILL from outside (the OOM killer, an operator) says nothing about the grain's code: the run was
+        # lost, and the host agent may run the event again (bounded); any other death is the grain's error.
+        status = "lost" if code == -signal.SIGKILL and not child.killed_for else "error"
         log.warning("[%s/%s] instance %d: %s", self.cfg.app, self.cfg.grain, pid, msg)
         try:
-            self.bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg))
+            self.bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg, status))
         except Exception as e:  # noqa: BLE001 - the worker must outlive a failed report
             log.error("[%s/%s] could not report failed instance %d: %s", self.cfg.app, self.cfg.grain, pid, e)
 

@@ -190,6 +190,29 @@ def test_killed_worker_is_restarted_and_an_event_queued_meanwhile_is_processed(h
         s.close()
 
 
+def test_a_dead_worker_is_reported_exited_before_it_is_restarted(host: Host, tmp_path: Path) -> None:
+    # the host agent re-delivers what the worker had taken: it must hear of the death before a new worker polls
+    s = Sandbox(host, tmp_path, restart={"initial_s": 1.0, "max_s": 2, "stable_s": 30})
+    try:
+        s.wait_ready(4)
+        old = s.workers()["shout"]
+        os.kill(old, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        exited = None
+        while exited is None and time.monotonic() < deadline:
+            for app, payload in s.agent.poll_host_agent(100, 200):
+                r = decode(payload)
+                if r.get("type") == "worker" and r.get("state") == "exited":
+                    exited = (app, r)
+        assert exited is not None, s.log_text()
+        assert exited[0] == APP and exited[1]["grain"] == "shout"
+        assert exited[1]["message"] == "grain worker shout was killed by SIGKILL"
+        assert "shout" not in s.workers(), "reported before the next worker of shout starts"
+        s.wait_workers(4, exclude={old})
+    finally:
+        s.close()
+
+
 def test_orphaned_instance_finishes_and_is_reaped(sandbox: Sandbox) -> None:
     run = sandbox.publish("sleepy", {"s": 1.0})
     time.sleep(0.4)  # the instance is running
@@ -242,7 +265,7 @@ def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_pa
         while found is None and time.monotonic() < deadline:
             for _app, payload in s.agent.poll_host_agent(100, 200):
                 report = decode(payload)
-                if report.get("type") == "worker" and report["grain"] == "dier":
+                if report.get("type") == "worker" and report["grain"] == "dier" and report["state"] != "exited":
                     found = report
         assert found is not None, s.log_text()
         assert found["state"] == "crash-looping" and found["app"] == APP

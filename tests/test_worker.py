@@ -27,6 +27,8 @@ GRAINS = {
     "printer": "def handle(e, c):\n    print('to stdout')\n    c.log('to the log', 'WARNING')\n    return 'printed'\n",
     "hog": "def handle(e, c):\n    block = bytearray(e['mb'] * 1024 * 1024)\n    return len(block)\n",
     "quitter": "import os\ndef handle(e, c):\n    os._exit(3)\n",
+    "marker": "import os, time\ndef handle(e, c):\n    open(e['path'], 'w').write(str(os.getpid()))\n"
+              "    time.sleep(e['s'])\n    return 'slept'\n",
 }
 
 
@@ -114,6 +116,33 @@ def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> Non
     result = call(emu, "quitter", {})
     assert result["error"] == {"type": "Crashed", "message": "grain instance of quitter exited with code 3",
                                "grain": "quitter"}
+
+
+def report_of(emu: Emulator, grain: str) -> dict:
+    return [r for r in emu.reports if r["grain"] == grain][-1]
+
+
+def test_an_instance_killed_from_outside_is_reported_lost_and_a_crash_is_an_error(emu: Emulator,
+                                                                                   tmp_path: Path) -> None:
+    # SIGKILL not sent by the worker (OOM killer, operator): "lost", so the host agent may run the event again
+    pidfile = tmp_path / "pid"
+    answer: list[object] = []
+    caller = threading.Thread(target=lambda: answer.append(call(emu, "marker", {"path": str(pidfile), "s": 30})))
+    caller.start()
+    deadline = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text()):
+        assert time.monotonic() < deadline, "the instance never started"
+        time.sleep(0.02)
+    os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    caller.join(20)
+    assert answer and answer[0]["error"]["type"] == "Killed"
+    assert answer[0]["error"]["message"] == "grain instance of marker was killed by signal 9"
+    assert report_of(emu, "marker")["status"] == "lost"
+    # the grain's own death and its timeout are its errors, never re-run
+    call(emu, "quitter", {})
+    assert report_of(emu, "quitter")["status"] == "error"
+    call(emu, "sleepy", {"s": 60})
+    assert report_of(emu, "sleepy")["status"] == "error"
 
 
 def test_memory_limit_applies_per_instance(emu: Emulator) -> None:

@@ -196,6 +196,7 @@ public final class HostAgent implements AutoCloseable {
           logs.accept(r);
         });
     processor.setWorkerHealth(deployer::workerHealth);
+    sandboxes.onSandboxDied(processor::sandboxExited);
     if (config.getInt("gate.port") >= 0) { // frontends hand requests over here and take results (gate.thrift)
       gate = new FrontendGate(bridge, bus, agentCredential, tags);
       processor.setGate(gate);

@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.thrift.TBaseHelper;
-import org.apache.thrift.TProcessor;
 import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
 import sand.localbus.thrift.LocalBus;
@@ -13,6 +12,11 @@ import sand.localbus.thrift.LocalBus;
  * The Thrift face of a {@link LocalMessageBus} (localbus.thrift): converts payloads and maps
  * {@link BusException} to {@link BusError}. Payloads are not copied: the server's binary protocol reads
  * each into a fresh array, which the bus keeps; polled arrays are wrapped as they are.
+ *
+ * <p>Serve it through {@link LocalBusServer} (or {@link LocalBusServer#serveUnix}): its processor puts
+ * back at the head of the queue what it could not send to a poller that died. The plain generated
+ * processor does not (a blocked poll takes a message for a poller that died meanwhile, and loses it),
+ * so this class offers none.
  */
 public final class LocalBusService implements LocalBus.Iface {
 
@@ -20,15 +24,6 @@ public final class LocalBusService implements LocalBus.Iface {
 
   public LocalBusService(LocalMessageBus bus) {
     this.bus = bus;
-  }
-
-  /**
-   * The plain generated processor, in which a waiting poll blocks its connection's thread.
-   * {@link LocalBusServer} serves the bus with a faster one that hands messages from the publisher
-   * straight to a waiting poller's connection.
-   */
-  public TProcessor processor() {
-    return new LocalBus.Processor<>(this);
   }
 
   @Override

@@ -306,6 +306,39 @@ public final class LocalMessageBus {
     return dropped;
   }
 
+  /**
+   * A copy of what {@code queue} (a grain's) holds now, head first; host agent only. For its recovery of
+   * lost instances: what is still queued was not lost.
+   */
+  public List<byte[]> queued(String credential, String queue) {
+    requireHostAgent(credential, "queued");
+    QueueName name = QueueName.parse(queue);
+    if (name.hostAgentQueue()) {
+      throw new BusException(BAD_REQUEST, "queued: only a grain's queue, not " + HOST_AGENT_QUEUE);
+    }
+    LocalQueue<byte[]> q = queues.get(name.name());
+    return q == null ? List.of() : q.snapshot();
+  }
+
+  /**
+   * Put {@code payloads} at the head of {@code queue} (a grain's), in order, ahead of what waits there; host
+   * agent only. They were taken from it before (by a grain worker that died) and are let in past the queue's
+   * capacity and the application's quotas, like messages a dead poller could not be sent: a bound is never a
+   * reason to lose an event.
+   */
+  public void redeliver(String credential, String queue, List<byte[]> payloads) {
+    requireHostAgent(credential, "redeliver");
+    QueueName name = QueueName.parse(queue);
+    if (name.hostAgentQueue()) {
+      throw new BusException(BAD_REQUEST, "redeliver: only to a grain's queue, not " + HOST_AGENT_QUEUE);
+    }
+    for (byte[] p : payloads) {
+      checkPayload(name, p);
+    }
+    grainQueue(name.name()).giveBack(List.copyOf(payloads));
+    LOG.debug("[queue {}] {} messages re-delivered at the head", queue, payloads.size());
+  }
+
   /** Let {@code applicationCredential} act for {@code application}; host agent only. */
   public void grantApplication(String credential, String application, String applicationCredential) {
     requireHostAgent(credential, "grantApplication");

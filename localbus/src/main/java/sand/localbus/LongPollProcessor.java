@@ -161,7 +161,13 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
         deadlines, System.nanoTime() + timeout);
     List<E> now = q.pollOrPark(p, timeout > 0);
     if (now != null) {
-      c.reply(method, seqid, result.apply(now));
+      try {
+        c.reply(method, seqid, result.apply(now));
+      } catch (TException | RuntimeException e) {
+        // The poller is gone (on a Unix socket the write fails at once): what it took goes back first in line.
+        q.giveBack(now);
+        throw e;
+      }
       return;
     }
     c.park(p);

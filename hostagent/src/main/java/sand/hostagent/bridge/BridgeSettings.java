@@ -28,11 +28,14 @@ import sand.contracts.TopicNames;
  *                          beyond it the LQ_HA processor stops taking reports (backpressure)
  * @param haPollMessages    most LQ_HA messages taken per poll
  * @param haPollTimeout     longest wait of one LQ_HA poll
+ * @param lostRetries       how many times an event whose grain instance was lost (killed from outside, or its
+ *                          grain worker or sandbox died) is re-delivered into its local queue before its caller
+ *                          gets an error instead ({@link LocalRecovery})
  */
 public record BridgeSettings(String hostId, String groupId, Duration pollTimeout, Duration commitInterval,
                              Duration sendBackoffFirst, Duration sendBackoffMax, Duration queueFullBackoffMax,
                              Duration takeoverTimeout, Duration revokeDrain, long maxPendingBytes,
-                             int haPollMessages, Duration haPollTimeout) {
+                             int haPollMessages, Duration haPollTimeout, int lostRetries) {
 
   public static final String GROUP_ID = "group.id";
   public static final String POLL_TIMEOUT_MS = "poll.timeout.ms";
@@ -45,6 +48,7 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
   public static final String MAX_PENDING_BYTES = "max.pending.bytes";
   public static final String HA_POLL_MESSAGES = "ha.poll.messages";
   public static final String HA_POLL_TIMEOUT_MS = "ha.poll.timeout.ms";
+  public static final String LOST_RETRIES = "lost.retries";
 
   public BridgeSettings {
     if (hostId == null || hostId.isBlank()) {
@@ -93,7 +97,10 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
         .define(prefix + HA_POLL_MESSAGES, Type.INT, 256, between(1, 1000),
             "most LQ_HA messages taken per poll")
         .define(prefix + HA_POLL_TIMEOUT_MS, Type.INT, 200, between(0, 60_000),
-            "longest wait of one LQ_HA poll");
+            "longest wait of one LQ_HA poll")
+        .define(prefix + LOST_RETRIES, Type.INT, 2, between(0, 100),
+            "how many times an event whose grain instance was lost (killed by SIGKILL from outside, its grain "
+                + "worker or sandbox died) is run again on this host before its caller gets an error result");
   }
 
   /** Read the settings declared by {@link #declare} under {@code prefix}. */
@@ -103,37 +110,42 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
         ms(c.getInt(prefix + SEND_BACKOFF_MAX_MS)), ms(c.getInt(prefix + QUEUE_FULL_BACKOFF_MAX_MS)),
         ms(c.getLong(prefix + TAKEOVER_TIMEOUT_MS)), ms(c.getInt(prefix + REVOKE_DRAIN_MS)),
         c.getLong(prefix + MAX_PENDING_BYTES), c.getInt(prefix + HA_POLL_MESSAGES),
-        ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)));
+        ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)), c.getInt(prefix + LOST_RETRIES));
   }
 
   public BridgeSettings withGroupId(String v) {
     return new BridgeSettings(hostId, v, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
   }
 
   public BridgeSettings withCommitInterval(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, v, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
   }
 
   public BridgeSettings withSendBackoff(Duration first, Duration max) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, first, max,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
   }
 
   public BridgeSettings withTakeoverTimeout(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
   }
 
   public BridgeSettings withRevokeDrain(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
   }
 
   public BridgeSettings withMaxPendingBytes(long v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout, lostRetries);
+  }
+
+  public BridgeSettings withLostRetries(int v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, v);
   }
 
   private static Duration ms(long v) {

@@ -101,8 +101,9 @@ public final class FrontendGate implements HostAgentGate.Iface {
       return Admission.NOT_HERE;
     }
     CompletableFuture<Object> backedUp = new CompletableFuture<>();
-    bridge.inFlight().register(event.id(), new Home(grain.topic(), partition, grain.app(), backedUp));
     event.trace(Trace.AGENT_IN, host, taken, System.nanoTime());
+    bridge.inFlight().register(event.id(), new Home(grain.topic(), partition, grain.app(), backedUp, grain.grain(),
+        event.json()));
     try {
       bus.publish(agentCredential, grain.localQueue(), event.toBytes());
     } catch (BusException e) {

@@ -73,6 +73,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final String host;
   private final ReliableSender sender;
   private final InFlightEvents inFlight;
+  private final LocalRecovery recovery;
   private final Semaphore budget;
   private final int budgetPermits;
   /** Sends of {@code sent} reports, by "app/event" their instance handles: its finished flag waits for them. */
@@ -99,6 +100,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.host = bridge.host();
     this.sender = bridge.sender();
     this.inFlight = bridge.inFlight();
+    this.recovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
     this.budgetPermits = (int) Math.min(Integer.MAX_VALUE, settings.maxPendingBytes());
     this.budget = new Semaphore(budgetPermits);
   }
@@ -133,10 +135,25 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.health = health;
   }
 
-  /** A supervisor's report on a grain worker: to {@code health}, for the application the bus stamped. */
+  /**
+   * {@code app}'s sandbox died and is being started again: the events it had taken and not finished are
+   * delivered again ({@link LocalRecovery}). Call before the new sandbox runs.
+   */
+  public void sandboxExited(String app) {
+    recovery.sandboxExited(app);
+  }
+
+  /**
+   * A supervisor's report on a grain worker, for the application the bus stamped: a worker that died has
+   * what it had taken delivered again; its health goes to {@code health}.
+   */
   private void workerReport(HostAgentMessage m, JsonNode r) {
     WorkerHealth h = health;
     String grain = r.path("grain").asText("");
+    if ("exited".equals(r.path("state").asText()) && knownGrain.test(m.application(), grain)) {
+      recovery.workerExited(m.application(), grain);
+      return;
+    }
     if (h != null && knownGrain.test(m.application(), grain)) {
       h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
     }
@@ -222,6 +239,15 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     if (spoofed != null || !TopicNames.validApplication(app)) {
       LOG.warn("[host {}] [app {} grain {}] [exec {}] report refused: it names application '{}'", host, app, r.grain(),
           r.executionId(), spoofed == null ? app : spoofed);
+      return;
+    }
+    if (recovery.duplicate(app, r)) {
+      LOG.info("[host {}] [app {} grain {}] [exec {}] event {} was already finished by another run of it: this "
+          + "run's report is dropped", host, app, r.grain(), r.executionId(), r.eventId());
+      return;
+    }
+    if ("lost".equals(r.status()) && recovery.instanceLost(app, r)) {
+      listener.accept(r);
       return;
     }
     int permits = Math.max(1, Math.min(budgetPermits, m.payload().length));
@@ -320,7 +346,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     if (local && bridge.runsHere(next)) {
       Integer partition = bridge.backupPartition(next.topic(), id);
       CompletableFuture<?> sent = sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)));
-      inFlight.register(id, new Home(next.topic(), partition, app, sent));
+      inFlight.register(id, new Home(next.topic(), partition, app, sent, grain, event));
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}", host, app, grain,
           r.executionId(), id, next.topic(), partition == null ? "(by key)" : partition);
       return sent;

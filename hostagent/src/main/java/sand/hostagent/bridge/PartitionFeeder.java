@@ -182,17 +182,17 @@ final class PartitionFeeder {
       tracker.abandon(tp, eventId);
       return Outcome.DONE;
     }
-    inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE));
+    ObjectNode traced = event.deepCopy(); // a delivery retried after QUEUE_FULL gets one entry, not two
     try {
-      ObjectNode traced = event.deepCopy(); // a delivery retried after QUEUE_FULL gets one entry, not two
-      try {
-        Event.of(traced).trace(Trace.AGENT_IN, host, taken, System.nanoTime());
-      } catch (IllegalArgumentException e) {
-        LOG.warn("[host {}] [{}] event {} is not a valid envelope ({}): dropped", host, feed, eventId, e.getMessage());
-        inFlight.remove(grain.app(), eventId);
-        tracker.abandon(tp, eventId);
-        return Outcome.DONE;
-      }
+      Event.of(traced).trace(Trace.AGENT_IN, host, taken, System.nanoTime());
+    } catch (IllegalArgumentException e) {
+      LOG.warn("[host {}] [{}] event {} is not a valid envelope ({}): dropped", host, feed, eventId, e.getMessage());
+      tracker.abandon(tp, eventId);
+      return Outcome.DONE;
+    }
+    inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE, grain.grain(),
+        traced));
+    try {
       bus.publish(credential, grain.localQueue(), ConditionFlag.toBytes(traced));
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue", host, grain.app(),
           grain.grain(), event.path("execution_id").asText(), eventId, tp);

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,6 +71,7 @@ public final class SandboxManager {
   private final Clock clock;
   private final AppFolder folders;
   private final Map<String, Deployment> deployments = new ConcurrentHashMap<>();
+  private volatile Consumer<String> sandboxDied = app -> { };
 
   public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock) {
     this(hostId, settings, docker, clock, ApplicationLimits.defaults());
@@ -325,6 +327,22 @@ public final class SandboxManager {
    * sandbox has run for restart.max.ms). Returns the applications restarted. The host agent calls this
    * periodically.
    */
+  /**
+   * Told, with the application's id, of a sandbox that died, just before {@link #restartDead} starts it again
+   * (the host agent re-delivers the events it had taken). Must not throw.
+   */
+  public void onSandboxDied(Consumer<String> listener) {
+    this.sandboxDied = listener;
+  }
+
+  private void died(String app) {
+    try {
+      sandboxDied.accept(app);
+    } catch (RuntimeException e) {
+      LOG.error("[host {} app {}] recovering what its dead sandbox had taken failed", hostId, app, e);
+    }
+  }
+
   public List<String> restartDead() {
     List<String> restarted = new ArrayList<>();
     for (Map.Entry<String, Deployment> e : deployments.entrySet()) {
@@ -347,6 +365,7 @@ public final class SandboxManager {
           if (now.isBefore(d.restartNotBefore)) {
             continue;
           }
+          died(app); // before it runs again: what the dead sandbox had taken is re-delivered
           if (c.isPresent()) {
             ContainerInfo info = c.get();
             LOG.warn("[host {} app {}] sandbox {} is {} (exit code {}{}); restarting it. Last log lines:\n{}", hostId,

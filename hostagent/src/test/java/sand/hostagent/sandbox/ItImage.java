@@ -12,10 +12,10 @@ import java.util.stream.Stream;
  * the main checkout) with this worktree's grainworker package copied over /opt/sand/lib/grainworker, so
  * the tests run the supervisor and worker code under test. Built with the docker CLI, no network.
  */
-record ItImage(String tag) {
+public record ItImage(String tag) {
   static final String BASE = System.getProperty("sand.sandbox.base", "sand-sandbox:latest");
 
-  static ItImage build(Path root, String repo) throws IOException, InterruptedException {
+  public static ItImage build(Path root, String repo) throws IOException, InterruptedException {
     Path ctx = Files.createTempDirectory("sand-it-image");
     try {
       copyTree(root.resolve("grainworker"), ctx.resolve("grainworker"));
@@ -38,7 +38,7 @@ record ItImage(String tag) {
     }
   }
 
-  void remove() throws IOException, InterruptedException {
+  public void remove() throws IOException, InterruptedException {
     run(List.of("docker", "rmi", "-f", tag));
   }
 

@@ -33,6 +33,9 @@ public interface Backlog<E> {
   }
 
   /** Remove everything, handing each message to {@code dropped}. */
+  /** Every message held, for a snapshot (in taking order for a FIFO). */
+  void forEach(Consumer<? super E> action);
+
   void clear(Consumer<? super E> dropped);
 
   /** One FIFO. */
@@ -72,6 +75,11 @@ public interface Backlog<E> {
     @Override
     public int size() {
       return items.size();
+    }
+
+    @Override
+    public void forEach(Consumer<? super E> action) {
+      items.forEach(action);
     }
 
     @Override
@@ -145,6 +153,11 @@ public interface Backlog<E> {
     @Override
     public int size() {
       return size;
+    }
+
+    @Override
+    public void forEach(Consumer<? super E> action) {
+      turns.values().forEach(q -> q.forEach(action));
     }
 
     @Override

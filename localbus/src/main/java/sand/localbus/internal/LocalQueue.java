@@ -138,6 +138,18 @@ public final class LocalQueue<E> {
     }
   }
 
+  /** A copy of what the queue holds now, head first. */
+  public List<E> snapshot() {
+    lock.lock();
+    try {
+      List<E> out = new ArrayList<>(items.size());
+      items.forEach(out::add);
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Messages in the queue now. */
   public int size() {
     lock.lock();
@@ -251,6 +263,16 @@ public final class LocalQueue<E> {
       waiters.remove(w);
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * Messages taken by a poll whose reply could not be written (its poller died): back at the head, in
+   * order, and on to the next waiter. Call without holding the queue's lock.
+   */
+  public void giveBack(List<E> messages) {
+    if (!messages.isEmpty()) {
+      Handoff.deliver(putBack(messages));
     }
   }
 
