@@ -256,6 +256,20 @@ class DeveloperApiTest {
   }
 
   @Test
+  void aKnownKeyIsServedWhileTheClusterStateDoesNotAnswerAndAnUnknownOneGets502() throws Exception {
+    assertEquals(200, fe.call("GET", "/api/v1/apps", alice, null).status());
+    fe.accountsAway.set(true);
+    try {
+      assertEquals(200, fe.call("GET", "/api/v1/apps", alice, null).status());
+      var unknown = fe.call("GET", "/api/v1/apps", "sand_" + "0".repeat(48), null);
+      assertError(unknown, 502, "unavailable");
+      assertTrue(unknown.body().contains("try again shortly"), unknown.body());
+    } finally {
+      fe.accountsAway.set(false);
+    }
+  }
+
+  @Test
   void unknownRoutesAndMethodsAreJsonErrors() throws Exception {
     assertError(fe.call("GET", "/nope", null, null), 404, "not_found");
     assertError(fe.call("PATCH", "/api/v1/grains/x", alice, null), 405, "method_not_allowed");

@@ -50,7 +50,17 @@ final class TestFrontend implements AutoCloseable {
     }
   }
 
-  final InMemoryClusterStore store = new InMemoryClusterStore();
+  /** While true, looking an API key up fails as a Cassandra that does not answer would. */
+  final java.util.concurrent.atomic.AtomicBoolean accountsAway = new java.util.concurrent.atomic.AtomicBoolean();
+  final InMemoryClusterStore store = new InMemoryClusterStore() {
+    @Override
+    public java.util.Optional<String> accountByKey(String apiKeySha256) {
+      if (accountsAway.get()) {
+        throw new com.datastax.oss.driver.api.core.DriverTimeoutException("Query timed out after PT10S");
+      }
+      return super.accountByKey(apiKeySha256);
+    }
+  };
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;
