@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks._common import percentile
 from sandclient.client import Client
 from tests.cluster.workload import (
     Cluster,
@@ -19,7 +20,6 @@ from tests.cluster.workload import (
     cassandra_keys,
     deploy_ledger,
     ledger_runs,
-    percentile,
     settle,
     signup,
     wrong_results,

@@ -60,9 +60,6 @@ class Cluster:
         """Host id -> its status line's words (id, address, state, 'hostagent', pid, components...)."""
         return {line.split()[0]: line.split() for line in self.run("status").stdout.splitlines()}
 
-    def log(self, host: str, component: str) -> str:
-        return (self.home / "cluster" / host / "logs" / f"{component}.log").read_text(errors="replace")
-
 
 def deploy_ledger(client: Client, name: str, tmp: Path, timeout_s: float = 180) -> None:
     folder = tmp / name
@@ -201,8 +198,3 @@ def ledger_runs(keys: set[str]) -> tuple[set[int], dict[int, int]]:
             n = int(k.split("-")[1])
             audits[n] = audits.get(n, 0) + 1
     return orders, audits
-
-
-def percentile(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")

@@ -3,7 +3,10 @@ package sand.frontend;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -26,14 +29,14 @@ public final class AuthHandler extends Handler.Wrapper {
   public static final String ACCOUNT_ATTRIBUTE = "sand.account";
   public static final String ADMIN_ATTRIBUTE = "sand.admin";
 
-  static final java.time.Duration KEY_MAX_AGE = java.time.Duration.ofSeconds(30);
+  static final Duration KEY_MAX_AGE = Duration.ofSeconds(30);
   private static final int MAX_KEYS = 100_000; // beyond, forget them all (bounded memory; a re-read each)
 
   private record Known(String account, long readAtNanos) {}
 
   private final ClusterStore store;
   private final String adminKeySha256;
-  private final java.util.Map<String, Known> known = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Known> known = new ConcurrentHashMap<>();
 
   public AuthHandler(ClusterStore store, String adminKey, Handler next) {
     super(next);

@@ -322,12 +322,6 @@ public final class SandboxManager {
   // ---- keeping sandboxes alive
 
   /**
-   * Restart every deployed sandbox whose container is not running (recreating it if it is gone), each
-   * at most once per back-off period (doubling from restart.initial.ms to restart.max.ms; reset once a
-   * sandbox has run for restart.max.ms). Returns the applications restarted. The host agent calls this
-   * periodically.
-   */
-  /**
    * Told, with the application's id, of a sandbox that died, just before {@link #restartDead} starts it again
    * (the host agent re-delivers the events it had taken). Must not throw.
    */
@@ -343,6 +337,12 @@ public final class SandboxManager {
     }
   }
 
+  /**
+   * Restart every deployed sandbox whose container is not running (recreating it if it is gone), each
+   * at most once per back-off period (doubling from restart.initial.ms to restart.max.ms; reset once a
+   * sandbox has run for restart.max.ms). Returns the applications restarted. The host agent calls this
+   * periodically.
+   */
   public List<String> restartDead() {
     List<String> restarted = new ArrayList<>();
     for (Map.Entry<String, Deployment> e : deployments.entrySet()) {

@@ -32,10 +32,10 @@ public interface Backlog<E> {
     return size() == 0;
   }
 
-  /** Remove everything, handing each message to {@code dropped}. */
   /** Every message held, for a snapshot (in taking order for a FIFO). */
   void forEach(Consumer<? super E> action);
 
+  /** Remove everything, handing each message to {@code dropped}. */
   void clear(Consumer<? super E> dropped);
 
   /** One FIFO. */
