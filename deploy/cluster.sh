@@ -55,6 +55,7 @@ sand_ship_source=false
 sand_install=false
 sand_prepare_docker=false
 sand_kafka_heap=384m
+sand_background_nice=0
 sand_frontend_ports=$FRONTEND_PORT
 sand_nginx_port=$SAND_NGINX_PORT
 EOF

@@ -17,9 +17,8 @@ from tests.cluster.workload import (
     Cluster,
     Outcome,
     Stream,
-    cassandra_keys,
     deploy_ledger,
-    ledger_runs,
+    ledger_in_cassandra,
     settle,
     signup,
     wrong_results,
@@ -86,31 +85,37 @@ def test_a_host_crash_during_1000_requests_loses_nothing_and_answers_each_once(
     assert "t" in when
     assert cluster.status()["h3"][2] == "cut"
     check_stream(client, ledger, outcomes)
-    # Data written by every completed execution is in Cassandra, not only in a local data layer.
+    # Data written by every completed execution reaches Cassandra, not only a local data layer (behind the answers:
+    # the local data layers write to Cassandra asynchronously).
     app_id = client.status(ledger)["id"]
-    orders, audits = ledger_runs(cassandra_keys(cluster.addr("h1"), app_id))
-    assert orders == set(range(1000)), f"{1000 - len(orders)} orders missing from Cassandra"
+    orders, audits, waited = ledger_in_cassandra(cluster.addr("h1"), app_id, 1000)
+    assert orders == set(range(1000)), f"{1000 - len(orders)} orders missing from Cassandra after {waited:.0f} s"
     assert set(audits) == set(range(1000))
     after = [o for o in outcomes if o.answered > when["t"]]
     takeover = max(o.answered for o in outcomes) - when["t"]
     print(f"\nhost crash: 1000 requests, {len(after)} answered after the kill, last {takeover:.1f}s after it; "
           f"latency p50 {percentile([o.answered - o.sent for o in outcomes], 50) * 1000:.0f} ms, p99 "
           f"{percentile([o.answered - o.sent for o in outcomes], 99) * 1000:.0f} ms; audit re-runs "
-          f"{sum(1 for v in audits.values() if v > 1)}; HTTP {sorted({o.status for o in outcomes})}")
+          f"{sum(1 for v in audits.values() if v > 1)}; HTTP {sorted({o.status for o in outcomes})}; all orders in "
+          f"Cassandra {waited:.0f} s after the last answer was read back")
     hosts = {h["host"]: h for h in client.status(ledger)["hosts"]}
     assert hosts["h3"]["alive"] is False and hosts["h1"]["alive"] and hosts["h2"]["alive"], hosts
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a host that rejoined got no request of 150 (served by h1, h2 only)")
 def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluster, client: Client,
                                                                   ledger: str) -> None:
     cluster.run("start", "h3")
     assert cluster.status()["h3"][2] == "up"
     wait_alive(client, ledger, "h3")
-    outcomes = Stream(client, ledger, 150, threads=6).run()
-    check_stream(client, ledger, outcomes)
-    served = set().union(*(served_by(client, o.execution_id) for o in outcomes))
-    assert "h3" in served, f"no request reached h3 after it rejoined (served by {served})"
+    # Alive and deployed; its share of the entry grain's partitions comes with the group's next rebalance (the
+    # gate takes a request only on a host that owns one): it gets work within a minute.
+    served: set[str] = set()
+    end = time.monotonic() + 60
+    while "h3" not in served and time.monotonic() < end:
+        outcomes = Stream(client, ledger, 50, threads=6).run()
+        check_stream(client, ledger, outcomes)
+        served |= set().union(*(served_by(client, o.execution_id) for o in outcomes))
+    assert "h3" in served, f"no request reached h3 within 60 s after it rejoined (served by {served})"
 
 
 def test_a_host_agent_killed_and_restarted_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
@@ -133,8 +138,9 @@ def test_a_kafka_broker_killed_loses_nothing(cluster: Cluster, client: Client, l
     assert "kafka:stopped" not in cluster.status()["h2"]
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: nginx answers 502 to POSTs sent to the dead frontend (it does not "
-                                      "retry a non-idempotent request)")
+@pytest.mark.xfail(strict=True, reason="known gap: in the last run the other frontend took over the dead one's "
+                                      "response topic, yet executions waiting on it (odd-numbered ones) were not "
+                                      "done after 120 s")
 def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster, client: Client,
                                                                 ledger: str) -> None:
     # Requests that take 4 s are waiting on both frontends (nginx alternates) when fe-h1 dies.
@@ -149,8 +155,6 @@ def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster,
     assert "frontend-8081:stopped" not in cluster.status()["h1"]
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: with h3 cut, 2 of 300 executions timed out without a result "
-                                      "and 2 requests got no answer in 60 s")
 def test_a_partitioned_host_is_taken_over_and_delivers_no_stale_result_when_it_returns(
         cluster: Cluster, client: Client, ledger: str) -> None:
     when: dict[str, float] = {}
@@ -173,6 +177,25 @@ def _cut(cluster: Cluster, done: int, when: dict[str, float]) -> None:
 
 def _outcome(n: int, execution_id: str) -> Outcome:
     return Outcome(n, 202, execution_id)
+
+
+def test_cassandra_stopped_for_30s_loses_nothing(cluster: Cluster, client: Client,
+                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    # An application of its own: its keys in Cassandra are this test's only.
+    deploy_ledger(client, "ledger-c", tmp_path_factory.mktemp("apps-c"))
+    check_stream(client, "ledger-c", Stream(client, "ledger-c", 20, threads=4).run())  # API keys and apps cached
+    cluster.run("kill", "h1", "cassandra")
+    down = time.monotonic()
+    outcomes = Stream(client, "ledger-c", 150, threads=4).run()
+    served = sum(1 for o in outcomes if o.status == 200)
+    time.sleep(max(0.0, 30 - (time.monotonic() - down)))
+    cluster.run("start", "h1")
+    back = time.monotonic() - down
+    check_stream(client, "ledger-c", outcomes)
+    orders, _, waited = ledger_in_cassandra(cluster.addr("h1"), client.status("ledger-c")["id"], 150)
+    assert orders == set(range(150)), f"{150 - len(orders)} orders missing from Cassandra after {waited:.0f} s"
+    print(f"\nCassandra stopped: {served} of 150 requests answered 200 while it was down; back after {back:.0f} s; "
+          f"every order in Cassandra {waited:.0f} s later")
 
 
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:

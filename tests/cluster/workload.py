@@ -150,7 +150,9 @@ def settle(client: Client, outcomes: list[Outcome], deadline_s: float) -> dict[i
                 ex = client.execution(o.execution_id)
             except ApiError as e:
                 ex = {"status": f"unreadable: {e}"}
-            if ex.get("status") not in ("running", "queued") and not str(ex.get("status")).startswith("unreadable"):
+            # 'timeout' is not an end: the synchronous caller stopped waiting, the result may still come
+            if ex.get("status") not in ("running", "queued", "timeout") \
+                    and not str(ex.get("status")).startswith("unreadable"):
                 results[n] = ex.get("result") if ex.get("status") == "succeeded" else ex
                 del pending[n]
         if not pending or time.monotonic() > end:
@@ -187,6 +189,20 @@ def cassandra_keys(addr: str, app_id: str) -> set[str]:
         return {r.key for r in s.execute("SELECT key FROM sand.kv WHERE app = %s", (app_id,), timeout=20)}
     finally:
         cluster.shutdown()
+
+
+def ledger_in_cassandra(addr: str, app_id: str, count: int,
+                        deadline_s: float = 120) -> tuple[set[int], dict[int, int], float]:
+    """The ledger's orders and audit runs in Cassandra once every one of `count` orders is there, or at the deadline.
+    The local data layers write to Cassandra behind the executions (write-behind: an answer does not wait for it), so
+    an order reaches Cassandra some time after its answer; the seconds this took are returned too."""
+    start = time.monotonic()
+    while True:
+        orders, audits = ledger_runs(cassandra_keys(addr, app_id))
+        waited = time.monotonic() - start
+        if len(orders) >= count or waited > deadline_s:
+            return orders, audits, waited
+        time.sleep(2)
 
 
 def ledger_runs(keys: set[str]) -> tuple[set[int], dict[int, int]]:

@@ -9,14 +9,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TException;
 import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.transport.TSocket;
-import org.apache.thrift.transport.TTransport;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,17 +36,28 @@ import sand.contracts.gate.HostAgentGate;
  * <p>A request the agent accepted stays here until the agent acknowledges its backup in Kafka. When the poll
  * connection to that agent breaks, or no acknowledgement comes within {@link #ACK_TIMEOUT}, the request is put
  * into Kafka by this frontend ({@code fallback}): the paper's guarantee (the event reaches Kafka before it can
- * be lost) holds, and a duplicate run is answered only once (first result wins). An agent that is not reachable,
- * does not run the grain or is busy answers no: the request then goes through Kafka as before.
+ * be lost) holds, and a duplicate run is answered only once (first result wins). A request Kafka did not take
+ * (its brokers failing over, say) stays here and is put again every {@link #RETRY} until Kafka has it: the caller
+ * may already hold a 202. An agent that is not reachable, does not run the grain or is busy answers no: the
+ * request then goes through Kafka as before.
  */
 final class AgentGates extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
   static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+  static final Duration RETRY = Duration.ofSeconds(1);
+  /** The host of a request this frontend is putting into Kafka itself (no agent holds it). */
+  private static final String KAFKA = "";
   private static final int POOL = 8;
   private static final int CONNECT_TIMEOUT_MS = 1000;
+  private static final int POLL_WAIT_MS = 1000;
+  /**
+   * No call waits longer for an answer: a host whose link is cut sends no reset, and a call without a timeout
+   * would wait forever (its requests with it). A poll is answered within {@link #POLL_WAIT_MS}, a submit at once.
+   */
+  static final int READ_TIMEOUT_MS = 5000;
 
-  /** A request an agent accepted, not yet backed up in Kafka. */
-  private record Unacked(Event event, String host, long sinceNanos) {}
+  /** A request an agent accepted, not yet backed up in Kafka: put into Kafka here at {@code dueNanos}. */
+  private record Unacked(Event event, String host, long dueNanos) {}
 
   private final class Gate {
     final String host;
@@ -67,7 +79,7 @@ final class AgentGates extends AbstractLifeCycle {
   private final String frontendId;
   private final String credential;
   private final Consumer<byte[]> results;
-  private final Consumer<Event> fallback;
+  private final Function<Event, CompletableFuture<Void>> fallback;
   private final Map<String, Gate> gates = new ConcurrentHashMap<>();
   private final Map<String, Unacked> unacked = new ConcurrentHashMap<>();
   private final AtomicLong submitted = new AtomicLong();
@@ -77,10 +89,11 @@ final class AgentGates extends AbstractLifeCycle {
   /**
    * @param credential the gate's credential (ExecutionTag.credential("gate"))
    * @param results    gets every result an agent hands over (as the response topic's records)
-   * @param fallback   puts a request into Kafka (when its agent went away before backing it up)
+   * @param fallback   puts a request into Kafka (when its agent went away before backing it up); done when
+   *                   Kafka has it
    */
   AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
-             Consumer<byte[]> results, Consumer<Event> fallback) {
+             Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback) {
     this.store = store;
     this.clock = clock;
     this.hostMaxAge = hostMaxAge;
@@ -114,7 +127,7 @@ final class AgentGates extends AbstractLifeCycle {
       if (g == null || !g.up || System.nanoTime() < g.downUntilNanos) {
         continue;
       }
-      unacked.put(event.id(), new Unacked(event, g.host, System.nanoTime()));
+      unacked.put(event.id(), new Unacked(event, g.host, System.nanoTime() + ACK_TIMEOUT.toNanos()));
       Admission a = call(g, event);
       if (a == Admission.ACCEPTED) {
         submitted.incrementAndGet();
@@ -155,7 +168,7 @@ final class AgentGates extends AbstractLifeCycle {
     TSocket socket = new TSocket(new TConfiguration(), address.substring(0, colon),
         Integer.parseInt(address.substring(colon + 1)), CONNECT_TIMEOUT_MS);
     socket.open();
-    socket.setTimeout(0); // a poll waits as long as it asked to
+    socket.setTimeout(READ_TIMEOUT_MS);
     return new HostAgentGate.Client(new TBinaryProtocol(socket));
   }
 
@@ -196,7 +209,7 @@ final class AgentGates extends AbstractLifeCycle {
           c = connect(g.address);
           g.up = true;
         }
-        for (ByteBuffer b : c.poll(credential, frontendId, 256, 1000)) {
+        for (ByteBuffer b : c.poll(credential, frontendId, 256, POLL_WAIT_MS)) {
           byte[] m = new byte[b.remaining()];
           b.get(m);
           handle(m);
@@ -211,8 +224,10 @@ final class AgentGates extends AbstractLifeCycle {
           g.up = false;
           LOG.warn("[frontend {}] lost the gate of host {} ({}): {}; its unacknowledged requests go to Kafka",
               frontendId, g.host, g.address, e.toString());
+          closeIdle(g); // they lead to the same dead agent: a request must not find one once it is back
           resendAll(g.host);
           sleep(1000);
+          resendLate(); // every poller does: the others may all be down too
         }
       }
     }
@@ -237,14 +252,16 @@ final class AgentGates extends AbstractLifeCycle {
     }
   }
 
-  /** Requests whose backup was not acknowledged in time go to Kafka too. */
+  /** Requests whose backup was not acknowledged in time go to Kafka too (and those Kafka refused, again). */
   private void resendLate() {
-    long late = System.nanoTime() - ACK_TIMEOUT.toNanos();
+    long now = System.nanoTime();
     for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
-      if (e.getValue().sinceNanos() < late && unacked.remove(e.getKey(), e.getValue())) {
-        LOG.warn("[frontend {}] request {} not backed up by host {} within {} s: putting it into Kafka",
-            frontendId, e.getKey(), e.getValue().host(), ACK_TIMEOUT.toSeconds());
-        fallback.accept(e.getValue().event());
+      if (e.getValue().dueNanos() - now < 0 && unacked.remove(e.getKey(), e.getValue())) {
+        if (!KAFKA.equals(e.getValue().host())) {
+          LOG.warn("[frontend {}] request {} not backed up by host {} within {} s: putting it into Kafka",
+              frontendId, e.getKey(), e.getValue().host(), ACK_TIMEOUT.toSeconds());
+        }
+        putIntoKafka(e.getValue().event());
       }
     }
   }
@@ -252,8 +269,32 @@ final class AgentGates extends AbstractLifeCycle {
   private void resendAll(String host) {
     for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
       if (e.getValue().host().equals(host) && unacked.remove(e.getKey(), e.getValue())) {
-        fallback.accept(e.getValue().event());
+        putIntoKafka(e.getValue().event());
       }
+    }
+  }
+
+  /** Kafka takes the request, or it is kept and put again after {@link #RETRY}: it is never only dropped. */
+  private void putIntoKafka(Event event) {
+    CompletableFuture<Void> sent;
+    try {
+      sent = fallback.apply(event);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    sent.whenComplete((ok, e) -> {
+      if (e != null) {
+        LOG.warn("[frontend {}] request {} (execution {}) could not be put into Kafka: {}; again in {} s",
+            frontendId, event.id(), event.executionId(), e.toString(), RETRY.toSeconds());
+        unacked.putIfAbsent(event.id(), new Unacked(event, KAFKA, System.nanoTime() + RETRY.toNanos()));
+      }
+    });
+  }
+
+  private static void closeIdle(Gate g) {
+    HostAgentGate.Client c;
+    while ((c = g.idle.poll()) != null) {
+      c.getInputProtocol().getTransport().close();
     }
   }
 
@@ -275,11 +316,7 @@ final class AgentGates extends AbstractLifeCycle {
   protected void doStop() {
     running = false;
     for (Gate g : gates.values()) {
-      HostAgentGate.Client c;
-      while ((c = g.idle.poll()) != null) {
-        TTransport t = c.getInputProtocol().getTransport();
-        t.close();
-      }
+      closeIdle(g);
       if (g.poller != null) {
         g.poller.interrupt();
       }

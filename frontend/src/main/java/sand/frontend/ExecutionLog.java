@@ -6,6 +6,8 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -19,7 +21,8 @@ import sand.cluster.FrontendTables.ExecutionRecord;
  * few background threads, each with a time to live. The order the writes land in does not matter: the
  * final record carries a rank ({@link ClusterStore#resultRank}) and the highest rank wins. When the queue is
  * full the request's own thread writes (backpressure, nothing dropped). A synchronous request's id is known to
- * nobody before its answer carries it, so its start is held back and written with its end, in one write.
+ * nobody before its answer carries it, so its start is held back and written with its end, in one write. A write
+ * that fails (Cassandra away) is tried again for up to 10 minutes.
  */
 final class ExecutionLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLog.class);
@@ -28,10 +31,23 @@ final class ExecutionLog implements AutoCloseable {
   private final Duration ttl;
   private final ThreadPoolExecutor writers;
   private final Map<String, ExecutionRecord> heldBack = new ConcurrentHashMap<>();
+  private final Duration retryFor;
+  private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "execution-log-retry");
+    t.setDaemon(true);
+    return t;
+  });
+  private static final long MAX_PAUSE_MS = 5000;
 
   ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
+    this(store, ttl, threads, queue, Duration.ofMinutes(10));
+  }
+
+  /** @param retryFor how long a failed write is tried again before its record is given up (logged) */
+  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor) {
     this.store = store;
     this.ttl = ttl;
+    this.retryFor = retryFor;
     this.writers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
         new ArrayBlockingQueue<>(queue), r -> {
           Thread t = new Thread(r, "execution-log");
@@ -63,7 +79,7 @@ final class ExecutionLog implements AutoCloseable {
 
   /**
    * How the execution ended; {@code rank} decides between several ends of one execution. Completes when the
-   * write is done (or failed and was logged: a record that cannot be written is lost either way).
+   * write is done (or was given up and logged after its retries).
    */
   CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
              long rank) {
@@ -83,19 +99,51 @@ final class ExecutionLog implements AutoCloseable {
   }
 
   private CompletableFuture<Void> write(String what, String executionId, Runnable w) {
-    return CompletableFuture.runAsync(() -> {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    attempt(what, executionId, w, done, System.nanoTime(), 0);
+    return done;
+  }
+
+  /**
+   * One try of a write; a failed one (Cassandra away) is tried again with a growing pause for up to
+   * {@code retryFor}: a result that arrived while Cassandra was down is recorded when it is back.
+   */
+  private void attempt(String what, String executionId, Runnable w, CompletableFuture<Void> done, long since,
+                       int failures) {
+    Runnable once = () -> {
       try {
         w.run();
+        if (failures > 0) {
+          LOG.info("[execution {}] its {} is recorded after {} failed tries", executionId, what, failures);
+        }
+        done.complete(null);
       } catch (RuntimeException e) {
-        LOG.warn("[execution {}] could not record its {}: {}", executionId, what, e.toString());
+        if (System.nanoTime() - since > retryFor.toNanos() || retries.isShutdown()) {
+          LOG.warn("[execution {}] could not record its {}; given up after {} tries: {}", executionId, what,
+              failures + 1, e.toString());
+          done.complete(null);
+          return;
+        }
+        if (failures == 0) {
+          LOG.warn("[execution {}] could not record its {}: {}; trying again", executionId, what, e.toString());
+        }
+        long pauseMs = Math.min(MAX_PAUSE_MS, 250L << Math.min(failures, 6));
+        retries.schedule(() -> attempt(what, executionId, w, done, since, failures + 1), pauseMs,
+            TimeUnit.MILLISECONDS);
       }
-    }, writers);
+    };
+    if (writers.isShutdown()) {
+      once.run(); // closing: this thread writes (the pool would drop it)
+    } else {
+      writers.execute(once);
+    }
   }
 
   /** Finish the queued writes (bounded), then stop. */
   @Override
   public void close() {
     heldBack.keySet().forEach(this::release);
+    retries.shutdown(); // a write failing from now on is given up at once
     writers.shutdown();
     try {
       if (!writers.awaitTermination(10, TimeUnit.SECONDS)) {

@@ -170,7 +170,7 @@ public final class Frontend {
     AgentGates gates = null;
     if (config.getBoolean("gate")) {
       gates = new AgentGates(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")), id,
-          tags.credential("gate"), m -> results.arrived(null, m), e -> invoke.send(e));
+          tags.credential("gate"), m -> results.arrived(null, m), invoke::send);
       invoke.useGates(gates);
       metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);

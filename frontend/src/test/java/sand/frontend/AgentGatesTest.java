@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -68,6 +70,8 @@ class AgentGatesTest {
   private final FakeGate fake = new FakeGate();
   private final List<byte[]> results = new CopyOnWriteArrayList<>();
   private final List<Event> fallback = new CopyOnWriteArrayList<>();
+  /** How many of the next puts into Kafka fail (Kafka failing over). */
+  private final AtomicInteger kafkaRefuses = new AtomicInteger();
   private ThriftServer server;
   private AgentGates gates;
 
@@ -77,8 +81,13 @@ class AgentGatesTest {
     InMemoryClusterStore store = new InMemoryClusterStore();
     Instant now = Instant.now();
     store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + server.port(), 2, now, now));
-    gates = new AgentGates(store, Clock.systemUTC(), Duration.ofMinutes(1), "fe1", CREDENTIAL, results::add,
-        fallback::add);
+    gates = new AgentGates(store, Clock.systemUTC(), Duration.ofMinutes(1), "fe1", CREDENTIAL, results::add, e -> {
+      if (kafkaRefuses.getAndDecrement() > 0) {
+        return CompletableFuture.failedFuture(new IllegalStateException("NOT_ENOUGH_REPLICAS"));
+      }
+      fallback.add(e);
+      return CompletableFuture.completedFuture(null);
+    });
     gates.start();
   }
 
@@ -133,5 +142,48 @@ class AgentGatesTest {
     assertEquals("r5", fallback.get(0).id());
     assertEquals(0, gates.unacked());
     assertFalse(gates.submit(request("r6"), List.of("h1")), "a gate that is down takes nothing for a while");
+  }
+
+  @Test
+  void aRequestKafkaDidNotTakeIsPutAgainUntilItDoes() throws Exception {
+    kafkaRefuses.set(2);
+    assertTrue(gates.submit(request("r7"), List.of("h1")));
+    server.close();
+    eventually("Kafka takes the request at the third put", () -> fallback.size() == 1);
+    assertEquals("r7", fallback.get(0).id());
+    assertEquals(-1, kafkaRefuses.get(), "three puts: two refused, one taken");
+    assertEquals(0, gates.unacked());
+  }
+
+  @Test
+  void anAgentThatComesBackOnItsAddressGetsRequestsAgain() throws Exception {
+    int port = server.port();
+    // Requests at once: the frontend holds several connections to the agent.
+    List<Thread> callers = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      String id = "r8-" + i;
+      Thread t = new Thread(() -> gates.submit(request(id), List.of("h1")));
+      t.start();
+      callers.add(t);
+    }
+    for (Thread t : callers) {
+      t.join();
+    }
+    for (Event e : fake.submitted) {
+      fake.mailbox.add(("{\"backed_up\":\"" + e.id() + "\"}").getBytes(StandardCharsets.UTF_8));
+    }
+    eventually("the backup acks clear the requests", () -> gates.unacked() == 0);
+    server.close();
+    Thread.sleep(1500); // the poller sees it gone
+    FakeGate restarted = new FakeGate();
+    server = ThriftServer.tcp("gate-test", new HostAgentGate.Processor<>(restarted), "127.0.0.1", port, 16).start();
+    // The connections to the old agent are gone with it: within the 2 s a failed call keeps a gate out of use,
+    // the agent takes requests again (not one stale connection after another, 2 s each).
+    long since = System.nanoTime();
+    eventually("the restarted agent takes a request", () -> gates.submit(request("r9-" + System.nanoTime()),
+        List.of("h1")));
+    assertTrue(System.nanoTime() - since < TimeUnit.SECONDS.toNanos(4), "took "
+        + (System.nanoTime() - since) / 1_000_000 + " ms");
+    assertEquals(1, restarted.submitted.size());
   }
 }

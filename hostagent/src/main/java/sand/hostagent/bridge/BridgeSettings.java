@@ -31,11 +31,15 @@ import sand.contracts.TopicNames;
  * @param lostRetries       how many times an event whose grain instance was lost (killed from outside, or its
  *                          grain worker or sandbox died) is re-delivered into its local queue before its caller
  *                          gets an error instead ({@link LocalRecovery})
+ * @param recoveryFlags     whether a taken-over partition's condition flags decide what is processed again (the
+ *                          paper's recovery); false processes every event of the range again, as a global bus
+ *                          without flags would: the baseline of benchmarks/recovery.py, not for production
  */
 public record BridgeSettings(String hostId, String groupId, Duration pollTimeout, Duration commitInterval,
                              Duration sendBackoffFirst, Duration sendBackoffMax, Duration queueFullBackoffMax,
                              Duration takeoverTimeout, Duration revokeDrain, long maxPendingBytes,
-                             int haPollMessages, Duration haPollTimeout, int lostRetries) {
+                             int haPollMessages, Duration haPollTimeout, int lostRetries,
+                             boolean recoveryFlags) {
 
   public static final String GROUP_ID = "group.id";
   public static final String POLL_TIMEOUT_MS = "poll.timeout.ms";
@@ -49,6 +53,7 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
   public static final String HA_POLL_MESSAGES = "ha.poll.messages";
   public static final String HA_POLL_TIMEOUT_MS = "ha.poll.timeout.ms";
   public static final String LOST_RETRIES = "lost.retries";
+  public static final String RECOVERY_FLAGS = "recovery.flags";
 
   public BridgeSettings {
     if (hostId == null || hostId.isBlank()) {
@@ -100,7 +105,10 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
             "longest wait of one LQ_HA poll")
         .define(prefix + LOST_RETRIES, Type.INT, 2, between(0, 100),
             "how many times an event whose grain instance was lost (killed by SIGKILL from outside, its grain "
-                + "worker or sandbox died) is run again on this host before its caller gets an error result");
+                + "worker or sandbox died) is run again on this host before its caller gets an error result")
+        .define(prefix + RECOVERY_FLAGS, Type.BOOLEAN, true,
+            "whether the condition flags decide which events of a taken-over partition are processed again; false "
+                + "processes all of them again (the baseline of benchmarks/recovery.py, not for production)");
   }
 
   /** Read the settings declared by {@link #declare} under {@code prefix}. */
@@ -110,42 +118,56 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
         ms(c.getInt(prefix + SEND_BACKOFF_MAX_MS)), ms(c.getInt(prefix + QUEUE_FULL_BACKOFF_MAX_MS)),
         ms(c.getLong(prefix + TAKEOVER_TIMEOUT_MS)), ms(c.getInt(prefix + REVOKE_DRAIN_MS)),
         c.getLong(prefix + MAX_PENDING_BYTES), c.getInt(prefix + HA_POLL_MESSAGES),
-        ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)), c.getInt(prefix + LOST_RETRIES));
+        ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)), c.getInt(prefix + LOST_RETRIES),
+        c.getBoolean(prefix + RECOVERY_FLAGS));
   }
 
   public BridgeSettings withGroupId(String v) {
     return new BridgeSettings(hostId, v, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withCommitInterval(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, v, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withSendBackoff(Duration first, Duration max) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, first, max,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withTakeoverTimeout(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withRevokeDrain(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withMaxPendingBytes(long v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout, lostRetries);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags);
   }
 
   public BridgeSettings withLostRetries(int v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
-        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, v);
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, v,
+        recoveryFlags);
+  }
+
+  public BridgeSettings withRecoveryFlags(boolean v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        v);
   }
 
   private static Duration ms(long v) {

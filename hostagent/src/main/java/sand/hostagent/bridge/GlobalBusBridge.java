@@ -85,7 +85,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.consumer = consumer;
     this.clock = clock;
     this.sender = new ReliableSender(producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
-    this.recovery = new Recovery(host, consumer, data, tracker, sender);
+    this.recovery = new Recovery(host, consumer, data, tracker, sender, settings.recoveryFlags());
     this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery);
   }
 

@@ -93,9 +93,12 @@ final class Recovery {
   private final LocalDataLayer data;
   private final OffsetTracker tracker;
   private final ReliableSender sender;
+  private final boolean useFlags;
 
+  /** @param useFlags false: every event of a taken-over range is processed again (a baseline without flags) */
   Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
-           ReliableSender sender) {
+           ReliableSender sender, boolean useFlags) {
+    this.useFlags = useFlags;
     this.host = host;
     this.consumer = consumer;
     this.data = data;
@@ -151,7 +154,7 @@ final class Recovery {
     if (s.plan != null) {
       return;
     }
-    List<PlannedEvent> all = s.scan.plan();
+    List<PlannedEvent> all = s.scan.plan(useFlags);
     long replay = all.stream().filter(st -> st.decision() == Decision.REPLAY).count();
     long verify = all.stream().filter(st -> st.decision() == Decision.VERIFY).count();
     LOG.info("[host {}] [{}] replay range [{}, {}) read: {} records, {} events: {} to process again, {} data flags "
@@ -306,11 +309,18 @@ final class Recovery {
 
     /**
      * The decision for every event seen, in order of first appearance: latest {@code finished} SKIP,
-     * {@code data} VERIFY, {@code new} or {@code processing} REPLAY.
+     * {@code data} VERIFY, {@code new} or {@code processing} REPLAY; without {@code useFlags}, REPLAY for every
+     * event whose request is in the range.
      */
-    List<PlannedEvent> plan() {
+    List<PlannedEvent> plan(boolean useFlags) {
       List<PlannedEvent> out = new ArrayList<>(events.size());
       events.forEach((id, s) -> {
+        if (!useFlags) {
+          if (s.event != null) {
+            out.add(new PlannedEvent(id, Decision.REPLAY, s.event, List.of()));
+          }
+          return;
+        }
         Decision d = switch (s.latest) {
           case FINISHED -> Decision.SKIP;
           case DATA -> Decision.VERIFY;

@@ -127,13 +127,17 @@ class RecoveryTest {
     s.accept(7, ConditionFlag.finished("b", "h0"));
     s.accept(8, null);
     s.accept(9, ConditionFlag.newEvent(TestHost.event("d", TestHost.RESIZE), ""));
-    List<PlannedEvent> plan = s.plan();
+    List<PlannedEvent> plan = s.plan(true);
     assertEquals(List.of("a", "b", "c", "d"), plan.stream().map(PlannedEvent::eventId).toList());
     assertEquals(List.of(Decision.REPLAY, Decision.SKIP, Decision.VERIFY, Decision.REPLAY),
         plan.stream().map(PlannedEvent::decision).toList());
     assertEquals(List.of(md), plan.get(2).data());
     assertEquals("c", plan.get(2).event().path("id").asText(), "the envelope is kept for a re-process");
     assertEquals(7, s.records());
+    // The baseline without flags (benchmarks/recovery.py): the finished and data-flagged events run again too.
+    List<PlannedEvent> all = s.plan(false);
+    assertEquals(List.of("a", "b", "c", "d"), all.stream().map(PlannedEvent::eventId).toList());
+    assertEquals(List.of(Decision.REPLAY), all.stream().map(PlannedEvent::decision).distinct().toList());
   }
 
   @Test
