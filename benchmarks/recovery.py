@@ -117,6 +117,10 @@ def run(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         results = settle(client, outcomes, 300)
         bad = wrong_results(outcomes, results)
         time.sleep(3)  # the last recovery lines are written
+        baseline = "recovery ignores condition flags" in (home / "cluster" / "h1" / "logs" / "hostagent.log").read_text(
+            errors="replace")
+        if baseline != (mode == "no-flags"):
+            raise SystemExit(f"[{mode}] the host agents did not take bridge.recovery.flags as asked")
         rec = recovery_from_logs(cluster, killed["wall"])
         orders, audits, _ = ledger_in_cassandra(cluster.addr("h1"), client.status("ledger")["id"],
                                                 args.requests)

@@ -138,9 +138,6 @@ def test_a_kafka_broker_killed_loses_nothing(cluster: Cluster, client: Client, l
     assert "kafka:stopped" not in cluster.status()["h2"]
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: in the last run the other frontend took over the dead one's "
-                                      "response topic, yet executions waiting on it (odd-numbered ones) were not "
-                                      "done after 120 s")
 def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster, client: Client,
                                                                 ledger: str) -> None:
     # Requests that take 4 s are waiting on both frontends (nginx alternates) when fe-h1 dies.

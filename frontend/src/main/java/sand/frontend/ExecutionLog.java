@@ -14,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.common.Backoff;
 
 /**
  * The executions' bookkeeping in Cassandra, written behind the request path (docs/api.md "Executions"): a
@@ -37,7 +38,8 @@ final class ExecutionLog implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
-  private static final long MAX_PAUSE_MS = 5000;
+  /** Pauses between tries of a failed write: Cassandra is usually back within seconds. */
+  private static final Backoff PAUSES = Backoff.ofMillis(250, 5000);
 
   ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
     this(store, ttl, threads, queue, Duration.ofMinutes(10));
@@ -127,8 +129,7 @@ final class ExecutionLog implements AutoCloseable {
         if (failures == 0) {
           LOG.warn("[execution {}] could not record its {}: {}; trying again", executionId, what, e.toString());
         }
-        long pauseMs = Math.min(MAX_PAUSE_MS, 250L << Math.min(failures, 6));
-        retries.schedule(() -> attempt(what, executionId, w, done, since, failures + 1), pauseMs,
+        retries.schedule(() -> attempt(what, executionId, w, done, since, failures + 1), PAUSES.afterMs(failures + 1),
             TimeUnit.MILLISECONDS);
       }
     };

@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables;
+import sand.common.Backoff;
 import sand.common.Credentials;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
@@ -263,8 +264,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** Wait before attempt {@code attempts + 1}: retryInitial doubling per failure, at most retryMax. */
   Duration backoff(int attempts) {
-    long ms = policy.retryInitial().toMillis() << Math.min(30, attempts - 1);
-    return Duration.ofMillis(Math.min(policy.retryMax().toMillis(), Math.max(0, ms)));
+    return new Backoff(policy.retryInitial(), policy.retryMax()).after(attempts);
   }
 
   /**

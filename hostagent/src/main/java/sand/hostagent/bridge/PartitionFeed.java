@@ -6,6 +6,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.Backoff;
 import sand.contracts.ConditionFlag;
 import sand.contracts.GrainRef;
 
@@ -56,7 +57,7 @@ final class PartitionFeed {
   /** Back off after a failed delivery or check: 5 ms doubling up to {@code maxMs}. */
   void backOff(long nowMs, long maxMs) {
     failures++;
-    retryAtMs = nowMs + Math.min(maxMs, 5L << Math.min(failures, 16));
+    retryAtMs = nowMs + Backoff.ofMillis(5, maxMs).afterMs(failures);
   }
 
   void succeeded() {

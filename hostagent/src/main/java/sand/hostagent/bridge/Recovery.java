@@ -104,6 +104,10 @@ final class Recovery {
     this.data = data;
     this.tracker = tracker;
     this.sender = sender;
+    if (!useFlags) {
+      LOG.warn("[host {}] {}: recovery ignores condition flags and processes every taken-over event again (a "
+          + "baseline for benchmarks, never for production)", host, "bridge." + BridgeSettings.RECOVERY_FLAGS + "=false");
+    }
   }
 
   /** {@code feed} was just assigned with records in [{@code from}, {@code end}): recover them first. */

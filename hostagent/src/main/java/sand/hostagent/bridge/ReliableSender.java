@@ -15,6 +15,7 @@ import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.Backoff;
 
 /**
  * Sends records to the global bus until Kafka acknowledges them. The Kafka producer retries on its own
@@ -31,8 +32,7 @@ final class ReliableSender {
 
   private final Producer<String, byte[]> producer;
   private final ScheduledExecutorService scheduler;
-  private final long firstBackoffMs;
-  private final long maxBackoffMs;
+  private final Backoff backoff;
   private final String host;
   private final AtomicLong unacknowledged = new AtomicLong();
   private final AtomicLong retries = new AtomicLong();
@@ -43,8 +43,7 @@ final class ReliableSender {
                  Duration maxBackoff, String host) {
     this.producer = producer;
     this.scheduler = scheduler;
-    this.firstBackoffMs = Math.max(1, firstBackoff.toMillis());
-    this.maxBackoffMs = Math.max(firstBackoffMs, maxBackoff.toMillis());
+    this.backoff = Backoff.ofMillis(Math.max(1, firstBackoff.toMillis()), maxBackoff.toMillis());
     this.host = host;
   }
 
@@ -92,17 +91,17 @@ final class ReliableSender {
       onScheduler(() -> done.completeExceptionally(error), done);
       return;
     }
-    long backoff = Math.min(maxBackoffMs, firstBackoffMs << Math.min(failures, 20));
+    long pauseMs = backoff.afterMs(failures + 1);
     if (failing.compareAndSet(false, true)) {
       LOG.warn("[host {}] send of event {} to {} failed ({}); retrying it and every later failed send with back-off "
-          + "(<= {} ms) until Kafka takes them", host, record.key(), record.topic(), error.toString(), maxBackoffMs);
+          + "(<= {} ms) until Kafka takes them", host, record.key(), record.topic(), error.toString(), backoff.max().toMillis());
     } else {
       LOG.debug("[host {}] send of event {} to {} failed again ({}), retry #{} in {} ms", host, record.key(),
-          record.topic(), error.toString(), failures + 1, backoff);
+          record.topic(), error.toString(), failures + 1, pauseMs);
     }
     retries.incrementAndGet();
     try {
-      scheduler.schedule(() -> attempt(record, done, failures + 1), backoff, TimeUnit.MILLISECONDS);
+      scheduler.schedule(() -> attempt(record, done, failures + 1), pauseMs, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       done.completeExceptionally(new IllegalStateException("host agent closing: record of event " + record.key()
           + " to " + record.topic() + " was not sent", error));

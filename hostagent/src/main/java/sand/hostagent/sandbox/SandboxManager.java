@@ -22,6 +22,7 @@ import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.Backoff;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.Workflow;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
@@ -380,9 +381,8 @@ public final class SandboxManager {
           d.restarts++;
           d.failuresInARow++;
           d.lastRestart = now;
-          long backoff = Math.min(settings.restartMax().toMillis(),
-              settings.restartInitial().toMillis() << Math.min(20, d.failuresInARow - 1));
-          d.restartNotBefore = now.plusMillis(backoff);
+          d.restartNotBefore = now.plus(new Backoff(settings.restartInitial(), settings.restartMax())
+              .after(d.failuresInARow));
           d.error = "";
           restarted.add(app);
         } catch (DockerException ex) {
