@@ -34,19 +34,21 @@ import sand.contracts.gate.HostAgentGate;
  * backup acknowledgements); requests are submitted on a small pool of connections.
  *
  * <p>A request the agent accepted stays here until the agent acknowledges its backup in Kafka. When the poll
- * connection to that agent breaks, or no acknowledgement comes within {@link #ACK_TIMEOUT}, the request is put
- * into Kafka by this frontend ({@code fallback}): the paper's guarantee (the event reaches Kafka before it can
- * be lost) holds, and a duplicate run is answered only once (first result wins). A request Kafka did not take
+ * connection to that agent breaks (or the agent shows up at another address), the request is put into Kafka by
+ * this frontend ({@code fallback}): the paper's guarantee (the event reaches Kafka before it can be lost) holds,
+ * and a duplicate run is answered only once (first result wins). An agent that is alive and polled keeps its
+ * requests however long Kafka takes its backups (its own sends retry until Kafka has them): putting them into
+ * Kafka here as well would run them twice, as it did for a third of the requests while Kafka failed over after a
+ * host died. Only after {@code liveAckTimeout} (an acknowledgement lost, say) is such a request put into Kafka. A request Kafka did not take
  * (its brokers failing over, say) stays here and is put again every {@link #RETRY} until Kafka has it: the caller
  * may already hold a 202. An agent that is not reachable, does not run the grain or is busy answers no: the
  * request then goes through Kafka as before.
  */
 final class AgentGates extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
-  static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+  /** How long an agent that is alive and polled may take to acknowledge a backup (a lost acknowledgement). */
+  static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
   static final Duration RETRY = Duration.ofSeconds(1);
-  /** The host of a request this frontend is putting into Kafka itself (no agent holds it). */
-  private static final String KAFKA = "";
   private static final int POOL = 8;
   private static final int CONNECT_TIMEOUT_MS = 1000;
   private static final int POLL_WAIT_MS = 1000;
@@ -56,8 +58,11 @@ final class AgentGates extends AbstractLifeCycle {
    */
   static final int READ_TIMEOUT_MS = 5000;
 
-  /** A request an agent accepted, not yet backed up in Kafka: put into Kafka here at {@code dueNanos}. */
-  private record Unacked(Event event, String host, long dueNanos) {}
+  /**
+   * A request an agent's {@code gate} accepted, not yet backed up in Kafka; or ({@code gate} null) one this frontend
+   * is putting into Kafka itself. Put into Kafka (again) here at {@code dueNanos} unless its gate is still live.
+   */
+  private record Unacked(Event event, Gate gate, long dueNanos) {}
 
   private final class Gate {
     final String host;
@@ -80,6 +85,7 @@ final class AgentGates extends AbstractLifeCycle {
   private final String credential;
   private final Consumer<byte[]> results;
   private final Function<Event, CompletableFuture<Void>> fallback;
+  private final Duration liveAckTimeout;
   private final Map<String, Gate> gates = new ConcurrentHashMap<>();
   private final Map<String, Unacked> unacked = new ConcurrentHashMap<>();
   private final AtomicLong submitted = new AtomicLong();
@@ -94,6 +100,12 @@ final class AgentGates extends AbstractLifeCycle {
    */
   AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
              Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback) {
+    this(store, clock, hostMaxAge, frontendId, credential, results, fallback, LIVE_ACK_TIMEOUT);
+  }
+
+  AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
+             Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback, Duration liveAckTimeout) {
+    this.liveAckTimeout = liveAckTimeout;
     this.store = store;
     this.clock = clock;
     this.hostMaxAge = hostMaxAge;
@@ -127,7 +139,7 @@ final class AgentGates extends AbstractLifeCycle {
       if (g == null || !g.up || System.nanoTime() < g.downUntilNanos) {
         continue;
       }
-      unacked.put(event.id(), new Unacked(event, g.host, System.nanoTime() + ACK_TIMEOUT.toNanos()));
+      unacked.put(event.id(), new Unacked(event, g, System.nanoTime() + liveAckTimeout.toNanos()));
       Admission a = call(g, event);
       if (a == Admission.ACCEPTED) {
         submitted.incrementAndGet();
@@ -225,7 +237,7 @@ final class AgentGates extends AbstractLifeCycle {
           LOG.warn("[frontend {}] lost the gate of host {} ({}): {}; its unacknowledged requests go to Kafka",
               frontendId, g.host, g.address, e.toString());
           closeIdle(g); // they lead to the same dead agent: a request must not find one once it is back
-          resendAll(g.host);
+          resendAll(g);
           sleep(1000);
           resendLate(); // every poller does: the others may all be down too
         }
@@ -233,6 +245,9 @@ final class AgentGates extends AbstractLifeCycle {
     }
     if (c != null) {
       c.getInputProtocol().getTransport().close();
+    }
+    if (running) { // replaced: the agent is at another address now (restarted), and the old one lost what it held
+      resendAll(g);
     }
   }
 
@@ -252,23 +267,29 @@ final class AgentGates extends AbstractLifeCycle {
     }
   }
 
-  /** Requests whose backup was not acknowledged in time go to Kafka too (and those Kafka refused, again). */
+  /**
+   * Requests whose gate is gone or down, or whose live gate did not acknowledge their backup within
+   * {@code liveAckTimeout}, go to Kafka (and those Kafka refused, again).
+   */
   private void resendLate() {
     long now = System.nanoTime();
     for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
-      if (e.getValue().dueNanos() - now < 0 && unacked.remove(e.getKey(), e.getValue())) {
-        if (!KAFKA.equals(e.getValue().host())) {
-          LOG.warn("[frontend {}] request {} not backed up by host {} within {} s: putting it into Kafka",
-              frontendId, e.getKey(), e.getValue().host(), ACK_TIMEOUT.toSeconds());
+      Unacked u = e.getValue();
+      boolean gateLive = u.gate() != null && u.gate().up && gates.get(u.gate().host) == u.gate();
+      if ((!gateLive || u.dueNanos() - now < 0) && unacked.remove(e.getKey(), u)) {
+        if (u.gate() != null) {
+          LOG.warn("[frontend {}] request {} not backed up by host {} ({}): putting it into Kafka", frontendId,
+              e.getKey(), u.gate().host, gateLive ? "no acknowledgement within " + liveAckTimeout.toSeconds()
+                  + " s" : "its gate is gone");
         }
-        putIntoKafka(e.getValue().event());
+        putIntoKafka(u.event());
       }
     }
   }
 
-  private void resendAll(String host) {
+  private void resendAll(Gate g) {
     for (Map.Entry<String, Unacked> e : new ArrayList<>(unacked.entrySet())) {
-      if (e.getValue().host().equals(host) && unacked.remove(e.getKey(), e.getValue())) {
+      if (e.getValue().gate() == g && unacked.remove(e.getKey(), e.getValue())) {
         putIntoKafka(e.getValue().event());
       }
     }
@@ -286,7 +307,7 @@ final class AgentGates extends AbstractLifeCycle {
       if (e != null) {
         LOG.warn("[frontend {}] request {} (execution {}) could not be put into Kafka: {}; again in {} s",
             frontendId, event.id(), event.executionId(), e.toString(), RETRY.toSeconds());
-        unacked.putIfAbsent(event.id(), new Unacked(event, KAFKA, System.nanoTime() + RETRY.toNanos()));
+        unacked.putIfAbsent(event.id(), new Unacked(event, null, System.nanoTime() + RETRY.toNanos()));
       }
     });
   }

@@ -73,22 +73,29 @@ class AgentGatesTest {
   /** How many of the next puts into Kafka fail (Kafka failing over). */
   private final AtomicInteger kafkaRefuses = new AtomicInteger();
   private ThriftServer server;
+  private InMemoryClusterStore store;
   private AgentGates gates;
 
   @BeforeEach
   void setUp() throws Exception {
     server = ThriftServer.tcp("gate-test", new HostAgentGate.Processor<>(fake), "127.0.0.1", 0, 16).start();
-    InMemoryClusterStore store = new InMemoryClusterStore();
+    store = new InMemoryClusterStore();
     Instant now = Instant.now();
     store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + server.port(), 2, now, now));
-    gates = new AgentGates(store, Clock.systemUTC(), Duration.ofMinutes(1), "fe1", CREDENTIAL, results::add, e -> {
-      if (kafkaRefuses.getAndDecrement() > 0) {
-        return CompletableFuture.failedFuture(new IllegalStateException("NOT_ENOUGH_REPLICAS"));
-      }
-      fallback.add(e);
-      return CompletableFuture.completedFuture(null);
-    });
-    gates.start();
+    gates = gates(Duration.ofMinutes(5));
+  }
+
+  private AgentGates gates(Duration liveAckTimeout) throws Exception {
+    AgentGates g = new AgentGates(store, Clock.systemUTC(), Duration.ofMinutes(1), "fe1", CREDENTIAL, results::add,
+        e -> {
+          if (kafkaRefuses.getAndDecrement() > 0) {
+            return CompletableFuture.failedFuture(new IllegalStateException("NOT_ENOUGH_REPLICAS"));
+          }
+          fallback.add(e);
+          return CompletableFuture.completedFuture(null);
+        }, liveAckTimeout);
+    g.start();
+    return g;
   }
 
   @AfterEach
@@ -185,5 +192,39 @@ class AgentGatesTest {
     assertTrue(System.nanoTime() - since < TimeUnit.SECONDS.toNanos(4), "took "
         + (System.nanoTime() - since) / 1_000_000 + " ms");
     assertEquals(1, restarted.submitted.size());
+  }
+
+  @Test
+  void aLiveAgentSlowToBackUpKeepsItsRequestAndOnlyALostAcknowledgementSendsItToKafka() throws Exception {
+    gates.stop();
+    gates = gates(Duration.ofSeconds(3));
+    assertTrue(gates.submit(request("r10"), List.of("h1")));
+    // Kafka is slow to take the agent's backup (failing over): the agent, alive and polled, still holds the
+    // request; putting it into Kafka here too would run it twice.
+    Thread.sleep(1500);
+    assertTrue(fallback.isEmpty(), "put into Kafka while its live agent held it");
+    assertEquals(1, gates.unacked());
+    // No acknowledgement at all (lost): after liveAckTimeout the frontend puts it into Kafka itself.
+    eventually("the request whose acknowledgement never came is put into Kafka", () -> fallback.size() == 1);
+    assertEquals("r10", fallback.get(0).id());
+  }
+
+  @Test
+  void anAgentFoundAtAnotherAddressLostWhatItsOldSelfHeld() throws Exception {
+    assertTrue(gates.submit(request("r11"), List.of("h1")));
+    FakeGate moved = new FakeGate();
+    ThriftServer other = ThriftServer.tcp("gate-test-2", new HostAgentGate.Processor<>(moved), "127.0.0.1", 0, 16)
+        .start();
+    try {
+      Instant now = Instant.now();
+      store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + other.port(), 2, now, now));
+      Thread.sleep(1100); // the hosts are read again at most every second
+      eventually("a request reaches the agent at its new address",
+          () -> gates.submit(request("r12-" + System.nanoTime()), List.of("h1")) && !moved.submitted.isEmpty());
+      eventually("the request the old address held is put into Kafka", () -> fallback.size() == 1);
+      assertEquals("r11", fallback.get(0).id());
+    } finally {
+      other.close();
+    }
   }
 }
