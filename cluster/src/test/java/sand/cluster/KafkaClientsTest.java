@@ -29,4 +29,14 @@ class KafkaClientsTest {
     assertEquals(Integer.toString(KafkaClients.MAX_REQUEST_BYTES),
         KafkaClients.newTopic("t", 1, (short) 2).configs().get("max.message.bytes"));
   }
+
+  @Test
+  void everyClientGivesUpOnABrokerWhoseHostIsGoneWithinSeconds() {
+    for (java.util.Properties p : java.util.List.of(KafkaClients.adminProperties("b:9092"),
+        KafkaClients.producerProperties("b:9092", "h1"), KafkaClients.consumerProperties("b:9092", "g", "h1"))) {
+      assertEquals("b:9092", p.get("bootstrap.servers"));
+      assertEquals(2_000L, p.get("socket.connection.setup.timeout.ms"));
+      assertEquals(5_000L, p.get("socket.connection.setup.timeout.max.ms"));
+    }
+  }
 }

@@ -209,8 +209,7 @@ public final class Frontend {
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
   private static Consumer<String, byte[]> responseConsumer(String bootstrap, String id, String owner, boolean gate) {
-    Properties c = new Properties();
-    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    Properties c = KafkaClients.clientProperties(bootstrap);
     c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id + (owner.equals(id) ? "" : "-for-" + owner));
     c.put(ConsumerConfig.GROUP_ID_CONFIG, ResponseListener.groupId(owner)); // where its offsets are committed
     c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // committed once recorded (ResponseListener)

@@ -287,8 +287,7 @@ public final class HostAgent implements AutoCloseable {
   }
 
   private static KafkaConsumer<String, byte[]> controlConsumer(String bootstrap, String hostId) {
-    Properties p = new Properties();
-    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    Properties p = KafkaClients.clientProperties(bootstrap);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-control-" + hostId);
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
