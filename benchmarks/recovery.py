@@ -15,7 +15,7 @@ grains that ran more than once (keys in Cassandra: ground truth), and the takeov
 the survivors' first assignment of h3's partitions, the last taken-over range done, the last answer.
 Goal (issue 12): 0 lost, 0 duplicate results, takeover <= 10 s.
 
-    python benchmarks/recovery.py [--requests 600] [--kill-at 200] [--threads 8]
+    python benchmarks/recovery.py [--requests 600] [--kill-at 200] [--threads 16] [--sleep-s 0.5]
 
 Needs root (network namespaces) and deploy/install.sh's build; nothing of `make up` may use port 8090.
 Writes benchmarks/results/recovery.json and recovery.png.
@@ -112,8 +112,8 @@ def run(mode: str, args: argparse.Namespace) -> dict[str, Any]:
                 killed["wall"], killed["t"] = time.time(), time.monotonic()
                 cluster.run("kill", LOST)
 
-        outcomes = Stream(client, "ledger", args.requests, threads=args.threads, on_progress=on_progress,
-                          timeout_s=120).run()
+        outcomes = Stream(client, "ledger", args.requests, threads=args.threads, sleep_s=args.sleep_s,
+                          on_progress=on_progress, timeout_s=120).run()
         results = settle(client, outcomes, 300)
         bad = wrong_results(outcomes, results)
         time.sleep(3)  # the last recovery lines are written
@@ -185,7 +185,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=600)
     ap.add_argument("--kill-at", type=int, default=200)
-    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=16)
+    ap.add_argument("--sleep-s", type=float, default=0.5,
+                    help="how long `receipt` runs: events in flight at the kill, finished ones not yet committed")
     ap.add_argument("--modes", default="flags,no-flags")
     args = ap.parse_args()
     runs = {mode: run(mode, args) for mode in args.modes.split(",")}

@@ -5,6 +5,7 @@ Each test ends with the cluster whole again, so they run in order on one cluster
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,6 +165,52 @@ def test_a_partitioned_host_is_taken_over_and_delivers_no_stale_result_when_it_r
     changed = [n for n in results if again[n] != results[n]]
     assert not changed, f"results changed after the partition healed: {changed[:10]}"
     check_stream(client, ledger, Stream(client, ledger, 60, threads=6).run())
+
+
+def sandbox_of(app_id: str, host: str) -> str:
+    """The id of the running sandbox of `app_id` on `host` ('' if none): containers carry both as labels."""
+    return subprocess.run(["docker", "ps", "-q", "--filter", f"label=sand.host={host}", "--filter",
+                           f"label=sand.app={app_id}"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def started_at(container: str) -> str:
+    """When a running container was last started ('' if none)."""
+    if not container:
+        return ""
+    return subprocess.run(["docker", "inspect", "-f", "{{.State.StartedAt}}", container], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_a_killed_sandbox_is_recreated_and_its_events_are_run_again(cluster: Cluster, client: Client,
+                                                                     ledger: str) -> None:
+    # docs/host-agent.md "Lost instances": the events a dead sandbox held are delivered again on its host (up to
+    # bridge.lost.retries times, then answered with an error); one kill costs a re-run, never a result.
+    app_id = client.status(ledger)["id"]
+    before = sandbox_of(app_id, "h2")
+    assert before, "h2 runs no sandbox of the ledger"
+    first_start = started_at(before)
+    log = cluster.home / "cluster" / "h2" / "logs" / "hostagent.log"
+    killed: dict[str, float] = {}
+
+    def kill_sandbox(done: int) -> None:
+        if done == 60 and "t" not in killed:
+            killed["t"], killed["log_at"] = time.monotonic(), log.stat().st_size
+            subprocess.run(["docker", "kill", before], capture_output=True, check=True)
+
+    outcomes = Stream(client, ledger, 300, threads=8, sleep_s=0.2, on_progress=kill_sandbox).run()
+    assert "t" in killed
+    check_stream(client, ledger, outcomes)
+    # Started again (the same container when it is still there, a new one when it was removed).
+    end = time.monotonic() + 60
+    while time.monotonic() < end and started_at(sandbox_of(app_id, "h2")) in ("", first_start):
+        time.sleep(1)
+    assert started_at(sandbox_of(app_id, "h2")) not in ("", first_start), "h2's sandbox was not started again in 60 s"
+    wait_alive(client, ledger, "h2")
+    with log.open("rb") as f:
+        f.seek(int(killed["log_at"]))
+        redelivered = f.read().decode(errors="replace").count("): delivered again, run")
+    print(f"\nsandbox killed: 300 of 300 requests ended with exactly their result; h2 delivered {redelivered} lost "
+          f"events again")
 
 
 def _cut(cluster: Cluster, done: int, when: dict[str, float]) -> None:
