@@ -97,8 +97,14 @@ public final class KafkaClients {
    * The consumer's settings: the agents' group, offsets committed by the bridge only, a partition with
    * no committed offset read from its beginning (nothing a frontend wrote before any agent joined is
    * skipped), cooperative rebalancing (a deploy moves only the partitions it must, so events in flight
-   * elsewhere are not replayed), and a host declared failed after 10 s without heartbeats.
+   * elsewhere are not replayed), and a host declared failed after {@link #SESSION_TIMEOUT_MS} without heartbeats.
    */
+  /**
+   * A host agent is declared failed after this long without heartbeats (sent on their own thread, every 2 s):
+   * Kafka's floor (group.min.session.timeout.ms), for a takeover within ~10 s (with a broker fenced after 6 s).
+   */
+  public static final int SESSION_TIMEOUT_MS = 6_000;
+
   public static Properties consumerProperties(String bootstrapServers, String groupId, String hostId) {
     Properties p = clientProperties(bootstrapServers);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -107,8 +113,8 @@ public final class KafkaClients {
     p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 10_000);
-    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 3_000);
+    p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS);
+    p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, SESSION_TIMEOUT_MS / 3);
     p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
