@@ -447,6 +447,12 @@ class Client:
                            path=f"/app/{_q(app)}", execution_id=exec_id or None)
         return inv
 
+    def result(self, app: str, execution_id: str) -> Invocation:
+        """GET /app/{app}/executions/{id}, an end user's call (no API key needed): what the synchronous call would
+        have answered (status 200, or 500 with the error event), or status 202 while the execution runs."""
+        r = self.call("GET", f"/app/{_q(app)}/executions/{_q(execution_id)}", ok=(500,))
+        return Invocation(r.status, r.body, execution_id, r.headers)
+
     def execution(self, execution_id: str) -> Any:
         """GET /api/v1/executions/{id}: `status`, `result`, `error` and `timings` (with the per-hop `hops`)."""
         return self.call("GET", f"/api/v1/executions/{_q(execution_id)}").body

@@ -124,6 +124,22 @@ def test_deploy_failures_are_api_errors(logged_in: FakeApi, tmp_path: Path) -> N
     assert (e.value.status, e.value.method, e.value.path) == (409, "PUT", "/api/v1/apps/hello")
 
 
+def test_an_end_users_async_result_running_done_or_failed(logged_in: FakeApi) -> None:
+    api = logged_in
+    client = Client.from_login()
+    api.on("GET", "/app/hello/executions/e1", 202, {"execution_id": "e1", "status": "running"})
+    api.on("GET", "/app/hello/executions/e1", 200, {"greeting": "HI"}, {"X-Sand-Execution-Id": "e1"})
+    assert client.result("hello", "e1").status == 202
+    done = client.result("hello", "e1")
+    assert (done.status, done.output, done.execution_id) == (200, {"greeting": "HI"}, "e1")
+    event = {"error": {"type": "KeyError", "message": "'x'", "grain": "g"}}
+    api.on("GET", "/app/hello/executions/e2", 500, event)
+    assert client.result("hello", "e2").error == event["error"]
+    api.on("GET", "/app/hello/executions/nope", 404, {"error": {"code": "not_found", "message": "no execution"}})
+    with pytest.raises(ApiError, match="no execution"):
+        client.result("hello", "nope")
+
+
 def test_invoke_async_grain_error_and_platform_errors(logged_in: FakeApi) -> None:
     api = logged_in
     client = Client.from_login()

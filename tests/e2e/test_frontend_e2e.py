@@ -192,6 +192,27 @@ def test_async_invoke_then_the_result_by_execution_id(base: str, http: Http, acc
     assert p.returncode == 0 and json.loads(p.stdout)["execution_id"], p.stderr
 
 
+def test_an_end_user_fetches_an_async_result_with_no_key(http: Http, cli_apps: dict[str, str],
+                                                          raw_apps: dict[str, str]) -> None:
+    app = cli_apps["hello"]
+    r = http("POST", f"/app/{app}?async=1", json_body={"name": "user"})
+    assert r.status_code == 202, r.text
+    execution_id = r.json()["execution_id"]
+    deadline = time.monotonic() + 30
+    while True:
+        got = http("GET", f"/app/{app}/executions/{execution_id}")  # no API key
+        if got.status_code != 202 or time.monotonic() > deadline:
+            break
+        assert got.json() == {"execution_id": execution_id, "status": "running"}
+        time.sleep(0.2)
+    assert got.status_code == 200, got.text
+    assert got.json() == {"greeting": "HELLO, USER!", "execution_id": execution_id}, "what the synchronous call answers"
+    assert got.headers["X-Sand-Execution-Id"] == execution_id
+    # The id opens its own application's result only.
+    other = http("GET", f"/app/{raw_apps['hello']}/executions/{execution_id}")
+    assert other.status_code == 404 and error_code(other) == "not_found", other.text
+
+
 def test_logs_by_execution_id(base: str, http: Http, accounts: dict[str, str], cli_apps: dict[str, str]) -> None:
     r = http("POST", f"/app/{cli_apps['hello']}", json_body={"name": "logs"})
     execution_id = r.headers["X-Sand-Execution-Id"]

@@ -163,7 +163,7 @@ public final class Frontend {
         limits, directory);
     apps.routes(router);
     new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()), deps.clock()).routes(router);
-    new ExecutionsHandler(deps.store()).routes(router);
+    new ExecutionsHandler(deps.store(), directory).routes(router);
     InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
         deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
     invoke.routes(router);

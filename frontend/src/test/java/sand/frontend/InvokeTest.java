@@ -144,6 +144,54 @@ class InvokeTest {
     assertTrue(e.path("result").path("ok").asBoolean());
   }
 
+  /** GET {@code path} (no key) until its status is not 202, bounded. */
+  private TestFrontend.Answer awaitEnd(String path) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    TestFrontend.Answer a;
+    do {
+      Thread.sleep(20);
+      a = fe.call("GET", path, null, null);
+    } while (a.status() == 202 && System.nanoTime() < deadline);
+    return a;
+  }
+
+  @Test
+  void anEndUserFetchesAnAsyncResultWithNoKeyByItsExecutionId() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    fe.deployHello(key, "other", null);
+    String id = fe.call("POST", "/app/hello?async=1", null, "{\"name\":\"x\"}").json().path("execution_id").asText();
+    TestFrontend.Answer running = fe.call("GET", "/app/hello/executions/" + id, null, null);
+    assertEquals(202, running.status(), running.body());
+    assertEquals("running", running.json().path("status").asText());
+    answer(awaitRequest(appId, 1), Json.object().put("ok", true));
+    TestFrontend.Answer done = awaitEnd("/app/hello/executions/" + id);
+    assertEquals(200, done.status(), done.body());
+    assertEquals(Json.object().put("ok", true), done.json(), "the body the synchronous call answers");
+    assertEquals(id, done.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElse(""));
+    // The id is a capability for its application only; an unknown id or application is a 404 in the API's JSON.
+    for (String path : List.of("/app/other/executions/" + id, "/app/hello/executions/" + "0".repeat(32),
+        "/app/nope/executions/" + id)) {
+      TestFrontend.Answer a = fe.call("GET", path, null, null);
+      assertEquals(404, a.status(), path + ": " + a.body());
+      assertEquals("not_found", a.json().path("error").path("code").asText(), a.body());
+    }
+  }
+
+  @Test
+  void anEndUserFetchingAFailedAsyncExecutionGetsTheErrorEventAs500() throws Exception {
+    fe = new TestFrontend();
+    String appId = fe.deployHello(fe.signUp("alice"), "hello", null);
+    String id = fe.call("POST", "/app/hello?async=1", null, "{}").json().path("execution_id").asText();
+    ObjectNode err = Json.object();
+    err.putObject("error").put("type", "KeyError").put("message", "'greeting'").put("grain", "shout");
+    answer(awaitRequest(appId, 1), err);
+    TestFrontend.Answer a = awaitEnd("/app/hello/executions/" + id);
+    assertEquals(500, a.status(), a.body());
+    assertEquals(err, a.json());
+  }
+
   @Test
   void noResultInTimeIs504WithTheExecutionId() throws Exception {
     fe = new TestFrontend();
