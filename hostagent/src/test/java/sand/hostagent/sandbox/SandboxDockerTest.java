@@ -331,13 +331,19 @@ class SandboxDockerTest {
   /**
    * A worker killed while it waits in a long poll: the bus sees its connection end and hands the next
    * message to nobody but the restarted worker (a reply it cannot write goes back to the queue's head).
+   * Published once the worker is dead (reaped by the supervisor): a message the bus writes to a worker that is
+   * still dying is read by nobody, and only the host agent's recovery (it hears of the worker's exit from the
+   * supervisor, LocalRecovery.workerExited) runs it again; this test plays a host agent without one.
    */
   @Test
   @Order(9)
   void anEventPublishedRightAfterAWorkerDiedIsNotLost() throws Exception {
     SandboxProcess shout = byRole("hello").get(Role.GRAIN_WORKER).stream().filter(p -> p.grain().equals("shout"))
         .findFirst().orElseThrow();
+    String died = "grain worker shout was killed by SIGKILL";
+    int before = count(manager.logs("hello", 200), died);
     ProcessHandle.of(shout.pid()).orElseThrow().destroyForcibly();
+    await(Duration.ofSeconds(5), () -> count(manager.logs("hello", 200), died) > before, "the supervisor to reap it");
     String run = publish("hello", "greet", Map.of("name", "quick"));
     assertEquals("HELLO, QUICK!", endOutput(report("hello", run, "shout")).path("greeting").asText());
   }
