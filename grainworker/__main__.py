@@ -18,9 +18,13 @@ from pathlib import Path
 
 from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
-from grainworker.localbus import LocalBusClient
-from grainworker.worker import GrainWorker, WorkerConfig, load_handler
+from grainworker.localbus import LocalBusClient, report_worker
+from grainworker.worker import GrainWorker, WorkerConfig, load_grain
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Workflow, WorkflowError, parse_workflow
+
+log = logging.getLogger(__name__)
+
+EXIT_LOAD_FAILED = 3  # the grain's code did not import (the supervisor restarts the worker with its back-off)
 
 SETTINGS = [
     # (option, default, help) -- declared once; docs/config.md lists them.
@@ -91,7 +95,16 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
         credential=credential, max_concurrency=concurrency, timeout_s=timeout_s, memory_mb=memory_mb,
         standby=standby,
     )
-    handler = load_handler(code, grain.code)
+    handler, load_error = load_grain(code, grain.code)
+    if load_error:
+        # The deploy fails with this (the host agent hears it before the deploy's wait for pollers ends: this worker
+        # never polls); the supervisor restarts the worker, in case what failed was passing.
+        try:
+            report_worker(bus, credential, app, grain_name, "load-failed",
+                          f"grain {grain_name} failed to load: {load_error}")
+        except Exception as e:  # noqa: BLE001 - the log line of load_grain says it all
+            log.warning("could not report that grain %s failed to load: %s", grain_name, e)
+        return EXIT_LOAD_FAILED
     gc.collect()
     gc.freeze()  # the standby and every instance are forks of this process: collections there leave these pages shared
     worker = GrainWorker(cfg, handler, partial(LocalBusClient, bus, credential),

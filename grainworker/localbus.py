@@ -6,6 +6,7 @@ worker can open it for a pre-forked standby ahead of time, off the critical path
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from grainworker._gen.localbus import LocalBus
@@ -13,7 +14,7 @@ from grainworker._gen.localbus.constants import HOST_AGENT_QUEUE
 from grainworker._gen.localbus.ttypes import BusError, BusErrorCode, Delivery
 from grainworker._thrift_client import ThriftClient
 
-__all__ = ["HOST_AGENT_QUEUE", "LocalBusClient", "LocalBusError", "queue_name"]
+__all__ = ["HOST_AGENT_QUEUE", "LocalBusClient", "LocalBusError", "queue_name", "report_worker"]
 
 
 class LocalBusError(Exception):
@@ -29,6 +30,15 @@ class LocalBusError(Exception):
 def queue_name(application: str, grain: str) -> str:
     """The local queue of a grain of an application."""
     return f"{application}/{grain}"
+
+
+def report_worker(address: str, credential: str, app: str, grain: str, state: str, message: str) -> None:
+    """Tell the host agent (on LQ_HA) how a grain's worker is doing, on a connection of its own: "exited" (it
+    died: the agent re-delivers what it had taken), "load-failed" (its code does not import) and "crash-looping"
+    (both fail a deploy in progress, and show in the application's status), "running" (well again)."""
+    report = {"type": "worker", "app": app, "grain": grain, "state": state, "message": message}
+    with LocalBusClient(address, credential) as bus:
+        bus.publish(HOST_AGENT_QUEUE, json.dumps(report, separators=(",", ":")).encode())
 
 
 class LocalBusClient(ThriftClient):

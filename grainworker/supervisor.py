@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grainworker._fork import fork
+from grainworker.cgroup import memory_limit, oom_kills
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
 __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
@@ -137,6 +138,7 @@ class Supervisor:
         self.restarts = 0
         self._stopping = False
         self.workflow: Any = None
+        self._oom_kills = oom_kills()  # the sandbox's OOM-kill count when last looked at (-1: unknown)
 
     # ---- the workers' environment
     def _worker_env(self, env: dict[str, str]) -> dict[str, str]:
@@ -252,23 +254,37 @@ class Supervisor:
                 continue
             w.pid = 0
             if not self._stopping:
+                what = self._death(status)
                 # Said before the restart (restart.initial_s later at the earliest): the host agent re-delivers what
                 # the dead worker had taken and not finished, which then cannot be what the next worker takes.
-                self.report_health(w.grain, "exited", f"grain worker {w.grain} {_describe(status)}")
-                self._schedule_restart(w, time.monotonic() - w.started, status)
+                self.report_health(w.grain, "exited", f"grain worker {w.grain} {what}")
+                self._schedule_restart(w, time.monotonic() - w.started, what)
 
-    def _schedule_restart(self, w: _Worker, ran_s: float, status: int | None = None) -> None:
+    def _death(self, status: int) -> str:
+        """How a worker died, in words a developer can act on: a SIGKILL while the sandbox's OOM-kill count went up
+        was the kernel enforcing the sandbox's memory limit."""
+        what = _describe(status)
+        kills = oom_kills()
+        oom = kills > self._oom_kills >= 0
+        self._oom_kills = kills
+        if oom and os.waitstatus_to_exitcode(status) == -signal.SIGKILL:
+            limit = memory_limit()
+            reached = f"is {limit // (1024 * 1024)} MB" if limit else "was reached"
+            what = (f"was killed for memory (the sandbox's limit {reached}: raise settings.sandbox_memory_mb in "
+                    "workflow.json, or use less, e.g. at import)")
+        return what
+
+    def _schedule_restart(self, w: _Worker, ran_s: float, what: str = "did not start") -> None:
         c = self.cfg
         w.failures = 1 if ran_s >= c.restart_stable_s else w.failures + 1
         delay = min(c.restart_initial_s * 2 ** (w.failures - 1), c.restart_max_s)
         w.restart_at = time.monotonic() + delay
-        what = _describe(status) if status is not None else "did not start"
         log.warning("[%s] grain worker %s %s after %.1fs; restarting in %.1fs (failure %d in a row)",
                     c.app, w.grain, what, ran_s, delay, w.failures)
         if w.failures >= CRASH_LOOP_FAILURES:
             w.reported = True
-            self.report_health(w.grain, "crash-looping", f"grain worker {w.grain} {what} after {ran_s:.1f}s, "
-                               f"{w.failures} times in a row; restarting in {delay:.1f}s (sand logs shows why)")
+            self.report_health(w.grain, "crash-looping", f"grain worker {w.grain} {what}; {w.failures} times in a row, "
+                               f"the last {ran_s:.1f}s after it started")
 
     def _report_recovered(self) -> None:
         now = time.monotonic()
@@ -278,14 +294,12 @@ class Supervisor:
                 self.report_health(w.grain, "running", f"grain worker {w.grain} has run {now - w.started:.0f}s")
 
     def report_health(self, grain: str, state: str, message: str) -> None:
-        """Tell the host agent (on LQ_HA) how a grain's worker is doing: "crash-looping" and "running" show in the
-        application's status; "exited" (it died) has the agent re-deliver the events the worker had taken."""
-        from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusClient
+        """Tell the host agent how a grain's worker is doing (localbus.report_worker)."""
+        from grainworker.localbus import report_worker
 
-        report = {"type": "worker", "app": self.cfg.app, "grain": grain, "state": state, "message": message}
         try:
-            with LocalBusClient(self.cfg.bus, os.environ.get("SAND_GRAINWORKER_CREDENTIAL", "")) as bus:
-                bus.publish(HOST_AGENT_QUEUE, json.dumps(report, separators=(",", ":")).encode())
+            report_worker(self.cfg.bus, os.environ.get("SAND_GRAINWORKER_CREDENTIAL", ""), self.cfg.app, grain, state,
+                          message)
         except Exception as e:  # noqa: BLE001 - the status is a courtesy; the log line above says it all
             log.warning("[%s] could not report grain worker %s as %s: %s", self.cfg.app, grain, state, e)
 

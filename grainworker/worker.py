@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from grainworker._fork import fork
+from grainworker.cgroup import memory_share as sandbox_memory_share
 from grainworker.instance import InstanceSpec, failure_batch, run_instance
 from grainworker.localbus import queue_name
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
-__all__ = ["GrainWorker", "WorkerConfig", "load_handler"]
+__all__ = ["GrainWorker", "WorkerConfig", "load_grain", "load_handler"]
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +73,10 @@ class _Child:
     killed_for: str = ""
 
 
-def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
-    """Import the grain's code once. A grain that cannot load still answers every event, with its error."""
+def load_grain(code_dir: str, module: str) -> tuple[Callable[[Any, Any], Any], str]:
+    """Import the grain's code once: its handler, and "" or why it did not load (what a developer needs to fix it:
+    the exception and where in the grain's code it was raised). A grain that did not load gets a handler that
+    raises its error."""
     if code_dir not in sys.path:
         sys.path.insert(0, code_dir)
     try:
@@ -81,15 +84,36 @@ def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
         handler = getattr(mod, "handle", None)
         if not callable(handler):
             raise AttributeError(f"grain module {module!r} has no function handle(event, context)")
-        return handler
-    except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, anything at import time
-        log.error("grain code %r failed to load: %s: %s", module, type(e).__name__, e)
+        return handler, ""
+    except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, anything at import time
         err = e
+        why = f"{type(e).__name__}: {e}{_where(e, code_dir)}"
+        log.error("grain code %r failed to load: %s", module, why)
 
         def broken(event: Any, context: Any) -> Any:
             raise err
 
-        return broken
+        return broken, why
+
+
+def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
+    """Import the grain's code once. A grain that cannot load still answers every event, with its error (the
+    emulator's way; on the platform the grain worker reports it and the deploy fails)."""
+    return load_grain(code_dir, module)[0]
+
+
+def _where(e: BaseException, code_dir: str) -> str:
+    """' (file.py, line N)': the innermost place in the application's own code the error came from."""
+    if isinstance(e, SyntaxError):
+        return ""  # its message already says where: "expected ':' (g.py, line 1)"
+    place = ""
+    tb = e.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(code_dir.rstrip("/") + "/"):
+            place = f" ({os.path.relpath(filename, code_dir)}, line {tb.tb_lineno})"
+        tb = tb.tb_next
+    return place
 
 
 class GrainWorker:
@@ -315,25 +339,6 @@ class GrainWorker:
         fds = [c.pidfd for c in self.children.values()]
         if fds:
             select.select(fds, [], [], max(0.0, timeout))
-
-
-_CGROUP_MEMORY = [("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.max"),  # cgroup v2
-                  ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes")]
-
-
-def sandbox_memory_share() -> float:
-    """How much of its memory limit this process's cgroup (inside a sandbox: the sandbox) uses; 0 when unknown
-    or unlimited."""
-    for used_path, limit_path in _CGROUP_MEMORY:
-        try:
-            with open(used_path) as u, open(limit_path) as m:
-                used, limit = u.read().strip(), m.read().strip()
-        except OSError:
-            continue
-        if not limit.isdigit() or int(limit) >= 1 << 60:
-            return 0.0
-        return int(used) / max(1, int(limit))
-    return 0.0
 
 
 def _write_all(fd: int, data: bytes) -> None:

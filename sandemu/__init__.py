@@ -90,6 +90,7 @@ class Emulator:
         self._lock = threading.Lock()
         self._running = False
         self.reports: list[dict[str, Any]] = []
+        self.load_errors: dict[str, str] = {}  # grain -> why its code did not load (as a deploy would fail)
 
     # ---- lifecycle
     def __enter__(self) -> Emulator:
@@ -157,6 +158,7 @@ class Emulator:
     # ---- requests
     def invoke(self, value: Any, timeout_s: float | None = None) -> tuple[Any, str]:
         """Run the workflow on ``value``; returns (output, execution id). Raises TimeoutError."""
+        self._raise_load_errors()
         execution_id = new_id()
         done: tuple[threading.Event, list[Any]] = (threading.Event(), [])
         with self._lock:
@@ -168,10 +170,17 @@ class Emulator:
         try:
             if not done[0].wait(timeout_s or self.timeout_s + 5):
                 raise TimeoutError(f"execution {execution_id} did not finish in time")
+            if not done[1]:
+                self._raise_load_errors()
             return done[1][0], execution_id
         finally:
             with self._lock:
                 self._results.pop(execution_id, None)
+
+    def _raise_load_errors(self) -> None:
+        """A grain whose code does not load fails the application, as it fails a deploy on the platform."""
+        if self.load_errors:
+            raise EmulatorError("; ".join(self.load_errors[g] for g in sorted(self.load_errors)))
 
     def _host_agent_loop(self) -> None:
         while self._running:
@@ -183,6 +192,15 @@ class Emulator:
                 self._on_report(decode(payload))
 
     def _on_report(self, rep: dict[str, Any]) -> None:
+        if rep.get("type") == "worker":  # a grain worker's word on itself: its code did not load
+            if rep.get("state") == "load-failed":
+                self.load_errors[rep["grain"]] = rep["message"]
+                self.echo(f"[{rep['grain']}] ERROR: {rep['message']}")
+                with self._lock:
+                    waiting = list(self._results.values())
+                for event, _ in waiting:
+                    event.set()  # invoke() raises the load error
+            return
         self.reports.append(rep)
         tag = f"{rep['grain']} {rep['execution_id'][:8]}"
         for _ns, level, text in rep.get("logs", []):
@@ -195,7 +213,7 @@ class Emulator:
                     self.echo(f"[{tag}] ERROR: {err['type']}: {err['message']}")
                 with self._lock:
                     waiter = self._results.get(out["execution_id"])
-                if waiter and not waiter[0].is_set():
+                if waiter and not waiter[1]:  # (its event may be set already: woken by a load error)
                     waiter[1].append(out["value"])
                     waiter[0].set()
             elif not out.get("local"):

@@ -37,6 +37,7 @@ GRAINS = {
     # polls its queue (so the worker is up), then dies: a worker that crash-loops after its deploy
     "dier": "import os, threading\nthreading.Timer(0.3, lambda: os._exit(1)).start()\n"
             "def handle(e, c):\n    return 1\n",
+    "noload": "\nraise RuntimeError('no config')\n",
 }
 
 
@@ -66,7 +67,8 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Host:
     (app / "lib" / "sandhelper.py").write_text("VALUE = 'from lib'\n")  # what pip --target would install
     wf = {"name": APP, "entry": "greet", "functions": [
         {"name": "greet", "next": ["shout"]}, {"name": "shout", "next": ["end"]},
-        {"name": "sleepy", "next": ["end"]}, {"name": "uselib", "next": ["end"]}, {"name": "dier", "next": ["end"]}]}
+        {"name": "sleepy", "next": ["end"]}, {"name": "uselib", "next": ["end"]}, {"name": "dier", "next": ["end"]},
+        {"name": "noload", "next": ["end"]}]}
     (app / "workflow.json").write_text(json.dumps(wf))
     return Host(f"unix:{tmp / 'bus.sock'}", f"unix:{tmp / 'data.sock'}", app)
 
@@ -275,6 +277,48 @@ def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_pa
         with LocalBusClient(host.bus, AGENT_CRED) as agent:
             while agent.poll_host_agent(100, 100):
                 pass  # later reports of this worker are not the next test's
+
+
+def test_a_grain_that_does_not_load_is_reported_with_where_and_never_polls(host: Host, tmp_path: Path) -> None:
+    s = Sandbox(host, tmp_path, grains={"noload": {}}, restart={"initial_s": 5, "max_s": 5, "stable_s": 30})
+    try:
+        deadline = time.monotonic() + 30
+        found = None
+        while found is None and time.monotonic() < deadline:
+            for _app, payload in s.agent.poll_host_agent(100, 200):
+                report = decode(payload)
+                if report.get("type") == "worker" and report["state"] == "load-failed":
+                    found = report
+        assert found == {"type": "worker", "app": APP, "grain": "noload", "state": "load-failed",
+                         "message": "grain noload failed to load: RuntimeError: no config (noload.py, line 2)"}
+        assert s.agent.length(f"{APP}/noload") == 0
+        while "grain worker noload exited with code 3" not in s.log_text():
+            assert time.monotonic() < deadline, s.log_text()
+            time.sleep(0.05)
+    finally:
+        s.close()
+        with LocalBusClient(host.bus, AGENT_CRED) as agent:
+            while agent.poll_host_agent(100, 100):
+                pass
+
+
+def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from grainworker import supervisor as sup
+
+    kills = [0]
+    monkeypatch.setattr(sup, "oom_kills", lambda: kills[0])
+    monkeypatch.setattr(sup, "memory_limit", lambda: 512 * 1024 * 1024)
+    s = sup.Supervisor.__new__(sup.Supervisor)
+    s._oom_kills = 0
+    sigkill = signal.SIGKILL  # a wait status of "killed by SIGKILL"
+    assert s._death(sigkill) == "was killed by SIGKILL", "no OOM kill counted: someone else's SIGKILL"
+    kills[0] = 1
+    assert s._death(sigkill) == ("was killed for memory (the sandbox's limit is 512 MB: raise "
+                                 "settings.sandbox_memory_mb in workflow.json, or use less, e.g. at import)")
+    assert s._death(sigkill) == "was killed by SIGKILL", "that OOM kill is counted once"
+    kills[0] = 2
+    assert s._death(3 << 8) == "exited with code 3", "an exit is an exit"
 
 
 def test_without_a_credential_it_refuses_to_start(host: Host, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sandemu import Emulator
+from sandemu import Emulator, EmulatorError
 
 GRAINS = {
     "pid": "import os\ndef handle(e, c):\n    return {'pid': os.getpid(), 'ppid': os.getppid()}\n",
@@ -68,7 +68,10 @@ def call(emu: Emulator, grain: str, value: object, timeout: float = 20) -> objec
              "frontend": "test", "value": value, "sent_ns": time.time_ns()}
     with LocalBusClient(emu.bus_address, emu._agent_cred) as c:
         c.publish(f"{emu.app}/{grain}", encode(event))
-    assert done.wait(timeout), f"no answer from {grain}"
+    deadline = time.monotonic() + timeout
+    while not result:  # woken without a result: another grain's load error (the emulator wakes every caller)
+        assert time.monotonic() < deadline, f"no answer from {grain}"
+        done.wait(0.05)
     return result[0]
 
 
@@ -105,11 +108,27 @@ def test_output_that_is_not_json_is_an_error(emu: Emulator) -> None:
     assert result["error"]["type"] == "BadOutput"
 
 
-def test_grain_with_a_syntax_error_answers_every_event_with_it(emu: Emulator) -> None:
-    for _ in range(2):
-        result = call(emu, "broken", {})
-        assert result["error"]["type"] == "SyntaxError"
-        assert result["error"]["grain"] == "broken"
+def test_a_grain_with_a_syntax_error_fails_the_application_with_where_it_is(emu: Emulator) -> None:
+    deadline = time.monotonic() + 20
+    while "broken" not in emu.load_errors and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert emu.load_errors["broken"].startswith("grain broken failed to load: SyntaxError: ")
+    assert emu.load_errors["broken"].endswith("(broken.py, line 1)")
+    with pytest.raises(EmulatorError, match="grain broken failed to load: SyntaxError"):
+        emu.invoke({})
+
+
+def test_where_a_grain_failed_to_load_is_the_line_of_its_own_code(tmp_path: Path) -> None:
+    from grainworker.worker import load_grain
+
+    (tmp_path / "exits.py").write_text("import sys\n\nsys.exit(3)\n")
+    (tmp_path / "nohandle.py").write_text("x = 1\n")
+    handler, why = load_grain(str(tmp_path), "exits")
+    assert why == "SystemExit: 3 (exits.py, line 3)"
+    with pytest.raises(SystemExit):
+        handler({}, None)
+    assert load_grain(str(tmp_path), "nohandle")[1] == (
+        "AttributeError: grain module 'nohandle' has no function handle(event, context)")
 
 
 def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> None:
@@ -216,16 +235,23 @@ def test_no_new_standby_while_the_sandbox_is_short_of_memory(monkeypatch: pytest
     assert forks == ["fork"]
 
 
-def test_sandbox_memory_share_reads_the_cgroup(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from grainworker import worker as w
+def test_the_sandbox_memory_is_read_from_cgroup_v2_or_v1(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from grainworker import cgroup
 
-    used, limit = tmp_path / "current", tmp_path / "max"
+    used, limit, events = tmp_path / "current", tmp_path / "max", tmp_path / "oom_control"
     used.write_text("100\n")
     limit.write_text("400\n")
-    monkeypatch.setattr(w, "_CGROUP_MEMORY", [(str(tmp_path / "missing"), str(limit)), (str(used), str(limit))])
-    assert w.sandbox_memory_share() == 0.25
+    events.write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+    missing = str(tmp_path / "missing")
+    monkeypatch.setattr(cgroup, "MEMORY_FILES", [(missing, missing, missing), (str(used), str(limit), str(events))])
+    assert cgroup.memory_share() == 0.25
+    assert cgroup.memory_limit() == 400
+    assert cgroup.oom_kills() == 2
     limit.write_text("max\n")  # cgroup v2: no limit
-    assert w.sandbox_memory_share() == 0.0
+    assert cgroup.memory_share() == 0.0
+    assert cgroup.memory_limit() == 0
+    monkeypatch.setattr(cgroup, "MEMORY_FILES", [(missing, missing, missing)])
+    assert cgroup.oom_kills() == -1
 
 
 def test_without_standby_no_child_waits(app_dir: Path) -> None:

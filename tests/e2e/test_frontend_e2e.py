@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -391,6 +392,32 @@ def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http
         assert "No matching distribution found" in p.stderr or "Could not find a version" in p.stderr, p.stderr
         app = http("GET", f"/api/v1/apps/{name}", accounts["a"]).json()
         assert app["status"] == "failed" and f"sand-e2e-missing-{RUN}" in app["error"], app
+    finally:
+        raw_remove(http, accounts["a"], name)
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("def handle(e, c)\n    return e\n", "grain g failed to load: SyntaxError: expected ':' (g.py, line 1)"),
+    ("import sys\n\nsys.exit(3)\n", "grain g failed to load: SystemExit: 3 (g.py, line 3)"),
+    ("import os\nos._exit(4)\n", "grain worker g exited with code 4; 3 times in a row"),
+    ("hog = bytearray(2048 * 1024 * 1024)\n",
+     "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise"),
+], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
+def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, http: Http, accounts: dict[str, str],
+                                                                   tmp_path: Path, code: str, reason: str) -> None:
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": [{"name": "g"}]}))
+    (tmp_path / "g.py").write_text(code if "handle" in code else code + "def handle(e, c):\n    return e\n")
+    name = f"bad-{zlib.crc32(code.encode()) % 10_000}-a{RUN}"
+    try:
+        t0 = time.monotonic()
+        p = sand(base, accounts["a"], "deploy", str(tmp_path), "--name", name)
+        took = time.monotonic() - t0
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert f"Error: deploy of {name} failed: " in p.stderr and reason in p.stderr, p.stderr
+        assert took < 45, f"not the workers timeout (60 s): {took:.1f} s"
+        app = http("GET", f"/api/v1/apps/{name}", accounts["a"]).json()
+        assert app["status"] == "failed" and reason in app["error"], app
+        assert _sandboxes(app["id"]) == [], "its sandbox is removed"
     finally:
         raw_remove(http, accounts["a"], name)
 

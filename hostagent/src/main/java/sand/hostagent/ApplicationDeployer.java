@@ -88,7 +88,10 @@ final class ApplicationDeployer implements AutoCloseable {
   private final Map<String, Deployed> running = new ConcurrentHashMap<>();
   /** Applications being undeployed: still in {@link #running} while their sandbox drains, but not given events. */
   private final Set<String> stopping = ConcurrentHashMap.newKeySet();
+  /** Per application, what its supervisor last said of each grain worker that is not well (grain → message). */
   private final Map<String, Map<String, String>> unhealthy = new ConcurrentHashMap<>();
+  /** Applications whose sandbox is starting here, with their grains: their workers' reports are heard. */
+  private final Map<String, Set<String>> starting = new ConcurrentHashMap<>();
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
   private final Object grainsLock = new Object();
 
@@ -221,6 +224,8 @@ final class ApplicationDeployer implements AutoCloseable {
           "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
       String credential = HexFormat.of().formatHex(randomBytes());
+      unhealthy.remove(appId); // what the last sandbox's workers said is not about this one
+      starting.put(appId, grains);
       credentials.grant(appId, credential);
       sockets = new AppSockets(socketsRoot.resolve(appId), appId, bus,
           new DataLayerService(data).processor(), 1024);
@@ -259,6 +264,8 @@ final class ApplicationDeployer implements AutoCloseable {
         LOG.warn("[host {} app {}] could not record the failure: {}", hostId, appId, re.toString());
       }
       return false;
+    } finally {
+      starting.remove(appId);
     }
   }
 
@@ -269,7 +276,9 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /**
    * A sandbox is up when every grain's worker is long-polling its local queue; until then the
-   * application is not deployed (a sandbox that crash-loops fails the deploy with its own last words).
+   * application is not deployed. A grain whose code does not load, or whose worker crash-loops (exits at
+   * import, is killed for memory), fails the deploy as soon as the supervisor says so, with its words; a
+   * sandbox that says nothing fails it after the workers timeout, with its last log lines.
    */
   private void awaitWorkers(String appId, Set<String> grains) throws InterruptedException {
     long deadline = System.nanoTime() + policy.workersTimeout().toNanos();
@@ -285,6 +294,11 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       if (waiting.isEmpty()) {
         return;
+      }
+      Map<String, String> sick = unhealthy.getOrDefault(appId, Map.of());
+      if (!sick.isEmpty()) {
+        sandboxes.undeploy(appId);
+        throw new IllegalStateException(String.join("; ", new TreeMap<>(sick).values()));
       }
       if (System.nanoTime() > deadline) {
         String logs = sandboxes.logs(appId, 20);
@@ -362,10 +376,18 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   /**
-   * A sandbox's supervisor reported on a grain worker: a crash-looping one shows in this host's state of the
-   * application ("deployed", with an error naming the grain and why) until the supervisor says it runs again.
+   * A sandbox's supervisor (or a grain worker whose code did not load) reported on a grain worker: while the
+   * sandbox starts, that fails the deploy ({@link #awaitWorkers}); later, a crash-looping worker shows in this
+   * host's state of the application ("deployed", with an error naming the grain and why) until the supervisor
+   * says it runs again.
    */
   void workerHealth(String appId, String grain, String state, String message) {
+    boolean ours = knowsGrain(appId, grain) || starting.getOrDefault(appId, Set.of()).contains(grain);
+    if ("exited".equals(state) || !ours) {
+      // one death is not a state (LocalRecovery acts on it); or not a grain of this application here (a report from
+      // a sandbox already replaced, or forged)
+      return;
+    }
     Map<String, String> sick = unhealthy.computeIfAbsent(appId, a -> new ConcurrentHashMap<>());
     boolean changed = "running".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
     if (!changed || !running.containsKey(appId)) {

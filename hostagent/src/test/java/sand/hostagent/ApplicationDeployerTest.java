@@ -364,6 +364,32 @@ class ApplicationDeployerTest {
   }
 
   @Test
+  void aGrainThatDoesNotLoadFailsTheDeployAtOnceWithItsReason() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    Thread supervisor = new Thread(() -> {
+      try {
+        await(() -> docker.container("sand-app-h1") != null, "the sandbox to be starting");
+        d.workerHealth("app", "a", "load-failed", "grain a failed to load: SyntaxError: invalid syntax (a.py, line 2)");
+        d.workerHealth("app", "a", "exited", "grain worker a exited with code 3"); // it says less: not the reason
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    supervisor.start();
+    long t0 = System.nanoTime();
+    d.reconcile("app");
+    supervisor.join();
+    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "not the 20 s workers timeout");
+    assertEquals("failed", store.state("app"));
+    assertTrue(store.error("app").startsWith("grain a failed to load: SyntaxError: invalid syntax (a.py, line 2) "
+        + "[host"), store.error("app"));
+    d.workerHealth("app", "a", "load-failed", "a late report");
+    assertTrue(store.error("app").startsWith("grain a failed to load"), "a report after the deploy ended is ignored");
+    assertTrue(docker.containers().isEmpty(), "its sandbox is removed");
+  }
+
+  @Test
   void aCrashLoopingWorkerShowsInTheHostsStateUntilItRunsAgain() throws Exception {
     ApplicationDeployer d = deployer(ApplicationLimits.defaults());
     putApp("app", 1);
@@ -375,6 +401,8 @@ class ApplicationDeployerTest {
     assertEquals("deployed", store.state("app"));
     assertEquals("grain worker b exited with code 1 after 0.3s, 3 times in a row", store.error("app"));
     d.workerHealth("app", "b", "running", "grain worker b has run 30s");
+    assertEquals("", store.error("app"));
+    d.workerHealth("app", "zz", "crash-looping", "not a grain of app");
     assertEquals("", store.error("app"));
     d.workerHealth("other", "b", "crash-looping", "not deployed here");
     assertEquals("", store.state("other"), "an application not running here gets no state from a report");

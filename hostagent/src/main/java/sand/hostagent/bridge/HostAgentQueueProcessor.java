@@ -154,7 +154,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       recovery.workerExited(m.application(), grain);
       return;
     }
-    if (h != null && knownGrain.test(m.application(), grain)) {
+    if (h != null) { // it checks the grain itself: a sandbox still starting is not known here yet
       h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
     }
   }
