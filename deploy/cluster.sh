@@ -65,6 +65,9 @@ EOF
 playbook() {
   local log="$SAND_LOGS/cluster-playbook.log"
   progress "Starting the cluster's components (deploy/ansible/site.yml, log $log)"
+  # one admin key for every frontend of the cluster: this machine's $SAND_HOME/admin-key (or the operator's own)
+  SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
+  export SAND_FRONTEND_ADMIN_KEY
   if ! ANSIBLE_STDOUT_CALLBACK=default ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_LOCALHOST_WARNING=0 \
       "$SAND_VENV/bin/ansible-playbook" -i "$INVENTORY" "$HERE/ansible/site.yml" "$@" >"$log" 2>&1; then
     grep -E '^(fatal|failed):|"(msg|stderr|stdout)":' "$log" | tail -n 12 | cut -c1-600 >&2 || true

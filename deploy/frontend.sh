@@ -21,6 +21,8 @@ start_one() {
   if is_running "$comp" && ready_one "$port"; then echo "    $comp already running"; return 0; fi
   require_port_free "$comp" "$port"
   progress "Starting frontend $ID_PREFIX-$port on $SAND_BIND:$port"
+  SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
+  export SAND_FRONTEND_ADMIN_KEY
   SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_bg "$comp" "$JAVA" -Xms64m -Xmx384m \
     -XX:+UseSerialGC -Dorg.slf4j.simpleLogger.showDateTime=true \
     -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn \

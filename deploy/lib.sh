@@ -65,6 +65,18 @@ die() {
 
 # ---- processes ----------------------------------------------------------------------------------
 
+# The operator's admin key (docs/operations.md "The admin key"): $SAND_FRONTEND_ADMIN_KEY when the operator set one,
+# else $SAND_HOME/admin-key, created once with mode 600.
+admin_key() {
+  if [ -n "${SAND_FRONTEND_ADMIN_KEY:-}" ]; then printf '%s' "$SAND_FRONTEND_ADMIN_KEY"; return; fi
+  local f="$SAND_HOME/admin-key"
+  if [ ! -s "$f" ]; then
+    mkdir -p "$SAND_HOME"
+    (umask 077 && printf 'sandadm_%s\n' "$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')" >"$f.tmp" && mv "$f.tmp" "$f")
+  fi
+  tr -d '\n' <"$f"
+}
+
 pidfile() { echo "$SAND_RUN/$1.pid"; }
 logfile() { echo "$SAND_LOGS/$1.log"; }
 

@@ -31,5 +31,5 @@ for comp in hostagent frontend; do
   if [ -x "$D/$comp.sh" ]; then "$D/$comp.sh" start; fi
 done
 
-echo "SAND is up ($(_elapsed "$T0")). State dir: $SAND_HOME"
+echo "SAND is up ($(_elapsed "$T0")). State dir: $SAND_HOME; the operator's admin key: $SAND_HOME/admin-key (sand admin)"
 "$D/status.sh"

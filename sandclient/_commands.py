@@ -17,8 +17,8 @@ from typing import Any
 
 from sandclient.client import NO_INPUT, ApiError, Client, app_hosts, load_folder
 
-__all__ = ["cmd_deploy", "cmd_execution", "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup", "cmd_status",
-           "cmd_undeploy", "error", "read_json_arg"]
+__all__ = ["cmd_admin", "cmd_deploy", "cmd_execution", "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup",
+           "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
 
 
 def error(message: str) -> int:
@@ -122,6 +122,69 @@ def _signup(args: argparse.Namespace) -> int:
 
 def cmd_signup(args: argparse.Namespace) -> int:
     return _run(_signup, args)
+
+
+# --- the operator's commands ------------------------------------------------------------------------------------
+
+def admin_client(args: argparse.Namespace) -> Client:
+    """A client with the operator's admin key: --admin-key, $SAND_ADMIN_KEY, --admin-key-file, or the file `make up`
+    writes ($SAND_HOME/admin-key, .sand/admin-key here); the address from --url, $SAND_URL or the stored login."""
+    import os
+
+    key = args.admin_key or os.environ.get("SAND_ADMIN_KEY", "")
+    files = [args.admin_key_file] if args.admin_key_file else [
+        str(Path(os.environ["SAND_HOME"]) / "admin-key") if os.environ.get("SAND_HOME") else "", ".sand/admin-key"]
+    for f in filter(None, files):
+        if not key and Path(f).is_file():
+            key = Path(f).read_text().strip()
+    if not key:
+        raise ApiError(0, "config", "no admin key: pass --admin-key, set SAND_ADMIN_KEY, or --admin-key-file "
+                       "$SAND_HOME/admin-key (make up writes it there)")
+    url = args.url or os.environ.get("SAND_URL", "")
+    if not url:
+        try:
+            url = Client.from_login().url
+        except ApiError:
+            raise ApiError(0, "config", "no SAND address: pass --url http://127.0.0.1:8080 or set SAND_URL") from None
+    return Client(url, key)
+
+
+def _admin(args: argparse.Namespace) -> int:
+    client = admin_client(args)
+    if args.admin_command == "apps":
+        rows = client.admin_apps()
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        print(f"{'APP':<24} {'OWNER':<16} {'STATUS':<12} {'VER':>3}  HOSTS / ERROR")
+        for a in rows:
+            hosts = " ".join(f"{h}:{s}" for h, s, _ in app_hosts(a)) or "-"
+            error_line = (a.get("error") or "").splitlines()[0][:100] if a.get("error") else ""
+            print(f"{a['name']:<24} {a['owner']:<16} {a['status']:<12} {a['version']:>3}  {hosts}"
+                  + (f"  {error_line}" if error_line else ""))
+    elif args.admin_command == "hosts":
+        rows = client.admin_hosts()
+        if args.json:
+            print(json.dumps(rows, indent=2))
+            return 0
+        print(f"{'HOST':<12} {'ALIVE':<6} {'HEARTBEAT':<26} SANDBOXES")
+        for h in rows:
+            boxes = " ".join(f"{s['app']}:{s['status']}" for s in h["sandboxes"]) or "-"
+            print(f"{h['host']:<12} {'yes' if h['alive'] else 'NO':<6} {h['heartbeat'] or '-':<26} {boxes}")
+    elif args.admin_command == "undeploy":
+        a = client.admin_undeploy(args.app)
+        print(f"{a['name']} (account {a['owner']}): {a['status']}")
+    elif args.admin_command == "disable":
+        d = client.admin_disable(args.account, args.reason or "")
+        print(f"account {d['account']}: disabled ({d['reason']}); undeployed: {', '.join(d['undeployed']) or 'none'}")
+    else:
+        client.admin_enable(args.account)
+        print(f"account {args.account}: enabled (its applications stay undeployed: `sand deploy` them again)")
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    return _run(_admin, args)
 
 
 # --- deploy / status / undeploy -------------------------------------------------------------------------------

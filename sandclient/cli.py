@@ -114,12 +114,34 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("execution_id", help="from `sand invoke --async`")
     p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
     p.set_defaults(func=commands.cmd_execution)
+    _add_admin_commands(sub)
     p = sub.add_parser("undeploy", help="stop an application's sandboxes")
     p.add_argument("app", help="application name")
     p.add_argument("--delete", action="store_true", help="then delete the application")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for undeployed")
     p.add_argument("--no-wait", action="store_true", help="return once the undeploy started")
     p.set_defaults(func=commands.cmd_undeploy)
+
+
+def _add_admin_commands(sub: Any) -> None:
+    admin = sub.add_parser("admin", help="the operator's commands (admin key): every account's apps, hosts, "
+                           "undeploy, disable")
+    admin.add_argument("--url", help="the SAND address (default: $SAND_URL or the stored login's)")
+    admin.add_argument("--admin-key", help="the operator's admin key (default: $SAND_ADMIN_KEY)")
+    admin.add_argument("--admin-key-file", help="file holding it (default: $SAND_HOME/admin-key, .sand/admin-key)")
+    what = admin.add_subparsers(dest="admin_command", required=True)
+    p = what.add_parser("apps", help="every application of every account: owner, status, hosts, error")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p = what.add_parser("hosts", help="every host agent: alive, heartbeat, the sandboxes it runs")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p = what.add_parser("undeploy", help="undeploy any account's application")
+    p.add_argument("app", help="application name")
+    p = what.add_parser("disable", help="refuse an account's API keys and undeploy its applications")
+    p.add_argument("account", help="account name")
+    p.add_argument("--reason", help="said to the account's callers in the 403")
+    p = what.add_parser("enable", help="let a disabled account's keys in again")
+    p.add_argument("account", help="account name")
+    admin.set_defaults(func=commands.cmd_admin)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -342,6 +342,30 @@ class Client:
         """GET /api/v1/apps: this account's applications and their status (also a check of the key)."""
         return self.call("GET", "/api/v1/apps").body
 
+    # --- the operator's API (this client's key is the admin key) ------------------------------------------------
+
+    def admin_apps(self) -> list[dict[str, Any]]:
+        """GET /api/v1/admin/apps: every account's applications, each with its `owner`, status and hosts."""
+        return self.call("GET", "/api/v1/admin/apps").body["apps"]
+
+    def admin_hosts(self) -> list[dict[str, Any]]:
+        """GET /api/v1/admin/hosts: every host agent that joined: `alive`, heartbeat, addresses, its sandboxes."""
+        return self.call("GET", "/api/v1/admin/hosts").body["hosts"]
+
+    def admin_undeploy(self, app: str) -> dict[str, Any]:
+        """POST /api/v1/admin/apps/{app}/undeploy: undeploy any account's application (202: the host agents stop
+        it)."""
+        return self.call("POST", f"/api/v1/admin/apps/{_q(app)}/undeploy").body
+
+    def admin_disable(self, account: str, reason: str = "") -> dict[str, Any]:
+        """POST /api/v1/admin/accounts/{account}/disable: its keys answer 403 and its applications are undeployed."""
+        return self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/disable",
+                         {"reason": reason} if reason else None).body
+
+    def admin_enable(self, account: str) -> dict[str, Any]:
+        """POST /api/v1/admin/accounts/{account}/enable: its keys work again (its applications stay undeployed)."""
+        return self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/enable").body
+
     # --- applications -----------------------------------------------------------------------------------------
 
     def status(self, name: str) -> Any:

@@ -458,3 +458,31 @@ def test_usage_errors_exit_2(capsys) -> None:
             sand(argv)
         assert e.value.code == 2
     assert sand([]) == 2
+
+
+def test_admin_commands_send_the_admin_key_from_its_file(api: FakeApi, tmp_path: Path, capsys,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
+    monkeypatch.setenv("SAND_HOME", str(tmp_path))
+    (tmp_path / "admin-key").write_text("sandadm_0123\n")
+    api.on("GET", "/api/v1/admin/apps", 200, {"apps": [{"name": "shop", "owner": "bob", "status": "failed",
+                                                        "version": 2, "error": "h1: grain g failed to load\nmore",
+                                                        "hosts": [{"host": "h1", "status": "failed"}]}]})
+    api.on("POST", "/api/v1/admin/accounts/bob/disable", 200,
+           {"account": "bob", "disabled": True, "reason": "abuse", "undeployed": ["shop"]})
+    assert sand(["admin", "--url", api.url, "apps"]) == 0
+    assert api.requests[0].headers["Authorization"] == "Bearer sandadm_0123"
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["shop", "bob", "failed", "2", "h1:failed", "h1:", "grain", "g", "failed", "to", "load"]
+    assert sand(["admin", "--url", api.url, "disable", "bob", "--reason", "abuse"]) == 0
+    assert json.loads(api.requests[1].body) == {"reason": "abuse"}
+    assert capsys.readouterr().out == "account bob: disabled (abuse); undeployed: shop\n"
+
+
+def test_admin_without_a_key_says_where_to_find_it(api: FakeApi, tmp_path: Path, capsys,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
+    monkeypatch.setenv("SAND_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert sand(["admin", "--url", api.url, "hosts"]) == 1
+    assert "no admin key" in capsys.readouterr().err and api.requests == []

@@ -454,6 +454,56 @@ def _sandboxes(app_id: str) -> list[Any]:
         client.close()
 
 
+# --- the operator ------------------------------------------------------------------------------------------------
+
+def test_the_operator_sees_every_account_undeploys_any_app_and_disables_an_account(
+        base: str, http: Http, accounts: dict[str, str]) -> None:
+    admin = (SAND_HOME / "admin-key").read_text().strip()
+    assert (SAND_HOME / "admin-key").stat().st_mode & 0o777 == 0o600
+    assert http("GET", "/api/v1/admin/apps").status_code == 401
+    refused = http("GET", "/api/v1/admin/apps", accounts["a"])
+    assert refused.status_code == 403 and error_code(refused) == "forbidden", refused.text
+    name = f"ops-b{RUN}"
+    p = sand(base, accounts["b"], "deploy", str(EXAMPLES / "hello"), "--name", name)
+    assert p.returncode == 0, p.stderr
+    env_free = {"SAND_ADMIN_KEY": admin}
+    old = {k: os.environ.get(k) for k in env_free}
+    os.environ.update(env_free)
+    try:
+        listed = sand(base, None, "admin", "--url", base, "apps", "--json")
+        assert listed.returncode == 0, listed.stderr
+        mine = [a for a in json.loads(listed.stdout) if a["name"] == name]
+        assert mine and mine[0]["owner"] == f"e2e-b-{RUN}" and mine[0]["status"] == "deployed", mine
+        hosts = sand(base, None, "admin", "--url", base, "hosts")
+        assert hosts.returncode == 0 and f"{name}:deployed" in hosts.stdout, hosts.stdout + hosts.stderr
+        u = sand(base, None, "admin", "--url", base, "undeploy", name)
+        assert u.returncode == 0 and u.stdout.startswith(f"{name} (account e2e-b-{RUN}): "), u.stdout + u.stderr
+        deadline = time.monotonic() + 60
+        while http("GET", f"/api/v1/apps/{name}", accounts["b"]).json()["status"] != "undeployed":
+            assert time.monotonic() < deadline, "the operator's undeploy did not end"
+            time.sleep(0.5)
+        victim = f"e2e-ops-{RUN}"
+        key = http("POST", "/api/v1/accounts", json_body={"name": victim}).json()["api_key"]
+        d = sand(base, None, "admin", "--url", base, "disable", victim, "--reason", "abuse, ticket 7")
+        assert d.returncode == 0, d.stderr
+        assert d.stdout == f"account {victim}: disabled (abuse, ticket 7); undeployed: none\n"
+        for _ in range(4):  # both frontends, whichever nginx picks
+            r = http("GET", "/api/v1/apps", key)
+            assert r.status_code == 403 and error_code(r) == "account_disabled", r.text
+            assert "abuse, ticket 7" in r.json()["error"]["message"]
+        assert http("GET", "/api/v1/apps", accounts["a"]).status_code == 200, "another account is not touched"
+        assert sand(base, None, "admin", "--url", base, "enable", victim).returncode == 0
+        missing = sand(base, None, "admin", "--url", base, "disable", f"nobody-{RUN}")
+        assert missing.returncode == 1 and f"no account 'nobody-{RUN}'" in missing.stderr, missing.stderr
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        raw_remove(http, accounts["b"], name)
+
+
 def test_undeploy_removes_the_sandbox(base: str, http: Http, accounts: dict[str, str]) -> None:
     name = f"gone-a{RUN}"
     p = sand(base, accounts["a"], "deploy", str(EXAMPLES / "hello"), "--name", name)

@@ -270,6 +270,21 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public Optional<Account> account(String name) {
+    return frontend.account(name);
+  }
+
+  @Override
+  public void setAccountDisabled(String name, String why) {
+    frontend.setAccountDisabled(name, why);
+  }
+
+  @Override
+  public Optional<String> accountDisabled(String name) {
+    return frontend.accountDisabled(name);
+  }
+
+  @Override
   public boolean putGrainVersion(GrainVersion grain) {
     return frontend.putGrainVersion(grain);
   }

@@ -27,6 +27,10 @@ final class CassandraFrontendTables {
   private final PreparedStatement putAccount;
   private final PreparedStatement putKey;
   private final PreparedStatement getKey;
+  private final PreparedStatement getAccount;
+  private final PreparedStatement disable;
+  private final PreparedStatement enable;
+  private final PreparedStatement getDisabled;
   private final PreparedStatement putGrain;
   private final PreparedStatement latestGrain;
   private final PreparedStatement allGrains;
@@ -50,6 +54,7 @@ final class CassandraFrontendTables {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".accounts (name text PRIMARY KEY, api_key_sha256 text, "
         + "created timestamp)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".disabled_accounts (name text PRIMARY KEY, why text)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".grains (owner text, name text, version int, code blob, "
         + "kind text, sha256 text, size bigint, created timestamp, PRIMARY KEY ((owner, name), version)) "
         + "WITH CLUSTERING ORDER BY (version DESC)");
@@ -73,6 +78,10 @@ final class CassandraFrontendTables {
         + "IF NOT EXISTS");
     putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
     getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    getAccount = session.prepare("SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
+    disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
+    enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
+    getDisabled = session.prepare("SELECT why FROM " + ks + ".disabled_accounts WHERE name = ?");
     putGrain = session.prepare("INSERT INTO " + ks + ".grains (owner, name, version, code, kind, sha256, size, "
         + "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
     latestGrain = session.prepare("SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
@@ -107,6 +116,21 @@ final class CassandraFrontendTables {
   Optional<String> accountByKey(String sha) {
     Row r = session.execute(getKey.bind(sha)).one();
     return r == null ? Optional.empty() : Optional.ofNullable(r.getString("account"));
+  }
+
+  Optional<Account> account(String name) {
+    Row r = session.execute(getAccount.bind(name)).one();
+    return r == null ? Optional.empty()
+        : Optional.of(new Account(r.getString("name"), r.getString("api_key_sha256"), r.getInstant("created")));
+  }
+
+  void setAccountDisabled(String name, String why) {
+    session.execute(why == null ? enable.bind(name) : disable.bind(name, why));
+  }
+
+  Optional<String> accountDisabled(String name) {
+    Row r = session.execute(getDisabled.bind(name)).one();
+    return r == null ? Optional.empty() : Optional.ofNullable(r.getString("why"));
   }
 
   boolean putGrainVersion(GrainVersion g) {

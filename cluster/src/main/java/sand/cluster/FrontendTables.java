@@ -76,6 +76,17 @@ public interface FrontendTables {
   /** The account whose API key has this SHA-256. */
   Optional<String> accountByKey(String apiKeySha256);
 
+  /** The account of this name. */
+  Optional<Account> account(String name);
+
+  /**
+   * Disable an account (its keys are refused) with the operator's reason, or enable it again ({@code why} null).
+   */
+  void setAccountDisabled(String name, String why);
+
+  /** Why the operator disabled this account; empty when it is enabled. */
+  Optional<String> accountDisabled(String name);
+
   /** Store a new version unless that (owner, name, version) exists; false when someone got there first. */
   boolean putGrainVersion(GrainVersion grain);
 

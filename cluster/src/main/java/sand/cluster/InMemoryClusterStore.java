@@ -103,6 +103,7 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   private final Map<String, Account> accounts = new ConcurrentHashMap<>();
+  private final Map<String, String> disabledAccounts = new ConcurrentHashMap<>();
   private final Map<String, String> keys = new ConcurrentHashMap<>();
   private final Map<String, java.util.NavigableMap<Integer, GrainVersion>> grainVersions = new ConcurrentHashMap<>();
   private final Map<String, AppName> names = new ConcurrentHashMap<>();
@@ -120,6 +121,25 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public Optional<String> accountByKey(String apiKeySha256) {
     return Optional.ofNullable(keys.get(apiKeySha256));
+  }
+
+  @Override
+  public Optional<Account> account(String name) {
+    return Optional.ofNullable(accounts.get(name));
+  }
+
+  @Override
+  public void setAccountDisabled(String name, String why) {
+    if (why == null) {
+      disabledAccounts.remove(name);
+    } else {
+      disabledAccounts.put(name, why);
+    }
+  }
+
+  @Override
+  public Optional<String> accountDisabled(String name) {
+    return Optional.ofNullable(disabledAccounts.get(name));
   }
 
   @Override

@@ -6,6 +6,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
@@ -36,12 +37,18 @@ public final class AuthHandler extends Handler.Wrapper {
 
   private final ClusterStore store;
   private final String adminKeySha256;
+  private final DisabledAccounts disabled;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
 
   public AuthHandler(ClusterStore store, String adminKey, Handler next) {
+    this(store, adminKey, new DisabledAccounts(store, KEY_MAX_AGE), next);
+  }
+
+  AuthHandler(ClusterStore store, String adminKey, DisabledAccounts disabled, Handler next) {
     super(next);
     this.store = store;
     this.adminKeySha256 = adminKey == null || adminKey.isEmpty() ? null : sha256(adminKey);
+    this.disabled = disabled;
   }
 
   @Override
@@ -79,6 +86,22 @@ public final class AuthHandler extends Handler.Wrapper {
         if (account == null) {
           Router.write(response, callback, Reply.error(new ApiException(401, "unauthorized",
               "unknown API key: sign up with POST /api/v1/accounts or check the key you were given")));
+          return true;
+        }
+        Optional<String> off;
+        try {
+          off = disabled.why(account);
+        } catch (RuntimeException e) {
+          if (Errors.platform(e) instanceof ApiException a) {
+            Router.write(response, callback, Reply.error(a));
+            return true;
+          }
+          throw e;
+        }
+        if (off.isPresent()) {
+          Router.write(response, callback, Reply.error(new ApiException(403, "account_disabled",
+              "account '" + account + "' is disabled by the operator (" + off.get() + "); ask the operator to "
+                  + "enable it")));
           return true;
         }
         request.setAttribute(ACCOUNT_ATTRIBUTE, account);

@@ -54,6 +54,13 @@ public final class Call {
     return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.isEmpty());
   }
 
+  /** Who sent this, for an audit line: the peer's address and, behind nginx, the client it forwarded for. */
+  public String origin() {
+    String forwarded = request.getHeaders().get("X-Forwarded-For");
+    String peer = Request.getRemoteAddr(request);
+    return forwarded == null || forwarded.isBlank() ? peer : forwarded + " via " + peer;
+  }
+
   public String header(String name) {
     return request.getHeaders().get(name);
   }

@@ -118,12 +118,16 @@ public final class DeploymentsHandler {
 
   Reply undeploy(Call call) {
     AppsHandler.Owned o = apps.owned(call);
-    ApplicationRecord app = o.app();
+    undeploy(o.app(), "its owner");
+    return Reply.json(202, apps.describe(o.name(), store.application(o.app().appId()).orElseThrow()));
+  }
+
+  /** Set the application's desired state to undeployed and tell the host agents; {@code by} is for the log. */
+  void undeploy(ApplicationRecord app, String by) {
     store.setDesired(app.appId(), HostAgentTables.DESIRED_UNDEPLOYED, app.hosts());
     apps.changed(app.name());
-    LOG.info("[app {} id {}] undeploy", app.name(), app.appId());
+    LOG.info("[app {} id {}] undeploy by {}", app.name(), app.appId(), by);
     control.publish("undeploy", app.appId(), app.hosts());
-    return Reply.json(202, apps.describe(o.name(), store.application(app.appId()).orElseThrow()));
   }
 
   /** The top-level requirements.txt of a zip grain (checked at upload), "" if none. */

@@ -62,7 +62,8 @@ public final class Frontend {
           "address the HTTP server binds")
       .define("port", INT, 8081, PORT, "HTTP port; 0 picks a free port")
       .define("admin.key", STRING, "", emptyOr("no admin", SECRET),
-          "the operator's key: may create accounts when open.signup is false")
+          "the operator's key: the admin API (/api/v1/admin/...), and creating accounts when open.signup is false; "
+              + "make up writes one to $SAND_HOME/admin-key")
       .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
       .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
           "largest request body (grain upload, workflow, invocation); larger answers 413")
@@ -162,7 +163,12 @@ public final class Frontend {
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits, directory);
     apps.routes(router);
-    new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()), deps.clock()).routes(router);
+    DeploymentsHandler deployments = new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()),
+        deps.clock());
+    deployments.routes(router);
+    DisabledAccounts disabled = new DisabledAccounts(deps.store(), AuthHandler.KEY_MAX_AGE);
+    new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(),
+        Duration.ofMillis(config.getInt("host.max.age.ms"))).routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
     InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
         deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
@@ -177,7 +183,7 @@ public final class Frontend {
     }
 
     server.setHandler(new MetricsHandler(metrics, new AuthHandler(deps.store(), config.getString("admin.key"),
-        router)));
+        disabled, router)));
     server.addBean(router, false);
     server.addBean(listener, true);
     server.addBean(takeover, true);
