@@ -36,7 +36,7 @@ public final class AccountsHandler {
           + "(open sign-up is off)");
     }
     var body = call.json("request body");
-    String name = body.path("name").asText("");
+    String name = body.path("name").isTextual() ? body.path("name").asText() : "";
     if (!name.matches(NAME_FORM)) {
       throw ApiException.badRequest("account name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
           + "with a letter or digit (send {\"name\": \"alice\"})");

@@ -48,10 +48,16 @@ public final class Call {
     return query.getValue(name);
   }
 
-  /** A query flag: {@code ?x=1} or {@code ?x=true}. */
+  /** A yes/no query parameter: absent, 0 or false is no; 1, true or empty ({@code ?async}) is yes; else 400. */
   public boolean flag(String name) {
     String v = query(name);
-    return v != null && (v.equals("1") || v.equalsIgnoreCase("true") || v.isEmpty());
+    if (v == null || v.equals("0") || v.equals("false")) {
+      return false;
+    }
+    if (v.equals("1") || v.equals("true") || v.isEmpty()) {
+      return true;
+    }
+    throw ApiException.badRequest("query parameter " + name + "=" + v + " is invalid: write " + name + "=1 (or 0)");
   }
 
   /** Who sent this, for an audit line: the peer's address and, behind nginx, the client it forwarded for. */

@@ -126,6 +126,7 @@ public final class Frontend {
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
     Server server = new Server(pool);
+    server.setErrorHandler(new JsonErrorHandler());
     ServerConnector http = new ServerConnector(server);
     http.setHost(config.getString("host"));
     http.setPort(config.getInt("port"));

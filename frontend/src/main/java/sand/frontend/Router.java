@@ -27,6 +27,8 @@ public final class Router extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(Router.class);
   /** Request attribute: the template of the matched route (metrics label). */
   public static final String ROUTE_ATTRIBUTE = "sand.route";
+  /** Set by nginx when it asks which methods a path allows for a method it refused itself. */
+  static final String REFUSED_METHOD_HEADER = "X-Sand-Refused-Method";
 
   /** What a route does with a call; an ApiException (thrown or as the failure) becomes an error reply. */
   @FunctionalInterface
@@ -78,13 +80,13 @@ public final class Router extends Handler.Abstract {
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     String path = Request.getPathInContext(request);
-    boolean pathKnown = false;
+    java.util.Set<String> allowed = new java.util.TreeSet<>();
     for (Route r : routes) {
       Matcher m = r.pattern().matcher(path);
       if (!m.matches()) {
         continue;
       }
-      pathKnown = true;
+      allowed.add(r.method());
       if (!r.method().equals(request.getMethod())) {
         continue;
       }
@@ -101,10 +103,17 @@ public final class Router extends Handler.Abstract {
       run(r, new Call(request, params, account, maxBody), response, callback);
       return true;
     }
-    write(response, callback, Reply.error(pathKnown
-        ? new ApiException(405, "method_not_allowed", request.getMethod() + " is not allowed on " + path)
-        : ApiException.notFound("no such route: " + request.getMethod() + " " + path
-            + " (the routes are listed at GET /api/v1/openapi.json)")));
+    // nginx answers a method it refuses itself (TRACE) by asking here with OPTIONS and this header: see nginx.conf
+    String refused = request.getHeaders().get(REFUSED_METHOD_HEADER);
+    String method = refused != null && "OPTIONS".equals(request.getMethod()) ? refused : request.getMethod();
+    if (allowed.isEmpty()) {
+      write(response, callback, Reply.error(ApiException.notFound("no such route: " + method + " " + path
+          + " (the routes are listed at GET /api/v1/openapi.json)")));
+    } else {
+      String allow = String.join(", ", allowed);
+      write(response, callback, Reply.error(new ApiException(405, "method_not_allowed", method + " is not allowed on "
+          + path + "; allowed: " + allow)).withHeader("Allow", allow));
+    }
     return true;
   }
 

@@ -272,7 +272,30 @@ class DeveloperApiTest {
   @Test
   void unknownRoutesAndMethodsAreJsonErrors() throws Exception {
     assertError(fe.call("GET", "/nope", null, null), 404, "not_found");
-    assertError(fe.call("PATCH", "/api/v1/grains/x", alice, null), 405, "method_not_allowed");
+    var patch = fe.call("PATCH", "/api/v1/grains/x", alice, null);
+    assertError(patch, 405, "method_not_allowed");
+    assertEquals("DELETE, GET, PUT", patch.raw().headers().firstValue("Allow").orElse(""), "405 says what is allowed");
+    // nginx asks this way for a method it refuses itself (TRACE)
+    var asked = fe.call("OPTIONS", "/api/v1/apps", alice, "application/json", null);
+    assertEquals(405, asked.status());
+    var traced = fe.http.send(java.net.http.HttpRequest.newBuilder(fe.uri("/api/v1/apps"))
+        .method("OPTIONS", java.net.http.HttpRequest.BodyPublishers.noBody())
+        .header("X-Sand-Refused-Method", "TRACE").build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(405, traced.statusCode());
+    assertTrue(traced.body().contains("TRACE is not allowed on /api/v1/apps; allowed: GET"), traced.body());
+    assertEquals("GET", traced.headers().firstValue("Allow").orElse(""));
+  }
+
+  @Test
+  void urlsJettyRefusesGetTheApisJsonErrorForEveryMethod() throws Exception {
+    for (String method : List.of("GET", "PUT", "DELETE", "POST")) {
+      var r = fe.http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fe.uri("/").toString()
+          + "api/v1/grains/a%01b")).method(method, java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertEquals(400, r.statusCode(), method + " " + r.body());
+      assertEquals("application/json", r.headers().firstValue("Content-Type").orElse("").split(";")[0], method);
+      assertTrue(r.body().startsWith("{\"error\":{\"code\":\"bad_request\""), method + " " + r.body());
+    }
   }
 
   @Test

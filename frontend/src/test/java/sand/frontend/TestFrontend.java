@@ -117,6 +117,10 @@ final class TestFrontend implements AutoCloseable {
     return call(method, path, key, "application/json", json == null ? null : json.getBytes());
   }
 
+  URI uri(String path) {
+    return URI.create(url + path);
+  }
+
   private HttpRequest request(String method, String path, String key, String contentType, byte[] body) {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(20))
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
