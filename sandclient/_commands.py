@@ -15,10 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sandclient.client import NO_INPUT, ApiError, Client, app_hosts, load_folder
+from sandclient._hints import explain
+from sandclient.client import NO_INPUT, ApiError, Client, app_hosts, load_folder, names_app_id, without_app_ids
 
-__all__ = ["cmd_admin", "cmd_deploy", "cmd_execution", "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup",
-           "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
+__all__ = ["cmd_admin", "cmd_apps", "cmd_deploy", "cmd_execution", "cmd_grain", "cmd_grains", "cmd_invoke",
+           "cmd_login", "cmd_logs", "cmd_signup", "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
 
 
 def error(message: str) -> int:
@@ -46,7 +47,22 @@ def _run(fn: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> i
     try:
         return fn(args)
     except ApiError as e:
-        return error(str(e))
+        return error(explain(args, e))
+
+
+def _first_line(text: Any) -> str:
+    return str(text).strip().splitlines()[0] if text and str(text).strip() else ""
+
+
+def _scrubbed(value: Any, app: str) -> Any:
+    """An error (text, or the error event's JSON) of application `app` with its internal id replaced by `app`."""
+    if isinstance(value, str):
+        return without_app_ids(value, app)
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, app) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v, app) for v in value]
+    return value
 
 
 class _Progress:
@@ -94,12 +110,7 @@ def _waiting(app: str) -> Iterator[_Progress]:
 
 def _login(args: argparse.Namespace) -> int:
     client = Client(args.url, args.api_key)
-    try:
-        path = client.login()
-    except ApiError as e:
-        if e.status in (401, 403):
-            return error(f"{args.url} refused the API key: {e}")
-        raise
+    path = client.login()  # a refused key: sandclient._hints says what to do
     print(f"Logged in to {client.url}; credentials stored in {path}")
     return 0
 
@@ -197,14 +208,8 @@ def _deploy(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as e:
             return error(f"settings: {e}")
     client = Client.from_login()
-    try:
-        with _waiting(folder.name) as progress:
-            d = client.deploy(folder, wait=not args.no_wait, timeout_s=args.timeout, progress=progress)
-    except ApiError as e:
-        if e.status == 409 and e.method == "PUT" and e.path.startswith("/api/v1/apps/"):
-            # names are global: say how to pick another
-            return error(f"{e}; deploy under another name with `sand deploy {args.app_dir} --name <name>`")
-        raise
+    with _waiting(folder.name) as progress:
+        d = client.deploy(folder, wait=not args.no_wait, timeout_s=args.timeout, progress=progress)
     if args.no_wait:
         print(f"{d.name}: deploying" + (f" (version {d.version})" if d.version else ""))
         return 0
@@ -230,11 +235,23 @@ def _status(args: argparse.Namespace) -> int:
     if wf:
         print(f"entry:   {wf.get('entry', '?')}")
         print(f"grains:  {', '.join(str(f.get('name')) for f in wf.get('functions', []) if isinstance(f, dict))}")
-    for h, s, e in app_hosts(app):
-        print(f"host:    {h} {s}" + (f": {e}" if e else ""))
-    if app.get("error"):
-        print(f"error:   {app['error']}")
+    name = str(app.get("name") or args.app)
+    hosts = app_hosts(app)
+    for h, s, e in hosts:
+        print(f"host:    {h} {s}" + (f": {without_app_ids(e, name)}" if e else ""))
+    rest = _not_said(str(app.get("error") or ""), hosts)
+    if rest:
+        print(f"error:   {without_app_ids(rest, name)}")
     return 0
+
+
+def _not_said(app_error: str, hosts: list[tuple[str, str, str]]) -> str:
+    """What the application's `error` says beyond its hosts' errors: the platform builds it from them as
+    "<host>: <error>" lines, and pip's message shown twice hides more than it tells."""
+    for h, _, e in hosts:
+        if e:
+            app_error = app_error.replace(f"{h}: {e}", "")
+    return app_error.strip()
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -268,14 +285,16 @@ def _invoke(args: argparse.Namespace) -> int:
     try:
         r = client.invoke(args.app, value, async_=args.async_, timeout_s=args.timeout)
     except ApiError as e:
-        exec_id = e.execution_id
+        message, exec_id = explain(args, e), e.execution_id
+        if not exec_id or exec_id in message:
+            return error(message)
         if e.status == 500:  # the platform's own failure
-            return error(f"{e}" + (f" (execution id {exec_id})" if exec_id else ""))
-        return error(f"{e}" + (f" (execution id {exec_id}; `sand logs {exec_id}`)" if exec_id else ""))
+            return error(f"{message} (execution id {exec_id})")
+        return error(f"{message} (execution id {exec_id}; `sand logs {exec_id}`)")
     if args.async_:
         print(r.execution_id)
         return 0
-    print(json.dumps(r.output, indent=2))
+    print(json.dumps(_scrubbed(r.output, args.app) if r.error is not None else r.output, indent=2))
     if r.execution_id:
         info(f"execution id: {r.execution_id}")
     return 1 if r.error is not None else 0
@@ -292,6 +311,8 @@ def _execution(args: argparse.Namespace) -> int:
         for hop in body.get("timings", {}).get("hops", []):
             print(f"{hop['at_ms']:9.3f} {hop['delta_ms']:8.3f}  {hop['step']} ({hop['where']})")
         return 0
+    if isinstance(body, dict) and body.get("error") and body.get("app"):
+        body = body | {"error": _scrubbed(body["error"], str(body["app"]))}
     print(json.dumps(body, indent=2))
     return 0
 
@@ -305,10 +326,13 @@ def _logs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(client.logs(args.execution_id, raw=True), indent=2))
         return 0
-    for line in client.logs(args.execution_id):
+    lines = client.logs(args.execution_id)
+    app = _app_of(client, args.execution_id, lines)
+    for line in lines:
         if isinstance(line, dict):
             ts = str(line.get("ts") or line.get("time") or "")
             text = line.get("text", line.get("message", ""))
+            text = without_app_ids(str(text), app) if app else text
             print(f"{ts + ' ' if ts else ''}[{line.get('grain', '?')}] {line.get('level', 'INFO')}: {text}")
         else:
             print(line)
@@ -317,3 +341,72 @@ def _logs(args: argparse.Namespace) -> int:
 
 def cmd_logs(args: argparse.Namespace) -> int:
     return _run(_logs, args)
+
+
+def _app_of(client: Client, execution_id: str, lines: list[Any]) -> str | None:
+    """The name of the execution's application when a log line names it by its internal id (a grain's
+    traceback of a data-layer error): the logs do not say it, the execution does. None when not needed."""
+    if not any(isinstance(x, dict) and names_app_id(str(x.get("text", ""))) for x in lines):
+        return None
+    try:
+        body = client.execution(execution_id)
+    except ApiError:
+        return None  # the lines are still worth showing as they are
+    return str(body["app"]) if isinstance(body, dict) and body.get("app") else None
+
+
+# --- the account's applications and grains --------------------------------------------------------------------
+
+def _apps(args: argparse.Namespace) -> int:
+    client = Client.from_login()
+    if args.json:
+        print(json.dumps(client.apps(raw=True), indent=2))
+        return 0
+    rows = client.apps()
+    if not rows:
+        info("no applications yet: deploy one with `sand deploy <folder>`")
+        return 0
+    print(f"{'APP':<24} {'STATUS':<12} {'VER':>3}  ERROR")
+    for a in rows:
+        name = str(a.get("name", "?"))
+        err = without_app_ids(_first_line(a.get("error")), name)
+        print(f"{name:<24} {str(a.get('status', '?')):<12} {str(a.get('version', '?')):>3}  {err}".rstrip())
+    failing = [str(a.get("name")) for a in rows if a.get("error")]
+    if failing:
+        info(f"the whole error: `sand status {failing[0] if len(failing) == 1 else '<app>'}`")
+    return 0
+
+
+def cmd_apps(args: argparse.Namespace) -> int:
+    return _run(_apps, args)
+
+
+def _grains(args: argparse.Namespace) -> int:
+    client = Client.from_login()
+    if args.json:
+        print(json.dumps(client.grains(raw=True), indent=2))
+        return 0
+    rows = client.grains()
+    if not rows:
+        info("no grains yet: `sand deploy <folder>` uploads an application's grains")
+        return 0
+    print(f"{'GRAIN':<24} {'VER':>3}  {'KIND':<4} {'BYTES':>8}  CREATED")
+    for g in rows:
+        print(f"{str(g.get('name', '?')):<24} {str(g.get('version', '?')):>3}  {str(g.get('kind', '?')):<4} "
+              f"{str(g.get('size', '?')):>8}  {g.get('created') or '-'}")
+    return 0
+
+
+def cmd_grains(args: argparse.Namespace) -> int:
+    return _run(_grains, args)
+
+
+def _grain(args: argparse.Namespace) -> int:
+    # "delete" is the only subcommand (argparse requires one)
+    Client.from_login().delete_grain(args.grain)
+    print(f"grain {args.grain}: deleted (every version)")
+    return 0
+
+
+def cmd_grain(args: argparse.Namespace) -> int:
+    return _run(_grain, args)

@@ -5,11 +5,13 @@
     sand deploy <app-dir>               upload the folder's grains and workflow.json, deploy, wait
     sand invoke <app> [json|@file] [--async]
     sand status <app> | sand logs <execution-id> | sand execution <execution-id> | sand undeploy <app>
+    sand apps | sand grains | sand grain delete <grain>    your applications; your grains; delete a grain
     sand emulate <app-dir> [--input JSON | --input @file] [--port 5000]
 
-SAND_URL and SAND_API_KEY override the stored login. Errors print `Error: ...` on stderr and exit 1;
-usage errors exit 2. Everything but `emulate` is a call of the Python client, `sandclient.Client`, over the
-REST API only (docs/api.md); `emulate` runs the emulator (the `sandemu` package).
+SAND_URL and SAND_API_KEY override the stored login. Errors print `Error: ...` on stderr and exit 1, naming
+the `sand` command to run next (sandclient._hints); usage errors exit 2. Everything but `emulate` is a call
+of the Python client, `sandclient.Client`, over the REST API only (docs/api.md); `emulate` runs the emulator
+(the `sandemu` package).
 """
 
 from __future__ import annotations
@@ -114,6 +116,7 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("execution_id", help="from `sand invoke --async`")
     p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
     p.set_defaults(func=commands.cmd_execution)
+    _add_listing_commands(sub)
     _add_admin_commands(sub)
     p = sub.add_parser("undeploy", help="stop an application's sandboxes")
     p.add_argument("app", help="application name")
@@ -121,6 +124,20 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for undeployed")
     p.add_argument("--no-wait", action="store_true", help="return once the undeploy started")
     p.set_defaults(func=commands.cmd_undeploy)
+
+
+def _add_listing_commands(sub: Any) -> None:
+    p = sub.add_parser("apps", help="your applications: name, status, version, the first line of their error")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=commands.cmd_apps)
+    p = sub.add_parser("grains", help="your grains: name, newest version, kind, size, created")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(func=commands.cmd_grains)
+    grain = sub.add_parser("grain", help="one of your grains: delete it")
+    what = grain.add_subparsers(dest="grain_command", required=True)
+    p = what.add_parser("delete", help="delete every version of a grain (not while a deployed application uses it)")
+    p.add_argument("grain", help="grain name, as `sand grains` lists it")
+    grain.set_defaults(func=commands.cmd_grain)
 
 
 def _add_admin_commands(sub: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import urllib.error
 import urllib.parse
@@ -21,7 +22,8 @@ from grainworker.workflow import Workflow, WorkflowError, parse_workflow
 from sandclient._bundle import BundleError, Upload, bundle
 
 __all__ = ["NO_INPUT", "ApiError", "AppFolder", "Client", "Credentials", "Deployment", "Invocation", "Progress",
-           "Response", "app_hosts", "credentials_path", "load_credentials", "load_folder", "save_credentials"]
+           "Response", "app_hosts", "credentials_path", "load_credentials", "load_folder", "names_app_id",
+           "save_credentials", "without_app_ids"]
 
 USER_AGENT = "sand-cli/0.1"
 
@@ -30,12 +32,13 @@ class ApiError(Exception):
     """The API answered with an error, or could not be reached or used (status 0: `code` says why, e.g.
     "unreachable", "config", "usage", "timeout", "failed"); str() is the message to show.
 
-    `method` and `path` name the request that failed (empty for status 0 errors of no request);
-    `execution_id` is the execution the answer names, if any (e.g. an invocation that timed out)."""
+    `method` and `path` name the request that failed (empty for status 0 errors of no request), `url` the
+    SAND address it went to; `execution_id` is the execution the answer names, if any (e.g. an invocation
+    that timed out)."""
 
     def __init__(self, status: int, code: str, message: str, body: Any = None,
                  headers: dict[str, str] | None = None, *, method: str = "", path: str = "",
-                 execution_id: str | None = None) -> None:
+                 execution_id: str | None = None, url: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -44,6 +47,7 @@ class ApiError(Exception):
         self.method = method
         self.path = path
         self.execution_id = execution_id
+        self.url = url
 
 
 @dataclass(frozen=True)
@@ -108,15 +112,41 @@ def _parse(raw: bytes, content_type: str) -> Any:
     return text
 
 
-def _error_of(status: int, body: Any, headers: dict[str, str], method: str, path: str) -> ApiError:
+def _error_of(status: int, body: Any, headers: dict[str, str], method: str, path: str, url: str) -> ApiError:
     err = body.get("error") if isinstance(body, dict) else None
     exec_id = headers.get("X-Sand-Execution-Id") or (err.get("execution_id") if isinstance(err, dict) else None)
     if isinstance(err, dict) and isinstance(err.get("message"), str):
         return ApiError(status, str(err.get("code", "")), err["message"], body, headers, method=method, path=path,
-                        execution_id=exec_id)
+                        execution_id=exec_id, url=url)
     text = body if isinstance(body, str) and body.strip() else f"HTTP {status}"
     return ApiError(status, "http", f"{text.strip()[:500]} (HTTP {status})", body, headers, method=method,
-                    path=path, execution_id=exec_id)
+                    path=path, execution_id=exec_id, url=url)
+
+
+# The platform names an application by its internal id (`a` + 12 hex digits) in what its host agents and data
+# layer say ("[app a4d6165d9e101] cannot store ...", "application a4d6165d9e101: its requirements ..."); the
+# developer knows it by its name.
+_APP_ID = re.compile(r"(\[app |\bapplication )a[0-9a-f]{12}\b")
+
+
+def names_app_id(text: str) -> bool:
+    """Whether `text` names an application by its internal id (see `without_app_ids`)."""
+    return _APP_ID.search(text) is not None
+
+
+def without_app_ids(text: str, app: str) -> str:
+    """`text` (an error of application `app`: a deploy's, a grain's) with the application's internal id, where
+    the platform names it, replaced by its name."""
+    return _APP_ID.sub(lambda m: m.group(1) + app, text)
+
+
+def _listed(r: Response, key: str) -> list[dict[str, Any]]:
+    """The list under `key` of a listing's answer ({"apps": [...]}, {"grains": [...]})."""
+    rows = r.body.get(key) if isinstance(r.body, dict) else None
+    if not isinstance(rows, list):
+        raise ApiError(0, "bad_answer", f"the answer has no {key!r} list: {str(r.body)[:200]!r}; is the SAND address "
+                                        "right (`sand login`)?", r.body)
+    return [row for row in rows if isinstance(row, dict)]
 
 
 Progress = Callable[[str, float | None], None]
@@ -285,7 +315,7 @@ class Client:
 
     def login(self) -> Path:
         """Check the key (GET /api/v1/apps: ApiError 401 if refused), then `save_login`; returns the file."""
-        self.apps()
+        self.apps(raw=True)  # only the key's acceptance matters here
         return self.save_login()
 
     def call(self, method: str, path: str, body: bytes | str | Any = None, *, content_type: str | None = None,
@@ -319,14 +349,15 @@ class Client:
             parsed = _parse(e.read(), headers.get("Content-Type", ""))
             if e.code in ok:
                 return Response(e.code, headers, parsed)
-            raise _error_of(e.code, parsed, headers, method, path) from None
+            raise _error_of(e.code, parsed, headers, method, path, self.url) from None
         except urllib.error.URLError as e:
             raise ApiError(0, "unreachable", f"cannot reach {self.url}: {e.reason}; is the frontend running "
                                              "(`make up`), and is the URL right (`sand login`)?",
-                           method=method, path=path) from None
+                           method=method, path=path, url=self.url) from None
         except TimeoutError:
             raise ApiError(0, "unreachable", f"{method} {path}: no answer from {self.url} within "
-                                             f"{timeout_s or self.timeout_s:g}s", method=method, path=path) from None
+                                             f"{timeout_s or self.timeout_s:g}s", method=method, path=path,
+                           url=self.url) from None
 
     # --- accounts ---------------------------------------------------------------------------------------------
 
@@ -338,9 +369,11 @@ class Client:
             raise ApiError(0, "bad_answer", f"sign-up answered without an api_key: {r.body!r}", r.body)
         return r.body
 
-    def apps(self) -> Any:
-        """GET /api/v1/apps: this account's applications and their status (also a check of the key)."""
-        return self.call("GET", "/api/v1/apps").body
+    def apps(self, *, raw: bool = False) -> Any:
+        """GET /api/v1/apps: this account's applications, each {"name", "status", "version", "error"} (also a
+        check of the key); raw=True: the answer as it is ({"apps": [...]})."""
+        r = self.call("GET", "/api/v1/apps")
+        return r.body if raw else _listed(r, "apps")
 
     # --- the operator's API (this client's key is the admin key) ------------------------------------------------
 
@@ -371,6 +404,17 @@ class Client:
     def status(self, name: str) -> Any:
         """GET /api/v1/apps/{name}: the application's workflow, settings, `status`, `version`, hosts, `error`."""
         return self.call("GET", f"/api/v1/apps/{_q(name)}").body
+
+    def grains(self, *, raw: bool = False) -> Any:
+        """GET /api/v1/grains: the newest version of each of this account's grains, each {"name", "version",
+        "kind" ("py" or "zip"), "sha256", "size" (bytes), "created"}; raw=True: the answer as it is."""
+        r = self.call("GET", "/api/v1/grains")
+        return r.body if raw else _listed(r, "grains")
+
+    def delete_grain(self, name: str) -> Any:
+        """DELETE /api/v1/grains/{name}: every version of a grain ({"name", "deleted": true}); ApiError 409 while
+        a deployed application uses it (the message names the application)."""
+        return self.call("DELETE", f"/api/v1/grains/{_q(name)}").body
 
     def upload_grain(self, resource: str, code: bytes | str, content_type: str = "text/x-python") -> Any:
         """PUT /api/v1/grains/{resource}: Python source, or a zip (content_type application/zip); a new version."""
@@ -411,7 +455,7 @@ class Client:
         app = self.wait(wf.name, "deployed", timeout_s, version if isinstance(version, int) else None, progress)
         if app.get("status") == "failed":
             detail = app.get("error") or "; ".join(f"{h}: {e}" for h, _, e in app_hosts(app) if e) or "no error text"
-            raise ApiError(0, "failed", f"deploy of {wf.name} failed: {detail}", app)
+            raise ApiError(0, "failed", f"deploy of {wf.name} failed: {without_app_ids(detail, wf.name)}", app)
         return Deployment(wf.name, version, app, time.monotonic() - start)
 
     def wait(self, name: str, want: str, timeout_s: float, version: int | None = None,
@@ -442,7 +486,8 @@ class Client:
             return r.body if isinstance(r.body, dict) else {}
         app = self.wait(name, "undeployed", timeout_s, progress=progress)
         if app.get("status") == "failed":
-            raise ApiError(0, "failed", f"undeploy of {name} failed: {app.get('error') or 'no error text'}", app)
+            detail = without_app_ids(app.get("error") or "no error text", name)
+            raise ApiError(0, "failed", f"undeploy of {name} failed: {detail}", app)
         return app
 
     def delete(self, name: str) -> None:

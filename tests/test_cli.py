@@ -148,7 +148,8 @@ def test_login_refused_key_is_not_stored(api: FakeApi, tmp_path: Path, capsys) -
     api.on("GET", "/api/v1/apps", 401, {"error": {"code": "unauthorized", "message": "unknown API key"}})
     assert sand(["login", api.url, "wrong"]) == 1
     assert not creds_file(tmp_path).exists()
-    assert capsys.readouterr().err == f"Error: {api.url} refused the API key: unknown API key\n"
+    assert capsys.readouterr().err == (f"Error: {api.url} refused the API key: unknown API key; create an account "
+                                       f"with `sand signup {api.url} <name>` or check the key\n")
 
 
 def test_env_overrides_the_stored_login(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -383,10 +384,19 @@ def test_invoke_async_prints_the_execution_id(logged_in: FakeApi, capsys) -> Non
 
 
 def test_invoke_timeout_names_the_execution(logged_in: FakeApi, capsys) -> None:
-    logged_in.on("POST", "/app/slow", 504, {"error": {"code": "timeout", "message": "no answer within 2s",
-                                                      "execution_id": "e3"}}, {"X-Sand-Execution-Id": "e3"})
+    message = "application 'slow' did not answer within 2 s; the result, if it comes, is at GET /api/v1/executions/e3"
+    logged_in.on("POST", "/app/slow", 504, {"error": {"code": "timeout", "message": message, "execution_id": "e3"}},
+                 {"X-Sand-Execution-Id": "e3"})
     assert sand(["invoke", "slow", "{}"]) == 1
-    assert capsys.readouterr().err == "Error: no answer within 2s (execution id e3; `sand logs e3`)\n"
+    assert capsys.readouterr().err == ("Error: application 'slow' did not answer within 2 s; its result, if it comes, "
+                                       "is shown by `sand execution e3`, its logs by `sand logs e3`\n")
+
+
+def test_an_error_naming_an_execution_without_a_hint_says_how_to_read_its_logs(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("POST", "/app/slow", 502, {"error": {"code": "unavailable", "message": "Kafka did not answer"}},
+                 {"X-Sand-Execution-Id": "e4"})
+    assert sand(["invoke", "slow", "{}"]) == 1
+    assert capsys.readouterr().err == "Error: Kafka did not answer (execution id e4; `sand logs e4`)\n"
 
 
 def test_invoke_needs_only_the_url(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -412,15 +422,21 @@ def test_status(logged_in: FakeApi, capsys) -> None:
     assert sand(["status", "hello"]) == 0
     out = capsys.readouterr().out
     assert "status:  failed (version 4)" in out and "grains:  greet, shout" in out
-    assert "host:    h1 deployed" in out and "host:    h2 failed: pip failed" in out and "error:   h2: pip" in out
+    assert "host:    h1 deployed" in out and "host:    h2 failed: pip failed" in out
+    assert "error:" not in out  # the application's error is h2's: said once
     assert sand(["status", "hello", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == app
 
 
-def test_unknown_app_is_the_apis_message(logged_in: FakeApi, capsys) -> None:
-    logged_in.on("GET", "/api/v1/apps/nope", 404, {"error": {"code": "not_found", "message": "no application nope"}})
+def test_unknown_app_says_to_deploy_it_with_sand(logged_in: FakeApi, capsys) -> None:
+    message = "no application 'nope' in your account; create it with PUT /api/v1/apps/nope"
+    logged_in.on("GET", "/api/v1/apps/nope", 404, {"error": {"code": "not_found", "message": message}})
     assert sand(["status", "nope"]) == 1
-    assert capsys.readouterr().err == "Error: no application nope\n"
+    assert capsys.readouterr().err == ("Error: no application 'nope' in your account; deploy it with "
+                                       "`sand deploy <folder> --name nope`, or list yours with `sand apps`\n")
+    logged_in.on("POST", "/api/v1/apps/nope/undeploy", 404, {"error": {"code": "not_found", "message": message}})
+    assert sand(["undeploy", "nope"]) == 1
+    assert capsys.readouterr().err == "Error: no application 'nope' in your account; list yours with `sand apps`\n"
 
 
 def test_logs(logged_in: FakeApi, capsys) -> None:
@@ -486,3 +502,246 @@ def test_admin_without_a_key_says_where_to_find_it(api: FakeApi, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     assert sand(["admin", "--url", api.url, "hosts"]) == 1
     assert "no admin key" in capsys.readouterr().err and api.requests == []
+
+
+# --- the account's applications and grains ------------------------------------------------------------------------
+
+PIP = ("application a4d6165d9e101: its requirements could not be installed: pip install exited with 1:\n"
+       "ERROR: No matching distribution found for no-such-package==1.0")
+
+
+def test_apps_one_line_each_with_the_first_line_of_the_error(logged_in: FakeApi, capsys) -> None:
+    body = {"apps": [{"name": "boom-alice", "status": "failed", "version": 2, "error": "vm: " + PIP},
+                     {"name": "hello-alice", "status": "deployed", "version": 1, "error": None}]}
+    logged_in.on("GET", "/api/v1/apps", 200, body)
+    assert sand(["apps"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        "APP                      STATUS       VER  ERROR",
+        "boom-alice               failed         2  vm: application boom-alice: its requirements could not be "
+        "installed: pip install exited with 1:",
+        "hello-alice              deployed       1"]
+    assert err == "the whole error: `sand status boom-alice`\n"
+    assert logged_in.requests[0].headers["Authorization"] == "Bearer key-a"
+    assert sand(["apps", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == body
+
+
+def test_apps_and_grains_of_a_new_account_say_how_to_start(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("GET", "/api/v1/apps", 200, {"apps": []})
+    logged_in.on("GET", "/api/v1/grains", 200, {"grains": []})
+    assert sand(["apps"]) == 0
+    assert capsys.readouterr() == ("", "no applications yet: deploy one with `sand deploy <folder>`\n")
+    assert sand(["grains"]) == 0
+    assert capsys.readouterr() == ("", "no grains yet: `sand deploy <folder>` uploads an application's grains\n")
+
+
+def test_grains_newest_version_kind_size_created(logged_in: FakeApi, capsys) -> None:
+    body = {"grains": [{"name": "greet", "version": 3, "kind": "py", "sha256": "7fe7", "size": 266,
+                        "created": "2026-11-21T21:13:55.964Z"},
+                       {"name": "parse", "version": 1, "kind": "zip", "sha256": "4f6b", "size": 15872,
+                        "created": "2026-11-21T21:13:55.995Z"}]}
+    logged_in.on("GET", "/api/v1/grains", 200, body)
+    assert sand(["grains"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "GRAIN                    VER  KIND    BYTES  CREATED",
+        "greet                      3  py        266  2026-11-21T21:13:55.964Z",
+        "parse                      1  zip     15872  2026-11-21T21:13:55.995Z"]
+    assert sand(["grains", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == body
+
+
+def test_grain_delete(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
+    assert sand(["grain", "delete", "greet"]) == 0
+    assert logged_in.calls() == ["DELETE /api/v1/grains/greet"]
+    assert capsys.readouterr().out == "grain greet: deleted (every version)\n"
+
+
+def test_grain_delete_while_deployed_says_to_undeploy_first(logged_in: FakeApi, capsys) -> None:
+    message = ("grain greet is used by deployed application 'hello-alice'; undeploy it first "
+               "(POST /api/v1/apps/hello-alice/undeploy)")
+    logged_in.on("DELETE", "/api/v1/grains/greet", 409, {"error": {"code": "conflict", "message": message}})
+    assert sand(["grain", "delete", "greet"]) == 1
+    assert capsys.readouterr().err == ("Error: grain greet is used by deployed application 'hello-alice'; undeploy "
+                                       "it first with `sand undeploy hello-alice`, then run `sand grain delete greet` "
+                                       "again\n")
+
+
+def test_grain_delete_of_an_unknown_grain_lists_yours(logged_in: FakeApi, capsys) -> None:
+    message = "no grain 'gret' in your account; upload it with PUT /api/v1/grains/gret"
+    logged_in.on("DELETE", "/api/v1/grains/gret", 404, {"error": {"code": "not_found", "message": message}})
+    assert sand(["grain", "delete", "gret"]) == 1
+    assert capsys.readouterr().err == "Error: no grain 'gret' in your account; list yours with `sand grains`\n"
+
+
+def test_grain_needs_a_subcommand(capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        sand(["grain"])
+    assert e.value.code == 2
+
+
+# --- errors: the `sand` command to run, not a REST call -------------------------------------------------------------
+
+def test_an_unknown_key_names_signup_and_login(logged_in: FakeApi, capsys) -> None:
+    message = "unknown API key: sign up with POST /api/v1/accounts or check the key you were given"
+    logged_in.on("GET", "/api/v1/grains", 401, {"error": {"code": "unauthorized", "message": message}})
+    assert sand(["grains"]) == 1
+    url = logged_in.url
+    assert capsys.readouterr().err == (f"Error: unknown API key; create an account with `sand signup {url} <name>`, "
+                                       f"or store the key you were given with `sand login {url} <api-key>`\n")
+
+
+def test_a_missing_key_names_signup_and_login(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("SAND_URL", api.url)
+    message = "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)"
+    api.on("POST", "/app/hello", 401, {"error": {"code": "unauthorized", "message": message}})
+    assert sand(["invoke", "hello"]) == 1
+    assert capsys.readouterr().err.startswith("Error: this call needs an API key; create an account with `sand signup")
+
+
+def test_a_name_the_url_cannot_hold_is_said_without_rest_advice(logged_in: FakeApi, capsys) -> None:
+    message = ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
+               "routes and their patterns are in GET /api/v1/openapi.json)")
+    logged_in.on("GET", "/api/v1/apps/a%2Fb", 400, {"error": {"code": "bad_request", "message": message}})
+    assert sand(["status", "a/b"]) == 1
+    assert capsys.readouterr().err == ("Error: bad request: Ambiguous URI path separator: names in the URL are "
+                                       "letters, digits, '_', '.', '-'\n")
+
+
+def test_closed_signup_says_to_ask_the_operator(api: FakeApi, capsys) -> None:
+    message = ("sign-up is closed on this platform: the operator creates accounts with the admin key "
+               "(Authorization: Bearer <admin key>)")
+    api.on("POST", "/api/v1/accounts", 401, {"error": {"code": "unauthorized", "message": message}})
+    assert sand(["signup", api.url, "alice"]) == 1
+    assert capsys.readouterr().err == (f"Error: sign-up is closed on this platform; ask the operator for an API key "
+                                       f"and store it with `sand login {api.url} <api-key>` (the operator runs "
+                                       f"`sand signup {api.url} <name> --admin-key <admin key>`)\n")
+
+
+def test_the_admin_keys_401_keeps_its_own_advice(api: FakeApi, capsys) -> None:
+    message = ("this call needs the operator's admin key: send 'Authorization: Bearer <admin key>' (make up writes "
+               "it to $SAND_HOME/admin-key)")
+    api.on("GET", "/api/v1/admin/hosts", 401, {"error": {"code": "unauthorized", "message": message}})
+    assert sand(["admin", "--url", api.url, "--admin-key", "k", "hosts"]) == 1
+    assert capsys.readouterr().err == f"Error: {message}\n"
+
+
+def test_deploy_missing_grain_names_the_file_to_add(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    _deployable(api, "hello", ["greet", "shout"])
+    message = ("application 'hello' needs grain 'shout', which is not in your account; upload it with "
+               "PUT /api/v1/grains/shout")
+    api.routes[("POST", "/api/v1/apps/hello/deploy")] = [(400, {"error": {"code": "missing_grain",
+                                                                          "message": message}}, {})]
+    folder = EXAMPLES / "hello"
+    assert sand(["deploy", str(folder)]) == 1
+    assert capsys.readouterr().err.endswith(
+        f"Error: application 'hello' needs grain 'shout', which is not in your account; add shout.py (or "
+        f"shout/__init__.py) to {folder} and run `sand deploy {folder}` again\n")
+
+
+def test_invoking_an_undeployed_app_says_to_deploy_it(logged_in: FakeApi, capsys) -> None:
+    message = "application 'boom' is not deployed; its developer deploys it with POST /api/v1/apps/boom/deploy"
+    logged_in.on("POST", "/app/boom", 409, {"error": {"code": "conflict", "message": message}})
+    assert sand(["invoke", "boom", "{}"]) == 1
+    assert capsys.readouterr().err == ("Error: application 'boom' is not deployed; deploy it with "
+                                       "`sand deploy <folder> --name boom`\n")
+
+
+def test_undeploy_delete_before_undeployed_says_to_run_it_again(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    message = ("application 'hello' is undeploying; undeploy it first (POST /api/v1/apps/hello/undeploy) and wait "
+               "for status undeployed")
+    api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
+    api.on("DELETE", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": message}})
+    assert sand(["undeploy", "hello", "--delete"]) == 1
+    assert capsys.readouterr().err.endswith("Error: application 'hello' is undeploying; once `sand status hello` "
+                                            "says undeployed, run `sand undeploy hello --delete` again\n")
+
+
+@pytest.mark.parametrize(("message", "said"), [
+    ("no application 'x' in your account; create it with PUT /api/v1/apps/x", "no application 'x' in your account"),
+    ("no grain 'g' in your account; upload it with PUT /api/v1/grains/g", "no grain 'g' in your account"),
+    ("unknown API key: sign up with POST /api/v1/accounts or check the key you were given", "unknown API key"),
+    ("this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)",
+     "this call needs an API key: send 'Authorization: Bearer <api key>'"),
+    ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the routes "
+     "and their patterns are in GET /api/v1/openapi.json)",
+     "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-'"),
+    ("no such route (the routes are listed at GET /api/v1/openapi.json)", "no such route"),
+    ("grain g is used by deployed application 'a'; undeploy it first (POST /api/v1/apps/a/undeploy)",
+     "grain g is used by deployed application 'a'"),
+    ("application 'x' did not answer within 30 s; the result, if it comes, is at GET /api/v1/executions/e1",
+     "application 'x' did not answer within 30 s"),
+    ("body over 10485760 bytes", "body over 10485760 bytes"),
+])
+def test_the_rest_advice_is_cut_from_the_apis_messages(message: str, said: str) -> None:
+    from sandclient._hints import without_rest_advice
+
+    assert without_rest_advice(message) == said
+
+
+# --- errors said once, with the application's name ------------------------------------------------------------------
+
+def test_status_prints_pips_error_once_with_the_apps_name(logged_in: FakeApi, capsys) -> None:
+    app = {"name": "needs", "id": "a4d6165d9e101", "status": "failed", "version": 1, "error": "vm: " + PIP,
+           "hosts": [{"host": "vm", "status": "failed", "error": PIP}]}
+    logged_in.on("GET", "/api/v1/apps/needs", 200, app)
+    assert sand(["status", "needs"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("No matching distribution") == 1 and "a4d6165d9e101" not in out
+    assert "host:    vm failed: application needs: its requirements could not be installed" in out
+    assert sand(["status", "needs", "--json"]) == 0  # the API's JSON, as it is
+    assert json.loads(capsys.readouterr().out) == app
+
+
+def test_status_prints_an_error_beyond_the_hosts_errors(logged_in: FakeApi, capsys) -> None:
+    app = {"name": "x", "status": "deploying", "version": 1, "hosts": [],
+           "error": "no live host agent to deploy on; start one (deploy/hostagent.sh start)"}
+    logged_in.on("GET", "/api/v1/apps/x", 200, app)
+    assert sand(["status", "x"]) == 0
+    assert "error:   no live host agent to deploy on" in capsys.readouterr().out
+
+
+def test_a_failed_deploy_names_the_app_not_its_id(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
+    _deployable(logged_in, "needs", ["a", "b"], {"name": "needs", "id": "a4d6165d9e101", "status": "failed",
+                                                 "version": 2, "error": "vm: " + PIP,
+                                                 "hosts": [{"host": "vm", "status": "failed", "error": PIP}]})
+    assert sand(["deploy", str(_failing_app(tmp_path))]) == 1
+    err = capsys.readouterr().err
+    assert "Error: deploy of needs failed: vm: application needs: its requirements" in err
+    assert "a4d6165d9e101" not in err
+
+
+DATA_ERROR = {"error": {"type": "DataLayerError", "grain": "count",
+                        "message": "QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k' (70 bytes with its "
+                                   "bookkeeping): ...; retry later"}}
+
+
+def test_a_grains_data_layer_error_names_the_app_not_its_id(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    api.on("POST", "/app/wordcount", 500, DATA_ERROR, {"X-Sand-Execution-Id": "e5"})
+    api.on("GET", "/api/v1/executions/e5", 200, {"execution_id": "e5", "app": "wordcount", "status": "failed",
+                                                 "result": None, "error": DATA_ERROR["error"], "timings": {}})
+    api.on("GET", "/api/v1/executions/e5/logs", 200, {"execution_id": "e5", "logs": [
+        {"time": "2026-11-21T21:14:05.901Z", "grain": "count", "level": "ERROR",
+         "text": "grainworker.datalayer.DataLayerError: QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k'"}]})
+    assert sand(["invoke", "wordcount", "{}"]) == 1
+    out = capsys.readouterr().out
+    assert "[app wordcount] cannot store key 'k'" in out and "a4d6165d9e101" not in out
+    assert sand(["execution", "e5"]) == 0
+    out = capsys.readouterr().out
+    assert "[app wordcount] cannot store key 'k'" in out and "a4d6165d9e101" not in out
+    assert sand(["logs", "e5"]) == 0
+    assert capsys.readouterr().out == ("2026-11-21T21:14:05.901Z [count] ERROR: grainworker.datalayer.DataLayerError: "
+                                       "QUOTA_EXCEEDED: [app wordcount] cannot store key 'k'\n")
+
+
+def test_logs_without_an_app_id_read_no_execution(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("GET", "/api/v1/executions/e1/logs", 200, {"execution_id": "e1", "logs": [
+        {"time": "t", "grain": "greet", "level": "INFO", "text": "greeting a4d6165d9e101"}]})
+    assert sand(["logs", "e1"]) == 0
+    assert capsys.readouterr().out == "t [greet] INFO: greeting a4d6165d9e101\n"  # a grain's own text stays
+    assert logged_in.calls() == ["GET /api/v1/executions/e1/logs"]

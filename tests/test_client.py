@@ -34,7 +34,8 @@ def test_signup_login_and_from_login(api: FakeApi, tmp_path: Path) -> None:
     assert path == creds_file(tmp_path) and stat.S_IMODE(path.stat().st_mode) == 0o600
     client = Client.from_login()
     assert (client.url, client.api_key) == (api.url, "sk-alice")
-    assert client.apps() == {"apps": []} and api.requests[-1].headers["Authorization"] == "Bearer sk-alice"
+    assert client.apps() == [] and api.requests[-1].headers["Authorization"] == "Bearer sk-alice"
+    assert client.apps(raw=True) == {"apps": []}
 
 
 def test_a_refused_login_stores_nothing(api: FakeApi, tmp_path: Path) -> None:
@@ -180,6 +181,39 @@ def test_status_undeploy_and_delete(logged_in: FakeApi) -> None:
     assert (e.value.status, e.value.code) == (0, "timeout")
 
 
+def test_apps_grains_and_deleting_a_grain(logged_in: FakeApi) -> None:
+    api = logged_in
+    client = Client.from_login()
+    apps = [{"name": "hello-alice", "status": "deployed", "version": 1, "error": None}]
+    grains = [{"name": "greet", "version": 1, "kind": "py", "sha256": "7fe7", "size": 266,
+               "created": "2026-11-21T21:13:55.964Z"}]
+    api.on("GET", "/api/v1/apps", 200, {"apps": apps})
+    api.on("GET", "/api/v1/grains", 200, {"grains": grains})
+    api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
+    assert client.apps() == apps and client.apps(raw=True) == {"apps": apps}
+    assert client.grains() == grains and client.grains(raw=True) == {"grains": grains}
+    assert client.delete_grain("greet") == {"name": "greet", "deleted": True}
+    api.routes[("DELETE", "/api/v1/grains/greet")] = [(409, {"error": {"code": "conflict", "message": "in use"}}, {})]
+    with pytest.raises(ApiError, match="in use") as e:
+        client.delete_grain("greet")
+    assert (e.value.status, e.value.code, e.value.method, e.value.url) == (409, "conflict", "DELETE", api.url)
+    api.routes[("GET", "/api/v1/grains")] = [(200, [], {})]
+    with pytest.raises(ApiError, match="no 'grains' list") as e:
+        client.grains()
+    assert e.value.code == "bad_answer"
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("vm: application a4d6165d9e101: its requirements could not be installed",
+     "vm: application hello: its requirements could not be installed"),
+    ("QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k'", "QUOTA_EXCEEDED: [app hello] cannot store key 'k'"),
+    ("greeting a4d6165d9e101; key a4d6165d9e1012345", "greeting a4d6165d9e101; key a4d6165d9e1012345"),
+])
+def test_errors_name_the_application_not_its_internal_id(text: str, named: str) -> None:
+    assert sand_client.without_app_ids(text, "hello") == named
+    assert sand_client.names_app_id(text) == (text != named)
+
+
 def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi, monkeypatch: pytest.MonkeyPatch,
                                                               capsys) -> None:
     api = logged_in
@@ -198,11 +232,13 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
     api.on("GET", "/api/v1/executions/e1/logs", 200, {"logs": []})
     api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
     api.on("DELETE", "/api/v1/apps/hello", 204)
-    api.on("GET", "/api/v1/apps", 200, [])
+    api.on("GET", "/api/v1/apps", 200, {"apps": []})
+    api.on("GET", "/api/v1/grains", 200, {"grains": []})
+    api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("POST", "/api/v1/accounts", 201, {"name": "bob", "api_key": "sk-bob"})
     for argv in (["deploy", str(EXAMPLES / "hello")], ["invoke", "hello", "{}"], ["invoke", "hello", "--async"],
                  ["execution", "e1"], ["logs", "e1"], ["status", "hello"],
-                 ["undeploy", "hello", "--no-wait", "--delete"], ["login", api.url, "key-a"],
-                 ["signup", api.url, "bob"]):
+                 ["undeploy", "hello", "--no-wait", "--delete"], ["apps"], ["grains"], ["grain", "delete", "greet"],
+                 ["login", api.url, "key-a"], ["signup", api.url, "bob"]):
         assert sand(argv) == 0, argv
-    assert sent == api.calls() and len(sent) == 16
+    assert sent == api.calls() and len(sent) == 19

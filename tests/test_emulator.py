@@ -3,11 +3,14 @@ HTTP API (the same invoke API as the frontend)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from grainworker.workflow import DEFAULT_TIMEOUT_S
+from sandclient.cli import build_parser
 from sandclient.cli import main as sand
 from sandemu import Emulator, EmulatorError
 
@@ -87,3 +90,16 @@ def test_cli_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert '"greeting": "HELLO, CLI!"' in capsys.readouterr().out
     assert sand(["emulate", str(EXAMPLES / "hello"), "--input", "{bad"]) == 1
     assert "Error: --input is not valid JSON" in capsys.readouterr().err
+
+
+def test_the_grain_timeout_is_the_platforms_by_default() -> None:
+    # one constant for the emulator, `sand emulate` and a deployed application (contracts/rules.json)
+    assert DEFAULT_TIMEOUT_S == 60
+    assert inspect.signature(Emulator).parameters["timeout_s"].default == DEFAULT_TIMEOUT_S
+    assert build_parser().parse_args(["emulate", str(EXAMPLES / "hello")]).timeout == DEFAULT_TIMEOUT_S
+
+
+def test_the_grain_workers_get_the_emulators_timeout(hello: Emulator) -> None:
+    assert hello.timeout_s == DEFAULT_TIMEOUT_S
+    args = Path(f"/proc/{hello.worker_pid('greet')}/cmdline").read_bytes().split(b"\0")
+    assert args[args.index(b"--timeout") + 1] == str(DEFAULT_TIMEOUT_S).encode()

@@ -350,7 +350,8 @@ def test_504_when_the_app_does_not_answer_in_its_request_timeout(base: str, http
     assert r.json()["error"]["execution_id"] == execution_id
     assert http("GET", f"/api/v1/executions/{execution_id}", accounts["a"]).json()["status"] in ("timeout", "running")
     p = sand(base, accounts["a"], "invoke", nap, '{"s": 6}', timeout=30)
-    assert p.returncode == 1 and p.stderr.startswith("Error: ") and "(execution id " in p.stderr, p.stderr
+    assert p.returncode == 1 and p.stderr.startswith(f"Error: application '{nap}' did not answer within 3 s") \
+        and "`sand logs " in p.stderr, p.stderr
 
 
 def test_429_above_the_per_account_concurrency_limit(http: Http, nap: str) -> None:
