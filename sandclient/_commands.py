@@ -384,9 +384,9 @@ def cmd_apps(args: argparse.Namespace) -> int:
 def _grains(args: argparse.Namespace) -> int:
     client = Client.from_login()
     if args.json:
-        print(json.dumps(client.grains(raw=True), indent=2))
+        print(json.dumps(client.grains(args.app, raw=True), indent=2))
         return 0
-    rows = client.grains()
+    rows = client.grains(args.app)
     if not rows:
         info("no grains yet: `sand deploy <folder>` uploads an application's grains")
         return 0
@@ -403,8 +403,8 @@ def cmd_grains(args: argparse.Namespace) -> int:
 
 def _grain(args: argparse.Namespace) -> int:
     # "delete" is the only subcommand (argparse requires one)
-    Client.from_login().delete_grain(args.grain)
-    print(f"grain {args.grain}: deleted (every version)")
+    Client.from_login().delete_grain(args.grain, app=args.app)
+    print(f"grain {args.grain}{f' of {args.app}' if args.app else ''}: deleted (every version)")
     return 0
 
 

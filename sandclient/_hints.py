@@ -98,8 +98,8 @@ def _invoke_timeout(args: argparse.Namespace, e: ApiError, said: str) -> str | N
 
 
 def _name_taken(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
-    if not (e.method == "PUT" and e.path.startswith("/api/v1/apps/")):
-        return None  # e.g. racing grain uploads: the API's words say it
+    if not (e.method == "PUT" and e.path.startswith("/api/v1/apps/") and "/grains/" not in e.path):
+        return None  # e.g. racing grain uploads (PUT /api/v1/apps/{app}/grains/...): the API's words say it
     return f"{said}; deploy under another name with `sand deploy {args.app_dir} --name <name>`"
 
 
@@ -116,12 +116,15 @@ def _still_deployed(args: argparse.Namespace, e: ApiError, said: str) -> str | N
 
 
 def _no_grain(args: argparse.Namespace, e: ApiError, said: str) -> str:
-    return f"{said}; list yours with `sand grains`"
+    app = getattr(args, "app", None)
+    return f"{said}; list them with `sand grains{f' {app}' if app else ''}`"
 
 
 def _grain_in_use(args: argparse.Namespace, e: ApiError, said: str) -> str:
     app = _quoted(str(e), "application") or "<app>"
-    return f"{said}; undeploy it first with `sand undeploy {app}`, then run `sand grain delete {args.grain}` again"
+    own = f" --app {args.app}" if getattr(args, "app", None) else ""
+    return (f"{said}; undeploy it first with `sand undeploy {app}`, then run `sand grain delete {args.grain}{own}` "
+            "again")
 
 
 # (command, status, code) -> hint; command "*" is any command without an entry of its own.

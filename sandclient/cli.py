@@ -130,13 +130,16 @@ def _add_listing_commands(sub: Any) -> None:
     p = sub.add_parser("apps", help="your applications: name, status, version, the first line of their error")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_apps)
-    p = sub.add_parser("grains", help="your grains: name, newest version, kind, size, created")
+    p = sub.add_parser("grains", help="an application's grains (or your shared ones): name, newest version, kind, "
+                       "size, created")
+    p.add_argument("app", nargs="?", help="the application (default: the account's shared grains)")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_grains)
     grain = sub.add_parser("grain", help="one of your grains: delete it")
     what = grain.add_subparsers(dest="grain_command", required=True)
     p = what.add_parser("delete", help="delete every version of a grain (not while a deployed application uses it)")
-    p.add_argument("grain", help="grain name, as `sand grains` lists it")
+    p.add_argument("grain", help="grain name, as `sand grains [app]` lists it")
+    p.add_argument("--app", help="one of this application's own grains (default: a shared grain of the account)")
     grain.set_defaults(func=commands.cmd_grain)
 
 

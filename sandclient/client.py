@@ -405,20 +405,27 @@ class Client:
         """GET /api/v1/apps/{name}: the application's workflow, settings, `status`, `version`, hosts, `error`."""
         return self.call("GET", f"/api/v1/apps/{_q(name)}").body
 
-    def grains(self, *, raw: bool = False) -> Any:
-        """GET /api/v1/grains: the newest version of each of this account's grains, each {"name", "version",
-        "kind" ("py" or "zip"), "sha256", "size" (bytes), "created"}; raw=True: the answer as it is."""
-        r = self.call("GET", "/api/v1/grains")
+    def grains(self, app: str | None = None, *, raw: bool = False) -> Any:
+        """GET /api/v1/apps/{app}/grains (an application's own grains) or, without app, GET /api/v1/grains (the
+        account's shared grains): the newest version of each, {"name", "version", "kind" ("py" or "zip"),
+        "sha256", "size" (bytes), "created"}; raw=True: the answer as it is."""
+        r = self.call("GET", f"/api/v1/apps/{_q(app)}/grains" if app else "/api/v1/grains")
         return r.body if raw else _listed(r, "grains")
 
-    def delete_grain(self, name: str) -> Any:
-        """DELETE /api/v1/grains/{name}: every version of a grain ({"name", "deleted": true}); ApiError 409 while
-        a deployed application uses it (the message names the application)."""
-        return self.call("DELETE", f"/api/v1/grains/{_q(name)}").body
+    def delete_grain(self, name: str, app: str | None = None) -> Any:
+        """DELETE one of an application's own grains, or without app one of the account's shared grains: every
+        version ({"name", "deleted": true}); ApiError 409 while a deployed application uses it."""
+        path = f"/api/v1/apps/{_q(app)}/grains/{_q(name)}" if app else f"/api/v1/grains/{_q(name)}"
+        return self.call("DELETE", path).body
 
-    def upload_grain(self, resource: str, code: bytes | str, content_type: str = "text/x-python") -> Any:
-        """PUT /api/v1/grains/{resource}: Python source, or a zip (content_type application/zip); a new version."""
-        return self.call("PUT", f"/api/v1/grains/{_q(resource)}", code, content_type=content_type).body
+    def upload_grain(self, resource: str, code: bytes | str, content_type: str = "text/x-python",
+                     app: str | None = None) -> Any:
+        """PUT /api/v1/apps/{app}/grains/{resource} (one of that application's own grains, which no other
+        application runs) or, without app, PUT /api/v1/grains/{resource} (a grain shared by the account's
+        applications that have none of their own by that name): Python source, or a zip (content_type
+        application/zip); a new version."""
+        path = f"/api/v1/apps/{_q(app)}/grains/{_q(resource)}" if app else f"/api/v1/grains/{_q(resource)}"
+        return self.call("PUT", path, code, content_type=content_type).body
 
     def save_app(self, workflow: dict[str, Any]) -> Any:
         """PUT /api/v1/apps/{name}: create or update an application from its workflow (and `settings`)."""
@@ -439,13 +446,15 @@ class Client:
         if settings is not None:
             folder = folder.with_settings(settings)
         say = progress or _quiet
+        wf = folder.workflow
+        # The workflow first (it claims the name), then the folder's grains as the application's own: deploying
+        # one folder never changes the code another application runs.
+        self.save_app(folder.document)
         for u in folder.uploads:
-            meta = self.upload_grain(u.resource, u.body, u.content_type)
+            meta = self.upload_grain(u.resource, u.body, u.content_type, app=wf.name)
             meta = meta if isinstance(meta, dict) else {}
             what = "zip of " + ", ".join(u.files) if u.content_type == "application/zip" else u.files[0]
             say(f"grain {u.resource}: version {meta.get('version', '?')} ({what}, {len(u.body)} bytes)", None)
-        wf = folder.workflow
-        self.save_app(folder.document)
         say(f"workflow {wf.name}: entry {wf.entry}, grains {', '.join(wf.grains)}", None)
         r = self.call("POST", f"/api/v1/apps/{_q(wf.name)}/deploy")
         version = r.body.get("version") if isinstance(r.body, dict) else None

@@ -175,7 +175,7 @@ def test_not_logged_in(api: FakeApi, capsys) -> None:
 
 def _deployable(api: FakeApi, app: str, grains: list[str], final: dict[str, Any] | None = None) -> None:
     for g in grains:
-        api.on("PUT", f"/api/v1/grains/{g}", 200, {"name": g, "version": 3, "sha256": "x", "size": 1})
+        api.on("PUT", f"/api/v1/apps/{app}/grains/{g}", 200, {"name": g, "version": 3, "sha256": "x", "size": 1})
     api.on("PUT", f"/api/v1/apps/{app}", 200, {"name": app})
     api.on("POST", f"/api/v1/apps/{app}/deploy", 202, {"name": app, "status": "deploying", "version": 2})
     api.on("GET", f"/api/v1/apps/{app}", 200, {"name": app, "status": "deployed", "version": 1})  # the old one
@@ -189,9 +189,11 @@ def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -
     api = logged_in
     _deployable(api, "hello", ["greet", "shout"])
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 0
-    assert api.calls() == ["PUT /api/v1/grains/greet", "PUT /api/v1/grains/shout", "PUT /api/v1/apps/hello",
-                           "POST /api/v1/apps/hello/deploy"] + ["GET /api/v1/apps/hello"] * 3
-    greet, shout, app = api.requests[:3]
+    # the workflow first (it claims the name), then each grain as one of the application's own
+    assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet",
+                           "PUT /api/v1/apps/hello/grains/shout", "POST /api/v1/apps/hello/deploy"] + [
+        "GET /api/v1/apps/hello"] * 3
+    app, greet, shout = api.requests[:3]
     assert greet.headers["Content-Type"] == "text/x-python"
     assert greet.body == (EXAMPLES / "hello" / "greet.py").read_bytes()
     assert shout.body == (EXAMPLES / "hello" / "shout.py").read_bytes()
@@ -212,7 +214,7 @@ def test_deploy_webserver_ships_the_site_in_the_entry_grains_zip(logged_in: Fake
     api = logged_in
     _deployable(api, "webserver", ["parse", "serve_text", "serve_binary", "not_found"])
     assert sand(["deploy", str(EXAMPLES / "webserver")]) == 0
-    uploads = {r.path.rsplit("/", 1)[1]: r for r in api.requests if r.path.startswith("/api/v1/grains/")}
+    uploads = {r.path.rsplit("/", 1)[1]: r for r in api.requests if r.path.startswith("/api/v1/apps/webserver/grains/")}
     assert list(uploads) == ["parse", "not_found", "serve_binary", "serve_text"]  # entry first
     parse = uploads["parse"]
     assert parse.headers["Content-Type"] == "application/zip"
@@ -227,8 +229,8 @@ def test_deploy_wordcount_and_a_package_grain(logged_in: FakeApi, tmp_path: Path
     api = logged_in
     _deployable(api, "wordcount", ["identify_language", "clean", "count"])
     assert sand(["deploy", str(EXAMPLES / "wordcount")]) == 0
-    first = api.requests[0]
-    assert first.path == "/api/v1/grains/identify_language"
+    assert api.calls()[:2] == ["PUT /api/v1/apps/wordcount", "PUT /api/v1/apps/wordcount/grains/identify_language"]
+    first = api.requests[1]
     assert _zip_names(first.body) == ["identify_language.py", "stopwords.py"]
     app = tmp_path / "pkg"
     (app / "tool").mkdir(parents=True)
@@ -239,7 +241,7 @@ def test_deploy_wordcount_and_a_package_grain(logged_in: FakeApi, tmp_path: Path
     (app / "README.md").write_text("not uploaded")
     _deployable(api, "pkg", ["tool"])
     assert sand(["deploy", str(app)]) == 0
-    tool = next(r for r in api.requests if r.path == "/api/v1/grains/tool")
+    tool = next(r for r in api.requests if r.path == "/api/v1/apps/pkg/grains/tool")
     assert tool.headers["Content-Type"] == "application/zip" and _zip_names(tool.body) == ["tool/__init__.py"]
 
 
@@ -262,7 +264,8 @@ def test_deploy_requirements_zip_and_failed_status_prints_pips_error(logged_in: 
     _deployable(api, "needs", ["a", "b"], {"name": "needs", "status": "failed", "version": 2, "error": pip,
                                           "hosts": [{"host": "h1", "status": "failed", "error": pip}]})
     assert sand(["deploy", str(_failing_app(tmp_path))]) == 1
-    a, b = api.requests[:2]
+    a, b = api.requests[1:3]
+    assert (a.path, b.path) == ("/api/v1/apps/needs/grains/a", "/api/v1/apps/needs/grains/b")
     assert _zip_names(a.body) == ["a.py", "helper.py", "requirements.txt"]
     assert zipfile.ZipFile(io.BytesIO(a.body)).read("requirements.txt") == b"no-such-package-sand==9.9\n"
     assert b.headers["Content-Type"] == "text/x-python"
@@ -275,7 +278,7 @@ def test_deploy_zips_are_reproducible(logged_in: FakeApi, tmp_path: Path) -> Non
     _deployable(api, "needs", ["a", "b"])
     assert sand(["deploy", str(app), "--no-wait"]) == 0
     assert sand(["deploy", str(app), "--no-wait"]) == 0
-    zips = [r.body for r in api.requests if r.path == "/api/v1/grains/a"]
+    zips = [r.body for r in api.requests if r.path == "/api/v1/apps/needs/grains/a"]
     assert len(zips) == 2 and zips[0] == zips[1]
 
 
@@ -287,18 +290,20 @@ def test_deploy_under_another_name_with_settings(logged_in: FakeApi, tmp_path: P
                  "--no-wait"]) == 0
     put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
     assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
+    assert api.calls()[:3] == ["PUT /api/v1/apps/hello-2", "PUT /api/v1/apps/hello-2/grains/greet",
+                               "PUT /api/v1/apps/hello-2/grains/shout"]  # the grains are hello-2's own
     assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
 
 
 def test_deploy_of_a_name_another_account_holds_suggests_another(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     for g in ("greet", "shout"):
-        api.on("PUT", f"/api/v1/grains/{g}", 200, {"name": g, "version": 1})
+        api.on("PUT", f"/api/v1/apps/hello/grains/{g}", 200, {"name": g, "version": 1})
     api.on("PUT", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": "hello is taken"}})
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
     assert capsys.readouterr().err.endswith(
         f"Error: hello is taken; deploy under another name with `sand deploy {EXAMPLES / 'hello'} --name <name>`\n")
-    assert api.calls()[-1] == "PUT /api/v1/apps/hello"
+    assert api.calls() == ["PUT /api/v1/apps/hello"]  # refused first: no grain is uploaded
 
 
 def test_deploy_gives_up_after_the_timeout(logged_in: FakeApi, capsys) -> None:
@@ -322,10 +327,12 @@ def test_deploy_checks_the_folder_before_sending_anything(logged_in: FakeApi, tm
 
 def test_deploy_reports_the_apis_refusal(logged_in: FakeApi, capsys) -> None:
     api = logged_in
-    api.on("PUT", "/api/v1/grains/greet", 413, {"error": {"code": "too_large", "message": "body over 10485760 bytes"}})
+    api.on("PUT", "/api/v1/apps/hello", 200, {"name": "hello"})
+    api.on("PUT", "/api/v1/apps/hello/grains/greet", 413,
+           {"error": {"code": "too_large", "message": "body over 10485760 bytes"}})
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
     assert capsys.readouterr().err == "Error: body over 10485760 bytes\n"
-    assert api.calls() == ["PUT /api/v1/grains/greet"]
+    assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet"]  # then no more
 
 
 # --- invoke -----------------------------------------------------------------------------------------------------
@@ -558,6 +565,24 @@ def test_grain_delete(logged_in: FakeApi, capsys) -> None:
     assert capsys.readouterr().out == "grain greet: deleted (every version)\n"
 
 
+def test_grains_of_an_application(logged_in: FakeApi, capsys) -> None:
+    body = {"grains": [{"name": "greet", "version": 2, "kind": "py", "sha256": "7fe7", "size": 266,
+                        "created": "2026-11-21T21:13:55.964Z"}]}
+    logged_in.on("GET", "/api/v1/apps/hello/grains", 200, body)
+    assert sand(["grains", "hello"]) == 0
+    assert logged_in.calls() == ["GET /api/v1/apps/hello/grains"]
+    assert capsys.readouterr().out.splitlines() == [
+        "GRAIN                    VER  KIND    BYTES  CREATED",
+        "greet                      2  py        266  2026-11-21T21:13:55.964Z"]
+
+
+def test_grain_delete_of_an_applications_own_grain(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("DELETE", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "deleted": True})
+    assert sand(["grain", "delete", "greet", "--app", "hello"]) == 0
+    assert logged_in.calls() == ["DELETE /api/v1/apps/hello/grains/greet"]
+    assert capsys.readouterr().out == "grain greet of hello: deleted (every version)\n"
+
+
 def test_grain_delete_while_deployed_says_to_undeploy_first(logged_in: FakeApi, capsys) -> None:
     message = ("grain greet is used by deployed application 'hello-alice'; undeploy it first "
                "(POST /api/v1/apps/hello-alice/undeploy)")
@@ -572,7 +597,10 @@ def test_grain_delete_of_an_unknown_grain_lists_yours(logged_in: FakeApi, capsys
     message = "no grain 'gret' in your account; upload it with PUT /api/v1/grains/gret"
     logged_in.on("DELETE", "/api/v1/grains/gret", 404, {"error": {"code": "not_found", "message": message}})
     assert sand(["grain", "delete", "gret"]) == 1
-    assert capsys.readouterr().err == "Error: no grain 'gret' in your account; list yours with `sand grains`\n"
+    assert capsys.readouterr().err == "Error: no grain 'gret' in your account; list them with `sand grains`\n"
+    logged_in.on("DELETE", "/api/v1/apps/hello/grains/gret", 404, {"error": {"code": "not_found", "message": message}})
+    assert sand(["grain", "delete", "gret", "--app", "hello"]) == 1
+    assert capsys.readouterr().err.endswith("list them with `sand grains hello`\n")
 
 
 def test_grain_needs_a_subcommand(capsys) -> None:
@@ -630,14 +658,15 @@ def test_the_admin_keys_401_keeps_its_own_advice(api: FakeApi, capsys) -> None:
 def test_deploy_missing_grain_names_the_file_to_add(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     _deployable(api, "hello", ["greet", "shout"])
-    message = ("application 'hello' needs grain 'shout', which is not in your account; upload it with "
-               "PUT /api/v1/grains/shout")
+    message = ("application 'hello' needs grain 'shout', which it does not have; upload it with "
+               "PUT /api/v1/apps/hello/grains/shout (or share one across your applications with "
+               "PUT /api/v1/grains/shout)")
     api.routes[("POST", "/api/v1/apps/hello/deploy")] = [(400, {"error": {"code": "missing_grain",
                                                                           "message": message}}, {})]
     folder = EXAMPLES / "hello"
     assert sand(["deploy", str(folder)]) == 1
     assert capsys.readouterr().err.endswith(
-        f"Error: application 'hello' needs grain 'shout', which is not in your account; add shout.py (or "
+        f"Error: application 'hello' needs grain 'shout', which it does not have; add shout.py (or "
         f"shout/__init__.py) to {folder} and run `sand deploy {folder}` again\n")
 
 

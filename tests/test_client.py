@@ -63,12 +63,15 @@ def test_deploy_a_folder_then_invoke_read_the_execution_and_its_logs(logged_in: 
     assert isinstance(d, Deployment)
     assert (d.name, d.version, d.status, d.hosts) == ("hello", 2, "deployed", [("h1", "deployed", "")])
     assert d.seconds >= 0
-    assert api.calls() == ["PUT /api/v1/grains/greet", "PUT /api/v1/grains/shout", "PUT /api/v1/apps/hello",
-                           "POST /api/v1/apps/hello/deploy"] + ["GET /api/v1/apps/hello"] * 3
-    assert api.requests[0].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
-    assert api.requests[2].json() == json.loads((EXAMPLES / "hello" / "workflow.json").read_text())
+    assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet",
+                           "PUT /api/v1/apps/hello/grains/shout", "POST /api/v1/apps/hello/deploy"] + [
+        "GET /api/v1/apps/hello"] * 3
+    assert api.requests[0].json() == json.loads((EXAMPLES / "hello" / "workflow.json").read_text())
+    assert api.requests[1].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
+    # the workflow is saved first, but its progress line still follows the grains'
     steps = [line for line, waited in lines if waited is None]
-    assert steps[0].startswith("grain greet: version 3 (greet.py")
+    assert len(steps) == 3 and steps[0].startswith("grain greet: version 3 (greet.py")
+    assert steps[1].startswith("grain shout: version 3 (shout.py")
     assert steps[2] == "workflow hello: entry greet, grains greet, shout"
     assert [line for line, waited in lines if waited is not None] == [
         "hello: waiting for version 2", "hello: deploying (0/1 hosts)", "hello: deployed (1/1 hosts)"]
@@ -96,6 +99,8 @@ def test_deploy_with_a_name_settings_and_no_wait(logged_in: FakeApi) -> None:
     assert (d.name, d.version, d.status) == ("hello-2", 2, "deploying")
     put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
     assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
+    assert api.calls()[:3] == ["PUT /api/v1/apps/hello-2", "PUT /api/v1/apps/hello-2/grains/greet",
+                               "PUT /api/v1/apps/hello-2/grains/shout"]  # the grains are hello-2's own
     assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
 
 
@@ -103,8 +108,9 @@ def test_deploy_webserver_zip(logged_in: FakeApi) -> None:
     api = logged_in
     _deployable(api, "webserver", ["parse", "serve_text", "serve_binary", "not_found"])
     Client.from_login().deploy(EXAMPLES / "webserver")
-    parse = api.requests[0]
-    assert parse.path == "/api/v1/grains/parse" and parse.headers["Content-Type"] == "application/zip"
+    assert api.calls()[0] == "PUT /api/v1/apps/webserver"
+    parse = api.requests[1]
+    assert parse.path == "/api/v1/apps/webserver/grains/parse" and parse.headers["Content-Type"] == "application/zip"
     assert "site/index.html" in zipfile.ZipFile(io.BytesIO(parse.body)).namelist()
 
 
@@ -120,9 +126,11 @@ def test_deploy_failures_are_api_errors(logged_in: FakeApi, tmp_path: Path) -> N
         client.deploy(EXAMPLES / "hello")
     assert e.value.code == "failed" and e.value.body["status"] == "failed"
     api.routes[("PUT", "/api/v1/apps/hello")] = [(409, {"error": {"code": "conflict", "message": "taken"}}, {})]
+    sent = len(api.requests)
     with pytest.raises(ApiError, match="taken") as e:
         client.deploy(EXAMPLES / "hello")
     assert (e.value.status, e.value.method, e.value.path) == (409, "PUT", "/api/v1/apps/hello")
+    assert api.calls()[sent:] == ["PUT /api/v1/apps/hello"]  # refused first: no grain is uploaded
 
 
 def test_an_end_users_async_result_running_done_or_failed(logged_in: FakeApi) -> None:
@@ -234,11 +242,14 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
     api.on("DELETE", "/api/v1/apps/hello", 204)
     api.on("GET", "/api/v1/apps", 200, {"apps": []})
     api.on("GET", "/api/v1/grains", 200, {"grains": []})
+    api.on("GET", "/api/v1/apps/hello/grains", 200, {"grains": []})
     api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
+    api.on("DELETE", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("POST", "/api/v1/accounts", 201, {"name": "bob", "api_key": "sk-bob"})
     for argv in (["deploy", str(EXAMPLES / "hello")], ["invoke", "hello", "{}"], ["invoke", "hello", "--async"],
                  ["execution", "e1"], ["logs", "e1"], ["status", "hello"],
-                 ["undeploy", "hello", "--no-wait", "--delete"], ["apps"], ["grains"], ["grain", "delete", "greet"],
+                 ["undeploy", "hello", "--no-wait", "--delete"], ["apps"], ["grains"], ["grains", "hello"],
+                 ["grain", "delete", "greet"], ["grain", "delete", "greet", "--app", "hello"],
                  ["login", api.url, "key-a"], ["signup", api.url, "bob"]):
         assert sand(argv) == 0, argv
-    assert sent == api.calls() and len(sent) == 19
+    assert sent == api.calls() and len(sent) == 21

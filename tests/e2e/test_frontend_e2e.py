@@ -404,6 +404,33 @@ def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http
     ("hog = bytearray(2048 * 1024 * 1024)\n",
      "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise"),
 ], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
+def test_deploying_a_modified_copy_under_another_name_never_changes_the_original(
+        base: str, http: Http, accounts: dict[str, str], tmp_path: Path) -> None:
+    # The first wave's trap: grains were the account's, so the copy's `shout` became the original's at its next
+    # deploy. Now each folder's grains are its application's own.
+    import shutil
+
+    original, copy = f"orig-a{RUN}", f"copy-a{RUN}"
+    shutil.copytree(EXAMPLES / "hello", tmp_path / "copy")
+    (tmp_path / "copy" / "shout.py").write_text("def handle(event, context):\n    return {'greeting': 'COPY'}\n")
+    try:
+        assert sand(base, accounts["a"], "deploy", str(EXAMPLES / "hello"), "--name", original).returncode == 0
+        p = sand(base, accounts["a"], "deploy", str(tmp_path / "copy"), "--name", copy)
+        assert p.returncode == 0, p.stderr
+        assert sand(base, accounts["a"], "deploy", str(EXAMPLES / "hello"), "--name", original).returncode == 0
+        assert http("POST", f"/app/{original}", json_body={"name": "x"}).json()["greeting"] == "HELLO, X!"
+        assert http("POST", f"/app/{copy}", json_body={"name": "x"}).json() == {"greeting": "COPY"}
+        grains = http("GET", f"/api/v1/apps/{original}", accounts["a"]).json()["grains"]
+        assert [(g["name"], g["scope"], g["current"]) for g in grains] == [
+            ("greet", "application", True), ("shout", "application", True)], grains
+        listed = sand(base, accounts["a"], "grains", copy)
+        assert listed.returncode == 0 and "shout" in listed.stdout, listed.stdout + listed.stderr
+    finally:
+        raw_remove(http, accounts["a"], copy)
+        raw_remove(http, accounts["a"], original)
+    assert http("GET", f"/api/v1/apps/{copy}/grains", accounts["a"]).status_code == 404, "gone with the app"
+
+
 def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, http: Http, accounts: dict[str, str],
                                                                    tmp_path: Path, code: str, reason: str) -> None:
     (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": [{"name": "g"}]}))

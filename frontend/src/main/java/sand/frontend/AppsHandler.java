@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.AppName;
+import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
 import sand.cluster.HostAgentTables;
@@ -158,6 +159,18 @@ public final class AppsHandler {
     settings.put("request_timeout_s", n.requestTimeoutS());
     app.hosts().forEach(settings.withArray("hosts")::add);
     out.set("settings", settings);
+    // The grains this version runs, and where each came from (the application's own, or the account's shared
+    // one); "current" is false when a newer version was uploaded since the deploy.
+    var grains = out.putArray("grains");
+    new java.util.TreeMap<>(store.applicationCode(app.appId())).forEach((resource, code) -> {
+      ObjectNode g = grains.addObject().put("name", resource).put("sha256", code.sha256());
+      var own = store.latestGrain(GrainsHandler.appScope(app.appId()), resource);
+      var shared = own.isPresent() ? java.util.Optional.<GrainVersion>empty() : store.latestGrain(app.owner(), resource);
+      var newest = own.or(() -> shared);
+      g.put("scope", own.isPresent() ? "application" : shared.isPresent() ? "account" : null);
+      newest.ifPresent(v -> g.put("current", v.sha256().equals(code.sha256()))
+          .put("version", v.sha256().equals(code.sha256()) ? v.version() : null));
+    });
     var hosts = out.putArray("hosts");
     // alive: the host agent's heartbeat is recent; a host that died keeps its last state until it comes back.
     states.forEach(h -> hosts.addObject().put("host", h.hostId()).put("status", h.status()).put("error", h.error())
@@ -173,6 +186,8 @@ public final class AppsHandler {
           + "(POST /api/v1/apps/" + o.name().name() + "/undeploy) and wait for status undeployed");
     }
     store.deleteApplication(o.app().appId());
+    String scope = GrainsHandler.appScope(o.app().appId()); // its own grains go with it
+    store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
     store.releaseAppName(o.name().name());
     changed(o.name().name());
     return Reply.ok(Json.object().put("name", o.name().name()).put("deleted", true));

@@ -55,9 +55,12 @@ public final class DeploymentsHandler {
     Map<String, GrainCode> code = new LinkedHashMap<>();
     StringBuilder requirements = new StringBuilder();
     for (String resource : wf.resources()) {
-      GrainVersion g = store.latestGrain(call.account(), resource).orElseThrow(() -> new ApiException(400,
-          "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which is not in your "
-          + "account; upload it with PUT /api/v1/grains/" + resource));
+      // the application's own grain, else the account's shared one
+      GrainVersion g = store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
+          .or(() -> store.latestGrain(call.account(), resource)).orElseThrow(() -> new ApiException(400,
+          "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which it does not have; "
+          + "upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource + " (or share one across your "
+          + "applications with PUT /api/v1/grains/" + resource + ")"));
       code.put(resource, new GrainCode(resource, g.code(), g.kind(), g.sha256()));
       if ("zip".equals(g.kind())) {
         String req = requirementsOf(g.code());

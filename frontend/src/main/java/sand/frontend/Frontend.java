@@ -159,10 +159,10 @@ public final class Frontend {
     Router router = new Router(config.getLong("max.body.bytes"));
     new SystemHandler(id, metrics, listener::running).routes(router);
     new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock()).routes(router);
-    new GrainsHandler(deps.store(), deps.clock(), 4 * config.getLong("max.body.bytes"),
-        limits.requirementsAllowUrls()).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits, directory);
+    new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
+        limits.requirementsAllowUrls()).routes(router);
     apps.routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()),
         deps.clock());

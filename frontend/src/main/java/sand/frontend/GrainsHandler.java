@@ -10,17 +10,23 @@ import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
 
 /**
- * {@code /api/v1/grains}: a developer's grains (their code). Every upload is a new version; deploy copies
- * the newest version of each grain a workflow names into the application. Grains are per account: one
- * account never sees another's (an unknown or foreign grain is 404 alike).
+ * A developer's grains (their code), in two scopes. {@code /api/v1/apps/{app}/grains}: an application's own grains
+ * (what {@code sand deploy} uploads), which no other application runs; {@code /api/v1/grains}: the account's
+ * shared grains, which every application of the account that names them and has no grain of its own by that
+ * name runs (like KNIX's shared resources). Every upload is a new version; deploy copies the newest version of
+ * each grain a workflow names, the application's own first, into the application. One account never sees
+ * another's (an unknown or foreign grain is 404 alike).
  */
 public final class GrainsHandler {
   private final ClusterStore store;
+  private final AppsHandler apps;
   private final Clock clock;
   private final long maxUnpacked;
   private final boolean requirementsAllowUrls;
 
-  public GrainsHandler(ClusterStore store, Clock clock, long maxUnpacked, boolean requirementsAllowUrls) {
+  public GrainsHandler(ClusterStore store, AppsHandler apps, Clock clock, long maxUnpacked,
+                       boolean requirementsAllowUrls) {
+    this.apps = apps;
     this.requirementsAllowUrls = requirementsAllowUrls;
     this.store = store;
     this.clock = clock;
@@ -32,6 +38,19 @@ public final class GrainsHandler {
     r.add("PUT", "/api/v1/grains/{grain}", true, this::upload);
     r.add("GET", "/api/v1/grains/{grain}", true, this::get);
     r.add("DELETE", "/api/v1/grains/{grain}", true, this::delete);
+    r.add("GET", "/api/v1/apps/{app}/grains", true, c -> list(c, appScope(c)));
+    r.add("PUT", "/api/v1/apps/{app}/grains/{grain}", true, c -> upload(c, appScope(c)));
+    r.add("GET", "/api/v1/apps/{app}/grains/{grain}", true, c -> get(c, appScope(c)));
+    r.add("DELETE", "/api/v1/apps/{app}/grains/{grain}", true, c -> deleteOwn(c, apps.owned(c)));
+  }
+
+  /** Where an application's own grains are kept: a scope no account name can be (':' is not in one). */
+  static String appScope(String appId) {
+    return "app:" + appId;
+  }
+
+  private String appScope(Call call) {
+    return appScope(apps.owned(call).app().appId());
   }
 
   static String grainName(Call call) {
@@ -43,6 +62,10 @@ public final class GrainsHandler {
   }
 
   Reply upload(Call call) {
+    return upload(call, call.account());
+  }
+
+  Reply upload(Call call, String scope) {
     String name = grainName(call);
     byte[] code = call.body();
     GrainUpload.Checked checked = GrainUpload.check(name, call.contentType(), code, maxUnpacked,
@@ -50,26 +73,39 @@ public final class GrainsHandler {
     String sha = AuthHandler.sha256(code);
     // Versions are claimed with IF NOT EXISTS: two uploads racing get different numbers.
     for (int attempt = 0; attempt < 10; attempt++) {
-      int version = store.latestGrain(call.account(), name).map(GrainVersion::version).orElse(0) + 1;
-      GrainVersion g = new GrainVersion(call.account(), name, version, code, checked.kind(), sha, code.length,
+      int version = store.latestGrain(scope, name).map(GrainVersion::version).orElse(0) + 1;
+      GrainVersion g = new GrainVersion(scope, name, version, code, checked.kind(), sha, code.length,
           clock.instant());
       if (store.putGrainVersion(g)) {
-        return Reply.ok(meta(g));
+        ObjectNode out = meta(g);
+        if (scope.equals(call.account())) { // a shared grain: who runs it from their next deploy on
+          var users = out.putArray("used_by");
+          sharedUsers(call.account(), name).forEach(a -> users.add(a.name()));
+        }
+        return Reply.ok(out);
       }
     }
     throw ApiException.conflict("grain " + name + ": too many concurrent uploads; try again");
   }
 
   Reply list(Call call) {
+    return list(call, call.account());
+  }
+
+  Reply list(Call call, String scope) {
     ObjectNode out = Json.object();
     var arr = out.putArray("grains");
-    store.grains(call.account()).forEach(g -> arr.add(meta(g)));
+    store.grains(scope).forEach(g -> arr.add(meta(g)));
     return Reply.ok(out);
   }
 
   Reply get(Call call) {
+    return get(call, call.account());
+  }
+
+  Reply get(Call call, String scope) {
     String name = grainName(call);
-    GrainVersion g = store.latestGrain(call.account(), name).orElseThrow(() -> notFound(name));
+    GrainVersion g = store.latestGrain(scope, name).orElseThrow(() -> notFound(name));
     if (call.flag("code")) {
       return new Reply(200, "zip".equals(g.kind()) ? "application/zip" : "text/x-python; charset=utf-8", g.code(),
           Map.of("X-Sand-Grain-Version", Integer.toString(g.version())));
@@ -80,15 +116,35 @@ public final class GrainsHandler {
   Reply delete(Call call) {
     String name = grainName(call);
     store.latestGrain(call.account(), name).orElseThrow(() -> notFound(name));
-    for (var app : store.applications()) {
-      if (app.owner().equals(call.account()) && HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())
-          && Workflow.parse(Json.stored(app.workflow())).resources().contains(name)) {
+    for (var app : sharedUsers(call.account(), name)) {
+      if (HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
         throw ApiException.conflict("grain " + name + " is used by deployed application '" + app.name()
             + "'; undeploy it first (POST /api/v1/apps/" + app.name() + "/undeploy)");
       }
     }
     store.deleteGrain(call.account(), name);
     return Reply.ok(Json.object().put("name", name).put("deleted", true));
+  }
+
+  /** Delete one of an application's own grains; not while the application is deployed and its workflow names it. */
+  Reply deleteOwn(Call call, AppsHandler.Owned o) {
+    String name = grainName(call);
+    String scope = appScope(o.app().appId());
+    store.latestGrain(scope, name).orElseThrow(() -> notFound(name));
+    if (HostAgentTables.DESIRED_DEPLOYED.equals(o.app().desired())
+        && Workflow.parse(Json.stored(o.app().workflow())).resources().contains(name)) {
+      throw ApiException.conflict("grain " + name + " is used by application '" + o.app().name() + "', which is "
+          + "deployed; undeploy it first (POST /api/v1/apps/" + o.app().name() + "/undeploy)");
+    }
+    store.deleteGrain(scope, name);
+    return Reply.ok(Json.object().put("name", name).put("deleted", true));
+  }
+
+  /** The account's applications that name grain {@code name} and have no grain of their own by that name. */
+  java.util.List<HostAgentTables.ApplicationRecord> sharedUsers(String account, String name) {
+    return store.applications().stream().filter(a -> a.owner().equals(account)
+        && Workflow.parse(Json.stored(a.workflow())).resources().contains(name)
+        && store.latestGrain(appScope(a.appId()), name).isEmpty()).toList();
   }
 
   static ApiException notFound(String name) {

@@ -1,0 +1,92 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import sand.cluster.HostAgentTables.HostInfo;
+
+/** An application's own grains: deploying one application never changes another's code. */
+class AppGrainsTest {
+  private TestFrontend fe;
+  private String alice;
+
+  @BeforeEach
+  void start() throws Exception {
+    fe = new TestFrontend();
+    alice = fe.signUp("alice");
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    fe.close();
+  }
+
+  private void putOwn(String app, String grain, String says) throws Exception {
+    var r = fe.call("PUT", "/api/v1/apps/" + app + "/grains/" + grain, alice, "text/x-python",
+        ("def handle(e, c):\n    return '" + says + "'\n").getBytes(StandardCharsets.UTF_8));
+    assertEquals(200, r.status(), r.body());
+  }
+
+  private String deploy(String app) throws Exception {
+    var d = fe.call("POST", "/api/v1/apps/" + app + "/deploy", alice, null);
+    assertEquals(202, d.status(), d.body());
+    return d.json().path("id").asText();
+  }
+
+  private String code(String appId, String grain) {
+    return new String(fe.store.applicationCode(appId).get(grain).code(), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void twoApplicationsWithTheSameGrainNamesRunTheirOwnCode() throws Exception {
+    for (String app : new String[] {"shop", "copy"}) {
+      assertEquals(200, fe.call("PUT", "/api/v1/apps/" + app, alice, TestFrontend.HELLO).status());
+      putOwn(app, "greet", app + " greets");
+      putOwn(app, "shout", app + " shouts");
+    }
+    String shop = deploy("shop");
+    putOwn("copy", "greet", "copy greets, version 2"); // the copy changes its greet...
+    deploy("copy");
+    String shopAgain = deploy("shop"); // ...and the next deploy of shop still runs shop's
+    assertEquals(shop, shopAgain);
+    assertTrue(code(shop, "greet").contains("shop greets"), code(shop, "greet"));
+    JsonNode grains = fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("grains");
+    assertEquals("greet application 1 true", grains.get(0).path("name").asText() + " " + grains.get(0).path("scope")
+        .asText() + " " + grains.get(0).path("version") + " " + grains.get(0).path("current"));
+    assertEquals(2, fe.call("GET", "/api/v1/apps/copy/grains", alice, null).json().path("grains").size());
+    assertEquals(404, fe.call("GET", "/api/v1/apps/shop/grains/nope", alice, null).status());
+    var inUse = fe.call("DELETE", "/api/v1/apps/shop/grains/greet", alice, null);
+    assertEquals(409, inUse.status(), inUse.body());
+    String bob = fe.signUp("bob");
+    assertEquals(404, fe.call("GET", "/api/v1/apps/shop/grains", bob, null).status(), "another account's: 404");
+  }
+
+  @Test
+  void anApplicationWithoutItsOwnGrainRunsTheAccountsSharedOneAndTheUploadSaysWho() throws Exception {
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shared", alice, TestFrontend.HELLO).status());
+    for (String g : new String[] {"greet", "shout"}) {
+      fe.call("PUT", "/api/v1/grains/" + g, alice, "text/x-python", "def handle(e, c):\n    return 1\n".getBytes());
+    }
+    String id = deploy("shared");
+    var again = fe.call("PUT", "/api/v1/grains/greet", alice, "text/x-python", "def handle(e, c):\n    return 2\n"
+        .getBytes());
+    assertEquals("[\"shared\"]", again.json().path("used_by").toString(), again.body());
+    JsonNode greet = fe.call("GET", "/api/v1/apps/shared", alice, null).json().path("grains").get(0);
+    assertEquals("account", greet.path("scope").asText());
+    assertEquals(false, greet.path("current").asBoolean(), "a newer shared version waits for the next deploy");
+    assertTrue(code(id, "greet").contains("return 1"));
+
+    fe.call("POST", "/api/v1/apps/shared/undeploy", alice, null);
+    fe.store.setAppHostState(id, "h1", "undeployed", null, Instant.now()); // as the host agent would
+    putOwn("shared", "greet", "own");
+    assertEquals(200, fe.call("DELETE", "/api/v1/apps/shared", alice, null).status());
+    assertTrue(fe.store.grains(GrainsHandler.appScope(id)).isEmpty(), "its own grains go with the application");
+  }
+}
