@@ -16,10 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from sandclient._hints import explain
-from sandclient.client import NO_INPUT, ApiError, Client, app_hosts, load_folder, names_app_id, without_app_ids
+from sandclient.client import (
+    NO_INPUT,
+    ApiError,
+    Client,
+    app_hosts,
+    credentials_path,
+    load_folder,
+    names_app_id,
+    without_app_ids,
+)
 
-__all__ = ["cmd_admin", "cmd_apps", "cmd_deploy", "cmd_execution", "cmd_grain", "cmd_grains", "cmd_invoke",
-           "cmd_login", "cmd_logs", "cmd_signup", "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
+__all__ = ["cmd_account", "cmd_admin", "cmd_apps", "cmd_deploy", "cmd_execution", "cmd_grain", "cmd_grains",
+           "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup", "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
 
 
 def error(message: str) -> int:
@@ -192,6 +201,27 @@ def _admin(args: argparse.Namespace) -> int:
         client.admin_enable(args.account)
         print(f"account {args.account}: enabled (its applications stay undeployed: `sand deploy` them again)")
     return 0
+
+
+def _account(args: argparse.Namespace) -> int:
+    # "delete" is the only subcommand (argparse requires one)
+    client = Client.from_login()
+    d = client.delete_account(args.name)
+    apps = ", ".join(d.get("applications") or []) or "none"
+    print(f"account {args.name}: deleted, with its applications ({apps}) and grains")
+    path = credentials_path()
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, ValueError):
+        stored = {}
+    if stored.get("api_key") == client.api_key:
+        path.unlink()
+        info(f"(its key is removed from {path})")
+    return 0
+
+
+def cmd_account(args: argparse.Namespace) -> int:
+    return _run(_account, args)
 
 
 def cmd_admin(args: argparse.Namespace) -> int:

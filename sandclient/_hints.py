@@ -128,6 +128,10 @@ def _grain_in_use(args: argparse.Namespace, e: ApiError, said: str) -> str:
 
 
 # (command, status, code) -> hint; command "*" is any command without an entry of its own.
+def _account_in_use(args: argparse.Namespace, e: ApiError, said: str) -> str:
+    return f"{said}; undeploy each with `sand undeploy <app>`, then run `sand account delete {args.name}` again"
+
+
 HINTS: dict[tuple[str, int, str], Hint] = {
     ("*", 400, "bad_request"): _as_said,  # e.g. a name the URL cannot hold
     ("*", 401, "unauthorized"): _no_account,
@@ -146,12 +150,14 @@ HINTS: dict[tuple[str, int, str], Hint] = {
     ("deploy", 409, "conflict"): _name_taken,
     ("grain delete", 404, "not_found"): _no_grain,
     ("grain delete", 409, "conflict"): _grain_in_use,
+    ("account delete", 409, "conflict"): _account_in_use,
 }
 
 
 def command_of(args: argparse.Namespace) -> str:
     """The `sand` command the arguments are for, with its subcommand: "status", "grain delete"."""
-    sub = getattr(args, "grain_command", None) or getattr(args, "admin_command", None)
+    sub = (getattr(args, "grain_command", None) or getattr(args, "admin_command", None)
+           or getattr(args, "account_command", None))
     return f"{args.command} {sub}" if sub else str(args.command)
 
 

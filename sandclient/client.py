@@ -369,6 +369,11 @@ class Client:
             raise ApiError(0, "bad_answer", f"sign-up answered without an api_key: {r.body!r}", r.body)
         return r.body
 
+    def delete_account(self, name: str) -> dict[str, Any]:
+        """DELETE /api/v1/accounts/{name}: this account (or, with the admin key, any) with its applications and
+        grains; ApiError 409 while one of its applications is not undeployed (the message names them)."""
+        return self.call("DELETE", f"/api/v1/accounts/{_q(name)}").body
+
     def apps(self, *, raw: bool = False) -> Any:
         """GET /api/v1/apps: this account's applications, each {"name", "status", "version", "error"} (also a
         check of the key); raw=True: the answer as it is ({"apps": [...]})."""

@@ -774,3 +774,23 @@ def test_logs_without_an_app_id_read_no_execution(logged_in: FakeApi, capsys) ->
     assert sand(["logs", "e1"]) == 0
     assert capsys.readouterr().out == "t [greet] INFO: greeting a4d6165d9e101\n"  # a grain's own text stays
     assert logged_in.calls() == ["GET /api/v1/executions/e1/logs"]
+
+
+def test_account_delete_needs_the_name_and_forgets_the_stored_key(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
+    logged_in.on("DELETE", "/api/v1/accounts/alice", 200, {"name": "alice", "deleted": True, "applications": ["hello"]})
+    with pytest.raises(SystemExit):
+        sand(["account", "delete"])  # the name, typed out, is the confirmation
+    capsys.readouterr()
+    assert sand(["account", "delete", "alice"]) == 0
+    assert capsys.readouterr().out == "account alice: deleted, with its applications (hello) and grains\n"
+    assert logged_in.calls() == ["DELETE /api/v1/accounts/alice"]
+    assert not creds_file(tmp_path).exists(), "its key is no longer stored"
+
+
+def test_account_delete_while_an_app_runs_says_which(logged_in: FakeApi, capsys) -> None:
+    message = ("account 'alice' still runs hello; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for "
+               "status undeployed")
+    logged_in.on("DELETE", "/api/v1/accounts/alice", 409, {"error": {"code": "conflict", "message": message}})
+    assert sand(["account", "delete", "alice"]) == 1
+    assert capsys.readouterr().err == ("Error: account 'alice' still runs hello; undeploy each with `sand undeploy "
+                                       "<app>`, then run `sand account delete alice` again\n")

@@ -275,6 +275,11 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public void deleteAccount(Account account) {
+    frontend.deleteAccount(account);
+  }
+
+  @Override
   public void setAccountDisabled(String name, String why) {
     frontend.setAccountDisabled(name, why);
   }

@@ -28,6 +28,8 @@ final class CassandraFrontendTables {
   private final PreparedStatement putKey;
   private final PreparedStatement getKey;
   private final PreparedStatement getAccount;
+  private final PreparedStatement deleteAccount;
+  private final PreparedStatement deleteKey;
   private final PreparedStatement disable;
   private final PreparedStatement enable;
   private final PreparedStatement getDisabled;
@@ -78,6 +80,8 @@ final class CassandraFrontendTables {
         + "IF NOT EXISTS");
     putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
     getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    deleteAccount = session.prepare("DELETE FROM " + ks + ".accounts WHERE name = ?");
+    deleteKey = session.prepare("DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
     getAccount = session.prepare("SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
     disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
     enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
@@ -122,6 +126,12 @@ final class CassandraFrontendTables {
     Row r = session.execute(getAccount.bind(name)).one();
     return r == null ? Optional.empty()
         : Optional.of(new Account(r.getString("name"), r.getString("api_key_sha256"), r.getInstant("created")));
+  }
+
+  void deleteAccount(Account a) {
+    session.execute(deleteKey.bind(a.apiKeySha256()));
+    session.execute(enable.bind(a.name()));
+    session.execute(deleteAccount.bind(a.name()));
   }
 
   void setAccountDisabled(String name, String why) {

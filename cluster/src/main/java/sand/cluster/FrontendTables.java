@@ -79,6 +79,9 @@ public interface FrontendTables {
   /** The account of this name. */
   Optional<Account> account(String name);
 
+  /** Delete an account and its API key (its applications and grains are the caller's to delete first). */
+  void deleteAccount(Account account);
+
   /**
    * Disable an account (its keys are refused) with the operator's reason, or enable it again ({@code why} null).
    */

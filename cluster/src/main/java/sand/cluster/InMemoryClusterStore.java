@@ -129,6 +129,13 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
+  public synchronized void deleteAccount(Account account) {
+    keys.remove(account.apiKeySha256());
+    disabledAccounts.remove(account.name());
+    accounts.remove(account.name());
+  }
+
+  @Override
   public void setAccountDisabled(String name, String why) {
     if (why == null) {
       disabledAccounts.remove(name);

@@ -5,8 +5,13 @@ import java.time.Clock;
 import java.util.HexFormat;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.Account;
+import sand.cluster.HostAgentTables.ApplicationRecord;
 
-/** {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only). */
+/**
+ * {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only); {@code DELETE
+ * /api/v1/accounts/{account}}: the account's own key (or the admin key) deletes it with its applications and
+ * grains, once none of them runs.
+ */
 public final class AccountsHandler {
   /** Account names: lower-case letters, digits, '_' and '-', like application names. */
   public static final String NAME_FORM = "[a-z0-9][a-z0-9_-]{0,62}";
@@ -15,15 +20,58 @@ public final class AccountsHandler {
   private final ClusterStore store;
   private final boolean openSignup;
   private final Clock clock;
+  private final AppsHandler apps;
+  private final DisabledAccounts disabled;
 
-  public AccountsHandler(ClusterStore store, boolean openSignup, Clock clock) {
+  AccountsHandler(ClusterStore store, boolean openSignup, Clock clock, AppsHandler apps, DisabledAccounts disabled) {
     this.store = store;
     this.openSignup = openSignup;
     this.clock = clock;
+    this.apps = apps;
+    this.disabled = disabled;
   }
 
   public void routes(Router r) {
     r.add("POST", "/api/v1/accounts", false, this::create);
+    r.add("DELETE", "/api/v1/accounts/{account}", false, this::delete);
+  }
+
+  Reply delete(Call call) {
+    String name = call.param("account");
+    if (!call.isAdmin()) {
+      if (call.account() == null) {
+        throw AuthHandler.missingKey();
+      }
+      if (!call.account().equals(name)) {
+        throw new ApiException(403, "forbidden", "an account can delete only itself; you are '" + call.account()
+            + "'");
+      }
+    }
+    Account account = store.account(name).orElseThrow(() -> ApiException.notFound("no account '" + name + "'"));
+    java.util.List<ApplicationRecord> owned = store.applications().stream().filter(a -> a.owner().equals(name))
+        .toList();
+    java.util.Set<String> live = apps.liveHosts();
+    java.util.List<String> running = owned.stream()
+        .filter(a -> !"undeployed".equals(AppStatus.of(a, store.appHostStates(a.appId()), live).status()))
+        .map(ApplicationRecord::name).sorted().toList();
+    if (!running.isEmpty()) {
+      throw ApiException.conflict("account '" + name + "' still runs " + String.join(", ", running)
+          + "; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for status undeployed");
+    }
+    var out = Json.object().put("name", name).put("deleted", true);
+    var deleted = out.putArray("applications");
+    for (ApplicationRecord a : owned) {
+      String scope = GrainsHandler.appScope(a.appId());
+      store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
+      store.deleteApplication(a.appId());
+      store.releaseAppName(a.name());
+      apps.changed(a.name());
+      deleted.add(a.name());
+    }
+    store.grains(name).forEach(g -> store.deleteGrain(name, g.name()));
+    store.deleteAccount(account);
+    disabled.forget(name);
+    return Reply.ok(out);
   }
 
   Reply create(Call call) {
@@ -47,6 +95,7 @@ public final class AccountsHandler {
     if (!store.createAccount(new Account(name, AuthHandler.sha256(key), clock.instant()))) {
       throw ApiException.conflict("account '" + name + "' exists; choose another name");
     }
+    disabled.created(name);
     return Reply.json(201, Json.object().put("name", name).put("api_key", key));
   }
 }

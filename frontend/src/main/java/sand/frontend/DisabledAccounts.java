@@ -47,6 +47,19 @@ final class DisabledAccounts {
     return why;
   }
 
+  /**
+   * The account was deleted here: this frontend refuses its key at once (a frontend that read the key before
+   * serves it, to no account's data, for up to {@link AuthHandler#KEY_MAX_AGE}).
+   */
+  void forget(String account) {
+    known.put(account, new Known(Optional.of("the account was deleted"), System.nanoTime()));
+  }
+
+  /** A new account took the name of a deleted one here. */
+  void created(String account) {
+    known.remove(account);
+  }
+
   /** Record a change made here, so this frontend acts on it at once. */
   void set(String account, String why) {
     store.setAccountDisabled(account, why);

@@ -158,7 +158,6 @@ public final class Frontend {
 
     Router router = new Router(config.getLong("max.body.bytes"));
     new SystemHandler(id, metrics, listener::running).routes(router);
-    new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock()).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits, directory);
     new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
@@ -168,6 +167,7 @@ public final class Frontend {
         deps.clock());
     deployments.routes(router);
     DisabledAccounts disabled = new DisabledAccounts(deps.store(), AuthHandler.KEY_MAX_AGE);
+    new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock(), apps, disabled).routes(router);
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(),
         Duration.ofMillis(config.getInt("host.max.age.ms"))).routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);

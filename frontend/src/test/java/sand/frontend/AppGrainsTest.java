@@ -69,6 +69,31 @@ class AppGrainsTest {
   }
 
   @Test
+  void anAccountIsDeletedByItsOwnKeyWithItsApplicationsAndGrainsOnceNoneRuns() throws Exception {
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    putOwn("shop", "greet", "hi");
+    putOwn("shop", "shout", "HI");
+    fe.call("PUT", "/api/v1/grains/shared", alice, "text/x-python", "def handle(e, c):\n    return 1\n".getBytes());
+    String id = deploy("shop");
+    String bob = fe.signUp("bob");
+    assertEquals(403, fe.call("DELETE", "/api/v1/accounts/alice", bob, null).status(), "only itself");
+    assertEquals(401, fe.call("DELETE", "/api/v1/accounts/alice", null, null).status());
+    var running = fe.call("DELETE", "/api/v1/accounts/alice", alice, null);
+    assertEquals(409, running.status(), running.body());
+    assertTrue(running.body().contains("still runs shop"), running.body());
+    fe.call("POST", "/api/v1/apps/shop/undeploy", alice, null);
+    fe.store.setAppHostState(id, "h1", "undeployed", null, Instant.now());
+    var gone = fe.call("DELETE", "/api/v1/accounts/alice", alice, null);
+    assertEquals(200, gone.status(), gone.body());
+    assertEquals("[\"shop\"]", gone.json().path("applications").toString());
+    assertTrue(fe.store.account("alice").isEmpty() && fe.store.appName("shop").isEmpty());
+    assertTrue(fe.store.grains("alice").isEmpty() && fe.store.grains(GrainsHandler.appScope(id)).isEmpty());
+    assertEquals(403, fe.call("GET", "/api/v1/apps", alice, null).status(), "its key is refused here at once");
+    String again = fe.signUp("alice");
+    assertEquals(200, fe.call("GET", "/api/v1/apps", again, null).status(), "the name is free again");
+  }
+
+  @Test
   void anApplicationWithoutItsOwnGrainRunsTheAccountsSharedOneAndTheUploadSaysWho() throws Exception {
     assertEquals(200, fe.call("PUT", "/api/v1/apps/shared", alice, TestFrontend.HELLO).status());
     for (String g : new String[] {"greet", "shout"}) {
