@@ -532,6 +532,23 @@ def test_the_operator_sees_every_account_undeploys_any_app_and_disables_an_accou
         raw_remove(http, accounts["b"], name)
 
 
+def test_a_developer_deletes_their_account_once_nothing_runs(base: str, http: Http, tmp_path: Path) -> None:
+    name = f"leaver-{RUN}"
+    key = http("POST", "/api/v1/accounts", json_body={"name": name}).json()["api_key"]
+    app = f"leave-{RUN}"
+    assert sand(base, key, "deploy", str(EXAMPLES / "hello"), "--name", app).returncode == 0
+    p = sand(base, key, "account", "delete", name, config=tmp_path)
+    assert p.returncode == 1 and f"still runs {app}" in p.stderr, p.stderr
+    assert sand(base, key, "undeploy", app, timeout=120).returncode == 0
+    p = sand(base, key, "account", "delete", name, config=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == f"account {name}: deleted, with its applications ({app}) and grains\n"
+    assert http("POST", f"/app/{app}", json_body={}).status_code == 404, "its application is gone"
+    again = http("POST", "/api/v1/accounts", json_body={"name": name})
+    assert again.status_code == 201, "the name is free again"
+    assert http("GET", "/api/v1/apps", again.json()["api_key"]).json()["apps"] == [], "and nothing of the old one"
+
+
 def test_undeploy_removes_the_sandbox(base: str, http: Http, accounts: dict[str, str]) -> None:
     name = f"gone-a{RUN}"
     p = sand(base, accounts["a"], "deploy", str(EXAMPLES / "hello"), "--name", name)

@@ -70,7 +70,7 @@ public final class AccountsHandler {
     }
     store.grains(name).forEach(g -> store.deleteGrain(name, g.name()));
     store.deleteAccount(account);
-    disabled.forget(name);
+    disabled.keyDeleted(account.apiKeySha256());
     return Reply.ok(out);
   }
 
@@ -95,7 +95,6 @@ public final class AccountsHandler {
     if (!store.createAccount(new Account(name, AuthHandler.sha256(key), clock.instant()))) {
       throw ApiException.conflict("account '" + name + "' exists; choose another name");
     }
-    disabled.created(name);
     return Reply.json(201, Json.object().put("name", name).put("api_key", key));
   }
 }

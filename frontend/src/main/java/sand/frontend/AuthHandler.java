@@ -65,7 +65,7 @@ public final class AuthHandler extends Handler.Wrapper {
         request.setAttribute(ADMIN_ATTRIBUTE, Boolean.TRUE);
       } else {
         String account;
-        Known k = known.get(hash);
+        Known k = disabled.isDeleted(hash) ? null : known.get(hash);
         if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
           account = k.account();
         } else {

@@ -19,6 +19,7 @@ final class DisabledAccounts {
   private final FrontendTables store;
   private final Duration maxAge;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
+  private final java.util.Set<String> deletedKeys = ConcurrentHashMap.newKeySet();
 
   DisabledAccounts(FrontendTables store, Duration maxAge) {
     this.store = store;
@@ -48,16 +49,19 @@ final class DisabledAccounts {
   }
 
   /**
-   * The account was deleted here: this frontend refuses its key at once (a frontend that read the key before
-   * serves it, to no account's data, for up to {@link AuthHandler#KEY_MAX_AGE}).
+   * An account was deleted here: this frontend refuses its key at once, even from its cache of known keys (a
+   * frontend that read the key before serves it, to an account with nothing left, for up to
+   * {@link AuthHandler#KEY_MAX_AGE}).
    */
-  void forget(String account) {
-    known.put(account, new Known(Optional.of("the account was deleted"), System.nanoTime()));
+  void keyDeleted(String apiKeySha256) {
+    if (deletedKeys.size() >= MAX_ENTRIES) {
+      deletedKeys.clear();
+    }
+    deletedKeys.add(apiKeySha256);
   }
 
-  /** A new account took the name of a deleted one here. */
-  void created(String account) {
-    known.remove(account);
+  boolean isDeleted(String apiKeySha256) {
+    return deletedKeys.contains(apiKeySha256);
   }
 
   /** Record a change made here, so this frontend acts on it at once. */

@@ -88,7 +88,7 @@ class AppGrainsTest {
     assertEquals("[\"shop\"]", gone.json().path("applications").toString());
     assertTrue(fe.store.account("alice").isEmpty() && fe.store.appName("shop").isEmpty());
     assertTrue(fe.store.grains("alice").isEmpty() && fe.store.grains(GrainsHandler.appScope(id)).isEmpty());
-    assertEquals(403, fe.call("GET", "/api/v1/apps", alice, null).status(), "its key is refused here at once");
+    assertEquals(401, fe.call("GET", "/api/v1/apps", alice, null).status(), "its key is unknown here at once");
     String again = fe.signUp("alice");
     assertEquals(200, fe.call("GET", "/api/v1/apps", again, null).status(), "the name is free again");
   }
