@@ -355,7 +355,7 @@ def test_504_when_the_app_does_not_answer_in_its_request_timeout(base: str, http
 
 
 def test_429_above_the_per_account_concurrency_limit(http: Http, nap: str) -> None:
-    # The limit is per frontend: exceed it on every frontend behind the URL at once.
+    # The limit is the cluster's (each live frontend admits its share): exceed it through the URL at once.
     n = MAX_CONCURRENT * max(1, len(FRONTEND_PORTS)) + 24
     statuses: list[int] = []
     go = threading.Barrier(n)

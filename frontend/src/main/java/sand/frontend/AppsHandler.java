@@ -44,6 +44,12 @@ public final class AppsHandler {
     this.directory = directory;
   }
 
+  private volatile Quotas quotas = Quotas.DEFAULTS;
+
+  void useQuotas(Quotas quotas) {
+    this.quotas = quotas;
+  }
+
   /** This frontend changed {@code name}: its invocations read it again. */
   void changed(String name) {
     directory.forget(name);
@@ -110,6 +116,11 @@ public final class AppsHandler {
     Settings settings = Settings.parse(settingsNode, limits, wf.grains().size());
     AppName existing = store.appName(name).orElse(null);
     if (existing == null) {
+      long owned = store.applications().stream().filter(a -> a.owner().equals(call.account())).count();
+      if (owned >= quotas.appsPerAccount()) {
+        throw Quotas.exceeded("account '" + call.account() + "' has " + owned + " applications", quotas
+            .appsPerAccount(), "delete one first (DELETE /api/v1/apps/{app})");
+      }
       existing = store.claimAppName(new AppName(name, newAppId(), call.account(), settings.requestTimeoutS()));
     }
     if (!existing.owner().equals(call.account())) {

@@ -67,8 +67,14 @@ public final class Frontend {
       .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
       .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
           "largest request body (grain upload, workflow, invocation); larger answers 413")
+      .define("quota.apps.per.account", INT, Quotas.DEFAULTS.appsPerAccount(), between(1, 1_000_000),
+          "most applications one account may have; one more answers 403 quota_exceeded")
+      .define("quota.grains", INT, Quotas.DEFAULTS.grainsPerScope(), between(1, 1_000_000),
+          "most grains an account may share, and most grains of its own an application may have; one more answers "
+              + "403 quota_exceeded")
       .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000),
-          "most requests of one account's applications in flight on this frontend; more answers 429")
+          "most requests of one account's applications in flight in the cluster (each live frontend admits its "
+              + "share); more answers 429")
       .define("request.timeout.s", INT, 30, between(1, 300),
           "how long a synchronous request waits for its result unless the application sets request_timeout_s")
       .define("host.max.age.ms", INT, 10_000, between(1000, 600_000),
@@ -160,8 +166,12 @@ public final class Frontend {
     new SystemHandler(id, metrics, listener::running).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits, directory);
-    new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
-        limits.requirementsAllowUrls()).routes(router);
+    Quotas quotas = new Quotas(config.getInt("quota.apps.per.account"), config.getInt("quota.grains"));
+    apps.useQuotas(quotas);
+    GrainsHandler grains = new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
+        limits.requirementsAllowUrls());
+    grains.useQuotas(quotas);
+    grains.routes(router);
     apps.routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()),
         deps.clock());
@@ -173,6 +183,7 @@ public final class Frontend {
     new ExecutionsHandler(deps.store(), directory).routes(router);
     InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
         deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
+    invoke.shareLimitWith(takeover::liveFrontends);
     invoke.routes(router);
     AgentGates gates = null;
     if (config.getBoolean("gate")) {

@@ -44,6 +44,12 @@ public final class GrainsHandler {
     r.add("DELETE", "/api/v1/apps/{app}/grains/{grain}", true, c -> deleteOwn(c, apps.owned(c)));
   }
 
+  private volatile Quotas quotas = Quotas.DEFAULTS;
+
+  void useQuotas(Quotas quotas) {
+    this.quotas = quotas;
+  }
+
   /** Where an application's own grains are kept: a scope no account name can be (':' is not in one). */
   static String appScope(String appId) {
     return "app:" + appId;
@@ -71,6 +77,13 @@ public final class GrainsHandler {
     GrainUpload.Checked checked = GrainUpload.check(name, call.contentType(), code, maxUnpacked,
         requirementsAllowUrls);
     String sha = AuthHandler.sha256(code);
+    if (store.latestGrain(scope, name).isEmpty()) {
+      int kept = store.grains(scope).size();
+      if (kept >= quotas.grainsPerScope()) {
+        throw Quotas.exceeded((scope.equals(call.account()) ? "account '" + scope + "' shares " : "the application "
+            + "has ") + kept + " grains", quotas.grainsPerScope(), "delete one first");
+      }
+    }
     // Versions are claimed with IF NOT EXISTS: two uploads racing get different numbers.
     for (int attempt = 0; attempt < 10; attempt++) {
       int version = store.latestGrain(scope, name).map(GrainVersion::version).orElse(0) + 1;

@@ -53,6 +53,7 @@ public final class InvokeHandler {
   private final int defaultTimeoutS;
   private final int maxConcurrentPerAccount;
   private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+  private volatile java.util.function.IntSupplier liveFrontends = () -> 1;
 
   public InvokeHandler(AppDirectory apps, Producer<String, byte[]> producer, Results results, ExecutionLog log,
                        ExecutionTag tags, FrontendMetrics metrics, Clock clock, String frontendId,
@@ -67,6 +68,23 @@ public final class InvokeHandler {
     this.frontendId = frontendId;
     this.defaultTimeoutS = defaultTimeoutS;
     this.maxConcurrentPerAccount = maxConcurrentPerAccount;
+  }
+
+  /**
+   * The account's concurrency limit is the cluster's: each of the live frontends (nginx spreads requests evenly)
+   * admits its share, the limit divided by their number, rounded up.
+   */
+  void shareLimitWith(java.util.function.IntSupplier liveFrontends) {
+    this.liveFrontends = liveFrontends;
+  }
+
+  int share() {
+    return share(maxConcurrentPerAccount, liveFrontends.getAsInt());
+  }
+
+  static int share(int limit, int liveFrontends) {
+    int live = Math.max(1, liveFrontends);
+    return Math.max(1, (limit + live - 1) / live);
   }
 
   /** Hand requests to host agents through their gates first (Kafka when none takes one). */
@@ -96,12 +114,13 @@ public final class InvokeHandler {
     byte[] raw = call.body();
     JsonNode value = raw.length == 0 ? Json.object() : Json.parse(raw, "request body");
     AtomicInteger count = inFlight.computeIfAbsent(app.owner(), k -> new AtomicInteger());
-    if (count.incrementAndGet() > maxConcurrentPerAccount) {
+    int share = share();
+    if (count.incrementAndGet() > share) {
       count.decrementAndGet();
       metrics.invocation(name, "rejected");
-      throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' already has "
-          + maxConcurrentPerAccount + " requests in flight on this frontend (setting max.concurrent.per.account); "
-          + "retry later");
+      throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' has reached its limit of "
+          + maxConcurrentPerAccount + " requests in flight in the cluster (" + share + " on each of "
+          + Math.max(1, liveFrontends.getAsInt()) + " frontends; setting max.concurrent.per.account); retry later");
     }
     String executionId = newId();
     boolean async = call.flag("async");

@@ -32,6 +32,7 @@ import sand.cluster.FrontendTables.FrontendInfo;
 final class ResponseTopicTakeover extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(ResponseTopicTakeover.class);
 
+  private volatile int liveCount = 1;
   private final FrontendTables store;
   private final Clock clock;
   private final Duration maxAge;
@@ -54,6 +55,11 @@ final class ResponseTopicTakeover extends AbstractLifeCycle {
     this.listeners = listeners;
   }
 
+  /** How many frontends were live (this one included) at the last round; 1 before the first. */
+  int liveFrontends() {
+    return liveCount;
+  }
+
   /** The ids of the frontends whose response topics this one reads now. */
   synchronized Set<String> adopted() {
     return Set.copyOf(adopted.keySet());
@@ -72,6 +78,7 @@ final class ResponseTopicTakeover extends AbstractLifeCycle {
       }
       (f.heartbeat().isBefore(now.minus(maxAge)) ? dead : live).add(f.frontendId());
     }
+    liveCount = live.size();
     Set<String> mine = new HashSet<>();
     for (String d : dead) {
       if (self.equals(pick(d, live))) {

@@ -69,6 +69,27 @@ class AppGrainsTest {
   }
 
   @Test
+  void newApplicationsAndGrainsBeyondTheOperatorsQuotasAre403() throws Exception {
+    try (TestFrontend small = new TestFrontend(java.util.Map.of("quota.apps.per.account", "1", "quota.grains", "1"),
+        true)) {
+      String key = small.signUp("carol");
+      assertEquals(200, small.call("PUT", "/api/v1/apps/one", key, TestFrontend.HELLO).status());
+      assertEquals(200, small.call("PUT", "/api/v1/apps/one", key, TestFrontend.HELLO).status(), "an update is fine");
+      var two = small.call("PUT", "/api/v1/apps/two", key, TestFrontend.HELLO);
+      assertEquals(403, two.status(), two.body());
+      assertEquals("quota_exceeded", two.json().path("error").path("code").asText());
+      assertTrue(two.body().contains("has 1 applications (quota 1, set by the operator)"), two.body());
+      byte[] py = "def handle(e, c):\n    return 1\n".getBytes();
+      assertEquals(200, small.call("PUT", "/api/v1/apps/one/grains/greet", key, "text/x-python", py).status());
+      assertEquals(200, small.call("PUT", "/api/v1/apps/one/grains/greet", key, "text/x-python", py).status(),
+          "a new version is fine");
+      assertEquals(403, small.call("PUT", "/api/v1/apps/one/grains/shout", key, "text/x-python", py).status());
+      assertEquals(200, small.call("PUT", "/api/v1/grains/shared", key, "text/x-python", py).status(),
+          "the account's shared grains are a scope of their own");
+    }
+  }
+
+  @Test
   void anAccountIsDeletedByItsOwnKeyWithItsApplicationsAndGrainsOnceNoneRuns() throws Exception {
     assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
     putOwn("shop", "greet", "hi");

@@ -249,6 +249,15 @@ class InvokeTest {
   }
 
   @Test
+  void theAccountLimitIsTheClustersEachLiveFrontendAdmittingItsShare() {
+    assertEquals(64, InvokeHandler.share(64, 1));
+    assertEquals(32, InvokeHandler.share(64, 2));
+    assertEquals(22, InvokeHandler.share(64, 3), "rounded up: the cluster admits at most 2 more than the limit");
+    assertEquals(1, InvokeHandler.share(1, 5), "never 0");
+    assertEquals(64, InvokeHandler.share(64, 0), "no heartbeat read yet: this frontend alone");
+  }
+
+  @Test
   void requestErrors() throws Exception {
     fe = new TestFrontend(Map.of("max.body.bytes", "1024"), true);
     String key = fe.signUp("alice");
