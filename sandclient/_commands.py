@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -351,8 +353,74 @@ def cmd_execution(args: argparse.Namespace) -> int:
     return _run(_execution, args)
 
 
+_EXECUTION_ID = re.compile(r"^[0-9a-f]{32}$")
+_DURATION = re.compile(r"^(\d+)([smhd])$")
+
+
+def _since_ms(text: str) -> int:
+    """Epoch milliseconds `text` (30s, 10m, 2h, 1d) ago; ValueError naming the forms."""
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise ValueError(f"--since {text!r}: write a duration like 30s, 10m, 2h or 1d")
+    seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    return int(time.time() * 1000) - seconds * 1000
+
+
+def _print_execution_lines(app: str, execution: dict[str, Any]) -> None:
+    tag = str(execution.get("execution_id", "?"))[:8]
+    for line in execution.get("logs") or []:
+        text = without_app_ids(str(line.get("text", "")), app)
+        print(f"{line.get('time', '')} [{tag} {line.get('grain', '?')}] {line.get('level', 'INFO')}: {text}")
+    if execution.get("error"):
+        print(f"{execution.get('finished') or ''} [{tag}] {execution.get('status')}: "
+              f"{without_app_ids(str(execution['error']), app)}")
+
+
+def _app_logs(client: Client, args: argparse.Namespace) -> int:
+    """`sand logs <app>`: the recent executions' lines, oldest first; --follow asks again every 2 s for what
+    started since (an execution still running when first shown is shown once, with what it had logged)."""
+    try:
+        since = _since_ms(args.since)
+    except ValueError as e:
+        return error(str(e))
+    seen: set[str] = set()
+    while True:
+        body = client.app_logs(args.execution_id, since, limit=100 if args.follow else 20)
+        if args.json:
+            print(json.dumps(body, indent=2))
+        for x in body.get("executions") or []:
+            if x.get("execution_id") in seen:
+                continue
+            seen.add(str(x.get("execution_id")))
+            if not args.json:
+                _print_execution_lines(args.execution_id, x)
+            started = x.get("started")
+            if started:
+                since = max(since, _epoch_ms(started))
+        if not args.follow:
+            if not seen:
+                info(f"no executions of {args.execution_id} since {args.since} ago")
+            return 0
+        sys.stdout.flush()
+        time.sleep(2)
+
+
+def _epoch_ms(iso: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
 def _logs(args: argparse.Namespace) -> int:
     client = Client.from_login()
+    if not _EXECUTION_ID.match(args.execution_id):  # an application's name (or an id of another form: tried next)
+        try:
+            return _app_logs(client, args)
+        except KeyboardInterrupt:
+            return 0
+        except ApiError as e:
+            if e.status != 404:
+                raise
     if args.json:
         print(json.dumps(client.logs(args.execution_id, raw=True), indent=2))
         return 0

@@ -108,8 +108,12 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("app", help="application name")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_status)
-    p = sub.add_parser("logs", help="the log lines of every grain instance of an execution")
-    p.add_argument("execution_id", help="from `sand invoke` (stderr) or `sand invoke --async`")
+    p = sub.add_parser("logs", help="an application's recent executions' log lines, or one execution's")
+    p.add_argument("execution_id", metavar="app|execution_id",
+                   help="an application (its recent executions) or an execution id (from `sand invoke`)")
+    p.add_argument("--since", default="1h", help="an application's executions started this long ago or later: "
+                   "30s, 10m, 2h, 1d (default 1h)")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing new executions' lines until Ctrl-C")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_logs)
     p = sub.add_parser("execution", help="an execution's status, result, error and timings (JSON)")

@@ -369,6 +369,12 @@ class Client:
             raise ApiError(0, "bad_answer", f"sign-up answered without an api_key: {r.body!r}", r.body)
         return r.body
 
+    def app_logs(self, app: str, since_ms: int | None = None, limit: int = 20) -> dict[str, Any]:
+        """GET /api/v1/apps/{app}/logs: the application's executions that started at or after since_ms (epoch ms;
+        default an hour ago), the newest `limit`, oldest first, each with its log lines."""
+        query = {"limit": str(limit)} | ({"since": str(since_ms)} if since_ms is not None else {})
+        return self.call("GET", f"/api/v1/apps/{_q(app)}/logs", query=query).body
+
     def delete_account(self, name: str) -> dict[str, Any]:
         """DELETE /api/v1/accounts/{name}: this account (or, with the admin key, any) with its applications and
         grains; ApiError 409 while one of its applications is not undeployed (the message names them)."""

@@ -7,6 +7,7 @@ import io
 import json
 import stat
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -773,7 +774,8 @@ def test_logs_without_an_app_id_read_no_execution(logged_in: FakeApi, capsys) ->
         {"time": "t", "grain": "greet", "level": "INFO", "text": "greeting a4d6165d9e101"}]})
     assert sand(["logs", "e1"]) == 0
     assert capsys.readouterr().out == "t [greet] INFO: greeting a4d6165d9e101\n"  # a grain's own text stays
-    assert logged_in.calls() == ["GET /api/v1/executions/e1/logs"]
+    assert logged_in.calls() == ["GET /api/v1/apps/e1/logs", "GET /api/v1/executions/e1/logs"], (
+        "not an execution id's form: an application's logs are asked first")
 
 
 def test_account_delete_needs_the_name_and_forgets_the_stored_key(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
@@ -794,3 +796,18 @@ def test_account_delete_while_an_app_runs_says_which(logged_in: FakeApi, capsys)
     assert sand(["account", "delete", "alice"]) == 1
     assert capsys.readouterr().err == ("Error: account 'alice' still runs hello; undeploy each with `sand undeploy "
                                        "<app>`, then run `sand account delete alice` again\n")
+
+
+def test_logs_of_an_application_its_recent_executions_oldest_first(logged_in: FakeApi, capsys) -> None:
+    logged_in.on("GET", "/api/v1/apps/hello/logs", 200, {"app": "hello", "executions": [
+        {"execution_id": "0123456789abcdef0123456789abcdef", "status": "ok", "started": "2026-11-23T17:00:00Z",
+         "logs": [{"time": "2026-11-23T17:00:00.1Z", "grain": "greet", "level": "INFO", "text": "greeting a"}]},
+        {"execution_id": "fedcba9876543210fedcba9876543210", "status": "error", "started": "2026-11-23T17:00:01Z",
+         "finished": "2026-11-23T17:00:02Z", "error": "ValueError: no name", "logs": []}]})
+    assert sand(["logs", "hello", "--since", "10m"]) == 0
+    assert capsys.readouterr().out == ("2026-11-23T17:00:00.1Z [01234567 greet] INFO: greeting a\n"
+                                       "2026-11-23T17:00:02Z [fedcba98] error: ValueError: no name\n")
+    since = int(logged_in.requests[0].query["since"][0])
+    assert abs(since - (time.time() - 600) * 1000) < 5000, "10 minutes ago"
+    assert sand(["logs", "hello", "--since", "yesterday"]) == 1
+    assert "write a duration like 30s, 10m, 2h or 1d" in capsys.readouterr().err

@@ -243,6 +243,8 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
     api.on("GET", "/api/v1/apps", 200, {"apps": []})
     api.on("GET", "/api/v1/grains", 200, {"grains": []})
     api.on("GET", "/api/v1/apps/hello/grains", 200, {"grains": []})
+    api.on("GET", "/api/v1/apps/hello/logs", 200, {"app": "hello", "executions": []})
+    api.on("DELETE", "/api/v1/accounts/bob", 200, {"name": "bob", "deleted": True, "applications": []})
     api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("DELETE", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("POST", "/api/v1/accounts", 201, {"name": "bob", "api_key": "sk-bob"})
@@ -250,6 +252,7 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
                  ["execution", "e1"], ["logs", "e1"], ["status", "hello"],
                  ["undeploy", "hello", "--no-wait", "--delete"], ["apps"], ["grains"], ["grains", "hello"],
                  ["grain", "delete", "greet"], ["grain", "delete", "greet", "--app", "hello"],
+                 ["logs", "hello"], ["account", "delete", "bob"],
                  ["login", api.url, "key-a"], ["signup", api.url, "bob"]):
         assert sand(argv) == 0, argv
-    assert sent == api.calls() and len(sent) == 21
+    assert sent == api.calls() and len(sent) == 24

@@ -17,6 +17,7 @@ import pytest
 from cassandra.cluster import Cluster
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from kafka.errors import UnknownTopicOrPartitionError
 
 from tests.e2e.api import execution_tag
 
@@ -54,7 +55,14 @@ class App:
         admin.close()
         self.responses.assign([tp])
         self.responses.seek_to_end(tp)
-        self.responses.position(tp)
+        deadline = time.monotonic() + 30
+        while True:  # the new topic reaches this consumer's metadata a moment after the broker created it
+            try:
+                self.responses.position(tp)
+                break
+            except UnknownTopicOrPartitionError:
+                assert time.monotonic() < deadline, f"topic {tp.topic} never appeared"
+                time.sleep(0.2)
         self.results: dict[str, Any] = {}
         # the cluster secret every frontend and host agent shares: this test plays a frontend
         self.secret = self.db.execute("SELECT value FROM cluster_secrets WHERE name = 'execution_tag'").one().value

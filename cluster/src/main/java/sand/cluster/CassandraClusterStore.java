@@ -364,6 +364,11 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public List<String> recentExecutions(String appId, Instant since, int limit) {
+    return frontend.recentExecutions(appId, since, limit);
+  }
+
+  @Override
   public void recordExecution(ExecutionRecord started, String status, String result, String error, Instant finished,
                               String timings, long rank, Duration ttl) {
     frontend.recordExecution(started, status, result, error, finished, timings, rank, ttl);

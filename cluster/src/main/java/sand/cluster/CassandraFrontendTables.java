@@ -28,6 +28,8 @@ final class CassandraFrontendTables {
   private final PreparedStatement putKey;
   private final PreparedStatement getKey;
   private final PreparedStatement getAccount;
+  private final PreparedStatement putAppExecution;
+  private final PreparedStatement appExecutions;
   private final PreparedStatement deleteAccount;
   private final PreparedStatement deleteKey;
   private final PreparedStatement disable;
@@ -62,6 +64,10 @@ final class CassandraFrontendTables {
         + "WITH CLUSTERING ORDER BY (version DESC)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_names (name text PRIMARY KEY, app_id text, owner text, "
         + "request_timeout_s int)");
+    // an application's executions by start time, newest first: `sand logs <app>` (one partition per application)
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_executions (app_id text, started timestamp, execution_id "
+        + "text, PRIMARY KEY (app_id, started, execution_id)) WITH CLUSTERING ORDER BY (started DESC, execution_id "
+        + "ASC)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".executions (execution_id text PRIMARY KEY, app_id text, "
         + "owner text, status text, result text, error text, started timestamp, finished timestamp, "
         + "frontend text, timings text)");
@@ -82,6 +88,10 @@ final class CassandraFrontendTables {
     getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
     deleteAccount = session.prepare("DELETE FROM " + ks + ".accounts WHERE name = ?");
     deleteKey = session.prepare("DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    putAppExecution = session.prepare("INSERT INTO " + ks + ".app_executions (app_id, started, execution_id) "
+        + "VALUES (?, ?, ?) USING TTL ?");
+    appExecutions = session.prepare("SELECT execution_id FROM " + ks + ".app_executions WHERE app_id = ? AND "
+        + "started >= ? LIMIT ?");
     getAccount = session.prepare("SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
     disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
     enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
@@ -226,6 +236,21 @@ final class CassandraFrontendTables {
     // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
     session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
         (int) ttl.toSeconds(), FrontendTables.RANK_STARTED));
+    indexByApp(e, ttl);
+  }
+
+  private void indexByApp(ExecutionRecord e, java.time.Duration ttl) {
+    if (e.appId() != null && e.started() != null) {
+      session.execute(putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
+    }
+  }
+
+  List<String> recentExecutions(String appId, java.time.Instant since, int limit) {
+    List<String> out = new java.util.ArrayList<>();
+    for (Row r : session.execute(appExecutions.bind(appId, since, limit))) {
+      out.add(r.getString("execution_id"));
+    }
+    return out;
   }
 
   Optional<ExecutionRecord> execution(String id) {
@@ -250,6 +275,7 @@ final class CassandraFrontendTables {
         putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
             FrontendTables.RANK_STARTED),
         finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
+    indexByApp(e, ttl);
   }
 
   void frontendHeartbeat(String frontendId, java.time.Instant now) {

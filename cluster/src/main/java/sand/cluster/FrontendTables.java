@@ -126,6 +126,12 @@ public interface FrontendTables {
   Optional<ExecutionRecord> execution(String executionId);
 
   /**
+   * The ids of an application's executions that started at or after {@code since}, newest first, at most
+   * {@code limit} (kept as long as the executions are).
+   */
+  List<String> recentExecutions(String appId, Instant since, int limit);
+
+  /**
    * Record how an execution ended (status, result or error, when, its timings). Of the ends recorded for one
    * execution the one with the highest {@code rank} wins, in whatever order the writes arrive (Cassandra: the
    * rank is the write timestamp): no read-before-write, no lightweight transaction.

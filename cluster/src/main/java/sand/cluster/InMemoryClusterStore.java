@@ -213,6 +213,14 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, Long> ranks = new java.util.HashMap<>();
 
   @Override
+  public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
+    return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
+            && !e.started().isBefore(since))
+        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()).limit(limit)
+        .map(ExecutionRecord::executionId).toList();
+  }
+
+  @Override
   public synchronized void startExecution(ExecutionRecord e, Duration ttl) {
     ExecutionRecord ended = executions.get(e.executionId());
     if (ended == null || ranks.getOrDefault(e.executionId(), 0L) <= RANK_STARTED) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -64,6 +65,7 @@ public final class AppsHandler {
     r.add("PUT", "/api/v1/apps/{app}", true, this::put);
     r.add("GET", "/api/v1/apps/{app}", true, this::get);
     r.add("DELETE", "/api/v1/apps/{app}", true, this::delete);
+    r.add("GET", "/api/v1/apps/{app}/logs", true, this::logs);
   }
 
   /** An application id: 'a' + 12 lower-case hex digits (never a reserved id). */
@@ -148,6 +150,54 @@ public final class AppsHandler {
         AppStatus s = AppStatus.of(app, store.appHostStates(app.appId()), live);
         arr.addObject().put("name", app.name()).put("status", s.status()).put("version", app.version())
             .put("error", s.error());
+      }
+    }
+    return Reply.ok(out);
+  }
+
+  static final int LOGS_MAX_EXECUTIONS = 100;
+
+  /**
+   * The recent executions of an application with their log lines, oldest first: those that started at or after
+   * {@code ?since=} (epoch milliseconds; default an hour ago), the newest {@code ?limit=} (default 20, at most
+   * 100) of them. {@code sand logs <app> --follow} asks again with the last start it saw.
+   */
+  Reply logs(Call call) {
+    Owned o = owned(call);
+    Instant since;
+    int limit;
+    try {
+      String s = call.query("since");
+      since = s == null || s.isEmpty() ? clock.instant().minus(Duration.ofHours(1))
+          : Instant.ofEpochMilli(Long.parseLong(s));
+      String l = call.query("limit");
+      limit = l == null || l.isEmpty() ? 20 : Integer.parseInt(l);
+    } catch (java.time.DateTimeException | ArithmeticException | NumberFormatException e) {
+      throw ApiException.badRequest("since must be epoch milliseconds (e.g. " + clock.millis() + ") and limit a "
+          + "number in 1.." + LOGS_MAX_EXECUTIONS);
+    }
+    if (since.isBefore(Instant.EPOCH)) {
+      throw ApiException.badRequest("since=" + since.toEpochMilli() + " is before 1970");
+    }
+    if (limit < 1 || limit > LOGS_MAX_EXECUTIONS) {
+      throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_EXECUTIONS);
+    }
+    List<String> ids = new java.util.ArrayList<>(store.recentExecutions(o.app().appId(), since, limit));
+    java.util.Collections.reverse(ids);
+    ObjectNode out = Json.object().put("app", o.name().name());
+    var arr = out.putArray("executions");
+    for (String id : ids) {
+      var e = store.execution(id).orElse(null);
+      if (e == null) {
+        continue;
+      }
+      ObjectNode x = arr.addObject().put("execution_id", id).put("status", e.status())
+          .put("started", AppStatus.iso(e.started())).put("finished", AppStatus.iso(e.finished()))
+          .put("error", e.error());
+      var lines = x.putArray("logs");
+      for (var l : store.logs(id)) {
+        lines.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
+            .put("level", l.level()).put("text", l.text());
       }
     }
     return Reply.ok(out);

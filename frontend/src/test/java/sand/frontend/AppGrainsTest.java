@@ -69,6 +69,33 @@ class AppGrainsTest {
   }
 
   @Test
+  void anApplicationsRecentExecutionsComeWithTheirLogsOldestFirst() throws Exception {
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    String id = fe.store.appName("shop").orElseThrow().appId();
+    Instant now = Instant.now();
+    for (int i = 0; i < 3; i++) {
+      String exec = "e" + i;
+      fe.store.startExecution(new sand.cluster.FrontendTables.ExecutionRecord(exec, id, "alice", "running", null,
+          null, now.minusSeconds(30 - i), null, "fe", null), java.time.Duration.ofHours(1));
+      fe.store.appendLogs(java.util.List.of(new sand.cluster.HostAgentTables.LogLine(exec, now.toEpochMilli()
+          * 1_000_000L, 0, "greet", "INFO", "line of " + exec)), java.time.Duration.ofHours(1));
+    }
+    JsonNode all = fe.call("GET", "/api/v1/apps/shop/logs", alice, null).json().path("executions");
+    assertEquals("e0 e1 e2", all.get(0).path("execution_id").asText() + " " + all.get(1).path("execution_id")
+        .asText() + " " + all.get(2).path("execution_id").asText());
+    assertEquals("line of e2", all.get(2).path("logs").get(0).path("text").asText());
+    JsonNode newest = fe.call("GET", "/api/v1/apps/shop/logs?limit=1", alice, null).json().path("executions");
+    assertEquals(1, newest.size());
+    assertEquals("e2", newest.get(0).path("execution_id").asText());
+    long since = now.minusSeconds(29).toEpochMilli();
+    assertEquals(2, fe.call("GET", "/api/v1/apps/shop/logs?since=" + since, alice, null).json().path("executions")
+        .size());
+    assertEquals(400, fe.call("GET", "/api/v1/apps/shop/logs?limit=0", alice, null).status());
+    assertEquals(400, fe.call("GET", "/api/v1/apps/shop/logs?since=yesterday", alice, null).status());
+    assertEquals(404, fe.call("GET", "/api/v1/apps/shop/logs", fe.signUp("bob"), null).status());
+  }
+
+  @Test
   void newApplicationsAndGrainsBeyondTheOperatorsQuotasAre403() throws Exception {
     try (TestFrontend small = new TestFrontend(java.util.Map.of("quota.apps.per.account", "1", "quota.grains", "1"),
         true)) {
