@@ -397,13 +397,6 @@ def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http
         raw_remove(http, accounts["a"], name)
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("def handle(e, c)\n    return e\n", "grain g failed to load: SyntaxError: expected ':' (g.py, line 1)"),
-    ("import sys\n\nsys.exit(3)\n", "grain g failed to load: SystemExit: 3 (g.py, line 3)"),
-    ("import os\nos._exit(4)\n", "grain worker g exited with code 4; 3 times in a row"),
-    ("hog = bytearray(2048 * 1024 * 1024)\n",
-     "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise"),
-], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
 def test_deploying_a_modified_copy_under_another_name_never_changes_the_original(
         base: str, http: Http, accounts: dict[str, str], tmp_path: Path) -> None:
     # The first wave's trap: grains were the account's, so the copy's `shout` became the original's at its next
@@ -431,6 +424,13 @@ def test_deploying_a_modified_copy_under_another_name_never_changes_the_original
     assert http("GET", f"/api/v1/apps/{copy}/grains", accounts["a"]).status_code == 404, "gone with the app"
 
 
+@pytest.mark.parametrize("code, reason", [
+    ("def handle(e, c)\n    return e\n", "grain g failed to load: SyntaxError: expected ':' (g.py, line 1)"),
+    ("import sys\n\nsys.exit(3)\n", "grain g failed to load: SystemExit: 3 (g.py, line 3)"),
+    ("import os\nos._exit(4)\n", "grain worker g exited with code 4; 3 times in a row"),
+    ("hog = bytearray(2048 * 1024 * 1024)\n",
+     "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise"),
+], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
 def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, http: Http, accounts: dict[str, str],
                                                                    tmp_path: Path, code: str, reason: str) -> None:
     (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": [{"name": "g"}]}))
