@@ -332,7 +332,7 @@ def test_404_unknown_app_grain_execution(base: str, http: Http, accounts: dict[s
 
 
 def test_409_deleting_what_a_deployed_app_uses(http: Http, accounts: dict[str, str], cli_apps: dict[str, str]) -> None:
-    r = http("DELETE", "/api/v1/grains/greet", accounts["a"])
+    r = http("DELETE", f"/api/v1/apps/{cli_apps['hello']}/grains/greet", accounts["a"])
     assert r.status_code == 409 and error_code(r) == "conflict", r.text
     r = http("DELETE", f"/api/v1/apps/{cli_apps['hello']}", accounts["a"])
     assert r.status_code == 409 and "undeploy" in r.json()["error"]["message"], r.text

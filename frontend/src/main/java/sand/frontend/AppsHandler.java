@@ -156,6 +156,8 @@ public final class AppsHandler {
   }
 
   static final int LOGS_MAX_EXECUTIONS = 100;
+  /** The latest ?since= (as JavaScript's Date allows; the OpenAPI document says the same). */
+  static final long SINCE_MAX_MS = 8_640_000_000_000_000L;
 
   /**
    * The recent executions of an application with their log lines, oldest first: those that started at or after
@@ -176,8 +178,9 @@ public final class AppsHandler {
       throw ApiException.badRequest("since must be epoch milliseconds (e.g. " + clock.millis() + ") and limit a "
           + "number in 1.." + LOGS_MAX_EXECUTIONS);
     }
-    if (since.isBefore(Instant.EPOCH)) {
-      throw ApiException.badRequest("since=" + since.toEpochMilli() + " is before 1970");
+    if (since.isBefore(Instant.EPOCH) || since.toEpochMilli() > SINCE_MAX_MS) {
+      throw ApiException.badRequest("since=" + since.toEpochMilli() + " is out of range: 0.." + SINCE_MAX_MS
+          + " epoch milliseconds");
     }
     if (limit < 1 || limit > LOGS_MAX_EXECUTIONS) {
       throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_EXECUTIONS);
