@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,47 +259,48 @@ def test_restarts_back_off(host: Host, tmp_path: Path) -> None:
     assert s.proc.returncode == 0
 
 
+def _worker_report(host: Host, s: Sandbox, wanted: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first worker report on LQ_HA that `wanted` accepts (within 30 s)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for _app, payload in s.agent.poll_host_agent(100, 200):
+            report = decode(payload)
+            if report.get("type") == "worker" and wanted(report):
+                return report
+    raise AssertionError(s.log_text())
+
+
+def _drain_reports(host: Host) -> None:
+    with LocalBusClient(host.bus, AGENT_CRED) as agent:
+        while agent.poll_host_agent(100, 100):
+            pass  # later reports of this worker are not the next test's
+
+
 def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_path: Path) -> None:
     s = Sandbox(host, tmp_path, grains={"dier": {}}, restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30})
     try:
-        deadline = time.monotonic() + 30
-        found = None
-        while found is None and time.monotonic() < deadline:
-            for _app, payload in s.agent.poll_host_agent(100, 200):
-                report = decode(payload)
-                if report.get("type") == "worker" and report["grain"] == "dier" and report["state"] != "exited":
-                    found = report
-        assert found is not None, s.log_text()
+        found = _worker_report(host, s, lambda r: r["grain"] == "dier" and r["state"] != "exited")
         assert found["state"] == "crash-looping" and found["app"] == APP
         assert "exited with code 1" in found["message"] and "3 times in a row" in found["message"], found
     finally:
         s.close()
-        with LocalBusClient(host.bus, AGENT_CRED) as agent:
-            while agent.poll_host_agent(100, 100):
-                pass  # later reports of this worker are not the next test's
+        _drain_reports(host)
 
 
 def test_a_grain_that_does_not_load_is_reported_with_where_and_never_polls(host: Host, tmp_path: Path) -> None:
     s = Sandbox(host, tmp_path, grains={"noload": {}}, restart={"initial_s": 5, "max_s": 5, "stable_s": 30})
     try:
-        deadline = time.monotonic() + 30
-        found = None
-        while found is None and time.monotonic() < deadline:
-            for _app, payload in s.agent.poll_host_agent(100, 200):
-                report = decode(payload)
-                if report.get("type") == "worker" and report["state"] == "load-failed":
-                    found = report
+        found = _worker_report(host, s, lambda r: r["state"] == "load-failed")
         assert found == {"type": "worker", "app": APP, "grain": "noload", "state": "load-failed",
                          "message": "grain noload failed to load: RuntimeError: no config (noload.py, line 2)"}
         assert s.agent.length(f"{APP}/noload") == 0
+        deadline = time.monotonic() + 30
         while "grain worker noload exited with code 3" not in s.log_text():
             assert time.monotonic() < deadline, s.log_text()
             time.sleep(0.05)
     finally:
         s.close()
-        with LocalBusClient(host.bus, AGENT_CRED) as agent:
-            while agent.poll_host_agent(100, 100):
-                pass
+        _drain_reports(host)
 
 
 def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(
