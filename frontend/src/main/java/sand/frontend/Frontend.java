@@ -72,6 +72,9 @@ public final class Frontend {
       .define("quota.grains", INT, Quotas.DEFAULTS.grainsPerScope(), between(1, 1_000_000),
           "most grains an account may share, and most grains of its own an application may have; one more answers "
               + "403 quota_exceeded")
+      .define("quota.requests.per.second", INT, 0, between(0, 1_000_000),
+          "most requests per second to one account's applications in the cluster (each live frontend admits its "
+              + "share); more answer 429; 0: no limit")
       .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000),
           "most requests of one account's applications in flight in the cluster (each live frontend admits its "
               + "share); more answers 429")
@@ -184,6 +187,7 @@ public final class Frontend {
     InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
         deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
     invoke.shareLimitWith(takeover::liveFrontends);
+    invoke.limitRate(config.getInt("quota.requests.per.second"));
     invoke.routes(router);
     AgentGates gates = null;
     if (config.getBoolean("gate")) {

@@ -54,6 +54,8 @@ public final class InvokeHandler {
   private final int maxConcurrentPerAccount;
   private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
   private volatile java.util.function.IntSupplier liveFrontends = () -> 1;
+  private final RequestRate rate = new RequestRate();
+  private volatile int requestsPerSecond; // the account's cluster-wide rate quota; 0: none
 
   public InvokeHandler(AppDirectory apps, Producer<String, byte[]> producer, Results results, ExecutionLog log,
                        ExecutionTag tags, FrontendMetrics metrics, Clock clock, String frontendId,
@@ -76,6 +78,11 @@ public final class InvokeHandler {
    */
   void shareLimitWith(java.util.function.IntSupplier liveFrontends) {
     this.liveFrontends = liveFrontends;
+  }
+
+  /** An account's requests per second in the cluster (each live frontend admits its share); 0 for no quota. */
+  void limitRate(int requestsPerSecond) {
+    this.requestsPerSecond = requestsPerSecond;
   }
 
   int share() {
@@ -113,6 +120,16 @@ public final class InvokeHandler {
     }
     byte[] raw = call.body();
     JsonNode value = raw.length == 0 ? Json.object() : Json.parse(raw, "request body");
+    int perSecond = requestsPerSecond;
+    if (perSecond > 0) {
+      int live = Math.max(1, liveFrontends.getAsInt());
+      if (!rate.take(app.owner(), (double) perSecond / live, System.nanoTime())) {
+        metrics.invocation(name, "rejected");
+        throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' is above its rate of "
+            + perSecond + " requests per second in the cluster (setting quota.requests.per.second); retry in a "
+            + "second");
+      }
+    }
     AtomicInteger count = inFlight.computeIfAbsent(app.owner(), k -> new AtomicInteger());
     int share = share();
     if (count.incrementAndGet() > share) {

@@ -249,6 +249,16 @@ class InvokeTest {
   }
 
   @Test
+  void requestsAboveTheAccountsRateQuotaAre429() throws Exception {
+    fe = new TestFrontend(Map.of("quota.requests.per.second", "1"), true);
+    fe.deployHello(fe.signUp("alice"), "hello", null);
+    fe.call("POST", "/app/hello?async=1", null, "{}"); // the second's one request
+    TestFrontend.Answer second = fe.call("POST", "/app/hello?async=1", null, "{}");
+    assertEquals(429, second.status(), second.body());
+    assertTrue(second.body().contains("above its rate of 1 requests per second"), second.body());
+  }
+
+  @Test
   void theAccountLimitIsTheClustersEachLiveFrontendAdmittingItsShare() {
     assertEquals(64, InvokeHandler.share(64, 1));
     assertEquals(32, InvokeHandler.share(64, 2));
