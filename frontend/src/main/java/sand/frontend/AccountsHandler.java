@@ -52,7 +52,7 @@ public final class AccountsHandler {
         .toList();
     java.util.Set<String> live = apps.liveHosts();
     java.util.List<String> running = owned.stream()
-        .filter(a -> !"undeployed".equals(AppStatus.of(a, store.appHostStates(a.appId()), live).status()))
+        .filter(a -> !"undeployed".equals(apps.status(a, live)))
         .map(ApplicationRecord::name).sorted().toList();
     if (!running.isEmpty()) {
       throw ApiException.conflict("account '" + name + "' still runs " + String.join(", ", running)
@@ -61,11 +61,7 @@ public final class AccountsHandler {
     var out = Json.object().put("name", name).put("deleted", true);
     var deleted = out.putArray("applications");
     for (ApplicationRecord a : owned) {
-      String scope = GrainsHandler.appScope(a.appId());
-      store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
-      store.deleteApplication(a.appId());
-      store.releaseAppName(a.name());
-      apps.changed(a.name());
+      apps.remove(a);
       deleted.add(a.name());
     }
     store.grains(name).forEach(g -> store.deleteGrain(name, g.name()));

@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
@@ -78,7 +81,15 @@ public final class AdminHandler {
 
   Reply listHosts(Call call) {
     Instant now = clock.instant();
-    List<ApplicationRecord> all = store.applications();
+    Map<String, List<ObjectNode>> byHost = new HashMap<>(); // each application's per-host states, read once
+    for (ApplicationRecord app : store.applications()) {
+      for (AppHostState s : store.appHostStates(app.appId())) {
+        if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
+          byHost.computeIfAbsent(s.hostId(), h -> new ArrayList<>()).add(Json.object().put("app", app.name())
+              .put("owner", app.owner()).put("status", s.status()).put("error", s.error()));
+        }
+      }
+    }
     ObjectNode out = Json.object();
     var arr = out.putArray("hosts");
     for (HostInfo h : store.liveHosts(now, EVER)) {
@@ -87,15 +98,7 @@ public final class AdminHandler {
           .put("heartbeat", AppStatus.iso(h.heartbeat())).put("started", AppStatus.iso(h.started()))
           .put("capacity", h.capacity()).put("bus", h.busAddress()).put("data", h.dataAddress())
           .put("gate", h.gateAddress());
-      var sandboxes = o.putArray("sandboxes");
-      for (ApplicationRecord app : all) {
-        for (AppHostState s : store.appHostStates(app.appId())) {
-          if (s.hostId().equals(h.hostId()) && !HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
-            sandboxes.addObject().put("app", app.name()).put("owner", app.owner()).put("status", s.status())
-                .put("error", s.error());
-          }
-        }
-      }
+      o.putArray("sandboxes").addAll(byHost.getOrDefault(h.hostId(), List.of()));
     }
     return Reply.ok(out);
   }

@@ -244,17 +244,27 @@ public final class AppsHandler {
 
   Reply delete(Call call) {
     Owned o = owned(call);
-    AppStatus s = AppStatus.of(o.app(), store.appHostStates(o.app().appId()), liveHosts());
-    if (!"undeployed".equals(s.status())) {
-      throw ApiException.conflict("application '" + o.name().name() + "' is " + s.status() + "; undeploy it first "
+    String status = status(o.app(), liveHosts());
+    if (!"undeployed".equals(status)) {
+      throw ApiException.conflict("application '" + o.name().name() + "' is " + status + "; undeploy it first "
           + "(POST /api/v1/apps/" + o.name().name() + "/undeploy) and wait for status undeployed");
     }
-    store.deleteApplication(o.app().appId());
-    String scope = GrainsHandler.appScope(o.app().appId()); // its own grains go with it
-    store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
-    store.releaseAppName(o.name().name());
-    changed(o.name().name());
+    remove(o.app());
     return Reply.ok(Json.object().put("name", o.name().name()).put("deleted", true));
+  }
+
+  /** The application's status as GET shows it, given the live hosts. */
+  String status(ApplicationRecord app, Set<String> live) {
+    return AppStatus.of(app, store.appHostStates(app.appId()), live).status();
+  }
+
+  /** Remove an undeployed application: its record, its own grains, its name (free again). */
+  void remove(ApplicationRecord app) {
+    store.deleteApplication(app.appId());
+    String scope = GrainsHandler.appScope(app.appId());
+    store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
+    store.releaseAppName(app.name());
+    changed(app.name());
   }
 
   /**

@@ -80,14 +80,17 @@ public final class Router extends Handler.Abstract {
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     String path = Request.getPathInContext(request);
-    java.util.Set<String> allowed = new java.util.TreeSet<>();
+    java.util.Set<String> allowed = null; // made only for a path whose method is not served (no allocation per call)
     for (Route r : routes) {
       Matcher m = r.pattern().matcher(path);
       if (!m.matches()) {
         continue;
       }
-      allowed.add(r.method());
       if (!r.method().equals(request.getMethod())) {
+        if (allowed == null) {
+          allowed = new java.util.TreeSet<>();
+        }
+        allowed.add(r.method());
         continue;
       }
       request.setAttribute(ROUTE_ATTRIBUTE, r.template());
@@ -106,7 +109,7 @@ public final class Router extends Handler.Abstract {
     // nginx answers a method it refuses itself (TRACE) by asking here with OPTIONS and this header: see nginx.conf
     String refused = request.getHeaders().get(REFUSED_METHOD_HEADER);
     String method = refused != null && "OPTIONS".equals(request.getMethod()) ? refused : request.getMethod();
-    if (allowed.isEmpty()) {
+    if (allowed == null) {
       write(response, callback, Reply.error(ApiException.notFound("no such route: " + method + " " + path
           + " (the routes are listed at GET /api/v1/openapi.json)")));
     } else {
