@@ -234,20 +234,15 @@ final class CassandraFrontendTables {
 
   void startExecution(ExecutionRecord e, java.time.Duration ttl) {
     // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
-    session.execute(withAppIndex(e, (int) ttl.toSeconds(), putExecution.bind(e.executionId(), e.appId(), e.owner(),
-        e.status(), e.started(), e.frontend(), (int) ttl.toSeconds(), FrontendTables.RANK_STARTED)));
+    session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
+        (int) ttl.toSeconds(), FrontendTables.RANK_STARTED));
+    indexByApp(e, ttl);
   }
 
-  /**
-   * The execution's writes plus its row in app_executions, in one unlogged batch: one round trip for the execution
-   * log's write-behind thread (two partitions: the coordinator writes them side by side).
-   */
-  private com.datastax.oss.driver.api.core.cql.BatchStatement withAppIndex(ExecutionRecord e, int ttlSeconds,
-      com.datastax.oss.driver.api.core.cql.BoundStatement... writes) {
-    var batch = com.datastax.oss.driver.api.core.cql.BatchStatement.newInstance(
-        com.datastax.oss.driver.api.core.cql.DefaultBatchType.UNLOGGED, writes);
-    return e.appId() == null || e.started() == null ? batch
-        : batch.add(putAppExecution.bind(e.appId(), e.started(), e.executionId(), ttlSeconds));
+  private void indexByApp(ExecutionRecord e, java.time.Duration ttl) {
+    if (e.appId() != null && e.started() != null) {
+      session.execute(putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
+    }
   }
 
   List<String> recentExecutions(String appId, java.time.Instant since, int limit) {
@@ -271,14 +266,16 @@ final class CassandraFrontendTables {
     session.execute(finishExecution.bind((int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
   }
 
-  /** Start and end in one unlogged batch: the execution's row is one partition, applied as a single mutation. */
+  /** Start and end in one unlogged batch: one partition, so Cassandra applies it as a single mutation. */
   void recordExecution(ExecutionRecord e, String status, String result, String error, java.time.Instant finished,
                        String timings, long rank, java.time.Duration ttl) {
     int seconds = (int) ttl.toSeconds();
-    session.execute(withAppIndex(e, seconds,
+    session.execute(com.datastax.oss.driver.api.core.cql.BatchStatement.newInstance(
+        com.datastax.oss.driver.api.core.cql.DefaultBatchType.UNLOGGED,
         putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
             FrontendTables.RANK_STARTED),
         finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
+    indexByApp(e, ttl);
   }
 
   void frontendHeartbeat(String frontendId, java.time.Instant now) {
