@@ -62,8 +62,9 @@ final class ExecutionLog implements AutoCloseable {
     return ttl;
   }
 
-  void started(ExecutionRecord e) {
-    write("start", e.executionId(), () -> store.startExecution(e, ttl));
+  /** Completes when the start is written (or given up after its retries). */
+  CompletableFuture<Void> started(ExecutionRecord e) {
+    return write("start", e.executionId(), () -> store.startExecution(e, ttl));
   }
 
   /** A synchronous request started: its record is written with its end ({@link #ended}), or by {@link #release}. */

@@ -40,6 +40,8 @@ public final class InvokeHandler {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
   private static final SecureRandom RANDOM = new SecureRandom();
   public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
+  /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
+  static final long START_RECORD_WAIT_MS = 2000;
 
   private final AppDirectory apps;
   private final Producer<String, byte[]> producer;
@@ -146,8 +148,11 @@ public final class InvokeHandler {
     try {
       ExecutionRecord record = new ExecutionRecord(executionId, app.appId(), app.owner(), "running", null, null,
           clock.instant(), null, frontendId, null);
+      // An async request's id is answered at once, so a GET right after the 202 must find its record: the 202
+      // waits for the start to be written, bounded (Cassandra away must not hold the answer; the write goes on).
+      CompletableFuture<Void> recorded = CompletableFuture.completedFuture(null);
       if (async) {
-        log.started(record); // its id is answered at once: GET /api/v1/executions/{id} must find it
+        recorded = log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
       } else {
         log.startedSynchronously(record);
       }
@@ -159,7 +164,7 @@ public final class InvokeHandler {
       CompletableFuture<Void> sent = gates != null && gates.submit(event, app.hosts())
           ? CompletableFuture.completedFuture(null) : send(event);
       answer = async
-          ? sent.thenApply(v -> {
+          ? sent.thenCombine(recorded, (v, w) -> w).thenApply(v -> {
               metrics.invocation(name, "async");
               return Reply.json(202, Json.object().put("execution_id", executionId));
             })

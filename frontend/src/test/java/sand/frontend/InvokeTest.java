@@ -144,6 +144,19 @@ class InvokeTest {
     assertTrue(e.path("result").path("ok").asBoolean());
   }
 
+  @Test
+  void anAsyncExecutionIsFoundRightAfterIts202EvenWhenItsStartIsSlowToWrite() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    fe.deployHello(key, "hello", null);
+    fe.startWriteMs.set(300); // without waiting for the write, the GET below is a 404
+    String id = fe.call("POST", "/app/hello?async=1", null, "{}").json().path("execution_id").asText();
+    TestFrontend.Answer mine = fe.call("GET", "/api/v1/executions/" + id, key, null);
+    assertEquals(200, mine.status(), mine.body());
+    assertEquals("running", mine.json().path("status").asText());
+    assertEquals(202, fe.call("GET", "/app/hello/executions/" + id, null, null).status());
+  }
+
   /** GET {@code path} (no key) until its status is not 202, bounded. */
   private TestFrontend.Answer awaitEnd(String path) throws Exception {
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();

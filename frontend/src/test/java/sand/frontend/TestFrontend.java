@@ -52,7 +52,19 @@ final class TestFrontend implements AutoCloseable {
 
   /** While true, looking an API key up fails as a Cassandra that does not answer would. */
   final java.util.concurrent.atomic.AtomicBoolean accountsAway = new java.util.concurrent.atomic.AtomicBoolean();
+  /** How long writing an execution's start takes (a slow Cassandra), in ms. */
+  final java.util.concurrent.atomic.AtomicLong startWriteMs = new java.util.concurrent.atomic.AtomicLong();
   final InMemoryClusterStore store = new InMemoryClusterStore() {
+    @Override
+    public void startExecution(sand.cluster.FrontendTables.ExecutionRecord e, java.time.Duration ttl) {
+      try {
+        Thread.sleep(startWriteMs.get());
+      } catch (InterruptedException x) {
+        Thread.currentThread().interrupt();
+      }
+      super.startExecution(e, ttl);
+    }
+
     @Override
     public java.util.Optional<String> accountByKey(String apiKeySha256) {
       if (accountsAway.get()) {
