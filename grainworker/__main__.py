@@ -72,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, bus: str, data: str, local_grains: str,
-          concurrency: int, timeout_s: float, memory_mb: int, standby: bool) -> int:
+          concurrency: int, timeout_s: float, memory_mb: int, standby: bool, announce: bool = False) -> int:
     """Run the grain worker until it is stopped. The sandbox's supervisor calls this in the worker it forks, with
     the workflow it parsed once for all of them (no argument parsing and no parsing of the workflow there: every
-    page the worker writes stops being shared with the supervisor; argparse alone writes ~3.5 MB)."""
+    page the worker writes stops being shared with the supervisor; argparse alone writes ~3.5 MB). ``announce``: this
+    worker was started for new code (supervisor ``reload``): it tells the host agent once the code has loaded."""
     credential = os.environ.get("SAND_GRAINWORKER_CREDENTIAL", "")
     if not credential:
         print("Error: SAND_GRAINWORKER_CREDENTIAL is not set: the sandbox's credential for the local bus",
@@ -111,6 +112,11 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
                          partial(DataLayerClient, data, credential))
     signal.signal(signal.SIGTERM, worker.stop)
     signal.signal(signal.SIGINT, worker.stop)
+    if announce:
+        try:
+            report_worker(bus, credential, app, grain_name, "reloaded", f"grain worker {grain_name} runs its new code")
+        except Exception as e:  # noqa: BLE001 - the host agent then waits for it until its deadline
+            log.warning("could not report that grain %s runs its new code: %s", grain_name, e)
     worker.run()
     return 0
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import gc
 import json
 import logging
@@ -49,7 +50,7 @@ __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
 
 log = logging.getLogger(__name__)
 
-_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
+_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 _PR_SET_CHILD_SUBREAPER = 36
 CRASH_LOOP_FAILURES = 3  # short-lived runs in a row after which a worker is reported as crash-looping
 
@@ -81,6 +82,7 @@ class SupervisorConfig:
     restart_max_s: float = 30.0
     restart_stable_s: float = 30.0
     stop_grace_s: float = 15.0
+    reload_file: str = ""   # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update)
 
 
 def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
@@ -117,6 +119,7 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
         restart_initial_s=float(restart.get("initial_s", 0.5)), restart_max_s=float(restart.get("max_s", 30)),
         restart_stable_s=float(restart.get("stable_s", 30)),
         stop_grace_s=float(_get(doc, "stop_grace_s", (int, float), 15)),
+        reload_file=_get(doc, "reload_file", str, ""),
     )
 
 
@@ -128,6 +131,8 @@ class _Worker:
     failures: int = 0         # consecutive short-lived runs, for the back-off
     restart_at: float = 0.0   # monotonic time of the next start when pid == 0
     reported: bool = False    # told the host agent it crash-loops (and not yet that it recovered)
+    retiring: bool = False    # stopped for new code: started again at once when it has exited
+    announce: bool = False    # the next start is for new code: the worker says "reloaded" once it has loaded it
 
 
 class Supervisor:
@@ -168,7 +173,9 @@ class Supervisor:
             self._start(w)
         while not self._stopping:
             info = signal.sigtimedwait(_SIGNALS, self._next_wakeup())
-            if info is not None and info.si_signo in (signal.SIGTERM, signal.SIGINT):
+            if info is not None and info.si_signo == signal.SIGHUP:
+                self.reload()
+            elif info is not None and info.si_signo in (signal.SIGTERM, signal.SIGINT):
                 log.info("[%s] supervisor got %s: stopping the grain workers", self.cfg.app,
                          signal.Signals(info.si_signo).name)
                 self._stopping = True
@@ -177,6 +184,29 @@ class Supervisor:
             self._start_due()
             self._report_recovered()
         return self.stop()
+
+    def reload(self) -> None:
+        """SIGHUP: the host agent wrote new code for some grains (``reload_file`` names them): stop their workers (they
+        finish their running instances; what is queued waits in the local queue) and start them again at once, each
+        saying "reloaded" when the new code has loaded (or "load-failed", as at a deploy). The sandbox, the other
+        workers and the queues stay as they are."""
+        try:
+            with open(self.cfg.reload_file, "rb") as f:
+                doc = json.load(f)
+            grains = [g for g in doc.get("grains", []) if g in self.workers]
+        except (OSError, ValueError, AttributeError) as e:
+            log.error("[%s] SIGHUP but %s cannot be read: %s", self.cfg.app, self.cfg.reload_file, e)
+            return
+        log.info("[%s] new code for grain(s) %s: restarting their grain workers", self.cfg.app, grains)
+        for g in grains:
+            w = self.workers[g]
+            w.announce = True
+            if w.pid:
+                w.retiring = True
+                _signal(w.pid, signal.SIGTERM)
+            else:  # waiting out a restart back-off: start it now, with the new code
+                w.failures, w.restart_at = 0, time.monotonic()
+        self._start_due()
 
     def _parse_workflow(self) -> Any:
         """The workflow, parsed once for every worker; None if it cannot be (each worker then says why)."""
@@ -202,12 +232,13 @@ class Supervisor:
             self._schedule_restart(w, 0.0)
             return
         if pid == 0:
-            self._worker_main(w.grain)
+            self._worker_main(w.grain, w.announce)
+        w.announce = False
         w.pid = pid
         w.started = time.monotonic()
         log.info("[%s] grain worker %s started (pid %d)", self.cfg.app, w.grain, w.pid)
 
-    def _worker_main(self, grain: str) -> None:
+    def _worker_main(self, grain: str, announce: bool = False) -> None:
         """In the forked grain worker: become what ``python3 -m grainworker <command>`` would be. Never returns."""
         code = 70
         try:
@@ -222,7 +253,7 @@ class Supervisor:
 
             c, g = self.cfg, self.cfg.grains[grain]
             code = serve(c.app, grain, c.code, self.workflow or c.workflow, c.bus, c.data, ",".join(c.local_grains),
-                         g.concurrency, g.timeout_s, g.memory_mb, g.standby)
+                         g.concurrency, g.timeout_s, g.memory_mb, g.standby, announce)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
         except BaseException:  # noqa: BLE001 - logged; the supervisor restarts the worker
@@ -253,7 +284,14 @@ class Supervisor:
                 log.info("[%s] reaped orphaned process %d: it %s", self.cfg.app, pid, _describe(status))
                 continue
             w.pid = 0
-            if not self._stopping:
+            if w.retiring and not self._stopping:
+                w.retiring, w.failures, w.restart_at = False, 0, time.monotonic()
+                # Said before the new worker starts, as for any exit: what the old one had taken and not finished
+                # runs again (it finished its instances, so usually nothing).
+                self.report_health(w.grain, "exited", f"grain worker {w.grain} stopped for new code")
+                log.info("[%s] grain worker %s stopped for new code (it %s); starting it again", self.cfg.app,
+                         w.grain, _describe(status))
+            elif not self._stopping:
                 what = self._death(status)
                 # Said before the restart (restart.initial_s later at the earliest): the host agent re-delivers what
                 # the dead worker had taken and not finished, which then cannot be what the next worker takes.
@@ -399,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(doc, dict):
             raise ConfigError("sandbox.json must be a JSON object")
         cfg = load_config(doc)
+        if not cfg.reload_file:  # next to sandbox.json, in the application's folder the host agent writes
+            cfg = dataclasses.replace(cfg, reload_file=os.path.join(os.path.dirname(args.config), "reload.json"))
     except (OSError, ValueError) as e:
         print(f"Error: {args.config}: {e}", file=sys.stderr)
         return 2

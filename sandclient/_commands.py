@@ -255,6 +255,24 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     return _run(_deploy, args)
 
 
+def _update(args: argparse.Namespace) -> int:
+    client = Client.from_login()
+    with _waiting(args.app) as progress:
+        d = client.update(args.app, args.grains, args.dir, wait=not args.no_wait, timeout_s=args.timeout,
+                          progress=progress)
+    if args.no_wait:
+        print(f"{args.app}: updating (version {d.version})")
+        return 0
+    hosts = ", ".join(h for h, _, _ in app_hosts(d.app)) or "?"
+    print(f"{args.app}: {', '.join(args.grains)} updated on {hosts} (version {d.app.get('version', d.version)}) in "
+          f"{d.seconds:.1f}s")
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    return _run(_update, args)
+
+
 def _status(args: argparse.Namespace) -> int:
     app = Client.from_login().status(args.app)
     if args.json or not isinstance(app, dict):

@@ -3,6 +3,7 @@
     sand signup <url> <name>            create an account and store its API key
     sand login <url> <api-key>          store url and key (~/.config/sand/credentials.json, mode 0600)
     sand deploy <app-dir>               upload the folder's grains and workflow.json, deploy, wait
+    sand update <app> <grain>... [--dir <app-dir>]  new code for some grains: only their grain workers restart
     sand invoke <app> [json|@file] [--async]
     sand status <app> | sand logs <execution-id> | sand execution <execution-id> | sand undeploy <app>
     sand apps | sand grains | sand grain delete <grain>    your applications; your grains; delete a grain
@@ -98,6 +99,14 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for deployed/failed")
     p.add_argument("--no-wait", action="store_true", help="return once the deploy started")
     p.set_defaults(func=commands.cmd_deploy)
+    p = sub.add_parser("update", help="new code for grains of a deployed application: only their grain workers "
+                       "restart (no new sandbox)")
+    p.add_argument("app", help="the deployed application")
+    p.add_argument("grains", nargs="+", metavar="grain", help="the grain(s) whose code changed")
+    p.add_argument("--dir", default=".", help="the application folder with the new code (default: this folder)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait until every host runs it")
+    p.add_argument("--no-wait", action="store_true", help="return once the update started")
+    p.set_defaults(func=commands.cmd_update)
     p = sub.add_parser("invoke", help="run an application once with a JSON input and print its output")
     p.add_argument("app", help="application name")
     p.add_argument("input", nargs="?", help="JSON input, @file, or @- for stdin (default: null)")

@@ -478,6 +478,46 @@ class Client:
             raise ApiError(0, "failed", f"deploy of {wf.name} failed: {without_app_ids(detail, wf.name)}", app)
         return Deployment(wf.name, version, app, time.monotonic() - start)
 
+    def update(self, app: str, grains: list[str], app_dir: str | Path | AppFolder = ".", *, wait: bool = True,
+               timeout_s: float = 120.0, progress: Progress | None = None) -> Deployment:
+        """New code for some grains of a deployed application, as `sand update` does: upload each grain's code from
+        the folder as the application's own (PUT /api/v1/apps/{app}/grains/{resource}), then POST
+        /api/v1/apps/{app}/update; unless wait=False, wait until every host runs it. A .py grain's new code is
+        swapped in by restarting only its grain workers; a zip grain's redeploys the sandbox.
+
+        Raises ApiError: code "usage" for a grain the folder's workflow does not have, "failed" if the update
+        failed on a host (the message says why; the grain's previous code still runs there), "timeout", or the
+        API's refusal (409: not deployed, or the grain's requirements changed: deploy instead)."""
+        folder = app_dir if isinstance(app_dir, AppFolder) else load_folder(app_dir, name=app)
+        say = progress or _quiet
+        wf = folder.workflow
+        resources = []
+        for g in grains:
+            resource = wf.grains[g].code if g in wf.grains else g
+            if resource not in {u.resource for u in folder.uploads}:
+                raise ApiError(0, "usage", f"{folder.path}: the workflow has no grain {g!r} (its grains: "
+                               f"{', '.join(wf.grains)})")
+            resources.append(resource)
+        for u in folder.uploads:
+            if u.resource in resources:
+                meta = self.upload_grain(u.resource, u.body, u.content_type, app=app)
+                meta = meta if isinstance(meta, dict) else {}
+                say(f"grain {u.resource}: version {meta.get('version', '?')} ({len(u.body)} bytes)", None)
+        r = self.call("POST", f"/api/v1/apps/{_q(app)}/update", json.dumps({"grains": resources}),
+                      content_type="application/json")
+        body = r.body if isinstance(r.body, dict) else {}
+        version = body.get("version")
+        if not wait:
+            return Deployment(app, version, body)
+        start = time.monotonic()
+        state = self.wait(app, "deployed", timeout_s, version if isinstance(version, int) else None, progress)
+        problem = state.get("error") or "; ".join(f"{h}: {e}" for h, _, e in app_hosts(state) if e)
+        if state.get("status") == "failed" or problem:
+            # after an update every host's state is new: an error there is about this update
+            raise ApiError(0, "failed", f"update of {app} failed: {without_app_ids(problem or 'no error text', app)}",
+                           state)
+        return Deployment(app, version, state, time.monotonic() - start)
+
     def wait(self, name: str, want: str, timeout_s: float, version: int | None = None,
              progress: Progress | None = None) -> dict[str, Any]:
         """Poll GET /api/v1/apps/{name} until its status is `want` or "failed" (for `version` or later, if

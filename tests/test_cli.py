@@ -207,6 +207,42 @@ def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -
     assert "hello: deploying (0/1 hosts)\nhello: deployed (1/1 hosts)\n" in err
 
 
+def _updatable(api: FakeApi, final: dict[str, Any]) -> None:
+    api.on("PUT", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "version": 4, "sha256": "x", "size": 1})
+    api.on("POST", "/api/v1/apps/hello/update", 202, {"name": "hello", "status": "deploying", "version": 3})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "deploying", "version": 3,
+                                              "hosts": [{"host": "h1", "status": "deploying"}]})
+    api.on("GET", "/api/v1/apps/hello", 200, final)
+
+
+def test_update_uploads_only_the_grain_and_asks_for_its_swap(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    _updatable(api, {"name": "hello", "status": "deployed", "version": 3,
+                     "hosts": [{"host": "h1", "status": "deployed"}]})
+    assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 0
+    assert api.calls() == ["PUT /api/v1/apps/hello/grains/greet", "POST /api/v1/apps/hello/update",
+                           "GET /api/v1/apps/hello", "GET /api/v1/apps/hello"]
+    assert api.requests[0].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
+    assert api.requests[1].json() == {"grains": ["greet"]}
+    assert "hello: greet updated on h1 (version 3)" in capsys.readouterr().out
+
+
+def test_update_whose_code_does_not_load_fails_with_the_hosts_reason(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    why = ("the update to version 3 failed: grain greet failed to load: NameError: name 'x' is not defined "
+           "(greet.py, line 1); grain(s) [greet] run their previous code here")
+    _updatable(api, {"name": "hello", "status": "deployed", "version": 3, "error": f"h1: {why}",
+                     "hosts": [{"host": "h1", "status": "deployed", "error": why}]})
+    assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 1
+    assert capsys.readouterr().err.endswith(f"Error: update of hello failed: h1: {why}\n")
+
+
+def test_update_of_a_grain_the_workflow_does_not_have_sends_nothing(logged_in: FakeApi, capsys) -> None:
+    assert sand(["update", "hello", "nope", "--dir", str(EXAMPLES / "hello")]) == 1
+    assert logged_in.calls() == []
+    assert "the workflow has no grain 'nope' (its grains: greet, shout)" in capsys.readouterr().err
+
+
 def _zip_names(body: bytes) -> list[str]:
     return sorted(zipfile.ZipFile(io.BytesIO(body)).namelist())
 

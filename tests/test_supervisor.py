@@ -276,6 +276,40 @@ def _drain_reports(host: Host) -> None:
             pass  # later reports of this worker are not the next test's
 
 
+def test_sighup_restarts_only_the_named_grain_workers_with_their_new_code(host: Host, tmp_path: Path) -> None:
+    code = tmp_path / "code"  # the host agent's copy of the application's code, rewritten by `sand update`
+    code.mkdir()
+    for f in ("greet.py", "shout.py", "sleepy.py", "uselib.py"):
+        (code / f).write_text((host.app_dir / "code" / f).read_text())
+    s = Sandbox(host, tmp_path, code=str(code))
+    try:
+        s.wait_ready(4)
+        before = s.workers()
+        run = s.publish("greet", {"name": "old"})
+        assert s.result(run) == {"greeting": "HELLO, OLD!", "execution_id": run}
+        (code / "greet.py").write_text("def handle(e, c):\n    return {'greeting': 'bonjour ' + e['name']}\n")
+        (tmp_path / "reload.json").write_text(json.dumps({"grains": ["greet", "not-here"]}))
+        os.kill(s.proc.pid, signal.SIGHUP)
+        found = _worker_report(host, s, lambda r: r["state"] not in ("exited",))
+        assert found == {"type": "worker", "app": APP, "grain": "greet", "state": "reloaded",
+                         "message": "grain worker greet runs its new code"}
+        after = s.workers()
+        assert after["greet"] != before["greet"]
+        assert {g: p for g, p in after.items() if g != "greet"} == {g: p for g, p in before.items() if g != "greet"}
+        run = s.publish("greet", {"name": "new"})
+        assert s.result(run) == {"greeting": "BONJOUR NEW!", "execution_id": run}
+        assert "grain worker greet stopped for new code" in s.log_text()
+        assert "restarting in" not in s.log_text(), "a restart for new code is not a failure with a back-off"
+
+        (code / "greet.py").write_text("raise ImportError('no module named nope')\n")  # the new code does not load
+        os.kill(s.proc.pid, signal.SIGHUP)
+        found = _worker_report(host, s, lambda r: r["state"] not in ("exited",))
+        assert found["state"] == "load-failed" and "ImportError: no module named nope" in found["message"], found
+    finally:
+        s.close()
+        _drain_reports(host)
+
+
 def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_path: Path) -> None:
     s = Sandbox(host, tmp_path, grains={"dier": {}}, restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30})
     try:

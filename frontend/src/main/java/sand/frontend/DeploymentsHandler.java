@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
+import com.fasterxml.jackson.databind.JsonNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
@@ -46,17 +47,62 @@ public final class DeploymentsHandler {
   public void routes(Router r) {
     r.add("POST", "/api/v1/apps/{app}/deploy", true, this::deploy);
     r.add("POST", "/api/v1/apps/{app}/undeploy", true, this::undeploy);
+    r.add("POST", "/api/v1/apps/{app}/update", true, this::update);
   }
 
   Reply deploy(Call call) {
     AppsHandler.Owned o = apps.owned(call);
+    return deploy(call, o, o.app(), Workflow.parse(Json.stored(o.app().workflow())), null);
+  }
+
+  /**
+   * {@code POST /api/v1/apps/{app}/update} {@code {"grains": [...]}}: a deployed application runs the newest code of
+   * those grains, everything else as deployed. The host agents see that only some .py grains' code changed and
+   * restart only those grain workers in the running sandbox (docs/api.md "Updating one grain"); a change that
+   * needs pip (a zip grain's requirements) is refused, as it needs a new sandbox: deploy.
+   */
+  Reply update(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
     ApplicationRecord app = o.app();
+    if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
+      throw ApiException.conflict("application '" + o.name() + "' is not deployed: an update swaps code in its "
+          + "running sandboxes; deploy it instead (sand deploy)");
+    }
     Workflow wf = Workflow.parse(Json.stored(app.workflow()));
+    JsonNode names = call.json("update").path("grains");
+    if (!names.isArray() || names.isEmpty()) {
+      throw ApiException.badRequest("the body must be {\"grains\": [\"<grain>\", ...]}: the grains whose newest "
+          + "code the application should run");
+    }
+    java.util.Set<String> only = new java.util.LinkedHashSet<>();
+    for (JsonNode n : names) {
+      String resource = n.isTextual() ? wf.grains().getOrDefault(n.asText(), n.asText()) : null;
+      if (resource == null || !wf.resources().contains(resource)) {
+        throw ApiException.badRequest("application '" + o.name() + "' has no grain " + n + " (its grains: "
+            + wf.grains().keySet() + ")");
+      }
+      only.add(resource);
+    }
+    return deploy(call, o, app, wf, only);
+  }
+
+  /**
+   * Deploy the application: every grain's newest code, or with {@code only} those grains' newest code and the others'
+   * as deployed.
+   */
+  private Reply deploy(Call call, AppsHandler.Owned o, ApplicationRecord app, Workflow wf, java.util.Set<String> only) {
+    Map<String, GrainCode> deployed = only == null ? Map.of() : store.applicationCode(app.appId());
     Map<String, GrainCode> code = new LinkedHashMap<>();
     StringBuilder requirements = new StringBuilder();
     for (String resource : wf.resources()) {
+      GrainCode kept = only == null || only.contains(resource) ? null : deployed.get(resource);
+      if (only != null && !only.contains(resource) && kept == null) {
+        throw ApiException.conflict("application '" + o.name() + "' has no deployed code of grain '" + resource
+            + "': deploy it (sand deploy)");
+      }
       // the application's own grain, else the account's shared one
-      GrainVersion g = store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
+      GrainVersion g = kept != null ? new GrainVersion(null, resource, 0, kept.code(), kept.kind(), kept.sha256(),
+          kept.code().length, null) : store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
           .or(() -> store.latestGrain(call.account(), resource)).orElseThrow(() -> new ApiException(400,
           "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which it does not have; "
           + "upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource + " (or share one across your "
@@ -69,6 +115,13 @@ public final class DeploymentsHandler {
               .append(req).append(req.endsWith("\n") ? "" : "\n");
         }
       }
+    }
+    String deployedRequirements = app.requirements() == null ? "" : app.requirements();
+    if (only != null && requirementLines(requirements.toString()).equals(requirementLines(deployedRequirements))) {
+      requirements = new StringBuilder(deployedRequirements); // the same requirements, as the hosts installed them
+    } else if (only != null) {
+      throw ApiException.conflict("the requirements of grain " + only + " changed: they are installed with a new "
+          + "sandbox; deploy the application instead (sand deploy)");
     }
     try { // the caps may have changed since the application was saved
       apps.limits().check(ApplicationSettings.fromJson(app.settings()), wf.grains().size(), 0);
@@ -88,7 +141,8 @@ public final class DeploymentsHandler {
         requirements.toString(), app.settings(), app.version() + 1, HostAgentTables.DESIRED_DEPLOYED, hosts);
     store.putApplication(next, Map.of());
     apps.changed(app.name());
-    LOG.info("[app {} id {}] deploy version {} on {}", app.name(), app.appId(), next.version(),
+    LOG.info("[app {} id {}] {} version {} on {}", app.name(), app.appId(), only == null ? "deploy" : "update of "
+        + only + " to", next.version(),
         hosts.isEmpty() ? "every live host " + targets : targets);
     control.publish("deploy", app.appId(), hosts);
     return Reply.json(202, apps.describe(o.name(), next));
@@ -131,6 +185,11 @@ public final class DeploymentsHandler {
     apps.changed(app.name());
     LOG.info("[app {} id {}] undeploy by {}", app.name(), app.appId(), by);
     control.publish("undeploy", app.appId(), app.hosts());
+  }
+
+  /** The requirements without comments (they name grain versions). */
+  private static List<String> requirementLines(String requirements) {
+    return requirements.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
   }
 
   /** The top-level requirements.txt of a zip grain (checked at upload), "" if none. */

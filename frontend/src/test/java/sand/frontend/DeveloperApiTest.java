@@ -256,6 +256,55 @@ class DeveloperApiTest {
   }
 
   @Test
+  void anUpdateRunsTheNewestCodeOfTheNamedGrainsOnlyAndKeepsTheRestAsDeployed() throws Exception {
+    String py = "text/x-python";
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
+    fe.call("PUT", "/api/v1/apps/shop/grains/shout", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
+    assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}"), 409, "conflict");
+    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    String appId = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).json().path("id").asText();
+    fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
+    var deployedShout = fe.store.applicationCode(appId).get("shout").sha256();
+    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, py, "def handle(e, c):\n    return 2\n".getBytes());
+    fe.call("PUT", "/api/v1/apps/shop/grains/shout", alice, py, "def handle(e, c):\n    return 2\n".getBytes());
+
+    var u = fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}");
+    assertEquals(202, u.status(), u.body());
+    assertEquals(2, u.json().path("version").asInt(), u.body());
+    assertEquals("deploying", u.json().path("status").asText(), "the hosts report the swap");
+    var code = fe.store.applicationCode(appId);
+    assertEquals("def handle(e, c):\n    return 2\n", new String(code.get("greet").code()));
+    assertEquals(deployedShout, code.get("shout").sha256(), "shout was not named: it runs as deployed");
+    assertEquals(List.of("deploy", "deploy"), fe.sent("sand.control").stream()
+        .map(r -> Json.parse(r.value(), "control").path("type").asText()).toList());
+
+    for (String bad : List.of("{\"grains\":[\"nope\"]}", "{\"grains\":[]}", "{}", "[1]")) {
+      assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, bad), 400, "bad_request");
+    }
+    assertError(fe.call("POST", "/api/v1/apps/shop/update", bob, "{\"grains\":[\"greet\"]}"), 404, "not_found");
+  }
+
+  @Test
+  void anUpdateThatChangesRequirementsIsRefusedItNeedsADeploy() throws Exception {
+    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
+        zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
+    fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
+    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    assertEquals(202, fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).status());
+    // the same requirements in a new version of the zip: an update
+    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
+        zip(Map.of("greet.py", "def handle(e, c):\n    return 3\n", "requirements.txt", "six==1.16.0\n")));
+    assertEquals(202, fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}").status());
+    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
+        zip(Map.of("greet.py", "def handle(e, c):\n    return 4\n", "requirements.txt", "six==1.17.0\n")));
+    var refused = fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}");
+    assertError(refused, 409, "conflict");
+    assertTrue(refused.body().contains("sand deploy"), refused.body());
+  }
+
+  @Test
   void aKnownKeyIsServedWhileTheClusterStateDoesNotAnswerAndAnUnknownOneGets502() throws Exception {
     assertEquals(200, fe.call("GET", "/api/v1/apps", alice, null).status());
     fe.accountsAway.set(true);

@@ -26,6 +26,7 @@ import sand.contracts.Workflow;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.ApplicationSpec;
+import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
 
@@ -66,7 +67,23 @@ final class ApplicationDeployer implements AutoCloseable {
    */
   record DeployPolicy(Duration workersTimeout, Duration retryInitial, Duration retryMax) {}
 
-  private record Deployed(int version, AppSockets sockets, Set<String> grains) {}
+  /**
+   * What runs here: with {@code code} (resource → kind:sha256), {@code workflow}, {@code settings} and
+   * {@code requirements}, enough to tell an update (only .py grains' code changed) from a change that needs a new
+   * sandbox.
+   */
+  private record Deployed(int version, AppSockets sockets, Set<String> grains, String workflow, String settings,
+                          String requirements, Map<String, String> code) {
+    Deployed withVersion(int v, Map<String, String> newCode) {
+      return new Deployed(v, sockets, grains, workflow, settings, requirements, newCode);
+    }
+  }
+
+  private static Map<String, String> fingerprint(Map<String, HostAgentTables.GrainCode> code) {
+    Map<String, String> out = new TreeMap<>();
+    code.forEach((r, c) -> out.put(r, c.kind() + ":" + c.sha256()));
+    return out;
+  }
 
   /** A deploy of {@code version} that failed {@code attempts} times; not tried again before {@code notBefore}. */
   private record Failure(int version, int attempts, Instant notBefore) {}
@@ -93,6 +110,7 @@ final class ApplicationDeployer implements AutoCloseable {
   /** Applications whose sandbox is starting here, with their grains: their workers' reports are heard. */
   private final Map<String, Set<String>> starting = new ConcurrentHashMap<>();
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
+  private final GrainWorkerSwaps swaps = new GrainWorkerSwaps();
   private final Object grainsLock = new Object();
 
   /**
@@ -153,10 +171,15 @@ final class ApplicationDeployer implements AutoCloseable {
               app.version(), f.attempts(), f.notBefore());
           return;
         }
+        Map<String, HostAgentTables.GrainCode> code = store.applicationCode(app.appId());
         if (current != null) {
+          Set<String> changed = codeOnlyChange(current, app, code);
+          if (!changed.isEmpty() && swap(app, current, code, changed)) {
+            return;
+          }
           drainForRedeploy(app.appId(), current);
         }
-        boolean deployed = deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0);
+        boolean deployed = deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0, code);
         if (current != null) {
           if (deployed) {
             dropGoneGrains(app, current);
@@ -171,6 +194,99 @@ final class ApplicationDeployer implements AutoCloseable {
         undeploy(app.appId());
       }
     }
+  }
+
+  /**
+   * The .py resources whose code is all that changed between what runs here and {@code app} (an update); empty when
+   * something else changed (workflow, settings, requirements, a zip resource: a new sandbox) or nothing did (a
+   * deploy of the same application again is how a developer asks for a fresh sandbox).
+   */
+  private static Set<String> codeOnlyChange(Deployed current, ApplicationRecord app,
+                                            Map<String, HostAgentTables.GrainCode> code) {
+    Map<String, String> next = fingerprint(code);
+    if (!current.workflow().equals(app.workflow()) || !current.settings().equals(String.valueOf(app.settings()))
+        || !current.requirements().equals(String.valueOf(app.requirements()))
+        || !current.code().keySet().equals(next.keySet())) {
+      return Set.of();
+    }
+    Set<String> changed = new java.util.TreeSet<>();
+    for (Map.Entry<String, String> e : next.entrySet()) {
+      String was = current.code().get(e.getKey());
+      if (!was.equals(e.getValue())) {
+        if (!was.startsWith("py:") || !e.getValue().startsWith("py:")) {
+          return Set.of();
+        }
+        changed.add(e.getKey());
+      }
+    }
+    return changed;
+  }
+
+  /**
+   * An update: the new code of {@code changed} resources goes into the running sandbox, whose supervisor restarts
+   * only the workers of the grains running them (events wait in their local queues meanwhile). If a new worker does
+   * not load its code, the previous code is put back and its worker restarted with it: the application keeps
+   * answering, and this host's state says the update failed, and why. False when there is no sandbox to update
+   * (then it is deployed anew).
+   */
+  private boolean swap(ApplicationRecord app, Deployed current, Map<String, HostAgentTables.GrainCode> code,
+                       Set<String> changed) {
+    String appId = app.appId();
+    Set<String> grains = new java.util.TreeSet<>();
+    Workflow.parse(app.workflow()).grains().forEach((g, resource) -> {
+      if (changed.contains(resource) && current.grains().contains(g)) {
+        grains.add(g);
+      }
+    });
+    Map<String, byte[]> fresh = new LinkedHashMap<>();
+    changed.forEach(r -> fresh.put(r, code.get(r).code()));
+    LOG.info("[host {} app {}] version {} changes only the code of {}: restarting grain workers {} in the running "
+        + "sandbox", hostId, appId, app.version(), changed, grains);
+    store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
+    String failure;
+    try {
+      Map<String, java.util.concurrent.CompletableFuture<String>> waits = swaps.expect(appId, grains);
+      Map<String, byte[]> previous;
+      try {
+        previous = sandboxes.swapCode(appId, fresh, grains);
+      } catch (SandboxException e) {
+        LOG.warn("[host {} app {}] cannot update the running sandbox ({}); deploying it anew", hostId, appId,
+            e.getMessage());
+        return false;
+      }
+      failure = swaps.await(waits, policy.workersTimeout());
+      if (failure != null) {
+        LOG.warn("[host {} app {}] the new code of {} does not run ({}); putting the previous code back", hostId,
+            appId, changed, failure);
+        Map<String, java.util.concurrent.CompletableFuture<String>> back = swaps.expect(appId, grains);
+        sandboxes.swapCode(appId, previous, grains);
+        String still = swaps.await(back, policy.workersTimeout());
+        if (still != null) {
+          failure += "; and the previous code did not come back: " + still;
+        }
+      }
+    } catch (SandboxException e) {
+      failure = e.getMessage();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failure = "interrupted";
+    } finally {
+      swaps.done(appId);
+    }
+    // Done with this version either way: a failed update is not tried again (its code would fail the same way)
+    // until the next deploy or update.
+    Map<String, String> runs = new TreeMap<>(current.code());
+    if (failure == null) {
+      changed.forEach(r -> runs.put(r, fingerprint(code).get(r)));
+    }
+    running.put(appId, current.withVersion(app.version(), runs));
+    failures.remove(appId);
+    String error = failure == null ? null : "the update to version " + app.version() + " failed: " + failure
+        + "; grain(s) " + grains + " run their previous code here";
+    store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, error, clock.instant());
+    LOG.info("[host {} app {}] {}", hostId, appId, error == null ? "updated to version " + app.version()
+        + ": grain workers " + grains + " run the new code" : error);
+    return true;
   }
 
   /**
@@ -207,7 +323,7 @@ final class ApplicationDeployer implements AutoCloseable {
     d.sockets().close();
   }
 
-  private boolean deploy(ApplicationRecord app, int failedBefore) {
+  private boolean deploy(ApplicationRecord app, int failedBefore, Map<String, HostAgentTables.GrainCode> stored) {
     String appId = app.appId();
     LOG.info("[host {} app {}] deploying version {}{}", hostId, appId, app.version(),
         failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
@@ -220,7 +336,7 @@ final class ApplicationDeployer implements AutoCloseable {
       ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
       limits.check(settings, grains.size(), 0);
       Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();
-      store.applicationCode(appId).forEach((resource, c) -> code.put(resource,
+      stored.forEach((resource, c) -> code.put(resource,
           "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
       String credential = HexFormat.of().formatHex(randomBytes());
@@ -233,7 +349,8 @@ final class ApplicationDeployer implements AutoCloseable {
           : app.requirements(), settings, credential, sockets.dir(), grains));
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
-      Deployed deployed = new Deployed(app.version(), sockets, grains);
+      Deployed deployed = new Deployed(app.version(), sockets, grains, app.workflow(),
+          String.valueOf(app.settings()), String.valueOf(app.requirements()), fingerprint(stored));
       synchronized (grainsLock) {
         running.put(appId, deployed);
         grainsChanged.accept(grainRefs());
@@ -383,13 +500,13 @@ final class ApplicationDeployer implements AutoCloseable {
    */
   void workerHealth(String appId, String grain, String state, String message) {
     boolean ours = knowsGrain(appId, grain) || starting.getOrDefault(appId, Set.of()).contains(grain);
-    if ("exited".equals(state) || !ours) {
+    if ("exited".equals(state) || !ours || swaps.heard(appId, grain, state, message)) {
       // one death is not a state (LocalRecovery acts on it); or not a grain of this application here (a report from
       // a sandbox already replaced, or forged)
       return;
     }
     Map<String, String> sick = unhealthy.computeIfAbsent(appId, a -> new ConcurrentHashMap<>());
-    boolean changed = "running".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
+    boolean changed = "running".equals(state) || "reloaded".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
     if (!changed || !running.containsKey(appId)) {
       return;
     }

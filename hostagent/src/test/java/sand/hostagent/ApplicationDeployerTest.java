@@ -134,7 +134,8 @@ class ApplicationDeployerTest {
   void putApp(String appId, int version, String settings, String codeOfA) {
     Map<String, GrainCode> code = new java.util.LinkedHashMap<>();
     if (codeOfA != null) {
-      code.put("a", new GrainCode("a", codeOfA.getBytes(StandardCharsets.UTF_8), "py", "x"));
+      code.put("a", new GrainCode("a", codeOfA.getBytes(StandardCharsets.UTF_8), "py",
+          Integer.toHexString(codeOfA.hashCode())));
     }
     code.put("b", new GrainCode("b", "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8), "py",
         "y"));
@@ -346,6 +347,83 @@ class ApplicationDeployerTest {
     assertEquals(List.of(), drained);
     await(() -> taken.size() == 2, "the queued events reach the new sandbox");
     assertEquals(Set.of("queued-1", "queued-2"), Set.copyOf(taken));
+  }
+
+  /** The application's folder as the sandbox sees it. */
+  String fileOfApp(String appId, String name) throws Exception {
+    return java.nio.file.Files.readString(tmp.resolve("state").resolve("apps").resolve(appId).resolve(name));
+  }
+
+  @Test
+  void anUpdateOfOnlyPyCodeRestartsOnlyThoseGrainWorkersInTheRunningSandbox() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    int updates = grainUpdates.size();
+    List<String> signals = new CopyOnWriteArrayList<>();
+    docker.onKill("sand-app-", sig -> { // the supervisor: restarts the worker of a, which loads its new code
+      signals.add(sig);
+      d.workerHealth("app", "a", "exited", "grain worker a stopped for new code");
+      d.workerHealth("app", "a", "reloaded", "grain worker a runs its new code");
+    });
+    putApp("app", 2, "{}", "def handle(e, c):\n    return 2\n");
+    d.reconcile("app");
+    assertEquals(List.of("SIGHUP"), signals);
+    assertEquals("deployed", store.state("app"));
+    assertEquals("", store.error("app"));
+    assertEquals("def handle(e, c):\n    return 2\n", fileOfApp("app", "code/a.py"));
+    assertEquals("{\"grains\":[\"a\"]}", fileOfApp("app", "reload.json"));
+    assertEquals(1, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "the same sandbox");
+    assertEquals(updates, grainUpdates.size(), "the bridge's grains did not change");
+    assertEquals(List.of(), drained);
+    d.reconcile("app");
+    assertEquals(List.of("SIGHUP"), signals, "version 2 runs: nothing more to do");
+  }
+
+  @Test
+  void anUpdateWhoseCodeDoesNotLoadPutsThePreviousCodeBackAndSaysWhy() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    List<String> signals = new CopyOnWriteArrayList<>();
+    docker.onKill("sand-app-", sig -> {
+      signals.add(sig);
+      if (signals.size() == 1) {
+        d.workerHealth("app", "a", "load-failed", "grain a failed to load: NameError: name 'x' is not defined (a.py, "
+            + "line 1)");
+      } else {
+        d.workerHealth("app", "a", "reloaded", "grain worker a runs its new code");
+      }
+    });
+    putApp("app", 2, "{}", "x\n");
+    d.reconcile("app");
+    assertEquals(List.of("SIGHUP", "SIGHUP"), signals, "the new code, then the previous code back");
+    assertEquals("def handle(e, c):\n    return e\n", fileOfApp("app", "code/a.py"));
+    assertEquals("deployed", store.state("app"), "it still answers, with the previous code");
+    assertEquals("the update to version 2 failed: grain a failed to load: NameError: name 'x' is not defined (a.py, "
+        + "line 1); grain(s) [a] run their previous code here", store.error("app"));
+    d.reconcile("app");
+    assertEquals(2, signals.size(), "not tried again until the next deploy or update");
+    putApp("app", 3, "{}", "def handle(e, c):\n    return 3\n");
+    d.reconcile("app");
+    assertEquals("", store.error("app"), "a good update clears the error");
+    assertEquals("def handle(e, c):\n    return 3\n", fileOfApp("app", "code/a.py"));
+  }
+
+  @Test
+  void aChangeOfSettingsWithTheCodeIsANewSandboxNotAnUpdate() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    docker.onStart("sand-app-", c -> startWorkers("app"));
+    putApp("app", 2, "{\"timeout_s\": 5}", "def handle(e, c):\n    return 2\n");
+    d.reconcile("app");
+    assertEquals("deployed", store.state("app"));
+    assertEquals(2, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "a new sandbox");
+    assertTrue(docker.calls().stream().noneMatch(c -> c.contains("SIGHUP")), docker.calls().toString());
   }
 
   @Test

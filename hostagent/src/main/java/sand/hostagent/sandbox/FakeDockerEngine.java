@@ -41,6 +41,7 @@ public final class FakeDockerEngine implements DockerEngine {
   private final Map<String, DockerException> failures = new LinkedHashMap<>();
   private final Map<String, java.util.function.Consumer<Container>> onStart = new LinkedHashMap<>();
   private final Map<String, java.util.function.Consumer<Container>> onStop = new LinkedHashMap<>();
+  private final Map<String, java.util.function.Consumer<String>> onKill = new java.util.LinkedHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private boolean reachable = true;
 
@@ -101,6 +102,11 @@ public final class FakeDockerEngine implements DockerEngine {
    */
   public synchronized void onStop(String namePrefix, java.util.function.Consumer<Container> action) {
     onStop.put(namePrefix, action);
+  }
+
+  /** Run {@code action} with the signal when a container whose name starts with {@code namePrefix} is sent one. */
+  public synchronized void onKill(String namePrefix, java.util.function.Consumer<String> action) {
+    onKill.put(namePrefix, action);
   }
 
   private static void runHooks(Map<String, java.util.function.Consumer<Container>> hooks, Container c) {
@@ -170,8 +176,15 @@ public final class FakeDockerEngine implements DockerEngine {
   public synchronized void kill(String container, String signal) {
     record("kill", container + " " + signal);
     Container c = require(container);
-    c.status = "exited";
-    c.exitCode = 137;
+    onKill.forEach((prefix, action) -> {
+      if (c.name.startsWith(prefix)) {
+        action.accept(signal);
+      }
+    });
+    if (List.of("SIGKILL", "SIGTERM", "SIGINT").contains(signal)) { // the supervisor handles SIGHUP, and lives
+      c.status = "exited";
+      c.exitCode = 137;
+    }
   }
 
   @Override

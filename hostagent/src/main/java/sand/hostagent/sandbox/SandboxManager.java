@@ -187,6 +187,35 @@ public final class SandboxManager {
   }
 
   /**
+   * An update: new code for some .py resources of a running sandbox. Writes it into the application's folder and
+   * tells the sandbox's supervisor (SIGHUP), which restarts only the workers of {@code grains}; each says
+   * "reloaded" or "load-failed" to the host agent. Returns the code replaced (to put it back if the new one does
+   * not load). The container, the other workers and the local queues stay.
+   */
+  public Map<String, byte[]> swapCode(String appId, Map<String, byte[]> pyResources, Set<String> grains)
+      throws SandboxException {
+    Deployment d = deployments.get(appId);
+    if (d == null) {
+      throw new SandboxException("application " + appId + ": no sandbox here to update");
+    }
+    synchronized (d) {
+      if (d.container == null || d.containerId.isEmpty()) {
+        throw new SandboxException("application " + appId + ": its sandbox is not running here");
+      }
+      Map<String, byte[]> old = folders.replaceCode(appId, pyResources, grains);
+      try {
+        docker.kill(d.containerId, "SIGHUP");
+      } catch (DockerException e) {
+        throw new SandboxException("application " + appId + ": could not signal sandbox " + containerName(appId)
+            + ": " + e.getMessage(), e);
+      }
+      LOG.info("[host {} app {}] new code for {}: grain workers {} restart", hostId, appId, pyResources.keySet(),
+          grains);
+      return old;
+    }
+  }
+
+  /**
    * Stop the application's sandbox (SIGTERM; grain workers finish their instances, bounded by the stop
    * grace), remove it and its folder. Returns false if there was nothing to remove.
    */

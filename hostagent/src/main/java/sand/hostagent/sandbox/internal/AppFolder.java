@@ -35,6 +35,7 @@ import sand.hostagent.sandbox.SandboxSettings;
  *   lib/             the application's requirements (installed by {@link DependencyInstaller} in a throw-away
  *                    container), on the workers' PYTHONPATH
  *   requirements/    the requirement files pip read (app.txt, &lt;zip resource&gt;.txt)
+ *   reload.json      after an update: the grains whose workers restart with new code (supervisor, SIGHUP)
  * </pre>
  *
  * It is built in {@code <state>/build/} and moved into {@code <state>/apps/<app>} only when complete,
@@ -43,6 +44,8 @@ import sand.hostagent.sandbox.SandboxSettings;
 public final class AppFolder {
   public static final String MOUNT = "/sand/app";
   public static final String SOCKETS_MOUNT = "/sand/sockets";
+  /** What the supervisor reads on SIGHUP (next to sandbox.json): the grains whose workers restart for new code. */
+  public static final String RELOAD_FILE = "reload.json";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -119,6 +122,37 @@ public final class AppFolder {
     } catch (IOException e) {
       throw new SandboxException("application " + app + ": cannot install its folder at " + target + ": " + e, e);
     }
+  }
+
+  /**
+   * Write new code for some .py resources of an installed application (an update: its grain workers restart with
+   * it) and {@code reload.json} naming the grains whose workers must restart; returns the code it replaced.
+   * Each file is replaced by a rename, so a worker starting meanwhile reads the old or the new file whole.
+   */
+  public Map<String, byte[]> replaceCode(String app, Map<String, byte[]> pyResources, Set<String> grains)
+      throws SandboxException {
+    Path dir = appDir(app);
+    Map<String, byte[]> old = new java.util.LinkedHashMap<>();
+    try {
+      for (Map.Entry<String, byte[]> e : pyResources.entrySet()) {
+        Path file = dir.resolve("code").resolve(e.getKey() + ".py");
+        old.put(e.getKey(), Files.readAllBytes(file));
+        replace(file, e.getValue());
+      }
+      ObjectNode reload = JSON.createObjectNode();
+      grains.forEach(reload.putArray("grains")::add);
+      replace(dir.resolve(RELOAD_FILE), JSON.writeValueAsBytes(reload));
+      return old;
+    } catch (IOException e) {
+      throw new SandboxException("application " + app + ": cannot write its new code in " + dir + ": " + e, e);
+    }
+  }
+
+  private static void replace(Path file, byte[] bytes) throws IOException {
+    Path tmp = file.resolveSibling("." + file.getFileName() + "." + UUID.randomUUID());
+    Files.write(tmp, bytes, StandardOpenOption.CREATE_NEW);
+    Trees.makeReadable(tmp);
+    move(tmp, file);
   }
 
   /** Remove the application's folder (undeploy). */
