@@ -549,6 +549,58 @@ def test_a_developer_deletes_their_account_once_nothing_runs(base: str, http: Ht
     assert http("GET", "/api/v1/apps", again.json()["api_key"]).json()["apps"] == [], "and nothing of the old one"
 
 
+def _worker_pids(container: Any) -> dict[str, str]:
+    """grain -> host pid of the sandbox's grain workers: the supervisor's children naming a grain (their own children,
+    the standby and the grain instances, carry the same command line)."""
+    procs = container.top(ps_args="-eo pid,ppid,args")["Processes"]
+    supervisor = next(p[0] for p in procs if "grainworker.supervisor" in p[2])
+    return {p[2].split("--grain ")[1].split()[0]: p[0] for p in procs if "--grain " in p[2] and p[1] == supervisor}
+
+
+def test_sand_update_swaps_one_grains_code_in_the_running_sandbox(base: str, http: Http, accounts: dict[str, str],
+                                                                  tmp_path: Path) -> None:
+    import shutil
+
+    name = f"upd-a{RUN}"
+    folder = tmp_path / "hello"
+    shutil.copytree(EXAMPLES / "hello", folder)
+    try:
+        assert sand(base, accounts["a"], "deploy", str(folder), "--name", name).returncode == 0
+        app = http("GET", f"/api/v1/apps/{name}", accounts["a"]).json()
+        [box] = _sandboxes(app["id"])
+        before = _worker_pids(box)
+        (folder / "greet.py").write_text("def handle(event, context):\n    return {'greeting': 'bonjour'}\n")
+        p = sand(base, accounts["a"], "update", name, "greet", "--dir", str(folder), timeout=120)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert f"{name}: greet updated on " in p.stdout, p.stdout
+        assert http("POST", f"/app/{name}", json_body={"name": "x"}).json()["greeting"] == "BONJOUR!"
+        [same] = _sandboxes(app["id"])
+        after = _worker_pids(same)
+        assert same.id == box.id, "no new sandbox"
+        assert after["greet"] != before["greet"] and after["shout"] == before["shout"], (before, after)
+        grains = http("GET", f"/api/v1/apps/{name}", accounts["a"]).json()["grains"]
+        assert [(g["name"], g["version"], g["current"]) for g in grains] == [("greet", 2, True), ("shout", 1, True)]
+
+        # New code that does not load: the update fails with why, and the previous code answers on.
+        (folder / "greet.py").write_text("import no_such_module_sand\ndef handle(event, context):\n    return 1\n")
+        p = sand(base, accounts["a"], "update", name, "greet", "--dir", str(folder), timeout=120)
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert (f"Error: update of {name} failed: " in p.stderr and "grain greet failed to load: ModuleNotFoundError: "
+                "No module named 'no_such_module_sand' (greet.py, line 1)" in p.stderr
+                and "run their previous code here" in p.stderr), p.stderr
+        assert http("POST", f"/app/{name}", json_body={"name": "x"}).json()["greeting"] == "BONJOUR!"
+        assert [c.id for c in _sandboxes(app["id"])] == [box.id]
+
+        # A grain the workflow does not have, an application not deployed: clear errors, nothing sent or changed.
+        p = sand(base, accounts["a"], "update", name, "nope", "--dir", str(folder), timeout=30)
+        assert p.returncode == 1 and "the workflow has no grain 'nope'" in p.stderr, p.stderr
+        assert sand(base, accounts["a"], "undeploy", name, timeout=120).returncode == 0
+        r = http("POST", f"/api/v1/apps/{name}/update", accounts["a"], json_body={"grains": ["greet"]})
+        assert r.status_code == 409 and "not deployed" in r.json()["error"]["message"], r.text
+    finally:
+        raw_remove(http, accounts["a"], name)
+
+
 def test_undeploy_removes_the_sandbox(base: str, http: Http, accounts: dict[str, str]) -> None:
     name = f"gone-a{RUN}"
     p = sand(base, accounts["a"], "deploy", str(EXAMPLES / "hello"), "--name", name)

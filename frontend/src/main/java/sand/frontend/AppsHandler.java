@@ -145,7 +145,9 @@ public final class AppsHandler {
     ObjectNode out = Json.object();
     var arr = out.putArray("apps");
     Set<String> live = liveHosts();
-    for (ApplicationRecord app : store.applications()) {
+    // by name: the cluster state's order is its partitioner's, which means nothing to a reader
+    for (ApplicationRecord app : store.applications().stream()
+        .sorted(java.util.Comparator.comparing(ApplicationRecord::name)).toList()) {
       if (call.account().equals(app.owner())) {
         AppStatus s = AppStatus.of(app, store.appHostStates(app.appId()), live);
         arr.addObject().put("name", app.name()).put("status", s.status()).put("version", app.version())
