@@ -74,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("app_dir", help="folder with workflow.json and the grains' .py files")
     emu.add_argument("--input", help="run once with this JSON (or @file) and print the result")
     emu.add_argument("--port", type=int, default=5000, help="HTTP port to serve POST /app/<name> on")
-    emu.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                     help=f"grain timeout in seconds (default {DEFAULT_TIMEOUT_S:g}, as deployed)")
+    emu.add_argument("--timeout", type=float, default=None,
+                     help=f"grain timeout in seconds (default: as deployed, settings.json's timeout_s, else "
+                          f"{DEFAULT_TIMEOUT_S:g})")
     emu.add_argument("--no-standby", action="store_true", help="fork on demand instead of a pre-forked standby")
     emu.set_defaults(func=cmd_emulate)
     _add_api_commands(sub)

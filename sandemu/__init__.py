@@ -13,6 +13,7 @@ requests. `sand emulate` (sandclient.cli) runs it from the command line; `sandem
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +64,21 @@ def load_app(app_dir: str | Path) -> Workflow:
     return wf
 
 
+def settings_timeout_s(app_dir: Path) -> float:
+    """The grain timeout a deploy of the folder gets: settings.json's timeout_s, else the platform's default."""
+    try:
+        settings = json.loads((app_dir / "settings.json").read_text())
+    except FileNotFoundError:
+        return DEFAULT_TIMEOUT_S
+    except (OSError, ValueError) as e:
+        raise EmulatorError(f"{app_dir / 'settings.json'}: {e}") from None
+    value = settings.get("timeout_s", DEFAULT_TIMEOUT_S) if isinstance(settings, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise EmulatorError(f"{app_dir / 'settings.json'}: timeout_s must be a positive number of seconds, got "
+                            f"{value!r}")
+    return float(value)
+
+
 def _serve(processor: Any, path: str) -> TThreadedServer:
     server = TThreadedServer(processor, TServerSocket(unix_socket=path), TBufferedTransportFactory(),
                              TBinaryProtocolAcceleratedFactory(), daemon=True)
@@ -73,12 +89,13 @@ def _serve(processor: Any, path: str) -> TThreadedServer:
 
 
 class Emulator:
-    def __init__(self, app_dir: str | Path, *, timeout_s: float = DEFAULT_TIMEOUT_S, standby: bool = True,
+    def __init__(self, app_dir: str | Path, *, timeout_s: float | None = None, standby: bool = True,
                  echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.workflow = load_app(self.app_dir)
         self.app = self.workflow.name
-        self.timeout_s = timeout_s
+        # as deployed: the folder's settings.json timeout_s, else the platform's default
+        self.timeout_s = timeout_s if timeout_s is not None else settings_timeout_s(self.app_dir)
         self.standby = standby
         self.worker_args = worker_args or []
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))

@@ -95,11 +95,24 @@ def test_cli_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_grain_timeout_is_the_platforms_by_default() -> None:
     # one constant for the emulator, `sand emulate` and a deployed application (contracts/rules.json)
     assert DEFAULT_TIMEOUT_S == 60
-    assert inspect.signature(Emulator).parameters["timeout_s"].default == DEFAULT_TIMEOUT_S
-    assert build_parser().parse_args(["emulate", str(EXAMPLES / "hello")]).timeout == DEFAULT_TIMEOUT_S
+    assert inspect.signature(Emulator).parameters["timeout_s"].default is None  # the folder's settings, else this
+    assert build_parser().parse_args(["emulate", str(EXAMPLES / "hello")]).timeout is None
+    assert Emulator(EXAMPLES / "hello").timeout_s == DEFAULT_TIMEOUT_S
 
 
 def test_the_grain_workers_get_the_emulators_timeout(hello: Emulator) -> None:
     assert hello.timeout_s == DEFAULT_TIMEOUT_S
     args = Path(f"/proc/{hello.worker_pid('greet')}/cmdline").read_bytes().split(b"\0")
     assert args[args.index(b"--timeout") + 1] == str(DEFAULT_TIMEOUT_S).encode()
+
+
+def test_the_grain_timeout_is_the_folders_settings_as_deployed(tmp_path: Path) -> None:
+    (tmp_path / "workflow.json").write_text('{"name": "t", "entry": "g", "functions": [{"name": "g"}]}')
+    (tmp_path / "g.py").write_text("def handle(e, c):\n    return e\n")
+    assert Emulator(tmp_path).timeout_s == DEFAULT_TIMEOUT_S
+    (tmp_path / "settings.json").write_text('{"timeout_s": 7, "concurrency": 4}')
+    assert Emulator(tmp_path).timeout_s == 7.0
+    assert Emulator(tmp_path, timeout_s=2).timeout_s == 2.0, "--timeout wins"
+    (tmp_path / "settings.json").write_text('{"timeout_s": "soon"}')
+    with pytest.raises(EmulatorError, match="timeout_s must be a positive number of seconds, got 'soon'"):
+        Emulator(tmp_path)

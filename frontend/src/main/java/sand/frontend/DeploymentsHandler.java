@@ -65,7 +65,7 @@ public final class DeploymentsHandler {
     AppsHandler.Owned o = apps.owned(call);
     ApplicationRecord app = o.app();
     if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-      throw ApiException.conflict("application '" + o.name() + "' is not deployed: an update swaps code in its "
+      throw ApiException.conflict("application '" + o.name().name() + "' is not deployed: an update swaps code in its "
           + "running sandboxes; deploy it instead (sand deploy)");
     }
     Workflow wf = Workflow.parse(Json.stored(app.workflow()));
@@ -78,7 +78,7 @@ public final class DeploymentsHandler {
     for (JsonNode n : names) {
       String resource = n.isTextual() ? wf.grains().getOrDefault(n.asText(), n.asText()) : null;
       if (resource == null || !wf.resources().contains(resource)) {
-        throw ApiException.badRequest("application '" + o.name() + "' has no grain " + n + " (its grains: "
+        throw ApiException.badRequest("application '" + o.name().name() + "' has no grain " + n + " (its grains: "
             + wf.grains().keySet() + ")");
       }
       only.add(resource);
@@ -97,7 +97,7 @@ public final class DeploymentsHandler {
     for (String resource : wf.resources()) {
       GrainCode kept = only == null || only.contains(resource) ? null : deployed.get(resource);
       if (only != null && !only.contains(resource) && kept == null) {
-        throw ApiException.conflict("application '" + o.name() + "' has no deployed code of grain '" + resource
+        throw ApiException.conflict("application '" + o.name().name() + "' has no deployed code of grain '" + resource
             + "': deploy it (sand deploy)");
       }
       // the application's own grain, else the account's shared one

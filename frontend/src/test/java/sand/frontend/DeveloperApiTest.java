@@ -282,6 +282,8 @@ class DeveloperApiTest {
     for (String bad : List.of("{\"grains\":[\"nope\"]}", "{\"grains\":[]}", "{}", "[1]")) {
       assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, bad), 400, "bad_request");
     }
+    assertEquals("application 'shop' has no grain \"nope\" (its grains: [greet, shout])", fe.call("POST",
+        "/api/v1/apps/shop/update", alice, "{\"grains\":[\"nope\"]}").json().path("error").path("message").asText());
     assertError(fe.call("POST", "/api/v1/apps/shop/update", bob, "{\"grains\":[\"greet\"]}"), 404, "not_found");
   }
 
