@@ -180,7 +180,8 @@ def app_hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def _progress(app: dict[str, Any], want: str) -> str:
     hosts = app_hosts(app)
-    done = sum(1 for _, s, _ in hosts if s == want or (want == "undeployed" and s == "stopped"))
+    # a host where the application failed runs nothing of it: for an undeploy, it is done
+    done = sum(1 for _, s, _ in hosts if s == want or (want == "undeployed" and s in ("stopped", "failed")))
     parts = f" ({done}/{len(hosts)} hosts)" if hosts and any(s for _, s, _ in hosts) else ""
     return f"{app.get('status', '?')}{parts}"
 

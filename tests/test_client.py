@@ -256,3 +256,12 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
                  ["login", api.url, "key-a"], ["signup", api.url, "bob"]):
         assert sand(argv) == 0, argv
     assert sent == api.calls() and len(sent) == 24
+
+
+def test_the_progress_of_an_undeploy_counts_a_host_where_the_application_failed_as_done() -> None:
+    from sandclient.client import _progress
+
+    app = {"status": "undeployed", "hosts": [{"host": "h1", "status": "failed", "error": "pip"},
+                                             {"host": "h2", "status": "stopped"}, {"host": "h3", "status": "deployed"}]}
+    assert _progress(app, "undeployed") == "undeployed (2/3 hosts)"
+    assert _progress(app, "deployed") == "undeployed (1/3 hosts)"
