@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                  int(args.concurrency), float(args.timeout), int(args.memory_mb), args.standby not in ("0", "false"))
 
 
-def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, bus: str, data: str, local_grains: str,
+def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, bus: str, data: str,
+          local_grains: str | frozenset[str],
           concurrency: int, timeout_s: float, memory_mb: int, standby: bool, announce: bool = False) -> int:
     """Run the grain worker until it is stopped. The sandbox's supervisor calls this in the worker it forks, with
     the workflow it parsed once for all of them (no argument parsing and no parsing of the workflow there: every
@@ -89,7 +90,9 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
     except (OSError, WorkflowError) as e:
         print(f"Error: {e}", file=sys.stderr)
         return 2
-    local = frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains)
+    # a set is the supervisor's, exactly (empty: no local shortcut); the command line's "" means every grain
+    local = local_grains if isinstance(local_grains, frozenset) else (
+        frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains))
     spec = InstanceSpec(app, grain_name, workflow, local)
     cfg = WorkerConfig(
         app=app, grain=grain_name, spec=spec, code_dir=code, bus_address=bus, data_address=data,

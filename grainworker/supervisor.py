@@ -252,7 +252,7 @@ class Supervisor:
             from grainworker.__main__ import serve
 
             c, g = self.cfg, self.cfg.grains[grain]
-            code = serve(c.app, grain, c.code, self.workflow or c.workflow, c.bus, c.data, ",".join(c.local_grains),
+            code = serve(c.app, grain, c.code, self.workflow or c.workflow, c.bus, c.data, frozenset(c.local_grains),
                          g.concurrency, g.timeout_s, g.memory_mb, g.standby, announce)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1

@@ -310,6 +310,23 @@ def test_sighup_restarts_only_the_named_grain_workers_with_their_new_code(host: 
         _drain_reports(host)
 
 
+def test_without_local_grains_every_output_goes_to_the_host_agent(host: Host, tmp_path: Path) -> None:
+    # sandbox.local.shortcut=false: the host agent sends every hop through Kafka (a benchmark's baseline)
+    s = Sandbox(host, tmp_path, local_grains=[])
+    try:
+        s.wait_ready(4)
+        run = s.publish("greet", {"name": "far"})
+        deadline, outputs = time.monotonic() + 30, []
+        while not outputs and time.monotonic() < deadline:
+            for _app, payload in s.agent.poll_host_agent(100, 200):
+                outputs += [o for o in decode(payload).get("outputs", []) if o.get("execution_id") == run]
+        assert [(o["grain"], o["local"]) for o in outputs] == [("shout", False)], outputs
+        assert s.agent.length(f"{APP}/shout") == 0, "not put into shout's local queue"
+    finally:
+        s.close()
+        _drain_reports(host)
+
+
 def test_a_crash_looping_worker_is_reported_to_the_host_agent(host: Host, tmp_path: Path) -> None:
     s = Sandbox(host, tmp_path, grains={"dier": {}}, restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30})
     try:

@@ -33,6 +33,9 @@ import sand.common.ConfigDef;
  * @param tmpfsMb         size of the sandbox's writable /tmp
  * @param user            uid:gid the sandbox (and an install container) runs as
  * @param standby         grain workers keep a pre-forked standby instance
+ * @param localShortcut   grain instances put events for grains of their own sandbox straight into those grains' local
+ *                        queues (paper §4.2, the hierarchical bus); false: every hop goes through Kafka and back
+ *                        (a baseline: what the local bus buys, benchmarks/interaction_latency.py)
  * @param workerRestartInitial first back-off of the supervisor before restarting a dead grain worker
  * @param workerRestartMax longest back-off between restarts of a grain worker
  * @param restartInitial  first back-off before the host agent restarts a dead sandbox
@@ -44,7 +47,8 @@ import sand.common.ConfigDef;
 public record SandboxSettings(Path stateDir, String image, Path dockerSocket, List<String> pipAllowedHosts,
                               String pipIndexUrl, Path pipCert, Duration pipTimeout,
                               int pipMemoryMb, int pipTmpMb, int pipOutputMaxMb, Duration stopGrace, int tmpfsMb,
-                              String user, boolean standby, Duration workerRestartInitial, Duration workerRestartMax,
+                              String user, boolean standby, boolean localShortcut, Duration workerRestartInitial,
+                              Duration workerRestartMax,
                               Duration restartInitial, Duration restartMax, long codeMaxBytes, int zipMaxEntries,
                               Map<String, String> labels) {
 
@@ -62,6 +66,7 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   public static final String TMPFS_MB = "tmpfs.mb";
   public static final String USER = "user";
   public static final String STANDBY = "standby";
+  public static final String LOCAL_SHORTCUT = "local.shortcut";
   public static final String WORKER_RESTART_INITIAL_MS = "worker.restart.initial.ms";
   public static final String WORKER_RESTART_MAX_MS = "worker.restart.max.ms";
   public static final String RESTART_INITIAL_MS = "restart.initial.ms";
@@ -129,6 +134,9 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
         .define(prefix + USER, Type.STRING, "1000:1000", matches("[1-9]\\d*:\\d+", "uid:gid, not root"),
             "user the sandbox runs as (the image's 'sand')")
         .define(prefix + STANDBY, Type.BOOLEAN, true, "grain workers keep a pre-forked standby instance")
+        .define(prefix + LOCAL_SHORTCUT, Type.BOOLEAN, true, "grain instances hand events for grains of their own "
+            + "sandbox straight to the local queues (the hierarchical bus); false: every hop through Kafka (a baseline "
+            + "for benchmarks)")
         .define(prefix + WORKER_RESTART_INITIAL_MS, Type.INT, 500, between(0, 600_000),
             "first back-off before the supervisor restarts a dead grain worker")
         .define(prefix + WORKER_RESTART_MAX_MS, Type.INT, 30_000, between(0, 3_600_000),
@@ -155,7 +163,7 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
         Duration.ofSeconds(c.getInt(prefix + PIP_TIMEOUT_S)),
         c.getInt(prefix + PIP_MEMORY_MB), c.getInt(prefix + PIP_TMP_MB), c.getInt(prefix + PIP_OUTPUT_MAX_MB),
         Duration.ofSeconds(c.getInt(prefix + STOP_GRACE_S)), c.getInt(prefix + TMPFS_MB), c.getString(prefix + USER),
-        c.getBoolean(prefix + STANDBY), Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_INITIAL_MS)),
+        c.getBoolean(prefix + STANDBY), c.getBoolean(prefix + LOCAL_SHORTCUT), Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_INITIAL_MS)),
         Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_MAX_MS)),
         Duration.ofMillis(c.getInt(prefix + RESTART_INITIAL_MS)), Duration.ofMillis(c.getInt(prefix + RESTART_MAX_MS)),
         c.getLong(prefix + CODE_MAX_BYTES), c.getInt(prefix + ZIP_MAX_ENTRIES), Map.of());
@@ -176,20 +184,23 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
 
   public SandboxSettings withImage(String image) {
     return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
-        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
+        workerRestartInitial,
         workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 
   public SandboxSettings withLabels(Map<String, String> labels) {
     return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
-        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
+        workerRestartInitial,
         workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 
   /** The package index an install may reach: allowed host:port pairs, index URL ("" = pip's), CA bundle or null. */
   public SandboxSettings withPackageIndex(List<String> allowedHosts, String indexUrl, Path cert) {
     return new SandboxSettings(stateDir, image, dockerSocket, allowedHosts, indexUrl, cert,
-        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, workerRestartInitial,
+        pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
+        workerRestartInitial,
         workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
   }
 }

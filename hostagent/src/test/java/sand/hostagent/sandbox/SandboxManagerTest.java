@@ -116,6 +116,15 @@ class SandboxManagerTest {
   }
 
   @Test
+  void withoutTheLocalShortcutTheSandboxHasNoLocalGrains() throws Exception {
+    SandboxManager far = new SandboxManager("h1", SandboxSettings.with(tmp.resolve("state"),
+        Map.of(SandboxSettings.LOCAL_SHORTCUT, "false")), docker, clock);
+    far.deploy(TestApps.hello(sockets));
+    JsonNode sandbox = JSON.readTree(far.appDir("hello").resolve("sandbox.json").toFile());
+    assertEquals(JSON.readTree("[]"), sandbox.path("local_grains"), "every hop through the host agent and Kafka");
+  }
+
+  @Test
   void theApplicationFolderIsReadableByTheSandboxUser() throws Exception {
     manager.deploy(TestApps.hello(sockets));
     Path dir = manager.appDir("hello");

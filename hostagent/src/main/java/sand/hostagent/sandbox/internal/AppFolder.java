@@ -238,7 +238,10 @@ public final class AppFolder {
     doc.put("lib", MOUNT + "/lib");
     doc.put("bus", "unix:" + SOCKETS_MOUNT + "/bus.sock");
     doc.put("data", "unix:" + SOCKETS_MOUNT + "/data.sock");
-    hosted.forEach(doc.putArray("local_grains")::add);
+    var local = doc.putArray("local_grains"); // none: every output goes through the host agent and Kafka
+    if (s.localShortcut()) {
+      hosted.forEach(local::add);
+    }
     ObjectNode grains = doc.putObject("grains");
     for (String g : hosted) {
       grains.putObject(g).put("concurrency", a.concurrency()).put("timeout_s", a.timeoutS())
