@@ -135,4 +135,22 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             for t in targets:
                 if t != END and t not in grains:
                     raise WorkflowError(f"functions[{i}] ({g.name}).{kind} names unknown grain '{t}'")
+    if not _reaches_end(entry, grains):
+        raise WorkflowError(f"no grain reachable from entry '{entry}' leads to 'end' (through next or potentialNext): "
+                            "no request would ever be answered; give the grain whose return value is the answer "
+                            '"next": ["end"]')
     return Workflow(name, entry, grains)
+
+
+def _reaches_end(entry: str, grains: dict[str, Grain]) -> bool:
+    """Whether some path from the entry through next or potentialNext reaches END (else no request is answered)."""
+    todo, seen = [entry], {entry}
+    while todo:
+        g = grains[todo.pop()]
+        for t in (*g.next, *g.potential_next):
+            if t == END:
+                return True
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return False

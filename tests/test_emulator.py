@@ -80,7 +80,7 @@ def test_grain_error_reaches_the_http_caller_as_500(tmp_path: Path) -> None:
 def test_bad_app_folders_get_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(EmulatorError, match="workflow.json is missing"):
         Emulator(tmp_path)
-    (tmp_path / "workflow.json").write_text('{"name": "a", "entry": "g", "functions": [{"name": "g"}]}')
+    (tmp_path / "workflow.json").write_text('{"name": "a", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
     with pytest.raises(EmulatorError, match="grain 'g' runs code 'g' but .*g.py does not exist"):
         Emulator(tmp_path)
 
@@ -107,7 +107,7 @@ def test_the_grain_workers_get_the_emulators_timeout(hello: Emulator) -> None:
 
 
 def test_the_grain_timeout_is_the_folders_settings_as_deployed(tmp_path: Path) -> None:
-    (tmp_path / "workflow.json").write_text('{"name": "t", "entry": "g", "functions": [{"name": "g"}]}')
+    (tmp_path / "workflow.json").write_text('{"name": "t", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
     (tmp_path / "g.py").write_text("def handle(e, c):\n    return e\n")
     assert Emulator(tmp_path).timeout_s == DEFAULT_TIMEOUT_S
     (tmp_path / "settings.json").write_text('{"timeout_s": 7, "concurrency": 4}')

@@ -114,7 +114,33 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
       }
       i++;
     }
+    if (!reachesEnd(entry.asText(), targets)) {
+      throw bad(NO_END.replace("{entry}", entry.asText()));
+    }
     return new Workflow(name.asText(), entry.asText(), grains);
+  }
+
+  /** A workflow none of whose paths from the entry reaches {@code end} would never answer a request. */
+  static final String NO_END = "no grain reachable from entry '{entry}' leads to 'end' (through next or "
+      + "potentialNext): no request would ever be answered; give the grain whose return value is the answer "
+      + "\"next\": [\"end\"]";
+
+  private static boolean reachesEnd(String entry, Map<String, List<List<String>>> targets) {
+    java.util.Deque<String> todo = new java.util.ArrayDeque<>(List.of(entry));
+    java.util.Set<String> seen = new java.util.HashSet<>(todo);
+    while (!todo.isEmpty()) {
+      for (List<String> kind : targets.get(todo.pop())) {
+        for (String t : kind) {
+          if (t.equals(END)) {
+            return true;
+          }
+          if (seen.add(t)) {
+            todo.push(t);
+          }
+        }
+      }
+    }
+    return false;
   }
 
   private static List<String> names(JsonNode v, String where) {
