@@ -271,7 +271,8 @@ def test_deploy_wordcount_and_a_package_grain(logged_in: FakeApi, tmp_path: Path
     assert _zip_names(first.body) == ["identify_language.py", "stopwords.py"]
     app = tmp_path / "pkg"
     (app / "tool").mkdir(parents=True)
-    (app / "workflow.json").write_text('{"name": "pkg", "entry": "tool", "functions": [{"name": "tool", "next": ["end"]}]}')
+    (app / "workflow.json").write_text('{"name": "pkg", "entry": "tool", "functions": '
+                                       '[{"name": "tool", "next": ["end"]}]}')
     (app / "tool" / "__init__.py").write_text("def handle(e, c):\n    return e\n")
     (app / "tool" / "__pycache__").mkdir()
     (app / "tool" / "__pycache__" / "x.pyc").write_bytes(b"junk")
@@ -353,7 +354,8 @@ def test_deploy_gives_up_after_the_timeout(logged_in: FakeApi, capsys) -> None:
 def test_deploy_checks_the_folder_before_sending_anything(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
     assert sand(["deploy", str(tmp_path)]) == 1
     assert "workflow.json is missing" in capsys.readouterr().err
-    (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
+    (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "g", "functions": '
+                                            '[{"name": "g", "next": ["end"]}]}')
     assert sand(["deploy", str(tmp_path)]) == 1
     assert "grain(s) g run code 'g' but neither" in capsys.readouterr().err
     (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "nope", "functions": [{"name": "g"}]}')

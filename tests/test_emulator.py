@@ -4,6 +4,7 @@ HTTP API (the same invoke API as the frontend)."""
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from sandclient.cli import main as sand
 from sandemu import Emulator, EmulatorError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+ONE_G = [{"name": "g", "next": ["end"]}]  # one grain whose value answers the request
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +82,7 @@ def test_grain_error_reaches_the_http_caller_as_500(tmp_path: Path) -> None:
 def test_bad_app_folders_get_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(EmulatorError, match="workflow.json is missing"):
         Emulator(tmp_path)
-    (tmp_path / "workflow.json").write_text('{"name": "a", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "a", "entry": "g", "functions": ONE_G}))
     with pytest.raises(EmulatorError, match="grain 'g' runs code 'g' but .*g.py does not exist"):
         Emulator(tmp_path)
 
@@ -107,7 +109,7 @@ def test_the_grain_workers_get_the_emulators_timeout(hello: Emulator) -> None:
 
 
 def test_the_grain_timeout_is_the_folders_settings_as_deployed(tmp_path: Path) -> None:
-    (tmp_path / "workflow.json").write_text('{"name": "t", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "t", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text("def handle(e, c):\n    return e\n")
     assert Emulator(tmp_path).timeout_s == DEFAULT_TIMEOUT_S
     (tmp_path / "settings.json").write_text('{"timeout_s": 7, "concurrency": 4}')

@@ -37,6 +37,7 @@ from tests.e2e.api import DEPLOY_TIMEOUT_S, Http, error_code, raw_deploy, raw_re
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
+ONE_G = [{"name": "g", "next": ["end"]}]  # one grain whose value answers the request
 SAND_HOME = Path(os.environ.get("SAND_HOME", ROOT / ".sand"))
 RUN = uuid.uuid4().hex[:8]  # names are global: every run and account gets its own
 MAX_BODY = int(os.environ.get("SAND_E2E_MAX_BODY_BYTES", str(10 * 1024 * 1024)))
@@ -270,7 +271,7 @@ def test_accounts_cannot_see_each_others_grains_apps_and_executions(http: Http, 
         r = http(method, f"/api/v1/apps/{hello}{path}", b)
         assert r.status_code == 404 and error_code(r) == "not_found", (method, path, r.text)
     assert hello not in json.dumps(http("GET", "/api/v1/apps", b).json())
-    r = http("PUT", f"/api/v1/apps/{hello}", b, json_body={"name": hello, "entry": "g", "functions": [{"name": "g", "next": ["end"]}]})
+    r = http("PUT", f"/api/v1/apps/{hello}", b, json_body={"name": hello, "entry": "g", "functions": ONE_G})
     assert r.status_code == 409 and error_code(r) == "conflict"  # names are global
     execution_id = http("POST", f"/app/{hello}", json_body={}).headers["X-Sand-Execution-Id"]
     assert http("GET", f"/api/v1/executions/{execution_id}", a).status_code == 200
@@ -303,7 +304,8 @@ def test_400_malformed_json_and_bad_workflows(http: Http, accounts: dict[str, st
                                                              "functions": [{"name": "g", "next": ["ghost"]}]})
     assert r.status_code == 400 and "ghost" in r.json()["error"]["message"], r.text
     r = http("PUT", f"/api/v1/apps/missing-{RUN}", a, json_body={"name": "m", "entry": f"ghost{RUN}",
-                                                                 "functions": [{"name": f"ghost{RUN}", "next": ["end"]}]})
+                                                                 "functions": [{"name": f"ghost{RUN}",
+                                                                                "next": ["end"]}]})
     assert r.status_code in (200, 201), r.text
     r = http("POST", f"/api/v1/apps/missing-{RUN}/deploy", a)
     assert r.status_code == 400 and f"ghost{RUN}" in r.json()["error"]["message"], r.text
@@ -382,7 +384,7 @@ def test_429_above_the_per_account_concurrency_limit(http: Http, nap: str) -> No
 def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http: Http, accounts: dict[str, str],
                                                                  tmp_path: Path) -> None:
     # pip runs in a throw-away container and asks the package index, which has no such package.
-    (tmp_path / "workflow.json").write_text(json.dumps({"name": "pip", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}))
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "pip", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text("def handle(e, c):\n    return e\n")
     (tmp_path / "requirements.txt").write_text(f"sand-e2e-missing-{RUN}==1.0\n")
     name = f"pip-a{RUN}"
@@ -433,7 +435,7 @@ def test_deploying_a_modified_copy_under_another_name_never_changes_the_original
 ], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
 def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, http: Http, accounts: dict[str, str],
                                                                    tmp_path: Path, code: str, reason: str) -> None:
-    (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}))
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text(code if "handle" in code else code + "def handle(e, c):\n    return e\n")
     name = f"bad-{zlib.crc32(code.encode()) % 10_000}-a{RUN}"
     try:
@@ -453,7 +455,7 @@ def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, ht
 def test_a_worker_that_crash_loops_after_its_deploy_shows_in_the_apps_status(http: Http, accounts: dict[str, str],
                                                                              tmp_path: Path) -> None:
     # Its worker polls (so the deploy succeeds), then dies 2 s after every start.
-    (tmp_path / "workflow.json").write_text(json.dumps({"name": "loop", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}))
+    (tmp_path / "workflow.json").write_text(json.dumps({"name": "loop", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text("import os, threading\nthreading.Timer(2.0, lambda: os._exit(1)).start()\n"
                                    "def handle(e, c):\n    return e\n")
     name = f"loop-a{RUN}"
