@@ -111,6 +111,10 @@ final class ApplicationDeployer implements AutoCloseable {
   private final Map<String, Set<String>> starting = new ConcurrentHashMap<>();
   private final Map<String, Failure> failures = new ConcurrentHashMap<>();
   private final GrainWorkerSwaps swaps = new GrainWorkerSwaps();
+  /** Whether the bridge has a partition of a grain's topic (until then, requests for it go the long way, via Kafka). */
+  private volatile java.util.function.Predicate<GrainRef> partitioned = g -> true;
+  /** Longest wait for the bridge's partitions of a new application's grains before saying it is deployed. */
+  private volatile Duration partitionsWait = Duration.ofSeconds(15);
   private final Object grainsLock = new Object();
 
   /**
@@ -355,6 +359,7 @@ final class ApplicationDeployer implements AutoCloseable {
         running.put(appId, deployed);
         grainsChanged.accept(grainRefs());
       }
+      awaitPartitions(appId, grains);
       failures.remove(appId);
       unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
@@ -383,6 +388,32 @@ final class ApplicationDeployer implements AutoCloseable {
       return false;
     } finally {
       starting.remove(appId);
+    }
+  }
+
+  /** How this host knows the bridge has partitions of a grain's topic (the host agent wires the bridge in). */
+  void partitionedBy(java.util.function.Predicate<GrainRef> p, Duration wait) {
+    partitioned = p;
+    partitionsWait = wait;
+  }
+
+  /**
+   * A new application's first requests are fast only once Kafka has assigned this host partitions of its grains'
+   * topics (the gate backs a request up there; before that it goes through Kafka, ~1 s on a rebalance): wait for them,
+   * bounded, before saying it is deployed. A wait that runs out is logged, not a failure.
+   */
+  private void awaitPartitions(String appId, Set<String> grains) throws InterruptedException {
+    long deadline = System.nanoTime() + partitionsWait.toNanos();
+    for (String g : grains) {
+      GrainRef ref = new GrainRef(appId, g);
+      while (!partitioned.test(ref)) {
+        if (System.nanoTime() > deadline) {
+          LOG.warn("[host {} app {}] Kafka has not assigned this host a partition of {} within {} s: its first "
+              + "requests go through Kafka", hostId, appId, ref.topic(), partitionsWait.toSeconds());
+          return;
+        }
+        Thread.sleep(20);
+      }
     }
   }
 

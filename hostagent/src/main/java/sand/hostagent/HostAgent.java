@@ -100,6 +100,9 @@ public final class HostAgent implements AutoCloseable {
           "how often the agent re-reads the cluster state as a safety net for missed control events")
       .define("control.threads", INT, 8, between(1, 256),
           "applications deployed at once (one application's deploys always run one at a time)")
+      .define("deploy.partitions.wait.s", INT, 15, between(0, 600),
+          "longest wait, after a new application's grain workers are up, for Kafka to assign this host partitions of "
+          + "its grains' topics before it is reported deployed (until then its requests go through Kafka, ~1 s)")
       .define("deploy.workers.timeout.s", INT, 60, between(1, 3600),
           "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
       .define("deploy.retry.initial.s", INT, 30, between(1, 86_400),
@@ -188,6 +191,7 @@ public final class HostAgent implements AutoCloseable {
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
             Duration.ofSeconds(config.getInt("deploy.retry.max.s"))));
+    deployer.partitionedBy(bridge::hasPartitions, Duration.ofSeconds(config.getInt("deploy.partitions.wait.s")));
     control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
     processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,

@@ -427,6 +427,22 @@ class ApplicationDeployerTest {
   }
 
   @Test
+  void anApplicationIsDeployedOnlyOnceTheBridgeHasItsGrainsPartitions() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    java.util.concurrent.atomic.AtomicBoolean assigned = new java.util.concurrent.atomic.AtomicBoolean();
+    d.partitionedBy(g -> assigned.get(), Duration.ofSeconds(15));
+    putApp("app", 1);
+    startWorkers("app");
+    var done = pool.submit(() -> d.reconcile("app"));
+    await(() -> d.knowsGrain("app", "a"), "the grains are given to the bridge");
+    Thread.sleep(200);
+    assertEquals("deploying", store.state("app"), "not yet: its first requests would go through Kafka");
+    assigned.set(true);
+    done.get(10, TimeUnit.SECONDS);
+    assertEquals("deployed", store.state("app"));
+  }
+
+  @Test
   void aRedeployWhoseNewVersionFailsUndeploysTheApplicationHere() throws Exception {
     ApplicationDeployer d = deployer(ApplicationLimits.defaults());
     putApp("app", 1);

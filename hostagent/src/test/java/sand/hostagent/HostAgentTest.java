@@ -125,6 +125,7 @@ class HostAgentTest {
     settings.put("sandbox.state.dir", tmp.resolve("state").toString());
     settings.put("sockets.dir", tmp.resolve("sockets").toString());
     settings.put("reconcile.ms", Integer.toString(reconcileMs));
+    settings.put("deploy.partitions.wait.s", "0"); // the MockConsumer assigns nothing
     Config config = HostAgent.DEF.parse(Map.of(), settings);
     Config dataConfig = DataLayerSettings.DEF.parse(Map.of(), Map.of("port", "0", "global", "memory"));
     grainConsumer = new PacedConsumer();

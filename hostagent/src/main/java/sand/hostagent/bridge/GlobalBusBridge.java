@@ -136,6 +136,12 @@ public final class GlobalBusBridge implements AutoCloseable {
     return grains.contains(grain);
   }
 
+  /** Whether Kafka has assigned this host a partition of the grain's topic: the gate can take its requests. */
+  public boolean hasPartitions(GrainRef grain) {
+    List<Integer> mine = owned.get(grain.topic());
+    return mine != null && !mine.isEmpty();
+  }
+
   /** The partitions of each grain topic this host owns now, sorted. */
   public Map<String, List<Integer>> ownedPartitions() {
     return owned;
