@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = Path(__file__).resolve().parent / "results"
+# where results go: benchmarks/results (committed), or SAND_BENCH_RESULTS (a smoke run must not overwrite them)
+RESULTS = Path(os.environ.get("SAND_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 SAND_HOME = Path(os.environ.get("SAND_HOME", ROOT / ".sand"))
 BIND = os.environ.get("SAND_BIND", "127.0.0.1")
 KAFKA = f"{BIND}:{os.environ.get('SAND_KAFKA_PORT', '9092')}"
@@ -49,6 +50,7 @@ def machine() -> dict[str, Any]:
         "kernel": platform.release(),
         "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],  # other work on the machine while it ran
     }
 
 

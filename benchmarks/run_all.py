@@ -12,7 +12,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py",
-              "serverlessbench.py"]
+              "serverlessbench.py", "interaction_latency.py", "startup_breakdown.py", "image_pipeline.py"]
 
 
 def main() -> int:

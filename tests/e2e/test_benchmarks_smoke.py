@@ -1,0 +1,49 @@
+"""The paper's experiments cannot rot: each script runs `--quick` against the real system and writes well-formed
+results (into a temporary folder: the committed results stay). No timing is asserted: benchmarks measure, tests
+check that they can."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(script: str, tmp_path: Path, *args: str, timeout: float = 900) -> dict:
+    env = os.environ | {"SAND_BENCH_RESULTS": str(tmp_path)}
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--quick", *args], env=env, cwd=ROOT,
+                       capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    name = script.removesuffix(".py")
+    assert (tmp_path / f"{name}.png").stat().st_size > 0
+    return json.loads((tmp_path / f"{name}.json").read_text())
+
+
+def positive(x: object) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x) and x > 0
+
+
+def test_function_interaction_latency_fig_5c(tmp_path: Path) -> None:
+    r = run("interaction_latency.py", tmp_path)
+    for key in ("sand_p50_ms", "sand_p99_ms", "no_shortcut_p50_ms", "warm_p50_ms", "cold_p50_ms", "ratio_warm",
+                "ratio_cold", "ratio_no_shortcut"):
+        assert positive(r[key]), (key, r)
+    assert all(c["failed"] == 0 and c["n"] > 0 for c in r["cases"].values()), r["cases"]
+    assert r["paper"] == {"ratio_warm": 8.32, "ratio_cold": 562}
+
+
+def test_start_up_breakdown_tc6(tmp_path: Path) -> None:
+    r = run("startup_breakdown.py", tmp_path)
+    for case in ("cold", "warm", "concurrent"):
+        phases = r["sand"][case]
+        assert set(r["phases"]) <= set(phases) and positive(phases["total"]), (case, phases)
+    assert positive(r["warm_baseline"]["later"]["hop"]) and positive(r["cold_baseline"]["later"]["start"])
