@@ -15,7 +15,7 @@ help:
 	@echo "make test      make up, then lint, Java tests (unit + integration) and pytest (unit + e2e)"
 	@echo "make status    one line per component"
 	@echo "make down      stop what make up started"
-	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/)"
+	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/; BENCH=--quick or --full)"
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
 	@echo "make cluster HOSTS=3   SAND on hosts h1..hN of this machine (network namespaces), nginx on :8080"
 	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-start HOST=h2 | make cluster-down"
@@ -82,7 +82,7 @@ demo: up
 	@deploy/demo.sh
 
 bench: up
-	@$(PY) benchmarks/run_all.py
+	@$(PY) benchmarks/run_all.py $(BENCH)
 
 clean: down
 	rm -rf "$(SAND_HOME)" grainworker/_gen target */target

@@ -1,6 +1,6 @@
 """Run every benchmark (what `make bench` does) and print where the results are.
 
-    python benchmarks/run_all.py [--quick]
+    python benchmarks/run_all.py [--quick | --full]
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py",
-              "serverlessbench.py", "interaction_latency.py", "startup_breakdown.py", "image_pipeline.py"]
+              "serverlessbench.py", "interaction_latency.py", "startup_breakdown.py", "memory_platform.py",
+              "image_pipeline.py"]
 
 
 def main() -> int:
@@ -21,9 +22,11 @@ def main() -> int:
     for name in BENCHMARKS:
         if not (HERE / name).exists():
             continue
-        print(f"==> {name} {' '.join(extra)}", flush=True)
+        # --full (paper scale) only where a script has it; the others' default is their full run
+        args = [a for a in extra if a != "--full" or '"--full"' in (HERE / name).read_text()]
+        print(f"==> {name} {' '.join(args)}", flush=True)
         t0 = time.monotonic()
-        rc = subprocess.call([sys.executable, str(HERE / name), *extra])
+        rc = subprocess.call([sys.executable, str(HERE / name), *args])
         print(f"    {name}: {'ok' if rc == 0 else f'FAILED (exit {rc})'} in {time.monotonic() - t0:.0f}s", flush=True)
         if rc:
             failed.append(name)
