@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the SAND sandbox image "$SAND_SANDBOX_IMAGE" (default sand-sandbox) in two cached stages:
-#   a. base  "$SAND_SANDBOX_IMAGE-base:<hash>": a minimal Debian (debootstrap minbase + python3),
+#   a. base  "$SAND_SANDBOX_IMAGE-base:<hash>": a minimal Debian (debootstrap minbase + python3 + imagemagick),
 #            stripped and `docker import`ed. No image can be pulled here, so we make our own.
 #   b. final "$SAND_SANDBOX_IMAGE:<hash>" and ":latest": the base + grainworker/ (the in-sandbox runtime
 #            only: the CLI and client are sandclient/, the emulator sandemu/, neither goes in) + the Python deps
@@ -21,7 +21,8 @@ LOG="$(logfile "$COMP")"
 IMAGE="$SAND_SANDBOX_IMAGE"
 BASE_REPO="${IMAGE}-base"
 SUITE="${SAND_SANDBOX_SUITE:-bookworm}"
-BASE_PACKAGES="python3"
+# imagemagick: its identify is what examples/image-pipeline's entry grain runs (paper §6.6)
+BASE_PACKAGES="python3 imagemagick"
 ARCH="$(dpkg --print-architecture)"
 BUILD="$SAND_HOME/build/sandbox"
 SANDBOX_DIR="deploy/sandbox"     # relative to $SAND_ROOT (hash_of works there)

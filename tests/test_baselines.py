@@ -3,18 +3,23 @@ fakes (no Kafka, no Docker); one e2e test runs both platforms on the real Docker
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import threading
 import time
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from benchmarks.baselines import ColdContainerPlatform, Result, WarmContainerPlatform, cleanup_leftovers
+from benchmarks.baselines import ColdContainerPlatform, Result, WarmContainerPlatform, cleanup_leftovers, zip_action
 from benchmarks.baselines._pool import ContainerPool, PoolTimeout
-from benchmarks.baselines._runtime import SERVER, ActionError, Box, HttpActionConnection
+from benchmarks.baselines._runtime import DATA_DIR_IN_BOX, SERVER, ActionError, Box, DockerRuntime, HttpActionConnection
 from benchmarks.baselines.fakes import FakeBus, FakeRuntime, ManualClock
 
 F1 = """import time
@@ -420,6 +425,142 @@ def test_action_server_reports_code_that_does_not_load(action_server: HttpAction
         action_server.init("x", "1 / 0\n", 5)
 
 
+# ---- zip actions and the data-layer stand-in ------------------------------------------------------------------------
+
+# A zip action as the image pipeline's: an entry module importing a module beside it and a package from packages/,
+# reading a data file next to itself, using the context's data layer.
+ZIP_MAIN = """import json
+from pathlib import Path
+
+import helper
+import tinypkg
+
+SETTING = (Path(__file__).with_name("setting.txt")).read_text().strip()
+
+
+def handle(event, context):
+    key = f"k/{context.get_execution_id()}"
+    context.put(key, json.dumps({"twice": helper.twice(event["x"])}))
+    got = json.loads(context.get(key))
+    context.put(key + "-raw", b"\\xff\\xfe")
+    raw = context.get(key + "-raw")
+    context.delete(key + "-raw")
+    return {"twice": got["twice"], "package": tinypkg.NAME, "setting": SETTING, "grain": context.get_grain_name(),
+            "raw_is_bytes": isinstance(raw, bytes), "gone": context.get(key + "-raw") is None, "key": key}
+"""
+READER = """def handle(event, context):
+    return {"value": context.get(event["key"]), "missing": context.get("no/such/key")}
+"""
+
+
+def _pkgs(tmp_path: Path) -> Path:
+    pkgs = tmp_path / "target"
+    (pkgs / "tinypkg").mkdir(parents=True)
+    (pkgs / "tinypkg" / "__init__.py").write_text('NAME = "tinypkg 1.0"\n')
+    (pkgs / "tinypkg" / "__pycache__").mkdir()
+    (pkgs / "tinypkg" / "__pycache__" / "x.pyc").write_bytes(b"stale")
+    (pkgs / "bin").mkdir()
+    (pkgs / "bin" / "tool").write_text("#!/host/python\n")
+    return pkgs
+
+
+def _zip_of_main(tmp_path: Path) -> bytes:
+    return zip_action({"main_mod.py": ZIP_MAIN.encode(), "helper.py": b"def twice(x):\n    return 2 * x\n",
+                       "setting.txt": b"blue\n"}, packages=_pkgs(tmp_path))
+
+
+def test_zip_action_puts_the_files_at_the_root_and_the_packages_under_packages(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def handle(e, c):\n    return e\n")
+    z = zipfile.ZipFile(io.BytesIO(zip_action({"m.py": tmp_path / "m.py", "w.bin": b"\0\1"},
+                                              packages=_pkgs(tmp_path))))
+    assert sorted(z.namelist()) == ["m.py", "packages/tinypkg/__init__.py", "w.bin"]  # no bin/, no __pycache__
+    assert z.read("w.bin") == b"\0\1" and z.read("m.py").startswith(b"def handle")
+    again = zip_action({"m.py": tmp_path / "m.py", "w.bin": b"\0\1"}, packages=_pkgs(tmp_path / "2"))
+    assert again == zip_action({"w.bin": b"\0\1", "m.py": tmp_path / "m.py"}, packages=_pkgs(tmp_path / "3"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        zip_action({}, packages=tmp_path / "none")
+
+
+@contextlib.contextmanager
+def _server(sock: Path, data_dir: Path | None = None) -> Iterator[HttpActionConnection]:
+    env = {k: v for k, v in os.environ.items() if k != "BASELINE_DATA_DIR"}
+    if data_dir is not None:
+        env["BASELINE_DATA_DIR"] = str(data_dir)
+    proc = subprocess.Popen([sys.executable, str(SERVER), f"unix:{sock}"], env=env, cwd=sock.parent)
+    conn = HttpActionConnection(f"unix:{sock}")
+    try:
+        conn.wait_ready(10)
+        yield conn
+    finally:
+        conn.close()
+        proc.kill()
+        proc.wait(5)
+
+
+def test_action_server_runs_a_zip_action_with_its_modules_packages_data_and_the_data_layer(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    code = base64.b64encode(_zip_of_main(tmp_path)).decode()
+    with _server(tmp_path / "a.sock", data) as a, _server(tmp_path / "b.sock", data) as b:
+        a.init("f", code, 10, binary=True, entry="main_mod")
+        out, start, end = a.run({"x": 21}, "act1", 10)
+        assert out == {"twice": 42, "package": "tinypkg 1.0", "setting": "blue", "grain": "f", "raw_is_bytes": True,
+                       "gone": True, "key": "k/act1"} and 0 < start <= end
+        assert [p.name for p in data.iterdir()] == ["k%2Fact1"]  # one file per key, the key quoted
+        b.init("reader", READER, 10)  # another container of the platform sees the same values
+        assert b.run({"key": "k/act1"}, "act2", 10)[0] == {"value": '{"twice": 42}', "missing": None}
+        with pytest.raises(ActionError, match="more than once"):
+            a.init("f", code, 10, binary=True, entry="main_mod")
+
+
+def test_action_server_zip_errors_and_main_convention(tmp_path: Path) -> None:
+    main_only = base64.b64encode(zip_action({"__main__.py": b"def handle(e, c):\n    return [e, 'main']\n"})).decode()
+    with _server(tmp_path / "a.sock") as a, _server(tmp_path / "b.sock") as b, _server(tmp_path / "c.sock") as c:
+        a.init("m", main_only, 10, binary=True)  # no entry: the zip's __main__.py, as OpenWhisk
+        assert a.run(1, "x", 10)[0] == [1, "main"]
+        with pytest.raises(ActionError, match="ModuleNotFoundError"):
+            b.init("m", main_only, 10, binary=True, entry="nope")
+        c.init("d", "def handle(e, c):\n    c.put('k', 'v')\n", 10)  # a platform without data_layer=True
+        with pytest.raises(ActionError, match="data_layer=True"):
+            c.run(None, "y", 10)
+
+
+def test_deploy_zip_checks_the_archive_and_the_invoker_inits_it_as_binary(fakes, tmp_path: Path) -> None:
+    rt, bus = fakes
+    archive = zip_action({"f.py": b"def handle(event, context):\n    return event * 3\n"})
+    with WarmContainerPlatform(runtime=rt, bus=bus) as p:
+        with pytest.raises(ValueError, match="not a zip"):
+            p.deploy_zip("f", b"PK no", entry="f")
+        with pytest.raises(ValueError, match="has no g.py"):
+            p.deploy_zip("f", archive, entry="g")
+        with pytest.raises(ValueError, match="module name"):
+            p.deploy_zip("f", archive, entry="f-1.py")
+        p.deploy_zip("f", archive, entry="f")
+        p.deploy("g", "def handle(e, c):\n    return e + 1\n")
+        r = p.invoke(["f", "g"], 2, timeout_s=10)
+        assert r.ok and r.output == 7, r.error
+        assert rt.inits == [{"name": "f", "binary": True, "entry": "f"}, {"name": "g", "binary": False, "entry": None}]
+        assert p.invoke(["f"], 1, timeout_s=10).output == 3 and len(rt.inits) == 2  # init once per container
+        assert p.data_dir is None
+
+
+def test_docker_runtime_mounts_the_data_folder_only_when_asked(tmp_path: Path) -> None:
+    made: list[dict] = []
+
+    class Client:
+        class containers:  # noqa: N801 - the SDK's shape
+            @staticmethod
+            def create(image: str, command: list[str], **kw) -> object:
+                made.append(kw)
+                return type("C", (), {"id": "c1"})()
+
+    DockerRuntime(image="i", run_id="r", workdir=tmp_path, client=Client).create("n1", "f")
+    DockerRuntime(image="i", run_id="r", workdir=tmp_path, client=Client, data_dir=tmp_path / "d").create("n2", "f")
+    assert "environment" not in made[0] and len(made[0]["volumes"]) == 1
+    assert made[1]["volumes"][str(tmp_path / "d")] == {"bind": DATA_DIR_IN_BOX, "mode": "rw"}
+    assert made[1]["environment"] == {"BASELINE_DATA_DIR": DATA_DIR_IN_BOX}
+
+
 def test_wait_ready_gives_up_in_time(tmp_path: Path) -> None:
     t0 = time.monotonic()
     with pytest.raises(TimeoutError, match="did not accept"):
@@ -501,4 +642,33 @@ def test_both_platforms_on_docker_and_kafka(platform_class, kafka_bootstrap: str
         assert not [t for t in admin.list_topics() if t.startswith(f"baseline.{run}.")]
     finally:
         admin.close()
+    assert not p.workdir.exists()
+
+
+@pytest.mark.e2e
+def test_zip_actions_share_the_data_layer_stand_in_on_docker(kafka_bootstrap: str, sandbox_image: str,
+                                                             tmp_path: Path) -> None:
+    """Two zip actions in two containers of the image (its uid 1000): the zip unpacked, its packages/ and files
+    found, a value one puts the next gets through the mounted folder; close() removes containers and folder."""
+    import docker
+
+    client = docker.from_env(timeout=60)
+    p = WarmContainerPlatform(bootstrap=kafka_bootstrap, image=sandbox_image, data_layer=True)
+    run = p.run_id
+    try:
+        p.deploy_zip("writer", _zip_of_main(tmp_path), entry="main_mod")
+        p.deploy_zip("reader", zip_action({"reader.py": READER.encode()}), entry="reader")
+        r = p.invoke(["writer"], {"x": 5}, timeout_s=120)
+        assert r.ok, f"{r.error}\n{p.invoker_log()}"
+        assert {k: r.output[k] for k in ("twice", "package", "setting", "grain", "raw_is_bytes", "gone")} == {
+            "twice": 10, "package": "tinypkg 1.0", "setting": "blue", "grain": "writer", "raw_is_bytes": True,
+            "gone": True}
+        assert "init" in r.hops[0].phases
+        read = p.invoke(["reader"], {"key": r.output["key"]}, timeout_s=120)
+        assert read.ok and read.output == {"value": '{"twice": 10}', "missing": None}, read.error
+        assert p.data_dir is not None and [f.name for f in p.data_dir.iterdir()] == [
+            r.output["key"].replace("/", "%2F")]
+    finally:
+        p.close()
+    assert client.containers.list(all=True, filters={"label": f"sand.baseline.run={run}"}) == []
     assert not p.workdir.exists()

@@ -377,3 +377,58 @@ def test_bad_pictures_end_with_an_image_error(emulator: Emulator) -> None:
                              "the picture is not JPEG, PNG, GIF or WebP (it starts with 68656c6c6f2c206e); "
                              "send one of those"}
     assert truncated["error"]["type"] == "ImageError" and truncated["error"]["grain"] == "extract_metadata"
+
+
+# ---- benchmarks/image_pipeline.py (paper Fig 7): its arithmetic, and the pipeline on the warm baseline ------------
+
+def _timings(*durations_ms: float, gap_ms: float = 2.0) -> list[dict[str, Any]]:
+    grains = ["extract_metadata", "verify_metadata", "recognize_objects", "make_thumbnail"]
+    out, t = [], 1_000_000_000
+    for g, d in zip(grains, durations_ms, strict=True):
+        out.append({"grain": g, "start_ns": t, "end_ns": t + int(d * 1e6)})
+        t += int((d + gap_ms) * 1e6)
+    return out
+
+
+def test_the_benchmark_splits_a_run_into_compute_and_overhead() -> None:
+    from benchmarks.image_pipeline import split, summarize
+
+    row = split(150_000_000, {"timings": _timings(20, 1, 80, 30), "objects": [{"label": "a"}, {"label": "b"}]})
+    assert row["total_ms"] == 150 and row["compute_ms"] == 131 and row["overhead_ms"] == 19
+    assert row["between_grains_ms"] == [2, 2, 2] and row["grains_ms"]["recognize_objects"] == 80
+    other = split(170_000_000, {"timings": _timings(20, 1, 90, 30, gap_ms=5)})
+    s = summarize([row, other, split(160_000_000, {"timings": _timings(20, 1, 85, 30)})])
+    assert s["total_ms"] == 160 and s["compute_ms"] == 136 and s["overhead_ms"] == 24 and s["n"] == 3
+    assert (s["overhead_min_ms"], s["overhead_max_ms"]) == (19, 29)
+    with pytest.raises(ValueError, match="timings name"):
+        split(1, {"timings": _timings(1, 1, 1, 1)[::-1]})
+
+
+@pytest.mark.e2e
+@needs_fetch
+def test_the_pipeline_runs_on_the_warm_baseline_as_zip_actions(kafka_bootstrap: str, sandbox_image: str) -> None:
+    """The benchmark's baseline: the four grains as zip actions (packages from pip --target, weights.npz in
+    recognize_objects'), the picture through the data-layer stand-in; the same answer as in the emulator."""
+    import subprocess
+
+    from benchmarks.baselines import WarmContainerPlatform
+    from benchmarks.image_pipeline import GRAINS, image_python, packages, zips
+
+    if subprocess.run(["docker", "run", "--rm", "--network", "none", sandbox_image, "identify", "-version"],
+                      capture_output=True, timeout=120).returncode != 0:
+        pytest.skip(f"{sandbox_image} has no ImageMagick: rebuild it with deploy/sandbox-image.sh")
+    actions = zips(packages(image_python(sandbox_image)))
+    with WarmContainerPlatform(bootstrap=kafka_bootstrap, image=sandbox_image, data_layer=True) as p:
+        for g, archive in actions.items():
+            p.deploy_zip(g, archive, entry=g)
+        r = p.invoke(GRAINS, _request("dog"), timeout_s=300)
+        assert r.ok, f"{r.error}\n{p.invoker_log()}"
+        out = r.output
+        assert out["metadata"]["camera"] == {"make": "Canon", "model": "Canon PowerShot S95"}
+        assert out["objects"][0]["class_id"] == 249 and [t["grain"] for t in out["timings"]] == GRAINS
+        assert (out["thumbnail"]["width"], out["thumbnail"]["height"]) == (250, 188)
+        assert p.data_dir is not None
+        left = sorted(f.name.split("%2F")[0] for f in p.data_dir.iterdir())
+        assert left == ["metadata", "thumbnail"]  # the picture itself deleted by make_thumbnail
+        again = p.invoke(GRAINS, _request("eagle"), timeout_s=120)
+        assert again.ok and again.output["objects"][0]["label"] == "bald eagle", again.error

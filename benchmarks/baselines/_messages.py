@@ -9,7 +9,8 @@ Messages are JSON objects with a ``type``:
   ready       {"type": "ready", "pid"}          the invoker is consuming (sent once at its start)
 
 The code of function F, revision R, is the file ``<workdir>/actions/F.R.py`` (the stand-in for OpenWhisk's
-action store, CouchDB): deploy() writes it, the invoker reads it once per revision.
+action store, CouchDB): deploy() writes it, the invoker reads it once per revision. A zip action (deploy_zip()) is
+``F.R.zip`` with ``F.R.json`` beside it ({"entry": <module>}); the invoker reads both at each container's /init.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["activations_topic", "code_path", "completions_topic", "decode", "encode"]
+__all__ = ["activations_topic", "code_path", "completions_topic", "decode", "encode", "manifest_path", "zip_path"]
 
 
 def activations_topic(run_id: str) -> str:
@@ -31,6 +32,15 @@ def completions_topic(run_id: str) -> str:
 
 def code_path(workdir: Path, function: str, revision: int) -> Path:
     return Path(workdir) / "actions" / f"{function}.{revision}.py"
+
+
+def zip_path(workdir: Path, function: str, revision: int) -> Path:
+    return Path(workdir) / "actions" / f"{function}.{revision}.zip"
+
+
+def manifest_path(workdir: Path, function: str, revision: int) -> Path:
+    """A zip action's manifest, {"entry": <module>}; written after its zip, so its presence says the zip is whole."""
+    return Path(workdir) / "actions" / f"{function}.{revision}.json"
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import io
 import json
 import logging
 import os
@@ -18,13 +19,14 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from benchmarks.baselines._bus import TOPIC_PREFIX, Bus, KafkaBus
 from benchmarks.baselines._controller import Controller
 from benchmarks.baselines._invoker import Invoker
-from benchmarks.baselines._messages import activations_topic, code_path, completions_topic
+from benchmarks.baselines._messages import activations_topic, code_path, completions_topic, manifest_path, zip_path
 from benchmarks.baselines._pool import ContainerPool
 from benchmarks.baselines._result import Result
 from benchmarks.baselines._runtime import LABEL_COMPONENT, LABEL_PID, ContainerRuntime, DockerRuntime
@@ -45,7 +47,7 @@ class _ContainerPlatform:
                  idle_timeout_s: float | None = 600.0, pause_after_s: float | None = 0.05,
                  memory_mb: int | None = 256, transport: str = "tcp", invoker: str | None = None,
                  max_containers: int | None = None, action_timeout_s: float = 60.0, start_timeout_s: float = 60.0,
-                 runtime: ContainerRuntime | None = None, bus: Bus | None = None) -> None:
+                 data_layer: bool = False, runtime: ContainerRuntime | None = None, bus: Bus | None = None) -> None:
         if invoker not in (None, "process", "thread"):
             raise ValueError(f"invoker must be 'process' or 'thread', not {invoker!r}")
         if invoker == "process" and (runtime is not None or bus is not None):
@@ -65,15 +67,24 @@ class _ContainerPlatform:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{self.run_id}-"))
         self.workdir.chmod(0o755)
         (self.workdir / "actions").mkdir()
+        # data_layer: a stand-in for SAND's data layer (these platforms have none): one host folder, mounted into every
+        # container, where the action server's context keeps put/get/delete values as files
+        self.data_dir: Path | None = None
+        if data_layer:
+            self.data_dir = self.workdir / "data"
+            self.data_dir.mkdir()
+            self.data_dir.chmod(0o777)  # the image's user (uid 1000) writes there
         self.settings = {"bootstrap": bootstrap, "image": image, "idle_timeout_s": idle_timeout_s,
                          "pause_after_s": pause_after_s if self.reuse else None, "memory_mb": memory_mb,
                          "transport": transport, "max_containers": max_containers, "reuse": self.reuse,
-                         "action_timeout_s": action_timeout_s}
+                         "action_timeout_s": action_timeout_s,
+                         "data_dir": str(self.data_dir) if self.data_dir is not None else None}
         atexit.register(self.close)
         try:
             self.bus = bus if bus is not None else KafkaBus(bootstrap)
             self.runtime = runtime if runtime is not None else DockerRuntime(
-                image=image, run_id=self.run_id, workdir=self.workdir, memory_mb=memory_mb, transport=transport)
+                image=image, run_id=self.run_id, workdir=self.workdir, memory_mb=memory_mb, transport=transport,
+                data_dir=self.data_dir)
             self.bus.create_topics(self._topics, 30)
             self._topics_created = True
             self._controller = Controller(self.bus, activations_topic=self._topics[0],
@@ -147,6 +158,35 @@ class _ContainerPlatform:
         tmp.write_text(source)
         tmp.chmod(0o644)
         tmp.rename(path)
+        self._revisions[name] = rev
+
+    def deploy_zip(self, name: str, archive: bytes, entry: str) -> None:
+        """Make function ``name`` callable from a zip action, as OpenWhisk's zip actions: ``archive`` holds the
+        function's files at its root (module ``entry``, i.e. ``<entry>.py`` or ``<entry>/__init__.py``, defines
+        handle(event, context); other modules and data files beside it) and, optionally, a ``packages/`` folder of
+        what ``pip install --target`` made for the container's Python (``zip_action()`` builds one). In the
+        container the zip is unpacked into a new folder, which goes first on sys.path with its packages/ after it.
+        A new revision, as deploy()."""
+        self._check_open()
+        if not NAME.match(name):
+            raise ValueError(f"function name {name!r} must match {NAME.pattern}")
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$", entry):
+            raise ValueError(f"entry {entry!r} must be a module name (e.g. 'main' for main.py)")
+        try:
+            with zipfile.ZipFile(io.BytesIO(archive)) as z:
+                names = set(z.namelist())
+        except zipfile.BadZipFile as e:
+            raise ValueError(f"the archive of {name} is not a zip ({e})") from e
+        module = entry.replace(".", "/")
+        if f"{module}.py" not in names and f"{module}/__init__.py" not in names:
+            raise ValueError(f"the zip of {name} has no {module}.py (nor {module}/__init__.py) for entry {entry!r}")
+        rev = self._revisions.get(name, 0) + 1
+        for path, data in ((zip_path(self.workdir, name, rev), archive),
+                           (manifest_path(self.workdir, name, rev), json.dumps({"entry": entry}).encode())):
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_bytes(data)
+            tmp.chmod(0o644)
+            tmp.rename(path)  # the manifest last: the invoker takes the action as deployed once it is there
         self._revisions[name] = rev
 
     def invoke(self, sequence: list[str], value: Any, timeout_s: float = 60) -> Result:

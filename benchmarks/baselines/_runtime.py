@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["ActionConnection", "ActionError", "Box", "ContainerRuntime", "DockerRuntime", "HttpActionConnection",
-           "LABEL_COMPONENT", "LABEL_PID", "LABEL_RUN", "cgroup_memory_bytes"]
+__all__ = ["DATA_DIR_IN_BOX", "ActionConnection", "ActionError", "Box", "ContainerRuntime", "DockerRuntime",
+           "HttpActionConnection", "LABEL_COMPONENT", "LABEL_PID", "LABEL_RUN", "cgroup_memory_bytes"]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,7 @@ LABEL_PID = "sand.baseline.pid"      # the process that created it: leftovers of
 SERVER = Path(__file__).resolve().parent / "_action_server.py"
 SERVER_IN_BOX = "/opt/baseline/action_server.py"
 SOCKET_DIR_IN_BOX = "/run/action"
+DATA_DIR_IN_BOX = "/run/baseline-data"  # the data-layer stand-in's folder (data_layer=True), BASELINE_DATA_DIR
 TCP_PORT = 8080
 
 
@@ -55,7 +56,8 @@ class Box:
 
 
 class ActionConnection(Protocol):
-    def init(self, name: str, code: str, timeout_s: float) -> None: ...
+    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
+             entry: str | None = None) -> None: ...
     def run(self, value: Any, activation_id: str, timeout_s: float) -> tuple[Any, int, int]: ...
     def close(self) -> None: ...
 
@@ -133,8 +135,13 @@ class HttpActionConnection:
         except ValueError:
             return r.status, {"error": f"the action server's answer is not JSON: {data[:200]!r}"}
 
-    def init(self, name: str, code: str, timeout_s: float) -> None:
-        status, body = self._post("/init", {"value": {"name": name, "main": "handle", "code": code}}, timeout_s)
+    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
+             entry: str | None = None) -> None:
+        """Load the function: Python source, or (binary) a zip, base64, whose module ``entry`` defines handle."""
+        value: dict[str, Any] = {"name": name, "main": "handle", "code": code}
+        if binary:
+            value |= {"binary": True, "entry": entry}
+        status, body = self._post("/init", {"value": value}, timeout_s)
         if status != 200:
             raise ActionError(str(body.get("error", body)), status=status)
 
@@ -183,10 +190,12 @@ class DockerRuntime:
 
     transport "unix": no network (SAND's sandbox setting, ``network_mode=none``); the server listens on a Unix
     socket in a per-container host folder bind-mounted at /run/action. transport "tcp": the container on Docker's
-    ``bridge`` network, the server on port 8080 of the container's IP (what OpenWhisk does)."""
+    ``bridge`` network, the server on port 8080 of the container's IP (what OpenWhisk does). ``data_dir``: a host
+    folder bind-mounted (read-write) into every container, the action server's data-layer stand-in."""
 
     def __init__(self, *, image: str, run_id: str, workdir: Path, memory_mb: int | None = 256,
-                 transport: str = "tcp", client: Any = None, docker_timeout_s: float = 60.0) -> None:
+                 transport: str = "tcp", client: Any = None, docker_timeout_s: float = 60.0,
+                 data_dir: Path | str | None = None) -> None:
         if transport not in ("unix", "tcp"):
             raise ValueError(f"transport must be 'unix' or 'tcp', not {transport!r}")
         if memory_mb is not None and memory_mb < 6:
@@ -198,6 +207,7 @@ class DockerRuntime:
         self.client = client
         self.image, self.run_id, self.workdir = image, run_id, Path(workdir)
         self.memory_mb, self.transport = memory_mb, transport
+        self.data_dir = Path(data_dir) if data_dir is not None else None
         self.labels = {LABEL_COMPONENT: "baseline", LABEL_RUN: run_id, LABEL_PID: str(os.getpid())}
 
     def create(self, name: str, function: str) -> Box:
@@ -212,14 +222,17 @@ class DockerRuntime:
             box.address = f"unix:{box.folder}/action.sock"
         else:
             listen = f"tcp:0.0.0.0:{TCP_PORT}"
-        limits: dict[str, Any] = {}
+        options: dict[str, Any] = {}
         if self.memory_mb is not None:
-            limits = {"mem_limit": f"{self.memory_mb}m", "memswap_limit": f"{self.memory_mb}m"}
+            options = {"mem_limit": f"{self.memory_mb}m", "memswap_limit": f"{self.memory_mb}m"}
+        if self.data_dir is not None:
+            volumes[str(self.data_dir)] = {"bind": DATA_DIR_IN_BOX, "mode": "rw"}
+            options["environment"] = {"BASELINE_DATA_DIR": DATA_DIR_IN_BOX}
         c = self.client.containers.create(
             self.image, ["python3", SERVER_IN_BOX, listen], name=name,
             labels=self.labels | {"sand.baseline.fn": function},
             network_mode="none" if self.transport == "unix" else "bridge", volumes=volumes, detach=True,
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], **limits)
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], **options)
         box.id = c.id
         box.extra["container"] = c
         return box

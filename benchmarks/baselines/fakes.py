@@ -6,8 +6,11 @@ package): a platform built with them runs its controller, invoker and pool for r
 
 from __future__ import annotations
 
+import base64
+import io
 import threading
 import time
+import zipfile
 from typing import Any
 
 from benchmarks.baselines._runtime import ActionError, Box
@@ -107,11 +110,16 @@ class FakeConnection:
         self._runtime, self._box = runtime, box
         self._main: Any = None
 
-    def init(self, name: str, code: str, timeout_s: float) -> None:
+    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
+             entry: str | None = None) -> None:
         if self._main is not None:
             raise ActionError("Cannot initialize the action more than once.", status=403)
         ns: dict[str, Any] = {"__name__": f"action_{name}"}
+        self._runtime.inits.append({"name": name, "binary": binary, "entry": entry})
         try:
+            if binary:  # a zip action: only its entry module runs here (no sys.path, no packages: a fake)
+                with zipfile.ZipFile(io.BytesIO(base64.b64decode(code))) as z:
+                    code = z.read(f"{(entry or '__main__').replace('.', '/')}.py").decode()
             exec(compile(code, f"{name}.py", "exec"), ns)  # noqa: S102 - the test's own code
         except Exception as e:  # noqa: BLE001
             raise ActionError(f"init failed: {e}", status=502) from e
@@ -140,6 +148,7 @@ class FakeRuntime:
         self.lock = threading.Lock()
         self.state: dict[str, str] = {}       # name -> created | running | paused
         self.calls: list[tuple[str, str]] = []
+        self.inits: list[dict[str, Any]] = []  # per /init: name, binary, entry
         self.fail: set[str] = set()
         self.memory_per_container = 10 * 2**20
 

@@ -47,3 +47,12 @@ def test_start_up_breakdown_tc6(tmp_path: Path) -> None:
         phases = r["sand"][case]
         assert set(r["phases"]) <= set(phases) and positive(phases["total"]), (case, phases)
     assert positive(r["warm_baseline"]["later"]["hop"]) and positive(r["cold_baseline"]["later"]["start"])
+
+
+def test_image_pipeline_fig_7(tmp_path: Path) -> None:
+    fetch = subprocess.run(["bash", str(ROOT / "examples/image-pipeline/fetch.sh")], capture_output=True, text=True,
+                           timeout=900)
+    assert fetch.returncode == 0, fetch.stdout[-2000:] + fetch.stderr[-2000:]
+    r = run("image_pipeline.py", tmp_path, "--skip-nopause", timeout=1800)
+    for key in ("sand_overhead_ms", "warm_overhead_ms", "overhead_ratio", "sand_total_ms", "warm_total_ms"):
+        assert positive(r[key]), (key, r)
