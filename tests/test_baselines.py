@@ -385,10 +385,12 @@ def test_cold_platform_uses_a_new_container_for_every_call(fakes) -> None:
 
 # ---- the action server (the real one, on the host, over a Unix socket) --------------------------------------------
 
-@pytest.fixture
-def action_server(tmp_path: Path):
-    sock = tmp_path / "a.sock"
-    proc = subprocess.Popen([sys.executable, str(SERVER), f"unix:{sock}"])
+@contextlib.contextmanager
+def _server(sock: Path, data_dir: Path | None = None) -> Iterator[HttpActionConnection]:
+    env = {k: v for k, v in os.environ.items() if k != "BASELINE_DATA_DIR"}
+    if data_dir is not None:
+        env["BASELINE_DATA_DIR"] = str(data_dir)
+    proc = subprocess.Popen([sys.executable, str(SERVER), f"unix:{sock}"], env=env, cwd=sock.parent)
     conn = HttpActionConnection(f"unix:{sock}")
     try:
         conn.wait_ready(10)
@@ -397,6 +399,12 @@ def action_server(tmp_path: Path):
         conn.close()
         proc.kill()
         proc.wait(5)
+
+
+@pytest.fixture
+def action_server(tmp_path: Path) -> Iterator[HttpActionConnection]:
+    with _server(tmp_path / "a.sock") as conn:
+        yield conn
 
 
 def test_action_server_init_once_then_run(action_server: HttpActionConnection) -> None:
@@ -479,22 +487,6 @@ def test_zip_action_puts_the_files_at_the_root_and_the_packages_under_packages(t
     assert again == zip_action({"w.bin": b"\0\1", "m.py": tmp_path / "m.py"}, packages=_pkgs(tmp_path / "3"))
     with pytest.raises(FileNotFoundError, match="does not exist"):
         zip_action({}, packages=tmp_path / "none")
-
-
-@contextlib.contextmanager
-def _server(sock: Path, data_dir: Path | None = None) -> Iterator[HttpActionConnection]:
-    env = {k: v for k, v in os.environ.items() if k != "BASELINE_DATA_DIR"}
-    if data_dir is not None:
-        env["BASELINE_DATA_DIR"] = str(data_dir)
-    proc = subprocess.Popen([sys.executable, str(SERVER), f"unix:{sock}"], env=env, cwd=sock.parent)
-    conn = HttpActionConnection(f"unix:{sock}")
-    try:
-        conn.wait_ready(10)
-        yield conn
-    finally:
-        conn.close()
-        proc.kill()
-        proc.wait(5)
 
 
 def test_action_server_runs_a_zip_action_with_its_modules_packages_data_and_the_data_layer(tmp_path: Path) -> None:

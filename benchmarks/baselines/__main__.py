@@ -22,20 +22,8 @@ from typing import Any
 
 from benchmarks._common import KAFKA, percentile, summary_ms
 from benchmarks.baselines import ColdContainerPlatform, Result, WarmContainerPlatform
+from benchmarks.interaction_latency import F1, F2  # Fig 5c's two functions
 
-F1 = """import time
-
-
-def handle(event, context):
-    return {"f1_end_ns": time.time_ns()}
-"""
-F2 = """import time
-
-
-def handle(event, context):
-    start = time.time_ns()
-    return {"f1_end_ns": event["f1_end_ns"], "f2_start_ns": start}
-"""
 PHASES = ["kafka_to_invoker", "acquire", "create", "start", "unpause", "ready", "init", "run", "handler",
           "kafka_to_controller", "hop"]
 
