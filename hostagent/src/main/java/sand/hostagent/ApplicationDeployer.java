@@ -279,10 +279,7 @@ final class ApplicationDeployer implements AutoCloseable {
     }
     // Done with this version either way: a failed update is not tried again (its code would fail the same way)
     // until the next deploy or update.
-    Map<String, String> runs = new TreeMap<>(current.code());
-    if (failure == null) {
-      changed.forEach(r -> runs.put(r, fingerprint(code).get(r)));
-    }
+    Map<String, String> runs = failure == null ? fingerprint(code) : current.code();
     running.put(appId, current.withVersion(app.version(), runs));
     failures.remove(appId);
     String error = failure == null ? null : "the update to version " + app.version() + " failed: " + failure
