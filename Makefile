@@ -55,6 +55,7 @@ test-unit: install
 	@echo "==> Java unit tests"
 	@$(MVN) test
 	@echo "==> Python unit tests"
+	@examples/image-pipeline/fetch.sh
 	@$(PY) -m pytest -q -m "not e2e"
 
 test-e2e: up
@@ -69,6 +70,7 @@ test: up lint
 	@echo "==> Java tests, unit and integration (against the running system)"
 	@$(MVN) -Dsand.it=true test
 	@echo "==> Python tests, unit and end-to-end (against the running system)"
+	@examples/image-pipeline/fetch.sh
 	@$(PY) -m pytest -q -m "not cluster"
 	@$(MAKE) --no-print-directory down
 	@$(MAKE) --no-print-directory test-cluster
@@ -82,6 +84,7 @@ demo: up
 	@deploy/demo.sh
 
 bench: up
+	@examples/image-pipeline/fetch.sh
 	@$(PY) benchmarks/run_all.py $(BENCH)
 
 clean: down

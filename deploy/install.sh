@@ -22,7 +22,8 @@ run_logged() {
 }
 
 # ---- 1. apt packages ----------------------------------------------------------------------------
-APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates)
+# imagemagick: the image-pipeline example's grains call identify/convert (its emulator tests run on this host too)
+APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick)
 command -v mvn >/dev/null || APT_PACKAGES+=(maven)
 command -v javac >/dev/null || APT_PACKAGES+=(openjdk-17-jdk-headless)
 missing=()
