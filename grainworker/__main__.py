@@ -89,6 +89,12 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
         grain = workflow.grain(grain_name)
     except (OSError, WorkflowError) as e:
         print(f"Error: {e}", file=sys.stderr)
+        if isinstance(e, WorkflowError):  # the deploy fails saying why (an ASL rule the platform's side left here)
+            try:
+                report_worker(bus, credential, app, grain_name, "load-failed", f"workflow: {e}")
+            except Exception as r:  # noqa: BLE001 - the line above says it all
+                log.warning("could not report the workflow error: %s", r)
+            return EXIT_LOAD_FAILED
         return 2
     # a set is the supervisor's, exactly (empty: no local shortcut); the command line's "" means every grain
     local = local_grains if isinstance(local_grains, frozenset) else (
@@ -99,7 +105,13 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
         credential=credential, max_concurrency=concurrency, timeout_s=timeout_s, memory_mb=memory_mb,
         standby=standby,
     )
-    handler, load_error = load_grain(code, grain.code)
+    if grain.asl is None:
+        handler, load_error = load_grain(code, grain.code)
+    else:  # an Amazon States Language state: built-in code, around the uploaded grain a Task names
+        from grainworker import aslrun
+
+        task, load_error = load_grain(code, grain.code) if grain.code else (None, "")
+        handler = aslrun.make_handler(workflow, grain_name, task)
     if load_error:
         # The deploy fails with this (the host agent hears it before the deploy's wait for pollers ends: this worker
         # never polls); the supervisor restarts the worker, in case what failed was passing.

@@ -28,11 +28,22 @@ DEFAULT_TIMEOUT_S = float(RULES["application_settings"]["timeout_s"]["default"])
 NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
 FIELDS = frozenset(_WORKFLOW["function_fields"])
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "Grain", "Workflow", "WorkflowError", "parse_workflow"]
+__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "AslState", "Grain", "Workflow", "WorkflowError",
+           "is_asl", "parse_asl", "parse_workflow"]
 
 
 class WorkflowError(ValueError):
     """A workflow description that cannot run; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class AslState:
+    """What the grain of an Amazon States Language state needs at run time (grainworker/aslrun.py)."""
+
+    name: str                  # the state's name in its machine
+    state: dict[str, Any]      # its definition
+    names: dict[str, str]      # state name -> grain, for the states of its machine (its Next, Default, Catch targets)
+    nested: tuple[str, ...] = ()  # Parallel: the first grain of each branch; Map: the first grain of its iterator
 
 
 @dataclass(frozen=True)
@@ -41,10 +52,13 @@ class Grain:
     next: tuple[str, ...] = ()
     potential_next: tuple[str, ...] = ()
     resource: str = ""
+    asl: AslState | None = None
 
     @property
     def code(self) -> str:
-        """The name of the code this grain runs."""
+        """The name of the code this grain runs ("": an ASL state other than Task, which runs built-in code)."""
+        if self.asl is not None:
+            return self.resource
         return self.resource or self.name
 
 
@@ -53,6 +67,7 @@ class Workflow:
     name: str
     entry: str
     grains: dict[str, Grain] = field(default_factory=dict)
+    asl: dict[str, Any] | None = None  # the Amazon States Language description it was made from, if any
 
     def grain(self, name: str) -> Grain:
         try:
@@ -61,6 +76,8 @@ class Workflow:
             raise WorkflowError(f"workflow '{self.name}' has no grain '{name}'") from None
 
     def to_json(self) -> dict[str, Any]:
+        if self.asl is not None:
+            return self.asl
         return {
             "name": self.name,
             "entry": self.entry,
@@ -100,6 +117,8 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         doc = source
     if not isinstance(doc, dict):
         raise WorkflowError("workflow must be a JSON object with name, entry and functions")
+    if is_asl(doc):
+        return parse_asl(doc)
     name = doc.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise WorkflowError(f"workflow name {_show(name)} is missing or invalid: use letters, digits, '_', '.', '-'")
@@ -154,3 +173,75 @@ def _reaches_end(entry: str, grains: dict[str, Grain]) -> bool:
                 seen.add(t)
                 todo.append(t)
     return False
+
+
+# ---- Amazon States Language (docs/workflows.md)
+_OUTSIDE = re.compile(r"[^A-Za-z0-9_.-]")
+_MAX_BASE = 100
+
+
+def is_asl(doc: Any) -> bool:
+    """KNIX's rule: a description with ``StartAt`` and a ``States`` object is Amazon States Language."""
+    return isinstance(doc, dict) and "StartAt" in doc and isinstance(doc.get("States"), dict)
+
+
+def _base(state: str) -> str:
+    s = _OUTSIDE.sub("_", state)
+    if not s or not (s[0].isascii() and s[0].isalnum()):
+        s = "s_" + s
+    return s[:_MAX_BASE]
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    n, k = name, 2
+    while n in taken or n == END:
+        n, k = f"{name}_{k}", k + 1
+    taken.add(n)
+    return n
+
+
+def parse_asl(doc: dict[str, Any]) -> Workflow:
+    """An ASL state machine as grains: every state (and every state of its Parallel branches and Map iterators) is a
+    grain named after it (the naming of contracts/.../AslWorkflow.java, character for character); a Task runs the
+    grain its Resource names, the others built-in code. Every grain may send to every other and to 'end': the
+    runtime decides per event. The machine is validated first (grainworker/asl.py: errors name state and field)."""
+    from grainworker import asl  # only ASL workflows need it
+
+    try:
+        asl.validate(doc)
+    except asl.AslError as e:
+        raise WorkflowError(str(e)) from None
+    grains: dict[str, tuple[str, AslState]] = {}
+    entry = _flatten(doc, "", "", set(), grains)
+    everything = (*grains, END)
+    name = doc.get("name")
+    return Workflow(name if isinstance(name, str) and NAME_RE.match(name) else "asl", entry,
+                    {g: Grain(g, (), everything, resource, st) for g, (resource, st) in grains.items()}, doc)
+
+
+def _flatten(machine: dict[str, Any], prefix: str, where: str, taken: set[str],
+             out: dict[str, tuple[str, AslState]]) -> str:
+    states: dict[str, Any] = machine["States"]
+    names = {s: _unique(prefix + _base(s), taken) for s in states}
+    for s, grain in names.items():
+        if not NAME_RE.match(grain):
+            raise WorkflowError(f"{where}States.{s}: nested too deep for a grain name ({len(grain)} characters; at "
+                                "most 128)")
+        resource = states[s].get("Resource")
+        if states[s].get("Type") == "Task" and not (isinstance(resource, str) and NAME_RE.match(resource)):
+            raise WorkflowError(f"{where}States.{s}.Resource: must name an uploaded grain (letters, digits, '_', '.', "
+                                f"'-'), got {'nothing' if resource is None else _show(resource)}")
+        out[grain] = ("", AslState(s, states[s], names))  # its place in the order; filled in below
+    nested: dict[str, tuple[str, ...]] = {}
+    for s, st in states.items():
+        here = f"{where}States.{s}."
+        if st.get("Type") == "Parallel":
+            nested[s] = tuple(_flatten(b, f"{names[s]}.b{i}.", f"{here}Branches[{i}].", taken, out)
+                              for i, b in enumerate(st["Branches"]))
+        elif st.get("Type") == "Map":
+            field_name = "ItemProcessor" if "ItemProcessor" in st else "Iterator"
+            nested[s] = (_flatten(st[field_name], f"{names[s]}.it.", f"{here}{field_name}.", taken, out),)
+    for s, st in states.items():
+        resource = st["Resource"] if st.get("Type") == "Task" else ""
+        out[names[s]] = (resource, AslState(s, st, names, nested.get(s, ())))
+    return names[machine["StartAt"]]

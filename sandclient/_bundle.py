@@ -65,8 +65,9 @@ def _zip(d: Path, files: list[Path]) -> bytes:
 def bundle(app_dir: str | Path, wf: Workflow) -> list[Upload]:
     """The uploads for every resource the workflow names, the entry grain's resource first."""
     d = Path(app_dir)
-    entry = wf.grain(wf.entry).code
-    resources = [entry] + sorted({g.code for g in wf.grains.values()} - {entry})
+    codes = [g.code for g in wf.grains.values() if g.code]  # "": an ASL state that runs built-in code
+    entry = wf.grain(wf.entry).code or (codes[0] if codes else "")
+    resources = ([entry] if entry else []) + sorted(set(codes) - {entry})
     own: dict[str, list[Path]] = {}
     for r in resources:
         if (d / f"{r}.py").is_file():

@@ -59,7 +59,7 @@ def load_app(app_dir: str | Path) -> Workflow:
     except WorkflowError as e:
         raise EmulatorError(f"{wf_file}: {e}") from None
     for g in wf.grains.values():
-        if not (d / f"{g.code}.py").is_file():
+        if g.code and not (d / f"{g.code}.py").is_file():  # no code: an ASL state that runs built-in code
             raise EmulatorError(f"grain {g.name!r} runs code {g.code!r} but {d / (g.code + '.py')} does not exist")
     return wf
 

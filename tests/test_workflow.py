@@ -75,3 +75,22 @@ def test_rules_come_from_the_contracts_declaration() -> None:
     assert DEFAULT_CONCURRENCY == declared["application_settings"]["concurrency"]["default"]
     assert DEFAULT_TIMEOUT_S == declared["application_settings"]["timeout_s"]["default"]
     assert END == declared["workflow"]["end"]
+
+
+ASL_GRAINS = json.loads((ROOT / "contracts" / "src" / "test" / "resources" / "asl-grains.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", ASL_GRAINS, ids=[str(i) for i in range(len(ASL_GRAINS))])
+def test_asl_machines_make_the_same_grains_as_java(case: dict) -> None:
+    """contracts' AslWorkflowTest runs the same file: the grain names the host agent starts workers for are the
+    ones the sandbox's runtime routes to."""
+    w = parse_workflow(case["doc"])
+    assert w.entry == case["entry"]
+    assert [[g.name, g.code] for g in w.grains.values()] == case["grains"]
+    assert all(set(g.potential_next) == {*w.grains, END} and not g.next for g in w.grains.values())
+    assert w.to_json() == case["doc"], "the machine itself is what the sandbox is given"
+
+
+def test_asl_structure_errors_say_state_and_field() -> None:
+    with pytest.raises(WorkflowError, match=r"^States.T.Resource: must name an uploaded grain .*got \"bad name\""):
+        parse_workflow({"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": "bad name", "End": True}}})

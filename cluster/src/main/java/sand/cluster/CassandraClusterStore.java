@@ -388,4 +388,34 @@ public final class CassandraClusterStore implements ClusterStore {
   public void close() {
     session.close();
   }
+
+  @Override
+  public boolean claimKnixRecord(KnixRecord record) {
+    return frontend.claimKnixRecord(record);
+  }
+
+  @Override
+  public void putKnixRecord(KnixRecord record) {
+    frontend.putKnixRecord(record);
+  }
+
+  @Override
+  public Optional<KnixRecord> knixRecord(String scope, String kind, String id) {
+    return frontend.knixRecord(scope, kind, id);
+  }
+
+  @Override
+  public List<KnixRecord> knixRecords(String scope, String kind) {
+    return frontend.knixRecords(scope, kind);
+  }
+
+  @Override
+  public void deleteKnixRecord(String scope, String kind, String id) {
+    frontend.deleteKnixRecord(scope, kind, id);
+  }
+
+  @Override
+  public void deleteKnixRecords(String scope, String kind) {
+    frontend.deleteKnixRecords(scope, kind);
+  }
 }

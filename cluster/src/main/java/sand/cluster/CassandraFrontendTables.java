@@ -14,6 +14,7 @@ import sand.cluster.FrontendTables.AppName;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.FrontendTables.FrontendInfo;
 import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.FrontendTables.KnixRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 
 /**
@@ -52,6 +53,12 @@ final class CassandraFrontendTables {
   private final PreparedStatement finishExecution;
   private final PreparedStatement frontendHeartbeat;
   private final PreparedStatement allFrontends;
+  private final PreparedStatement claimKnix;
+  private final PreparedStatement putKnix;
+  private final PreparedStatement getKnix;
+  private final PreparedStatement listKnix;
+  private final PreparedStatement deleteKnix;
+  private final PreparedStatement deleteAllKnix;
 
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
@@ -71,6 +78,9 @@ final class CassandraFrontendTables {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".executions (execution_id text PRIMARY KEY, app_id text, "
         + "owner text, status text, result text, error text, started timestamp, finished timestamp, "
         + "frontend text, timings text)");
+    // the KNIX door's records (FrontendTables.KnixRecord): one partition per (scope, kind)
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".knix_records (scope text, kind text, id text, value blob, "
+        + "PRIMARY KEY ((scope, kind), id))");
     try { // tables created before executions had timings
       s.execute("ALTER TABLE " + ks + ".executions ADD timings text");
     } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
@@ -81,6 +91,13 @@ final class CassandraFrontendTables {
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
     frontendHeartbeat = session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
+    claimKnix = session.prepare("INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?) "
+        + "IF NOT EXISTS");
+    putKnix = session.prepare("INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?)");
+    getKnix = session.prepare("SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
+    listKnix = session.prepare("SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
+    deleteKnix = session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
+    deleteAllKnix = session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
     allFrontends = session.prepare("SELECT frontend_id, heartbeat FROM " + ks + ".frontends");
     putAccount = session.prepare("INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
         + "IF NOT EXISTS");
@@ -288,5 +305,43 @@ final class CassandraFrontendTables {
       out.add(new FrontendInfo(r.getString("frontend_id"), r.getInstant("heartbeat")));
     }
     return out;
+  }
+
+  boolean claimKnixRecord(KnixRecord r) {
+    return session.execute(claimKnix.bind(r.scope(), r.kind(), r.id(), ByteBuffer.wrap(r.value()))).wasApplied();
+  }
+
+  void putKnixRecord(KnixRecord r) {
+    session.execute(putKnix.bind(r.scope(), r.kind(), r.id(), ByteBuffer.wrap(r.value())));
+  }
+
+  Optional<KnixRecord> knixRecord(String scope, String kind, String id) {
+    Row r = session.execute(getKnix.bind(scope, kind, id)).one();
+    return r == null ? Optional.empty() : Optional.of(knix(scope, kind, r));
+  }
+
+  List<KnixRecord> knixRecords(String scope, String kind) {
+    List<KnixRecord> out = new ArrayList<>();
+    for (Row r : session.execute(listKnix.bind(scope, kind))) {
+      out.add(knix(scope, kind, r));
+    }
+    return out;
+  }
+
+  void deleteKnixRecord(String scope, String kind, String id) {
+    session.execute(deleteKnix.bind(scope, kind, id));
+  }
+
+  void deleteKnixRecords(String scope, String kind) {
+    session.execute(deleteAllKnix.bind(scope, kind));
+  }
+
+  private static KnixRecord knix(String scope, String kind, Row r) {
+    ByteBuffer b = r.getByteBuffer("value");
+    byte[] value = new byte[b == null ? 0 : b.remaining()];
+    if (b != null) {
+      b.duplicate().get(value);
+    }
+    return new KnixRecord(scope, kind, r.getString("id"), value);
   }
 }

@@ -148,4 +148,26 @@ public interface FrontendTables {
     startExecution(started, ttl);
     endExecution(started.executionId(), status, result, error, finished, timings, rank, ttl);
   }
+
+  /**
+   * A record of the KNIX compatibility door (docs/knix.md): a KNIX login by e-mail, a function or workflow by its
+   * KNIX id, a chunk of an uploaded zip. {@code scope} is "login" or the SAND account; {@code value} is the door's
+   * own encoding (JSON, or a chunk's bytes).
+   */
+  record KnixRecord(String scope, String kind, String id, byte[] value) {}
+
+  /** Store a record unless (scope, kind, id) exists; false when it does (a lightweight transaction). */
+  boolean claimKnixRecord(KnixRecord record);
+
+  void putKnixRecord(KnixRecord record);
+
+  Optional<KnixRecord> knixRecord(String scope, String kind, String id);
+
+  /** Every record of (scope, kind), by id. */
+  List<KnixRecord> knixRecords(String scope, String kind);
+
+  void deleteKnixRecord(String scope, String kind, String id);
+
+  /** Delete every record of (scope, kind). */
+  void deleteKnixRecords(String scope, String kind);
 }

@@ -263,4 +263,42 @@ public class InMemoryClusterStore implements ClusterStore {
   public List<FrontendInfo> frontends() {
     return List.copyOf(frontends.values());
   }
+
+  private final Map<String, java.util.NavigableMap<String, byte[]>> knix = new ConcurrentHashMap<>();
+
+  private java.util.NavigableMap<String, byte[]> knix(String scope, String kind) {
+    return knix.computeIfAbsent(scope + "\0" + kind, k -> new java.util.concurrent.ConcurrentSkipListMap<>());
+  }
+
+  @Override
+  public boolean claimKnixRecord(KnixRecord r) {
+    return knix(r.scope(), r.kind()).putIfAbsent(r.id(), r.value().clone()) == null;
+  }
+
+  @Override
+  public void putKnixRecord(KnixRecord r) {
+    knix(r.scope(), r.kind()).put(r.id(), r.value().clone());
+  }
+
+  @Override
+  public Optional<KnixRecord> knixRecord(String scope, String kind, String id) {
+    byte[] v = knix(scope, kind).get(id);
+    return v == null ? Optional.empty() : Optional.of(new KnixRecord(scope, kind, id, v.clone()));
+  }
+
+  @Override
+  public List<KnixRecord> knixRecords(String scope, String kind) {
+    return knix(scope, kind).entrySet().stream()
+        .map(e -> new KnixRecord(scope, kind, e.getKey(), e.getValue().clone())).toList();
+  }
+
+  @Override
+  public void deleteKnixRecord(String scope, String kind, String id) {
+    knix(scope, kind).remove(id);
+  }
+
+  @Override
+  public void deleteKnixRecords(String scope, String kind) {
+    knix.remove(scope + "\0" + kind);
+  }
 }

@@ -17,7 +17,9 @@ import java.util.regex.Pattern;
  * the same messages as grainworker/workflow.py (both are tested on contracts/src/test/resources/workflow-cases.json): {@code {"name", "entry", "functions": [{"name", "next", "potentialNext",
  * "resource"}]}} with "end" as the exit.
  *
- * @param grains grain name → the code (resource) it runs, in the workflow's order
+ * <p>A description with {@code StartAt} and {@code States} is Amazon States Language: {@link AslWorkflow}.
+ *
+ * @param grains grain name → the code (resource) it runs, in the workflow's order ("" for an ASL built-in state)
  */
 public record Workflow(String name, String entry, Map<String, String> grains) {
   public static final String END = Rules.WORKFLOW_END;
@@ -25,9 +27,16 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Set<String> FIELDS = Set.copyOf(Rules.WORKFLOW_FUNCTION_FIELDS);
 
-  /** The resources (uploaded grains) the workflow runs, each once. */
+  /** The resources (uploaded grains) the workflow runs, each once (an ASL workflow's built-in states run none). */
   public Set<String> resources() {
-    return new LinkedHashSet<>(grains.values());
+    Set<String> out = new LinkedHashSet<>(grains.values());
+    out.remove("");
+    return out;
+  }
+
+  /** Whether the description is Amazon States Language (StartAt + States) rather than SAND's native form. */
+  public static boolean isAsl(JsonNode doc) {
+    return AslWorkflow.isAsl(doc);
   }
 
   /** A workflow description that cannot run; the message says what is wrong and where. */
@@ -52,6 +61,9 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
   public static Workflow parse(JsonNode doc) {
     if (doc == null || !doc.isObject()) {
       throw bad("workflow must be a JSON object with name, entry and functions");
+    }
+    if (AslWorkflow.isAsl(doc)) {
+      return AslWorkflow.parse(doc);
     }
     JsonNode name = doc.get("name");
     if (name == null || !name.isTextual() || !NAME.matcher(name.asText()).matches()) {

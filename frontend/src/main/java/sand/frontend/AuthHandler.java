@@ -60,54 +60,66 @@ public final class AuthHandler extends Handler.Wrapper {
             "the Authorization header must be 'Bearer <api key>'")));
         return true;
       }
-      String hash = sha256(header.substring(7).trim());
-      if (hash.equals(adminKeySha256)) {
+      String key = header.substring(7).trim();
+      if (sha256(key).equals(adminKeySha256)) {
         request.setAttribute(ADMIN_ATTRIBUTE, Boolean.TRUE);
       } else {
         String account;
-        Known k = disabled.isDeleted(hash) ? null : known.get(hash);
-        if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
-          account = k.account();
-        } else {
-          try {
-            account = store.accountByKey(hash).orElse(null);
-            remember(hash, account);
-          } catch (RuntimeException e) {
-            if (k != null) {
-              account = k.account(); // Cassandra away: the account this key had when it last answered
-            } else if (Errors.platform(e) instanceof ApiException a) {
-              Router.write(response, callback, Reply.error(a));
-              return true;
-            } else {
-              throw e;
-            }
-          }
-        }
-        if (account == null) {
-          Router.write(response, callback, Reply.error(new ApiException(401, "unauthorized",
-              "unknown API key: sign up with POST /api/v1/accounts or check the key you were given")));
-          return true;
-        }
-        Optional<String> off;
         try {
-          off = disabled.why(account);
-        } catch (RuntimeException e) {
-          if (Errors.platform(e) instanceof ApiException a) {
-            Router.write(response, callback, Reply.error(a));
-            return true;
-          }
-          throw e;
-        }
-        if (off.isPresent()) {
-          Router.write(response, callback, Reply.error(new ApiException(403, "account_disabled",
-              "account '" + account + "' is disabled by the operator (" + off.get() + "); ask the operator to "
-                  + "enable it")));
+          account = account(key);
+        } catch (ApiException a) {
+          Router.write(response, callback, Reply.error(a));
           return true;
         }
         request.setAttribute(ACCOUNT_ATTRIBUTE, account);
       }
     }
     return super.handle(request, response, callback);
+  }
+
+  /**
+   * The account an API key acts for (the operator's key is none: 401 here), or the error a call with it answers:
+   * 401 for an unknown key, 403 for a disabled account, 502 while Cassandra does not answer a key not seen before.
+   * The one check of a key, for the Authorization header and for the KNIX door's tokens (KnixManagement).
+   */
+  String account(String key) {
+    String hash = sha256(key);
+    String account;
+    Known k = disabled.isDeleted(hash) ? null : known.get(hash);
+    if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
+      account = k.account();
+    } else {
+      try {
+        account = store.accountByKey(hash).orElse(null);
+        remember(hash, account);
+      } catch (RuntimeException e) {
+        if (k != null) {
+          account = k.account(); // Cassandra away: the account this key had when it last answered
+        } else if (Errors.platform(e) instanceof ApiException a) {
+          throw a;
+        } else {
+          throw e;
+        }
+      }
+    }
+    if (account == null) {
+      throw new ApiException(401, "unauthorized",
+          "unknown API key: sign up with POST /api/v1/accounts or check the key you were given");
+    }
+    Optional<String> off;
+    try {
+      off = disabled.why(account);
+    } catch (RuntimeException e) {
+      if (Errors.platform(e) instanceof ApiException a) {
+        throw a;
+      }
+      throw e;
+    }
+    if (off.isPresent()) {
+      throw new ApiException(403, "account_disabled", "account '" + account + "' is disabled by the operator ("
+          + off.get() + "); ask the operator to enable it");
+    }
+    return account;
   }
 
   private void remember(String hash, String account) {

@@ -42,6 +42,8 @@ import sand.common.ConfigDef;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
+import sand.datalayer.DataLayerSettings;
+import sand.datalayer.GlobalDataLayer;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -101,10 +103,17 @@ public final class Frontend {
    * What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes.
    *
    * @param peerResponses a consumer for the response topic of another (dead) frontend, given its id
+   * @param data          the global data layer, for the KNIX door's storage actions (null: none, they fail)
    */
   public record Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
                      ResponseListener.TopicCreator topics, Clock clock,
-                     Function<String, Consumer<String, byte[]>> peerResponses) {
+                     Function<String, Consumer<String, byte[]>> peerResponses, GlobalDataLayer data) {
+    public Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
+                ResponseListener.TopicCreator topics, Clock clock,
+                Function<String, Consumer<String, byte[]>> peerResponses) {
+      this(store, producer, responses, topics, clock, peerResponses, null);
+    }
+
     /** No other frontend's response topic can be read (a test with one frontend). */
     public Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
                 ResponseListener.TopicCreator topics, Clock clock) {
@@ -198,8 +207,16 @@ public final class Frontend {
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
     }
 
-    server.setHandler(new MetricsHandler(metrics, new AuthHandler(deps.store(), config.getString("admin.key"),
-        disabled, router)));
+    AuthHandler auth = new AuthHandler(deps.store(), config.getString("admin.key"), disabled, router);
+    String bind = config.getString("host");
+    String self = bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]"
+        : bind;
+    LoopbackApi loopback = new LoopbackApi(() -> java.net.URI.create("http://" + self + ":" + http.getLocalPort()));
+    new KnixManagement(deps.store(), auth, loopback::call, new KnixStorage(deps.data()), deps.clock(),
+        KnixLogins.ITERATIONS).routes(router);
+    KnixExecutions knix = new KnixExecutions(invoke, directory, deps.store());
+    knix.routes(router);
+    server.setHandler(new MetricsHandler(metrics, auth));
     server.addBean(router, false);
     server.addBean(listener, true);
     server.addBean(takeover, true);
@@ -211,6 +228,7 @@ public final class Frontend {
       public void lifeCycleStopped(LifeCycle event) {
         executions.close();
         refresher.shutdownNow();
+        knix.close();
       }
     });
     return server;
@@ -226,7 +244,8 @@ public final class Frontend {
     boolean gate = config.getBoolean("gate");
     return new Deps(store, new KafkaProducer<>(p), responseConsumer(bootstrap, id, id, gate),
         new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()), Clock.systemUTC(),
-        peer -> responseConsumer(bootstrap, id, peer, false));
+        peer -> responseConsumer(bootstrap, id, peer, false),
+        DataLayerSettings.openGlobal(DataLayerSettings.DEF.parse(Map.of())));
   }
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
@@ -267,7 +286,7 @@ public final class Frontend {
       return;
     }
     for (String unknown : ConfigDef.unknownVariables(System.getenv(),
-        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF), SCRIPT_VARIABLES)) {
+        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, DataLayerSettings.DEF), SCRIPT_VARIABLES)) {
       LOG.warn(unknown);
     }
     Deps deps = connect(config, cluster);
@@ -280,6 +299,9 @@ public final class Frontend {
       }
       deps.producer().close();
       deps.store().close();
+      if (deps.data() != null) {
+        deps.data().close();
+      }
     }, "frontend-shutdown"));
     server.start();
     LOG.info("[frontend {}] listening on http://{}:{}", id(config), config.getString("host"),

@@ -102,7 +102,7 @@ public final class InvokeHandler {
   }
 
   public void routes(Router r) {
-    r.addAsync("POST", "/app/{app}", false, this::invoke);
+    r.addAsync("POST", "/app/{app}", false, c -> invoke(c, c.flag("async")));
   }
 
   static String newId() {
@@ -111,7 +111,8 @@ public final class InvokeHandler {
     return HexFormat.of().formatHex(b);
   }
 
-  CompletionStage<Reply> invoke(Call call) {
+  /** Run the application named by the call's {@code app} with its body; {@code async} answers 202 at once. */
+  CompletionStage<Reply> invoke(Call call, boolean async) {
     long received = System.nanoTime();
     String name = call.param("app");
     AppDirectory.Target app = apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name
@@ -142,7 +143,6 @@ public final class InvokeHandler {
           + Math.max(1, liveFrontends.getAsInt()) + " frontends; setting max.concurrent.per.account); retry later");
     }
     String executionId = newId();
-    boolean async = call.flag("async");
     int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
     CompletableFuture<Reply> answer;
     try {

@@ -73,6 +73,8 @@ final class TestFrontend implements AutoCloseable {
       return super.accountByKey(apiKeySha256);
     }
   };
+  /** The global data layer (the KNIX door's storage actions). */
+  final sand.datalayer.InMemoryGlobalDataLayer data = new sand.datalayer.InMemoryGlobalDataLayer();
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;
@@ -99,7 +101,9 @@ final class TestFrontend implements AutoCloseable {
     TopicPartition p = new TopicPartition("sand.response." + id, 0);
     consumer.updateEndOffsets(Map.of(p, 0L));
     server = Frontend.newServer(config, ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(), limits)),
-        new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC()));
+        new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC(), peer -> {
+          throw new IllegalStateException("no consumer for frontend " + peer + "'s response topic");
+        }, data));
     server.start();
     url = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }

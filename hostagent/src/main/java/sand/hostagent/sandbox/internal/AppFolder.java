@@ -218,6 +218,9 @@ public final class AppFolder {
       throws SandboxException {
     for (String grain : hosted) {
       String resource = wf.grains().get(grain);
+      if (resource.isEmpty()) {
+        continue; // an ASL state other than Task: the sandbox's built-in code (grainworker/aslrun.py)
+      }
       if (!Files.isRegularFile(code.resolve(resource + ".py")) && !Files.isRegularFile(code.resolve(resource)
           .resolve("__init__.py"))) {
         throw new SandboxException("application " + spec.appId() + ": grain " + grain + " runs code '" + resource

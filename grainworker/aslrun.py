@@ -1,0 +1,317 @@
+"""Amazon States Language states as grains (docs/workflows.md): the handler a state's grain worker runs.
+
+SAND's idea kept: no orchestrator. Each state of the machine is a grain; its instance does what the state says
+(grainworker/asl.py: paths, templates, Choice rules, Retry and Catch) and hands its output to the next state's grain
+over the local bus (``context.add_workflow_next``), or to ``end``. A Task's grain runs the uploaded grain its Resource
+names, retrying in the same instance as its Retry says. Parallel and Map fan out to the first grain of each branch
+(or of the iterator, per item) and join through the data layer: each branch's last state writes its output into a
+map of the execution and counts itself done; the branch that makes the count complete assembles the results, in
+branch (or item) order, and goes on as the Parallel or Map state. Errors of a branch are the Parallel's (or Map's):
+its Retry and Catch apply.
+
+Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
+the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object
+``$$`` needs. A value without the wrapper is a request's input: the machine's start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from grainworker import asl
+from grainworker.workflow import END, AslState, Workflow
+
+__all__ = ["MARK", "make_handler"]
+
+MARK = "__sand_asl__"
+
+Handler = Callable[[Any, Any], Any]
+
+
+def _unwrap(value: Any) -> tuple[Any, list[dict[str, Any]], dict[str, Any] | None]:
+    if isinstance(value, dict) and set(value) == {MARK, "input"} and isinstance(value[MARK], dict):
+        meta = value[MARK]
+        return value["input"], list(meta.get("frames", [])), meta.get("ctx")
+    return value, [], None
+
+
+def _wrap(data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
+    return {MARK: {"frames": frames, "ctx": ctx}, "input": data}
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Timeout()
+
+
+def _error_name(e: BaseException) -> tuple[str, str]:
+    if isinstance(e, asl.AslRuntimeError):
+        return e.error, e.cause
+    if isinstance(e, _Timeout):
+        return "States.Timeout", "the task ran longer than its TimeoutSeconds"
+    return type(e).__name__, str(e) or repr(e)
+
+
+class _Run:
+    """One event at one state: what the grain instance does with it."""
+
+    def __init__(self, workflow: Workflow, grain: str, st: AslState, context: Any, raw: Any,
+                 task: Handler | None) -> None:
+        self.workflow = workflow
+        self.grain = grain
+        self.st = st
+        self.context = context
+        self.task = task
+        self.data, self.frames, ctx = _unwrap(raw)
+        self.ctx = ctx or {"input": self.data, "start": _now_iso()}
+
+    # ---- the context object ($$)
+    def context_object(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        c: dict[str, Any] = {
+            "Execution": {"Id": self.context.get_execution_id(), "Input": self.ctx.get("input"),
+                          "StartTime": self.ctx.get("start")},
+            "State": {"Name": self.st.name, "EnteredTime": _now_iso()},
+            "StateMachine": {"Id": self.workflow.name},
+        }
+        if extra:
+            c.update(extra)
+        return c
+
+    # ---- routing
+    def send(self, grain: str, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> None:
+        self.context.add_workflow_next(grain, _wrap(data, frames, ctx))
+
+    def go(self, state: AslState, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:
+        """After ``state`` produced ``data``: its Next, or the end of its machine."""
+        nxt = state.state.get("Next")
+        if nxt is not None and state.state.get("Type") not in ("Succeed", "Fail"):
+            self.context.add_workflow_next(state.names[nxt], _wrap(data, frames, ctx))
+            return None
+        return self.finish(data, frames, ctx)
+
+    def finish(self, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:
+        """The end of a machine: the workflow's output, or one branch of a Parallel or Map done."""
+        if not frames:
+            self.context.add_workflow_next(END, data)
+            return None
+        return self.join(data, frames)
+
+    # ---- errors
+    def fail(self, error: str, cause: str, frames: list[dict[str, Any]]) -> Any:
+        """An error no Catch of this state took: the enclosing Parallel or Map fails with it (its Retry, then its
+        Catch, apply), or the workflow does."""
+        if not frames:
+            return {"error": {"type": error, "message": cause, "grain": self.grain}}
+        frame = frames[-1]
+        key = _key(self.context, frame)
+        if self.context.incrementCounter(key + ".failed", 1) != 1:
+            return None  # another branch failed first: its error is the Parallel's
+        _forget(self.context, key)  # what finished branches left; ".failed" stays: branches still running drop theirs
+        parent = self.workflow.grain(frame["grain"]).asl
+        assert parent is not None
+        counts = {int(k): v for k, v in frame.get("attempts", {}).items()}
+        delay = asl.retry_delay(parent.state.get("Retry", []), error, counts)
+        if delay is not None:
+            time.sleep(delay)
+            return self.fan_out(parent, frame["input"], frames[:-1], frame["ctx"],
+                                {str(k): v for k, v in counts.items()})
+        return self.catch_or_fail(parent, frame["input"], error, cause, frames[:-1], frame["ctx"])
+
+    def catch_or_fail(self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]],
+                      ctx: dict[str, Any]) -> Any:
+        catcher = asl.find_catcher(state.state.get("Catch", []), error)
+        if catcher is None:
+            return self.fail(error, cause, frames)
+        out = asl.apply_result_path(data, catcher.get("ResultPath", "$"), asl.error_output(error, cause))
+        self.context.add_workflow_next(state.names[catcher["Next"]], _wrap(out, frames, ctx))
+        return None
+
+    # ---- the states
+    def run(self) -> Any:
+        st = self.st.state
+        kind = st["Type"]
+        try:
+            if kind == "Task":
+                return self.run_task({})
+            if kind in ("Parallel", "Map"):
+                return self.fan_out(self.st, self.data, self.frames, self.ctx, {})
+            eff = asl.state_input(st, self.data, self.context_object())
+            if kind == "Pass":
+                result = st["Result"] if "Result" in st else eff
+                return self.go(self.st, asl.state_output(st, self.data, result, self.context_object()), self.frames,
+                               self.ctx)
+            if kind == "Choice":
+                nxt = asl.choose(st, eff)
+                if nxt is None:
+                    return self.fail("States.NoChoiceMatched", f"no Choice Rule of '{self.st.name}' matched and it "
+                                     "has no Default", self.frames)
+                out = asl.state_output(st, self.data, eff, self.context_object())
+                self.context.add_workflow_next(self.st.names[nxt], _wrap(out, self.frames, self.ctx))
+                return None
+            if kind == "Wait":
+                pause = asl.wait_until(st, eff, time.time()) - time.time()
+                if pause > 0:
+                    time.sleep(pause)
+                return self.go(self.st, asl.state_output(st, self.data, eff, self.context_object()), self.frames,
+                               self.ctx)
+            if kind == "Succeed":
+                return self.finish(asl.state_output(st, self.data, eff, self.context_object()), self.frames,
+                                   self.ctx)
+            if kind == "Fail":
+                return self.fail(st.get("Error", "States.Fail"), st.get("Cause", ""), self.frames)
+            return self.fail("States.Runtime", f"unknown state type {kind!r}", self.frames)
+        except asl.AslRuntimeError as e:  # a path that is not there, a template that does not apply, ...
+            return self.fail(e.error, e.cause, self.frames)
+
+    def run_task(self, attempts: dict[int, int]) -> Any:
+        st = self.st.state
+        co = self.context_object()
+        while True:
+            try:
+                eff = asl.state_input(st, self.data, co)
+                result = self._call_task(eff, st.get("TimeoutSeconds"))
+                out = asl.state_output(st, self.data, result, co)
+                return self.go(self.st, out, self.frames, self.ctx)
+            except Exception as e:  # noqa: BLE001 - the task's error is the state's: Retry and Catch decide
+                error, cause = _error_name(e)
+                self.context.log(f"state {self.st.name}: {error}: {cause}", "ERROR")
+            delay = asl.retry_delay(st.get("Retry", []), error, attempts)
+            if delay is None:
+                return self.catch_or_fail(self.st, self.data, error, cause, self.frames, self.ctx)
+            time.sleep(delay)
+
+    def _call_task(self, eff: Any, timeout: Any) -> Any:
+        assert self.task is not None
+        if not timeout:
+            return self.task(eff, self.context)
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, float(timeout))
+        try:
+            return self.task(eff, self.context)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+    def fan_out(self, state: AslState, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any],
+                attempts: dict[str, int]) -> Any:
+        """A Parallel's branches, or a Map's items, each to the first grain of its machine."""
+        st = state.state
+        co = self.context_object()
+        frame: dict[str, Any] = {"id": os.urandom(8).hex(), "grain": state.names[state.name], "input": data,
+                                 "ctx": ctx, "attempts": attempts}
+        key = _key(self.context, frame)
+        # SAND's counters exist once created: the branches' count, and the flag the first failing branch raises
+        self.context.createCounter(key, 0)
+        self.context.createCounter(key + ".failed", 0)
+        if st["Type"] == "Parallel":
+            eff = asl.state_input(st, data, co)
+            frame |= {"kind": "parallel", "count": len(state.nested)}
+            for i, first in enumerate(state.nested):
+                self.send(first, eff, [*frames, frame | {"index": i}], ctx)
+            return None
+        eff = asl.state_input({k: v for k, v in st.items() if k not in ("Parameters", "ItemSelector")}, data, co)
+        items = asl.get_path(eff, st.get("ItemsPath", "$"))
+        if not isinstance(items, list):
+            return self.catch_or_fail(state, data, "States.Runtime", f"ItemsPath of Map state '{state.name}' "
+                                      f"selects {type(items).__name__}, not a list", frames, ctx)
+        frame |= {"kind": "map", "count": len(items)}
+        if not items:
+            _forget(self.context, key)
+            self.context.deleteCounter(key + ".failed")
+            return self.go(state, asl.state_output(st, data, [], co), frames, ctx)
+        limit = int(st.get("MaxConcurrency", 0) or 0)
+        first = len(items) if limit <= 0 else min(limit, len(items))
+        if first < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
+            for i, item in enumerate(items):
+                self.context.putMapEntry(key + ".items", str(i), json.dumps(item))
+            self.context.createCounter(key + ".next", first)
+            frame["eff"] = eff
+        for i in range(first):
+            self.send_item(state, frame, frames, ctx, eff, i, items[i])
+        return None
+
+    def send_item(self, state: AslState, frame: dict[str, Any], frames: list[dict[str, Any]], ctx: dict[str, Any],
+                  eff: Any, index: int, item: Any) -> None:
+        st = state.state
+        template = st.get("ItemSelector", st.get("Parameters"))
+        value = item if template is None else asl.apply_template(
+            template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}))
+        self.send(state.nested[0], value, [*frames, frame | {"index": index}], ctx)
+
+    def join(self, data: Any, frames: list[dict[str, Any]]) -> Any:
+        """One branch (or item) of the innermost Parallel (or Map) is done; the last one goes on as that state."""
+        frame = frames[-1]
+        key = _key(self.context, frame)
+        if _counter(self.context, key + ".failed"):
+            return None  # the Parallel failed already (its error went on): this branch's output is dropped
+        self.context.putMapEntry(key, str(frame["index"]), json.dumps(data))
+        done = self.context.incrementCounter(key, 1)
+        parent = self.workflow.grain(frame["grain"]).asl
+        assert parent is not None
+        if frame["kind"] == "map" and frame["count"] > done:
+            limit = int(parent.state.get("MaxConcurrency", 0) or 0)
+            if 0 < limit < frame["count"]:
+                nxt = self.context.incrementCounter(key + ".next", 1) - 1
+                if nxt < frame["count"]:
+                    item = json.loads(self.context.getMapEntry(key + ".items", str(nxt)))
+                    self.send_item(parent, {k: v for k, v in frame.items() if k != "index"}, frames[:-1],
+                                   frame["ctx"], frame.get("eff"), nxt, item)
+        if done < frame["count"]:
+            return None
+        entries = self.context.retrieveMap(key)
+        results = [json.loads(entries[str(i)]) for i in range(frame["count"])]
+        _forget(self.context, key)
+        self.context.deleteCounter(key + ".failed")
+        outer = frames[:-1]
+        co = self.context_object()
+        try:
+            out = asl.state_output(parent.state, frame["input"], results, co)
+        except asl.AslRuntimeError as e:
+            return self.fail(e.error, e.cause, outer)
+        return self.go(parent, out, outer, frame["ctx"])
+
+
+def _forget(context: Any, key: str) -> None:
+    """Delete a fan-out's bookkeeping: its results, its items and its counters."""
+    for name in (key, key + ".items"):
+        context.deleteMap(name)
+    for name in (key, key + ".next"):
+        context.deleteCounter(name)
+
+
+def _counter(context: Any, name: str) -> int:
+    """A counter's value; 0 when it does not exist."""
+    try:
+        return int(context.getCounterValue(name) or 0)
+    except Exception:  # noqa: BLE001 - a counter that does not exist
+        return 0
+
+
+def _key(context: Any, frame: dict[str, Any]) -> str:
+    """The data layer names of one fan-out: unique per execution and Parallel/Map run."""
+    return f"sand.asl.{context.get_execution_id()}.{frame['id']}"
+
+
+def _now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def make_handler(workflow: Workflow, grain: str, task: Handler | None) -> Handler:
+    """The handler of an ASL state's grain; ``task`` is the uploaded grain a Task runs (None for other states)."""
+    state = workflow.grain(grain).asl
+    if state is None:
+        raise ValueError(f"grain {grain!r} is not an ASL state")
+
+    def handle(event: Any, context: Any) -> Any:
+        return _Run(workflow, grain, state, context, event, task).run()
+
+    return handle

@@ -1,0 +1,205 @@
+"""KNIX MicroFunctions' own SDK (PyPI mfn-sdk 0.8.9, unchanged) against SAND's KNIX door through nginx (docs/knix.md):
+sign-up and login, functions as text and as a zip, a native KNIX workflow deployed and run synchronously and
+asynchronously, a grain's error in KNIX's shape, logs, storage actions (the user's space and a workflow's data, which
+its grains read), and the clean-up a KNIX user does: undeploy, delete the workflow and functions, delete the account.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+import zipfile
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+mfn_sdk = pytest.importorskip("mfn_sdk", reason="mfn-sdk 0.8.9 is a dev dependency: pip install -e '.[dev]'")
+
+HELLO = """def handle(event, context):
+    context.log("knix hello for " + event["name"])
+    greeting = context.get("greeting") or "Hello"
+    return greeting + " " + event["name"]
+"""
+BOOM = """def handle(event, context):
+    raise ValueError("no " + event["name"])
+"""
+ZIPPED = """from helper import shout
+
+
+def handle(event, context):
+    return shout(event)
+"""
+
+
+@pytest.fixture(scope="module")
+def knix(base: str) -> Iterator[mfn_sdk.MfnClient]:
+    """A KNIX user: the SDK signs up when its first login fails (mfn_name given), as KNIX's own quick start does."""
+    email = f"knix-{uuid.uuid4().hex[:8]}@example.com"
+    client = mfn_sdk.MfnClient(mfn_url=base, mfn_user=email, mfn_password="correct horse", mfn_name="KNIX User")
+    yield client
+    for wf in list(client.workflows):  # (delete_workflow removes from the list it returned)
+        if wf.status not in ("undeployed", "failed"):
+            wf.undeploy(timeout=120)
+        client.delete_workflow(wf)
+    for f in list(client.functions):
+        client.delete_function(f)
+    client.delete_user()
+
+
+@pytest.fixture(scope="module")
+def deployed(knix: mfn_sdk.MfnClient, tmp_path_factory: pytest.TempPathFactory) -> mfn_sdk.workflow.Workflow:
+    hello = knix.add_function("knixhello")
+    hello.code = HELLO
+    boom = knix.add_function("knixboom")
+    boom.code = BOOM
+    zipped = knix.add_function("knixzip")
+    z = tmp_path_factory.mktemp("knix") / "knixzip.zip"
+    with zipfile.ZipFile(z, "w") as out:
+        out.writestr("knixzip.py", ZIPPED)
+        out.writestr("helper.py", "def shout(event):\n    return event['text'].upper()\n")
+    zipped.upload(str(z))
+    wf = knix.add_workflow("knix hello")
+    wf.json = json.dumps({"name": "knix hello", "entry": "knixhello", "exit": "done", "functions": [
+        {"name": "knixhello", "next": ["done"]}]})
+    wf.deploy(timeout=180)
+    assert wf.status == "deployed", wf.get_deployment_error()
+    return wf
+
+
+def _workflow(knix: mfn_sdk.MfnClient, name: str, entry: str) -> mfn_sdk.workflow.Workflow:
+    wf = knix.add_workflow(name)
+    wf.json = json.dumps({"name": name, "entry": entry, "functions": [{"name": entry, "next": ["end"]}]})
+    wf.deploy(timeout=180)
+    assert wf.status == "deployed", wf.get_deployment_error()
+    return wf
+
+
+def test_login_gives_a_token_that_is_an_api_key(knix: mfn_sdk.MfnClient, base: str) -> None:
+    assert "SAND" in knix.version()
+    r = requests.get(base + "/api/v1/grains", headers={"Authorization": "Bearer " + knix.token}, timeout=10)
+    assert r.status_code == 200, r.text
+    with pytest.raises(Exception, match="Error logging in"):
+        mfn_sdk.MfnClient(mfn_url=base, mfn_user=knix.user, mfn_password="wrong")
+
+
+def test_functions_text_and_zip(knix: mfn_sdk.MfnClient, deployed: mfn_sdk.workflow.Workflow) -> None:
+    names = {f.name: f for f in knix.functions}
+    assert {"knixhello", "knixboom", "knixzip"} <= set(names)
+    assert names["knixhello"].code == HELLO
+    source = names["knixzip"].source
+    # the SDK keeps what it uploaded: the code it took out of the zip, as bytes
+    assert source["code"] in (ZIPPED, ZIPPED.encode())
+    assert len(source["zip"]) == 1 and "helper.py" in base64.b64decode(source["metadata"]).decode()
+    fresh = mfn_sdk.MfnClient(mfn_url=knix.baseurl, mfn_user=knix.user, mfn_password="correct horse")
+    assert {f.name: f for f in fresh.functions}["knixzip"].code == ZIPPED, "the server's copy, read back"
+
+
+def test_sync_and_async_execution(deployed: mfn_sdk.workflow.Workflow) -> None:
+    assert deployed.execute({"name": "SAND"}) == "Hello SAND"
+    assert deployed.endpoint.endswith("/knix")
+    execution = deployed.execute_async({"name": "later"})
+    assert len(execution.execution_id) == 32
+    assert execution.get() == "Hello later"
+
+
+def test_a_grains_exception_comes_back_in_knix_shape(knix: mfn_sdk.MfnClient,
+                                                      deployed: mfn_sdk.workflow.Workflow) -> None:
+    wf = _workflow(knix, "knix boom", "knixboom")
+    out = wf.execute({"name": "way"})
+    assert out["has_error"] is True and out["error_type"] == "User code exception: ValueError", out
+    assert "no way" in out["error_message"]
+    zipped = _workflow(knix, "knix zip", "knixzip")
+    assert zipped.execute({"text": "from a zip"}) == "FROM A ZIP"
+
+
+def test_logs(deployed: mfn_sdk.workflow.Workflow) -> None:
+    deployed.execute({"name": "logged"})
+    logs = deployed.logs()
+    assert "knix hello for logged" in logs["log"], logs
+    assert isinstance(logs["timestamp"], int)
+
+
+def test_storage_user_space_and_workflow_data(knix: mfn_sdk.MfnClient,
+                                             deployed: mfn_sdk.workflow.Workflow) -> None:
+    knix.put("color", "blue")
+    assert knix.get("color") == "blue"
+    assert knix.get("missing") is None
+    assert "color" in knix.list_keys()
+    knix.delete("color")
+    assert knix.get("color") is None
+    knix.put_map_entry("m", "a", "1")
+    assert knix.get_map_entry("m", "a") == "1"
+    assert knix.contains_map_key("m", "a") and knix.retrieve_map("m") == {"a": "1"}
+    knix.add_set_entry("s", "x")
+    assert knix.contains_set_item("s", "x") and knix.retrieve_set("s") == {"x"}
+    knix.create_counter("c", 5)
+    knix.increment_counter("c", 3)
+    knix.decrement_counter("c", 1)
+    assert knix.get_counter("c") == 7
+    # the workflow's data is what its grains read: the greeting changes the workflow's answer
+    knix.put("greeting", "Hola", wid=deployed.id)
+    assert knix.get("greeting", wid=deployed.id) == "Hola"
+    assert knix.get("greeting") is None, "the user's space and the workflow's data are apart"
+    assert deployed.execute({"name": "mundo"}) == "Hola mundo"
+
+
+def test_the_token_is_checked_and_one_user_cannot_reach_anothers(knix: mfn_sdk.MfnClient, base: str,
+                                                                  deployed: mfn_sdk.workflow.Workflow) -> None:
+    r = requests.post(base + "/management", json={"action": "getWorkflows", "data": {"user": {"token": "forged"}}},
+                      timeout=10)
+    assert r.status_code == 200 and r.json()["status"] == "failure"
+    assert "User verification failed" in r.json()["data"]["message"]
+    other = mfn_sdk.MfnClient(mfn_url=base, mfn_user=f"other-{uuid.uuid4().hex[:6]}@example.com",
+                              mfn_password="pw", mfn_name="Other")
+    try:
+        assert other.workflows == []
+        with pytest.raises(Exception, match="does not exist"):
+            other.action("getWorkflowJSON", {"workflow": {"id": deployed.id}})
+        with pytest.raises(Exception, match="does not exist"):
+            other.get("greeting", wid=deployed.id)
+    finally:
+        other.delete_user()
+
+
+ASL = {
+    "Comment": "a Step Functions user's state machine, over KNIX functions",
+    "StartAt": "Route",
+    "States": {
+        "Route": {"Type": "Choice", "Default": "Greet", "Choices": [
+            {"And": [{"Variable": "$.kind", "IsPresent": True}, {"Variable": "$.kind", "StringEquals": "many"}],
+             "Next": "Each"},
+            {"And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
+             "Next": "Both"}]},
+        "Greet": {"Type": "Task", "Resource": "knixhello", "ResultPath": "$.greeting", "Next": "Shape"},
+        "Shape": {"Type": "Pass", "Parameters": {"text.$": "$.greeting", "who.$": "$.name"}, "End": True},
+        "Each": {"Type": "Map", "ItemsPath": "$.names", "MaxConcurrency": 2,
+                 "Parameters": {"name.$": "$$.Map.Item.Value"}, "End": True,
+                 "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": "knixhello",
+                                                                   "End": True}}}},
+        "Both": {"Type": "Parallel", "Next": "Risky", "Branches": [
+            {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": "knixhello", "End": True}}},
+            {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}}]},
+        "Risky": {"Type": "Task", "Resource": "knixboom", "Parameters": {"name": "boom"}, "Next": "Recovered",
+                  "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
+                  "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}]},
+        "Recovered": {"Type": "Pass", "Parameters": {"caught.$": "$.Error", "cause.$": "$.Cause"}, "End": True},
+    },
+}
+
+
+def test_an_asl_state_machine_runs_its_states_as_grains(knix: mfn_sdk.MfnClient,
+                                                       deployed: mfn_sdk.workflow.Workflow) -> None:
+    wf = knix.add_workflow("knix asl")
+    wf.json = json.dumps(ASL)
+    wf.deploy(timeout=180)
+    assert wf.status == "deployed", wf.get_deployment_error()
+    assert wf.execute({"name": "SAND"}) == {"text": "Hello SAND", "who": "SAND"}
+    assert wf.execute({"kind": "many", "names": ["a", "b", "c"]}) == ["Hello a", "Hello b", "Hello c"]
+    assert wf.execute({"name": "x", "n": 11}) == {"caught": "ValueError", "cause": "no boom"}
+
+
+def test_unknown_actions_say_what_is_missing(knix: mfn_sdk.MfnClient) -> None:
+    with pytest.raises(Exception, match="Unsupported action"):
+        knix.action("addTrigger", {"trigger_name": "t"})
