@@ -99,7 +99,7 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
     # a set is the supervisor's, exactly (empty: no local shortcut); the command line's "" means every grain
     local = local_grains if isinstance(local_grains, frozenset) else (
         frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains))
-    spec = InstanceSpec(app, grain_name, workflow, local)
+    spec = InstanceSpec(app, grain_name, workflow, local, timeout_s)
     cfg = WorkerConfig(
         app=app, grain=grain_name, spec=spec, code_dir=code, bus_address=bus, data_address=data,
         credential=credential, max_concurrency=concurrency, timeout_s=timeout_s, memory_mb=memory_mb,

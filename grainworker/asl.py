@@ -492,7 +492,9 @@ _UNSUPPORTED = frozenset({"ItemReader", "ItemBatcher", "ResultWriter", "Tolerate
 _HANDLER_FIELDS = {"Retrier": frozenset({"ErrorEquals", "IntervalSeconds", "MaxAttempts", "BackoffRate",
                                          "MaxDelaySeconds", "JitterStrategy", "Comment"}),
                    "Catcher": frozenset({"ErrorEquals", "Next", "ResultPath", "Comment"})}
-_MACHINE_FIELDS = {"top": frozenset({"StartAt", "States", "Comment", "Version", "TimeoutSeconds", "QueryLanguage"}),
+# "name" at the top: SAND's, the workflow's name (docs/workflows.md); the rest the specification's
+_MACHINE_FIELDS = {"top": frozenset({"StartAt", "States", "Comment", "Version", "TimeoutSeconds", "QueryLanguage",
+                                     "name"}),
                    "branch": frozenset({"StartAt", "States", "Comment"}),
                    "processor": frozenset({"StartAt", "States", "Comment", "ProcessorConfig"})}
 _WAIT_FIELDS = ("Seconds", "SecondsPath", "Timestamp", "TimestampPath")
@@ -899,7 +901,7 @@ def _describe(exc: Exception) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
 
-def _fail_field(state: dict, key: str, raw: Any, context: Mapping[str, Any]) -> str:
+def fail_field(state: dict, key: str, raw: Any, context: Mapping[str, Any]) -> str:
     if key + "Path" not in state:
         return state.get(key, "")
     value = _dynamic(state[key + "Path"], raw, context, "States.Runtime")
@@ -936,7 +938,7 @@ def _step(machine: StateMachine, name: str, raw: Any, tasks: Mapping[str, Callab
     kind = state["Type"]
     after = None if kind == "Succeed" or state.get("End") else state.get("Next")
     if kind == "Fail":
-        raise AslRuntimeError(_fail_field(state, "Error", raw, context), _fail_field(state, "Cause", raw, context))
+        raise AslRuntimeError(fail_field(state, "Error", raw, context), fail_field(state, "Cause", raw, context))
     if kind in ("Task", "Parallel", "Map"):
         attempts: dict[int, int] = {}
         while True:

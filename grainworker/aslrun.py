@@ -166,7 +166,9 @@ class _Run:
                 return self.finish(asl.state_output(st, self.data, eff, self.context_object()), self.frames,
                                    self.ctx)
             if kind == "Fail":
-                return self.fail(st.get("Error", "States.Fail"), st.get("Cause", ""), self.frames)
+                co = self.context_object()
+                return self.fail(asl.fail_field(st, "Error", self.data, co), asl.fail_field(st, "Cause", self.data, co),
+                                 self.frames)
             return self.fail("States.Runtime", f"unknown state type {kind!r}", self.frames)
         except asl.AslRuntimeError as e:  # a path that is not there, a template that does not apply, ...
             return self.fail(e.error, e.cause, self.frames)
@@ -177,7 +179,9 @@ class _Run:
         while True:
             try:
                 eff = asl.state_input(st, self.data, co)
-                result = self._call_task(eff, st.get("TimeoutSeconds"))
+                timeout = asl.get_path(self.data, st["TimeoutSecondsPath"], co) if "TimeoutSecondsPath" in st \
+                    else st.get("TimeoutSeconds")
+                result = self._call_task(eff, timeout)
                 out = asl.state_output(st, self.data, result, co)
                 return self.go(self.st, out, self.frames, self.ctx)
             except Exception as e:  # noqa: BLE001 - the task's error is the state's: Retry and Catch decide
@@ -227,7 +231,7 @@ class _Run:
             _forget(self.context, key)
             self.context.deleteCounter(key + ".failed")
             return self.go(state, asl.state_output(st, data, [], co), frames, ctx)
-        limit = int(st.get("MaxConcurrency", 0) or 0)
+        limit = _limit(st, eff, co)
         first = len(items) if limit <= 0 else min(limit, len(items))
         if first < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
             for i, item in enumerate(items):
@@ -257,8 +261,7 @@ class _Run:
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
         if frame["kind"] == "map" and frame["count"] > done:
-            limit = int(parent.state.get("MaxConcurrency", 0) or 0)
-            if 0 < limit < frame["count"]:
+            if "eff" in frame:  # the Map sends the rest as items finish (fan_out kept them)
                 nxt = self.context.incrementCounter(key + ".next", 1) - 1
                 if nxt < frame["count"]:
                     item = json.loads(self.context.getMapEntry(key + ".items", str(nxt)))
@@ -277,6 +280,12 @@ class _Run:
         except asl.AslRuntimeError as e:
             return self.fail(e.error, e.cause, outer)
         return self.go(parent, out, outer, frame["ctx"])
+
+
+def _limit(st: dict[str, Any], eff: Any, co: dict[str, Any]) -> int:
+    """A Map's MaxConcurrency (0: no limit)."""
+    value = asl.get_path(eff, st["MaxConcurrencyPath"], co) if "MaxConcurrencyPath" in st else st.get("MaxConcurrency")
+    return int(value or 0)
 
 
 def _forget(context: Any, key: str) -> None:

@@ -37,6 +37,7 @@ class InstanceSpec:
     grain: str
     workflow: Workflow
     local_grains: frozenset[str] = field(default_factory=frozenset)
+    timeout_s: float = 0.0  # the grain's timeout: the context's remaining time counts down from it (0: unknown)
 
     def queue(self, grain: str) -> str:
         return queue_name(self.app, grain)
@@ -122,7 +123,8 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
         publish_with_retry(bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"),
                            time.monotonic() + PUBLISH_RETRY_S)
 
-    ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now)
+    deadline = time.monotonic() + spec.timeout_s if spec.timeout_s > 0 else None
+    ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now, deadline=deadline)
     out_buf, err_buf = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out_buf, err_buf
     status = "ok"

@@ -67,7 +67,8 @@ final class AslValidator {
           "JitterStrategy", "Comment"),
       "Catcher", Set.of("ErrorEquals", "Next", "ResultPath", "Comment"));
   private static final Map<String, Set<String>> MACHINE_FIELDS = Map.of(
-      "top", Set.of("StartAt", "States", "Comment", "Version", "TimeoutSeconds", "QueryLanguage"),
+      // "name" at the top: SAND's, the workflow's name (docs/workflows.md); the rest the specification's
+      "top", Set.of("StartAt", "States", "Comment", "Version", "TimeoutSeconds", "QueryLanguage", "name"),
       "branch", Set.of("StartAt", "States", "Comment"),
       "processor", Set.of("StartAt", "States", "Comment", "ProcessorConfig"));
   private static final List<String> WAIT_FIELDS = List.of("Seconds", "SecondsPath", "Timestamp", "TimestampPath");

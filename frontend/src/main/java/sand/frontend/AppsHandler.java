@@ -107,14 +107,14 @@ public final class AppsHandler {
   Reply put(Call call) {
     String name = appName(call);
     JsonNode body = call.json("workflow");
+    ObjectNode workflow = body.isObject() ? ((ObjectNode) body).deepCopy() : null;
+    JsonNode settingsNode = workflow == null ? null : workflow.remove("settings"); // beside either workflow format
     Workflow wf;
     try {
-      wf = Workflow.parse(body);
+      wf = Workflow.parse(workflow == null ? body : workflow);
     } catch (Workflow.Invalid e) {
       throw new ApiException(400, "bad_workflow", e.getMessage());
     }
-    ObjectNode workflow = ((ObjectNode) body).deepCopy();
-    JsonNode settingsNode = workflow.remove("settings");
     Settings settings = Settings.parse(settingsNode, limits, wf.grains().size());
     AppName existing = store.appName(name).orElse(null);
     if (existing == null) {
