@@ -78,6 +78,10 @@ final class KnixManagement {
   }
 
   Reply handle(Call call) {
+    if (call.body().length == 0) { // not KNIX's client at all: the API's own 400
+      throw ApiException.badRequest("the management API needs a JSON body {\"action\": ..., \"data\": {...}} "
+          + "(KNIX MicroFunctions' actions, docs/knix.md)");
+    }
     JsonNode req;
     try {
       req = call.json("management request");
