@@ -111,28 +111,38 @@ def boom(event: Any) -> Any:
 
 TASKS = {"hello": hello, "boom": boom, "double": lambda e: e * 2, "echo": lambda e: e}
 
-KNIX = {
-    "StartAt": "Route",
-    "States": {
-        "Route": {"Type": "Choice", "Default": "Greet", "Choices": [
-            {"And": [{"Variable": "$.kind", "IsPresent": True}, {"Variable": "$.kind", "StringEquals": "many"}],
-             "Next": "Each"},
-            {"And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
-             "Next": "Both"}]},
-        "Greet": {"Type": "Task", "Resource": "hello", "ResultPath": "$.greeting", "Next": "Shape"},
-        "Shape": {"Type": "Pass", "Parameters": {"text.$": "$.greeting", "who.$": "$.name"}, "End": True},
-        "Each": {"Type": "Map", "ItemsPath": "$.names", "MaxConcurrency": 2,
-                 "Parameters": {"name.$": "$$.Map.Item.Value"}, "End": True,
-                 "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": "hello", "End": True}}}},
-        "Both": {"Type": "Parallel", "Next": "Risky", "Branches": [
-            {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": "hello", "End": True}}},
-            {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}}]},
-        "Risky": {"Type": "Task", "Resource": "boom", "Parameters": {"name": "boom"}, "Next": "Recovered",
-                  "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
-                  "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}]},
-        "Recovered": {"Type": "Pass", "Parameters": {"caught.$": "$.Error", "cause.$": "$.Cause"}, "End": True},
-    },
-}
+def knix_machine(hello: str = "hello", boom: str = "boom") -> dict[str, Any]:
+    """The state machine of tests/e2e/test_knix.py (there over KNIX functions), with its two Resources named."""
+    return {
+        "StartAt": "Route",
+        "States": {
+            "Route": {"Type": "Choice", "Default": "Greet", "Choices": [
+                {"And": [{"Variable": "$.kind", "IsPresent": True}, {"Variable": "$.kind", "StringEquals": "many"}],
+                 "Next": "Each"},
+                {"And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
+                 "Next": "Both"}]},
+            "Greet": {"Type": "Task", "Resource": hello, "ResultPath": "$.greeting", "Next": "Shape"},
+            "Shape": {"Type": "Pass", "Parameters": {"text.$": "$.greeting", "who.$": "$.name"}, "End": True},
+            "Each": {"Type": "Map", "ItemsPath": "$.names", "MaxConcurrency": 2,
+                     "Parameters": {"name.$": "$$.Map.Item.Value"}, "End": True,
+                     "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": hello,
+                                                                       "End": True}}}},
+            "Both": {"Type": "Parallel", "Next": "Risky", "Branches": [
+                {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": hello, "End": True}}},
+                {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}}]},
+            "Risky": {"Type": "Task", "Resource": boom, "Parameters": {"name": "boom"}, "Next": "Recovered",
+                      "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
+                      "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}]},
+            "Recovered": {"Type": "Pass", "Parameters": {"caught.$": "$.Error", "cause.$": "$.Cause"}, "End": True},
+        },
+    }
+
+
+KNIX = knix_machine()
+# what the machine gives for an input: the same in this test and through the platform (tests/e2e/test_knix.py)
+KNIX_RUNS = [({"name": "SAND"}, {"text": "Hello SAND", "who": "SAND"}),
+             ({"kind": "many", "names": ["a", "b", "c"]}, ["Hello a", "Hello b", "Hello c"]),
+             ({"name": "x", "n": 11}, {"caught": "ValueError", "cause": "no boom"})]
 
 MACHINES: list[tuple[str, dict[str, Any], Any]] = [
     ("default route", KNIX, {"name": "SAND"}),
@@ -177,9 +187,8 @@ def test_states_as_grains_give_what_the_reference_interpreter_gives(name: str, m
 
 def test_the_knix_machine_gives_the_outputs_the_e2e_test_expects(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
-    assert drive(KNIX, {"name": "SAND"}, TASKS) == {"text": "Hello SAND", "who": "SAND"}
-    assert drive(KNIX, {"kind": "many", "names": ["a", "b", "c"]}, TASKS) == ["Hello a", "Hello b", "Hello c"]
-    assert drive(KNIX, {"name": "x", "n": 11}, TASKS) == {"caught": "ValueError", "cause": "no boom"}
+    for value, output in KNIX_RUNS:
+        assert drive(KNIX, value, TASKS) == output
 
 
 def test_a_task_that_runs_too_long_is_a_states_timeout() -> None:

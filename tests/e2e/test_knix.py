@@ -15,6 +15,8 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from tests.test_aslrun import KNIX_RUNS, knix_machine
+
 mfn_sdk = pytest.importorskip("mfn_sdk", reason="mfn-sdk 0.8.9 is a dev dependency: pip install -e '.[dev]'")
 
 HELLO = """def handle(event, context):
@@ -163,41 +165,14 @@ def test_the_token_is_checked_and_one_user_cannot_reach_anothers(knix: mfn_sdk.M
         other.delete_user()
 
 
-ASL = {
-    "Comment": "a Step Functions user's state machine, over KNIX functions",
-    "StartAt": "Route",
-    "States": {
-        "Route": {"Type": "Choice", "Default": "Greet", "Choices": [
-            {"And": [{"Variable": "$.kind", "IsPresent": True}, {"Variable": "$.kind", "StringEquals": "many"}],
-             "Next": "Each"},
-            {"And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
-             "Next": "Both"}]},
-        "Greet": {"Type": "Task", "Resource": "knixhello", "ResultPath": "$.greeting", "Next": "Shape"},
-        "Shape": {"Type": "Pass", "Parameters": {"text.$": "$.greeting", "who.$": "$.name"}, "End": True},
-        "Each": {"Type": "Map", "ItemsPath": "$.names", "MaxConcurrency": 2,
-                 "Parameters": {"name.$": "$$.Map.Item.Value"}, "End": True,
-                 "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": "knixhello",
-                                                                   "End": True}}}},
-        "Both": {"Type": "Parallel", "Next": "Risky", "Branches": [
-            {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": "knixhello", "End": True}}},
-            {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}}]},
-        "Risky": {"Type": "Task", "Resource": "knixboom", "Parameters": {"name": "boom"}, "Next": "Recovered",
-                  "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
-                  "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}]},
-        "Recovered": {"Type": "Pass", "Parameters": {"caught.$": "$.Error", "cause.$": "$.Cause"}, "End": True},
-    },
-}
-
-
 def test_an_asl_state_machine_runs_its_states_as_grains(knix: mfn_sdk.MfnClient,
                                                        deployed: mfn_sdk.workflow.Workflow) -> None:
     wf = knix.add_workflow("knix asl")
-    wf.json = json.dumps(ASL)
+    wf.json = json.dumps(knix_machine(hello="knixhello", boom="knixboom"))
     wf.deploy(timeout=180)
     assert wf.status == "deployed", wf.get_deployment_error()
-    assert wf.execute({"name": "SAND"}) == {"text": "Hello SAND", "who": "SAND"}
-    assert wf.execute({"kind": "many", "names": ["a", "b", "c"]}) == ["Hello a", "Hello b", "Hello c"]
-    assert wf.execute({"name": "x", "n": 11}) == {"caught": "ValueError", "cause": "no boom"}
+    for value, output in KNIX_RUNS:  # what tests/test_aslrun.py checks the states as grains give, in one process
+        assert wf.execute(value) == output
 
 
 def test_unknown_actions_say_what_is_missing(knix: mfn_sdk.MfnClient) -> None:
