@@ -44,6 +44,23 @@ def test_virus_scan_fan_out_and_join() -> None:
     assert clean["infected"] is False
 
 
+def test_an_asl_state_machine_runs_its_states_as_grains() -> None:
+    """examples/asl-orders (docs/workflows.md): Choice, Map with MaxConcurrency, Task, Parallel with Retry and Catch,
+    Fail, each state a grain worker of its own, the joins through the emulator's data layer."""
+    order = {"customer": "ada", "items": [{"sku": "apple", "qty": 4}, {"sku": "cheese", "qty": 1}]}
+    with Emulator(EXAMPLES / "asl-orders", echo=lambda line: None) as e:
+        result, run = e.invoke(order)
+        declined, _ = e.invoke({"customer": "mallory", "items": [{"sku": "bread", "qty": 2}]})
+        empty, _ = e.invoke({"customer": "eve", "items": []})
+        grains = sorted(r["grain"] for r in e.reports if r["execution_id"] == run)
+    assert result["total"] == 8.0 and [line["cost"] for line in result["lines"]] == [2.0, 6.0]
+    assert result["settled"] == {"payment": {"charged": 8.0}, "reservation": {"reserved": {"apple": 96, "cheese": 99}}}
+    assert grains == ["Check", "Price", "Price.it.PriceItem", "Price.it.PriceItem", "Settle", "Settle.b0.Charge",
+                      "Settle.b1.Reserve", "Sum"]
+    assert declined == {"customer": "mallory", "declined": "card of mallory declined for 4.5"}
+    assert empty["error"]["type"] == "EmptyOrder"
+
+
 def test_webserver_dynamic_next() -> None:
     with Emulator(EXAMPLES / "webserver", echo=lambda line: None) as e:
         page, run = e.invoke({"path": "/"})
