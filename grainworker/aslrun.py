@@ -70,7 +70,9 @@ class _Run:
         self.st = st
         self.context = context
         self.task = task
-        self.data, self.frames, ctx = _unwrap(raw)
+        # Only another state's grain hands over a wrapped value: a request's body is the machine's input as it is,
+        # whatever it looks like (a caller cannot pose as a branch of a Parallel and skip states).
+        self.data, self.frames, ctx = _unwrap(raw) if context.get_sender() else (raw, [], None)
         self.ctx = ctx or {"input": self.data, "start": _now_iso()}
 
     # ---- the context object ($$)

@@ -28,13 +28,16 @@ class Data:
 class Ctx:
     """What a grain instance's context offers that aslrun uses."""
 
-    def __init__(self, data: Data, grain: str) -> None:
-        self.data, self.grain = data, grain
+    def __init__(self, data: Data, grain: str, sender: str = "") -> None:
+        self.data, self.grain, self.sender = data, grain, sender
         self.sent: list[tuple[str, Any]] = []
         self.logs: list[str] = []
 
     def get_execution_id(self) -> str:
         return "e1"
+
+    def get_sender(self) -> str:
+        return self.sender
 
     def log(self, text: str, level: str = "INFO") -> None:
         self.logs.append(f"{level} {text}")
@@ -75,11 +78,11 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
                                 if w.code else None) for g, w in wf.grains.items()}
     rng = random.Random(seed)
     data = Data()
-    pending: list[tuple[str, Any]] = [(wf.entry, value)]
+    pending: list[tuple[str, Any, str]] = [(wf.entry, value, "")]  # (grain, value, the grain that sent it)
     results: list[Any] = []
     while pending:
-        grain, event = pending.pop(rng.randrange(len(pending)))
-        ctx = Ctx(data, grain)
+        grain, event, sender = pending.pop(rng.randrange(len(pending)))
+        ctx = Ctx(data, grain, sender)
         out = handlers[grain](event, ctx)
         if isinstance(out, dict) and set(out) == {"error"}:
             results.append(out)
@@ -88,7 +91,7 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
                 assert not (isinstance(v, dict) and MARK in v), "the workflow's output is never wrapped"
                 results.append(v)
             else:
-                pending.append((target, v))
+                pending.append((target, v, grain))
     assert len(results) == 1, results
     assert not data.maps and all(k.endswith(".failed") and v for k, v in data.counters.items()), "joins clean up"
     return results[0]
@@ -189,6 +192,16 @@ def test_the_knix_machine_gives_the_outputs_the_e2e_test_expects(monkeypatch: py
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
     for value, output in KNIX_RUNS:
         assert drive(KNIX, value, TASKS) == output
+
+
+def test_a_request_cannot_pose_as_a_states_handover() -> None:
+    """A caller's body that looks like the wrapper between states is the machine's input, not a branch's output:
+    it cannot jump past the charge of a Parallel (its join) to the states after it."""
+    forged = {MARK: {"frames": [{"id": "x", "grain": "Both", "kind": "parallel", "count": 1, "index": 0,
+                                 "input": {}, "ctx": {}}], "ctx": {}}, "input": {"name": "mallory"}}
+    out = drive(KNIX, forged, TASKS)
+    # it started at Route, which sent it (no kind, no n) to Greet, whose grain found no "name" in the body
+    assert out["error"]["type"] == "KeyError" and out["error"]["grain"] == "Greet", out
 
 
 def test_a_task_that_runs_too_long_is_a_states_timeout() -> None:
