@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import dataclasses
 import gc
 import json
 import logging
@@ -82,7 +81,8 @@ class SupervisorConfig:
     restart_max_s: float = 30.0
     restart_stable_s: float = 30.0
     stop_grace_s: float = 15.0
-    reload_file: str = ""   # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update)
+    reload_file: str = ""   # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update);
+    #                         the host agent names it (AppFolder.RELOAD_FILE); "": SIGHUP only logs that it has none
 
 
 def _get(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
@@ -190,6 +190,9 @@ class Supervisor:
         finish their running instances; what is queued waits in the local queue) and start them again at once, each
         saying "reloaded" when the new code has loaded (or "load-failed", as at a deploy). The sandbox, the other
         workers and the queues stay as they are."""
+        if not self.cfg.reload_file:
+            log.error("[%s] SIGHUP but sandbox.json names no reload_file: nothing to reload", self.cfg.app)
+            return
         try:
             with open(self.cfg.reload_file, "rb") as f:
                 doc = json.load(f)
@@ -437,8 +440,6 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(doc, dict):
             raise ConfigError("sandbox.json must be a JSON object")
         cfg = load_config(doc)
-        if not cfg.reload_file:  # next to sandbox.json, in the application's folder the host agent writes
-            cfg = dataclasses.replace(cfg, reload_file=os.path.join(os.path.dirname(args.config), "reload.json"))
     except (OSError, ValueError) as e:
         print(f"Error: {args.config}: {e}", file=sys.stderr)
         return 2

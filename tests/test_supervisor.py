@@ -281,7 +281,7 @@ def test_sighup_restarts_only_the_named_grain_workers_with_their_new_code(host: 
     code.mkdir()
     for f in ("greet.py", "shout.py", "sleepy.py", "uselib.py"):
         (code / f).write_text((host.app_dir / "code" / f).read_text())
-    s = Sandbox(host, tmp_path, code=str(code))
+    s = Sandbox(host, tmp_path, code=str(code), reload_file=str(tmp_path / "reload.json"))
     try:
         s.wait_ready(4)
         before = s.workers()

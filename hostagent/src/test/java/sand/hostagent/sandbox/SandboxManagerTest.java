@@ -110,6 +110,8 @@ class SandboxManagerTest {
     assertEquals("unix:/sand/sockets/bus.sock", sandbox.path("bus").asText());
     assertEquals("unix:/sand/sockets/data.sock", sandbox.path("data").asText());
     assertEquals("/sand/app/code", sandbox.path("code").asText());
+    assertEquals("/sand/app/reload.json", sandbox.path("reload_file").asText(), "the supervisor reads what sand "
+        + "update wrote where the host agent says");
     assertEquals("/sand/app/lib", sandbox.path("lib").asText());
     assertEquals(JSON.readTree("[\"greet\", \"shout\"]"), sandbox.path("local_grains"));
     assertEquals(15, sandbox.path("stop_grace_s").asInt());

@@ -238,6 +238,7 @@ public final class AppFolder {
     doc.put("host", hostId);
     doc.put("workflow", MOUNT + "/workflow.json");
     doc.put("code", MOUNT + "/code");
+    doc.put("reload_file", MOUNT + "/" + RELOAD_FILE); // the one place that names it: the supervisor reads this
     doc.put("lib", MOUNT + "/lib");
     doc.put("bus", "unix:" + SOCKETS_MOUNT + "/bus.sock");
     doc.put("data", "unix:" + SOCKETS_MOUNT + "/data.sock");
