@@ -100,18 +100,25 @@ public final class DeploymentsHandler {
         throw ApiException.conflict("application '" + o.name().name() + "' has no deployed code of grain '" + resource
             + "': deploy it (sand deploy)");
       }
-      // the application's own grain, else the account's shared one
-      GrainVersion g = kept != null ? new GrainVersion(null, resource, 0, kept.code(), kept.kind(), kept.sha256(),
-          kept.code().length, null) : store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
-          .or(() -> store.latestGrain(call.account(), resource)).orElseThrow(() -> new ApiException(400,
-          "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which it does not have; "
-          + "upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource + " (or share one across your "
-          + "applications with PUT /api/v1/grains/" + resource + ")"));
-      code.put(resource, new GrainCode(resource, g.code(), g.kind(), g.sha256()));
-      if ("zip".equals(g.kind())) {
-        String req = requirementsOf(g.code());
+      GrainCode c;
+      String version;
+      if (kept != null) { // an update keeps this grain's code as the hosts run it
+        c = kept;
+        version = "as deployed";
+      } else { // the application's own grain, else the account's shared one
+        GrainVersion g = store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
+            .or(() -> store.latestGrain(call.account(), resource)).orElseThrow(() -> new ApiException(400,
+            "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which it does not "
+            + "have; upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource + " (or share one across "
+            + "your applications with PUT /api/v1/grains/" + resource + ")"));
+        c = new GrainCode(resource, g.code(), g.kind(), g.sha256());
+        version = "v" + g.version();
+      }
+      code.put(resource, c);
+      if ("zip".equals(c.kind())) {
+        String req = requirementsOf(c.code());
         if (!req.isBlank()) {
-          requirements.append("# from grain ").append(resource).append(" v").append(g.version()).append('\n')
+          requirements.append("# from grain ").append(resource).append(' ').append(version).append('\n')
               .append(req).append(req.endsWith("\n") ? "" : "\n");
         }
       }
