@@ -343,3 +343,27 @@ def test_bucket_calls_warn_and_answer_false() -> None:
 def test_unsupported_calls_are_methods_named_as_in_knix() -> None:
     assert GrainContext.get_session_id.__name__ == "get_session_id"
     assert "Not supported" in (GrainContext.deleteTrigger.__doc__ or "")
+
+
+def test_a_grain_instance_counts_its_remaining_time_down_from_the_grains_timeout() -> None:
+    """The instance tells the context when the worker will kill it (InstanceSpec.timeout_s)."""
+    import json as _json
+
+    from grainworker.envelope import decode
+    from grainworker.instance import InstanceSpec, run_instance
+    from grainworker.workflow import parse_workflow
+
+    class Bus:
+        batches: list[list[tuple[str, bytes]]] = []
+
+        def publish_batch(self, deliveries: list[tuple[str, bytes]]) -> None:
+            self.batches.append(list(deliveries))
+
+    wf = parse_workflow({"name": "w", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]})
+    bus = Bus()
+    event = {"id": "e", "execution_id": "x", "app": "a", "grain": "g", "from": "", "value": {}, "trace": []}
+    run_instance(_json.dumps(event).encode(), InstanceSpec("a", "g", wf, frozenset(), timeout_s=5.0),
+                 lambda e, c: c.get_remaining_time_in_millis(), bus, lambda: None)
+    report = decode(bus.batches[-1][-1][1])
+    left = report["outputs"][0]["value"]
+    assert 4000 < left <= 5000, left
