@@ -84,11 +84,11 @@ class GrainContext:
         return self._event["execution_id"]
 
     get_event_key = get_execution_id
+    get_instance_id = get_execution_id
 
     def get_sender(self) -> str:
         """The grain that sent this event; "" for a request (it came from a caller through the frontend)."""
         return str(self._event.get("from", ""))
-    get_instance_id = get_execution_id
 
     def get_grain_name(self) -> str:
         return self._grain
