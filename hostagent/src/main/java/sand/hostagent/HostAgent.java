@@ -9,6 +9,8 @@ import static sand.common.ConfigDef.emptyOr;
 import static sand.common.ConfigDef.matches;
 import static sand.common.ConfigDef.or;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -53,6 +55,7 @@ import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
+import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;
 import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerHttpEngine;
@@ -110,7 +113,20 @@ public final class HostAgent implements AutoCloseable {
       .define("deploy.retry.max.s", INT, 1800, between(1, 86_400),
           "longest wait between attempts of a failed deploy")
       .define("log.ttl.hours", INT, 168, between(1, 24 * 365),
-          "how long instances' log lines are kept in Cassandra"))));
+          "how long instances' log lines are kept in Cassandra")
+      .define("poison.deaths", INT, 3, between(1, 1000),
+          "an event found in flight by this many starts of the host agent (its processing took the agent down each "
+              + "time) is not replayed again: it goes to the dead letters (<sandbox.state.dir>/dead-letters.jsonl) "
+              + "and its caller gets a 'Poison' error"))));
+
+  /** The ledger where the bridge's recovery counts replays (issue 26 finding 1): in the state dir, to outlive us. */
+  private static void installPoisonLedger(Path stateDir, int deaths) {
+    try {
+      PoisonLedger.install(PoisonLedger.open(stateDir, deaths));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open the poison ledger in " + stateDir, e);
+    }
+  }
 
   private static ConfigDef bus(ConfigDef d) {
     return LocalBusSettings.declare(d, "bus.");
@@ -176,6 +192,7 @@ public final class HostAgent implements AutoCloseable {
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
 
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
+    installPoisonLedger(SandboxSettings.from(config, "sandbox.", env).stateDir(), config.getInt("poison.deaths"));
     bridge = new GlobalBusBridge(BridgeSettings.from(config, "bridge.", hostId), deps.grainConsumer(),
         deps.producer(), bus, agentCredential, data, clock, scheduler);
     ExecutionLogs logs = new ExecutionLogs(deps.store(), Duration.ofHours(config.getInt("log.ttl.hours")));
@@ -348,6 +365,7 @@ public final class HostAgent implements AutoCloseable {
     closeQuietly("data layer", dataServer); // waits (bounded) for pending writes to reach the global data layer
     closeQuietly("global data layer", deps.global());
     closeQuietly("bus", busServer);
+    PoisonLedger.install(PoisonLedger.off()); // a next agent of this JVM (tests) opens its own
     LOG.info("[host {}] host agent stopped", hostId);
   }
 

@@ -200,20 +200,7 @@ final class LocalRecovery {
    */
   private void giveUp(String app, String id, Home home, String message) {
     ObjectNode event = home.event();
-    ObjectNode error = ConditionFlag.JSON.createObjectNode();
-    error.put(Event.ID, UUID.randomUUID().toString().replace("-", ""))
-        .put(Event.EXECUTION_ID, event.path(Event.EXECUTION_ID).asText())
-        .put(Event.APP, app).put(Event.GRAIN, TopicNames.END).put(Event.FROM, home.grain())
-        .put(Event.FRONTEND, event.path(Event.FRONTEND).asText());
-    error.putObject(Event.VALUE).putObject("error").put("type", "Lost").put("message", message)
-        .put("grain", home.grain());
-    error.put(Event.SENT_NS, System.currentTimeMillis() * 1_000_000L).put(Event.TAG, event.path(Event.TAG).asText());
-    JsonNode trace = event.get(Event.TRACE);
-    if (trace != null && trace.isArray()) {
-      error.set(Event.TRACE, trace.deepCopy());
-    } else {
-      error.putArray(Event.TRACE);
-    }
+    ObjectNode error = errorResult(app, home.grain(), event, "Lost", message);
     error.put("local", false);
     ObjectNode report = ConditionFlag.JSON.createObjectNode();
     report.put("type", "finished").put("app", app).put("grain", home.grain())
@@ -223,5 +210,26 @@ final class LocalRecovery {
     report.putArray("data");
     report.putArray("logs").addArray().add(System.currentTimeMillis() * 1_000_000L).add("ERROR").add(message);
     bus.publish(credential, LocalMessageBus.HOST_AGENT_QUEUE, ConditionFlag.toBytes(report));
+  }
+
+  /**
+   * The error event that answers {@code event}'s caller in place of the result of its {@code grain} (as the grain
+   * worker writes one for a failed instance): to {@code end}, with the event's execution, frontend, tag and trace.
+   */
+  static ObjectNode errorResult(String app, String grain, ObjectNode event, String type, String message) {
+    ObjectNode error = ConditionFlag.JSON.createObjectNode();
+    error.put(Event.ID, UUID.randomUUID().toString().replace("-", ""))
+        .put(Event.EXECUTION_ID, event.path(Event.EXECUTION_ID).asText())
+        .put(Event.APP, app).put(Event.GRAIN, TopicNames.END).put(Event.FROM, grain)
+        .put(Event.FRONTEND, event.path(Event.FRONTEND).asText());
+    error.putObject(Event.VALUE).putObject("error").put("type", type).put("message", message).put("grain", grain);
+    error.put(Event.SENT_NS, System.currentTimeMillis() * 1_000_000L).put(Event.TAG, event.path(Event.TAG).asText());
+    JsonNode trace = event.get(Event.TRACE);
+    if (trace != null && trace.isArray()) {
+      error.set(Event.TRACE, trace.deepCopy());
+    } else {
+      error.putArray(Event.TRACE);
+    }
+    return error;
   }
 }

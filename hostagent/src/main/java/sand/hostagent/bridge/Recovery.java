@@ -5,8 +5,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,6 +16,8 @@ import sand.cluster.KafkaClients;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.DataMetadata;
+import sand.contracts.Event;
+import sand.contracts.TopicNames;
 import sand.datalayer.ApplicationData;
 import sand.datalayer.DataLayerException;
 import sand.datalayer.LocalDataLayer;
@@ -37,7 +41,10 @@ import sand.hostagent.bridge.PartitionFeed.Redelivery;
  *       nothing is replayed meanwhile;
  *   <li><b>replay</b>: the events not finished ({@code new}, {@code processing}, {@code data} not
  *       durable) are handed to the feeder ({@link PartitionFeed#redeliveries}), which puts them into the
- *       grain's local queue in the order they first appear in the range;
+ *       grain's local queue in the order they first appear in the range. Each is first counted in the
+ *       {@link PoisonLedger}, on disk: one found in flight by as many starts as the ledger's {@code deaths}
+ *       is a poison event (its processing took the agent down each time) and is not replayed: it goes to the
+ *       dead letters, its caller gets an error result ({@code "Poison"}) and it is finished;
  *   <li><b>resume</b>: once every replayed event has finished, the partition is handed back to the
  *       {@link PartitionFeeder} for its new messages. Its progress is committed meanwhile by the
  *       {@link OffsetTracker} (the oldest unfinished record), so a host failing during a recovery
@@ -94,11 +101,18 @@ final class Recovery {
   private final OffsetTracker tracker;
   private final ReliableSender sender;
   private final boolean useFlags;
+  private final PoisonLedger ledger;
 
   /** @param useFlags false: every event of a taken-over range is processed again (a baseline without flags) */
   Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
            ReliableSender sender, boolean useFlags) {
+    this(host, consumer, data, tracker, sender, useFlags, PoisonLedger.installed());
+  }
+
+  Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
+           ReliableSender sender, boolean useFlags, PoisonLedger ledger) {
     this.useFlags = useFlags;
+    this.ledger = ledger;
     this.host = host;
     this.consumer = consumer;
     this.data = data;
@@ -227,11 +241,60 @@ final class Recovery {
         LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
             + "range: skipped", host, feed, st.eventId());
         tracker.abandon(feed.partition, st.eventId());
-      } else {
+      } else if (!poison(feed, st)) {
         feed.redeliveries.add(new Redelivery(st.eventId(), st.event()));
       }
     }
     s.plan = List.of();
+  }
+
+  /**
+   * Count {@code st} in the poison ledger (on disk before it is replayed); true when it is a poison event, which
+   * then goes to the dead letters, its caller gets an error result and it is finished, so the partition moves on.
+   */
+  private boolean poison(PartitionFeed feed, PlannedEvent st) {
+    TopicPartition tp = feed.partition;
+    String app = feed.grain.app();
+    String grain = feed.grain.grain();
+    int deaths;
+    try {
+      deaths = ledger.bump(tp.topic() + "/" + st.eventId());
+    } catch (RuntimeException e) { // a full or broken disk: replaying is what recovery did before the ledger
+      LOG.error("[host {}] [{}] event {}: cannot count it in the {}: replayed uncounted ({})", host, feed,
+          st.eventId(), ledger, e.toString());
+      return false;
+    }
+    String exec = st.event().path(Event.EXECUTION_ID).asText();
+    if (!ledger.poisoned(deaths)) {
+      if (deaths > 1) {
+        LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was in flight at {} starts of this host agent: "
+            + "replayed ({} starts make it a poison event)", host, app, grain, exec, st.eventId(), deaths,
+            ledger.deaths());
+      }
+      return false;
+    }
+    String reason = "poison event: it was being processed each time the host agent of host " + host + " died ("
+        + deaths + " times); not run again";
+    LOG.error("[host {}] [app {} grain {}] [exec {}] event {}: {}; it goes to the dead letters and its caller gets "
+        + "an error", host, app, grain, exec, st.eventId(), reason);
+    try {
+      ledger.deadLetter(app, grain, st.eventId(), st.event(), reason);
+    } catch (RuntimeException e) {
+      LOG.error("[host {}] [{}] event {}: cannot write the dead letter ({})", host, feed, st.eventId(), e.toString());
+    }
+    String frontend = st.event().path(Event.FRONTEND).asText("");
+    CompletableFuture<?> answered;
+    if (TopicNames.validFrontend(frontend)) {
+      ObjectNode error = LocalRecovery.errorResult(app, grain, st.event(), "Poison", reason);
+      answered = sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), exec,
+          ConditionFlag.toBytes(error)));
+    } else {
+      answered = CompletableFuture.completedFuture(null);
+    }
+    String id = st.eventId();
+    answered.thenCompose(v -> sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(id,
+        host)))).thenRun(() -> tracker.finished(tp, id));
+    return true;
   }
 
   // ---- 5. resume
