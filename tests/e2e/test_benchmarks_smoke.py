@@ -56,3 +56,13 @@ def test_image_pipeline_fig_7(tmp_path: Path) -> None:
     r = run("image_pipeline.py", tmp_path, "--skip-nopause", timeout=1800)
     for key in ("sand_overhead_ms", "warm_overhead_ms", "overhead_ratio", "sand_total_ms", "warm_total_ms"):
         assert positive(r[key]), (key, r)
+
+
+def test_soak(tmp_path: Path) -> None:
+    r = run("soak.py", tmp_path)
+    assert r["requests"] > 0 and r["failed"] == 0, r["errors"]
+    assert {row["minute"] for row in r["per_minute"]} == {0}, r["per_minute"]
+    for comp in ("host agent", "frontend", "sandbox"):
+        start, end = r["processes_start"][comp], r["processes_end"][comp]
+        assert start["processes"] > 0 and end["processes"] > 0 and positive(end["rss_mb"]), (comp, start, end)
+        assert set(r["growth_per_hour_after_warmup"][comp]) == {"rss_mb", "threads", "open_files"}
