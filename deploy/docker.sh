@@ -17,6 +17,10 @@ DOCKER_EXEC_ROOT="${SAND_DOCKER_EXEC_ROOT:-/var/run/docker}"
 DOCKER_HOST="unix://$DOCKER_SOCK"
 export DOCKER_HOST
 START_TIMEOUT="${SAND_DOCKER_START_TIMEOUT:-60}"
+# Every container's stdout/stderr is rotated by the daemon we start (json-file would grow without end): the host
+# agent sets the same per container (sandbox.log.max.mb/.files), this covers anything else run on this daemon.
+DOCKER_LOG_MAX_SIZE="${SAND_DOCKER_LOG_MAX_SIZE:-10m}"
+DOCKER_LOG_MAX_FILE="${SAND_DOCKER_LOG_MAX_FILE:-3}"
 
 # Answers the Engine API's _ping with OK (curl), or the docker client reaches the server.
 ping_engine() {
@@ -97,7 +101,8 @@ cmd_start() {
   local -a extra=()
   read -ra extra <<<"${SAND_DOCKERD_ARGS:-}"   # e.g. "--data-root /big/disk"
   start_bg "$COMP" "$DOCKERD" -H "$DOCKER_HOST" --pidfile "$DOCKERD_SYS_PIDFILE" \
-    --exec-root "$DOCKER_EXEC_ROOT" "${extra[@]}"
+    --exec-root "$DOCKER_EXEC_ROOT" --log-driver json-file --log-opt "max-size=$DOCKER_LOG_MAX_SIZE" \
+    --log-opt "max-file=$DOCKER_LOG_MAX_FILE" "${extra[@]}"
   wait_until "$COMP" "$START_TIMEOUT" ready
   done_step
 }

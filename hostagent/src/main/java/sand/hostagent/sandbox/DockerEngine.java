@@ -53,6 +53,23 @@ public interface DockerEngine {
   record Mount(String source, String target, boolean readOnly) {}
 
   /**
+   * How much of a container's stdout and stderr Docker keeps on the host's disk (the Engine's {@code LogConfig}:
+   * json-file, rotated at {@code maxBytes}, at most {@code maxFiles} files). Anything a grain writes to fd 1 or 2
+   * lands there, so it must be bounded: a container's logs never take more than {@code maxBytes * maxFiles}.
+   */
+  record LogLimits(long maxBytes, int maxFiles) {
+    /** For specs built without settings (tests): SandboxSettings' defaults. */
+    public static final LogLimits DEFAULT = new LogLimits(10L << 20, 3);
+
+    public LogLimits {
+      if (maxBytes < 4096 || maxFiles < 1) {
+        throw new IllegalArgumentException("log limits must keep at least one file of 4 KiB: " + maxBytes + " bytes, "
+            + maxFiles + " files");
+      }
+    }
+  }
+
+  /**
    * What a container is created with. Field names follow the Engine API ({@code HostConfig} for the
    * resource and security fields).
    *
@@ -61,13 +78,25 @@ public interface DockerEngine {
    * @param pidsLimit       most processes at once (0 = none)
    * @param tmpfs           mount point -> mount options (e.g. "/tmp" -> "rw,nosuid,nodev,size=64m")
    * @param stopTimeoutSecs how long `docker stop` waits after SIGTERM when no timeout is given
+   * @param logs            how much of its stdout/stderr Docker keeps (rotated)
    */
   record ContainerSpec(String image, List<String> cmd, Map<String, String> env, String user, String workingDir,
                        Map<String, String> labels, String networkMode, List<String> capDrop,
                        List<String> securityOpt, boolean readonlyRootfs, Map<String, String> tmpfs,
                        long memoryBytes, long memorySwapBytes, long nanoCpus, long pidsLimit, List<Mount> mounts,
-                       int stopTimeoutSecs) {
+                       int stopTimeoutSecs, LogLimits logs) {
+    /** A spec with {@link LogLimits#DEFAULT} logs. */
+    public ContainerSpec(String image, List<String> cmd, Map<String, String> env, String user, String workingDir,
+                         Map<String, String> labels, String networkMode, List<String> capDrop,
+                         List<String> securityOpt, boolean readonlyRootfs, Map<String, String> tmpfs,
+                         long memoryBytes, long memorySwapBytes, long nanoCpus, long pidsLimit, List<Mount> mounts,
+                         int stopTimeoutSecs) {
+      this(image, cmd, env, user, workingDir, labels, networkMode, capDrop, securityOpt, readonlyRootfs, tmpfs,
+          memoryBytes, memorySwapBytes, nanoCpus, pidsLimit, mounts, stopTimeoutSecs, LogLimits.DEFAULT);
+    }
+
     public ContainerSpec {
+      java.util.Objects.requireNonNull(logs, "logs");
       cmd = List.copyOf(cmd);
       env = Map.copyOf(env);
       labels = Map.copyOf(labels);
@@ -83,7 +112,7 @@ public interface DockerEngine {
       return "ContainerSpec[image=" + image + ", cmd=" + cmd + ", env=" + env.keySet() + ", user=" + user
           + ", labels=" + labels + ", network=" + networkMode + ", capDrop=" + capDrop + ", securityOpt="
           + securityOpt + ", readonlyRootfs=" + readonlyRootfs + ", tmpfs=" + tmpfs + ", memory=" + memoryBytes
-          + ", nanoCpus=" + nanoCpus + ", pids=" + pidsLimit + ", mounts=" + mounts + "]";
+          + ", nanoCpus=" + nanoCpus + ", pids=" + pidsLimit + ", mounts=" + mounts + ", logs=" + logs + "]";
     }
   }
 

@@ -89,6 +89,12 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     host.put("NanoCpus", spec.nanoCpus());
     host.put("PidsLimit", spec.pidsLimit());
     host.putObject("RestartPolicy").put("Name", "no"); // the host agent restarts sandboxes, with its sockets ready
+    // Whatever the daemon's default driver, this container's stdout/stderr is rotated: a grain writing to fd 1
+    // bypasses the instance's log capture and would otherwise fill the host's disk.
+    ObjectNode log = host.putObject("LogConfig");
+    log.put("Type", "json-file");
+    log.putObject("Config").put("max-size", Long.toString(spec.logs().maxBytes()))
+        .put("max-file", Integer.toString(spec.logs().maxFiles()));
     ArrayNode mounts = host.putArray("Mounts");
     for (Mount m : spec.mounts()) {
       mounts.addObject().put("Type", "bind").put("Source", m.source()).put("Target", m.target())

@@ -37,7 +37,8 @@ public final class SandboxContainer {
   /**
    * The container of {@code spec}: no network, no capabilities, no privilege gain, read-only root with a
    * size-limited /tmp, the application's limits, an unprivileged user, the application's folder and its
-   * own sockets mounted read-only (a Unix socket can be connected to on a read-only mount).
+   * own sockets mounted read-only (a Unix socket can be connected to on a read-only mount), its stdout/stderr
+   * rotated by Docker.
    */
   public static ContainerSpec spec(ApplicationSpec spec, String hostId, Path appDir, SandboxSettings s) {
     ApplicationSettings a = spec.settings();
@@ -52,6 +53,6 @@ public final class SandboxContainer {
         memory, memory, Math.round(a.sandboxCpus() * 1e9), a.sandboxPids(),
         List.of(new Mount(appDir.toAbsolutePath().toString(), AppFolder.MOUNT, true),
             new Mount(spec.socketDir().toAbsolutePath().toString(), AppFolder.SOCKETS_MOUNT, true)),
-        (int) s.stopGrace().toSeconds() + 5);
+        (int) s.stopGrace().toSeconds() + 5, s.logLimits());
   }
 }

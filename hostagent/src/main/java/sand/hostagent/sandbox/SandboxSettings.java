@@ -42,6 +42,8 @@ import sand.common.ConfigDef;
  * @param restartMax      longest back-off between restarts of a sandbox
  * @param codeMaxBytes    most bytes an application's code may unpack to
  * @param zipMaxEntries   most entries in one zip resource
+ * @param logMaxMb        a sandbox's (or install container's) stdout/stderr kept by Docker is rotated at this size
+ * @param logMaxFiles     ... and at most this many files are kept
  * @param labels          extra labels on every container (e.g. to find a test run's containers)
  */
 public record SandboxSettings(Path stateDir, String image, Path dockerSocket, List<String> pipAllowedHosts,
@@ -50,7 +52,7 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
                               String user, boolean standby, boolean localShortcut, Duration workerRestartInitial,
                               Duration workerRestartMax,
                               Duration restartInitial, Duration restartMax, long codeMaxBytes, int zipMaxEntries,
-                              Map<String, String> labels) {
+                              int logMaxMb, int logMaxFiles, Map<String, String> labels) {
 
   public static final String STATE_DIR = "state.dir";
   public static final String IMAGE = "image";
@@ -73,6 +75,8 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   public static final String RESTART_MAX_MS = "restart.max.ms";
   public static final String CODE_MAX_BYTES = "code.max.bytes";
   public static final String ZIP_MAX_ENTRIES = "zip.max.entries";
+  public static final String LOG_MAX_MB = "log.max.mb";
+  public static final String LOG_MAX_FILES = "log.max.files";
 
   private static final java.util.regex.Pattern HOST_PORT =
       java.util.regex.Pattern.compile("[a-z0-9]([a-z0-9.-]*[a-z0-9])?:\\d{1,5}");
@@ -147,7 +151,11 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
             "longest back-off between restarts of a sandbox")
         .define(prefix + CODE_MAX_BYTES, Type.LONG, 256L << 20, between(1, Long.MAX_VALUE),
             "most bytes an application's code (all resources, unzipped) may take")
-        .define(prefix + ZIP_MAX_ENTRIES, Type.INT, 10_000, between(1, 1_000_000), "most entries in one zip resource");
+        .define(prefix + ZIP_MAX_ENTRIES, Type.INT, 10_000, between(1, 1_000_000), "most entries in one zip resource")
+        .define(prefix + LOG_MAX_MB, Type.INT, 10, between(1, 1 << 14), "a container's stdout/stderr (what a grain "
+            + "writes to fd 1 or 2, the supervisor's own lines, pip's output) is rotated by Docker at this many MB")
+        .define(prefix + LOG_MAX_FILES, Type.INT, 3, between(1, 100), "most rotated log files Docker keeps per "
+            + "container: its logs never take more than log.max.mb x log.max.files on the host's disk");
   }
 
   /** Read the settings declared by {@link #declare} under {@code prefix}; empty defaults from the environment. */
@@ -166,7 +174,8 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
         c.getBoolean(prefix + STANDBY), c.getBoolean(prefix + LOCAL_SHORTCUT), Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_INITIAL_MS)),
         Duration.ofMillis(c.getInt(prefix + WORKER_RESTART_MAX_MS)),
         Duration.ofMillis(c.getInt(prefix + RESTART_INITIAL_MS)), Duration.ofMillis(c.getInt(prefix + RESTART_MAX_MS)),
-        c.getLong(prefix + CODE_MAX_BYTES), c.getInt(prefix + ZIP_MAX_ENTRIES), Map.of());
+        c.getLong(prefix + CODE_MAX_BYTES), c.getInt(prefix + ZIP_MAX_ENTRIES), c.getInt(prefix + LOG_MAX_MB),
+        c.getInt(prefix + LOG_MAX_FILES), Map.of());
   }
 
   /** Every setting at its default, state in {@code stateDir} (tests). */
@@ -182,18 +191,23 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
     return from(def.parse(Map.of(), all), "", System.getenv());
   }
 
+  /** What Docker keeps of a container's stdout/stderr. */
+  public DockerEngine.LogLimits logLimits() {
+    return new DockerEngine.LogLimits((long) logMaxMb << 20, logMaxFiles);
+  }
+
   public SandboxSettings withImage(String image) {
     return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
         pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
         workerRestartInitial,
-        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, logMaxMb, logMaxFiles, labels);
   }
 
   public SandboxSettings withLabels(Map<String, String> labels) {
     return new SandboxSettings(stateDir, image, dockerSocket, pipAllowedHosts, pipIndexUrl, pipCert,
         pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
         workerRestartInitial,
-        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, logMaxMb, logMaxFiles, labels);
   }
 
   /** The package index an install may reach: allowed host:port pairs, index URL ("" = pip's), CA bundle or null. */
@@ -201,6 +215,6 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
     return new SandboxSettings(stateDir, image, dockerSocket, allowedHosts, indexUrl, cert,
         pipTimeout, pipMemoryMb, pipTmpMb, pipOutputMaxMb, stopGrace, tmpfsMb, user, standby, localShortcut,
         workerRestartInitial,
-        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, labels);
+        workerRestartMax, restartInitial, restartMax, codeMaxBytes, zipMaxEntries, logMaxMb, logMaxFiles, labels);
   }
 }

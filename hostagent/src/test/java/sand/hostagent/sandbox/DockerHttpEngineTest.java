@@ -35,6 +35,7 @@ class DockerHttpEngineTest {
            "Tmpfs": {"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
            "Memory": 536870912, "MemorySwap": 536870912, "NanoCpus": 1000000000, "PidsLimit": 512,
            "RestartPolicy": {"Name": "no"},
+           "LogConfig": {"Type": "json-file", "Config": {"max-size": "10485760", "max-file": "3"}},
            "Mounts": [
              {"Type": "bind", "Source": "/var/lib/sand/apps/hello", "Target": "/sand/app", "ReadOnly": true},
              {"Type": "bind", "Source": "/run/sand/apps/hello", "Target": "/sand/sockets", "ReadOnly": true}]}}

@@ -91,6 +91,7 @@ class SandboxManagerTest {
     assertEquals(List.of(new Mount(manager.appDir("hello").toString(), "/sand/app", true),
         new Mount(sockets.toAbsolutePath().toString(), "/sand/sockets", true)), c.mounts());
     assertEquals(20, c.stopTimeoutSecs());
+    assertEquals(new DockerEngine.LogLimits(10L << 20, 3), c.logs(), "what a grain writes to fd 1 is rotated");
     assertFalse(c.toString().contains(TestApps.CREDENTIAL), "the credential never reaches a log line");
   }
 
