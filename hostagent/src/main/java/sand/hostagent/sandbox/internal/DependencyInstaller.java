@@ -1,11 +1,17 @@
 package sand.hostagent.sandbox.internal;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
 import java.security.SecureRandom;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -15,6 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocketFactory;
+import javax.net.ssl.TrustManagerFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.RequirementLines;
@@ -25,11 +34,12 @@ import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerException;
 import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.SandboxSettings;
+import sand.hostagent.sandbox.internal.PackageIndexProxy.CredentialedIndex;
 
 /**
  * Installs an application's requirements inside a throw-away container, never on the host (docs/security.md):
  * the sandbox image, its unprivileged user, no network (only {@link PackageIndexProxy} on a mounted socket,
- * which reaches only the allowed package index), no capabilities, no privilege gain, a read-only root, pip's
+ * which reaches only the allowed package index and holds its credentials, if any), no capabilities, no privilege gain, a read-only root, pip's
  * build space and its output on size-limited tmpfs, memory, pids and CPU limits, and a deadline. The only
  * writable host folder is the one the packages are copied into. The container is removed on every path; the
  * error a developer sees is the tail of pip's own output from inside.
@@ -112,6 +122,7 @@ public final class DependencyInstaller {
   private void installIn(String app, List<Requirements> files, Path lib, Path in, Path proxyDir, String who)
       throws InstallFailed, InterruptedException {
     Path work = in.getParent();
+    CredentialedIndex index = credentialedIndex();
     List<String> cmd = new ArrayList<>(List.of("python3", "-m", "grainworker._deps", "--out", OUT, "--target", TARGET,
         "--proxy-socket", PROXY + "/proxy.sock"));
     try {
@@ -128,7 +139,9 @@ public final class DependencyInstaller {
         Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
         cmd.addAll(List.of("-r", IN + "/" + r.name() + ".txt"));
       }
-      if (!settings.pipIndexUrl().isBlank()) {
+      if (index != null) { // its credentials stay in the host agent: pip gets the proxy's origin
+        cmd.addAll(List.of("--index-url", index.localUrl()));
+      } else if (!settings.pipIndexUrl().isBlank()) {
         cmd.addAll(List.of("--index-url", settings.pipIndexUrl()));
       }
       if (settings.pipCert() != null) {
@@ -142,7 +155,8 @@ public final class DependencyInstaller {
     String name = "sand-deps-" + app + "-" + hostId + "-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     long t0 = System.nanoTime();
     try (PackageIndexProxy proxy = PackageIndexProxy.serve(proxyDir.resolve("proxy.sock"),
-        Set.copyOf(settings.pipAllowedHosts()), Duration.ofSeconds(10), who)) {
+        Set.copyOf(settings.pipAllowedHosts()), Duration.ofSeconds(10), who, PackageIndexProxy.MAX_CONNECTIONS,
+        index)) {
       LOG.info("{} installing requirements in container {} ({})", who, name, files.stream().map(Requirements::where)
           .toList());
       try {
@@ -176,6 +190,48 @@ public final class DependencyInstaller {
     LOG.info("{} requirements installed in {} ms", who, (System.nanoTime() - t0) / 1_000_000);
   }
 
+  /**
+   * The operator's index when its URL carries credentials (the proxy adds them; the container never sees them),
+   * else null. Its TLS trusts {@code sandbox.pip.cert} when set, else the JDK's CAs.
+   */
+  CredentialedIndex credentialedIndex() throws InstallFailed {
+    URI url;
+    try {
+      url = settings.pipIndexUrl().isBlank() ? null : new URI(settings.pipIndexUrl());
+    } catch (URISyntaxException e) {
+      throw new InstallFailed("the operator's package index URL (sandbox.pip.index.url) is not a URL");
+    }
+    if (url == null || url.getRawUserInfo() == null) {
+      return null;
+    }
+    try {
+      return new CredentialedIndex(url, tlsTrusting(settings.pipCert()));
+    } catch (IllegalArgumentException | IOException | GeneralSecurityException e) {
+      // The message must not echo the URL: it holds the credentials.
+      throw new InstallFailed("the operator's package index (sandbox.pip.index.url, with credentials) cannot be used: "
+          + e.getClass().getSimpleName());
+    }
+  }
+
+  private static SSLSocketFactory tlsTrusting(Path caBundle) throws IOException, GeneralSecurityException {
+    if (caBundle == null) {
+      return (SSLSocketFactory) SSLSocketFactory.getDefault();
+    }
+    KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+    trust.load(null, null);
+    try (var in = Files.newInputStream(caBundle)) {
+      int i = 0;
+      for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        trust.setCertificateEntry("ca" + i++, c);
+      }
+    }
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(null, tmf.getTrustManagers(), null);
+    return ctx.getSocketFactory();
+  }
+
   /** The dependency container: everything a tenant's pip run may touch is listed here. */
   ContainerSpec spec(String app, List<String> cmd, Path in, Path lib, Path proxyDir) {
     Map<String, String> labels = new LinkedHashMap<>(settings.labels());
@@ -190,7 +246,7 @@ public final class DependencyInstaller {
         memory, memory, 1_000_000_000L, 256,
         List.of(new Mount(in.toAbsolutePath().toString(), IN, true),
             new Mount(lib.toAbsolutePath().toString(), OUT, false),
-            new Mount(proxyDir.toAbsolutePath().toString(), PROXY, true)), 5);
+            new Mount(proxyDir.toAbsolutePath().toString(), PROXY, true)), 5, settings.logLimits());
   }
 
   /** Remove dependency containers an earlier run of the agent left (it died mid-install). */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
 import sand.hostagent.sandbox.FakeDockerEngine;
@@ -43,6 +44,28 @@ class DependencyInstallerTest {
   }
 
   @Test
+  void theIndexCredentialsAreNeitherOnTheCommandLineNorInTheEnvironment() throws Exception {
+    ContainerSpec[] seen = new ContainerSpec[1];
+    docker.onStart("sand-deps-", c -> {
+      seen[0] = c.spec;
+      c.status = "exited";
+    });
+    SandboxSettings s = SandboxSettings.with(tmp.resolve("state"), Map.of()).withPackageIndex(
+        List.of("index.example:443", "files.example:443"), "https://ops:t0ken-s3cret@index.example/simple", null);
+    new DependencyInstaller(docker, s, "h1", false).install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
+    ContainerSpec c = seen[0];
+    assertEquals(List.of("--index-url", "http://127.0.0.1:9/simple"),
+        c.cmd().subList(c.cmd().indexOf("--index-url"), c.cmd().indexOf("--index-url") + 2),
+        "pip is given the proxy's origin; the proxy adds the credentials");
+    assertTrue(!c.toString().contains("t0ken") && !c.env().toString().contains("t0ken"), c.toString());
+    try (var files = Files.walk(tmp.resolve("work"))) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        assertTrue(!Files.readString(f).contains("t0ken"), "nothing mounted into the container holds them: " + f);
+      }
+    }
+  }
+
+  @Test
   void everyIsolationOptionOfTheContainer() throws Exception {
     ContainerSpec[] seen = new ContainerSpec[1];
     docker.onStart("sand-deps-", c -> {
@@ -50,7 +73,8 @@ class DependencyInstallerTest {
       c.status = "exited";
     });
     installer(Map.of(SandboxSettings.PIP_MEMORY_MB, "300", SandboxSettings.PIP_TMP_MB, "200",
-        SandboxSettings.PIP_OUTPUT_MAX_MB, "100")).install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
+        SandboxSettings.PIP_OUTPUT_MAX_MB, "100", SandboxSettings.LOG_MAX_MB, "2", SandboxSettings.LOG_MAX_FILES, "4"))
+        .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
     ContainerSpec s = seen[0];
     assertEquals("sand-sandbox:latest", s.image());
     assertEquals("1000:1000", s.user(), "never root");
@@ -65,6 +89,7 @@ class DependencyInstallerTest {
     assertEquals(256, s.pidsLimit());
     assertEquals(1_000_000_000L, s.nanoCpus());
     assertEquals(Map.of(), s.env(), "no credential, nothing from the host");
+    assertEquals(new DockerEngine.LogLimits(2L << 20, 4), s.logs(), "pip's (and build code's) output is rotated");
     assertEquals(List.of(new Mount(tmp.resolve("work/in").toString(), "/deps/in", true),
         new Mount(tmp.resolve("lib").toString(), "/deps/out", false)), s.mounts().subList(0, 2),
         "the output folder is the only writable host folder");

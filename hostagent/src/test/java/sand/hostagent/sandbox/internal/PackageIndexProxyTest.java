@@ -103,4 +103,92 @@ class PackageIndexProxyTest {
     assertTrue(reply.startsWith("HTTP/1.1 405 Method Not Allowed"), reply);
     assertEquals(0, accepted.get());
   }
+
+  @Test
+  void connectionsBeyondTheCapAreAnswered503AndCostNoThread() throws Exception {
+    proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("index.example:443"), Duration.ofSeconds(5),
+        "[test]", 2, null);
+    int threadsBefore = Thread.activeCount();
+    List<SocketChannel> held = new java.util.ArrayList<>();
+    try {
+      for (int i = 0; i < 2; i++) { // connections that never send their head: each holds a slot
+        SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        ch.connect(UnixDomainSocketAddress.of(tmp.resolve("proxy.sock")));
+        held.add(ch);
+      }
+      for (int i = 0; i < 50; i++) { // answered at once, before they send anything
+        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+          ch.connect(UnixDomainSocketAddress.of(tmp.resolve("proxy.sock")));
+          String reply = new String(Channels.newInputStream(ch).readAllBytes(), StandardCharsets.US_ASCII);
+          assertTrue(reply.startsWith("HTTP/1.1 503 Service Unavailable"), reply);
+        }
+      }
+      assertTrue(Thread.activeCount() <= threadsBefore + 2, "one thread per held connection, none for the refused: "
+          + threadsBefore + " -> " + Thread.activeCount());
+    } finally {
+      for (SocketChannel ch : held) {
+        ch.close();
+      }
+    }
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    String reply = "";
+    while (System.nanoTime() < deadline) { // the held connections' slots come back once they are closed
+      reply = exchange("CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n", null);
+      if (reply.startsWith("HTTP/1.1 403")) {
+        break;
+      }
+      Thread.sleep(50);
+    }
+    assertTrue(reply.startsWith("HTTP/1.1 403"), reply);
+  }
+
+  @Test
+  void aCredentialedIndexIsReachedWithItsCredentialsWhichTheClientNeverSees() throws Exception {
+    ServerSocket upstream = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    String[] seen = new String[1];
+    Thread t = new Thread(() -> {
+      try (upstream; Socket s = upstream.accept()) {
+        InputStream in = s.getInputStream();
+        StringBuilder head = new StringBuilder();
+        while (!head.toString().endsWith("\r\n\r\n")) {
+          head.append((char) in.read());
+        }
+        seen[0] = head.toString();
+        s.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nlinks".getBytes(StandardCharsets.US_ASCII));
+      } catch (IOException e) {
+        seen[0] = e.toString();
+      }
+    });
+    t.setDaemon(true);
+    t.start();
+    PackageIndexProxy.CredentialedIndex index = new PackageIndexProxy.CredentialedIndex(
+        java.net.URI.create("http://ops:s%40cret@127.0.0.1:" + upstream.getLocalPort() + "/simple"),
+        javax.net.SocketFactory.getDefault());
+    assertEquals("http://127.0.0.1:9/simple", index.localUrl());
+    assertTrue(!index.toString().contains("cret"), index.toString());
+    proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of(), Duration.ofSeconds(5), "[test]", 4, index);
+
+    String reply = exchange("GET http://127.0.0.1:9/simple/six/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"
+        + "Accept: text/html\r\nConnection: keep-alive\r\nAuthorization: Basic Zm9yZ2Vk\r\n\r\n", null);
+    t.join(5000);
+    assertTrue(reply.startsWith("HTTP/1.1 200 OK") && reply.endsWith("links"), reply);
+    assertEquals("GET /simple/six/ HTTP/1.1\r\nAccept: text/html\r\nHost: 127.0.0.1:" + upstream.getLocalPort()
+        + "\r\nAuthorization: Basic " + java.util.Base64.getEncoder().encodeToString(
+            "ops:s@cret".getBytes(StandardCharsets.UTF_8)) + "\r\nConnection: close\r\n\r\n", seen[0]);
+  }
+
+  @Test
+  void withACredentialedIndexOtherPlainRequestsAreStillRefused() throws Exception {
+    PackageIndexProxy.CredentialedIndex index = new PackageIndexProxy.CredentialedIndex(
+        java.net.URI.create("https://ops:secret@index.example/simple"), javax.net.SocketFactory.getDefault());
+    proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("127.0.0.1:" + index().getLocalPort()),
+        Duration.ofSeconds(5), "[test]", 4, index);
+    String reply = exchange("GET http://127.0.0.1:" + index().getLocalPort() + "/ HTTP/1.1\r\n\r\n", null);
+    assertTrue(reply.startsWith("HTTP/1.1 405 Method Not Allowed"), reply);
+    assertEquals(0, accepted.get());
+  }
+
+  private ServerSocket index() {
+    return index;
+  }
 }
