@@ -9,6 +9,13 @@ map of the execution and counts itself done; the branch that makes the count com
 branch (or item) order, and goes on as the Parallel or Map state. Errors of a branch are the Parallel's (or Map's):
 its Retry and Catch apply.
 
+The join is race-free because each branch instance touches the fan-out's data layer items (results, items, counters)
+only before one last atomic add to the fan-out's counter, its arrival, and every branch arrives exactly once, failed
+or not: a failing branch adds ``FAILED`` too, and an item a Map's MaxConcurrency held back is claimed by exactly one
+arriving branch, which sends it or, once the Map failed, arrives for it. So the arrival that completes the count is the
+last access: that instance, and only it, deletes the fan-out's items (issue 26: a late item used to find the counters
+deleted by the one that went on).
+
 Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
 the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object
 ``$$`` needs. A value without the wrapper is a request's input: the machine's start.
@@ -29,6 +36,7 @@ from grainworker.workflow import END, AslState, Workflow
 __all__ = ["MARK", "make_handler"]
 
 MARK = "__sand_asl__"
+FAILED = 1 << 32  # what a failing branch adds to its fan-out's count of arrivals (far above any branch count)
 
 Handler = Callable[[Any, Any], Any]
 
@@ -114,9 +122,9 @@ class _Run:
             return {"error": {"type": error, "message": cause, "grain": self.grain}}
         frame = frames[-1]
         key = _key(self.context, frame)
-        if self.context.incrementCounter(key + ".failed", 1) != 1:
+        failures, _ = self.arrive(key, frame, FAILED + 1 + self.next_item(frame, frames, True))
+        if failures != 1:
             return None  # another branch failed first: its error is the Parallel's
-        _forget(self.context, key)  # what finished branches left; ".failed" stays: branches still running drop theirs
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
         counts = {int(k): v for k, v in frame.get("attempts", {}).items()}
@@ -185,10 +193,11 @@ class _Run:
                     else st.get("TimeoutSeconds")
                 result = self._call_task(eff, timeout)
                 out = asl.state_output(st, self.data, result, co)
-                return self.go(self.st, out, self.frames, self.ctx)
             except Exception as e:  # noqa: BLE001 - the task's error is the state's: Retry and Catch decide
                 error, cause = _error_name(e)
                 self.context.log(f"state {self.st.name}: {error}: {cause}", "ERROR")
+            else:  # what comes after the task (a join's data layer calls) is not the task's: no Retry or Catch of it
+                return self.go(self.st, out, self.frames, self.ctx)
             delay = asl.retry_delay(st.get("Retry", []), error, attempts)
             if delay is None:
                 return self.catch_or_fail(self.st, self.data, error, cause, self.frames, self.ctx)
@@ -214,12 +223,10 @@ class _Run:
         frame: dict[str, Any] = {"id": os.urandom(8).hex(), "grain": state.names[state.name], "input": data,
                                  "ctx": ctx, "attempts": attempts}
         key = _key(self.context, frame)
-        # SAND's counters exist once created: the branches' count, and the flag the first failing branch raises
-        self.context.createCounter(key, 0)
-        self.context.createCounter(key + ".failed", 0)
         if st["Type"] == "Parallel":
             eff = asl.state_input(st, data, co)
             frame |= {"kind": "parallel", "count": len(state.nested)}
+            self.context.createCounter(key, 0)  # the branches' arrivals (SAND's counters exist once created)
             for i, first in enumerate(state.nested):
                 self.send(first, eff, [*frames, frame | {"index": i}], ctx)
             return None
@@ -230,16 +237,15 @@ class _Run:
                                       f"selects {type(items).__name__}, not a list", frames, ctx)
         frame |= {"kind": "map", "count": len(items)}
         if not items:
-            _forget(self.context, key)
-            self.context.deleteCounter(key + ".failed")
             return self.go(state, asl.state_output(st, data, [], co), frames, ctx)
         limit = _limit(st, eff, co)
         first = len(items) if limit <= 0 else min(limit, len(items))
         if first < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
-            for i, item in enumerate(items):
+            for i, item in enumerate(items[first:], first):
                 self.context.putMapEntry(key + ".items", str(i), json.dumps(item))
-            self.context.createCounter(key + ".next", first)
+            self.context.createCounter(key + ".next", first)  # the next item to send
             frame["eff"] = eff
+        self.context.createCounter(key, 0)  # the items' arrivals
         for i in range(first):
             self.send_item(state, frame, frames, ctx, eff, i, items[i])
         return None
@@ -256,25 +262,14 @@ class _Run:
         """One branch (or item) of the innermost Parallel (or Map) is done; the last one goes on as that state."""
         frame = frames[-1]
         key = _key(self.context, frame)
-        if _counter(self.context, key + ".failed"):
-            return None  # the Parallel failed already (its error went on): this branch's output is dropped
-        self.context.putMapEntry(key, str(frame["index"]), json.dumps(data))
-        done = self.context.incrementCounter(key, 1)
+        failed = _counter(self.context, key) >= FAILED
+        if not failed:  # else the Parallel failed already (its error went on): this branch's output is dropped
+            self.context.putMapEntry(key, str(frame["index"]), json.dumps(data))
+        _, results = self.arrive(key, frame, 1 + self.next_item(frame, frames, failed))
+        if results is None:  # branches still to arrive, or the Parallel failed
+            return None
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
-        if frame["kind"] == "map" and frame["count"] > done:
-            if "eff" in frame:  # the Map sends the rest as items finish (fan_out kept them)
-                nxt = self.context.incrementCounter(key + ".next", 1) - 1
-                if nxt < frame["count"]:
-                    item = json.loads(self.context.getMapEntry(key + ".items", str(nxt)))
-                    self.send_item(parent, {k: v for k, v in frame.items() if k != "index"}, frames[:-1],
-                                   frame["ctx"], frame.get("eff"), nxt, item)
-        if done < frame["count"]:
-            return None
-        entries = self.context.retrieveMap(key)
-        results = [json.loads(entries[str(i)]) for i in range(frame["count"])]
-        _forget(self.context, key)
-        self.context.deleteCounter(key + ".failed")
         outer = frames[:-1]
         co = self.context_object()
         try:
@@ -282,6 +277,40 @@ class _Run:
         except asl.AslRuntimeError as e:
             return self.fail(e.error, e.cause, outer)
         return self.go(parent, out, outer, frame["ctx"])
+
+    def next_item(self, frame: dict[str, Any], frames: list[dict[str, Any]], failed: bool) -> int:
+        """For a Map with MaxConcurrency: claim the next item not yet sent and send it. Once the Map failed, claim
+        all the items not yet sent instead, and return how many: this branch arrives for them too."""
+        if "eff" not in frame:
+            return 0
+        key, count = _key(self.context, frame), frame["count"]
+        if failed:
+            return max(0, count - (self.context.incrementCounter(key + ".next", count) - count))
+        nxt = self.context.incrementCounter(key + ".next", 1) - 1
+        if nxt >= count:
+            return 0
+        if _counter(self.context, key) >= FAILED:
+            return 1 + self.next_item(frame, frames, True)
+        item = json.loads(self.context.getMapEntry(key + ".items", str(nxt)))
+        parent = self.workflow.grain(frame["grain"]).asl
+        assert parent is not None
+        self.send_item(parent, {k: v for k, v in frame.items() if k != "index"}, frames[:-1], frame["ctx"],
+                       frame["eff"], nxt, item)
+        return 0
+
+    def arrive(self, key: str, frame: dict[str, Any], add: int) -> tuple[int, list[Any] | None]:
+        """This branch's last touch of its fan-out: add to the arrivals. The arrival that completes them deletes the
+        fan-out's data (every other branch is done with it). Returns how many branches failed so far (the first
+        failing branch sees 1) and, to the last arrival when none failed, the results in branch order."""
+        failures, arrived = divmod(self.context.incrementCounter(key, add), FAILED)
+        if arrived < frame["count"]:
+            return failures, None
+        results = None
+        if not failures:
+            entries = self.context.retrieveMap(key)
+            results = [json.loads(entries[str(i)]) for i in range(frame["count"])]
+        _forget(self.context, key)
+        return failures, results
 
 
 def _limit(st: dict[str, Any], eff: Any, co: dict[str, Any]) -> int:
