@@ -182,15 +182,23 @@ public final class ApplicationData {
 
   // ---- data backup flag (§4.3)
 
-  /** Metadata of the current value of an item as this host sees it (absent: size -1, sha256 ""). */
+  /**
+   * Metadata of the current value of an item as this host sees it (absent: size -1, sha256 ""). Computed once per
+   * write of the item (then remembered): data flags name items many times.
+   */
   public DataMetadata metadata(DataKind kind, String name) {
     String n = name(kind + " name", name);
-    return switch (kind) {
+    return ctx.metadata(kind, n, () -> switch (kind) {
       case KV -> kv.metadata(n);
       case MAP -> maps.metadata(n);
       case SET -> sets.metadata(n);
       case COUNTER -> counters.metadata(n);
-    };
+    });
+  }
+
+  /** How many times {@link #metadata(DataKind, String)} computed metadata instead of remembering it. */
+  public long metadataComputed() {
+    return ctx.metadataComputed();
   }
 
   /** {@link #metadata(DataKind, String)} of each item; only kind and name of the arguments are read. */

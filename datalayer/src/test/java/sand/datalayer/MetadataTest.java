@@ -83,6 +83,26 @@ class MetadataTest {
         assertThrows(IllegalArgumentException.class, () -> DataKind.parse("table")).getMessage());
   }
 
+  /** Issue 26: a data flag's report may name an item thousands of times; its SHA-256 is computed once per write. */
+  @Test
+  void metadataIsComputedOncePerWriteHoweverOftenItIsAsked() {
+    for (DataKind kind : DataKind.values()) {
+      write(kind, "1");
+      long before = t.a.metadataComputed();
+      DataMetadata first = t.a.metadata(kind, "item");
+      for (int i = 0; i < 1000; i++) {
+        assertEquals(first, t.a.metadata(kind, "item"));
+      }
+      assertEquals(before + 1, t.a.metadataComputed(), kind + ": computed once for 1001 asks");
+
+      write(kind, "2"); // a write forgets it: the next ask sees the new value
+      DataMetadata second = t.a.metadata(kind, "item");
+      assertNotEquals(first, second, kind.toString());
+      assertEquals(second, t.a.metadata(kind, "item"));
+      assertEquals(before + 2, t.a.metadataComputed(), kind + ": once more after the write");
+    }
+  }
+
   private void write(DataKind kind, String v) {
     switch (kind) {
       case KV -> t.a.put("item", bytes(v));

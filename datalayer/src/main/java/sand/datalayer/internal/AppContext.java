@@ -1,16 +1,21 @@
 package sand.datalayer.internal;
 
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.DataLayerException;
 import sand.datalayer.GlobalDataLayer;
@@ -33,6 +38,19 @@ public final class AppContext {
   private final List<Residents<?>> stores = new CopyOnWriteArrayList<>();
   private volatile boolean dropped;
   private volatile long lastWarn = System.nanoTime() - WARN_EVERY_NANOS;
+
+  /** Items whose metadata is remembered: a data flag names few, and a report naming many must not grow this. */
+  static final int METADATA_CACHED = 256;
+  /** Metadata computed since each item's last write, most recently used last. Under itself. */
+  private final Map<WriteBehind.Item, DataMetadata> metadata = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<WriteBehind.Item, DataMetadata> eldest) {
+      return size() > METADATA_CACHED;
+    }
+  };
+  /** Writes so far (under {@link #metadata}): metadata computed across a write is not remembered. */
+  private long writes;
+  private final LongAdder metadataComputed = new LongAdder();
 
   /**
    * @param readThroughWait longest wait for earlier writes to reach the global layer: on a miss, the
@@ -71,6 +89,9 @@ public final class AppContext {
    */
   public void drop() {
     dropped = true;
+    synchronized (metadata) {
+      metadata.clear();
+    }
     memory.detach(this);
     for (Residents<?> r : stores) {
       r.dropAll();
@@ -163,6 +184,39 @@ public final class AppContext {
     return new DataLayerException(Code.QUOTA_EXCEEDED, head + why + fix);
   }
 
+  // ---- data flags (§4.3)
+
+  /**
+   * The metadata of an item's current value: remembered from an earlier call when the item was not written since,
+   * else {@code compute}d (a SHA-256 over the whole value, maybe a read through the global layer) and remembered.
+   * So it is computed once per write, however many reports name the item.
+   */
+  public DataMetadata metadata(DataKind kind, String name, Supplier<DataMetadata> compute) {
+    WriteBehind.Item item = new WriteBehind.Item(app, kind, name);
+    long seen;
+    synchronized (metadata) {
+      DataMetadata m = metadata.get(item);
+      if (m != null) {
+        return m;
+      }
+      seen = writes;
+    }
+    DataMetadata m = compute.get();
+    metadataComputed.increment();
+    synchronized (metadata) {
+      // a write since 'seen' may have changed the value after it was read: then it is not remembered
+      if (writes == seen && !dropped) {
+        metadata.put(item, m);
+      }
+    }
+    return m;
+  }
+
+  /** How many times metadata was computed (not remembered) for this application. */
+  public long metadataComputed() {
+    return metadataComputed.sum();
+  }
+
   // ---- global layer
 
   /**
@@ -172,6 +226,10 @@ public final class AppContext {
    */
   void backup(DataKind kind, String name, WriteBehind.Write write, boolean replacesWholeValue, long ownBytes,
               Charge value) {
+    synchronized (metadata) { // the value changed: its metadata is computed again when next asked
+      writes++;
+      metadata.remove(new WriteBehind.Item(app, kind, name));
+    }
     WriteBehind.Hold hold = memory.hold(ownBytes, value);
     try {
       writeBehind.submit(new WriteBehind.Item(app, kind, name), write, replacesWholeValue, hold);
