@@ -164,6 +164,7 @@ public final class HostAgent implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final GlobalBusBridge bridge;
   private final Metrics metrics;
+  private final ExecutionLogs logs;
   private final SandboxManager sandboxes;
   private final ApplicationDeployer deployer;
   private final ExecutorService control;
@@ -195,8 +196,7 @@ public final class HostAgent implements AutoCloseable {
     installPoisonLedger(SandboxSettings.from(config, "sandbox.", env).stateDir(), config.getInt("poison.deaths"));
     bridge = new GlobalBusBridge(BridgeSettings.from(config, "bridge.", hostId), deps.grainConsumer(),
         deps.producer(), bus, agentCredential, data, clock, scheduler);
-    ExecutionLogs logs = new ExecutionLogs(deps.store(), Duration.ofHours(config.getInt("log.ttl.hours")));
-    metrics = new Metrics(hostId);
+    logs = new ExecutionLogs(deps.store(), Duration.ofHours(config.getInt("log.ttl.hours")));
 
     SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
     ApplicationLimits limits = ApplicationLimits.fromEnvironment(env);
@@ -211,6 +211,7 @@ public final class HostAgent implements AutoCloseable {
     deployer.partitionedBy(bridge::hasPartitions, Duration.ofSeconds(config.getInt("deploy.partitions.wait.s")));
     control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
+    metrics = new Metrics(hostId, deployer::knowsGrain);
     processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
         tags, deployer::knowsGrain, r -> {
           metrics.accept(r);
@@ -353,6 +354,7 @@ public final class HostAgent implements AutoCloseable {
     closeQuietly("gate", gateServer);
     closeQuietly("deploys", (AutoCloseable) this::stopDeploys);
     closeQuietly("LQ_HA processor", processor);
+    closeQuietly("execution logs", logs); // before the store they write to
     closeQuietly("bridge", bridge);
     closeQuietly("producer", (AutoCloseable) () -> {
       scheduler.shutdownNow();

@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiPredicate;
 import java.util.function.Supplier;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
@@ -27,9 +28,17 @@ import sand.localbus.QueueStats;
  * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
  * grain, local vs global deliveries, instance durations, plus gauges read when scraped (queue lengths,
  * sandboxes, pending backups).
+ *
+ * <p>Label values never come from a report as a grain wrote it (issue 26): a grain label is a grain of the
+ * application's deployed workflow, a status one of {@link InstanceReport#STATUSES}, anything else is counted under
+ * {@value #OTHER}; the application is the bus's stamp. So the series are bounded by what operators deployed.
  */
 final class Metrics implements java.util.function.Consumer<InstanceReport>, AutoCloseable {
+  /** The label value of a grain or status that is not one of the deployed workflow's or the known ones. */
+  static final String OTHER = "other";
+
   private final String hostId;
+  private final BiPredicate<String, String> knownGrain;
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private final Map<String, DoubleAdder> sums = new ConcurrentHashMap<>();
   private final List<Gauge> gauges = new ArrayList<>();
@@ -38,8 +47,10 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
   /** A value read at scrape time, one sample per label set. */
   record Gauge(String name, String help, Supplier<Map<String, Number>> samples) {}
 
-  Metrics(String hostId) {
+  /** @param knownGrain whether (application, grain) is a grain of that application's deployed workflow */
+  Metrics(String hostId, BiPredicate<String, String> knownGrain) {
     this.hostId = hostId;
+    this.knownGrain = knownGrain;
   }
 
   Metrics gauge(String name, String help, Supplier<Map<String, Number>> samples) {
@@ -69,7 +80,17 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
             () -> perApp(data.usage(), u -> u.evictedItems()))
         .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
         .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
-            () -> Map.of("", processor.refusedOutputs()));
+            () -> Map.of("", processor.refusedOutputs()))
+        .gauge("sand_reports_refused_total", "LQ_HA reports (or parts of them) refused, by application and reason",
+            () -> refusals(processor))
+        .gauge("sand_events_in_flight", "events delivered into a local queue of this host and not finished yet",
+            () -> perApp(processor.inFlightByApplication(), n -> n));
+  }
+
+  private static Map<String, Number> refusals(HostAgentQueueProcessor processor) {
+    Map<String, Number> out = new LinkedHashMap<>();
+    processor.refusedReports().forEach((k, v) -> out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
+    return out;
   }
 
   private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
@@ -101,9 +122,10 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
 
   @Override
   public void accept(InstanceReport r) {
-    String l = labels(r.app(), r.grain());
+    String l = labels(r.app(), knownGrain.test(r.app(), r.grain()) ? r.grain() : OTHER);
     if (r.finished()) {
-      inc("sand_instances_total", l.replace("}", ",status=\"" + esc(r.status()) + "\"}"), 1);
+      String status = InstanceReport.STATUSES.contains(r.status()) ? r.status() : OTHER;
+      inc("sand_instances_total", l.replace("}", ",status=\"" + status + "\"}"), 1);
       JsonNode j = r.json();
       double seconds = Math.max(0, j.path("end_ns").asLong() - j.path("start_ns").asLong()) / 1e9;
       sums.computeIfAbsent("sand_instance_duration_seconds_sum" + l, k -> new DoubleAdder()).add(seconds);

@@ -34,12 +34,13 @@ import sand.contracts.TopicNames;
  * @param recoveryFlags     whether a taken-over partition's condition flags decide what is processed again (the
  *                          paper's recovery); false processes every event of the range again, as a global bus
  *                          without flags would: the baseline of benchmarks/recovery.py, not for production
+ * @param reports           the bounds of what one application's reports may cost the host agent
  */
 public record BridgeSettings(String hostId, String groupId, Duration pollTimeout, Duration commitInterval,
                              Duration sendBackoffFirst, Duration sendBackoffMax, Duration queueFullBackoffMax,
                              Duration takeoverTimeout, Duration revokeDrain, long maxPendingBytes,
                              int haPollMessages, Duration haPollTimeout, int lostRetries,
-                             boolean recoveryFlags) {
+                             boolean recoveryFlags, ReportLimits reports) {
 
   public static final String GROUP_ID = "group.id";
   public static final String POLL_TIMEOUT_MS = "poll.timeout.ms";
@@ -78,7 +79,7 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
 
   /** Declare the bridge settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bridge."). */
   public static ConfigDef declare(ConfigDef def, String prefix) {
-    return def
+    def
         .define(prefix + GROUP_ID, Type.STRING, TopicNames.GROUP, nonBlank("a group id"),
             "consumer group of the host agents on the grain topics")
         .define(prefix + POLL_TIMEOUT_MS, Type.INT, 100, between(1, 10_000),
@@ -109,6 +110,7 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
         .define(prefix + RECOVERY_FLAGS, Type.BOOLEAN, true,
             "whether the condition flags decide which events of a taken-over partition are processed again; false "
                 + "processes all of them again (the baseline of benchmarks/recovery.py, not for production)");
+    return ReportLimits.declare(def, prefix);
   }
 
   /** Read the settings declared by {@link #declare} under {@code prefix}. */
@@ -119,55 +121,61 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
         ms(c.getLong(prefix + TAKEOVER_TIMEOUT_MS)), ms(c.getInt(prefix + REVOKE_DRAIN_MS)),
         c.getLong(prefix + MAX_PENDING_BYTES), c.getInt(prefix + HA_POLL_MESSAGES),
         ms(c.getInt(prefix + HA_POLL_TIMEOUT_MS)), c.getInt(prefix + LOST_RETRIES),
-        c.getBoolean(prefix + RECOVERY_FLAGS));
+        c.getBoolean(prefix + RECOVERY_FLAGS), ReportLimits.from(c, prefix));
   }
 
   public BridgeSettings withGroupId(String v) {
     return new BridgeSettings(hostId, v, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withCommitInterval(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, v, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withSendBackoff(Duration first, Duration max) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, first, max,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withTakeoverTimeout(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, v, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withRevokeDrain(Duration v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, v, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withMaxPendingBytes(long v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, v, haPollMessages, haPollTimeout, lostRetries,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withLostRetries(int v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, v,
-        recoveryFlags);
+        recoveryFlags, reports);
   }
 
   public BridgeSettings withRecoveryFlags(boolean v) {
     return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
         queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
-        v);
+        v, reports);
+  }
+
+  public BridgeSettings withReports(ReportLimits v) {
+    return new BridgeSettings(hostId, groupId, pollTimeout, commitInterval, sendBackoffFirst, sendBackoffMax,
+        queueFullBackoffMax, takeoverTimeout, revokeDrain, maxPendingBytes, haPollMessages, haPollTimeout, lostRetries,
+        recoveryFlags, v);
   }
 
   private static Duration ms(long v) {

@@ -3,15 +3,23 @@ package sand.hostagent.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiPredicate;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.KafkaClients;
@@ -51,9 +59,23 @@ import sand.localbus.LocalMessageBus;
  * application and answers to the frontend it names, or when it names a grain that is not in the
  * application's workflow: a grain can neither answer another application's caller nor make Kafka topics.
  *
- * <p>Reports whose sends Kafka has not acknowledged hold at most {@link BridgeSettings#maxPendingBytes()};
- * beyond that this processor stops taking reports (LQ_HA fills up, then grain instances see QUEUE_FULL
- * and back off): nothing is dropped while Kafka or Cassandra is away.
+ * <p>Grains write their reports themselves, so a report is only believed as far as it can be checked (issue 26):
+ * its grain must be one of the workflow's and its status one grain workers write, else it is refused whole; a
+ * data list longer than {@link ReportLimits#dataItems()} distinct items gets no data flag; an output claiming a
+ * local delivery counts against the application's bound of such events in flight ({@link InFlightEvents#registerLocal});
+ * its log lines are kept only when its execution is the one of the event it names, an event of its application in
+ * flight here ({@link InstanceReport#executionBound()}). Refusals are counted per application and fixed reason
+ * ({@link #refusedReports()}), and what is logged of a grain's strings is cut ({@link InstanceReport#shown}).
+ *
+ * <p>One thread takes reports from LQ_HA (which the bus hands out round-robin across applications) into one queue
+ * per application ({@link ReportLanes}); {@link ReportLimits#threads()} threads serve those queues round-robin, so
+ * a slow application never holds up another's reports. Nothing on those threads waits for Cassandra: the data
+ * flag's metadata is computed on a small pool of its own, after the data's backup, with a bounded queue (full: no
+ * data flag, which only costs a re-run in recovery); a supervisor's health report goes to a bounded queue too.
+ *
+ * <p>Reports taken and not yet in Kafka hold at most {@link BridgeSettings#maxPendingBytes()}; beyond that this
+ * processor stops taking reports (LQ_HA fills up, then grain instances see QUEUE_FULL and back off): nothing
+ * is dropped while Kafka or Cassandra is away.
  */
 public final class HostAgentQueueProcessor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgentQueueProcessor.class);
@@ -78,8 +100,25 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final int budgetPermits;
   /** Sends of {@code sent} reports, by "app/event" their instance handles: its finished flag waits for them. */
   private final ConcurrentHashMap<String, CompletableFuture<Void>> sentOutputs = new ConcurrentHashMap<>();
+  private final ReportLimits limits;
+  private final ReportLanes lanes;
+  private final Map<String, LongAdder> refusedReports = new ConcurrentHashMap<>();
+  private final ThreadPoolExecutor metadataPool;
+  private final ThreadPoolExecutor healthPool;
+  private volatile long nextExpiry = System.nanoTime();
   private volatile boolean closing;
   private Thread thread;
+  private final List<Thread> workers = new ArrayList<>();
+
+  /** Why a report or output was refused: the fixed label values of {@link #refusedReports()}. */
+  public enum Refusal {
+    UNKNOWN_GRAIN, UNKNOWN_STATUS, BAD_REPORT, QUEUE_FULL, DATA_LIST_TOO_LONG, IN_FLIGHT_FULL, FOREIGN_EXECUTION,
+    BUSY;
+
+    public String label() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   /**
    * @param tags       checks that an output's execution entered through its application (the cluster secret)
@@ -103,21 +142,114 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.recovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
     this.budgetPermits = (int) Math.min(Integer.MAX_VALUE, settings.maxPendingBytes());
     this.budget = new Semaphore(budgetPermits);
+    this.limits = settings.reports();
+    this.lanes = new ReportLanes(limits.appQueueMessages(), limits.appQueueBytes());
+    this.metadataPool = boundedPool("sand-data-flags-" + host, 2, 1024);
+    this.healthPool = boundedPool("sand-worker-health-" + host, 1, 256);
   }
 
-  /** Take one batch from LQ_HA (waiting up to {@link BridgeSettings#haPollTimeout()}) and handle it. */
+  /** A pool whose queue holds at most {@code queue} tasks: more are refused (the caller decides what that costs). */
+  private static ThreadPoolExecutor boundedPool(String name, int threads, int queue) {
+    ThreadPoolExecutor p = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(queue), r -> {
+          Thread t = new Thread(r, name);
+          t.setDaemon(true);
+          return t;
+        }, new ThreadPoolExecutor.AbortPolicy());
+    p.allowCoreThreadTimeOut(true);
+    return p;
+  }
+
+  /**
+   * Take one batch from LQ_HA (waiting up to {@link BridgeSettings#haPollTimeout()}) and handle it on this thread
+   * (tests; {@link #start()} handles reports on threads of their own).
+   */
   public int processOnce() throws InterruptedException {
-    List<HostAgentMessage> batch = bus.pollHostAgent(credential, settings.haPollMessages(),
-        (int) settings.haPollTimeout().toMillis());
-    long taken = System.nanoTime();
+    List<HostAgentMessage> batch = poll();
     for (HostAgentMessage m : batch) {
-      try {
-        handle(m, taken);
-      } catch (RuntimeException e) { // one bad report must not cost the rest of the batch
-        LOG.error("[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
+      if (dispatch(m, System.nanoTime())) {
+        ReportLanes.Turn t;
+        while ((t = lanes.take(0)) != null) {
+          serve(t);
+        }
       }
     }
     return batch.size();
+  }
+
+  private List<HostAgentMessage> poll() throws InterruptedException {
+    long now = System.nanoTime();
+    if (now - nextExpiry >= 0) {
+      nextExpiry = now + 1_000_000_000L;
+      expireLocal(now);
+    }
+    return bus.pollHostAgent(credential, settings.haPollMessages(), (int) settings.haPollTimeout().toMillis());
+  }
+
+  /**
+   * Queue a report behind its application's others, with its share of the budget (waiting for it: Kafka's
+   * backpressure); false when the application's queue is full (refused, counted) or this processor closes.
+   */
+  private boolean dispatch(HostAgentMessage m, long taken) throws InterruptedException {
+    int permits = Math.max(1, Math.min(budgetPermits, m.payload().length));
+    while (!budget.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
+      if (closing) {
+        return false; // the event it finishes stays unfinished: replayed by the partition's next owner
+      }
+    }
+    if (!lanes.offer(new ReportLanes.Item(m, taken, permits))) {
+      budget.release(permits);
+      refuse(m.application(), Refusal.QUEUE_FULL);
+      return false;
+    }
+    return true;
+  }
+
+  /** Handle one report of a queue, then let its application's next one go. */
+  private void serve(ReportLanes.Turn t) throws InterruptedException {
+    HostAgentMessage m = t.item().message();
+    try {
+      handle(m, t.item().taken(), t.item().permits());
+    } catch (RuntimeException e) { // one bad report must not cost the others
+      LOG.error("[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
+    } finally {
+      lanes.done(t);
+    }
+  }
+
+  /** Forget the claimed local deliveries never finished: their backups no longer hold their partitions' commits. */
+  void expireLocal(long now) {
+    for (Map.Entry<String, Home> e : inFlight.expireLocal(now)) {
+      Home h = e.getValue();
+      if (h.partition() != null) {
+        bridge.tracker().abandon(new TopicPartition(h.topic(), h.partition()), e.getKey());
+      }
+      LOG.info("[host {}] [app {} grain {}] event {} said delivered locally was not finished within {} s: forgotten",
+          host, h.app(), h.grain(), InstanceReport.shown(e.getKey()), limits.inFlightExpiry().toSeconds());
+    }
+  }
+
+  private void refuse(String app, Refusal why) {
+    refusedReports.computeIfAbsent(app + "\u0000" + why.label(), k -> new LongAdder()).increment();
+  }
+
+  /**
+   * Reports (or parts of them) refused so far, by application and reason ({@link Refusal#label()}): the
+   * application is the bus's stamp (a granted application), the reason one of a fixed few.
+   */
+  public Map<List<String>, Long> refusedReports() {
+    Map<List<String>, Long> out = new TreeMap<>(java.util.Comparator.comparing((List<String> k) -> k.get(0))
+        .thenComparing(k -> k.get(1)));
+    refusedReports.forEach((k, v) -> {
+      int i = k.indexOf('\u0000');
+      out.put(List.of(k.substring(0, i), k.substring(i + 1)), v.sum());
+    });
+    return out;
+  }
+
+  /** Events in flight on this host, per application (gauge). */
+  public Map<String, Number> inFlightByApplication() {
+    return inFlight.countByApplication();
   }
 
   /** Results also go to frontends through {@code gate} (their response topics still get every one). */
@@ -155,8 +287,26 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       return;
     }
     if (h != null) { // it checks the grain itself: a sandbox still starting is not known here yet
-      h.report(m.application(), grain, r.path("state").asText(""), r.path("message").asText(""));
+      String app = m.application();
+      String g = cap(grain, 256);
+      String state = cap(r.path("state").asText(""), 64);
+      String message = cap(r.path("message").asText(""), 2048);
+      try { // it may write Cassandra: never on a thread serving reports
+        healthPool.execute(() -> {
+          try {
+            h.report(app, g, state, message);
+          } catch (RuntimeException e) {
+            LOG.warn("[host {}] [app {}] worker health report failed: {}", host, app, e.toString());
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        refuse(app, Refusal.BUSY);
+      }
     }
+  }
+
+  private static String cap(String s, int chars) {
+    return s.length() > chars ? s.substring(0, chars) : s;
   }
 
   /** Outputs refused so far (forged execution, unknown grain). */
@@ -177,6 +327,27 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     thread = new Thread(this::run, "sand-lqha-" + host);
     thread.setDaemon(true);
     thread.start();
+    for (int i = 0; i < limits.threads(); i++) {
+      Thread w = new Thread(this::work, "sand-reports-" + host + "-" + i);
+      w.setDaemon(true);
+      w.start();
+      workers.add(w);
+    }
+  }
+
+  /** A thread serving the applications' report queues, round-robin. */
+  private void work() {
+    while (!closing) {
+      try {
+        ReportLanes.Turn t = lanes.take(100);
+        if (t != null) {
+          serve(t);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
   }
 
   /** Stop taking reports, then wait up to 10 s for the sends of those taken. */
@@ -191,6 +362,12 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       if (t != null) {
         t.join(10_000);
       }
+      for (Thread w : workers) {
+        w.join(10_000);
+      }
+      budget.release((int) lanes.clear()); // not handled: their events are replayed by the partitions' next owner
+      metadataPool.shutdown();
+      healthPool.shutdown();
       if (!budget.tryAcquire(budgetPermits, 10, TimeUnit.SECONDS)) {
         LOG.warn("[host {}] closing with {} bytes of reports not yet in Kafka: their events are replayed by the "
             + "partitions' next owner", host, pendingBytes());
@@ -205,7 +382,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     LOG.info("[host {}] LQ_HA processor started", host);
     while (!closing) {
       try {
-        processOnce();
+        for (HostAgentMessage m : poll()) {
+          dispatch(m, System.nanoTime());
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -216,60 +395,93 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   }
 
   void handle(HostAgentMessage m) throws InterruptedException {
-    handle(m, System.nanoTime());
+    int permits = Math.max(1, Math.min(budgetPermits, m.payload().length));
+    budget.acquire(permits);
+    handle(m, System.nanoTime(), permits);
   }
 
-  /** @param taken when the report was taken from LQ_HA (monotonic ns, for the result's trace) */
-  void handle(HostAgentMessage m, long taken) throws InterruptedException {
+  /**
+   * @param taken   when the report was taken from LQ_HA (monotonic ns, for the result's trace)
+   * @param permits the budget it holds: given back when its sends are done, or now if it sends nothing
+   */
+  private void handle(HostAgentMessage m, long taken, int permits) {
+    boolean released = false;
+    try {
+      CompletableFuture<?> chain = handleReport(m, taken);
+      if (chain != null) {
+        released = true;
+        chain.whenComplete((v, e) -> budget.release(permits));
+      }
+    } finally {
+      if (!released) {
+        budget.release(permits);
+      }
+    }
+  }
+
+  /** The report's sends, or null when it sends nothing (refused, or only recorded). */
+  private CompletableFuture<?> handleReport(HostAgentMessage m, long taken) {
     InstanceReport r;
     try {
       JsonNode json = InstanceReport.read(m.payload());
       if ("worker".equals(json.path("type").asText())) {
         workerReport(m, json);
-        return;
+        return null;
       }
       r = InstanceReport.parse(json);
     } catch (IllegalArgumentException e) {
-      LOG.warn("[host {}] [app {}] unreadable LQ_HA report dropped: {}", host, m.application(), e.getMessage());
-      return;
+      refuse(m.application(), Refusal.BAD_REPORT);
+      LOG.warn("[host {}] [app {}] unreadable LQ_HA report dropped: {}", host, m.application(),
+          InstanceReport.shown(e.getMessage()));
+      return null;
     }
     String app = m.application().equals(HostAgentMessage.FROM_HOST_AGENT) ? r.app() : m.application();
     String spoofed = !app.equals(r.app()) ? r.app()
         : r.outputs().stream().map(o -> o.path("app").asText("")).filter(a -> !a.equals(app)).findFirst().orElse(null);
     if (spoofed != null || !TopicNames.validApplication(app)) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] report refused: it names application '{}'", host, app, r.grain(),
-          r.executionId(), spoofed == null ? app : spoofed);
-      return;
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] report refused: it names application '{}'", host,
+          InstanceReport.shown(app), InstanceReport.shown(r.grain()), InstanceReport.shown(r.executionId()),
+          InstanceReport.shown(spoofed == null ? app : spoofed));
+      return null;
+    }
+    Refusal invalid = !knownGrain.test(app, r.grain()) ? Refusal.UNKNOWN_GRAIN
+        : !InstanceReport.STATUSES.contains(r.status()) ? Refusal.UNKNOWN_STATUS
+        : r.eventId().length() > 256 || r.executionId().length() > 256 ? Refusal.BAD_REPORT : null;
+    if (invalid != null) { // a grain's made-up names never become metric labels, log keys or anything else
+      refuse(app, invalid);
+      LOG.debug("[host {}] [app {}] report refused ({}): grain '{}', status '{}'", host, app, invalid.label(),
+          InstanceReport.shown(r.grain()), InstanceReport.shown(r.status()));
+      return null;
+    }
+    Home own = inFlight.get(app, r.eventId());
+    r = r.withExecutionBound(own != null && own.event() != null
+        && r.executionId().equals(own.event().path("execution_id").asText(null)));
+    if (!r.executionBound() && !r.json().path("logs").isEmpty()) {
+      refuse(app, Refusal.FOREIGN_EXECUTION); // its log lines are not stored (ExecutionLogs)
     }
     if (recovery.duplicate(app, r)) {
       LOG.info("[host {}] [app {} grain {}] [exec {}] event {} was already finished by another run of it: this "
-          + "run's report is dropped", host, app, r.grain(), r.executionId(), r.eventId());
-      return;
+          + "run's report is dropped", host, app, r.grain(), InstanceReport.shown(r.executionId()),
+          InstanceReport.shown(r.eventId()));
+      return null;
     }
     if ("lost".equals(r.status()) && recovery.instanceLost(app, r)) {
-      listener.accept(r);
-      return;
+      accepted(app, r);
+      return null;
     }
-    int permits = Math.max(1, Math.min(budgetPermits, m.payload().length));
-    while (!budget.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
-      if (closing) {
-        return; // the event it finishes stays unfinished: replayed by the partition's next owner
-      }
-    }
-    CompletableFuture<?> chain;
-    try {
-      chain = forward(app, r, taken);
-    } catch (RuntimeException e) {
-      budget.release(permits);
-      throw e;
-    }
+    CompletableFuture<?> chain = forward(app, r, taken);
+    InstanceReport report = r;
     chain.whenComplete((v, e) -> {
-      budget.release(permits);
       if (e != null && !closing) {
-        LOG.error("[host {}] [app {} grain {}] [exec {}] event {}: {}", host, app, r.grain(), r.executionId(),
-            r.eventId(), e.toString());
+        LOG.error("[host {}] [app {} grain {}] [exec {}] event {}: {}", host, app, report.grain(),
+            InstanceReport.shown(report.executionId()), InstanceReport.shown(report.eventId()), e.toString());
       }
     });
+    accepted(app, r);
+    return chain;
+  }
+
+  private void accepted(String app, InstanceReport r) {
     try {
       listener.accept(r);
     } catch (RuntimeException e) {
@@ -297,14 +509,15 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private CompletableFuture<?> route(String app, InstanceReport r, ObjectNode out, long taken) {
     String id = out.path("id").asText();
     String grain = out.path("grain").asText();
+    String exec = InstanceReport.shown(r.executionId());
     ObjectNode event = out.deepCopy();
     event.remove("local");
     try {
       Event.of(event);
     } catch (IllegalArgumentException e) {
       refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: {}", host, app, r.grain(), r.executionId(), id,
-          e.getMessage());
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: {}", host, app, r.grain(), exec,
+          InstanceReport.shown(id), InstanceReport.shown(e.getMessage()));
       return DONE;
     }
     String execution = event.path("execution_id").asText("");
@@ -312,20 +525,20 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, execution, frontend)) {
       refused.incrementAndGet();
       LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: its tag does not show that execution '{}' "
-          + "entered through this application for frontend '{}'", host, app, r.grain(), r.executionId(), id,
-          execution, frontend);
+          + "entered through this application for frontend '{}'", host, app, r.grain(), exec, InstanceReport.shown(id),
+          InstanceReport.shown(execution), InstanceReport.shown(frontend));
       return DONE;
     }
     if (!grain.equals(TopicNames.END) && !knownGrain.test(app, grain)) {
       refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
-          + "workflow", host, app, r.grain(), r.executionId(), id, grain);
+      LOG.debug("[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
+          + "workflow", host, app, r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
       return DONE;
     }
     if (grain.equals(TopicNames.END)) {
       if (!TopicNames.validFrontend(frontend)) {
         LOG.warn("[host {}] [app {} grain {}] [exec {}] result has no frontend to go to ('{}'): not sent", host, app,
-            r.grain(), r.executionId(), frontend);
+            r.grain(), exec, InstanceReport.shown(frontend));
         return DONE;
       }
       LOG.debug("[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
@@ -338,22 +551,40 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     }
     if (!TopicNames.validGrain(grain)) {
       LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} names no valid grain ('{}'): not sent", host, app,
-          r.grain(), r.executionId(), id, grain);
+          r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
       return DONE;
     }
     GrainRef next = new GrainRef(app, grain);
     boolean local = out.path("local").asBoolean(false);
     if (local && bridge.runsHere(next)) {
       Integer partition = bridge.backupPartition(next.topic(), id);
-      CompletableFuture<?> sent = sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)));
-      inFlight.register(id, new Home(next.topic(), partition, app, sent, grain, event));
+      byte[] backup = ConditionFlag.processing(event, host).value();
+      CompletableFuture<Void> sent = new CompletableFuture<>();
+      // Only the instance's word: the agent did not see the delivery. So such events are bounded and expire.
+      if (!inFlight.registerLocal(id, new Home(next.topic(), partition, app, sent, grain, event), backup.length,
+          limits.inFlightMax(), limits.inFlightMaxBytes(), System.nanoTime() + limits.inFlightExpiry().toNanos())) {
+        refused.incrementAndGet();
+        refuse(app, Refusal.IN_FLIGHT_FULL);
+        LOG.debug("[host {}] [app {} grain {}] event {} said delivered locally refused: the application has {} such "
+            + "events or {} bytes of them in flight here", host, app, grain, InstanceReport.shown(id),
+            limits.inFlightMax(), limits.inFlightMaxBytes());
+        return DONE;
+      }
+      sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)))
+          .whenComplete((v, e) -> {
+            if (e != null) {
+              sent.completeExceptionally(e);
+            } else {
+              sent.complete(null);
+            }
+          });
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}", host, app, grain,
-          r.executionId(), id, next.topic(), partition == null ? "(by key)" : partition);
+          exec, id, next.topic(), partition == null ? "(by key)" : partition);
       return sent;
     }
     if (local) {
       LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was delivered locally but {} does not run here: "
-          + "publishing it for the hosts that run it", host, app, r.grain(), r.executionId(), id, next);
+          + "publishing it for the hosts that run it", host, app, r.grain(), exec, InstanceReport.shown(id), next);
     }
     return sender.send(KafkaClients.record(next.topic(), null, ConditionFlag.newEvent(event, host)));
   }
@@ -365,38 +596,77 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     CompletableFuture<Void> allOutputs = earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
     Home home = inFlight.remove(app, id);
     if (home == null) { // not an event of this application this host took from Kafka or backed up
-      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(), id);
+      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(), InstanceReport.shown(id));
       return allOutputs;
     }
-    List<DataMetadata> metadata = new ArrayList<>();
-    List<CompletableFuture<Void>> backups = new ArrayList<>();
-    ApplicationData appData = data.forApplication(app);
-    boolean flagData = true;
+    // An instance names what it wrote once per call: the same item many times, or more items than any grain
+    // writes, is a forged report; it costs at most one list walk (no data flag: recovery re-runs the event).
+    LinkedHashSet<DataItem> items = new LinkedHashSet<>();
     for (DataItem d : r.data()) {
-      try {
-        metadata.add(appData.metadata(d.kind(), d.name()));
-        backups.add(data.backupOf(app, d.kind(), d.name()));
-      } catch (DataLayerException e) {
-        // no data flag then: recovery re-processes the event instead of trusting its data (always safe)
-        flagData = false;
-        LOG.warn("[host {}] [app {}] [exec {}] no data flag for event {}: {} '{}': {}", host, app, r.executionId(), id,
-            d.kind(), d.name(), e.getMessage());
+      if (items.add(d) && items.size() > limits.dataItems()) {
+        break;
       }
     }
-    boolean withData = flagData && !metadata.isEmpty();
+    boolean tooMany = items.size() > limits.dataItems();
+    if (tooMany) {
+      refuse(app, Refusal.DATA_LIST_TOO_LONG);
+      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} names more than {} data items: no data flag", host, app,
+          r.grain(), InstanceReport.shown(r.executionId()), InstanceReport.shown(id), limits.dataItems());
+    }
+    List<CompletableFuture<Void>> backups = new ArrayList<>();
+    if (!tooMany) {
+      for (DataItem d : items) {
+        backups.add(data.backupOf(app, d.kind(), d.name()));
+      }
+    }
     CompletableFuture<Void> ready = CompletableFuture.allOf(passUnsendable(home.backup()), passUnsendable(allOutputs),
         CompletableFuture.allOf(backups.toArray(CompletableFuture[]::new)));
     String topic = home.topic();
     Integer partition = home.partition();
-    CompletableFuture<?> dataFlag = !withData ? ready
-        : ready.thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.data(id, metadata, host))));
+    CompletableFuture<?> dataFlag = tooMany || items.isEmpty() ? ready
+        : ready.thenCompose(v -> metadata(app, r, items))
+            .thenCompose(md -> md.isEmpty() ? DONE
+                : sender.send(KafkaClients.record(topic, partition, ConditionFlag.data(id, md, host)))
+                    .thenApply(x -> (Void) null));
     return dataFlag
         .thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.finished(id, host))))
         .thenAccept(md -> {
           bridge.eventFinished(topic, md.partition(), id);
           LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} finished ({}-{})", host, app, r.grain(),
-              r.executionId(), id, topic, md.partition());
+              InstanceReport.shown(r.executionId()), InstanceReport.shown(id), topic, md.partition());
         });
+  }
+
+  /**
+   * The metadata of the items an instance wrote, for its data flag, on the data-flag pool (it may read Cassandra):
+   * empty (no data flag: recovery re-runs the event, always safe) when an item cannot be read or the pool is full.
+   */
+  private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r, java.util.Collection<DataItem> items) {
+    CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
+    Runnable compute = () -> {
+      List<DataMetadata> metadata = new ArrayList<>();
+      ApplicationData appData;
+      try {
+        appData = data.forApplication(app);
+        for (DataItem d : items) {
+          metadata.add(appData.metadata(d.kind(), d.name()));
+        }
+        out.complete(metadata);
+      } catch (DataLayerException e) {
+        LOG.warn("[host {}] [app {}] [exec {}] no data flag for event {}: {}", host, app,
+            InstanceReport.shown(r.executionId()), InstanceReport.shown(r.eventId()), InstanceReport.shown(e.getMessage()));
+        out.complete(List.of());
+      } catch (RuntimeException e) {
+        out.completeExceptionally(e);
+      }
+    };
+    try {
+      metadataPool.execute(compute);
+    } catch (RejectedExecutionException e) {
+      refuse(app, Refusal.BUSY);
+      out.complete(List.of());
+    }
+    return out;
   }
 
   /**

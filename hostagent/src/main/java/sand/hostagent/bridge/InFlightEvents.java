@@ -2,6 +2,9 @@ package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -12,6 +15,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * their {@code data} and {@code finished} flags go. Shared by the bridge (events it took from Kafka)
  * and the LQ_HA processor (events grain instances delivered locally). Each keeps the event as it went
  * into its local queue, so that {@link LocalRecovery} can deliver it again when its instance was lost.
+ *
+ * <p>An event a grain instance says it delivered locally is only the instance's word: the agent never saw it.
+ * Those ({@link #registerLocal}) are bounded per application, in number and bytes, and expire
+ * ({@link #expireLocal}), so outputs forged as local cost a bounded amount and are forgotten.
  */
 final class InFlightEvents {
 
@@ -35,13 +42,110 @@ final class InFlightEvents {
   /** Keyed by application and event id: a grain of one application cannot touch another's events. */
   private final ConcurrentHashMap<String, Home> homes = new ConcurrentHashMap<>();
 
+  /** An event an instance claims it delivered locally: its bytes and when it is forgotten. */
+  private record Claim(String app, long bytes, long expiresNanos) {}
+
+  /** Claimed local deliveries by key, oldest first (one expiry for all: so also in expiry order). Under this. */
+  private final LinkedHashMap<String, Claim> claims = new LinkedHashMap<>();
+  /** Per application: claimed events, their bytes. Under {@link #claims}. */
+  private final Map<String, long[]> claimed = new HashMap<>();
+
   void register(String eventId, Home home) {
     homes.put(key(home.app(), eventId), home);
   }
 
+  /**
+   * Register an event a grain instance says it delivered into a local queue, unless its application already has
+   * {@code maxCount} such events or {@code maxBytes} of them in flight here.
+   *
+   * @param bytes        what the event costs (its backup record's size)
+   * @param expiresNanos when ({@link System#nanoTime()}) it is forgotten if not finished by then
+   * @return false (nothing registered) when the application is at its bound
+   */
+  boolean registerLocal(String eventId, Home home, long bytes, int maxCount, long maxBytes, long expiresNanos) {
+    String key = key(home.app(), eventId);
+    synchronized (claims) {
+      long[] used = claimed.computeIfAbsent(home.app(), a -> new long[2]);
+      Claim old = claims.get(key);
+      long count = used[0] - (old == null ? 0 : 1);
+      long held = used[1] - (old == null ? 0 : old.bytes());
+      if (count + 1 > maxCount || held + bytes > maxBytes) {
+        if (used[0] == 0) {
+          claimed.remove(home.app());
+        }
+        return false;
+      }
+      unclaim(key);
+      claims.put(key, new Claim(home.app(), bytes, expiresNanos));
+      long[] now = claimed.computeIfAbsent(home.app(), a -> new long[2]);
+      now[0]++;
+      now[1] += bytes;
+      homes.put(key, home);
+    }
+    return true;
+  }
+
+  /**
+   * Forget the claimed local deliveries whose time is up at {@code nowNanos} (still in flight: never finished).
+   *
+   * @return their homes, by event id, so that their backups stop holding their partitions' commits
+   */
+  List<Map.Entry<String, Home>> expireLocal(long nowNanos) {
+    List<Map.Entry<String, Home>> out = new ArrayList<>();
+    synchronized (claims) {
+      for (Iterator<Map.Entry<String, Claim>> it = claims.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<String, Claim> e = it.next();
+        if (e.getValue().expiresNanos() - nowNanos > 0) {
+          break;
+        }
+        it.remove();
+        release(e.getValue());
+        Home h = homes.remove(e.getKey());
+        if (h != null) {
+          out.add(Map.entry(e.getKey().substring(e.getValue().app().length() + 1), h));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Events in flight here, per application (gauge). */
+  Map<String, Number> countByApplication() {
+    Map<String, Number> out = new HashMap<>();
+    for (Home h : homes.values()) {
+      out.merge(h.app(), 1, (a, b) -> a.intValue() + b.intValue());
+    }
+    return out;
+  }
+
   /** Take the home of {@code app}'s event {@code eventId}; null when this host has none. */
   Home remove(String app, String eventId) {
-    return homes.remove(key(app, eventId));
+    String key = key(app, eventId);
+    Home h = homes.remove(key);
+    if (h != null) {
+      synchronized (claims) {
+        unclaim(key);
+      }
+    }
+    return h;
+  }
+
+  private void unclaim(String key) {
+    Claim c = claims.remove(key);
+    if (c != null) {
+      release(c);
+    }
+  }
+
+  private void release(Claim c) {
+    long[] used = claimed.get(c.app());
+    if (used != null) {
+      used[0]--;
+      used[1] -= c.bytes();
+      if (used[0] <= 0) {
+        claimed.remove(c.app());
+      }
+    }
   }
 
   Home get(String app, String eventId) {
@@ -64,6 +168,10 @@ final class InFlightEvents {
   /** Forget the events of an application no longer running here. */
   void forgetApplication(String app) {
     homes.values().removeIf(h -> h.app().equals(app));
+    synchronized (claims) {
+      claims.values().removeIf(c -> c.app().equals(app));
+      claimed.remove(app);
+    }
   }
 
   int size() {

@@ -18,10 +18,19 @@ import sand.contracts.DataKind;
  *                local queue itself
  * @param data    the items the instance wrote, as (kind, name)
  * @param json    the whole report (logs, timings, pid) for whoever else reads reports
+ * @param executionBound whether the host agent knows the report's execution as the one of the event it names, an
+ *                event of the report's application in flight here (set by the processor): only then may the
+ *                report's log lines go to that execution
  */
 public record InstanceReport(boolean finished, String app, String grain, String executionId, String eventId,
                              String frontend, String status, List<ObjectNode> outputs, List<DataItem> data,
-                             JsonNode json) {
+                             JsonNode json, boolean executionBound) {
+
+  /** The statuses grain workers write (grainworker/instance.py, worker.py); any other is refused. */
+  public static final java.util.Set<String> STATUSES = java.util.Set.of("ok", "error", "lost");
+
+  /** Longest grain-written string the host agent puts in its own log. */
+  public static final int SHOWN_CHARS = 200;
 
   /** One item the instance wrote. */
   public record DataItem(DataKind kind, String name) {}
@@ -69,11 +78,24 @@ public record InstanceReport(boolean finished, String app, String grain, String 
     }
     return new InstanceReport(type.equals("finished"), r.path("app").asText(""), r.path("grain").asText(""),
         r.path("execution_id").asText(""), r.path("event_id").asText(""), r.path("frontend").asText(""),
-        r.path("status").asText(""), outputs, data, r);
+        r.path("status").asText(""), outputs, data, r, false);
+  }
+
+  /** This report, its execution known ({@code true}) or not as the one of its event. */
+  public InstanceReport withExecutionBound(boolean bound) {
+    return new InstanceReport(finished, app, grain, executionId, eventId, frontend, status, outputs, data, json, bound);
+  }
+
+  /** A grain-written string as the host agent logs it: at most {@link #SHOWN_CHARS} characters, on one line. */
+  public static String shown(String s) {
+    if (s == null) {
+      return "";
+    }
+    String t = s.length() > SHOWN_CHARS ? s.substring(0, SHOWN_CHARS) + "...(" + s.length() + " chars)" : s;
+    return t.replace('\n', ' ').replace('\r', ' ');
   }
 
   private static String cut(JsonNode n) {
-    String s = n.toString();
-    return s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    return shown(n.toString());
   }
 }

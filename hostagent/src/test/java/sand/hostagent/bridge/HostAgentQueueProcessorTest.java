@@ -1,6 +1,7 @@
 package sand.hostagent.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static sand.hostagent.bridge.TestHost.APP;
 import static sand.hostagent.bridge.TestHost.CRED;
@@ -14,10 +15,16 @@ import static sand.hostagent.bridge.TestHost.event;
 import static sand.hostagent.bridge.TestHost.eventually;
 import static sand.hostagent.bridge.TestHost.output;
 import static sand.hostagent.bridge.TestHost.report;
+import static sand.hostagent.bridge.TestHost.reportJson;
 import static sand.hostagent.bridge.TestHost.tp;
 
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -29,6 +36,7 @@ import sand.contracts.DataMetadata;
 import sand.contracts.TopicNames;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */
 class HostAgentQueueProcessorTest {
@@ -53,13 +61,14 @@ class HostAgentQueueProcessorTest {
 
   @Test
   void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly() throws Exception {
-    List<List<String>> got = new java.util.ArrayList<>();
+    List<List<String>> got = new java.util.concurrent.CopyOnWriteArrayList<>();
     h.processor.setWorkerHealth((app, grain, state, message) -> got.add(List.of(app, grain, state, message)));
     // names another application in its body: the bus's stamp (the credential's application) is what counts
     publishReport(CRED, ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
         + "\"state\":\"crash-looping\",\"message\":\"grain worker resize exited with code 1\"}").getBytes());
     publishReport(CRED, "{\"type\":\"worker\",\"grain\":\"nosuchgrain\",\"state\":\"crash-looping\"}".getBytes());
     assertEquals(2, h.processor.processOnce());
+    eventually("both on the health thread (it may write Cassandra)", () -> got.size() == 2);
     assertEquals(List.of(List.of(APP, "resize", "crash-looping", "grain worker resize exited with code 1"),
         List.of(APP, "nosuchgrain", "crash-looping", "")), got,
         "a worker report is about the stamped application (the deployer checks the grain: a sandbox still starting "
@@ -247,5 +256,151 @@ class HostAgentQueueProcessorTest {
     List<ProducerRecord<String, byte[]>> recs = h.sent(STORE.topic());
     assertEquals(null, recs.get(0).partition());
     assertEquals(null, recs.get(1).partition(), "same key, so the same partition as the backup");
+  }
+  // ---- issue 26: reports are the grain's own writing
+
+  private void useLimits(ReportLimits limits) throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withReports(limits));
+  }
+
+  private static ReportLimits limits(int threads, int dataItems, int inFlightMax, Duration expiry) {
+    return new ReportLimits(threads, 2000, 16L << 20, dataItems, inFlightMax, 16L << 20, expiry);
+  }
+
+  @Test
+  void reportsOfMadeUpGrainsOrStatusesAreRefusedAndCountedUnderFixedReasons() throws Exception {
+    e0Delivered();
+    for (int i = 0; i < 100; i++) {
+      publishReport(CRED, report("finished", APP, "g-" + i, "x" + i, List.of(), List.of()));
+      ObjectNode r = reportJson("finished", APP, "resize", "y" + i, List.of(), List.of());
+      r.put("status", "s-" + i);
+      publishReport(CRED, ConditionFlag.toBytes(r));
+    }
+    while (h.processor.processOnce() > 0) {
+      // all of them
+    }
+    assertEquals(List.of(), h.reports, "no listener (metrics, logs) sees a made-up grain or status");
+    assertEquals(Map.of(List.of(APP, "unknown_grain"), 100L, List.of(APP, "unknown_status"), 100L),
+        h.processor.refusedReports());
+  }
+
+  @Test
+  void aDataListIsDeduplicatedAndItsMetadataComputedOncePerWrite() throws Exception {
+    e0Delivered();
+    h.data.forApplication(APP).put("photo", bytes("jpeg"));
+    List<List<String>> same = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      same.add(List.of("kv", "photo"));
+    }
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), same));
+    h.processor.processOnce();
+    eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
+    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
+        h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one item in the flag");
+    assertEquals(1, h.data.forApplication(APP).metadataComputed(), "its SHA-256 computed once");
+  }
+
+  @Test
+  void aDataListLongerThanTheCapGetsNoDataFlagButTheEventFinishes() throws Exception {
+    useLimits(limits(2, 3, 1000, Duration.ofMinutes(10)));
+    e0Delivered();
+    List<List<String>> many = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      many.add(List.of("kv", "k" + i));
+    }
+    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), many));
+    h.processor.processOnce();
+    eventually("e0 finished", () -> h.flags(RESIZE.topic()).size() == 1);
+    assertEquals(Flag.FINISHED, h.flags(RESIZE.topic()).get(0).flag(), "no data flag: recovery re-runs it instead");
+    assertEquals(0, h.data.forApplication(APP).metadataComputed());
+    assertEquals(Map.of(List.of(APP, "data_list_too_long"), 1L), h.processor.refusedReports());
+  }
+
+  @Test
+  void outputsClaimingALocalDeliveryAreBoundedPerApplicationAndExpire() throws Exception {
+    useLimits(limits(2, 256, 3, Duration.ofMillis(200)));
+    e0Delivered();
+    List<ObjectNode> outs = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      outs.add(output("f" + i, APP, "store", true, "exec-e0"));
+    }
+    publishReport(CRED, report("sent", APP, "resize", "e0", outs, List.of()));
+    h.processor.processOnce();
+    eventually("three backups", () -> h.sent(STORE.topic()).size() == 3);
+    Thread.sleep(50);
+    assertEquals(3, h.sent(STORE.topic()).size(), "the application's bound of such events in flight is 3");
+    assertEquals(Map.of(List.of(APP, "in_flight_full"), 2L), h.processor.refusedReports());
+    assertEquals(Map.of(APP, 4), h.processor.inFlightByApplication(), "e0 and three claimed");
+
+    // the consumer reads the backups: nobody finishes them (forged), so they hold the partition's commit
+    List<ProducerRecord<String, byte[]>> backups = h.sent(STORE.topic());
+    for (int i = 0; i < backups.size(); i++) {
+      h.add(tp(STORE, 1), i, ConditionFlag.parse(backups.get(i).key(), backups.get(i).value()));
+    }
+    h.bridge.pollOnce();
+    assertEquals(OptionalLong.of(0), h.bridge.tracker().committable(tp(STORE, 1)));
+
+    Thread.sleep(250);
+    h.processor.expireLocal(System.nanoTime());
+    assertEquals(Map.of(APP, 1), h.processor.inFlightByApplication(), "the claimed ones expired; e0 stays");
+    assertEquals(OptionalLong.of(3), h.bridge.tracker().committable(tp(STORE, 1)), "the commit moves on");
+    for (ProducerRecord<String, byte[]> b : backups) {
+      assertFalse(h.bridge.tracker().isPending(tp(STORE, 1), b.key()));
+    }
+    // room again
+    publishReport(CRED, report("sent", APP, "resize", "e0", List.of(output("g0", APP, "store", true, "exec-e0")),
+        List.of()));
+    h.processor.processOnce();
+    eventually("a new one backed up", () -> h.sent(STORE.topic()).size() == 4);
+  }
+
+  @Test
+  void oneApplicationsSlowReportsDoNotHoldUpAnothers() throws Exception {
+    e0Delivered();
+    CountDownLatch release = new CountDownLatch(1);
+    h.onReport = r -> {
+      if (r.app().equals(APP)) {
+        try {
+          release.await(20, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    };
+    for (int i = 0; i < 3; i++) {
+      publishReport(CRED, report("sent", APP, "resize", "e0", List.of(), List.of()));
+    }
+    publishReport(OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(), List.of()));
+    h.processor.start();
+    try {
+      eventually("mall's report handled while shop's first hangs", () -> h.reports.stream()
+          .anyMatch(r -> r.app().equals(OTHER_APP)) && h.reports.stream().anyMatch(r -> r.app().equals(APP)));
+      Thread.sleep(100);
+      assertEquals(1, h.reports.stream().filter(r -> r.app().equals(APP)).count(), "shop's are handled one at a time");
+    } finally {
+      release.countDown();
+    }
+    eventually("shop's all handled, in order", () -> h.reports.size() == 4);
+  }
+
+  @Test
+  void aReportsLogLinesAreBoundToTheExecutionOfItsEventOnly() throws Exception {
+    e0Delivered();
+    ObjectNode foreign = reportJson("sent", APP, "resize", "e0", List.of(), List.of());
+    foreign.put("execution_id", "exec-of-another-tenant");
+    foreign.withArray("logs").addArray().add(1).add("INFO").add("injected");
+    ObjectNode noSuchEvent = reportJson("sent", APP, "resize", "no-such-event", List.of(), List.of());
+    noSuchEvent.withArray("logs").addArray().add(1).add("INFO").add("injected");
+    ObjectNode own = reportJson("sent", APP, "resize", "e0", List.of(), List.of());
+    own.withArray("logs").addArray().add(1).add("INFO").add("mine");
+    publishReport(CRED, ConditionFlag.toBytes(foreign));
+    publishReport(CRED, ConditionFlag.toBytes(noSuchEvent));
+    publishReport(CRED, ConditionFlag.toBytes(own));
+    while (h.processor.processOnce() > 0) {
+      // all of them
+    }
+    assertEquals(List.of(false, false, true), h.reports.stream().map(InstanceReport::executionBound).toList());
+    assertEquals(Map.of(List.of(APP, "foreign_execution"), 2L), h.processor.refusedReports());
   }
 }

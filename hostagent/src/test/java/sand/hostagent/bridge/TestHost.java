@@ -70,6 +70,8 @@ final class TestHost implements AutoCloseable {
   final GlobalBusBridge bridge;
   final HostAgentQueueProcessor processor;
   final List<InstanceReport> reports = new CopyOnWriteArrayList<>();
+  /** Also called with each accepted report, after it is added to {@link #reports} (a test may block in it). */
+  volatile java.util.function.Consumer<InstanceReport> onReport = r -> { };
 
   TestHost() {
     this("h1", new InMemoryGlobalDataLayer(), 10_000, true);
@@ -93,7 +95,10 @@ final class TestHost implements AutoCloseable {
         .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO));
     this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler);
     this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TAGS,
-        (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP), reports::add);
+        (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP), r -> {
+          reports.add(r);
+          onReport.accept(r);
+        });
   }
 
   static TopicPartition tp(GrainRef g, int partition) {
@@ -170,6 +175,12 @@ final class TestHost implements AutoCloseable {
   /** A grain instance's report, as grainworker/instance.py writes it. */
   static byte[] report(String type, String app, String grain, String handledId, List<ObjectNode> outputs,
                        List<List<String>> data) {
+    return ConditionFlag.toBytes(reportJson(type, app, grain, handledId, outputs, data));
+  }
+
+  /** {@link #report} as JSON, for a test to change before publishing it. */
+  static ObjectNode reportJson(String type, String app, String grain, String handledId, List<ObjectNode> outputs,
+                               List<List<String>> data) {
     ObjectNode r = ConditionFlag.JSON.createObjectNode();
     r.put("type", type).put("app", app).put("grain", grain).put("execution_id", "exec-" + handledId)
         .put("event_id", handledId).put("frontend", FRONTEND).put("status", "ok");
@@ -178,7 +189,7 @@ final class TestHost implements AutoCloseable {
     data.forEach(item -> d.addArray().add(item.get(0)).add(item.get(1)));
     r.putArray("logs");
     r.put("start_ns", 1L).put("end_ns", 2L).put("pid", 42);
-    return ConditionFlag.toBytes(r);
+    return r;
   }
 
   /** An output event of a report: {@code to} is the next grain (or "end"), {@code local} as the instance saw it. */
