@@ -6,7 +6,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.ProtocolFamily;
+import java.net.SocketAddress;
 import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
@@ -15,17 +18,23 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TProcessor;
+import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.server.TServer;
 import org.apache.thrift.server.TThreadPoolServer;
 import org.apache.thrift.transport.TIOStreamTransport;
-import org.apache.thrift.transport.TServerSocket;
 import org.apache.thrift.transport.TServerTransport;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
@@ -37,26 +46,40 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread per connection: a grain worker's long poll blocks only its own connection's thread, and
  * a request is served by a thread already blocked in read(), which is the lowest-latency path.
+ *
+ * <p>Nobody is trusted before a known credential ({@link ThriftLimits}): calls are read with
+ * {@link BoundedBinaryProtocol}; connections beyond {@link ThriftLimits#maxConnections()} are closed at
+ * accept; a connection that has not presented a known credential {@link ThriftLimits#authTimeoutMs()}
+ * after accept is closed, so a flood of silent connections holds a thread each for seconds, not for ever.
  */
 public final class ThriftServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ThriftServer.class);
 
+  /** One thread for every endpoint's deadline sweeps (there is an endpoint per application). */
+  private static final ScheduledExecutorService SWEEPER = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "thrift-auth-deadlines");
+    t.setDaemon(true);
+    return t;
+  });
+
   private final String name;
   private final TServer server;
-  private final TServerTransport transport;
+  private final ChannelServerTransport transport;
   private final ExecutorService workers;
   private final String address;
   private final int port;
+  private final ScheduledFuture<?> sweep;
   private Thread serveThread;
 
-  private ThriftServer(String name, TProcessor processor, TServerTransport transport, String address,
-                       int port, int maxConnections) {
+  private ThriftServer(String name, TProcessor processor, ChannelServerTransport transport, String address,
+                       int port, ThriftLimits limits) {
     this.name = name;
     this.transport = transport;
     this.address = address;
     this.port = port;
     AtomicInteger n = new AtomicInteger();
-    this.workers = new ThreadPoolExecutor(0, maxConnections, 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
+    // As many threads as connections may be open: the transport refuses the ones beyond.
+    this.workers = new ThreadPoolExecutor(0, limits.maxConnections(), 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
         r -> {
           Thread t = new Thread(r, name + "-conn-" + n.incrementAndGet());
           t.setDaemon(true);
@@ -64,25 +87,61 @@ public final class ThriftServer implements AutoCloseable {
         });
     this.server = new TThreadPoolServer(new TThreadPoolServer.Args(transport)
         .processor(processor)
+        .inputProtocolFactory(t -> new BoundedBinaryProtocol(t, ((Connection) t).admission, limits))
+        .outputProtocolFactory(new TBinaryProtocol.Factory())
         .executorService(workers));
+    long period = Math.max(50, Math.min(1_000, limits.authTimeoutMs() / 4));
+    this.sweep = SWEEPER.scheduleWithFixedDelay(transport::closeOverdue, period, period, TimeUnit.MILLISECONDS);
   }
 
   /** Serve on host:port over TCP; port 0 picks a free port (see {@link #port()}). */
-  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, int maxConnections)
+  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, ThriftLimits limits)
       throws TTransportException {
-    TServerSocket socket = new TServerSocket(new TServerSocket.ServerSocketTransportArgs()
-        .bindAddr(new InetSocketAddress(host, port)).backlog(1024));
-    int bound = socket.getServerSocket().getLocalPort();
-    return new ThriftServer(name, processor, socket, host + ":" + bound, bound, maxConnections);
+    ChannelServerTransport socket;
+    try {
+      socket = new ChannelServerTransport(name, StandardProtocolFamily.INET, new InetSocketAddress(host, port),
+          null, limits);
+    } catch (IOException e) {
+      throw new TTransportException(TTransportException.NOT_OPEN, "cannot bind " + host + ":" + port + ": " + e, e);
+    }
+    int bound = socket.localPort();
+    return new ThriftServer(name, processor, socket, host + ":" + bound, bound, limits);
   }
 
   /**
    * Serve on a Unix domain socket at {@code path} (replacing a stale socket file). The file is made
    * accessible to any local user: sandboxes run as a non-root user, and the credential still decides.
    */
-  public static ThriftServer unix(String name, TProcessor processor, Path path, int maxConnections)
+  public static ThriftServer unix(String name, TProcessor processor, Path path, ThriftLimits limits)
       throws IOException {
-    return new ThriftServer(name, processor, new UnixServerTransport(path), "unix:" + path, -1, maxConnections);
+    Files.createDirectories(path.toAbsolutePath().getParent());
+    Files.deleteIfExists(path);
+    return new ThriftServer(name, processor,
+        new ChannelServerTransport(name, StandardProtocolFamily.UNIX, UnixDomainSocketAddress.of(path), path, limits),
+        "unix:" + path, -1, limits);
+  }
+
+  /**
+   * Serve over TCP an endpoint that checks its callers' credentials itself: any credential is let through
+   * to it, but reads are still bounded (chunked, {@link #ANY_CALLER_STRING_MAX_BYTES} per string, the
+   * process's read budget) and a connection must present one within the default deadline.
+   */
+  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, int maxConnections)
+      throws TTransportException {
+    return tcp(name, processor, host, port, anyCaller(maxConnections));
+  }
+
+  /** Same as {@link #tcp(String, TProcessor, String, int, int)} on a Unix domain socket. */
+  public static ThriftServer unix(String name, TProcessor processor, Path path, int maxConnections) throws IOException {
+    return unix(name, processor, path, anyCaller(maxConnections));
+  }
+
+  /** Largest string of an endpoint that lets any credential through: Thrift's own default message limit. */
+  public static final int ANY_CALLER_STRING_MAX_BYTES = 100 << 20;
+
+  private static ThriftLimits anyCaller(int maxConnections) {
+    return new ThriftLimits(credential -> true, maxConnections, ANY_CALLER_STRING_MAX_BYTES,
+        ThriftLimits.CONTAINER_MAX, ThriftLimits.AUTH_TIMEOUT_MS);
   }
 
   /**
@@ -114,11 +173,22 @@ public final class ThriftServer implements AutoCloseable {
     return address;
   }
 
+  /** Connections open now (for tests and metrics). */
+  public int openConnections() {
+    return transport.connections.size();
+  }
+
+  /** Connections refused at accept because the endpoint was full, since it started. */
+  public long refusedConnections() {
+    return transport.refused.get();
+  }
+
   @Override
   public void close() {
+    sweep.cancel(false);
     server.stop();
     transport.close();
-    // No interrupts: a connection thread ends when its connection does (the Unix transport closes its
+    // No interrupts: a connection thread ends when its connection does (the transport closes its
     // connections above; an interrupted channel operation would only be logged as an error by Thrift).
     workers.shutdown();
     LOG.info("[{}] stopped serving on {}", name, address);
@@ -136,35 +206,74 @@ public final class ThriftServer implements AutoCloseable {
    * closes the channel and runs {@code onClose}.
    */
   static TTransport channelTransport(SocketChannel ch, Runnable onClose) throws TTransportException {
-    return new TIOStreamTransport(new TConfiguration(),
-        new BufferedInputStream(new UnixServerTransport.ChannelInput(ch), 64 * 1024),
-        new BufferedOutputStream(new UnixServerTransport.ChannelOutput(ch), 64 * 1024)) {
-      @Override
-      public void close() {
-        super.close();
-        onClose.run();
-        try {
-          ch.close();
-        } catch (IOException ignored) {
-          // closing a dead connection
-        }
-      }
-    };
+    return new Connection(ch, onClose, null);
   }
 
-  /** A server transport on a Unix domain socket (Java 16+ channels). */
-  static final class UnixServerTransport extends TServerTransport {
+  /** A served (or client) connection: the channel's streams, and the caller's standing on the server side. */
+  static final class Connection extends TIOStreamTransport {
+    final Admission admission;
+    private final SocketChannel ch;
+    private final Runnable onClose;
+
+    Connection(SocketChannel ch, Runnable onClose, Admission admission) throws TTransportException {
+      super(new TConfiguration(),
+          new BufferedInputStream(new ChannelServerTransport.ChannelInput(ch), 64 * 1024),
+          new BufferedOutputStream(new ChannelServerTransport.ChannelOutput(ch), 64 * 1024));
+      this.ch = ch;
+      this.onClose = onClose;
+      this.admission = admission;
+    }
+
+    @Override
+    public void close() {
+      super.close();
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // closing a dead connection
+      }
+      if (admission != null) {
+        admission.close();
+      }
+      onClose.run();
+    }
+  }
+
+  /**
+   * A server transport on a TCP or Unix domain socket channel (Java 16+). It counts its open
+   * connections: one beyond the limit is closed at once (a thread each is what they cost).
+   */
+  static final class ChannelServerTransport extends TServerTransport {
+    private final String name;
     private final Path path;
     private final ServerSocketChannel channel;
-    private final java.util.Set<SocketChannel> connections = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final ThriftLimits limits;
+    final Set<Connection> connections = ConcurrentHashMap.newKeySet();
+    final AtomicLong refused = new AtomicLong();
+    private final AtomicInteger expired = new AtomicInteger();
+    private volatile long lastRefusalLogNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(60);
 
-    UnixServerTransport(Path path) throws IOException {
+    ChannelServerTransport(String name, ProtocolFamily family, SocketAddress bind, Path path, ThriftLimits limits)
+        throws IOException {
+      this.name = name;
       this.path = path;
-      Files.createDirectories(path.toAbsolutePath().getParent());
-      Files.deleteIfExists(path);
-      channel = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-      channel.bind(UnixDomainSocketAddress.of(path), 1024);
-      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      this.limits = limits;
+      channel = ServerSocketChannel.open(family);
+      if (family == StandardProtocolFamily.INET) {
+        channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+      }
+      channel.bind(bind, 1024);
+      if (path != null) {
+        Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-rw-rw-"));
+      }
+    }
+
+    int localPort() {
+      try {
+        return ((InetSocketAddress) channel.getLocalAddress()).getPort();
+      } catch (IOException e) {
+        return -1;
+      }
     }
 
     @Override
@@ -174,12 +283,65 @@ public final class ThriftServer implements AutoCloseable {
 
     @Override
     public TTransport accept() throws TTransportException {
+      while (true) {
+        SocketChannel ch;
+        try {
+          ch = channel.accept();
+        } catch (IOException e) {
+          throw new TTransportException(TTransportException.NOT_OPEN, name + " socket closed", e);
+        }
+        if (connections.size() >= limits.maxConnections()) {
+          refuse(ch);
+          continue;
+        }
+        try {
+          if (path == null) {
+            ch.setOption(StandardSocketOptions.TCP_NODELAY, true); // small request/response: never wait for Nagle
+          }
+          Connection[] self = new Connection[1];
+          self[0] = new Connection(ch, () -> connections.remove(self[0]),
+              new Admission(limits.authenticator(), ReadBudget.PROCESS, System.nanoTime()));
+          connections.add(self[0]);
+          return self[0];
+        } catch (IOException | TTransportException e) {
+          closeQuietly(ch);
+        }
+      }
+    }
+
+    private void refuse(SocketChannel ch) {
+      closeQuietly(ch);
+      long n = refused.incrementAndGet();
+      long now = System.nanoTime();
+      if (now - lastRefusalLogNanos > TimeUnit.SECONDS.toNanos(10)) { // a flood must not flood the log
+        lastRefusalLogNanos = now;
+        LOG.warn("[{}] {} connections open, the most allowed: refusing more ({} refused so far)", name,
+            limits.maxConnections(), n);
+      }
+    }
+
+    /** Close the connections that have not presented a known credential in time. */
+    void closeOverdue() {
+      long now = System.nanoTime();
+      long timeout = TimeUnit.MILLISECONDS.toNanos(limits.authTimeoutMs());
+      int n = 0;
+      for (Connection c : connections) {
+        if (c.admission.expireIfOverdue(now, timeout)) {
+          c.close(); // its thread's blocked read ends, and the thread with it
+          n++;
+        }
+      }
+      if (n > 0 && expired.getAndAdd(n) % 1000 < n) {
+        LOG.warn("[{}] closed {} connection(s) that presented no known credential within {} ms", name, n,
+            limits.authTimeoutMs());
+      }
+    }
+
+    private static void closeQuietly(SocketChannel ch) {
       try {
-        SocketChannel ch = channel.accept();
-        connections.add(ch);
-        return channelTransport(ch, () -> connections.remove(ch));
-      } catch (IOException e) {
-        throw new TTransportException(TTransportException.NOT_OPEN, "unix socket " + path + " closed", e);
+        ch.close();
+      } catch (IOException ignored) {
+        // refusing a connection that already went away
       }
     }
 
@@ -245,18 +407,16 @@ public final class ThriftServer implements AutoCloseable {
 
     @Override
     public void close() {
-      for (SocketChannel c : connections) {
-        try {
-          c.close(); // ends the connection threads blocked reading it
-        } catch (IOException ignored) {
-          // already gone
-        }
-      }
       try {
         channel.close();
-        Files.deleteIfExists(path);
+        if (path != null) {
+          Files.deleteIfExists(path);
+        }
       } catch (IOException e) {
-        LOG.warn("closing unix socket {}: {}", path, e.toString());
+        LOG.warn("closing {} socket {}: {}", name, path, e.toString());
+      }
+      for (Connection c : connections) {
+        c.close(); // ends the connection threads blocked reading it
       }
     }
   }

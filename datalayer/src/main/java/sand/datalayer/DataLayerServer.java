@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
+import sand.common.ThriftLimits;
 import sand.common.ThriftServer;
 
 /**
@@ -28,12 +29,14 @@ public final class DataLayerServer implements AutoCloseable {
 
   private final Config config;
   private final LocalDataLayer layer;
+  private final Credentials credentials;
   private ThriftServer tcp;
   private ThriftServer unix;
 
   /** A server over a new local data layer; the caller keeps ownership of {@code global}. */
   public DataLayerServer(Config config, Credentials credentials, GlobalDataLayer global) {
     this.config = config;
+    this.credentials = credentials;
     this.layer = new LocalDataLayer(credentials, global, DataLayerSettings.options(config));
   }
 
@@ -42,17 +45,25 @@ public final class DataLayerServer implements AutoCloseable {
     DataLayerService service = new DataLayerService(layer);
     try {
       tcp = ThriftServer.tcp("datalayer", service.processor(), config.getString("host"), config.getInt("port"),
-          config.getInt("max.connections")).start();
+          limits()).start();
     } catch (TTransportException e) {
       throw new IOException("datalayer: cannot bind " + config.getString("host") + ":" + config.getInt("port")
           + " (" + e.getMessage() + "); pick another port (SAND_DATALAYER_PORT, 0 = any free port)", e);
     }
     String socket = config.getString("unix.socket");
     if (!socket.isEmpty()) {
-      unix = ThriftServer.unix("datalayer", service.processor(), Path.of(socket), config.getInt("max.connections"))
-          .start();
+      unix = ThriftServer.unix("datalayer", service.processor(), Path.of(socket), limits()).start();
     }
     return this;
+  }
+
+  /**
+   * What a caller may make the endpoints read: a stranger, next to nothing; a caller with a known
+   * credential, a value of value.max.bytes and the rest of its call.
+   */
+  private ThriftLimits limits() {
+    return ThriftLimits.of(ThriftLimits.known(credentials), config.getInt("max.connections"),
+        config.getInt("value.max.bytes"));
   }
 
   /** The bound TCP port (useful with port 0). */

@@ -40,7 +40,8 @@ public final class DataLayerSettings {
       .define("unix.socket", STRING, "", Check.of(v -> true, "a file path, or empty"),
           "also serve on this Unix domain socket (empty = TCP only)")
       .define("max.connections", INT, 4096, between(1, 1_000_000),
-          "most client connections served at once (one thread each)")
+          "most client connections served at once (one thread each); a connection that presents no known "
+              + "credential within 5 s of accept is closed")
       .define("global", STRING, "cassandra", oneOf("cassandra", "memory"),
           "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
       .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT, "Cassandra contact point (native protocol)")

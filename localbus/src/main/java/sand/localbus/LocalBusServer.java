@@ -10,6 +10,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.ConfigDef;
 import sand.common.Credentials;
+import sand.common.ThriftLimits;
 import sand.common.ThriftServer;
 
 /**
@@ -48,7 +49,8 @@ public final class LocalBusServer implements AutoCloseable {
     LongPollProcessor processor = new LongPollProcessor(bus);
     ThriftServer newTcp;
     try {
-      newTcp = ThriftServer.tcp("localbus", processor, settings.host(), settings.port(), settings.maxConnections());
+      newTcp = ThriftServer.tcp("localbus", processor, settings.host(), settings.port(),
+          limits(bus, settings.maxConnections()));
     } catch (TTransportException e) {
       processor.close();
       throw new IOException("localbus: cannot listen on " + settings.host() + ":" + settings.port() + " ("
@@ -57,7 +59,7 @@ public final class LocalBusServer implements AutoCloseable {
     if (!settings.unixSocket().isEmpty()) {
       try {
         unix = ThriftServer.unix("localbus-unix", processor, Path.of(settings.unixSocket()),
-            settings.maxConnections());
+            limits(bus, settings.maxConnections()));
       } catch (IOException | RuntimeException e) {
         newTcp.close();
         processor.close();
@@ -97,7 +99,7 @@ public final class LocalBusServer implements AutoCloseable {
     LongPollProcessor processor = new LongPollProcessor(bus);
     ThriftServer server;
     try {
-      server = ThriftServer.unix(name, processor, socket, maxConnections).start();
+      server = ThriftServer.unix(name, processor, socket, limits(bus, maxConnections)).start();
     } catch (IOException | RuntimeException e) {
       processor.close();
       throw e;
@@ -106,6 +108,14 @@ public final class LocalBusServer implements AutoCloseable {
       server.close();
       processor.close();
     };
+  }
+
+  /**
+   * What a caller may make the bus's endpoints read: a stranger, next to nothing; a caller with a known
+   * credential, a message of message.max.bytes and the rest of its call.
+   */
+  static ThriftLimits limits(LocalMessageBus bus, int maxConnections) {
+    return ThriftLimits.of(ThriftLimits.known(bus.credentials()), maxConnections, bus.settings().messageMaxBytes());
   }
 
   /** Stop serving; waiting pollers are interrupted and return empty. Closing twice is harmless. */

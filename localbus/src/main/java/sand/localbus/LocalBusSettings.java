@@ -25,11 +25,13 @@ import sand.common.ConfigDef;
  * @param queuedMaxBytes most bytes waiting in the whole bus, counted the same way
  * @param appQueuesMax most grain queues one application may have
  * @param haQueueAppCapacity most messages one application may have in LQ_HA
+ * @param appMaxConnections most connections open at once on each of one application's own endpoints (its
+ *     sandbox's bus.sock and data.sock); each of the sandbox's processes opens at most one to each
  */
 public record LocalBusSettings(String host, int port, String unixSocket, int maxConnections,
                                int queueCapacity, int hostAgentQueueCapacity, int messageMaxBytes,
                                long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
-                               int haQueueAppCapacity) {
+                               int haQueueAppCapacity, int appMaxConnections) {
 
   public static final String COMPONENT = "localbus";
   public static final String HOST = "host";
@@ -44,8 +46,9 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
   public static final String QUEUED_MAX_BYTES = "queued.max.bytes";
   public static final String APP_QUEUES_MAX = "app.queues.max";
   public static final String HA_QUEUE_APP_CAPACITY = "ha.queue.app.capacity";
+  public static final String APP_MAX_CONNECTIONS = "app.max.connections";
 
-  /** Above this Thrift's default transport limit (100 MiB per message) would refuse the call first. */
+  /** A sane bound: a message is read whole into the heap (its string cap adds ThriftLimits.HEADROOM_BYTES). */
   public static final int MESSAGE_MAX_BYTES_LIMIT = 96 << 20;
 
   public LocalBusSettings {
@@ -60,6 +63,7 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
     check("messageMaxBytes", messageMaxBytes, 1, MESSAGE_MAX_BYTES_LIMIT);
     check("appQueuesMax", appQueuesMax, 1, Integer.MAX_VALUE);
     check("haQueueAppCapacity", haQueueAppCapacity, 1, Integer.MAX_VALUE);
+    check("appMaxConnections", appMaxConnections, 1, 1_000_000);
     // A grain's largest batch is one message to a next grain plus its copy to LQ_HA: it must fit a quota.
     if (appQueuedMaxBytes < 2L * messageMaxBytes) {
       throw new IllegalArgumentException("localbus: " + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes + " must be at "
@@ -95,7 +99,8 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
             "TCP port of the bus; 0 picks a free one")
         .define(prefix + UNIX_SOCKET, Type.STRING, "", "path of an additional Unix socket endpoint; empty for none")
         .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, between(1, 1_000_000),
-            "most client connections per endpoint (one thread each)")
+            "most client connections per endpoint (one thread each); a connection that presents no known "
+                + "credential within 5 s of accept is closed")
         .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
             "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
         .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, between(1, Integer.MAX_VALUE),
@@ -114,7 +119,11 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
             "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
         .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
             "most messages one application may have in LQ_HA (which the host agent reads "
-                + "round-robin across applications); more gets QUEUE_FULL");
+                + "round-robin across applications); more gets QUEUE_FULL")
+        .define(prefix + APP_MAX_CONNECTIONS, Type.INT, 256, between(1, 1_000_000),
+            "most connections open at once on each of an application's own endpoints (its sandbox's bus.sock "
+                + "and data.sock; one thread each); more are closed at accept. Each process of a sandbox opens at "
+                + "most one to each: a worker per grain, its standby, one per running instance");
   }
 
   /** Read the settings declared by {@link #definition()}. */
@@ -129,39 +138,44 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         config.getInt(prefix + QUEUE_CAPACITY), config.getInt(prefix + HA_QUEUE_CAPACITY),
         config.getInt(prefix + MESSAGE_MAX_BYTES), config.getLong(prefix + APP_QUEUED_MAX_BYTES),
         config.getLong(prefix + QUEUED_MAX_BYTES), config.getInt(prefix + APP_QUEUES_MAX),
-        config.getInt(prefix + HA_QUEUE_APP_CAPACITY));
+        config.getInt(prefix + HA_QUEUE_APP_CAPACITY), config.getInt(prefix + APP_MAX_CONNECTIONS));
   }
 
   public LocalBusSettings withPort(int port) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   public LocalBusSettings withUnixSocket(String unixSocket) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   public LocalBusSettings withQueueCapacity(int queueCapacity) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   public LocalBusSettings withHostAgentQueueCapacity(int hostAgentQueueCapacity) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   public LocalBusSettings withMessageMaxBytes(int messageMaxBytes) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   /** Quotas for tests: per application bytes and queues, host bytes, per application LQ_HA share. */
   public LocalBusSettings withQuotas(long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
                                      int haQueueAppCapacity) {
     return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity);
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+  }
+
+  public LocalBusSettings withAppMaxConnections(int appMaxConnections) {
+    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
+        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
   private static void check(String what, int value, int min, int max) {

@@ -13,7 +13,7 @@ class LocalBusSettingsTest {
   @Test
   void defaultsAreTheDocumentedOnes() {
     assertEquals(new LocalBusSettings("127.0.0.1", 9190, "", 4096, 10_000, 100_000, 16 << 20, 64L << 20, 512L << 20,
-        256, 10_000),
+        256, 10_000, 256),
         LocalBusSettings.defaults());
   }
 
