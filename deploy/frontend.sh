@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The frontends of this host: start|stop|status|ready|fetch (see deploy/lib.sh). One frontend per port in
-# $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port> (the prefix is fe; in a cluster
-# fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log frontend-<port>.log;
+# The frontends of this host: start|run PORT|stop|status|ready|fetch (see deploy/lib.sh); `start` runs each under
+# its supervisor (deploy/supervise.sh: restarted when it exits, log rotated), `run` one in the foreground for
+# systemd. One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
+# (the prefix is fe; in a cluster fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log
+# frontend-<port>.log;
 # nginx ($SAND_NGINX_PORT) load-balances over them. They need Kafka and Cassandra.
 source "$(dirname "$0")/lib.sh"
 
@@ -10,24 +12,37 @@ JAR="$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar"
 export SAND_FRONTEND_HOST="$SAND_BIND"
 ID_PREFIX="${SAND_FRONTEND_ID_PREFIX:-fe}"
 
-ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null; }
+ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null 2>&1; }
 ready() {
   local p
   for p in $SAND_FRONTEND_PORTS; do ready_one "$p" || return 1; done
 }
 
+# The frontend's command line. Its heap is SAND_FRONTEND_HEAP_MB (default 384); it exits on OutOfMemoryError (its
+# supervisor, or systemd, starts it again) rather than answering with threads that died of it.
+frontend_cmd() {
+  FRONTEND_CMD=("$JAVA" -Xms64m "-Xmx${SAND_FRONTEND_HEAP_MB:-384}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
+    -Dorg.slf4j.simpleLogger.showDateTime=true
+    -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn
+    -Dorg.slf4j.simpleLogger.log.com.datastax=warn -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn
+    -cp "$JAR:$SAND_ROOT/frontend/target/lib/*" sand.frontend.Frontend)
+}
+
 start_one() {
   local port="$1" comp="$COMP-$1"
   if is_running "$comp" && ready_one "$port"; then echo "    $comp already running"; return 0; fi
+  if is_running "$comp"; then # its supervisor is (re)starting it: wait, never start a second one
+    progress "Waiting for frontend $ID_PREFIX-$port (started, not ready yet$(supervisor_note "$comp"))"
+    wait_until "$comp" 90 ready_one "$port"
+    done_step
+    return 0
+  fi
   require_port_free "$comp" "$port"
   progress "Starting frontend $ID_PREFIX-$port on $SAND_BIND:$port"
   SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
   export SAND_FRONTEND_ADMIN_KEY
-  SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_bg "$comp" "$JAVA" -Xms64m -Xmx384m \
-    -XX:+UseSerialGC -Dorg.slf4j.simpleLogger.showDateTime=true \
-    -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn \
-    -Dorg.slf4j.simpleLogger.log.com.datastax=warn -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn \
-    -cp "$JAR:$SAND_ROOT/frontend/target/lib/*" sand.frontend.Frontend
+  frontend_cmd
+  SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_supervised "$comp" "${FRONTEND_CMD[@]}"
   wait_until "$comp" 90 ready_one "$port"
   done_step
 }
@@ -35,12 +50,24 @@ start_one() {
 case "${1:-}" in
   fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
   start) for p in $SAND_FRONTEND_PORTS; do start_one "$p"; done ;;
+  run) # run PORT: that frontend in the foreground, for a service manager (deploy/systemd/sand-frontend@.service)
+    port="${2:?usage: $0 run PORT}"
+    SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
+    export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port"
+    frontend_cmd
+    echo $$ >"$(pidfile "$COMP-$port")" # so `start` and `status` see it running (exec keeps the pid)
+    exec "${FRONTEND_CMD[@]}"
+    ;;
   stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;
   status)
     rc=0
     for p in $SAND_FRONTEND_PORTS; do
       if is_running "$COMP-$p" && ready_one "$p"; then
-          status_line "$ID_PREFIX-$p" running "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")"
+        status_line "$ID_PREFIX-$p" running "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")$(
+          supervisor_note "$COMP-$p")"
+      elif is_running "$COMP-$p"; then
+        status_line "$ID_PREFIX-$p" starting "http://$SAND_BIND:$p" "pid $(cat "$(pidfile "$COMP-$p")")$(
+          supervisor_note "$COMP-$p") (not ready: read $(logfile "$COMP-$p"))"; rc=3
       else
         status_line "$ID_PREFIX-$p" stopped; rc=3
       fi
@@ -48,5 +75,5 @@ case "${1:-}" in
     exit "$rc"
     ;;
   ready) ready ;;
-  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|start|run PORT|stop|status|ready" >&2; exit 2 ;;
 esac

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The host agent of this host: start|stop|status|ready|fetch (see deploy/lib.sh).
+# The host agent of this host: start|run|stop|status|ready|fetch (see deploy/lib.sh). `start` runs it under its
+# supervisor (deploy/supervise.sh: restarted when it exits, log rotated); `run` execs it in the foreground for systemd.
 # It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191), serves
 # the gate frontends hand requests to (9192),
 # serves Prometheus metrics on 9100, and needs Kafka, Cassandra, Docker and the sandbox image.
@@ -39,37 +40,62 @@ heap_mb() {
   echo "$need"
 }
 
+# Metrics are served once the bus, data layer, gate and bridge are up (HostAgent.start); the bus port is checked
+# too in case another process answers on the metrics port. (Not the log: a supervised log is rotated by size.)
 ready() {
-  curl -fsS --max-time 2 "http://$SAND_BIND:$SAND_HOSTAGENT_METRICS_PORT/metrics" >/dev/null \
-    && grep -q "listening on" "$(logfile "$COMP")"
+  curl -fsS --max-time 2 "http://$SAND_BIND:$SAND_HOSTAGENT_METRICS_PORT/metrics" >/dev/null 2>&1 \
+    && port_open "$SAND_HOSTAGENT_BUS_PORT"
+}
+
+# The agent's command line: -Xmx from its quotas (heap_mb), and it exits on OutOfMemoryError (its supervisor, or
+# systemd, starts it again) rather than limping on with threads that died of it.
+agent_cmd() {
+  local heap; heap="$(heap_mb)" || exit 1
+  AGENT_CMD=("$JAVA" -Xms64m "-Xmx${heap}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
+    -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS
+    -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn -Dorg.slf4j.simpleLogger.log.com.datastax=warn
+    -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent)
 }
 
 case "${1:-}" in
   fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
   start)
     if is_running "$COMP" && ready; then echo "    $COMP already running"; exit 0; fi
+    if is_running "$COMP"; then # its supervisor is (re)starting it: wait, never start a second one
+      progress "Waiting for the host agent (started, not ready yet$(supervisor_note "$COMP"))"
+      wait_until "$COMP" 90 ready
+      done_step
+      exit 0
+    fi
     for p in "$SAND_HOSTAGENT_BUS_PORT" "$SAND_DATALAYER_PORT" "$SAND_HOSTAGENT_METRICS_PORT" "$SAND_HOSTAGENT_GATE_PORT"; do
       [ "$p" -ge 0 ] 2>/dev/null && [ "$p" != 0 ] || continue
       require_port_free "$COMP" "$p"
     done
     progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"
     mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
-    heap="$(heap_mb)" || exit 1
-    start_bg "$COMP" "$JAVA" -Xms64m "-Xmx${heap}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError \
-      -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS \
-      -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn -Dorg.slf4j.simpleLogger.log.com.datastax=warn \
-      -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent
+    agent_cmd
+    start_supervised "$COMP" "${AGENT_CMD[@]}"
     wait_until "$COMP" 90 ready
     done_step
+    ;;
+  run) # in the foreground, for a service manager (deploy/systemd/sand-hostagent.service): it restarts and logs
+    mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
+    agent_cmd
+    echo $$ >"$(pidfile "$COMP")" # so `start` and `status` see it running (exec keeps the pid)
+    exec "${AGENT_CMD[@]}"
     ;;
   stop) stop_pid "$COMP" 60 ;;
   status)
     if is_running "$COMP" && ready; then
-      status_line "$COMP" running "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "pid $(cat "$(pidfile "$COMP")"), metrics :$SAND_HOSTAGENT_METRICS_PORT"
+      status_line "$COMP" running "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "pid $(cat "$(pidfile "$COMP")")$(
+        supervisor_note "$COMP"), metrics :$SAND_HOSTAGENT_METRICS_PORT"
+    elif is_running "$COMP"; then
+      status_line "$COMP" starting "$SAND_BIND:$SAND_HOSTAGENT_BUS_PORT" "pid $(cat "$(pidfile "$COMP")")$(
+        supervisor_note "$COMP") (not ready: read $(logfile "$COMP"))"; exit 3
     else
       status_line "$COMP" stopped; exit 3
     fi
     ;;
   ready) ready ;;
-  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|start|run|stop|status|ready" >&2; exit 2 ;;
 esac

@@ -93,13 +93,64 @@ is_running() {
   return 1
 }
 
-# start_bg <component> <cmd...>: start detached (own session), log to its log file, record pid.
+# Logs are kept across restarts and bounded: at each start the last log moves to <log>.1 (.1 to .2, ...;
+# SAND_LOG_KEEP files kept, default 5), and a supervised process's log is rotated the same way when it grows past
+# SAND_LOG_MAX_MB (default 64): a component's logs never take more than (keep + 1) x max on disk.
+SAND_LOG_KEEP="${SAND_LOG_KEEP:-5}"
+SAND_LOG_MAX_MB="${SAND_LOG_MAX_MB:-64}"
+
+# rotate_log <log file>: shift <log>.1.. up by one (the last is dropped), copy <log> to <log>.1 and empty it. The
+# writer keeps its file (opened with O_APPEND: its next line goes to the new start); a line written between the
+# copy and the truncation is lost, the price of rotating under a running process without its help.
+rotate_log() {
+  local log="$1" i
+  [ -s "$log" ] || return 0
+  for ((i = SAND_LOG_KEEP; i > 1; i--)); do
+    if [ -f "$log.$((i - 1))" ]; then mv -f "$log.$((i - 1))" "$log.$i"; fi
+  done
+  if [ "$SAND_LOG_KEEP" -ge 1 ]; then cp "$log" "$log.1"; fi
+  : >"$log"
+}
+
+# start_bg <component> <cmd...>: start detached (own session), log to its log file (the last one rotated), record pid.
 start_bg() {
   local comp="$1"; shift
   local log; log="$(logfile "$comp")"
-  : >"$log"
+  rotate_log "$log"
   setsid "$@" >>"$log" 2>&1 </dev/null &
   echo $! >"$(pidfile "$comp")"
+}
+
+# start_supervised <component> <cmd...>: start_bg under deploy/supervise.sh, which restarts the command when it
+# exits (not after stop_pid) with back-off, counts the restarts and rotates its log by size. The pid file names the
+# supervisor (stop_pid stops both: they share a process group); the supervisor's state (restarts, last exit, the
+# command's own pid) is in $SAND_RUN/<component>.supervisor.
+start_supervised() {
+  local comp="$1"; shift
+  rm -f "$SAND_RUN/$comp.supervisor"
+  start_bg "$comp" bash "$SAND_ROOT/deploy/supervise.sh" "$comp" "$@"
+}
+
+# supervisor_state <component> <key>: a value of the supervisor's state (restarts, last_exit, last_exit_at, child).
+supervisor_state() {
+  local f="$SAND_RUN/$1.supervisor"
+  if [ -f "$f" ]; then sed -n "s/^$2=//p" "$f" 2>/dev/null | head -n 1 || true; fi
+}
+
+# supervisor_note <component>: ", restarts N (last exit C at T)" for status lines; nothing before a restart. A
+# component systemd runs (deploy/systemd: unit sand-hostagent, sand-frontend@<port>) shows systemd's count.
+supervisor_note() {
+  local n unit
+  n="$(supervisor_state "$1" restarts)"
+  if [ -n "$n" ] && [ "$n" != 0 ]; then
+    printf ', restarts %s (last exit %s at %s)' "$n" "$(supervisor_state "$1" last_exit)" \
+      "$(supervisor_state "$1" last_exit_at)"
+  elif [ -z "$n" ] && command -v systemctl >/dev/null; then
+    case "$1" in frontend-*) unit="sand-frontend@${1#frontend-}" ;; *) unit="sand-$1" ;; esac
+    n="$(systemctl show -p NRestarts --value "$unit" 2>/dev/null)" || return 0
+    if [ -n "$n" ] && [ "$n" != 0 ]; then printf ', restarts %s (systemd %s)' "$n" "$unit"; fi
+  fi
+  return 0
 }
 
 # The global bus and data layer (Kafka, Cassandra) run at a lower CPU priority than the request path (nginx,
@@ -158,8 +209,13 @@ wait_until() {
     if [ -f "$(pidfile "$comp")" ] && ! is_running "$comp"; then
       die "$comp" "$(logfile "$comp")" "process exited during start-up"
     fi
+    # A supervised process that exits is started again (a dependency slow to answer heals so); three exits in a
+    # row during start-up are a fault worth stopping `make up` for.
+    if [ "$(supervisor_state "$comp" restarts)" -ge 3 ] 2>/dev/null; then
+      die "$comp" "$(logfile "$comp").1" "process exited $(supervisor_state "$comp" restarts) times during start-up (last exit $(supervisor_state "$comp" last_exit); its supervisor keeps restarting it until its script's stop)"
+    fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
-      die "$comp" "$(logfile "$comp")" "not ready after ${timeout}s"
+      die "$comp" "$(logfile "$comp")" "not ready after ${timeout}s$(supervisor_note "$comp")"
     fi
     sleep 0.5
   done
