@@ -36,7 +36,7 @@ from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
 from sandemu._bus import InMemoryLocalBus
-from sandemu._datalayer import InMemoryDataLayer
+from sandemu._datalayer import InMemoryDataLayer, Jittered
 
 __all__ = ["Emulator", "EmulatorError", "load_app"]
 
@@ -90,7 +90,8 @@ def _serve(processor: Any, path: str) -> TThreadedServer:
 
 class Emulator:
     def __init__(self, app_dir: str | Path, *, timeout_s: float | None = None, standby: bool = True,
-                 echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None) -> None:
+                 echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None,
+                 data_jitter_s: float = 0.0) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.workflow = load_app(self.app_dir)
         self.app = self.workflow.name
@@ -98,6 +99,7 @@ class Emulator:
         self.timeout_s = timeout_s if timeout_s is not None else settings_timeout_s(self.app_dir)
         self.standby = standby
         self.worker_args = worker_args or []
+        self.data_jitter_s = data_jitter_s  # > 0: each data layer call waits up to this long first (race tests)
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
         self._agent_cred = new_id()
         self._app_cred = new_id()
@@ -124,7 +126,8 @@ class Emulator:
         bus.grantApplication(self._agent_cred, self.app, self._app_cred)
         data.grantApplication(self._agent_cred, self.app, self._app_cred)
         _serve(LocalBus.Processor(bus), str(tmp / "bus.sock"))
-        _serve(LocalDataLayer.Processor(data), str(tmp / "data.sock"))
+        _serve(LocalDataLayer.Processor(Jittered(data, self.data_jitter_s) if self.data_jitter_s else data),
+               str(tmp / "data.sock"))
         wf_file = tmp / "workflow.json"
         wf_file.write_bytes(encode(self.workflow.to_json()))
         pythonpath = [str(ROOT), *self._requirements()]

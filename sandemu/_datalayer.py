@@ -4,13 +4,15 @@ global layer behind it: the emulator's data lives as long as the emulator. The r
 from __future__ import annotations
 
 import hashlib
+import random
 import threading
+import time
 from collections import defaultdict
 from typing import Any
 
 from grainworker._gen.datalayer.ttypes import DataError, DataErrorCode, DataMetadata, Value
 
-__all__ = ["InMemoryDataLayer"]
+__all__ = ["InMemoryDataLayer", "Jittered"]
 
 MAX_VALUE = 10 * 1024 * 1024
 
@@ -162,3 +164,23 @@ class InMemoryDataLayer:
         if credential != self._agent:
             raise DataError(DataErrorCode.UNAUTHORIZED, "revokeApplication is for the host agent only")
         self._apps = {c: a for c, a in self._apps.items() if a != application}
+
+
+class Jittered:
+    """A data layer that stalls one call in ten for ``max_s`` before doing it, as a busy host deschedules a process
+    now and then: it opens the windows between one grain instance's calls, so that races between instances (a join's,
+    say) show on an idle laptop (the emulator's ``data_jitter_s``, for tests)."""
+
+    def __init__(self, inner: InMemoryDataLayer, max_s: float) -> None:
+        self._inner, self._max_s = inner, max_s
+        self._rng = random.Random()
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self._inner, name)
+
+        def delayed(*args: Any) -> Any:
+            if self._rng.random() < 0.1:
+                time.sleep(self._max_s)
+            return call(*args)
+
+        return delayed
