@@ -22,6 +22,7 @@ public final class AccountsHandler {
   private final Clock clock;
   private final AppsHandler apps;
   private final DisabledAccounts disabled;
+  private Throttle signUps;
 
   AccountsHandler(ClusterStore store, boolean openSignup, Clock clock, AppsHandler apps, DisabledAccounts disabled) {
     this.store = store;
@@ -29,6 +30,11 @@ public final class AccountsHandler {
     this.clock = clock;
     this.apps = apps;
     this.disabled = disabled;
+  }
+
+  /** Sign-ups per client address (the operator's and the KNIX door's own calls are not counted here). */
+  void limitSignUps(Throttle perAddress) {
+    this.signUps = perAddress;
   }
 
   public void routes(Router r) {
@@ -78,6 +84,9 @@ public final class AccountsHandler {
       }
       throw new ApiException(403, "forbidden", "only the operator's admin key may create accounts "
           + "(open sign-up is off)");
+    }
+    if (!call.isAdmin() && !call.isLoopback() && signUps != null) {
+      signUps.take(call.clientAddress());
     }
     var body = call.json("request body");
     String name = body.path("name").isTextual() ? body.path("name").asText() : "";

@@ -56,7 +56,7 @@ public final class AuthHandler extends Handler.Wrapper {
     String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
     if (header != null) {
       if (!header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
-        Router.write(response, callback, Reply.error(new ApiException(401, "unauthorized",
+        Router.write(request, response, callback, Reply.error(new ApiException(401, "unauthorized",
             "the Authorization header must be 'Bearer <api key>'")));
         return true;
       }
@@ -68,7 +68,7 @@ public final class AuthHandler extends Handler.Wrapper {
         try {
           account = account(key);
         } catch (ApiException a) {
-          Router.write(response, callback, Reply.error(a));
+          Router.write(request, response, callback, Reply.error(a));
           return true;
         }
         request.setAttribute(ACCOUNT_ATTRIBUTE, account);

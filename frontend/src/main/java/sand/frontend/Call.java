@@ -10,21 +10,43 @@ import org.eclipse.jetty.util.Fields;
 
 /**
  * One HTTP call as an endpoint sees it: method, path parameters, query, the authenticated account (or
- * null) and the body, read at most once and at most {@code maxBody} bytes (413 beyond).
+ * null) and the body, read at most once and at most {@code maxBody} bytes (413 beyond; the route's limit). A body
+ * is read only once its bytes were taken from the frontend's {@link BodyBudget} (503 {@code busy} when spent); the
+ * router gives them back when the call is answered ({@link #release}).
  */
 public final class Call {
   private final Request request;
   private final Map<String, String> params;
   private final String account;
+  /** Request attribute: the body was read to its end (nothing left for the router to drain). */
+  static final String BODY_READ_ATTRIBUTE = "sand.body.read";
+  /** What a caller refused for want of body budget is told to wait before trying again. */
+  static final int BUSY_RETRY_AFTER_S = 1;
+
   private final long maxBody;
+  private final BodyBudget budget;
+  private long taken;
   private Fields query;
   private byte[] body;
 
   Call(Request request, Map<String, String> params, String account, long maxBody) {
+    this(request, params, account, maxBody, null);
+  }
+
+  Call(Request request, Map<String, String> params, String account, long maxBody, BodyBudget budget) {
     this.request = request;
     this.params = params;
     this.account = account;
     this.maxBody = maxBody;
+    this.budget = budget;
+  }
+
+  /** Give the body's bytes back to the budget (the router, once the call is answered). */
+  synchronized void release() {
+    if (taken > 0 && budget != null) {
+      budget.give(taken);
+    }
+    taken = 0;
   }
 
   public String param(String name) {
@@ -67,6 +89,26 @@ public final class Call {
     return forwarded == null || forwarded.isBlank() ? peer : forwarded + " via " + peer;
   }
 
+  /**
+   * The client's address, for per-address limits: behind nginx the last X-Forwarded-For entry (the one nginx
+   * appended: what came before it is the client's to write), else the peer's address.
+   */
+  public String clientAddress() {
+    String forwarded = request.getHeaders().get("X-Forwarded-For");
+    if (forwarded != null && !forwarded.isBlank()) {
+      String last = forwarded.substring(forwarded.lastIndexOf(',') + 1).trim();
+      if (!last.isEmpty()) {
+        return last;
+      }
+    }
+    return Request.getRemoteAddr(request);
+  }
+
+  /** This frontend calling its own API for the KNIX door ({@link LoopbackApi}): its limits were applied there. */
+  public boolean isLoopback() {
+    return LoopbackApi.TOKEN.equals(request.getHeaders().get(LoopbackApi.TOKEN_HEADER));
+  }
+
   public String header(String name) {
     return request.getHeaders().get(name);
   }
@@ -77,7 +119,7 @@ public final class Call {
     return ct == null ? "" : ct.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
   }
 
-  public byte[] body() {
+  public synchronized byte[] body() {
     if (body != null) {
       return body;
     }
@@ -85,11 +127,34 @@ public final class Call {
     if (declared > maxBody) {
       throw tooLarge(declared);
     }
-    try (InputStream in = Request.asInputStream(request)) {
-      byte[] b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBody + 1));
-      if (b.length > maxBody) {
-        throw tooLarge(-1);
+    if (declared == 0) {
+      body = new byte[0];
+      request.setAttribute(BODY_READ_ATTRIBUTE, Boolean.TRUE);
+      return body;
+    }
+    // a body of unknown length (chunked) may be as large as the route allows: reserve that much
+    long reserve = declared > 0 ? declared : maxBody;
+    if (budget != null) {
+      if (!budget.tryTake(reserve)) {
+        throw busy(reserve);
       }
+      taken += reserve;
+    }
+    try (InputStream in = Request.asInputStream(request)) {
+      byte[] b;
+      if (declared > 0) { // exactly as large as declared: no growing copies
+        b = new byte[(int) declared];
+        int n = in.readNBytes(b, 0, b.length);
+        if (n < b.length) {
+          throw ApiException.badRequest("the request body ended after " + n + " of its " + declared + " bytes");
+        }
+      } else {
+        b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBody + 1));
+        if (b.length > maxBody) {
+          throw tooLarge(-1);
+        }
+      }
+      request.setAttribute(BODY_READ_ATTRIBUTE, Boolean.TRUE);
       body = b;
       return b;
     } catch (IOException e) {
@@ -97,9 +162,21 @@ public final class Call {
     }
   }
 
+  private ApiException busy(long bytes) {
+    return new ApiException(503, "busy", "this frontend is reading as many request bodies as its memory allows "
+        + "(frontend setting body.budget.bytes = " + budget.capacity() + "); this one (" + bytes
+        + " bytes) was not read: try again in a moment", Map.of(Reply.RETRY_AFTER_S, Integer.toString(BUSY_RETRY_AFTER_S)));
+  }
+
+  /** The largest body this call's route takes. */
+  long maxBody() {
+    return maxBody;
+  }
+
   private ApiException tooLarge(long size) {
     return new ApiException(413, "too_large", "request body " + (size >= 0 ? "of " + size + " bytes " : "")
-        + "is larger than the limit of " + maxBody + " bytes (frontend setting max.body.bytes)");
+        + "is larger than the limit of " + maxBody + " bytes of this route (docs/api.md \"Request bodies\"; "
+        + "frontend setting max.body.bytes)");
   }
 
   public JsonNode json(String what) {

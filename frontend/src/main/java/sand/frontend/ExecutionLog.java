@@ -23,7 +23,9 @@ import sand.common.Backoff;
  * final record carries a rank ({@link ClusterStore#resultRank}) and the highest rank wins. When the queue is
  * full the request's own thread writes (backpressure, nothing dropped). A synchronous request's id is known to
  * nobody before its answer carries it, so its start is held back and written with its end, in one write. A write
- * that fails (Cassandra away) is tried again for up to 10 minutes.
+ * that fails (Cassandra away) is tried again for up to 10 minutes, while the writes waiting to be tried again hold
+ * less than {@link #MAX_RETRY_BYTES} and {@link #MAX_RETRIES} records: beyond, a failed write is given up at once
+ * and counted ({@link #dropped}), so a long Cassandra outage costs bounded memory (issue 26, finding 12).
  */
 final class ExecutionLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLog.class);
@@ -38,6 +40,13 @@ final class ExecutionLog implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
+  static final long MAX_RETRY_BYTES = 32L << 20;
+  static final int MAX_RETRIES = 10_000;
+  private final java.util.concurrent.atomic.AtomicLong retryBytes = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicInteger retrying = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
+  private final long maxRetryBytes;
+  private final int maxRetries;
   /** Pauses between tries of a failed write: Cassandra is usually back within seconds. */
   private static final Backoff PAUSES = Backoff.ofMillis(250, 5000);
 
@@ -47,6 +56,14 @@ final class ExecutionLog implements AutoCloseable {
 
   /** @param retryFor how long a failed write is tried again before its record is given up (logged) */
   ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor) {
+    this(store, ttl, threads, queue, retryFor, MAX_RETRY_BYTES, MAX_RETRIES);
+  }
+
+  /** @param maxRetryBytes, maxRetries what the writes waiting to be tried again may hold at most */
+  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor, long maxRetryBytes,
+               int maxRetries) {
+    this.maxRetryBytes = maxRetryBytes;
+    this.maxRetries = maxRetries;
     this.store = store;
     this.ttl = ttl;
     this.retryFor = retryFor;
@@ -64,7 +81,7 @@ final class ExecutionLog implements AutoCloseable {
 
   /** Completes when the start is written (or given up after its retries). */
   CompletableFuture<Void> started(ExecutionRecord e) {
-    return write("start", e.executionId(), () -> store.startExecution(e, ttl));
+    return write("start", e.executionId(), 256, () -> store.startExecution(e, ttl));
   }
 
   /** A synchronous request started: its record is written with its end ({@link #ended}), or by {@link #release}. */
@@ -87,11 +104,12 @@ final class ExecutionLog implements AutoCloseable {
   CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
              long rank) {
     ExecutionRecord start = heldBack.remove(executionId);
+    long size = 256 + length(result) + length(error) + length(timings);
     if (start != null) {
-      return write("start and end", executionId, () -> store.recordExecution(start, status, result, error, finished,
+      return write("start and end", executionId, size, () -> store.recordExecution(start, status, result, error, finished,
           timings, rank, ttl));
     } else {
-      return write("end", executionId, () -> store.endExecution(executionId, status, result, error, finished, timings,
+      return write("end", executionId, size, () -> store.endExecution(executionId, status, result, error, finished, timings,
           rank, ttl));
     }
   }
@@ -101,9 +119,28 @@ final class ExecutionLog implements AutoCloseable {
     return writers.getQueue().size() + writers.getActiveCount();
   }
 
-  private CompletableFuture<Void> write(String what, String executionId, Runnable w) {
+  private static long length(String s) {
+    return s == null ? 0 : 2L * s.length();
+  }
+
+  /** Records given up because too much was waiting to be tried again (metrics). */
+  long dropped() {
+    return dropped.get();
+  }
+
+  /** Writes waiting to be tried again. */
+  int retrying() {
+    return retrying.get();
+  }
+
+  /** Bytes held by writes waiting to be tried again (metrics). */
+  long retryBytes() {
+    return retryBytes.get();
+  }
+
+  private CompletableFuture<Void> write(String what, String executionId, long size, Runnable w) {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    attempt(what, executionId, w, done, System.nanoTime(), 0);
+    attempt(what, executionId, size, w, done, System.nanoTime(), 0);
     return done;
   }
 
@@ -111,12 +148,14 @@ final class ExecutionLog implements AutoCloseable {
    * One try of a write; a failed one (Cassandra away) is tried again with a growing pause for up to
    * {@code retryFor}: a result that arrived while Cassandra was down is recorded when it is back.
    */
-  private void attempt(String what, String executionId, Runnable w, CompletableFuture<Void> done, long since,
-                       int failures) {
+  private void attempt(String what, String executionId, long size, Runnable w, CompletableFuture<Void> done,
+                       long since, int failures) {
     Runnable once = () -> {
       try {
         w.run();
         if (failures > 0) {
+          retrying.decrementAndGet();
+          retryBytes.addAndGet(-size);
           LOG.info("[execution {}] its {} is recorded after {} failed tries", executionId, what, failures);
         }
         done.complete(null);
@@ -124,14 +163,29 @@ final class ExecutionLog implements AutoCloseable {
         if (System.nanoTime() - since > retryFor.toNanos() || retries.isShutdown()) {
           LOG.warn("[execution {}] could not record its {}; given up after {} tries: {}", executionId, what,
               failures + 1, e.toString());
+          if (failures > 0) {
+            retrying.decrementAndGet();
+            retryBytes.addAndGet(-size);
+          }
           done.complete(null);
           return;
         }
         if (failures == 0) {
+          if (retrying.incrementAndGet() > maxRetries | retryBytes.addAndGet(size) > maxRetryBytes) {
+            retrying.decrementAndGet();
+            retryBytes.addAndGet(-size);
+            if (dropped.incrementAndGet() % 1000 == 1) { // one line per thousand, not one per record
+              LOG.warn("[execution {}] could not record its {}: {}; not tried again: the writes waiting for Cassandra "
+                  + "hold the most allowed ({} records, {} bytes); {} given up so far", executionId, what,
+                  e.toString(), maxRetries, maxRetryBytes, dropped.get());
+            }
+            done.complete(null);
+            return;
+          }
           LOG.warn("[execution {}] could not record its {}: {}; trying again", executionId, what, e.toString());
         }
-        retries.schedule(() -> attempt(what, executionId, w, done, since, failures + 1), PAUSES.afterMs(failures + 1),
-            TimeUnit.MILLISECONDS);
+        retries.schedule(() -> attempt(what, executionId, size, w, done, since, failures + 1),
+            PAUSES.afterMs(failures + 1), TimeUnit.MILLISECONDS);
       }
     };
     if (writers.isShutdown()) {

@@ -68,7 +68,26 @@ public final class Frontend {
               + "make up writes one to $SAND_HOME/admin-key")
       .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
       .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
-          "largest request body (grain upload, workflow, invocation); larger answers 413")
+          "largest request body (grain upload, workflow, invocation); larger answers 413; some routes take less "
+              + "(docs/api.md \"Request bodies\")")
+      .define("body.budget.bytes", LONG, 64L << 20, between(1024, 1L << 34),
+          "most bytes of request bodies this frontend holds at once, over all requests (keep it well under the "
+              + "heap); a body that does not fit answers 503 busy with Retry-After at once")
+      .define("signup.per.address.per.minute", INT, 60, between(0, 1_000_000),
+          "sign-ups (POST /api/v1/accounts and the KNIX door's signUp) per client address per minute, a burst of as "
+              + "many; more answer 429 with Retry-After; 0: no limit (the admin key is never limited)")
+      .define("login.per.address.per.minute", INT, 30, between(0, 1_000_000),
+          "KNIX logins per client address per minute (a burst of as many); more answer 429 with Retry-After; 0: no "
+              + "limit")
+      .define("login.per.email.per.minute", INT, 10, between(0, 1_000_000),
+          "KNIX logins per e-mail per minute, whoever tries (a burst of as many): a password is guessed at most this "
+              + "fast; more answer 429 with Retry-After; 0: no limit")
+      .define("login.hash.slots", INT, 2, between(1, 64),
+          "KNIX password derivations (PBKDF2, a fraction of a second of a core each) run at once; the rest wait up "
+              + "to 10 s, then answer 503 busy")
+      .define("knix.storage.bytes.per.account", LONG, KnixStorage.DEFAULT_QUOTA_BYTES, between(0, Long.MAX_VALUE),
+          "most bytes one account stores through the KNIX door's storage actions (its own space and its workflows'; "
+              + "keys and values); a write past it fails with QUOTA_EXCEEDED")
       .define("quota.apps.per.account", INT, Quotas.DEFAULTS.appsPerAccount(), between(1, 1_000_000),
           "most applications one account may have; one more answers 403 quota_exceeded")
       .define("quota.grains", INT, Quotas.DEFAULTS.grainsPerScope(), between(1, 1_000_000),
@@ -173,8 +192,13 @@ public final class Frontend {
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
     metrics.gauge("sand_frontend_results_refused_total", results::refused);
     metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
+    metrics.gauge("sand_frontend_execution_writes_retry_bytes", executions::retryBytes);
+    metrics.gauge("sand_frontend_execution_writes_dropped_total", executions::dropped);
 
-    Router router = new Router(config.getLong("max.body.bytes"));
+    BodyBudget budget = new BodyBudget(config.getLong("body.budget.bytes"));
+    metrics.gauge("sand_frontend_body_bytes_held", budget::used);
+    metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
+    Router router = new Router(config.getLong("max.body.bytes"), budget);
     new SystemHandler(id, metrics, listener::running).routes(router);
     AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
         limits, directory);
@@ -189,7 +213,12 @@ public final class Frontend {
         deps.clock());
     deployments.routes(router);
     DisabledAccounts disabled = new DisabledAccounts(deps.store(), AuthHandler.KEY_MAX_AGE);
-    new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock(), apps, disabled).routes(router);
+    Throttle signUps = new Throttle("sign-ups from this address", "signup.per.address.per.minute",
+        config.getInt("signup.per.address.per.minute"));
+    AccountsHandler accounts = new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock(), apps,
+        disabled);
+    accounts.limitSignUps(signUps);
+    accounts.routes(router);
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(),
         Duration.ofMillis(config.getInt("host.max.age.ms"))).routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
@@ -212,10 +241,23 @@ public final class Frontend {
     String self = bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]"
         : bind;
     LoopbackApi loopback = new LoopbackApi(() -> java.net.URI.create("http://" + self + ":" + http.getLocalPort()));
-    new KnixManagement(deps.store(), auth, loopback::call, new KnixStorage(deps.data()), deps.clock(),
-        KnixLogins.ITERATIONS).routes(router);
-    KnixExecutions knix = new KnixExecutions(invoke, directory, deps.store());
+    Throttle loginsByAddress = new Throttle("logins from this address", "login.per.address.per.minute",
+        config.getInt("login.per.address.per.minute"));
+    Throttle loginsByEmail = new Throttle("logins to this e-mail", "login.per.email.per.minute",
+        config.getInt("login.per.email.per.minute"));
+    new KnixManagement(deps.store(), auth, loopback::call, new KnixStorage(deps.data(),
+        config.getLong("knix.storage.bytes.per.account")), deps.clock(),
+        KnixLogins.ITERATIONS)
+        .limitLogins(signUps, loginsByAddress, loginsByEmail, config.getInt("login.hash.slots"))
+        .limitZips(config.getLong("max.body.bytes"), 4 * config.getLong("max.body.bytes"))
+        .routes(router);
+    metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
+    metrics.gauge("sand_frontend_throttled_total", () -> signUps.refused() + loginsByAddress.refused()
+        + loginsByEmail.refused());
+    KnixExecutions knix = new KnixExecutions(invoke, directory, deps.store(), results);
+    metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
+    limitBodies(router);
     server.setHandler(new MetricsHandler(metrics, auth));
     server.addBean(router, false);
     server.addBean(listener, true);
@@ -232,6 +274,20 @@ public final class Frontend {
       }
     });
     return server;
+  }
+
+  /** The largest body of a route that takes a few fields of JSON (docs/api.md "Request bodies"). */
+  static final long SMALL_BODY_BYTES = 64 * 1024;
+
+  /** Routes whose bodies are a few fields take no more than that: nobody parks megabytes on them. */
+  private static void limitBodies(Router router) {
+    router.limitBody("POST", "/api/v1/accounts", SMALL_BODY_BYTES)
+        .limitBody("DELETE", "/api/v1/accounts/{account}", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/apps/{app}/deploy", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/admin/apps/{app}/undeploy", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/admin/accounts/{account}/disable", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/admin/accounts/{account}/enable", SMALL_BODY_BYTES);
   }
 
   /** The real dependencies: Cassandra, a Kafka producer and the response topic's consumer. */

@@ -9,6 +9,9 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
 
@@ -21,21 +24,43 @@ import sand.cluster.FrontendTables.ExecutionRecord;
  */
 final class KnixExecutions {
   static final int WAIT_S = 60;
+  /** First pause between reads of a running execution's record; it doubles up to {@link #POLL_MAX_MS}. */
   static final long POLL_MS = 50;
+  static final long POLL_MAX_MS = 1000;
+  /** An id with no record of this application is looked for this long (an async start being written), then 404. */
+  static final long UNKNOWN_GRACE_MS = 1000;
+  /** Most result waits at once on this frontend, and from one client address (more answer 429). */
+  static final int MAX_WAITS = 1024;
+  static final int MAX_WAITS_PER_ADDRESS = 32;
 
   private final InvokeHandler invoke;
   private final AppDirectory apps;
   private final ClusterStore store;
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+  private final Results results;
+  /** Reads of execution records: a few threads, and at most {@link #MAX_WAITS} waits queue work on them. */
+  private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(4, r -> {
     Thread t = new Thread(r, "knix-results");
     t.setDaemon(true);
     return t;
   });
+  private final Map<String, AtomicInteger> waitsByAddress = new ConcurrentHashMap<>();
+  private final AtomicInteger waits = new AtomicInteger();
 
   KnixExecutions(InvokeHandler invoke, AppDirectory apps, ClusterStore store) {
+    this(invoke, apps, store, null);
+  }
+
+  /** @param results this frontend's results: a wait is woken when its execution's result is recorded here */
+  KnixExecutions(InvokeHandler invoke, AppDirectory apps, ClusterStore store, Results results) {
     this.invoke = invoke;
     this.apps = apps;
     this.store = store;
+    this.results = results;
+  }
+
+  /** Result waits in progress (metrics). */
+  int waits() {
+    return waits.get();
   }
 
   public void routes(Router r) {
@@ -55,7 +80,7 @@ final class KnixExecutions {
     boolean async = knixFlag(call.query("async"));
     String id = call.query("executionId");
     if (id != null && !id.isEmpty()) {
-      return result(call.param("app"), id, async);
+      return result(call.param("app"), id, async, call.clientAddress());
     }
     return invoke.invoke(call, async).thenApply(r -> async ? asyncReply(r) : syncReply(r));
   }
@@ -88,34 +113,78 @@ final class KnixExecutions {
         .put("error_message", error.path("message").asText("")).put("grain", error.path("grain").asText(""));
   }
 
-  private CompletionStage<Reply> result(String name, String id, boolean async) {
+  /**
+   * The answer to a poll for execution {@code id} (issue 26, finding 9: polls of made-up ids re-read Cassandra every
+   * 50 ms for 60 s on one thread and starved every tenant's waits). An id that is not one (32 hex digits) or has no
+   * record of this application answers 404 (after {@link #UNKNOWN_GRACE_MS}, for a start still being written); a
+   * running one is read again at growing pauses (50 ms up to 1 s) on a few threads, and at once when its result is
+   * recorded by this frontend; waits are capped per client address and in all (429).
+   */
+  private CompletionStage<Reply> result(String name, String id, boolean async, String address) {
     String appId = apps.find(name).map(AppDirectory.Target::appId)
         .orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
+    if (!id.matches("[0-9a-f]{32}")) {
+      throw ApiException.notFound("no execution '" + id + "' of '" + name + "' (an execution id is 32 hex digits)");
+    }
+    AtomicInteger mine = waitsByAddress.computeIfAbsent(address, a -> new AtomicInteger());
+    if (mine.incrementAndGet() > MAX_WAITS_PER_ADDRESS | waits.incrementAndGet() > MAX_WAITS) {
+      release(address, mine);
+      throw new ApiException(429, "too_many_requests", "too many result waits at once (" + MAX_WAITS_PER_ADDRESS
+          + " per client address, " + MAX_WAITS + " on this frontend); try again in a moment",
+          Map.of(Reply.RETRY_AFTER_S, "1"));
+    }
     CompletableFuture<Reply> out = new CompletableFuture<>();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_S);
+    long start = System.nanoTime();
+    long deadline = start + TimeUnit.SECONDS.toNanos(WAIT_S);
     Runnable check = new Runnable() {
+      private long pauseMs = POLL_MS;
+
       @Override
-      public void run() {
+      public synchronized void run() {
+        if (out.isDone()) {
+          return;
+        }
         try {
           Optional<ExecutionRecord> e = store.execution(id).filter(x -> appId.equals(x.appId()));
           Reply r = e.map(KnixExecutions::ended).orElse(null);
+          long now = System.nanoTime();
           if (r != null) {
             out.complete(r.withHeader(InvokeHandler.EXECUTION_HEADER, id));
-          } else if (async) {
+          } else if (e.isEmpty() && now - start > TimeUnit.MILLISECONDS.toNanos(UNKNOWN_GRACE_MS)) {
+            out.completeExceptionally(ApiException.notFound("no execution '" + id + "' of '" + name + "'"));
+          } else if (async && e.isPresent()) {
             out.complete(Reply.ok(Json.object().put("executionId", id).putNull("result")));
-          } else if (System.nanoTime() > deadline) {
+          } else if (now > deadline) {
             out.completeExceptionally(new ApiException(504, "timeout", "execution '" + id + "' of '" + name
-                + "' has no result after " + WAIT_S + " s" + (e.isEmpty() ? " (and no record: is the id right?)" : "")));
+                + "' has no result after " + WAIT_S + " s"));
           } else {
-            timer.schedule(this, POLL_MS, TimeUnit.MILLISECONDS);
+            timer.schedule(this, e.isEmpty() ? Math.min(pauseMs, 250) : pauseMs, TimeUnit.MILLISECONDS);
+            pauseMs = Math.min(POLL_MAX_MS, pauseMs * 2);
           }
         } catch (RuntimeException ex) {
           out.completeExceptionally(ex);
         }
       }
     };
+    Runnable wake = () -> timer.execute(check);
+    if (results != null) {
+      results.watch(id, wake);
+    }
+    out.whenComplete((r, t) -> {
+      if (results != null) {
+        results.unwatch(id, wake);
+      }
+      release(address, mine);
+    });
     timer.execute(check);
     return out;
+  }
+
+  private void release(String address, AtomicInteger mine) {
+    waits.decrementAndGet();
+    if (mine.decrementAndGet() <= 0) {
+      waitsByAddress.remove(address, mine); // bounded: only addresses waiting now are kept
+    }
   }
 
   /** The reply for an execution that ended, or null while it runs. */

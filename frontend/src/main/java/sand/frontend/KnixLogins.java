@@ -27,6 +27,8 @@ import javax.crypto.spec.SecretKeySpec;
 final class KnixLogins {
   static final int ITERATIONS = 600_000;
   private static final SecureRandom RANDOM = new SecureRandom();
+  /** Password derivations done by this process (metrics: a login for an unknown e-mail does one too). */
+  private static final java.util.concurrent.atomic.AtomicLong DERIVATIONS = new java.util.concurrent.atomic.AtomicLong();
 
   /** A password did not match, or the record cannot be read. */
   static final class WrongPassword extends Exception {
@@ -70,7 +72,22 @@ final class KnixLogins {
     }
   }
 
+  static long derivations() {
+    return DERIVATIONS.get();
+  }
+
+  /**
+   * A login record no password opens, made like a real one: checking a password for an unknown e-mail against it
+   * costs what checking a known one costs, so the answer's time does not tell whether the e-mail has an account.
+   */
+  static ObjectNode decoy(int iterations) {
+    byte[] password = new byte[24];
+    RANDOM.nextBytes(password);
+    return record("-", "-", HexFormat.of().formatHex(password), "-", iterations);
+  }
+
   private static byte[] derive(String password, byte[] salt, int iterations) {
+    DERIVATIONS.incrementAndGet();
     try {
       PBEKeySpec spec = new PBEKeySpec(password.toCharArray(), salt, iterations, 512);
       return SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();

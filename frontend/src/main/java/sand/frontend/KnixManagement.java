@@ -17,6 +17,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.Semaphore;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import java.util.zip.ZipOutputStream;
@@ -62,6 +63,14 @@ final class KnixManagement {
   private final KnixStorage storage;
   private final Clock clock;
   private final int iterations;
+  private Throttle signUpsPerAddress = new Throttle("sign-ups per client address", "-", 0);
+  private Throttle loginsPerAddress = new Throttle("logins per client address", "-", 0);
+  private Throttle loginsPerEmail = new Throttle("logins per e-mail", "-", 0);
+  /** Password derivations at once: each takes a core for a fraction of a second (PBKDF2, {@link KnixLogins}). */
+  private Semaphore hashing = new Semaphore(2, true);
+  private volatile JsonNode decoy;
+  private long maxZipBytes = DEFAULT_MAX_ZIP_BYTES;
+  private long maxUnpackedBytes = 4 * DEFAULT_MAX_ZIP_BYTES;
 
   KnixManagement(ClusterStore store, AuthHandler auth, LoopbackApi.Api api, KnixStorage storage, Clock clock,
                  int iterations) {
@@ -73,8 +82,69 @@ final class KnixManagement {
     this.iterations = iterations;
   }
 
+  /** What a zip holds at most unless {@link #limitZips} says otherwise (the frontend's default body limit). */
+  static final long DEFAULT_MAX_ZIP_BYTES = 10L << 20;
+  /** How long a login waits for a free derivation slot before it answers 503 busy. */
+  static final long HASH_WAIT_MS = 10_000;
+
+  /**
+   * Limits on strangers' attempts (issue 26, finding 8): sign-ups per client address, logins per client address and
+   * per e-mail; at most {@code hashSlots} password derivations at once (the rest wait, bounded).
+   */
+  KnixManagement limitLogins(Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail, int hashSlots) {
+    this.signUpsPerAddress = signUps;
+    this.loginsPerAddress = loginsByAddress;
+    this.loginsPerEmail = loginsByEmail;
+    this.hashing = new Semaphore(hashSlots, true);
+    return this;
+  }
+
+  /**
+   * A function's uploaded zip (its chunks together) is at most {@code maxZipBytes}, and unpacks to at most
+   * {@code maxUnpackedBytes} in at most {@link GrainUpload#MAX_ENTRIES} entries: what the grain API takes.
+   */
+  KnixManagement limitZips(long maxZip, long maxUnpacked) {
+    this.maxZipBytes = maxZip;
+    this.maxUnpackedBytes = maxUnpacked;
+    return this;
+  }
+
   public void routes(Router r) {
     r.add("POST", "/management", false, this::handle);
+  }
+
+  /** One password derivation, in one of the few slots (503 busy when none frees up in time). */
+  private <T> T hashed(Derivation<T> d) throws KnixLogins.WrongPassword {
+    boolean got;
+    try {
+      got = hashing.tryAcquire(HASH_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      got = false;
+    }
+    if (!got) {
+      throw new ApiException(503, "busy", "this frontend is checking as many passwords as it can at once; try again "
+          + "in a moment", java.util.Map.of(Reply.RETRY_AFTER_S, "1"));
+    }
+    try {
+      return d.run();
+    } finally {
+      hashing.release();
+    }
+  }
+
+  @FunctionalInterface
+  private interface Derivation<T> {
+    T run() throws KnixLogins.WrongPassword;
+  }
+
+  private JsonNode decoy() {
+    JsonNode d = decoy;
+    if (d == null) {
+      d = KnixLogins.decoy(iterations);
+      decoy = d;
+    }
+    return d;
   }
 
   Reply handle(Call call) {
@@ -93,8 +163,8 @@ final class KnixManagement {
     try {
       ObjectNode out = switch (action) {
         case "version" -> Json.object().put("message", VERSION);
-        case "signUp" -> signUp(data.path("user"));
-        case "logIn" -> logIn(data.path("user"));
+        case "signUp" -> signUp(data.path("user"), call);
+        case "logIn" -> logIn(data.path("user"), call);
         default -> {
           String token = data.path("user").path("token").asText("");
           if (token.isEmpty()) {
@@ -113,6 +183,9 @@ final class KnixManagement {
     } catch (Failure e) {
       return failure(e.getMessage());
     } catch (ApiException e) {
+      if (e.status() == 429 || e.code().equals("busy")) { // HTTP's own answer, with Retry-After, as the API gives it
+        throw e;
+      }
       if (e.status() >= 500) {
         LOG.warn("[knix {}] {}", action, e.getMessage());
       }
@@ -155,9 +228,10 @@ final class KnixManagement {
 
   // ---- accounts
 
-  private ObjectNode signUp(JsonNode user) {
+  private ObjectNode signUp(JsonNode user, Call call) {
     String email = text(user, "email", "user");
     String password = text(user, "password", "user");
+    signUpsPerAddress.take(call.clientAddress());
     String name = user.path("name").asText(email);
     if (email.chars().anyMatch(Character::isWhitespace)) {
       throw new Failure("The e-mail may not contain spaces.");
@@ -179,8 +253,13 @@ final class KnixManagement {
           throw new Failure("Sign-up failed: " + a.message());
         }
         String key = a.body().path("api_key").asText();
-        store.putKnixRecord(new KnixRecord(LOGIN_SCOPE, "user", email,
-            Json.bytes(KnixLogins.record(account, name, password, key, iterations))));
+        ObjectNode login;
+        try {
+          login = hashed(() -> KnixLogins.record(account, name, password, key, iterations));
+        } catch (KnixLogins.WrongPassword e) {
+          throw new IllegalStateException(e); // making a record checks no password
+        }
+        store.putKnixRecord(new KnixRecord(LOGIN_SCOPE, "user", email, Json.bytes(login)));
         LOG.info("[knix] {} signed up as account {}", email, account);
         return Json.object().put("message", "User created successfully.").put("account", account);
       }
@@ -190,17 +269,20 @@ final class KnixManagement {
     }
   }
 
-  private ObjectNode logIn(JsonNode user) {
+  private ObjectNode logIn(JsonNode user, Call call) {
     String email = text(user, "email", "user");
     String password = text(user, "password", "user");
+    loginsPerAddress.take(call.clientAddress());
+    loginsPerEmail.take(email.toLowerCase(Locale.ROOT));
     JsonNode rec = store.knixRecord(LOGIN_SCOPE, "user", email).map(r -> Json.parse(r.value(), "login"))
         .filter(r -> !r.path("pending").asBoolean(false)).orElse(null);
     String key;
     try {
+      // an unknown e-mail is checked against a decoy record: the same work, so the same time, as a known one
+      key = hashed(() -> KnixLogins.apiKey(rec == null ? decoy() : rec, password));
       if (rec == null) {
         throw new KnixLogins.WrongPassword();
       }
-      key = KnixLogins.apiKey(rec, password);
     } catch (KnixLogins.WrongPassword e) {
       throw new Failure("Authentication failed; wrong username and/or password.");
     }
@@ -430,7 +512,7 @@ final class KnixManagement {
       a = api.call("PUT", "/api/v1/grains/" + enc(name), c.token(), "text/x-python", code);
     } else {
       a = api.call("PUT", "/api/v1/grains/" + enc(name), c.token(), "application/zip",
-          zip(name, chunks < 1 ? null : assembled(c, id, chunks), hasCode ? code : null, req));
+          zip(name, chunks < 1 ? null : assembled(c, id, chunks), hasCode ? code : null, req, maxUnpackedBytes));
     }
     if (!a.ok()) {
       throw new Failure("Function '" + name + "' was not stored: " + a.message());
@@ -439,10 +521,15 @@ final class KnixManagement {
 
   private byte[] assembled(Caller c, String id, int chunks) {
     StringBuilder b64 = new StringBuilder();
+    long maxB64 = (maxZipBytes + 2) / 3 * 4 + 4;
     for (int i = 0; i < chunks; i++) {
       Optional<KnixRecord> r = store.knixRecord(c.account(), zipKind(id), chunkId(i));
       if (r.isEmpty()) {
         throw new Failure("Zip chunk " + i + " of " + chunks + " was not uploaded.");
+      }
+      if (b64.length() + r.get().value().length > maxB64) { // before holding it: chunks are many and each large
+        throw new Failure("The uploaded zip is larger than " + maxZipBytes + " bytes (the largest grain SAND takes; "
+            + "frontend setting max.body.bytes)");
       }
       b64.append(new String(r.get().value(), StandardCharsets.US_ASCII));
     }
@@ -454,18 +541,40 @@ final class KnixManagement {
 
   /** The grain's zip: {@code base}'s entries, {@code code} as {@code <name>.py}, {@code req} as requirements.txt. */
   static byte[] zip(String name, byte[] base, byte[] code, byte[] req) {
+    return zip(name, base, code, req, 4 * DEFAULT_MAX_ZIP_BYTES);
+  }
+
+  /**
+   * The same, unpacking {@code base} only up to {@code maxUnpacked} bytes in all and {@link GrainUpload#MAX_ENTRIES}
+   * entries (a zip bomb of a few MB inflating to gigabytes is refused at the cap, never held: issue 26, finding 6).
+   */
+  static byte[] zip(String name, byte[] base, byte[] code, byte[] req, long maxUnpacked) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (ZipOutputStream z = new ZipOutputStream(out)) {
       if (base != null) {
         try (ZipInputStream in = new ZipInputStream(new ByteArrayInputStream(base))) {
           ZipEntry e;
+          int entries = 0;
+          long unpacked = 0;
+          byte[] buf = new byte[8192];
           while ((e = in.getNextEntry()) != null) {
+            if (++entries > GrainUpload.MAX_ENTRIES) {
+              throw new Failure("The uploaded zip has more than " + GrainUpload.MAX_ENTRIES + " entries.");
+            }
             String n = e.getName();
             if ((code != null && n.equals(name + ".py")) || (req.length > 0 && n.equals("requirements.txt"))) {
               continue;
             }
             z.putNextEntry(new ZipEntry(n));
-            in.transferTo(z);
+            int r;
+            while ((r = in.read(buf)) > 0) {
+              unpacked += r;
+              if (unpacked > maxUnpacked) {
+                throw new Failure("The uploaded zip unpacks to more than " + maxUnpacked + " bytes (4 x the frontend "
+                    + "setting max.body.bytes, as for any grain).");
+              }
+              z.write(buf, 0, r);
+            }
             z.closeEntry();
           }
         }

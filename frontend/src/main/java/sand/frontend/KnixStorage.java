@@ -19,15 +19,38 @@ import sand.datalayer.GlobalUnavailableException;
  * layer keeps absolute values), so an increment here can race one made by a grain.
  *
  * <p>Replies follow KNIX, including mfn-sdk 0.8.9's decoding: a kv value and a map entry come back base64.
+ *
+ * <p>What an account stores through this door (in its own space and its workflows') counts against a quota of
+ * bytes per account (issue 26, finding 12): a write that would pass it fails with {@code QUOTA_EXCEEDED} naming the
+ * setting. The bytes used are a counter in the account's own space ({@link #USED_COUNTER}, a name the door does not
+ * let the account touch), kept by read-change-write: two frontends writing for one account at the same instant can
+ * miscount by one write. An item counts its key (or map and key, set and item, counter name) and its value.
  */
 final class KnixStorage {
   /** Most keys or items one listing returns. */
   static final int MAX_LIST = 10_000;
+  /** The default of the frontend setting knix.storage.bytes.per.account. */
+  static final long DEFAULT_QUOTA_BYTES = 256L << 20;
+  /** Where an account's bytes used are counted: in its own space, under a name reserved to the platform. */
+  static final String USED_COUNTER = "sand.quota.bytes_used";
+  private static final String RESERVED = "sand.";
+  private static final int STRIPES = 64;
 
   private final GlobalDataLayer data;
+  private final long quotaBytes;
+  /** One account's writes through this frontend change its count one at a time. */
+  private final Object[] locks = new Object[STRIPES];
 
   KnixStorage(GlobalDataLayer data) {
+    this(data, DEFAULT_QUOTA_BYTES);
+  }
+
+  KnixStorage(GlobalDataLayer data, long quotaBytes) {
     this.data = data;
+    this.quotaBytes = quotaBytes;
+    for (int i = 0; i < STRIPES; i++) {
+      locks[i] = new Object();
+    }
   }
 
   /** The account's own space (no application id has this form: they are hex). */
@@ -48,7 +71,76 @@ final class KnixStorage {
     String wid = storage.path("workflowid").asText("");
     String space = wid.isEmpty() ? userSpace(account) : appOf.apply(wid);
     ObjectNode out = Json.object().put("status", true);
+    if (wid.isEmpty() && p.path("countername").asText("").startsWith(RESERVED)) {
+      throw new KnixManagement.Failure("Error while performing storage operation; counter names starting with '"
+          + RESERVED + "' are the platform's");
+    }
     try {
+      synchronized (locks[Math.floorMod(account.hashCode(), STRIPES)]) {
+        long change = change(space, type.isEmpty() ? "kv" : type, action, p);
+        if (change != 0) {
+          charge(account, change);
+        }
+        perform(space, type, action, p, out);
+      }
+    } catch (GlobalUnavailableException e) {
+      throw new ApiException(503, "unavailable", "Error while performing storage operation; the global data layer "
+          + "is not available: " + e.getMessage());
+    } catch (IllegalArgumentException e) {
+      throw new KnixManagement.Failure("Error while performing storage operation; " + e.getMessage());
+    }
+    return out.put("message", "Successful storage op: " + action);
+  }
+
+  /** Bytes the account uses through this door (what its counter says). */
+  long used(String account) {
+    return data.readCounter(userSpace(account), USED_COUNTER).orElse(0L);
+  }
+
+  /** Add {@code change} bytes to the account's count, or fail with QUOTA_EXCEEDED when a growth would pass it. */
+  private void charge(String account, long change) {
+    long used = used(account);
+    if (change > 0 && used + change > quotaBytes) {
+      throw new KnixManagement.Failure("QUOTA_EXCEEDED: the account '" + account + "' stores " + used + " bytes "
+          + "through the KNIX door; this write (" + change + " more) would pass its quota of " + quotaBytes
+          + " bytes (frontend setting knix.storage.bytes.per.account); delete data first");
+    }
+    data.writeCounter(userSpace(account), USED_COUNTER, Math.max(0, used + change));
+  }
+
+  /** How many bytes an action adds (positive) or frees (negative), from what is stored now; 0 for reads. */
+  private long change(String space, String type, String action, JsonNode p) {
+    return switch (type + "/" + action) {
+      case "kv/putdata" -> size(p, "key") + size(p, "value")
+          - data.kvMetadata(space, str(p, "key")).map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size()).orElse(0L);
+      case "kv/deletedata" -> -data.kvMetadata(space, str(p, "key"))
+          .map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size()).orElse(0L);
+      case "map/putmapentry" -> size(p, "key") + size(p, "value") - data.readMapEntry(space, str(p, "mapname"),
+          str(p, "key")).map(v -> size(p, "key") + (long) v.length).orElse(0L);
+      case "map/deletemapentry" -> -data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
+          .map(v -> size(p, "key") + (long) v.length).orElse(0L);
+      case "map/clearmap", "map/deletemap" -> -data.readMap(space, str(p, "mapname")).entrySet().stream()
+          .mapToLong(e -> e.getKey().getBytes(StandardCharsets.UTF_8).length + (long) e.getValue().length).sum();
+      case "set/addsetentry" -> data.readSet(space, str(p, "setname")).contains(str(p, "item")) ? 0
+          : size(p, "item");
+      case "set/removesetentry" -> data.readSet(space, str(p, "setname")).contains(str(p, "item"))
+          ? -size(p, "item") : 0;
+      case "set/clearset", "set/deleteset" -> -data.readSet(space, str(p, "setname")).stream()
+          .mapToLong(i -> i.getBytes(StandardCharsets.UTF_8).length).sum();
+      case "counter/createcounter" -> data.readCounter(space, str(p, "countername")).isPresent() ? 0
+          : size(p, "countername") + 8;
+      case "counter/deletecounter" -> data.readCounter(space, str(p, "countername")).isPresent()
+          ? -(size(p, "countername") + 8) : 0;
+      default -> 0;
+    };
+  }
+
+  private static long size(JsonNode p, String field) {
+    return str(p, field).getBytes(StandardCharsets.UTF_8).length;
+  }
+
+  private void perform(String space, String type, String action, JsonNode p, ObjectNode out) {
+    {
       switch ((type.isEmpty() ? "kv" : type) + "/" + action) {
         case "kv/putdata" -> data.writeKv(space, str(p, "key"), bytes(str(p, "value")));
         case "kv/getdata" -> out.put("value", data.readKv(space, str(p, "key")).map(KnixStorage::b64).orElse(null));
@@ -94,13 +186,7 @@ final class KnixStorage {
         default -> throw new KnixManagement.Failure("Error while performing storage operation; unknown data_type/"
             + "action '" + type + "/" + action + "' (data_type kv, map, set or counter; see docs/knix.md)");
       }
-    } catch (GlobalUnavailableException e) {
-      throw new ApiException(503, "unavailable", "Error while performing storage operation; the global data layer "
-          + "is not available: " + e.getMessage());
-    } catch (IllegalArgumentException e) {
-      throw new KnixManagement.Failure("Error while performing storage operation; " + e.getMessage());
     }
-    return out.put("message", "Successful storage op: " + action);
   }
 
   private static JsonNode page(List<String> all, JsonNode p) {

@@ -15,6 +15,13 @@ import java.util.function.Supplier;
  * applies to it unchanged.
  */
 final class LoopbackApi {
+  /**
+   * Marks this process's own calls (a random secret of the process, never sent anywhere else): a KNIX sign-up
+   * counts against the caller's address in the KNIX door, not again against this frontend's own address.
+   */
+  static final String TOKEN_HEADER = "X-Sand-Loopback";
+  static final String TOKEN = InvokeHandler.newId();
+
   /** An answer: HTTP status and JSON body (null when the body is not JSON). */
   record Answer(int status, JsonNode body) {
     boolean ok() {
@@ -52,6 +59,7 @@ final class LoopbackApi {
     if (contentType != null) {
       b.header("Content-Type", contentType);
     }
+    b.header(TOKEN_HEADER, TOKEN);
     try {
       HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
       JsonNode json;

@@ -8,6 +8,8 @@ import java.util.Map;
 /** An answer to one call: status, content type, body and extra headers. */
 public record Reply(int status, String contentType, byte[] body, Map<String, String> headers) {
   public static final String JSON = "application/json";
+  /** An error's extra field saying how many seconds to wait before trying again (also sent as Retry-After). */
+  public static final String RETRY_AFTER_S = "retry_after_s";
 
   public static Reply json(int status, JsonNode body) {
     return new Reply(status, JSON, Json.bytes(body), Map.of());
@@ -25,7 +27,9 @@ public record Reply(int status, String contentType, byte[] body, Map<String, Str
     var err = Json.object();
     var inner = err.putObject("error").put("code", e.code()).put("message", e.getMessage());
     e.extra().forEach(inner::put);
-    return json(e.status(), err);
+    Reply r = json(e.status(), err);
+    // a 429 or 503 that says when to come back says it in HTTP's own header too
+    return e.extra().containsKey(RETRY_AFTER_S) ? r.withHeader("Retry-After", e.extra().get(RETRY_AFTER_S)) : r;
   }
 
   public Reply withHeader(String name, String value) {

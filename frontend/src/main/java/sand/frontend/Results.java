@@ -44,6 +44,8 @@ public final class Results {
   private final String frontendId;
   private final Map<String, CompletableFuture<Arrival>> waiting = new ConcurrentHashMap<>();
   private final AtomicLong refused = new AtomicLong();
+  /** Who waits for an execution's record without a request of its own here (KNIX polls): told once it is written. */
+  private final Map<String, java.util.List<Runnable>> watchers = new ConcurrentHashMap<>();
   /**
    * Execution ids whose first result already arrived, in arrival order (bounded: duplicates come close together),
    * with when that result is recorded: a duplicate (the Kafka copy of a gate's result) is recorded when it is.
@@ -88,6 +90,25 @@ public final class Results {
 
   public int waiting() {
     return waiting.size();
+  }
+
+  /** Run {@code r} once a result of {@code executionId} arriving here is recorded (the caller bounds how many). */
+  void watch(String executionId, Runnable r) {
+    watchers.computeIfAbsent(executionId, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(r);
+  }
+
+  void unwatch(String executionId, Runnable r) {
+    watchers.computeIfPresent(executionId, (k, list) -> {
+      list.remove(r);
+      return list.isEmpty() ? null : list;
+    });
+  }
+
+  private void recordedNow(String executionId) {
+    java.util.List<Runnable> list = watchers.remove(executionId);
+    if (list != null) {
+      list.forEach(Runnable::run);
+    }
   }
 
   /** Is this value a grain's error event ({"error": {"type", "message", "grain"}}, grainworker/envelope.py)? */
@@ -142,6 +163,9 @@ public final class Results {
         repliedNanos));
     log.ended(a.event().executionId(), failed ? "failed" : "succeeded", failed ? null : Json.text(v),
         failed ? Json.text(v.get("error")) : null, clock.instant(), Json.text(timeline.entries()), a.rank())
-        .whenComplete((ok, e) -> a.recorded().complete(null));
+        .whenComplete((ok, e) -> {
+          a.recorded().complete(null);
+          recordedNow(a.event().executionId());
+        });
   }
 }

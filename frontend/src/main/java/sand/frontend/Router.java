@@ -36,15 +36,38 @@ public final class Router extends Handler.Abstract {
     CompletionStage<Reply> handle(Call call) throws Exception;
   }
 
-  /** One route; {@code authenticated} routes answer 401 without a valid API key. */
+  /**
+   * One route; {@code authenticated} routes answer 401 without a valid API key; {@code maxBody} is the largest body
+   * it takes (413 beyond).
+   */
   public record Route(String method, String template, boolean authenticated, Endpoint endpoint, Pattern pattern,
-                      List<String> names) {}
+                      List<String> names, long maxBody) {}
 
   private final List<Route> routes = new ArrayList<>();
   private final long maxBody;
+  private final BodyBudget budget;
 
   public Router(long maxBody) {
+    this(maxBody, null);
+  }
+
+  /** @param budget the bytes of bodies read at once over all calls (null: no bound, tests) */
+  Router(long maxBody, BodyBudget budget) {
     this.maxBody = maxBody;
+    this.budget = budget;
+  }
+
+  /** Lower the largest body a route takes (docs/api.md "Request bodies"); never above the frontend's limit. */
+  public Router limitBody(String method, String template, long bytes) {
+    for (int i = 0; i < routes.size(); i++) {
+      Route r = routes.get(i);
+      if (r.method().equals(method) && r.template().equals(template)) {
+        routes.set(i, new Route(r.method(), r.template(), r.authenticated(), r.endpoint(), r.pattern(), r.names(),
+            Math.min(maxBody, bytes)));
+        return this;
+      }
+    }
+    throw new IllegalArgumentException("no route " + method + " " + template + " to limit");
   }
 
   /** Add a route whose endpoint answers at once. */
@@ -69,7 +92,8 @@ public final class Router extends Handler.Abstract {
       last = m.end();
     }
     regex.append(Pattern.quote(template.substring(last)));
-    routes.add(new Route(method, template, authenticated, endpoint, Pattern.compile(regex.toString()), names));
+    routes.add(new Route(method, template, authenticated, endpoint, Pattern.compile(regex.toString()), names,
+        maxBody));
     return this;
   }
 
@@ -100,34 +124,37 @@ public final class Router extends Handler.Abstract {
       }
       String account = (String) request.getAttribute(AuthHandler.ACCOUNT_ATTRIBUTE);
       if (r.authenticated() && account == null) {
-        write(response, callback, Reply.error(AuthHandler.missingKey()));
+        write(request, response, callback, Reply.error(AuthHandler.missingKey()));
         return true;
       }
-      run(r, new Call(request, params, account, maxBody), response, callback);
+      run(r, new Call(request, params, account, r.maxBody(), budget), request, response, callback);
       return true;
     }
     // nginx answers a method it refuses itself (TRACE) by asking here with OPTIONS and this header: see nginx.conf
     String refused = request.getHeaders().get(REFUSED_METHOD_HEADER);
     String method = refused != null && "OPTIONS".equals(request.getMethod()) ? refused : request.getMethod();
     if (allowed == null) {
-      write(response, callback, Reply.error(ApiException.notFound("no such route: " + method + " " + path
+      write(request, response, callback, Reply.error(ApiException.notFound("no such route: " + method + " " + path
           + " (the routes are listed at GET /api/v1/openapi.json)")));
     } else {
       String allow = String.join(", ", allowed);
-      write(response, callback, Reply.error(new ApiException(405, "method_not_allowed", method + " is not allowed on "
+      write(request, response, callback, Reply.error(new ApiException(405, "method_not_allowed", method + " is not allowed on "
           + path + "; allowed: " + allow)).withHeader("Allow", allow));
     }
     return true;
   }
 
-  private void run(Route r, Call call, Response response, Callback callback) {
+  private void run(Route r, Call call, Request request, Response response, Callback callback) {
     CompletionStage<Reply> stage;
     try {
       stage = r.endpoint().handle(call);
     } catch (Exception e) {
       stage = CompletableFuture.failedFuture(e);
     }
-    stage.whenComplete((reply, failure) -> write(response, callback, failure == null ? reply : toReply(r, failure)));
+    stage.whenComplete((reply, failure) -> {
+      call.release();
+      write(request, response, callback, failure == null ? reply : toReply(r, failure));
+    });
   }
 
   private static Reply toReply(Route r, Throwable failure) {
@@ -141,6 +168,21 @@ public final class Router extends Handler.Abstract {
     LOG.error("[route {} {}] failed", r.method(), r.template(), t);
     return Reply.error(new ApiException(500, "internal", "the frontend failed: " + t
         + " (see the frontend's log)"));
+  }
+
+  /**
+   * Answer {@code reply}; an error answered before the body was read first reads the body to its end and drops it
+   * (without keeping it): nginx, still sending a body into a connection the frontend closed, would take the
+   * frontend for dead (max_fails) and answer every caller 502 "no live upstreams" (finding 6 of issue 26).
+   */
+  static void write(Request request, Response response, Callback callback, Reply reply) {
+    if (reply.status() >= 400 && request.getLength() != 0 && request.getAttribute(Call.BODY_READ_ATTRIBUTE) == null) {
+      request.setAttribute(Call.BODY_READ_ATTRIBUTE, Boolean.TRUE);
+      org.eclipse.jetty.io.Content.Source.consumeAll(request, Callback.from(() -> write(response, callback, reply),
+          failure -> write(response, callback, reply)));
+      return;
+    }
+    write(response, callback, reply);
   }
 
   static void write(Response response, Callback callback, Reply reply) {

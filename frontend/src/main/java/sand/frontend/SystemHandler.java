@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.function.BooleanSupplier;
 
-/** {@code /healthz}, {@code /metrics} (Prometheus text) and {@code /api/v1/openapi.json} (from the jar). */
+/**
+ * {@code /healthz}, {@code /metrics} (Prometheus text; the operator's only: it names every application) and
+ * {@code /api/v1/openapi.json} (from the jar).
+ */
 public final class SystemHandler {
   public static final String OPENAPI_RESOURCE = "/openapi.json";
 
@@ -33,9 +36,23 @@ public final class SystemHandler {
 
   public void routes(Router r) {
     r.add("GET", "/healthz", false, c -> health());
-    r.add("GET", "/metrics", false, c -> Reply.text(200, "text/plain; version=0.0.4; charset=utf-8",
-        metrics.render()));
+    r.add("GET", "/metrics", false, c -> {
+      operator(c);
+      return Reply.text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render());
+    });
     r.add("GET", "/api/v1/openapi.json", false, c -> new Reply(200, Reply.JSON, openapi, java.util.Map.of()));
+  }
+
+  /** The metrics list every application with its counts: only the operator reads them (issue 26, finding 13). */
+  private static void operator(Call c) {
+    if (c.isAdmin()) {
+      return;
+    }
+    if (c.account() == null) {
+      throw new ApiException(401, "unauthorized", "/metrics is the operator's: send 'Authorization: Bearer <admin "
+          + "key>' (the frontend setting admin.key; make up writes it to $SAND_HOME/admin-key)");
+    }
+    throw new ApiException(403, "forbidden", "/metrics is the operator's, not an account's: it needs the admin key");
   }
 
   /** Healthy while the response topic is being read (without it no request could be answered). */

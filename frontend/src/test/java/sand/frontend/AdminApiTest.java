@@ -42,6 +42,20 @@ class AdminApiTest {
     }
   }
 
+  /** Issue 26, finding 13: /metrics names every application; it was anyone's. */
+  @Test
+  void metricsAreTheOperatorsOnly() throws Exception {
+    fe.call("GET", "/api/v1/apps", alice, null);
+    var none = fe.call("GET", "/metrics", null, null);
+    assertEquals(401, none.status(), none.body());
+    assertTrue(none.body().contains("admin key"), none.body());
+    var developer = fe.call("GET", "/metrics", alice, null);
+    assertEquals(403, developer.status(), developer.body());
+    String metrics = fe.call("GET", "/metrics", ADMIN, null).body();
+    assertTrue(metrics.contains("sand_frontend_requests_total{frontend=\"fe-test\",method=\"GET\",route=\"/api/v1/apps\""
+        + ",status=\"200\"} 1"), metrics);
+  }
+
   @Test
   void theOperatorSeesEveryAccountsApplicationsAndTheHosts() throws Exception {
     fe.deployHello(alice, "shop", null);

@@ -73,4 +73,26 @@ class ExecutionLogTest {
       assertTrue(store.execution("e2").isEmpty());
     }
   }
+
+  /** Issue 26, finding 12: while Cassandra is away, what waits to be tried again is bounded; the rest is counted. */
+  @Test
+  void writesWaitingForCassandraAreBoundedAndTheRestCounted() throws Exception {
+    FlakyStore store = new FlakyStore();
+    store.down.set(Integer.MAX_VALUE);
+    String big = "x".repeat(10_000); // 20 000 bytes as a Java string
+    try (ExecutionLog log = new ExecutionLog(store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(10), 100_000,
+        1000)) {
+      java.util.List<java.util.concurrent.CompletableFuture<Void>> writes = new java.util.ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        writes.add(log.ended("e" + i, "succeeded", big, null, Instant.now(), "[]", FrontendTables.resultRank(1)));
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (log.dropped() + log.retrying() < 50 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertTrue(log.retryBytes() <= 100_000, "bounded: " + log.retryBytes());
+      assertTrue(log.dropped() >= 45, "the writes beyond the bound are given up and counted: " + log.dropped());
+      assertEquals(log.dropped(), writes.stream().filter(java.util.concurrent.CompletableFuture::isDone).count());
+    }
+  }
 }

@@ -1,0 +1,82 @@
+package sand.frontend;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * A limit of attempts per key (a client address, an account, an e-mail) per minute, with a burst of one minute's
+ * worth: a token bucket per key. Beyond it, 429 with Retry-After. Used where a stranger's attempt costs the
+ * platform or a victim something: sign-ups, logins (issue 26, finding 8). Memory is bounded: past
+ * {@link #MAX_KEYS} keys the buckets are forgotten (which only lets one more burst through).
+ */
+final class Throttle {
+  static final int MAX_KEYS = 100_000;
+
+  private static final class Bucket {
+    double tokens;
+    long refilledAt;
+
+    Bucket(double tokens, long now) {
+      this.tokens = tokens;
+      this.refilledAt = now;
+    }
+  }
+
+  private final String what;
+  private final String setting;
+  private final int perMinute;
+  private final LongSupplier nanos;
+  private final Map<String, Bucket> buckets = new ConcurrentHashMap<>();
+  private long refused;
+
+  /**
+   * @param what      what is limited, per what ("sign-ups per client address"): the refusal's message
+   * @param setting   the frontend setting that sets it (the refusal names it)
+   * @param perMinute attempts per key per minute (and the burst); 0: no limit
+   */
+  Throttle(String what, String setting, int perMinute, LongSupplier nanos) {
+    this.what = what;
+    this.setting = setting;
+    this.perMinute = perMinute;
+    this.nanos = nanos;
+  }
+
+  Throttle(String what, String setting, int perMinute) {
+    this(what, setting, perMinute, System::nanoTime);
+  }
+
+  /** Take one attempt of {@code key}, or throw 429 (too_many_requests) saying when to try again. */
+  void take(String key) {
+    if (perMinute <= 0) {
+      return;
+    }
+    if (buckets.size() >= MAX_KEYS) {
+      buckets.clear();
+    }
+    long now = nanos.getAsLong();
+    Bucket b = buckets.computeIfAbsent(key, k -> new Bucket(perMinute, now));
+    double wait;
+    synchronized (b) {
+      b.tokens = Math.min(perMinute, b.tokens + (now - b.refilledAt) / 60e9 * perMinute);
+      b.refilledAt = now;
+      if (b.tokens >= 1.0) {
+        b.tokens -= 1.0;
+        return;
+      }
+      wait = (1.0 - b.tokens) * 60.0 / perMinute;
+    }
+    synchronized (this) {
+      refused++;
+    }
+    long retryS = Math.max(1, (long) Math.ceil(wait));
+    throw new ApiException(429, "too_many_requests", "too many " + what + ": at most " + perMinute + " a minute "
+        + "(frontend setting " + setting + "); try again in " + retryS + " s",
+        Map.of(Reply.RETRY_AFTER_S, Long.toString(retryS)));
+  }
+
+  /** Attempts refused so far (metrics). */
+  synchronized long refused() {
+    return refused;
+  }
+}

@@ -1,0 +1,178 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
+import org.junit.jupiter.api.Test;
+
+/** What a stranger can make a frontend hold or do (issue 26, findings 6, 8, 9, 12): each is bounded. */
+class FrontendLimitsTest {
+
+  @Test
+  void aBodyThatDoesNotFitTheBudgetAnswers503AtOnceAndTheNextOneFits() throws Exception {
+    try (TestFrontend fe = new TestFrontend(Map.of("body.budget.bytes", "2048"), true)) {
+      String pad = "x".repeat(3000);
+      var r = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"big\",\"pad\":\"" + pad + "\"}");
+      assertEquals(503, r.status(), r.body());
+      assertEquals("busy", r.json().path("error").path("code").asText());
+      assertTrue(r.body().contains("body.budget.bytes"), r.body());
+      assertEquals("1", r.raw().headers().firstValue("Retry-After").orElse(""));
+      var ok = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"small\"}");
+      assertEquals(201, ok.status(), ok.body()); // the budget was given back, not leaked
+      assertEquals(201, fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"small2\"}").status());
+    }
+  }
+
+  @Test
+  void routesThatTakeAFewFieldsRefuseLargeBodies() throws Exception {
+    try (TestFrontend fe = new TestFrontend()) {
+      String pad = "x".repeat((int) Frontend.SMALL_BODY_BYTES);
+      var r = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"a\",\"pad\":\"" + pad + "\"}");
+      assertEquals(413, r.status(), r.body());
+      assertTrue(r.body().contains("limit of " + Frontend.SMALL_BODY_BYTES), r.body());
+    }
+  }
+
+  @Test
+  void budgetCountsAndRefuses() {
+    BodyBudget b = new BodyBudget(100);
+    assertTrue(b.tryTake(60));
+    assertTrue(!b.tryTake(41));
+    assertTrue(b.tryTake(40));
+    b.give(60);
+    assertEquals(40, b.used());
+    assertEquals(1, b.refused());
+  }
+
+  @Test
+  void aThrottleRefillsPerMinuteAndSaysWhenToComeBack() {
+    AtomicLong now = new AtomicLong();
+    Throttle t = new Throttle("logins", "login.x", 2, now::get);
+    t.take("a");
+    t.take("a");
+    ApiException e = assertThrows(ApiException.class, () -> t.take("a"));
+    assertEquals(429, e.status());
+    assertEquals("30", e.extra().get(Reply.RETRY_AFTER_S));
+    t.take("b"); // another key has its own
+    now.addAndGet(30_000_000_000L);
+    t.take("a");
+    assertEquals(1, t.refused());
+  }
+
+  @Test
+  void signUpsPerAddressAre429WithRetryAfter() throws Exception {
+    try (TestFrontend fe = new TestFrontend(Map.of("signup.per.address.per.minute", "3"), true)) {
+      for (int i = 0; i < 3; i++) {
+        assertEquals(201, fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"s" + i + "\"}").status());
+      }
+      var r = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"s3\"}");
+      assertEquals(429, r.status(), r.body());
+      assertTrue(r.raw().headers().firstValue("Retry-After").isPresent());
+      assertTrue(r.body().contains("signup.per.address.per.minute"), r.body());
+    }
+  }
+
+  private static TestFrontend.Answer knix(TestFrontend fe, String action, ObjectNode data) throws Exception {
+    ObjectNode body = Json.object().put("action", action);
+    body.set("data", data);
+    return fe.call("POST", "/management", null, Json.text(body));
+  }
+
+  private static ObjectNode user(String email, String password) {
+    ObjectNode d = Json.object();
+    d.putObject("user").put("email", email).put("password", password);
+    return d;
+  }
+
+  @Test
+  void knixLoginsAreLimitedPerEmailAndAnUnknownEmailCostsAHashToo() throws Exception {
+    try (TestFrontend fe = new TestFrontend(Map.of("login.per.email.per.minute", "3"), true)) {
+      assertEquals("success", knix(fe, "signUp", user("a@example.com", "pw")).json().path("status").asText());
+      // the first unknown e-mail makes the decoy record; from then on each unknown one costs one derivation
+      knix(fe, "logIn", user("nobody0@example.com", "pw"));
+      long before = KnixLogins.derivations();
+      JsonNode r = knix(fe, "logIn", user("nobody@example.com", "pw")).json();
+      assertEquals("failure", r.path("status").asText(), r.toString());
+      assertEquals(before + 1, KnixLogins.derivations(), "an unknown e-mail's password is derived like a known one's");
+      String wrong = knix(fe, "logIn", user("a@example.com", "wrong")).json().path("data").path("message").asText();
+      assertEquals(r.path("data").path("message").asText(), wrong, "unknown e-mail and wrong password: one answer");
+      assertEquals("success", knix(fe, "logIn", user("a@example.com", "pw")).json().path("status").asText());
+      knix(fe, "logIn", user("a@example.com", "wrong"));
+      var refused = knix(fe, "logIn", user("a@example.com", "pw"));
+      assertEquals(429, refused.status(), refused.body());
+      assertTrue(refused.raw().headers().firstValue("Retry-After").isPresent());
+      assertTrue(refused.body().contains("login.per.email.per.minute"), refused.body());
+    }
+  }
+
+  @Test
+  void knixStorageStopsAtTheAccountsQuota() throws Exception {
+    try (TestFrontend fe = new TestFrontend(Map.of("knix.storage.bytes.per.account", "1000"), true)) {
+      assertEquals("success", knix(fe, "signUp", user("q@example.com", "pw")).json().path("status").asText());
+      String token = knix(fe, "logIn", user("q@example.com", "pw")).json().path("data").path("token").asText();
+      String v = "v".repeat(500);
+      assertEquals("success", put(fe, token, "k1", v).path("status").asText());
+      assertEquals("success", put(fe, token, "k1", v).path("status").asText(), "overwriting adds nothing");
+      JsonNode over = put(fe, token, "k2", v);
+      assertEquals("failure", over.path("status").asText(), over.toString());
+      String m = over.path("data").path("message").asText();
+      assertTrue(m.startsWith("QUOTA_EXCEEDED") && m.contains("knix.storage.bytes.per.account"), m);
+      ObjectNode del = storage(token, "kv", Json.object().put("action", "deleteData").put("key", "k1"));
+      assertEquals("success", knix(fe, "performStorageAction", del).json().path("status").asText());
+      assertEquals("success", put(fe, token, "k2", v).path("status").asText(), "deleting frees the bytes");
+      ObjectNode reset = storage(token, "counter", Json.object().put("action", "createCounter")
+          .put("countername", KnixStorage.USED_COUNTER).put("countervalue", 0));
+      assertEquals("failure", knix(fe, "performStorageAction", reset).json().path("status").asText(),
+          "the count cannot be reset by its account");
+    }
+  }
+
+  private static ObjectNode storage(String token, String type, ObjectNode parameters) {
+    ObjectNode d = Json.object();
+    d.putObject("user").put("token", token);
+    d.putObject("storage").put("data_type", type).set("parameters", parameters);
+    return d;
+  }
+
+  private static JsonNode put(TestFrontend fe, String token, String key, String value) throws Exception {
+    return knix(fe, "performStorageAction", storage(token, "kv", Json.object().put("action", "putData")
+        .put("key", key).put("value", value))).json();
+  }
+
+  @Test
+  void aKnixZipBombIsRefusedAtTheCap() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (ZipOutputStream z = new ZipOutputStream(out)) {
+      z.putNextEntry(new ZipEntry("bomb.bin"));
+      byte[] zeros = new byte[1 << 20];
+      for (int i = 0; i < 64; i++) {
+        z.write(zeros); // 64 MB of zeros: about 64 KB zipped
+      }
+      z.closeEntry();
+    }
+    assertTrue(out.size() < 1 << 20, "small on the wire: " + out.size());
+    KnixManagement.Failure f = assertThrows(KnixManagement.Failure.class,
+        () -> KnixManagement.zip("g", out.toByteArray(), "x".getBytes(), new byte[0], 4 << 20));
+    assertTrue(f.getMessage().contains("unpacks to more than"), f.getMessage());
+  }
+
+  @Test
+  void aPollForAnExecutionThatIsNotThereAnswers404() throws Exception {
+    try (TestFrontend fe = new TestFrontend()) {
+      String key = fe.signUp("dev");
+      fe.deployHello(key, "shop", null);
+      var notAnId = fe.call("POST", "/app/shop/knix?executionId=nope", null, "{}");
+      assertEquals(404, notAnId.status(), notAnId.body());
+      var unknown = fe.call("POST", "/app/shop/knix?executionId=" + "0".repeat(32), null, "{}");
+      assertEquals(404, unknown.status(), unknown.body()); // after its grace, not after 60 s
+    }
+  }
+}
