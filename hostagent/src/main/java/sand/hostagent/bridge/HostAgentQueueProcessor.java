@@ -197,7 +197,15 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         return false; // the event it finishes stays unfinished: replayed by the partition's next owner
       }
     }
-    if (!lanes.offer(new ReportLanes.Item(m, taken, permits))) {
+    String app = m.application();
+    if (app.equals(HostAgentMessage.FROM_HOST_AGENT)) { // LocalRecovery's reports: small, and trusted
+      try {
+        app = InstanceReport.read(m.payload()).path("app").asText(app);
+      } catch (IllegalArgumentException e) {
+        // handled (and logged) as unreadable in its turn
+      }
+    }
+    if (!lanes.offer(new ReportLanes.Item(app, m, taken, permits))) {
       budget.release(permits);
       refuse(m.application(), Refusal.QUEUE_FULL);
       return false;

@@ -15,8 +15,13 @@ import sand.localbus.HostAgentMessage;
  */
 final class ReportLanes {
 
-  /** A report waiting, with the budget permits it holds ({@link HostAgentQueueProcessor}). */
-  record Item(HostAgentMessage message, long taken, int permits) {}
+  /**
+   * A report waiting, with the budget permits it holds ({@link HostAgentQueueProcessor}).
+   *
+   * @param app the application whose queue it joins: the bus's stamp, or for the host agent's own reports the
+   *            application they name (so they keep their order with that application's reports)
+   */
+  record Item(String app, HostAgentMessage message, long taken, int permits) {}
 
   /** The next report to handle and the queue it came from (give it back with {@link #done}). */
   record Turn(Lane lane, Item item) {}
@@ -45,7 +50,7 @@ final class ReportLanes {
 
   /** Queue a report behind its application's others; false when that application's queue is full. */
   synchronized boolean offer(Item item) {
-    String app = item.message().application();
+    String app = item.app();
     Lane l = lanes.computeIfAbsent(app, Lane::new);
     long size = item.message().payload().length;
     if (!l.items.isEmpty() && (l.items.size() >= maxMessages || l.bytes + size > maxBytes)) {
