@@ -15,7 +15,9 @@ import sand.common.ConfigDef.Type;
  *                          application at a time (an application's reports keep their order)
  * @param appQueueMessages  most reports of one application taken from LQ_HA and not handled yet; more are refused
  *                          (counted): only that application's events wait for recovery
- * @param appQueueBytes     the same in payload bytes (a queue always takes one report, however large)
+ * @param appQueueBytes     the same in payload bytes (a queue always takes one report, however large); all queues
+ *                          together hold at most {@link BridgeSettings#maxPendingBytes()} (their reports hold
+ *                          its budget), so by default only the count bounds one application
  * @param dataItems         most distinct data items a finished report may name; a longer list gets no data flag
  *                          (recovery then runs the event again rather than trust its data: always safe)
  * @param inFlightMax       most events one application's grain instances may have in flight here as delivered
@@ -42,8 +44,10 @@ public record ReportLimits(int threads, int appQueueMessages, long appQueueBytes
                 + "in order, one at a time)")
         .define(prefix + APP_QUEUE_MESSAGES, Type.INT, 2000, between(1, 1_000_000),
             "most reports of one application taken from LQ_HA and not yet handled; more are refused and counted")
-        .define(prefix + APP_QUEUE_BYTES, Type.LONG, 16L << 20, between(1, Long.MAX_VALUE),
-            "most bytes of those reports (one report is always taken)")
+        .define(prefix + APP_QUEUE_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
+            "most bytes of those reports (one report is always taken); keep it at least 2 x bus.message.max.bytes "
+                + "(a legitimate burst of large results must not be refused); the reports taken from LQ_HA of all "
+                + "applications share bridge.max.pending.bytes anyway")
         .define(prefix + DATA_ITEMS, Type.INT, 256, between(0, 100_000),
             "most distinct data items a finished report may name; a longer list gets no data flag (recovery re-runs "
                 + "the event instead)")
