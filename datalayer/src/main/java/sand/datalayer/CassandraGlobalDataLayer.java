@@ -71,6 +71,10 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   private final String ks;
   private long maxValueBytes = Long.MAX_VALUE;
   private PreparedStatement readKv;
+  private PreparedStatement addStored;
+  private PreparedStatement readStored;
+  private PreparedStatement writeStorageMax;
+  private PreparedStatement readStorageMax;
   private PreparedStatement kvMeta;
   private PreparedStatement writeKv;
   private PreparedStatement deleteKv;
@@ -151,6 +155,9 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
         + "PRIMARY KEY ((app, \"set\"), item))");
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".counters (app text, name text, value bigint, "
         + "PRIMARY KEY (app, name))");
+    // bytes each application stores (StorageQuota), and the quota in force, for GET /api/v1/apps/{app}
+    ddl("CREATE TABLE IF NOT EXISTS " + ks + ".app_storage (app text PRIMARY KEY, bytes counter)");
+    ddl("CREATE TABLE IF NOT EXISTS " + ks + ".app_storage_max (app text PRIMARY KEY, max_bytes bigint)");
   }
 
   private void prepare() {
@@ -173,6 +180,10 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       readCounter = session.prepare("SELECT value FROM " + ks + ".counters WHERE app = ? AND name = ?");
       writeCounter = session.prepare("INSERT INTO " + ks + ".counters (app, name, value) VALUES (?, ?, ?)");
       deleteCounter = session.prepare("DELETE FROM " + ks + ".counters WHERE app = ? AND name = ?");
+      addStored = session.prepare("UPDATE " + ks + ".app_storage SET bytes = bytes + ? WHERE app = ?");
+      readStored = session.prepare("SELECT bytes FROM " + ks + ".app_storage WHERE app = ?");
+      writeStorageMax = session.prepare("INSERT INTO " + ks + ".app_storage_max (app, max_bytes) VALUES (?, ?)");
+      readStorageMax = session.prepare("SELECT max_bytes FROM " + ks + ".app_storage_max WHERE app = ?");
       return null;
     });
   }
@@ -335,6 +346,28 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public void deleteCounter(String app, String name) {
     run("deleting counter " + name, deleteCounter.bind(app, name));
+  }
+
+  @Override
+  public void addStoredBytes(String app, long delta) {
+    run("counting stored bytes", addStored.bind(delta, app));
+  }
+
+  @Override
+  public long storedBytes(String app) {
+    Row row = one("reading stored bytes", readStored.bind(app));
+    return row == null || row.isNull("bytes") ? 0 : row.getLong("bytes");
+  }
+
+  @Override
+  public void writeStorageMax(String app, long maxBytes) {
+    run("writing the storage quota", writeStorageMax.bind(app, maxBytes));
+  }
+
+  @Override
+  public Optional<Long> storageMax(String app) {
+    Row row = one("reading the storage quota", readStorageMax.bind(app));
+    return row == null || row.isNull("max_bytes") ? Optional.empty() : Optional.of(row.getLong("max_bytes"));
   }
 
   @Override

@@ -42,7 +42,11 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   @Override
   public void put(String credential, String key, ByteBuffer value) throws DataError {
     call("put", () -> {
-      layer.forCredential(credential).put(key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
+      ApplicationData data = layer.forCredential(credential);
+      if (value != null) { // the application's quota in the global layer (a null value is BAD_REQUEST below)
+        layer.checkStorage(data.application(), value.remaining(), "key '" + key + "'");
+      }
+      data.put(key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
       return null;
     });
   }
@@ -67,8 +71,11 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   @Override
   public void putMapEntry(String credential, String mapName, String key, ByteBuffer value) throws DataError {
     call("putMapEntry", () -> {
-      layer.forCredential(credential).putMapEntry(mapName, key,
-          value == null ? null : TBaseHelper.byteBufferToByteArray(value));
+      ApplicationData data = layer.forCredential(credential);
+      if (value != null) {
+        layer.checkStorage(data.application(), value.remaining(), "an entry of map '" + mapName + "'");
+      }
+      data.putMapEntry(mapName, key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
       return null;
     });
   }

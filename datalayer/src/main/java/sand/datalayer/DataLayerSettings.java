@@ -64,6 +64,12 @@ public final class DataLayerSettings {
       .define("max.bytes", LONG, 512L * 1024 * 1024, between(1, MEMORY_MAX_BYTES_LIMIT),
           "most bytes all applications together may hold in this host's memory; above it clean data of the "
               + "largest holders is evicted first. The JVM heap (-Xmx) must exceed it (see docs/data-layer.md)")
+      .define("app.global.max.bytes", LONG, LocalDataLayer.Options.GLOBAL_MAX_BYTES,
+          between(1, Long.MAX_VALUE),
+          "most bytes one application may store in the global data layer (values of keys and map entries, with "
+              + "their keys; counted across hosts, approximately); above it its writes get QUOTA_EXCEEDED until it "
+              + "deletes some. An application may lower its own quota with the counter "
+              + StorageQuota.OWN_LIMIT + " (docs/data-layer.md)")
       .define("backup.threads", INT, 4, between(1, 256),
           "threads backing writes up to the global data layer (items spread over them by hash)")
       .define("backup.retry.max.ms", INT, 5000, between(1, 600_000),
@@ -80,7 +86,8 @@ public final class DataLayerSettings {
   public static LocalDataLayer.Options options(Config c) {
     return new LocalDataLayer.Options(c.getInt("value.max.bytes"), c.getInt("backup.threads"),
         Duration.ofMillis(c.getInt("backup.retry.max.ms")), Duration.ofMillis(c.getInt("cassandra.timeout.ms")),
-        Duration.ofMillis(c.getInt("shutdown.flush.ms")), c.getLong("app.max.bytes"), c.getLong("max.bytes"));
+        Duration.ofMillis(c.getInt("shutdown.flush.ms")), c.getLong("app.max.bytes"), c.getLong("max.bytes"),
+        c.getLong("app.global.max.bytes"));
   }
 
   /** The Cassandra settings from a parsed config. */

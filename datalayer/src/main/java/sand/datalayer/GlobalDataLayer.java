@@ -76,6 +76,20 @@ public interface GlobalDataLayer extends AutoCloseable {
 
   void deleteCounter(String app, String name);
 
+  // ---- bytes stored per application ({@link StorageQuota} counts them; a shared counter, approximate)
+
+  /** Add {@code delta} (negative: freed) to the bytes {@code app} stores. Not idempotent: a retry counts twice. */
+  void addStoredBytes(String app, long delta);
+
+  /** The bytes {@code app} stores, as counted by {@link #addStoredBytes}; 0 when nothing was counted. */
+  long storedBytes(String app);
+
+  /** Record the storage quota in force for {@code app}, for whoever shows it (GET /api/v1/apps/{app}). */
+  void writeStorageMax(String app, long maxBytes);
+
+  /** The storage quota a host last recorded for {@code app}; empty before any. */
+  Optional<Long> storageMax(String app);
+
   /** Release connections; the data stays. */
   @Override
   void close();

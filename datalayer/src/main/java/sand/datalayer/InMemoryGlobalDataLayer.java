@@ -33,6 +33,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   private final Map<String, Map<String, TreeMap<String, byte[]>>> maps = new HashMap<>();
   private final Map<String, Map<String, TreeSet<String>>> sets = new HashMap<>();
   private final Map<String, Map<String, Long>> counters = new HashMap<>();
+  private final Map<String, Long> stored = new HashMap<>();
+  private final Map<String, Long> storageMax = new HashMap<>();
   private final List<AppliedWrite> writes = new ArrayList<>();
   private final AtomicLong reads = new AtomicLong();
   private volatile boolean available = true;
@@ -279,6 +281,38 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     synchronized (this) {
       counters.computeIfAbsent(app, a -> new HashMap<>()).remove(name);
       writes.add(w);
+    }
+  }
+
+  @Override
+  public void addStoredBytes(String app, long delta) {
+    enter();
+    synchronized (this) {
+      stored.merge(app, delta, Long::sum);
+    }
+  }
+
+  @Override
+  public long storedBytes(String app) {
+    enter();
+    synchronized (this) {
+      return stored.getOrDefault(app, 0L);
+    }
+  }
+
+  @Override
+  public void writeStorageMax(String app, long maxBytes) {
+    enter();
+    synchronized (this) {
+      storageMax.put(app, maxBytes);
+    }
+  }
+
+  @Override
+  public Optional<Long> storageMax(String app) {
+    enter();
+    synchronized (this) {
+      return Optional.ofNullable(storageMax.get(app));
     }
   }
 

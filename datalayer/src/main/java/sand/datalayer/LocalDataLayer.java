@@ -44,28 +44,48 @@ public final class LocalDataLayer implements AutoCloseable {
    * @param closeFlush      longest wait in {@link #close()} for pending writes to reach the global layer
    * @param appMaxBytes     most bytes one application may hold in this host's memory (app.max.bytes)
    * @param maxBytes        most bytes all applications together may hold in this host's memory (max.bytes)
+   * @param globalMaxBytes  most bytes one application may store in the global layer (app.global.max.bytes)
    */
   public record Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff,
-                        Duration readThroughWait, Duration closeFlush, long appMaxBytes, long maxBytes) {
+                        Duration readThroughWait, Duration closeFlush, long appMaxBytes, long maxBytes,
+                        long globalMaxBytes) {
+    /** app.global.max.bytes's default: 1 GiB per application. */
+    public static final long GLOBAL_MAX_BYTES = 1L << 30;
+
+    public Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff, Duration readThroughWait,
+                   Duration closeFlush, long appMaxBytes, long maxBytes) {
+      this(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+          GLOBAL_MAX_BYTES);
+    }
+
     public static Options defaults() {
       return new Options(10L * 1024 * 1024, 4, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(10),
           64L * 1024 * 1024, 512L * 1024 * 1024);
     }
 
     public Options withValueMaxBytes(long v) {
-      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes);
+      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+          globalMaxBytes);
     }
 
     public Options withRetryMaxBackoff(Duration d) {
-      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush, appMaxBytes, maxBytes);
+      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+          globalMaxBytes);
     }
 
     public Options withAppMaxBytes(long v) {
-      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, v, maxBytes);
+      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, v, maxBytes,
+          globalMaxBytes);
     }
 
     public Options withMaxBytes(long v) {
-      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, v);
+      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, v,
+          globalMaxBytes);
+    }
+
+    public Options withGlobalMaxBytes(long v) {
+      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes,
+          maxBytes, v);
     }
   }
 
@@ -82,6 +102,7 @@ public final class LocalDataLayer implements AutoCloseable {
   private final Options options;
   private final WriteBehind writeBehind;
   private final HostMemory memory;
+  private final StorageQuota storage;
   private final ConcurrentHashMap<String, ApplicationData> applications = new ConcurrentHashMap<>();
 
   /**
@@ -106,10 +127,11 @@ public final class LocalDataLayer implements AutoCloseable {
           + " bytes of names and bookkeeping; raise app.max.bytes or lower value.max.bytes");
     }
     this.credentials = credentials;
-    this.global = global;
+    this.storage = new StorageQuota(global, options.globalMaxBytes());
+    this.global = storage.metered(); // what reaches the global layer is counted against the application's quota
     this.options = options;
     Duration first = Duration.ofMillis(Math.min(20, options.retryMaxBackoff().toMillis()));
-    this.writeBehind = new WriteBehind(global, options.backupThreads(), first, options.retryMaxBackoff());
+    this.writeBehind = new WriteBehind(this.global, options.backupThreads(), first, options.retryMaxBackoff());
     this.memory = new HostMemory(options.maxBytes(), options.appMaxBytes());
     LOG.info("local data layer started: value.max.bytes={}, app.max.bytes={}, max.bytes={}, {} backup threads, "
         + "global layer {}", options.valueMaxBytes(), options.appMaxBytes(), options.maxBytes(),
@@ -146,6 +168,19 @@ public final class LocalDataLayer implements AutoCloseable {
     return applications.computeIfAbsent(application, a ->
         new ApplicationData(new AppContext(a, global, writeBehind, options.readThroughWait(), memory.account(a)),
             options.valueMaxBytes()));
+  }
+
+  /**
+   * Refuse with QUOTA_EXCEEDED a grain's write of {@code bytes} more when {@code application} is at its quota in
+   * the global layer ({@link StorageQuota}); nothing is changed then.
+   */
+  public void checkStorage(String application, long bytes, String what) {
+    storage.check(application, bytes, what);
+  }
+
+  /** The application's bytes in the global layer and its quota there, as this host knows them. */
+  public StorageQuota.Usage storage(String application) {
+    return storage.usage(application);
   }
 
   /** Let {@code applicationCredential} act for {@code application}; host agent credential only. */
