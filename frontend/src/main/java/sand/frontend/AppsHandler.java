@@ -20,6 +20,8 @@ import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
+import sand.datalayer.GlobalDataLayer;
+import sand.datalayer.GlobalUnavailableException;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
@@ -49,6 +51,13 @@ public final class AppsHandler {
 
   void useQuotas(Quotas quotas) {
     this.quotas = quotas;
+  }
+
+  private volatile GlobalDataLayer storage;
+
+  /** Where GET reads an application's bytes in the global data layer and its quota there (StorageQuota). */
+  void useStorage(GlobalDataLayer data) {
+    this.storage = data;
   }
 
   /** This frontend changed {@code name}: its invocations read it again. */
@@ -225,6 +234,15 @@ public final class AppsHandler {
     settings.put("request_timeout_s", n.requestTimeoutS());
     app.hosts().forEach(settings.withArray("hosts")::add);
     out.set("settings", settings);
+    GlobalDataLayer data = storage;
+    if (data != null) { // what the host agents counted; max_bytes is null until one of them served the application
+      ObjectNode used = out.putObject("storage");
+      try {
+        used.put("used_bytes", data.storedBytes(app.appId())).put("max_bytes", data.storageMax(app.appId()).orElse(null));
+      } catch (GlobalUnavailableException e) {
+        used.putNull("used_bytes").putNull("max_bytes").put("error", "the global data layer did not answer");
+      }
+    }
     // The grains this version runs, and where each came from (the application's own, or the account's shared
     // one); "current" is false when a newer version was uploaded since the deploy.
     var grains = out.putArray("grains");
