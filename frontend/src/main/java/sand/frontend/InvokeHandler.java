@@ -202,6 +202,11 @@ public final class InvokeHandler {
     producer.send(KafkaClients.record(topic, null, ConditionFlag.newEvent(event.json(), "")), (meta, e) -> {
       if (e == null) {
         sent.complete(null);
+      } else if (e instanceof org.apache.kafka.clients.producer.BufferExhaustedException) {
+        // the producer's memory is full of other large requests: a moment's wait helps, nothing is down
+        sent.completeExceptionally(new ApiException(503, "busy", "this frontend's Kafka producer holds as many "
+            + "request bytes as it may; this request was not sent: try again in a moment",
+            Map.of(Reply.RETRY_AFTER_S, "1")));
       } else {
         sent.completeExceptionally(new ApiException(502, "unavailable", "the request could not be put into "
             + "Kafka topic " + topic + ": " + e.getMessage()));
