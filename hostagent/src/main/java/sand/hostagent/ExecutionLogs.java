@@ -21,7 +21,8 @@ import sand.hostagent.bridge.InstanceReport;
  * <p>Only under the execution the host agent knows for the report's event ({@link InstanceReport#executionBound()}):
  * a report is the grain's own writing, and an execution id is no secret (any caller of an application gets one),
  * so a grain naming another tenant's execution writes nothing there. The writes go to Cassandra on a thread of their
- * own with a bounded queue (full: the lines are dropped and counted), never on the threads serving reports.
+ * own with a bounded queue ({@value #QUEUE} reports, {@link #MAX_QUEUED_CHARS} characters; full: the lines are
+ * dropped and counted), never on the threads serving reports.
  */
 final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLogs.class);
@@ -29,11 +30,14 @@ final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>
   /** Most lines kept of one report (a grain logging more has the rest cut, with a line saying so). */
   static final int MAX_LINES = 1000;
   private static final int QUEUE = 1024;
+  /** Most characters of log lines waiting for Cassandra, all reports together (the queue's memory). */
+  static final long MAX_QUEUED_CHARS = 16L << 20;
 
   private final HostAgentTables store;
   private final Duration ttl;
   private final ThreadPoolExecutor writer;
   private final LongAdder dropped = new LongAdder();
+  private final java.util.concurrent.atomic.AtomicLong queuedChars = new java.util.concurrent.atomic.AtomicLong();
 
   ExecutionLogs(HostAgentTables store, Duration ttl) {
     this.store = store;
@@ -69,9 +73,26 @@ final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>
     if (lines.isEmpty()) {
       return;
     }
+    long chars = 0;
+    for (HostAgentTables.LogLine l : lines) {
+      chars += l.text().length() + 64;
+    }
+    if (queuedChars.addAndGet(chars) > MAX_QUEUED_CHARS) { // Cassandra is behind: these lines are not kept
+      queuedChars.addAndGet(-chars);
+      dropped.add(lines.size());
+      return;
+    }
+    long held = chars;
     try {
-      writer.execute(() -> store(report, lines));
+      writer.execute(() -> {
+        try {
+          store(report, lines);
+        } finally {
+          queuedChars.addAndGet(-held);
+        }
+      });
     } catch (RejectedExecutionException e) {
+      queuedChars.addAndGet(-chars);
       dropped.add(lines.size());
     }
   }

@@ -227,7 +227,9 @@ public final class HostAgent implements AutoCloseable {
     }
     controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
 
-    metrics.hostGauges(bus, data, sandboxes, processor);
+    metrics.hostGauges(bus, data, sandboxes, processor)
+        .gauge("sand_log_lines_dropped_total", "instances' log lines not stored: Cassandra was behind",
+            () -> Map.of("", logs.dropped()));
   }
 
   /**
