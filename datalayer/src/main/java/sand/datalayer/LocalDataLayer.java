@@ -175,7 +175,7 @@ public final class LocalDataLayer implements AutoCloseable {
    * the global layer ({@link StorageQuota}); nothing is changed then.
    */
   public void checkStorage(String application, long bytes, String what) {
-    storage.check(application, bytes, what);
+    storage.check(application, bytes, memory.account(application).pending(), what);
   }
 
   /** The application's bytes in the global layer and its quota there, as this host knows them. */

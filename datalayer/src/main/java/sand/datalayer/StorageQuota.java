@@ -21,8 +21,8 @@ import sand.datalayer.DataLayerException.Code;
  * of the value a write replaces or deletes (kv: its stored size; a map entry: the entry) and adds the difference to
  * the application's counter in the global layer ({@link GlobalDataLayer#addStoredBytes}), which every host shares.
  * It is approximate: two hosts replacing the same item at once may both give back the old size, a count lost to a
- * failure right after its write is lost, and a write counts once it reached the global layer, so up to
- * {@code app.max.bytes} of writes waiting on a host can go over the quota.
+ * failure right after its write is lost, and a write counts once it reached the global layer: until then the
+ * host it waits on counts its bytes (with their bookkeeping) as on their way, but other hosts do not see them.
  *
  * <p>The quota is the operator's {@code app.global.max.bytes}, or lower: the application's own counter
  * {@value #OWN_LIMIT}, when it exists (a developer may lower its application's quota, never raise it). This host
@@ -65,14 +65,16 @@ public final class StorageQuota {
 
   /**
    * Refuse (QUOTA_EXCEEDED, nothing changed) a write of {@code bytes} more by {@code app} when the application is
-   * at its quota. A global layer that cannot be read leaves the last known count in force.
+   * at its quota, counting the {@code pending} bytes of its writes on their way from this host (not counted yet).
+   * A global layer that cannot be read leaves the last known count in force.
    */
-  public void check(String app, long bytes, String what) {
+  public void check(String app, long bytes, long pending, String what) {
     Usage u = usage(app);
-    if (u.usedBytes() + bytes > u.maxBytes()) {
+    if (u.usedBytes() + pending + bytes > u.maxBytes()) {
       boolean own = u.maxBytes() < operatorMax;
       throw new DataLayerException(Code.QUOTA_EXCEEDED, "[app " + app + "] cannot store " + what + " (" + bytes
-          + " bytes): the application stores " + u.usedBytes() + " bytes in the global data layer and its quota is "
+          + " bytes): the application stores " + u.usedBytes() + " bytes in the global data layer ("
+          + pending + " more on their way from this host) and its quota is "
           + u.maxBytes() + " bytes (" + (own ? "its own counter " + OWN_LIMIT + ", below the operator's "
           + "datalayer app.global.max.bytes=" + operatorMax : "datalayer app.global.max.bytes") + "); nothing was "
           + "changed: delete keys or maps to free space");

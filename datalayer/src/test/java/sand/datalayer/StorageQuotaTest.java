@@ -64,10 +64,35 @@ class StorageQuotaTest {
       for (int i = 0; i < 5; i++) {
         service.remove(Layers.CRED_A, "k" + i);
       }
+      assertTrue(t.layer.flush("appa", 10_000)); // until they reach the global layer, deletes wait as writes do
       service.put(Layers.CRED_A, "k5", ByteBuffer.wrap(new byte[10]));
       assertTrue(t.layer.flush("appa", 10_000));
       assertEquals(3 * (VALUE + 2) + 12, t.global.storedBytes("appa"));
       service.put(Layers.CRED_A, "again", ByteBuffer.wrap(new byte[VALUE]));
+    }
+  }
+
+  @Test
+  void writesOnTheirWayCountBeforeTheyReachTheGlobalLayer() throws Exception {
+    try (Layers t = layers()) {
+      DataLayerService service = new DataLayerService(t.layer);
+      t.global.setWritesFailing(true); // Cassandra slow or away: the writes wait on this host
+      int accepted = 0;
+      DataError refused = null;
+      for (int i = 0; i < 100 && refused == null; i++) {
+        try {
+          service.put(Layers.CRED_A, "k" + i, ByteBuffer.wrap(new byte[VALUE]));
+          accepted++;
+        } catch (DataError e) {
+          refused = e;
+        }
+      }
+      assertTrue(refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
+      assertTrue(refused.message.contains("app.global.max.bytes"), refused.message);
+      // each write waits with its bookkeeping (names, the write's own record), so fewer than 10 fit in 10,000 bytes
+      assertTrue(accepted >= 5 && accepted < 10, "accepted " + accepted);
+      assertEquals(0, t.global.storedBytes("appa"));
+      t.global.setWritesFailing(false);
     }
   }
 
