@@ -66,5 +66,5 @@ def test_idle_clients_outlive_the_credential_deadline(bus: str, data: str) -> No
 def test_a_silent_stranger_and_a_length_bomb_are_closed(which: str, bus: str, data: str) -> None:
     address = bus if which == "bus" else data
     assert _closed_by_server(address, b"", DEADLINE_S + 5), "a silent connection is closed after the deadline"
-    bomb = struct.pack(">iI", -2147418111, 100 << 20)  # a versioned CALL header, a 100 MB method name
+    bomb = struct.pack(">iI", -2147418111, 100_000_000)  # a versioned CALL header, a 100 MB method name
     assert _closed_by_server(address, bomb, 5), "a declared 100 MB method name closes the connection at once"

@@ -40,14 +40,14 @@ METRICS = f"http://{BIND}:{os.environ.get('SAND_HOSTAGENT_METRICS_PORT', '9100')
 SAND_HOME = Path(os.environ.get("SAND_HOME", Path(__file__).resolve().parents[2] / ".sand"))
 ECHO = "def handle(event, context):\n    return event\n"
 # A versioned CALL header and a method name's length: 100 MB, never sent.
-BOMB = struct.pack(">iI", -2147418111, 100 << 20)
+BOMB = struct.pack(">iI", -2147418111, 100_000_000)
 AUTH_TIMEOUT_S = 5  # ThriftLimits.AUTH_TIMEOUT_MS
 
 # The attacker's grain: it has its sandbox's sockets and credential, like any grain.
 BOMBER = r'''
 import os, socket, struct, time
 
-BOMB = struct.pack(">iI", -2147418111, 100 << 20)
+BOMB = struct.pack(">iI", -2147418111, 100_000_000)
 
 def _publish_declaring(credential, queue, size):
     """A publish call with the real credential whose payload declares size bytes and sends none."""
@@ -113,9 +113,20 @@ def agent_alive() -> None:
     assert r.status_code == 200, r.text[:200]
 
 
+def sign_up_retrying(http: Http, name: str) -> str:
+    """Sign up; a busy shared Cassandra may answer 'unavailable' for a moment (and sign-ups may be rate limited)."""
+    for _ in range(20):
+        r = http("POST", "/api/v1/accounts", json_body={"name": name})
+        if r.status_code in (200, 201):
+            return str(r.json()["api_key"])
+        assert r.status_code >= 500 or r.status_code == 429, r.text
+        time.sleep(3)
+    return sign_up(http, name)
+
+
 @pytest.fixture(scope="module")
 def tenants(http: Http) -> dict[str, str]:
-    return {who: sign_up(http, f"thrift-{who}-{RUN}") for who in ("mallory", "alice")}
+    return {who: sign_up_retrying(http, f"thrift-{who}-{RUN}") for who in ("mallory", "alice")}
 
 
 @pytest.fixture(scope="module")

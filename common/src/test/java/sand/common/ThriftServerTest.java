@@ -120,7 +120,7 @@ class ThriftServerTest {
   /** The 8 bytes that made TBinaryProtocol allocate 100 MB: a versioned call header and a method name's length. */
   private static void lengthBomb(DataOutputStream out) throws IOException {
     out.writeInt(0x80010001);
-    out.writeInt(100 << 20);
+    out.writeInt(100_000_000);
     out.flush();
   }
 
