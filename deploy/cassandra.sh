@@ -12,7 +12,11 @@
 # Knobs (environment): SAND_CASSANDRA_PORT / SAND_CASSANDRA_STORAGE_PORT (lib.sh),
 #   SAND_CASSANDRA_HEAP_MIN / SAND_CASSANDRA_HEAP_MAX  (default 256m / 768m),
 #   SAND_CASSANDRA_JMX_PORT  (default empty = JMX off; set e.g. 7199 to use nodetool, local only),
-#   SAND_CASSANDRA_SEEDS  the ring's seed nodes, "addr:port,..." (default this node: a ring of one).
+#   SAND_CASSANDRA_SEEDS  the ring's seed nodes, "addr:port,..." (default this node: a ring of one),
+#   SAND_CASSANDRA_SECRETS  folder of the cluster's passwords, {admin,hostagent,frontend}.password, mode 600 (the
+#     playbook generates them); set: PasswordAuthenticator and CassandraAuthorizer, and `start` makes the roles
+#     (deploy/cassandra/auth.py; the built-in cassandra superuser is disabled); empty (the single-host system on
+#     loopback): no authentication.
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -32,6 +36,15 @@ CASS_JMX_PORT="${SAND_CASSANDRA_JMX_PORT:-}"
 START_TIMEOUT=180
 STOP_TIMEOUT=60 # a clean stop drains (flushes memtables); KILL only after this
 FETCH_LOG="$SAND_LOGS/cassandra-fetch.log"
+CASS_SECRETS="${SAND_CASSANDRA_SECRETS:-}"
+if [ -n "$CASS_SECRETS" ]; then
+  for r in admin hostagent frontend; do
+    [ -s "$CASS_SECRETS/$r.password" ] || die "$COMP" - "SAND_CASSANDRA_SECRETS=$CASS_SECRETS has no $r.password"
+  done
+  export SAND_CASSANDRA_AUTHENTICATOR=PasswordAuthenticator SAND_CASSANDRA_AUTHORIZER=CassandraAuthorizer
+else
+  export SAND_CASSANDRA_AUTHENTICATOR=AllowAllAuthenticator SAND_CASSANDRA_AUTHORIZER=AllowAllAuthorizer
+fi
 
 # ---- fetch --------------------------------------------------------------------------------------
 
@@ -81,6 +94,11 @@ cql_supported() {
 # script means "no driver there", which is not a failure: the protocol check above already passed.
 cql_select() {
   [ -x "$SAND_VENV/bin/python" ] || return 0
+  if [ -n "$CASS_SECRETS" ]; then # with logins the driver is required: it is how the roles are made
+    timeout 20 "$SAND_VENV/bin/python" "$HERE/auth.py" ready "$SAND_BIND" "$SAND_CASSANDRA_PORT" "$CASS_SECRETS" \
+      >/dev/null 2>&1
+    return
+  fi
   local rc=0
   timeout 20 "$SAND_VENV/bin/python" - "$SAND_BIND" "$SAND_CASSANDRA_PORT" <<'PY' >/dev/null 2>&1 || rc=$?
 import sys
@@ -117,7 +135,7 @@ jvm_opts_file() {
 
 start() {
   if is_running "$COMP"; then
-    if ready; then echo "    $COMP already running"; return 0; fi
+    if ready; then roles; echo "    $COMP already running"; return 0; fi
     # Our process is alive but not answering yet (another start still waiting?): wait, don't double-start.
     progress "Waiting for Cassandra (pid $(cat "$(pidfile "$COMP")"))"
     wait_until "$COMP" "$START_TIMEOUT" ready
@@ -155,6 +173,8 @@ start() {
     "-Dlogback.configurationFile=$CASS_CONF/logback.xml"
     # Default is conf/triggers relative to the cwd; an empty dir stops a warning on every DDL.
     "-Dcassandra.triggers_dir=$CASS_CONF/triggers"
+    # With logins: the built-in superuser at once (10 s by default), so the roles are made without waiting.
+    "-Dcassandra.superuser_setup_delay_ms=0"
   )
   if [ -n "$CASS_JMX_PORT" ]; then
     # Local-only JMX (what upstream does with LOCAL_JMX=yes), for nodetool.
@@ -177,7 +197,15 @@ start() {
   (cd "$CASSANDRA_DATA_DIR" && MALLOC_ARENA_MAX=4 start_background "$COMP" "${nolock[@]}" "$JAVA" "${JVM_ARGS[@]}" \
     -cp "$CASS_DIST/*:$CASS_CONF" org.apache.cassandra.service.CassandraDaemon)
   wait_until "$COMP" "$START_TIMEOUT" ready
+  roles
   done_step
+}
+
+# roles: with secrets, the roles each SAND process logs in as (idempotent; see deploy/cassandra/auth.py).
+roles() {
+  [ -n "$CASS_SECRETS" ] || return 0
+  timeout 120 "$SAND_VENV/bin/python" "$HERE/auth.py" roles "$SAND_BIND" "$SAND_CASSANDRA_PORT" "$CASS_SECRETS" \
+    >"$SAND_LOGS/cassandra-roles.log" 2>&1 || die "$COMP" "$SAND_LOGS/cassandra-roles.log" "could not make the roles"
 }
 
 stop() {

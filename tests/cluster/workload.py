@@ -35,12 +35,17 @@ LEDGER_WORKFLOW = {"entry": "deposit", "functions": [{"name": "deposit", "next":
                                                      {"name": "receipt", "next": ["end"]}]}
 
 
+# subnet -> state dir of the clusters made here: their generated passwords are under it (cassandra_keys logs in).
+_HOMES: dict[str, Path] = {}
+
+
 class Cluster:
     """deploy/cluster.sh with its own state dir, namespaces, bridge, subnet and nginx port (never a running one's)."""
 
     def __init__(self, home: Path, *, prefix: str = "sandf-", subnet: str = "10.80.0", nginx_port: int = 8090) -> None:
         self.home = home
         self.subnet = subnet
+        _HOMES[subnet] = home
         self.url = f"http://127.0.0.1:{nginx_port}"
         self.env = {**os.environ, "SAND_HOME": str(home), "SAND_DIST": str(ROOT / ".sand" / "dist"),
                     "SAND_NETNS_PREFIX": prefix, "SAND_NETNS_BRIDGE": prefix.rstrip("-") + "br0",
@@ -181,9 +186,15 @@ def wrong_results(outcomes: list[Outcome], results: dict[int, Any]) -> list[str]
 
 def cassandra_keys(addr: str, app_id: str) -> set[str]:
     """An application's keys in Cassandra (the global data layer), by its id (GET /api/v1/apps/{name}'s `id`)."""
+    from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import Cluster as CassandraCluster
 
-    cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10)
+    # A cluster's Cassandra takes logins only (deploy/ansible: sand_auth): log in as admin, the operator.
+    home = _HOMES.get(addr.rpartition(".")[0])
+    admin = home / "cluster" / "secrets" / "admin.password" if home else None
+    auth = {"auth_provider": PlainTextAuthProvider("admin", admin.read_text().strip())} \
+        if admin and admin.exists() else {}
+    cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10, **auth)
     try:
         s = cluster.connect()
         return {r.key for r in s.execute("SELECT key FROM sand.kv WHERE app = %s", (app_id,), timeout=20)}

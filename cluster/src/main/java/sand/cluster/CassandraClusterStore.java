@@ -77,7 +77,13 @@ public final class CassandraClusterStore implements ClusterStore {
   /** Connect, create the keyspace and tables if missing. */
   public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
                                               int replication) {
-    CqlSession session = session(contact, datacenter);
+    return connect(contact, datacenter, keyspace, replication, java.util.Optional.empty());
+  }
+
+  /** As {@link #connect(InetSocketAddress, String, String, int)}, logged in as {@code login} when given. */
+  public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
+                                              int replication, java.util.Optional<ClusterSettings.Login> login) {
+    CqlSession session = session(contact, datacenter, login);
     try {
       createSchema(session, keyspace, replication);
       return new CassandraClusterStore(session, keyspace);
@@ -89,12 +95,19 @@ public final class CassandraClusterStore implements ClusterStore {
 
   /** A session whose requests may take a while: schema changes on a busy single node take seconds. */
   public static CqlSession session(InetSocketAddress contact, String datacenter) {
-    return CqlSession.builder().addContactPoint(contact).withLocalDatacenter(datacenter)
+    return session(contact, datacenter, java.util.Optional.empty());
+  }
+
+  /** As {@link #session(InetSocketAddress, String)}; a cluster's Cassandra (PasswordAuthenticator) needs a login. */
+  public static CqlSession session(InetSocketAddress contact, String datacenter,
+                                   java.util.Optional<ClusterSettings.Login> login) {
+    var b = CqlSession.builder().addContactPoint(contact).withLocalDatacenter(datacenter)
         .withConfigLoader(DriverConfigLoader.programmaticBuilder()
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
             .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
-            .build())
-        .build();
+            .build());
+    login.ifPresent(l -> b.withAuthCredentials(l.user(), l.password()));
+    return b.build();
   }
 
   static void createSchema(CqlSession s, String ks, int replication) {

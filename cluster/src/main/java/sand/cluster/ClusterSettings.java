@@ -8,8 +8,15 @@ import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
 import static sand.common.ConfigDef.nonBlank;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.Map;
+import java.util.Optional;
+import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
 
@@ -17,10 +24,47 @@ import sand.common.ConfigDef;
  * Where a cluster's shared parts are (component {@code cluster}, {@code SAND_CLUSTER_*}): the Kafka of the global
  * message bus and the Cassandra of the cluster state. Declared once here and read by every host agent and frontend,
  * so the two processes cannot be pointed at different clusters by two spellings of one setting.
+ *
+ * <p>Off loopback, Kafka and Cassandra authenticate every client (docs/security.md): each process logs in as its
+ * role's user (hostagent, frontend) with a password kept in a file of mode 600 that the bring-up generated
+ * (deploy/ansible/site.yml); the single-host system on loopback sets no user and connects without one.
  */
 public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandraContact, String cassandraDatacenter,
-                              String cassandraKeyspace, int cassandraReplication, int kafkaReplication) {
+                              String cassandraKeyspace, int cassandraReplication, int kafkaReplication,
+                              Optional<Login> kafkaLogin, Optional<Login> cassandraLogin) {
   public static final String COMPONENT = "cluster";
+
+  /**
+   * A user and the file holding its password. The password is read when a client is made, never kept in a setting
+   * (settings are printed); a file others may read is refused.
+   */
+  public record Login(String user, Path passwordFile) {
+    public Login {
+      if (!user.matches("[A-Za-z0-9._-]{1,64}")) {
+        throw new IllegalArgumentException("a cluster user must be 1-64 letters, digits, '.', '_' or '-': '" + user
+            + "'");
+      }
+    }
+
+    public String password() {
+      try {
+        var perms = Files.getPosixFilePermissions(passwordFile);
+        if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
+          throw new IllegalStateException("the password file " + passwordFile + " of cluster user " + user
+              + " can be read by others: chmod 600 it");
+        }
+        String pw = Files.readString(passwordFile).strip();
+        if (pw.isEmpty() || !pw.matches("[\\x21-\\x7e&&[^\"\\\\]]+")) {
+          throw new IllegalStateException("the password file " + passwordFile + " of cluster user " + user
+              + " must hold one printable word without quotes or backslashes");
+        }
+        return pw;
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read the password file of cluster user " + user + ": " + e.getMessage(),
+            e);
+      }
+    }
+  }
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
       .define("kafka.bootstrap", STRING, "127.0.0.1:9092", HOST_PORTS,
@@ -34,7 +78,19 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
           "Cassandra local datacenter")
       .define("cassandra.keyspace", STRING, "sand", KEYSPACE, "keyspace of the cluster state")
       .define("cassandra.replication", INT, 1, between(1, 99),
-          "replication factor of the keyspace when it is created (SimpleStrategy)");
+          "replication factor of the keyspace when it is created (SimpleStrategy)")
+      .define("kafka.user", STRING, "", Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"),
+              "a user name, or empty"),
+          "the SASL/SCRAM-SHA-512 user this process logs in to Kafka as (its role: hostagent, frontend); empty = no "
+              + "login (the single-host system on loopback); a cluster's bring-up sets it")
+      .define("kafka.password.file", STRING, "", Check.of(v -> true, "a file of mode 600, or empty"),
+          "file (mode 600) holding kafka.user's password; generated at bring-up in the state dir's secrets/")
+      .define("cassandra.user", STRING, "", Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"),
+              "a user name, or empty"),
+          "the Cassandra role this process logs in as (PasswordAuthenticator; the data layer uses it too); empty = "
+              + "no login (the single-host system on loopback); a cluster's bring-up sets it")
+      .define("cassandra.password.file", STRING, "", Check.of(v -> true, "a file of mode 600, or empty"),
+          "file (mode 600) holding cassandra.user's password; generated at bring-up in the state dir's secrets/");
 
   /** From the environment ({@code SAND_CLUSTER_*}) and defaults; a bad value throws naming it. */
   public static ClusterSettings fromEnvironment(Map<String, String> env) {
@@ -47,12 +103,25 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
     return new ClusterSettings(c.getString("kafka.bootstrap"),
         InetSocketAddress.createUnresolved(contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1))),
         c.getString("cassandra.datacenter"), c.getString("cassandra.keyspace"), c.getInt("cassandra.replication"),
-        c.getInt("kafka.replication"));
+        c.getInt("kafka.replication"), login(c, "kafka"), login(c, "cassandra"));
+  }
+
+  private static Optional<Login> login(Config c, String which) {
+    String user = c.getString(which + ".user").strip();
+    String file = c.getString(which + ".password.file").strip();
+    if (user.isEmpty()) {
+      return Optional.empty();
+    }
+    if (file.isEmpty()) {
+      throw new IllegalArgumentException("cluster: " + which + ".user is set but " + which + ".password.file is not "
+          + "(SAND_CLUSTER_" + which.toUpperCase(java.util.Locale.ROOT) + "_PASSWORD_FILE)");
+    }
+    return Optional.of(new Login(user, Path.of(file)));
   }
 
   /** The cluster state in this cluster's Cassandra (creating its keyspace and tables when missing). */
   public CassandraClusterStore connectStore() {
     return CassandraClusterStore.connect(new InetSocketAddress(cassandraContact.getHostString(),
-        cassandraContact.getPort()), cassandraDatacenter, cassandraKeyspace, cassandraReplication);
+        cassandraContact.getPort()), cassandraDatacenter, cassandraKeyspace, cassandraReplication, cassandraLogin);
   }
 }

@@ -1,6 +1,7 @@
 package sand.cluster;
 
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -13,6 +14,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.SaslConfigs;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -52,12 +54,32 @@ public final class KafkaClients {
    * leader metadata (benchmarks/recovery.py); in one data center a connection not set up in 2 s is not coming.
    */
   public static Properties clientProperties(String bootstrapServers) {
+    return clientProperties(bootstrapServers, ClusterSettings.fromEnvironment(System.getenv()).kafkaLogin());
+  }
+
+  /**
+   * As {@link #clientProperties(String)}, logged in as {@code login} when given: SASL/SCRAM-SHA-512 (the password
+   * never crosses the network), which a cluster's brokers require of every client (deploy/kafka.sh).
+   * Without a login (the single-host system on loopback) no SASL is configured. The clients that omit the login take
+   * this process's own (SAND_CLUSTER_KAFKA_USER / _PASSWORD_FILE).
+   */
+  public static Properties clientProperties(String bootstrapServers, Optional<ClusterSettings.Login> login) {
     Properties p = new Properties();
     p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.put(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, 2_000L);
     p.put(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MAX_MS_CONFIG, 5_000L);
+    login.ifPresent(l -> {
+      p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
+      p.put(SaslConfigs.SASL_MECHANISM, SCRAM);
+      // user and password are checked to hold no quote or backslash (ClusterSettings.Login)
+      p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.scram.ScramLoginModule required "
+          + "username=\"" + l.user() + "\" password=\"" + l.password() + "\";");
+    });
     return p;
   }
+
+  /** The SASL mechanism of a cluster's Kafka. */
+  public static final String SCRAM = "SCRAM-SHA-512";
 
   /** An admin client's settings: requests time out in 10 s, calls in 20 s (topic creation at start). */
   public static Properties adminProperties(String bootstrapServers) {

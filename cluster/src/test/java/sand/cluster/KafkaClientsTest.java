@@ -39,4 +39,21 @@ class KafkaClientsTest {
       assertEquals(5_000L, p.get("socket.connection.setup.timeout.max.ms"));
     }
   }
+
+  @Test
+  void withALoginEveryClientUsesScramAndWithoutOneNoSasl(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws Exception {
+    java.nio.file.Path pw = java.nio.file.Files.writeString(tmp.resolve("frontend.password"), "pw-0123456789");
+    java.nio.file.Files.setPosixFilePermissions(pw,
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    java.util.Properties p = KafkaClients.clientProperties("b:9092",
+        java.util.Optional.of(new ClusterSettings.Login("frontend", pw)));
+    assertEquals("SASL_PLAINTEXT", p.get("security.protocol"));
+    assertEquals("SCRAM-SHA-512", p.get("sasl.mechanism"));
+    assertEquals("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"frontend\" "
+        + "password=\"pw-0123456789\";", p.get("sasl.jaas.config"));
+    java.util.Properties none = KafkaClients.clientProperties("b:9092", java.util.Optional.empty());
+    assertEquals(null, none.get("security.protocol"));
+    assertEquals(null, none.get("sasl.jaas.config"));
+  }
 }

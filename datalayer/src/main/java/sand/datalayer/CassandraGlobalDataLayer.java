@@ -102,6 +102,32 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
    * Connect, create the schema if needed and prepare the statements. Throws
    * {@link GlobalUnavailableException} when Cassandra cannot be reached.
    */
+  /**
+   * The Cassandra login of this process, {user, password}, or null for none: the cluster's settings
+   * SAND_CLUSTER_CASSANDRA_USER and SAND_CLUSTER_CASSANDRA_PASSWORD_FILE (declared in sand.cluster.ClusterSettings,
+   * docs/config.md), since the data layer's Cassandra is the cluster's. The file must not be readable by others.
+   */
+  static String[] clusterLogin(Map<String, String> env) {
+    String user = env.getOrDefault("SAND_CLUSTER_CASSANDRA_USER", "").strip();
+    if (user.isEmpty()) {
+      return null;
+    }
+    java.nio.file.Path file = java.nio.file.Path.of(env.getOrDefault("SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", "")
+        .strip());
+    try {
+      var perms = java.nio.file.Files.getPosixFilePermissions(file);
+      if (perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)
+          || perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ)) {
+        throw new GlobalUnavailableException("the Cassandra password file " + file + " can be read by others: chmod "
+            + "600 it");
+      }
+      return new String[] {user, java.nio.file.Files.readString(file).strip()};
+    } catch (java.io.IOException e) {
+      throw new GlobalUnavailableException("cannot read the Cassandra password file "
+          + "(SAND_CLUSTER_CASSANDRA_PASSWORD_FILE) of user " + user + ": " + e.getMessage(), e);
+    }
+  }
+
   public static CassandraGlobalDataLayer connect(Settings settings) {
     Duration t = settings.requestTimeout();
     DriverConfigLoader config = DriverConfigLoader.programmaticBuilder()
@@ -118,12 +144,16 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
         .build();
     CqlSession session;
     try {
-      session = CqlSession.builder()
+      var builder = CqlSession.builder()
           .addContactPoint(settings.contactPoint())
           .withLocalDatacenter(settings.localDatacenter())
           .withApplicationName("sand-datalayer")
-          .withConfigLoader(config)
-          .build();
+          .withConfigLoader(config);
+      String[] login = clusterLogin(System.getenv());
+      if (login != null) {
+        builder.withAuthCredentials(login[0], login[1]);
+      }
+      session = builder.build();
     } catch (DriverException e) {
       throw new GlobalUnavailableException("cannot reach Cassandra at " + hostPort(settings.contactPoint())
           + " (datacenter " + settings.localDatacenter() + "): " + e.getMessage()
