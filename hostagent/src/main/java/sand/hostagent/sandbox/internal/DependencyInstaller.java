@@ -39,7 +39,8 @@ import sand.hostagent.sandbox.internal.PackageIndexProxy.CredentialedIndex;
 /**
  * Installs an application's requirements inside a throw-away container, never on the host (docs/security.md):
  * the sandbox image, its unprivileged user, no network (only {@link PackageIndexProxy} on a mounted socket,
- * which reaches only the allowed package index and holds its credentials, if any), no capabilities, no privilege gain, a read-only root, pip's
+ * which reaches only the allowed package index and holds its credentials, if any), no capabilities,
+ * no privilege gain, a read-only root, pip's
  * build space and its output on size-limited tmpfs, memory, pids and CPU limits, and a deadline. The only
  * writable host folder is the one the packages are copied into. The container is removed on every path; the
  * error a developer sees is the tail of pip's own output from inside.

@@ -154,7 +154,8 @@ class PackageIndexProxyTest {
           head.append((char) in.read());
         }
         seen[0] = head.toString();
-        s.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nlinks".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nlinks"
+            .getBytes(StandardCharsets.US_ASCII));
       } catch (IOException e) {
         seen[0] = e.toString();
       }
