@@ -39,7 +39,7 @@ public final class Admission {
     if (state.get() == TRUSTED || state.compareAndSet(PENDING, TRUSTED)) {
       return true;
     }
-    throw new TTransportException(TTransportException.TIMED_OUT, "connection expired before its first credential");
+    throw new BoundedBinaryProtocol.Refused("connection expired before its first credential");
   }
 
   public boolean trusted() {
@@ -54,8 +54,8 @@ public final class Admission {
   /** Take {@code bytes} from the process's read budget for the call being read, or fail the connection. */
   public void take(long bytes) throws TTransportException {
     if (!budget.tryTake(bytes)) {
-      throw new TTransportException(TTransportException.UNKNOWN, "the process's budget for calls being read ("
-          + budget.maxBytes() + " bytes) is used up: connection closed, retry later");
+      throw new BoundedBinaryProtocol.Refused("the process's budget for calls being read (" + budget.maxBytes()
+          + " bytes) is used up: connection closed, retry later");
     }
     taken.addAndGet(bytes);
     if (closed) {

@@ -174,13 +174,20 @@ public final class BoundedBinaryProtocol extends TBinaryProtocol {
    * A transport error, not a protocol one: the generated processors answer a protocol error and go on
    * reading the connection, whose next bytes would be the rest of the refused call; this closes it.
    */
-  private static void check(int size, int cap, String what) throws TTransportException {
+  private static void check(int size, int cap, String what) throws Refused {
     if (size < 0) {
-      throw new TTransportException(TTransportException.CORRUPTED_DATA, "negative length of " + what + ": " + size);
+      throw new Refused("negative length of " + what + ": " + size);
     }
     if (size > cap) {
-      throw new TTransportException(TTransportException.CORRUPTED_DATA, what + " of " + size + " bytes is above "
-          + "this connection's limit of " + cap + " (before a known credential, or the endpoint's value limit)");
+      throw new Refused(what + " of " + size + " bytes is above this connection's limit of " + cap
+          + " (before a known credential, or the endpoint's value limit)");
+    }
+  }
+
+  /** A call this endpoint will not read: its connection is closed (and the server logs it sparingly). */
+  public static final class Refused extends TTransportException {
+    public Refused(String message) {
+      super(TTransportException.CORRUPTED_DATA, message);
     }
   }
 

@@ -86,12 +86,35 @@ public final class ThriftServer implements AutoCloseable {
           return t;
         });
     this.server = new TThreadPoolServer(new TThreadPoolServer.Args(transport)
-        .processor(processor)
+        .processor(quietlyRefusing(processor))
         .inputProtocolFactory(t -> new BoundedBinaryProtocol(t, ((Connection) t).admission, limits))
         .outputProtocolFactory(new TBinaryProtocol.Factory())
         .executorService(workers));
     long period = Math.max(50, Math.min(1_000, limits.authTimeoutMs() / 4));
     this.sweep = SWEEPER.scheduleWithFixedDelay(transport::closeOverdue, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * A refused call closes its connection as an end of stream would (TThreadPoolServer logs anything else
+   * with its stack trace at ERROR, one per connection: a flood of bombs would flood the log); refusals are
+   * logged here, at most one line per 10 s, with their count.
+   */
+  private TProcessor quietlyRefusing(TProcessor processor) {
+    AtomicLong refusals = new AtomicLong();
+    AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(60));
+    return (in, out) -> {
+      try {
+        processor.process(in, out);
+      } catch (BoundedBinaryProtocol.Refused e) {
+        long n = refusals.incrementAndGet();
+        long now = System.nanoTime();
+        long last = lastLogNanos.get();
+        if (now - last > TimeUnit.SECONDS.toNanos(10) && lastLogNanos.compareAndSet(last, now)) {
+          LOG.warn("[{}] closed a connection: {} ({} refused calls so far)", name, e.getMessage(), n);
+        }
+        throw new TTransportException(TTransportException.END_OF_FILE, "refused: " + e.getMessage(), e);
+      }
+    };
   }
 
   /** Serve on host:port over TCP; port 0 picks a free port (see {@link #port()}). */
@@ -310,8 +333,8 @@ public final class ThriftServer implements AutoCloseable {
     }
 
     private void refuse(SocketChannel ch) {
+      long n = refused.incrementAndGet(); // counted before the caller can see it closed
       closeQuietly(ch);
-      long n = refused.incrementAndGet();
       long now = System.nanoTime();
       if (now - lastRefusalLogNanos > TimeUnit.SECONDS.toNanos(10)) { // a flood must not flood the log
         lastRefusalLogNanos = now;
