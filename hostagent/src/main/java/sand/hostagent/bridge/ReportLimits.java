@@ -42,8 +42,10 @@ public record ReportLimits(int threads, int appQueueMessages, long appQueueBytes
         .define(prefix + THREADS, Type.INT, 2, between(1, 64),
             "threads handling grain instances' reports, round-robin across applications (one application's reports "
                 + "in order, one at a time)")
-        .define(prefix + APP_QUEUE_MESSAGES, Type.INT, 2000, between(1, 1_000_000),
-            "most reports of one application taken from LQ_HA and not yet handled; more are refused and counted")
+        .define(prefix + APP_QUEUE_MESSAGES, Type.INT, 10_000, between(1, 1_000_000),
+            "most reports of one application taken from LQ_HA and not yet handled; more are refused and counted "
+                + "(their events wait for recovery); keep it at least bus.ha.queue.app.capacity, so the agent refuses "
+                + "nothing the bus would have held")
         .define(prefix + APP_QUEUE_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
             "most bytes of those reports (one report is always taken); keep it at least 2 x bus.message.max.bytes "
                 + "(a legitimate burst of large results must not be refused); the reports taken from LQ_HA of all "
