@@ -70,8 +70,9 @@ import sand.localbus.LocalMessageBus;
  * <p>One thread takes reports from LQ_HA (which the bus hands out round-robin across applications) into one queue
  * per application ({@link ReportLanes}); {@link ReportLimits#threads()} threads serve those queues round-robin, so
  * a slow application never holds up another's reports. Nothing on those threads waits for Cassandra: the data
- * flag's metadata is computed on a small pool of its own, after the data's backup, with a bounded queue (full: no
- * data flag, which only costs a re-run in recovery); a supervisor's health report goes to a bounded queue too.
+ * flag's metadata is computed on a small pool of its own, after the data's backup, with a bounded queue and at most
+ * {@value #METADATA_TASKS_PER_APP} tasks per application (beyond: no data flag, which only costs a re-run in
+ * recovery); a supervisor's health report goes to a bounded queue too.
  *
  * <p>Reports taken and not yet in Kafka hold at most {@link BridgeSettings#maxPendingBytes()}; beyond that this
  * processor stops taking reports (LQ_HA fills up, then grain instances see QUEUE_FULL and back off): nothing
@@ -104,6 +105,10 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final ReportLanes lanes;
   private final Map<String, LongAdder> refusedReports = new ConcurrentHashMap<>();
   private final ThreadPoolExecutor metadataPool;
+  /** Metadata tasks queued or running per application: one application cannot fill the pool for the others. */
+  private final Map<String, java.util.concurrent.atomic.AtomicInteger> metadataTasks = new ConcurrentHashMap<>();
+  /** Most of those per application. */
+  static final int METADATA_TASKS_PER_APP = 16;
   private final ThreadPoolExecutor healthPool;
   private volatile long nextExpiry = System.nanoTime();
   private volatile boolean closing;
@@ -651,11 +656,18 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
    */
   private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r, java.util.Collection<DataItem> items) {
     CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
+    java.util.concurrent.atomic.AtomicInteger tasks = metadataTasks.computeIfAbsent(app,
+        a -> new java.util.concurrent.atomic.AtomicInteger());
+    if (tasks.incrementAndGet() > METADATA_TASKS_PER_APP) {
+      tasks.decrementAndGet();
+      refuse(app, Refusal.BUSY);
+      out.complete(List.of());
+      return out;
+    }
     Runnable compute = () -> {
-      List<DataMetadata> metadata = new ArrayList<>();
-      ApplicationData appData;
       try {
-        appData = data.forApplication(app);
+        List<DataMetadata> metadata = new ArrayList<>();
+        ApplicationData appData = data.forApplication(app);
         for (DataItem d : items) {
           metadata.add(appData.metadata(d.kind(), d.name()));
         }
@@ -666,11 +678,14 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         out.complete(List.of());
       } catch (RuntimeException e) {
         out.completeExceptionally(e);
+      } finally {
+        tasks.decrementAndGet();
       }
     };
     try {
       metadataPool.execute(compute);
     } catch (RejectedExecutionException e) {
+      tasks.decrementAndGet();
       refuse(app, Refusal.BUSY);
       out.complete(List.of());
     }
