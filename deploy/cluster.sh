@@ -14,6 +14,9 @@
 #   deploy/cluster.sh inventory N      print the inventory `up N` writes
 #   deploy/cluster.sh down             stop everything, remove the hosts and the cluster's data (logs are kept)
 source "$(dirname "$0")/lib.sh"
+# Kafka and Cassandra take logins only (the playbook's sand_auth): the passwords of admin, hostagent and frontend are
+# generated at the first `up` in $SAND_HOME/cluster/secrets (mode 600) and copied to each host's state dir; kept by
+# `down` (a new `up` makes the users again with them). To look inside, log in as admin with admin.password.
 
 HERE="$SAND_ROOT/deploy"
 CLUSTER_HOME="$SAND_HOME/cluster"

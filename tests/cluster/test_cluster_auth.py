@@ -28,7 +28,7 @@ CASSANDRA_PORT = 9042
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    c = Cluster(tmp_path_factory.mktemp("auth"), prefix="sanda-", subnet="10.81.0", nginx_port=8093)
+    c = Cluster(tmp_path_factory.mktemp("auth"), prefix="sanda-", subnet="10.82.0", nginx_port=8093)
     inventory = c.home / "inventory.ini"
     text = c.run("inventory", "1").stdout
     # the hosts of the inventory `up 1` writes, without its host agent (nor any Docker step)
