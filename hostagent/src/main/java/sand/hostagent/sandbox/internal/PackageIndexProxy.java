@@ -96,7 +96,9 @@ public final class PackageIndexProxy implements AutoCloseable {
   private final int maxConnections;
   private final CredentialedIndex index;
   private final List<AutoCloseable> open = new CopyOnWriteArrayList<>();
-  private final List<String> refused = new CopyOnWriteArrayList<>();
+  /** Distinct destinations refused, the first {@link #MAX_REFUSED} (a build step may ask in a loop). */
+  private final java.util.Set<String> refused = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+  static final int MAX_REFUSED = 32;
   private volatile boolean closed;
 
   private PackageIndexProxy(ServerSocketChannel server, Set<String> allowed, Duration connectTimeout, String who,
@@ -141,7 +143,9 @@ public final class PackageIndexProxy implements AutoCloseable {
 
   /** Destinations asked for and refused so far (for the error a failed install shows). */
   public List<String> refused() {
-    return List.copyOf(refused);
+    synchronized (refused) {
+      return List.copyOf(refused);
+    }
   }
 
   private void acceptLoop() {
@@ -199,9 +203,14 @@ public final class PackageIndexProxy implements AutoCloseable {
         return;
       }
       if (!allowed.contains(host + ":" + port)) {
-        refused.add(host + ":" + port);
-        LOG.warn("{} pip asked for {}:{}, which is not an allowed package index (sandbox.pip.allowed.hosts): refused",
-            who, host, port);
+        boolean isNew;
+        synchronized (refused) {
+          isNew = refused.size() < MAX_REFUSED && refused.add(host + ":" + port);
+        }
+        if (isNew) { // once per destination, so a loop of refused CONNECTs neither grows memory nor floods the log
+          LOG.warn("{} pip asked for {}:{}, which is not an allowed package index (sandbox.pip.allowed.hosts): refused",
+              who, host, port);
+        }
         reply(out, 403, "Forbidden", host + ":" + port + " is not an allowed package index");
         return;
       }

@@ -96,6 +96,18 @@ class PackageIndexProxyTest {
   }
 
   @Test
+  void refusedDestinationsAreRememberedOnceAndBounded() throws Exception {
+    proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("index.example:443"), Duration.ofSeconds(5),
+        "[test]");
+    for (int i = 0; i < 200; i++) {
+      String reply = exchange("CONNECT h" + (i % 100) + ".example:443 HTTP/1.1\r\n\r\n", null);
+      assertTrue(reply.startsWith("HTTP/1.1 403"), reply);
+    }
+    assertEquals(PackageIndexProxy.MAX_REFUSED, proxy.refused().size());
+    assertEquals("h0.example:443", proxy.refused().get(0));
+  }
+
+  @Test
   void plainHttpRequestsAreNotForwarded() throws Exception {
     proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("127.0.0.1:" + index.getLocalPort()),
         Duration.ofSeconds(5), "[test]");
