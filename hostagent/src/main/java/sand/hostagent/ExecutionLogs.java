@@ -62,7 +62,8 @@ final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>
       if (l.isArray() && l.size() == 3) {
         if (lines.size() == MAX_LINES) {
           lines.add(new HostAgentTables.LogLine(report.executionId(), l.get(0).asLong(), seq, report.grain(), "WARNING",
-              "(" + (logs.size() - MAX_LINES) + " more log lines of this instance not kept: at most " + MAX_LINES + ")"));
+              "(" + (logs.size() - MAX_LINES) + " more log lines of this instance not kept: at most " + MAX_LINES
+                  + ")"));
           break;
         }
         String text = l.get(2).asText();

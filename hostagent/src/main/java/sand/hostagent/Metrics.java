@@ -89,7 +89,8 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
 
   private static Map<String, Number> refusals(HostAgentQueueProcessor processor) {
     Map<String, Number> out = new LinkedHashMap<>();
-    processor.refusedReports().forEach((k, v) -> out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
+    processor.refusedReports().forEach((k, v) ->
+        out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
     return out;
   }
 

@@ -62,7 +62,8 @@ import sand.localbus.LocalMessageBus;
  * <p>Grains write their reports themselves, so a report is only believed as far as it can be checked (issue 26):
  * its grain must be one of the workflow's and its status one grain workers write, else it is refused whole; a
  * data list longer than {@link ReportLimits#dataItems()} distinct items gets no data flag; an output claiming a
- * local delivery counts against the application's bound of such events in flight ({@link InFlightEvents#registerLocal});
+ * local delivery counts against the application's bound of such events in flight
+ * ({@link InFlightEvents#registerLocal});
  * its log lines are kept only when its execution is the one of the event it names, an event of its application in
  * flight here ({@link InstanceReport#executionBound()}). Refusals are counted per application and fixed reason
  * ({@link #refusedReports()}), and what is logged of a grain's strings is cut ({@link InstanceReport#shown}).
@@ -109,6 +110,10 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final Map<String, java.util.concurrent.atomic.AtomicInteger> metadataTasks = new ConcurrentHashMap<>();
   /** Most of those per application. */
   static final int METADATA_TASKS_PER_APP = 16;
+  /** Health reports waiting per application: a supervisor writes one per state change, a flood is a forgery. */
+  private final Map<String, java.util.concurrent.atomic.AtomicInteger> healthTasks = new ConcurrentHashMap<>();
+  /** Room for a legitimate burst (every grain of a sandbox, grains.max 128 by default, changing state twice). */
+  static final int HEALTH_TASKS_PER_APP = 256;
   private final ThreadPoolExecutor healthPool;
   private volatile long nextExpiry = System.nanoTime();
   private volatile boolean closing;
@@ -150,7 +155,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.limits = settings.reports();
     this.lanes = new ReportLanes(limits.appQueueMessages(), limits.appQueueBytes());
     this.metadataPool = boundedPool("sand-data-flags-" + host, 2, 1024);
-    this.healthPool = boundedPool("sand-worker-health-" + host, 1, 256);
+    this.healthPool = boundedPool("sand-worker-health-" + host, 1, 4096);
   }
 
   /** A pool whose queue holds at most {@code queue} tasks: more are refused (the caller decides what that costs). */
@@ -304,15 +309,25 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       String g = cap(grain, 256);
       String state = cap(r.path("state").asText(""), 64);
       String message = cap(r.path("message").asText(""), 2048);
+      java.util.concurrent.atomic.AtomicInteger tasks = healthTasks.computeIfAbsent(app,
+          a -> new java.util.concurrent.atomic.AtomicInteger());
+      if (tasks.incrementAndGet() > HEALTH_TASKS_PER_APP) { // one application cannot fill the queue for the others
+        tasks.decrementAndGet();
+        refuse(app, Refusal.BUSY);
+        return;
+      }
       try { // it may write Cassandra: never on a thread serving reports
         healthPool.execute(() -> {
           try {
             h.report(app, g, state, message);
           } catch (RuntimeException e) {
             LOG.warn("[host {}] [app {}] worker health report failed: {}", host, app, e.toString());
+          } finally {
+            tasks.decrementAndGet();
           }
         });
       } catch (RejectedExecutionException e) {
+        tasks.decrementAndGet();
         refuse(app, Refusal.BUSY);
       }
     }
@@ -609,7 +624,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     CompletableFuture<Void> allOutputs = earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
     Home home = inFlight.remove(app, id);
     if (home == null) { // not an event of this application this host took from Kafka or backed up
-      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(), InstanceReport.shown(id));
+      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(),
+          InstanceReport.shown(id));
       return allOutputs;
     }
     // An instance names what it wrote once per call: the same item many times, or more items than any grain
@@ -654,7 +670,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
    * The metadata of the items an instance wrote, for its data flag, on the data-flag pool (it may read Cassandra):
    * empty (no data flag: recovery re-runs the event, always safe) when an item cannot be read or the pool is full.
    */
-  private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r, java.util.Collection<DataItem> items) {
+  private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r,
+                                                         java.util.Collection<DataItem> items) {
     CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
     java.util.concurrent.atomic.AtomicInteger tasks = metadataTasks.computeIfAbsent(app,
         a -> new java.util.concurrent.atomic.AtomicInteger());
@@ -674,7 +691,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         out.complete(metadata);
       } catch (DataLayerException e) {
         LOG.warn("[host {}] [app {}] [exec {}] no data flag for event {}: {}", host, app,
-            InstanceReport.shown(r.executionId()), InstanceReport.shown(r.eventId()), InstanceReport.shown(e.getMessage()));
+            InstanceReport.shown(r.executionId()), InstanceReport.shown(r.eventId()),
+            InstanceReport.shown(e.getMessage()));
         out.complete(List.of());
       } catch (RuntimeException e) {
         out.completeExceptionally(e);

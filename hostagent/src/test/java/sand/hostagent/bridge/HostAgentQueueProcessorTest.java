@@ -296,8 +296,8 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), same));
     h.processor.processOnce();
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
-    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
-        h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one item in the flag");
+    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")));
+    assertEquals(List.of(photo), h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one in the flag");
     assertEquals(1, h.data.forApplication(APP).metadataComputed(), "its SHA-256 computed once");
   }
 
