@@ -5,7 +5,7 @@
 #
 # - back-off: 1 s before the first restart, doubling up to 60 s while the command keeps dying within a minute of
 #   its start; back to 1 s after a run of a minute or more. It never gives up (a host agent that crash-loops on a
-#   poison event stops doing so by itself: docs/host-agent.md "Poison events").
+#   poison event stops doing so by itself: hostagent.poison.deaths, PoisonLedger).
 # - state: $SAND_RUN/<component>.supervisor (restarts, last_exit, last_exit_at, child: the command's pid), and
 #   $SAND_RUN/<component>.prom, the restart count as a Prometheus text-format metric (node_exporter's textfile
 #   collector reads such files), both read by `make status`.

@@ -441,7 +441,16 @@ public final class HostAgent implements AutoCloseable {
         List.of(DEF, DataLayerSettings.DEF, ApplicationLimits.DEF, ClusterSettings.DEF), SCRIPT_VARIABLES)) {
       LOG.warn(unknown);
     }
-    HostAgent agent = newAgent(c, dc, System.getenv(), connect(c, dc, cluster, System.getenv())).start();
+    HostAgent agent;
+    try {
+      agent = newAgent(c, dc, System.getenv(), connect(c, dc, cluster, System.getenv())).start();
+    } catch (Throwable e) { // e.g. Cassandra too slow to answer: exit, so the supervisor starts us again (the
+      // clients already open keep non-daemon threads: without exit the process would stay up, never ready)
+      LOG.error("host agent not started: {}", e.toString(), e);
+      System.err.flush();
+      Runtime.getRuntime().halt(1);
+      return;
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       agent.close();
