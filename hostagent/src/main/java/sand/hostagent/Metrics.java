@@ -84,7 +84,9 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
         .gauge("sand_reports_refused_total", "LQ_HA reports (or parts of them) refused, by application and reason",
             () -> refusals(processor))
         .gauge("sand_events_in_flight", "events delivered into a local queue of this host and not finished yet",
-            () -> perApp(processor.inFlightByApplication(), n -> n));
+            () -> perApp(processor.inFlightByApplication(), n -> n))
+        .gauge("sand_events_in_flight_bytes", "bytes of those events (bridge.in.flight.app.max.bytes bounds them)",
+            () -> perApp(processor.inFlightBytesByApplication(), n -> n));
   }
 
   private static Map<String, Number> refusals(HostAgentQueueProcessor processor) {

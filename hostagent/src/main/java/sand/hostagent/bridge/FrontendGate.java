@@ -102,10 +102,14 @@ public final class FrontendGate implements HostAgentGate.Iface {
     }
     CompletableFuture<Object> backedUp = new CompletableFuture<>();
     event.trace(Trace.AGENT_IN, host, taken, System.nanoTime());
+    byte[] delivered = event.toBytes();
+    if (!bridge.inFlight().hasRoom(grain.app(), delivered.length, bridge.settings().reports().appInFlightBytes())) {
+      return Admission.BUSY; // the application holds its share of events in flight here: through Kafka, it waits
+    }
     bridge.inFlight().register(event.id(), new Home(grain.topic(), partition, grain.app(), backedUp, grain.grain(),
-        event.json()));
+        event.json()), delivered.length);
     try {
-      bus.publish(agentCredential, grain.localQueue(), event.toBytes());
+      bus.publish(agentCredential, grain.localQueue(), delivered);
     } catch (BusException e) {
       bridge.inFlight().remove(grain.app(), event.id());
       return e.code() == BusException.Code.QUEUE_FULL || e.code() == BusException.Code.QUOTA_EXCEEDED

@@ -270,6 +270,11 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     return inFlight.countByApplication();
   }
 
+  /** Bytes of those events, per application (gauge; bounded by {@link ReportLimits#appInFlightBytes()}). */
+  public Map<String, Number> inFlightBytesByApplication() {
+    return inFlight.bytesByApplication();
+  }
+
   /** Results also go to frontends through {@code gate} (their response topics still get every one). */
   public void setGate(FrontendGate gate) {
     this.gate = gate;

@@ -50,8 +50,65 @@ final class InFlightEvents {
   /** Per application: claimed events, their bytes. Under {@link #claims}. */
   private final Map<String, long[]> claimed = new HashMap<>();
 
+  /** Bytes of each home (its event as delivered), and their sum per application: what in-flight events hold. */
+  private final ConcurrentHashMap<String, Long> sizes = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicLong> held = new ConcurrentHashMap<>();
+
+  /** Register (or replace, keeping its size) the home of an event; a new one counts 0 bytes. */
   void register(String eventId, Home home) {
     homes.put(key(home.app(), eventId), home);
+  }
+
+  /** Register the home of an event the agent delivers itself, of {@code bytes}. */
+  void register(String eventId, Home home, long bytes) {
+    String key = key(home.app(), eventId);
+    homes.put(key, home);
+    resize(home.app(), key, bytes);
+  }
+
+  /**
+   * Whether {@code app} may have {@code bytes} more in flight here: its events in flight hold less than
+   * {@code max} with them, or it has none (one event always fits). The agent's deliveries wait otherwise.
+   */
+  boolean hasRoom(String app, long bytes, long max) {
+    java.util.concurrent.atomic.AtomicLong h = held.get(app);
+    long now = h == null ? 0 : h.get();
+    return now == 0 || now + bytes <= max;
+  }
+
+  /** Bytes of the events in flight here, per application (gauge). */
+  Map<String, Number> bytesByApplication() {
+    Map<String, Number> out = new HashMap<>();
+    held.forEach((app, b) -> {
+      if (b.get() > 0) {
+        out.put(app, b.get());
+      }
+    });
+    return out;
+  }
+
+  /** Bytes of the events of {@code app} in flight here. */
+  long bytesOf(String app) {
+    java.util.concurrent.atomic.AtomicLong h = held.get(app);
+    return h == null ? 0 : h.get();
+  }
+
+  private void resize(String app, String key, long bytes) {
+    Long old = bytes < 0 ? null : sizes.put(key, bytes);
+    long delta = (bytes < 0 ? 0 : bytes) - (old == null ? 0 : old);
+    if (delta != 0) {
+      held.computeIfAbsent(app, a -> new java.util.concurrent.atomic.AtomicLong()).addAndGet(delta);
+    }
+  }
+
+  private void unsize(String app, String key) {
+    Long old = sizes.remove(key);
+    if (old != null) {
+      java.util.concurrent.atomic.AtomicLong h = held.get(app);
+      if (h != null) {
+        h.addAndGet(-old);
+      }
+    }
   }
 
   /**
@@ -81,6 +138,7 @@ final class InFlightEvents {
       now[0]++;
       now[1] += bytes;
       homes.put(key, home);
+      resize(home.app(), key, bytes);
     }
     return true;
   }
@@ -101,6 +159,7 @@ final class InFlightEvents {
         it.remove();
         release(e.getValue());
         Home h = homes.remove(e.getKey());
+        unsize(e.getValue().app(), e.getKey());
         if (h != null) {
           out.add(Map.entry(e.getKey().substring(e.getValue().app().length() + 1), h));
         }
@@ -123,6 +182,7 @@ final class InFlightEvents {
     String key = key(app, eventId);
     Home h = homes.remove(key);
     if (h != null) {
+      unsize(app, key);
       synchronized (claims) {
         unclaim(key);
       }
@@ -168,6 +228,8 @@ final class InFlightEvents {
   /** Forget the events of an application no longer running here. */
   void forgetApplication(String app) {
     homes.values().removeIf(h -> h.app().equals(app));
+    sizes.keySet().removeIf(k -> k.startsWith(app + "/"));
+    held.remove(app);
     synchronized (claims) {
       claims.values().removeIf(c -> c.app().equals(app));
       claimed.remove(app);

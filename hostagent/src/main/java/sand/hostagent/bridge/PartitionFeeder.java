@@ -190,10 +190,16 @@ final class PartitionFeeder {
       tracker.abandon(tp, eventId);
       return Outcome.DONE;
     }
+    byte[] bytes = ConditionFlag.toBytes(traced);
+    if (!inFlight.hasRoom(grain.app(), bytes.length, settings.reports().appInFlightBytes())) {
+      LOG.debug("[host {}] [{}] the application has {} bytes of events in flight here: partition paused, event {} "
+          + "waits", host, feed, inFlight.bytesOf(grain.app()), eventId);
+      return Outcome.FULL; // a grain that takes its events and never reports holds no more than this
+    }
     inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE, grain.grain(),
-        traced));
+        traced), bytes.length);
     try {
-      bus.publish(credential, grain.localQueue(), ConditionFlag.toBytes(traced));
+      bus.publish(credential, grain.localQueue(), bytes);
       LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue", host, grain.app(),
           grain.grain(), event.path("execution_id").asText(), eventId, tp);
       return Outcome.DONE;

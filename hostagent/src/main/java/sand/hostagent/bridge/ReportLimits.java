@@ -25,9 +25,13 @@ import sand.common.ConfigDef.Type;
  * @param inFlightMaxBytes  the same in bytes of those events
  * @param inFlightExpiry    a locally delivered event not finished within this is forgotten: its backup no longer
  *                          holds its partition's commit (a forged one is never finished)
+ * @param appInFlightBytes  most bytes of all of one application's events in flight here (delivered and not finished);
+ *                          beyond, the agent delivers it no more events (its partitions pause, its gate requests go
+ *                          through Kafka) until some finish: a grain taking its events and never reporting holds no
+ *                          more than this
  */
 public record ReportLimits(int threads, int appQueueMessages, long appQueueBytes, int dataItems, int inFlightMax,
-                           long inFlightMaxBytes, Duration inFlightExpiry) {
+                           long inFlightMaxBytes, Duration inFlightExpiry, long appInFlightBytes) {
 
   public static final String THREADS = "ha.threads";
   public static final String APP_QUEUE_MESSAGES = "ha.app.queue.messages";
@@ -36,6 +40,7 @@ public record ReportLimits(int threads, int appQueueMessages, long appQueueBytes
   public static final String IN_FLIGHT_MAX = "local.in.flight.app.max";
   public static final String IN_FLIGHT_MAX_BYTES = "local.in.flight.app.max.bytes";
   public static final String IN_FLIGHT_EXPIRY_MS = "local.in.flight.expiry.ms";
+  public static final String APP_IN_FLIGHT_BYTES = "in.flight.app.max.bytes";
 
   static ConfigDef declare(ConfigDef def, String prefix) {
     return def
@@ -60,12 +65,16 @@ public record ReportLimits(int threads, int appQueueMessages, long appQueueBytes
             "most bytes of those events")
         .define(prefix + IN_FLIGHT_EXPIRY_MS, Type.LONG, 600_000L, between(1000, Long.MAX_VALUE),
             "a locally delivered event not finished within this is forgotten (its backup no longer holds its "
-                + "partition's commit); keep it above the longest queue wait plus grain timeout");
+                + "partition's commit); keep it above the longest queue wait plus grain timeout")
+        .define(prefix + APP_IN_FLIGHT_BYTES, Type.LONG, 256L << 20, between(1, Long.MAX_VALUE),
+            "most bytes of one application's events in flight on this host (delivered, not finished); beyond, it is "
+                + "delivered no more until some finish (its partitions pause; its gate requests go through Kafka)");
   }
 
   static ReportLimits from(ConfigDef.Config c, String prefix) {
     return new ReportLimits(c.getInt(prefix + THREADS), c.getInt(prefix + APP_QUEUE_MESSAGES),
         c.getLong(prefix + APP_QUEUE_BYTES), c.getInt(prefix + DATA_ITEMS), c.getInt(prefix + IN_FLIGHT_MAX),
-        c.getLong(prefix + IN_FLIGHT_MAX_BYTES), Duration.ofMillis(c.getLong(prefix + IN_FLIGHT_EXPIRY_MS)));
+        c.getLong(prefix + IN_FLIGHT_MAX_BYTES), Duration.ofMillis(c.getLong(prefix + IN_FLIGHT_EXPIRY_MS)),
+        c.getLong(prefix + APP_IN_FLIGHT_BYTES));
   }
 }

@@ -278,4 +278,36 @@ class GlobalBusBridgeTest {
     h.processor.processOnce();
     TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
   }
+  /** Issue 26: a grain that takes its events and never reports holds at most its in-flight bytes in the agent. */
+  @Test
+  void anApplicationAtItsInFlightBytesGetsNoMoreEventsUntilSomeFinish() throws Exception {
+    h.close();
+    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, true, s -> s.withReports(
+        new ReportLimits(2, 10_000, 64L << 20, 256, 1000, 16L << 20, Duration.ofMinutes(10), 1)));
+    h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
+    h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
+    h.add(tp(RESIZE, 0), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
+    h.bridge.pollOnce();
+    assertEquals(List.of("e0"), ids(h.drain(RESIZE)), "one event always fits; the next is past the bound");
+    assertTrue(h.consumer.paused().contains(tp(RESIZE, 0)));
+    FrontendGate gate = new FrontendGate(h.bridge, h.bus, TestHost.AGENT, TestHost.TAGS);
+    assertEquals(List.of(sand.contracts.gate.Admission.BUSY), gate.submit(TestHost.TAGS.credential("gate"),
+        List.of(java.nio.ByteBuffer.wrap(ConditionFlag.toBytes(event("r1", RESIZE))))), "the gate sends it to Kafka");
+    for (int i = 0; i < 3; i++) { // the grain took e0 and never reports: nothing more comes
+      h.clock.advance(Duration.ofSeconds(1));
+      h.bridge.pollOnce();
+    }
+    assertEquals(List.of(), h.drain(RESIZE));
+
+    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+        TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
+    h.processor.processOnce(); // e0 finished: room again
+    List<String> got = new java.util.ArrayList<>();
+    for (int round = 0; round < 10 && got.isEmpty(); round++) {
+      h.clock.advance(Duration.ofSeconds(1));
+      h.bridge.pollOnce();
+      got.addAll(ids(h.drain(RESIZE)));
+    }
+    assertEquals(List.of("e1"), got);
+  }
 }

@@ -265,7 +265,7 @@ class HostAgentQueueProcessorTest {
   }
 
   private static ReportLimits limits(int threads, int dataItems, int inFlightMax, Duration expiry) {
-    return new ReportLimits(threads, 2000, 16L << 20, dataItems, inFlightMax, 16L << 20, expiry);
+    return new ReportLimits(threads, 2000, 16L << 20, dataItems, inFlightMax, 16L << 20, expiry, 256L << 20);
   }
 
   @Test
