@@ -85,6 +85,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   private PreparedStatement deleteMapEntry;
   private PreparedStatement deleteMap;
   private PreparedStatement readSet;
+  private PreparedStatement containsSetItem;
   private PreparedStatement addSetItem;
   private PreparedStatement removeSetItem;
   private PreparedStatement deleteSet;
@@ -204,6 +205,8 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       deleteMapEntry = session.prepare("DELETE FROM " + ks + ".map_entries WHERE app = ? AND map = ? AND key = ?");
       deleteMap = session.prepare("DELETE FROM " + ks + ".map_entries WHERE app = ? AND map = ?");
       readSet = session.prepare("SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ?");
+      containsSetItem = session.prepare("SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? "
+          + "AND item = ?");
       addSetItem = session.prepare("INSERT INTO " + ks + ".set_items (app, \"set\", item) VALUES (?, ?, ?)");
       removeSetItem = session.prepare("DELETE FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? AND item = ?");
       deleteSet = session.prepare("DELETE FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ?");
@@ -343,6 +346,11 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       }
       return items;
     });
+  }
+
+  @Override
+  public boolean containsSetItem(String app, String set, String item) {
+    return one("reading item " + item + " of set " + set, containsSetItem.bind(app, set, item)) != null;
   }
 
   @Override

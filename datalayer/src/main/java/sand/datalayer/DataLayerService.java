@@ -118,7 +118,14 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
 
   @Override
   public boolean addSetEntry(String credential, String setName, String item) throws DataError {
-    return call("addSetEntry", () -> layer.forCredential(credential).addSetEntry(setName, item));
+    return call("addSetEntry", () -> {
+      ApplicationData data = layer.forCredential(credential);
+      if (item != null) {
+        layer.checkStorage(data.application(), item.getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+            "an item of set '" + setName + "'");
+      }
+      return data.addSetEntry(setName, item);
+    });
   }
 
   @Override

@@ -67,7 +67,7 @@ public final class DataLayerSettings {
       .define("app.global.max.bytes", LONG, LocalDataLayer.Options.GLOBAL_MAX_BYTES,
           between(1, Long.MAX_VALUE),
           "most bytes one application may store in the global data layer (values of keys and map entries, with "
-              + "their keys; counted across hosts, approximately); above it its writes get QUOTA_EXCEEDED until it "
+              + "their keys, and set items; counted across hosts, approximately); above it its writes get QUOTA_EXCEEDED until it "
               + "deletes some. An application may lower its own quota with the counter "
               + StorageQuota.OWN_LIMIT + " (docs/data-layer.md)")
       .define("backup.threads", INT, 4, between(1, 256),

@@ -62,6 +62,9 @@ public interface GlobalDataLayer extends AutoCloseable {
   /** Every item of the set, in order; empty when the set does not exist. */
   Set<String> readSet(String app, String set);
 
+  /** Whether the set holds {@code item} (one row read, whatever the set's size). */
+  boolean containsSetItem(String app, String set, String item);
+
   void addSetItem(String app, String set, String item);
 
   void removeSetItem(String app, String set, String item);

@@ -216,6 +216,16 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   }
 
   @Override
+  public boolean containsSetItem(String app, String set, String item) {
+    enter();
+    reads.incrementAndGet();
+    synchronized (this) {
+      TreeSet<String> s = sets.computeIfAbsent(app, a -> new HashMap<>()).get(set);
+      return s != null && s.contains(item);
+    }
+  }
+
+  @Override
   public void addSetItem(String app, String set, String item) {
     AppliedWrite w = new AppliedWrite("addSetItem", app, set, item, null);
     enterWrite(w);

@@ -16,9 +16,10 @@ import sand.datalayer.DataLayerException.Code;
  * Bytes per application in the global data layer (issue 26): counted as writes reach it, and a grain's write
  * refused with QUOTA_EXCEEDED while its application is at its quota.
  *
- * <p>What counts: the values of keys and of map entries, with their keys. Set items and counters do not. The count
- * is kept by the writer: {@link #metered()} wraps the global layer the write-behind threads write to, reads the size
- * of the value a write replaces or deletes (kv: its stored size; a map entry: the entry) and adds the difference to
+ * <p>What counts: the values of keys and of map entries, with their keys, and the items of sets. Counters do not
+ * (8-byte numbers). The count is kept by the writer: {@link #metered()} wraps the global layer the write-behind
+ * threads write to, reads the size of what a write replaces or deletes (kv: its stored size; a map entry: the entry;
+ * a set item: whether it is there) and adds the difference to
  * the application's counter in the global layer ({@link GlobalDataLayer#addStoredBytes}), which every host shares.
  * It is approximate: two hosts replacing the same item at once may both give back the old size, a count lost to a
  * failure right after its write is lost, and a write counts once it reached the global layer: until then the
@@ -223,18 +224,32 @@ public final class StorageQuota {
     }
 
     @Override
+    public boolean containsSetItem(String app, String set, String item) {
+      return global.containsSetItem(app, set, item);
+    }
+
+    @Override
     public void addSetItem(String app, String set, String item) {
+      boolean had = global.containsSetItem(app, set, item);
       global.addSetItem(app, set, item);
+      count(app, had ? 0 : name(item));
     }
 
     @Override
     public void removeSetItem(String app, String set, String item) {
+      boolean had = global.containsSetItem(app, set, item);
       global.removeSetItem(app, set, item);
+      count(app, had ? -name(item) : 0);
     }
 
     @Override
     public void deleteSet(String app, String set) {
+      long old = 0;
+      for (String item : global.readSet(app, set)) {
+        old += name(item);
+      }
       global.deleteSet(app, set);
+      count(app, -old);
     }
 
     @Override

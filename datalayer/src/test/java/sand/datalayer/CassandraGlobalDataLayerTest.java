@@ -75,8 +75,8 @@ class CassandraGlobalDataLayerTest {
       host1.forCredential(Layers.CRED_B).put("doc", bytes("b's"));
       assertTrue(a.flush(30_000));
       assertTrue(host1.forCredential(Layers.CRED_B).flush(30_000));
-      // bytes stored (StorageQuota): values of keys and map entries with their keys; "gone" gave its byte back
-      assertEquals("doc".length() + 11 + "empty".length() + 2 * 2, global.storedBytes("appa"));
+      // bytes stored (StorageQuota): values of keys and map entries with their keys, set items; "gone" gave its back
+      assertEquals("doc".length() + 11 + "empty".length() + 2 * 2 + 2, global.storedBytes("appa"));
       assertEquals("doc".length() + 3, global.storedBytes("appb"));
       kvMeta = a.metadata(DataKind.KV, "doc");
       mapMeta = a.metadata(DataKind.MAP, "m");

@@ -115,6 +115,35 @@ class StorageQuotaTest {
   }
 
   @Test
+  void setItemsCountOnceAndDeletingTheSetFreesThem() throws Exception {
+    try (Layers t = layers()) {
+      DataLayerService service = new DataLayerService(t.layer);
+      String item = "i".repeat(900);
+      int added = 0;
+      DataError refused = null;
+      for (int i = 0; i < 100 && refused == null; i++) {
+        try {
+          service.addSetEntry(Layers.CRED_A, "s", i + item);
+          added++;
+          assertTrue(t.layer.flush("appa", 10_000));
+        } catch (DataError e) {
+          refused = e;
+        }
+      }
+      assertTrue(refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
+      assertEquals(11, added); // ten of 901 bytes, one of 902
+      service.removeSetEntry(Layers.CRED_A, "s", "0" + item);
+      assertTrue(t.layer.flush("appa", 10_000)); // (the remove, on its way, counts against the quota until then)
+      service.addSetEntry(Layers.CRED_A, "s", "1" + item); // there already: counted once
+      assertTrue(t.layer.flush("appa", 10_000));
+      assertEquals(9 * 901 + 902, t.global.storedBytes("appa"));
+      service.deleteSet(Layers.CRED_A, "s");
+      assertTrue(t.layer.flush("appa", 10_000));
+      assertEquals(0, t.global.storedBytes("appa"));
+    }
+  }
+
+  @Test
   void theCountIsSharedByHosts() throws Exception {
     try (Layers t = layers()) {
       DataLayerService service = new DataLayerService(t.layer);
