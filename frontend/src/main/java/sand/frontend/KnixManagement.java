@@ -272,8 +272,9 @@ final class KnixManagement {
   private ObjectNode logIn(JsonNode user, Call call) {
     String email = text(user, "email", "user");
     String password = text(user, "password", "user");
-    loginsPerAddress.take(call.clientAddress());
+    // the e-mail's limit first: a flood against one e-mail does not also use up its address's logins
     loginsPerEmail.take(email.toLowerCase(Locale.ROOT));
+    loginsPerAddress.take(call.clientAddress());
     JsonNode rec = store.knixRecord(LOGIN_SCOPE, "user", email).map(r -> Json.parse(r.value(), "login"))
         .filter(r -> !r.path("pending").asBoolean(false)).orElse(null);
     String key;

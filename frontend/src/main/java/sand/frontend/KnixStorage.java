@@ -30,7 +30,7 @@ final class KnixStorage {
   /** Most keys or items one listing returns. */
   static final int MAX_LIST = 10_000;
   /** The default of the frontend setting knix.storage.bytes.per.account. */
-  static final long DEFAULT_QUOTA_BYTES = 256L << 20;
+  static final long DEFAULT_QUOTA_BYTES = 64L << 20;
   /** Where an account's bytes used are counted: in its own space, under a name reserved to the platform. */
   static final String USED_COUNTER = "sand.quota.bytes_used";
   private static final String RESERVED = "sand.";

@@ -160,7 +160,7 @@ public final class Router extends Handler.Abstract {
   private static Reply toReply(Route r, Throwable failure) {
     Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     if (t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException e) {
-      if (e.status() >= 500) {
+      if (e.status() >= 500 && !e.code().equals("busy")) { // busy: counted (metrics), expected under load
         LOG.warn("[route {} {}] {}", r.method(), r.template(), e.getMessage());
       }
       return Reply.error(e);
