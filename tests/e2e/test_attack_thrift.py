@@ -5,8 +5,8 @@ once every argument was read: 8 bytes declaring a 100 MB method name on each of 
 (its heap ~1.6 GB, ExitOnOutOfMemoryError) down, with every application on the host. Here:
 
 - a grain (deployed through the public API) opens many connections to its own bus.sock and data.sock, sends such
-  headers, and holds them; another variant presents its real credential and then declares a 15 MB payload (under the
-  bus's 16 MB cap) that it never sends, on 100 connections (1.5 GB if allocated up front);
+  headers, and holds them; another variant presents its real credential and then declares a 15 MiB payload (under the
+  bus's 16 MiB cap) that it never sends, on 150 connections (2.4 GB if allocated up front);
 - the test process sends the same headers straight at the TCP bus and data ports with no credential, and opens
   silent connections there.
 
@@ -172,9 +172,10 @@ def test_length_bombs_from_a_grain_on_its_own_sockets(http: Http, bomber: str, v
 
 def test_declared_but_unsent_payloads_under_the_cap_pin_nothing(http: Http, bomber: str, victim: str) -> None:
     before = agent()
-    # 100 connections x 15 MB declared with the grain's own credential: 1.5 GB if allocated before the bytes come.
-    got = bomb(http, bomber, {"mode": "payload", "n": 100, "size": 15 << 20, "hold_s": 8})
-    assert got["opened"] == {"bus": 100}, got
+    # 150 connections x 15 MiB declared with the grain's own credential: 2.4 GB if allocated before the bytes come
+    # (an old standalone bus with the agent's -Xmx1592m died of it; 100 connections were not enough).
+    got = bomb(http, bomber, {"mode": "payload", "n": 150, "size": 15 << 20, "hold_s": 8})
+    assert got["opened"] == {"bus": 150}, got
     agent_alive()
     assert agent() == before, "the host agent did not exit or restart"
     victim_answers(http, victim)
