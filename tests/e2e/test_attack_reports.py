@@ -107,15 +107,23 @@ def refused(app: str, reason: str = "") -> float:
 
 
 def agent_pid() -> int:
-    """The host agent's JVM: the pid file's process, or (when a supervisor runs it) its java descendant."""
-    pids = [int((SAND_HOME / "run" / "hostagent.pid").read_text().strip())]
-    while pids:
-        pid = pids.pop(0)
-        if Path(f"/proc/{pid}/comm").read_text().strip() == "java":
-            return pid
-        children = Path(f"/proc/{pid}/task/{pid}/children")
-        pids += [int(c) for c in children.read_text().split()] if children.exists() else []
-    raise AssertionError("no host agent JVM found under its pid file")
+    """The host agent's JVM: the pid file's process, or (when a supervisor runs it) its java descendant; waits up
+    to 60 s for one (another test may be restarting it)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            pids = [int((SAND_HOME / "run" / "hostagent.pid").read_text().strip())]
+            while pids:
+                pid = pids.pop(0)
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "java":
+                    return pid
+                children = Path(f"/proc/{pid}/task/{pid}/children")
+                pids += [int(c) for c in children.read_text().split()] if children.exists() else []
+        except (OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("no host agent JVM found under its pid file")
+        time.sleep(1)
 
 
 def heap_used_mb() -> float:
