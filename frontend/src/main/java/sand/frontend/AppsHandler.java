@@ -208,11 +208,9 @@ public final class AppsHandler {
       ObjectNode x = arr.addObject().put("execution_id", id).put("status", e.status())
           .put("started", AppStatus.iso(e.started())).put("finished", AppStatus.iso(e.finished()))
           .put("error", e.error());
-      var lines = x.putArray("logs");
-      for (var l : store.logs(id)) {
-        lines.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
-            .put("level", l.level()).put("text", l.text());
-      }
+      // at most a page of each execution's lines; logs_next continues at GET /api/v1/executions/{id}/logs?after=
+      x.put("logs_next", ExecutionsHandler.page(store.logs(id), null, ExecutionsHandler.LOGS_DEFAULT_LINES,
+          x.putArray("logs")));
     }
     return Reply.ok(out);
   }

@@ -103,15 +103,74 @@ public final class ExecutionsHandler {
     return reply.withHeader(InvokeHandler.EXECUTION_HEADER, id);
   }
 
+  /** Most log lines one answer carries, and by default. */
+  static final int LOGS_MAX_LINES = 10_000;
+  static final int LOGS_DEFAULT_LINES = 1000;
+
+  /**
+   * An execution's log lines, oldest first, a page at a time: at most {@code ?limit=} (default 1000, at most 10000)
+   * after the cursor {@code ?after=} (the {@code next} of the page before); {@code next} is null on the last page.
+   */
   Reply logs(Call call) {
     ExecutionRecord e = owned(call);
-    ObjectNode out = Json.object().put("execution_id", e.executionId());
-    var arr = out.putArray("logs");
-    for (var l : store.logs(e.executionId())) {
-      arr.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
-          .put("level", l.level()).put("text", l.text());
+    int limit;
+    LogCursor after;
+    try {
+      String l = call.query("limit");
+      limit = l == null || l.isEmpty() ? LOGS_DEFAULT_LINES : Integer.parseInt(l);
+      after = LogCursor.parse(call.query("after"));
+    } catch (IllegalArgumentException x) {
+      throw ApiException.badRequest("limit must be a number in 1.." + LOGS_MAX_LINES + " and after the 'next' of "
+          + "an earlier page (" + x.getMessage() + ")");
     }
+    if (limit < 1 || limit > LOGS_MAX_LINES) {
+      throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_LINES);
+    }
+    ObjectNode out = Json.object().put("execution_id", e.executionId());
+    out.put("next", page(store.logs(e.executionId()), after, limit, out.putArray("logs")));
     return Reply.ok(out);
+  }
+
+  /** Where a page of log lines ends: the last line's time (ns) and sequence number, as "ts-seq". */
+  record LogCursor(long tsNanos, int seq) {
+    static LogCursor parse(String s) {
+      if (s == null || s.isEmpty()) {
+        return null;
+      }
+      int dash = s.lastIndexOf('-');
+      if (dash <= 0) {
+        throw new IllegalArgumentException("after=" + s + " is not a cursor");
+      }
+      return new LogCursor(Long.parseLong(s.substring(0, dash)), Integer.parseInt(s.substring(dash + 1)));
+    }
+
+    boolean before(sand.cluster.HostAgentTables.LogLine l) {
+      return tsNanos < l.tsNanos() || (tsNanos == l.tsNanos() && seq < l.seq());
+    }
+
+    @Override
+    public String toString() {
+      return tsNanos + "-" + seq;
+    }
+  }
+
+  /** Add up to {@code limit} of {@code lines} after {@code after} to {@code arr}; the next page's cursor or null. */
+  static String page(java.util.List<sand.cluster.HostAgentTables.LogLine> lines, LogCursor after, int limit,
+                     com.fasterxml.jackson.databind.node.ArrayNode arr) {
+    int n = 0;
+    for (var l : lines) {
+      if (after != null && !after.before(l)) {
+        continue;
+      }
+      if (n == limit) {
+        JsonNode last = arr.get(arr.size() - 1);
+        return last.path("cursor").asText();
+      }
+      arr.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
+          .put("level", l.level()).put("text", l.text()).put("cursor", new LogCursor(l.tsNanos(), l.seq()).toString());
+      n++;
+    }
+    return null;
   }
 
   private static String iso(Instant t) {

@@ -175,4 +175,36 @@ class FrontendLimitsTest {
       assertEquals(404, unknown.status(), unknown.body()); // after its grace, not after 60 s
     }
   }
+
+  /** Issue 26, finding 6: an execution's logs were answered whole, however many lines. */
+  @Test
+  void executionLogsComeAPageAtATime() throws Exception {
+    try (TestFrontend fe = new TestFrontend()) {
+      String key = fe.signUp("dev");
+      String appId = fe.deployHello(key, "shop", null);
+      var started = fe.call("POST", "/app/shop?async=1", null, "{}");
+      String id = started.json().path("execution_id").asText();
+      java.util.List<sand.cluster.HostAgentTables.LogLine> lines = new java.util.ArrayList<>();
+      for (int i = 0; i < 25; i++) {
+        lines.add(new sand.cluster.HostAgentTables.LogLine(id, 1_000_000_000L + i / 2, i, "greet", "INFO", "line " + i));
+      }
+      fe.store.appendLogs(lines, java.time.Duration.ofHours(1));
+      java.util.List<String> seen = new java.util.ArrayList<>();
+      String after = "";
+      for (int page = 0; page < 10; page++) {
+        JsonNode r = fe.call("GET", "/api/v1/executions/" + id + "/logs?limit=10" + (after.isEmpty() ? ""
+            : "&after=" + after), key, null).json();
+        r.path("logs").forEach(l -> seen.add(l.path("text").asText()));
+        assertTrue(r.path("logs").size() <= 10, r.toString());
+        if (r.path("next").isNull()) {
+          break;
+        }
+        after = r.path("next").asText();
+      }
+      assertEquals(25, seen.size(), seen.toString());
+      assertEquals("line 0", seen.get(0));
+      assertEquals("line 24", seen.get(24));
+      assertEquals(appId.isEmpty(), false);
+    }
+  }
 }
