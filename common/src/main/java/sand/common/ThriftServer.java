@@ -249,7 +249,16 @@ public final class ThriftServer implements AutoCloseable {
 
     @Override
     public void close() {
+      abort(); // first: a flush below must not wait for a peer that stopped reading
       super.close();
+      onClose.run();
+    }
+
+    /**
+     * Close the channel only: its reader and any blocked writer fail at once, and the connection's thread
+     * then closes the rest (another thread must not take the streams' locks, which a blocked writer holds).
+     */
+    void abort() {
       try {
         ch.close();
       } catch (IOException ignored) {
@@ -258,7 +267,6 @@ public final class ThriftServer implements AutoCloseable {
       if (admission != null) {
         admission.close();
       }
-      onClose.run();
     }
   }
 
@@ -350,7 +358,7 @@ public final class ThriftServer implements AutoCloseable {
       int n = 0;
       for (Connection c : connections) {
         if (c.admission.expireIfOverdue(now, timeout)) {
-          c.close(); // its thread's blocked read ends, and the thread with it
+          c.abort(); // its thread's blocked read ends, and the thread with it
           n++;
         }
       }
@@ -439,7 +447,7 @@ public final class ThriftServer implements AutoCloseable {
         LOG.warn("closing {} socket {}: {}", name, path, e.toString());
       }
       for (Connection c : connections) {
-        c.close(); // ends the connection threads blocked reading it
+        c.abort(); // ends the connection threads blocked reading it
       }
     }
   }
