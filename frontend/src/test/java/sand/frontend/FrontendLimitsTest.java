@@ -207,4 +207,27 @@ class FrontendLimitsTest {
       assertEquals(appId.isEmpty(), false);
     }
   }
+
+  /**
+   * Issue 26, finding 6: a body refused before it was read was left unread and the connection closed under it; nginx,
+   * still sending, took the frontend for dead (max_fails) and answered everyone 502. The frontend now reads it to its
+   * end (dropping it) before answering: the whole body goes through, then the 404 comes.
+   */
+  @Test
+  void aBodyRefusedBeforeItWasReadIsDrainedNotCutOff() throws Exception {
+    try (TestFrontend fe = new TestFrontend();
+         java.net.Socket socket = new java.net.Socket("127.0.0.1", java.net.URI.create(fe.url).getPort())) {
+      int size = 8 << 20;
+      var out = socket.getOutputStream();
+      out.write(("POST /app/no-such-app HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+          + size + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      byte[] chunk = new byte[64 * 1024];
+      for (int sent = 0; sent < size; sent += chunk.length) {
+        out.write(chunk); // an unread body closed under us fails here (broken pipe / reset)
+      }
+      out.flush();
+      String head = new String(socket.getInputStream().readNBytes(12), java.nio.charset.StandardCharsets.US_ASCII);
+      assertEquals("HTTP/1.1 404", head);
+    }
+  }
 }
