@@ -83,8 +83,8 @@ public final class Frontend {
           "KNIX logins per e-mail per minute, whoever tries (a burst of as many): a password is guessed at most this "
               + "fast; more answer 429 with Retry-After; 0: no limit")
       .define("login.hash.slots", INT, 2, between(1, 64),
-          "KNIX password derivations (PBKDF2, a fraction of a second of a core each) run at once; the rest wait up "
-              + "to 10 s, then answer 503 busy")
+          "KNIX password derivations (PBKDF2, a fraction of a second of a core each) run at once; up to 8 per slot "
+              + "more wait up to 5 s, the rest answer 503 busy at once")
       .define("knix.storage.bytes.per.account", LONG, KnixStorage.DEFAULT_QUOTA_BYTES, between(0, Long.MAX_VALUE),
           "most bytes one account stores through the KNIX door's storage actions (its own space and its workflows'; "
               + "keys and values); a write past it fails with QUOTA_EXCEEDED")

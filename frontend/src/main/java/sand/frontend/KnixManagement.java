@@ -68,6 +68,8 @@ final class KnixManagement {
   private Throttle loginsPerEmail = new Throttle("logins per e-mail", "-", 0);
   /** Password derivations at once: each takes a core for a fraction of a second (PBKDF2, {@link KnixLogins}). */
   private Semaphore hashing = new Semaphore(2, true);
+  private int hashSlots = 2;
+  private final java.util.concurrent.atomic.AtomicInteger hashWaiters = new java.util.concurrent.atomic.AtomicInteger();
   private volatile JsonNode decoy;
   private long maxZipBytes = DEFAULT_MAX_ZIP_BYTES;
   private long maxUnpackedBytes = 4 * DEFAULT_MAX_ZIP_BYTES;
@@ -85,17 +87,21 @@ final class KnixManagement {
   /** What a zip holds at most unless {@link #limitZips} says otherwise (the frontend's default body limit). */
   static final long DEFAULT_MAX_ZIP_BYTES = 10L << 20;
   /** How long a login waits for a free derivation slot before it answers 503 busy. */
-  static final long HASH_WAIT_MS = 10_000;
+  static final long HASH_WAIT_MS = 5_000;
+  /** Logins that may wait for a slot, per slot; more answer 503 busy at once. */
+  static final int WAITERS_PER_SLOT = 8;
 
   /**
    * Limits on strangers' attempts (issue 26, finding 8): sign-ups per client address, logins per client address and
-   * per e-mail; at most {@code hashSlots} password derivations at once (the rest wait, bounded).
+   * per e-mail; at most {@code hashSlots} password derivations at once (a few more wait up to
+   * {@link #HASH_WAIT_MS}; the rest answer 503 busy at once).
    */
   KnixManagement limitLogins(Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail, int hashSlots) {
     this.signUpsPerAddress = signUps;
     this.loginsPerAddress = loginsByAddress;
     this.loginsPerEmail = loginsByEmail;
     this.hashing = new Semaphore(hashSlots, true);
+    this.hashSlots = hashSlots;
     return this;
   }
 
@@ -116,12 +122,18 @@ final class KnixManagement {
   /** One password derivation, in one of the few slots (503 busy when none frees up in time). */
   private <T> T hashed(Derivation<T> d) throws KnixLogins.WrongPassword {
     boolean got;
-    try {
-      got = hashing.tryAcquire(HASH_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    // a wait holds a Jetty thread: only a few may wait (logins from many addresses must not take every thread)
+    if (hashWaiters.incrementAndGet() > WAITERS_PER_SLOT * hashSlots) {
       got = false;
+    } else {
+      try {
+        got = hashing.tryAcquire(HASH_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        got = false;
+      }
     }
+    hashWaiters.decrementAndGet();
     if (!got) {
       throw new ApiException(503, "busy", "this frontend is checking as many passwords as it can at once; try again "
           + "in a moment", java.util.Map.of(Reply.RETRY_AFTER_S, "1"));

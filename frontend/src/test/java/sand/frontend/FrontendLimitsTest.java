@@ -230,4 +230,28 @@ class FrontendLimitsTest {
       assertEquals("HTTP/1.1 404", head);
     }
   }
+
+  /** Issue 26, finding 8: PBKDF2 ran on any number of Jetty threads at once; now a few slots and a few waiters. */
+  @Test
+  void passwordDerivationsTakeAFewSlotsAndTheRestAreTurnedAwayAtOnce() throws Exception {
+    try (TestFrontend fe = new TestFrontend(Map.of("login.hash.slots", "1"), true)) {
+      java.util.List<java.util.concurrent.CompletableFuture<TestFrontend.Answer>> logins = new java.util.ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        ObjectNode body = Json.object().put("action", "logIn");
+        body.set("data", user("who" + i + "@example.com", "pw"));
+        logins.add(fe.callAsync("POST", "/management", null, Json.text(body)));
+      }
+      int busy = 0;
+      for (var f : logins) {
+        TestFrontend.Answer a = f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(a.status() == 200 || a.status() == 503, a.status() + " " + a.body());
+        if (a.status() == 503) {
+          assertEquals("busy", a.json().path("error").path("code").asText());
+          assertTrue(a.raw().headers().firstValue("Retry-After").isPresent());
+          busy++;
+        }
+      }
+      assertTrue(busy >= 20 - 1 - KnixManagement.WAITERS_PER_SLOT - 4, "turned away: " + busy);
+    }
+  }
 }
