@@ -204,6 +204,9 @@ public final class Frontend {
         limits, directory);
     Quotas quotas = new Quotas(config.getInt("quota.apps.per.account"), config.getInt("quota.grains"));
     apps.useQuotas(quotas);
+    if (deps.data() != null) {
+      apps.useStorage(deps.data()); // bytes used / allowed in the global data layer, in GET /api/v1/apps/{app}
+    }
     GrainsHandler grains = new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
         limits.requirementsAllowUrls());
     grains.useQuotas(quotas);
