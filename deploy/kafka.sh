@@ -215,7 +215,7 @@ cmd_start() {
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
   start_background "$KAFKA_COMP" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
-    -XX:+UseG1GC \
+    -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
     -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"

@@ -54,7 +54,7 @@ public final class Frontend {
   private static final Logger LOG = LoggerFactory.getLogger(Frontend.class);
 
   /** Read by deploy/frontend.sh, not by this process (so not reported as unknown settings). */
-  static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_FRONTEND_PORTS");
+  static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_FRONTEND_PORTS", "SAND_FRONTEND_HEAP_MB");
 
   /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;); where Kafka and Cassandra are: {@link ClusterSettings}. */
   public static final ConfigDef DEF = new ConfigDef("frontend")
@@ -348,8 +348,17 @@ public final class Frontend {
         List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, DataLayerSettings.DEF), SCRIPT_VARIABLES)) {
       LOG.warn(unknown);
     }
-    Deps deps = connect(config, cluster);
-    Server server = newServer(config, limits, deps);
+    Deps deps;
+    Server server;
+    try {
+      deps = connect(config, cluster);
+      server = newServer(config, limits, deps);
+    } catch (Exception | Error e) {
+      // A frontend that could not start must not linger as a JVM that never serves: its supervisor restarts it.
+      LOG.error("[frontend] could not start: {}", e.toString(), e);
+      Runtime.getRuntime().halt(1);
+      return;
+    }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
         server.stop();
@@ -362,7 +371,13 @@ public final class Frontend {
         deps.data().close();
       }
     }, "frontend-shutdown"));
-    server.start();
+    try {
+      server.start();
+    } catch (Exception | Error e) {
+      LOG.error("[frontend] could not start serving: {}", e.toString(), e);
+      Runtime.getRuntime().halt(1);
+      return;
+    }
     LOG.info("[frontend {}] listening on http://{}:{}", id(config), config.getString("host"),
         ((ServerConnector) server.getConnectors()[0]).getLocalPort());
     server.join();
