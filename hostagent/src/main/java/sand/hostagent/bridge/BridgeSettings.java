@@ -20,7 +20,9 @@ import sand.contracts.TopicNames;
  * @param sendBackoffMax    longest wait between tries of a failed send
  * @param queueFullBackoffMax longest wait before delivering again into a full local queue
  * @param takeoverTimeout   how long a {@code processing} record of another host may stay unfinished in
- *                          one of this host's partitions before this host processes the event (§3.2)
+ *                          one of this host's partitions before this host processes the event (§3.2), counted
+ *                          from the record's latest renewal ({@link BackupRenewal}: its writer renews it every
+ *                          third of this while the event is in flight there)
  * @param revokeDrain       how long a host giving up its last partitions waits for their events in flight
  *                          to finish before committing (fewer re-runs); a revocation that leaves this host
  *                          other partitions does not wait (it would stall their delivery)
@@ -94,7 +96,9 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
             "longest wait before delivering again into a full local queue (the partition is paused meanwhile)")
         .define(prefix + TAKEOVER_TIMEOUT_MS, Type.LONG, 300_000L, between(1000, Long.MAX_VALUE),
             "how long another host's 'processing' record may stay unfinished in a partition of this "
-                + "host before this host processes the event; keep it above the longest grain timeout")
+                + "host, counted from its latest renewal, before this host processes the event; the writing host "
+                + "renews it every third of this while the event is in flight there; the same on every host, "
+                + "above the longest grain timeout")
         .define(prefix + REVOKE_DRAIN_MS, Type.INT, 10_000, between(0, 120_000),
             "how long a host giving up its last partitions waits for their events in flight (a revocation that "
                 + "leaves it others does not wait)")

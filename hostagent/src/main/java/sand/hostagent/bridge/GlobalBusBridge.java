@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -24,6 +25,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
 import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
 import sand.datalayer.LocalDataLayer;
@@ -44,12 +47,15 @@ import sand.localbus.LocalMessageBus;
  * queue pauses the partition (its records wait, in order, never dropped) and is tried again with
  * back-off. A {@code processing} record another host wrote into a partition of this host is taken
  * over as soon as that host is known to have failed ({@link #setHostDead}), or when it is not finished
- * after {@link BridgeSettings#takeoverTimeout()} (the fallback when liveness is unknown).
+ * after {@link BridgeSettings#takeoverTimeout()} (the fallback when liveness is unknown), counted from the latest
+ * {@code processing} record of the event: the host that wrote it renews it while the event is in flight there
+ * ({@link #renewBackups}, {@link BackupRenewal}), so an event waiting long in a busy local queue is not run twice.
  *
  * <p>Threads: {@link #start()} runs the consumer loop on its own thread (tests call {@link #pollOnce()}
- * themselves); {@link #updateGrains} may be called from any thread. The producer and the scheduler are
- * the caller's (closed by it after this bridge); the consumer is this bridge's and closed by it. The
- * consumer must be created with {@code enable.auto.commit=false} ({@link KafkaClients#consumer}).
+ * themselves) and renews backups on the scheduler; {@link #updateGrains} may be called from any thread. The
+ * producer and the scheduler are the caller's (closed by it after this bridge); the consumer is this bridge's
+ * and closed by it. The consumer must be created with {@code enable.auto.commit=false}
+ * ({@link KafkaClients#consumer}).
  */
 public final class GlobalBusBridge implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GlobalBusBridge.class);
@@ -58,6 +64,8 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final Clock clock;
   private final ReliableSender sender;
+  private final ScheduledExecutorService scheduler;
+  private java.util.concurrent.ScheduledFuture<?> renewals;
   private final OffsetTracker tracker = new OffsetTracker();
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery;                                            // consumer thread only
@@ -84,6 +92,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.host = settings.hostId();
     this.consumer = consumer;
     this.clock = clock;
+    this.scheduler = scheduler;
     this.sender = new ReliableSender(producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
     this.recovery = new Recovery(host, consumer, data, tracker, sender, settings.recoveryFlags());
     this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery);
@@ -163,6 +172,51 @@ public final class GlobalBusBridge implements AutoCloseable {
     thread = new Thread(this::run, "sand-bridge-" + host);
     thread.setDaemon(true);
     thread.start();
+    long every = Math.max(1, renewEveryMs() / 2);
+    renewals = scheduler.scheduleWithFixedDelay(() -> {
+      try {
+        renewBackups();
+      } catch (RuntimeException e) {
+        LOG.warn("[host {}] renewing backups failed: {}", host, e.toString());
+      }
+    }, every, every, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * How long an event's {@code processing} backup in another host's partition goes without renewal while the event
+   * is in flight here: a third of the takeover timeout, so that host, whose timer counts from the latest record,
+   * sees one well within its timeout (checked every half of this: at most half the timeout between two).
+   */
+  long renewEveryMs() {
+    return Math.max(1, settings.takeoverTimeout().toMillis() / 3);
+  }
+
+  /**
+   * Send again the {@code processing} backup, in another host's partition, of each event in flight here for
+   * {@link #renewEveryMs()} since its backup or last renewal (issue 26, finding 14: an event waiting in a busy local
+   * queue is not taken over while this host lives). Events in flight less long cost nothing. Any thread.
+   *
+   * @return how many renewals were sent
+   */
+  int renewBackups() {
+    long now = clock.millis();
+    long every = renewEveryMs();
+    int sent = 0;
+    for (InFlightEvents.Home h : inFlight.renewable()) {
+      if (h.renewal().renewIfDue(now, every, () -> sender.send(KafkaClients.record(h.topic(), h.partition(),
+          ConditionFlag.processing(h.event(), host))))) {
+        sent++;
+      }
+    }
+    if (sent > 0) {
+      LOG.debug("[host {}] renewed the backups of {} events in flight", host, sent);
+    }
+    return sent;
+  }
+
+  /** Now, by this bridge's clock. */
+  long nowMs() {
+    return clock.millis();
   }
 
   /** One round of the consumer loop: subscription changes, one poll, deliveries, take-overs, commit. */
@@ -204,6 +258,11 @@ public final class GlobalBusBridge implements AutoCloseable {
   @Override
   public void close() {
     closing = true;
+    synchronized (this) {
+      if (renewals != null) {
+        renewals.cancel(false);
+      }
+    }
     Thread t;
     synchronized (this) {
       t = thread;

@@ -594,7 +594,10 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       byte[] backup = ConditionFlag.processing(event, host).value();
       CompletableFuture<Void> sent = new CompletableFuture<>();
       // Only the instance's word: the agent did not see the delivery. So such events are bounded and expire.
-      if (!inFlight.registerLocal(id, new Home(next.topic(), partition, app, sent, grain, event), backup.length,
+      // In another host's partition (none of the topic's is ours), the backup is renewed while the event is in
+      // flight here, so that host does not take it over while it waits in a busy local queue (BackupRenewal).
+      BackupRenewal renewal = partition == null ? new BackupRenewal(bridge.nowMs()) : null;
+      if (!inFlight.registerLocal(id, new Home(next.topic(), partition, app, sent, grain, event, renewal), backup.length,
           limits.inFlightMax(), limits.inFlightMaxBytes(), System.nanoTime() + limits.inFlightExpiry().toNanos())) {
         refused.incrementAndGet();
         refuse(app, Refusal.IN_FLIGHT_FULL);
@@ -653,7 +656,10 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         backups.add(data.backupOf(app, d.kind(), d.name()));
       }
     }
-    CompletableFuture<Void> ready = CompletableFuture.allOf(passUnsendable(home.backup()), passUnsendable(allOutputs),
+    // after its backup and its backup's last renewal (none is sent from here on: a renewal after the finished flag
+    // would have the other host take a finished event over)
+    CompletableFuture<Void> ready = CompletableFuture.allOf(passUnsendable(home.backup()),
+        passUnsendable(home.endRenewals()), passUnsendable(allOutputs),
         CompletableFuture.allOf(backups.toArray(CompletableFuture[]::new)));
     String topic = home.topic();
     Integer partition = home.partition();

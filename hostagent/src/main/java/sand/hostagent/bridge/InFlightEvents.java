@@ -35,9 +35,21 @@ final class InFlightEvents {
    * @param grain     the grain whose local queue the event is in
    * @param event     the event (envelope) as delivered; its {@code "attempt"} counts its runs here. Only
    *                  {@link LocalRecovery} changes it, under its lock
+   * @param renewal   the renewals of its {@code processing} backup while it is in flight, for a backup in another
+   *                  host's partition (partition null); null otherwise (nothing takes this host's own over)
    */
   record Home(String topic, Integer partition, String app, CompletableFuture<?> backup, String grain,
-              ObjectNode event) {}
+              ObjectNode event, BackupRenewal renewal) {
+
+    Home(String topic, Integer partition, String app, CompletableFuture<?> backup, String grain, ObjectNode event) {
+      this(topic, partition, app, backup, grain, event, null);
+    }
+
+    /** No renewal of its backup from now on (it finishes or is forgotten); what its finished flag must follow. */
+    CompletableFuture<?> endRenewals() {
+      return renewal == null ? CompletableFuture.completedFuture(null) : renewal.end();
+    }
+  }
 
   /** Keyed by application and event id: a grain of one application cannot touch another's events. */
   private final ConcurrentHashMap<String, Home> homes = new ConcurrentHashMap<>();
@@ -161,6 +173,7 @@ final class InFlightEvents {
         Home h = homes.remove(e.getKey());
         unsize(e.getValue().app(), e.getKey());
         if (h != null) {
+          h.endRenewals();
           out.add(Map.entry(e.getKey().substring(e.getValue().app().length() + 1), h));
         }
       }
@@ -182,6 +195,7 @@ final class InFlightEvents {
     String key = key(app, eventId);
     Home h = homes.remove(key);
     if (h != null) {
+      h.endRenewals();
       unsize(app, key);
       synchronized (claims) {
         unclaim(key);
@@ -225,9 +239,26 @@ final class InFlightEvents {
     return out;
   }
 
+  /** The events in flight here whose backups are renewed ({@link BackupRenewal}). */
+  List<Home> renewable() {
+    List<Home> out = new ArrayList<>();
+    for (Home h : homes.values()) {
+      if (h.renewal() != null) {
+        out.add(h);
+      }
+    }
+    return out;
+  }
+
   /** Forget the events of an application no longer running here. */
   void forgetApplication(String app) {
-    homes.values().removeIf(h -> h.app().equals(app));
+    homes.values().removeIf(h -> {
+      if (h.app().equals(app)) {
+        h.endRenewals();
+        return true;
+      }
+      return false;
+    });
     sizes.keySet().removeIf(k -> k.startsWith(app + "/"));
     held.remove(app);
     synchronized (claims) {

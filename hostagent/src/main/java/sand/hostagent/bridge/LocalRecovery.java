@@ -184,7 +184,8 @@ final class LocalRecovery {
       }
       ObjectNode next = home.event().deepCopy();
       next.put("attempt", runs + 1);
-      inFlight.register(id, new Home(home.topic(), home.partition(), app, home.backup(), grain, next));
+      inFlight.register(id, new Home(home.topic(), home.partition(), app, home.backup(), grain, next,
+          home.renewal()));
       payloads.add(ConditionFlag.toBytes(next));
       LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} lost ({}): delivered again, run {} of {}", host, app,
           grain, exec, id, why, runs + 1, retries + 1);
