@@ -39,6 +39,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getStates;
   private final PreparedStatement putLog;
   private final PreparedStatement getLogs;
+  private final PreparedStatement getLogsPage;
   private final CassandraFrontendTables frontend;
   private final String keyspace;
 
@@ -70,6 +71,8 @@ public final class CassandraClusterStore implements ClusterStore {
         + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
     getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ?");
+    getLogsPage = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
+        + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
     frontend = new CassandraFrontendTables(session, ks);
     keyspace = ks;
   }
@@ -264,8 +267,17 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public List<LogLine> logs(String executionId) {
+    return logLines(session.execute(getLogs.bind(executionId)));
+  }
+
+  @Override
+  public List<LogLine> logs(String executionId, long afterTsNanos, int afterSeq, int limit) {
+    return logLines(session.execute(getLogsPage.bind(executionId, afterTsNanos, afterSeq, limit)));
+  }
+
+  private static List<LogLine> logLines(Iterable<Row> rows) {
     List<LogLine> out = new ArrayList<>();
-    for (Row r : session.execute(getLogs.bind(executionId))) {
+    for (Row r : rows) {
       out.add(new LogLine(r.getString("execution_id"), r.getLong("ts"), r.getInt("seq"), r.getString("grain"),
           r.getString("level"), r.getString("text")));
     }

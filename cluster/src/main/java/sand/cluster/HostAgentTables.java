@@ -86,4 +86,14 @@ public interface HostAgentTables {
   void appendLogs(List<LogLine> lines, Duration ttl);
 
   List<LogLine> logs(String executionId);
+
+  /**
+   * At most {@code limit} of an execution's log lines after (ts, seq), oldest first: a page read from the store
+   * without reading the execution's other lines (an execution may have very many).
+   */
+  default List<LogLine> logs(String executionId, long afterTsNanos, int afterSeq, int limit) {
+    return logs(executionId).stream()
+        .filter(l -> l.tsNanos() > afterTsNanos || (l.tsNanos() == afterTsNanos && l.seq() > afterSeq))
+        .limit(limit).toList();
+  }
 }

@@ -78,6 +78,11 @@ class CassandraClusterStoreTest {
       Thread.onSpinWait();
     }
     assertEquals(List.of("first", "second"), store.logs("x1").stream().map(HostAgentTables.LogLine::text).toList());
+    // A page is read with LIMIT after its cursor (ts, seq), not by reading every line of the execution.
+    assertEquals(List.of("first"), store.logs("x1", Long.MIN_VALUE, Integer.MIN_VALUE, 1).stream()
+        .map(HostAgentTables.LogLine::text).toList());
+    assertEquals(List.of("second"), store.logs("x1", 1, 0, 5).stream().map(HostAgentTables.LogLine::text).toList());
+    assertEquals(List.of(), store.logs("x1", 2, 0, 5));
   }
 
   @Test

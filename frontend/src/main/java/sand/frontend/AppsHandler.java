@@ -209,7 +209,8 @@ public final class AppsHandler {
           .put("started", AppStatus.iso(e.started())).put("finished", AppStatus.iso(e.finished()))
           .put("error", e.error());
       // at most a page of each execution's lines; logs_next continues at GET /api/v1/executions/{id}/logs?after=
-      x.put("logs_next", ExecutionsHandler.page(store.logs(id), null, ExecutionsHandler.LOGS_DEFAULT_LINES,
+      x.put("logs_next", ExecutionsHandler.page(ExecutionsHandler.pageOfLogs(store, id, null,
+          ExecutionsHandler.LOGS_DEFAULT_LINES), null, ExecutionsHandler.LOGS_DEFAULT_LINES,
           x.putArray("logs")));
     }
     return Reply.ok(out);

@@ -127,8 +127,16 @@ public final class ExecutionsHandler {
       throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_LINES);
     }
     ObjectNode out = Json.object().put("execution_id", e.executionId());
-    out.put("next", page(store.logs(e.executionId()), after, limit, out.putArray("logs")));
+    out.put("next", page(pageOfLogs(store, e.executionId(), after, limit), null, limit, out.putArray("logs")));
     return Reply.ok(out);
+  }
+
+  /** A page's lines and one more (to tell whether there is a next page), read from the store as a page. */
+  static java.util.List<sand.cluster.HostAgentTables.LogLine> pageOfLogs(sand.cluster.HostAgentTables store,
+                                                                          String executionId, LogCursor after,
+                                                                          int limit) {
+    return after == null ? store.logs(executionId, Long.MIN_VALUE, Integer.MIN_VALUE, limit + 1)
+        : store.logs(executionId, after.tsNanos(), after.seq(), limit + 1);
   }
 
   /** Where a page of log lines ends: the last line's time (ns) and sequence number, as "ts-seq". */
