@@ -11,17 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RequestRate {
   private static final int MAX_ACCOUNTS = 100_000;
 
-  private static final class Bucket {
-    double tokens;
-    long refilledAt;
-
-    Bucket(double tokens, long now) {
-      this.tokens = tokens;
-      this.refilledAt = now;
-    }
-  }
-
-  private final Map<String, Bucket> buckets = new ConcurrentHashMap<>();
+  private final Map<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
   /** Take one request of {@code account} at {@code nowNanos} under a share of {@code perSecond}; false: refuse. */
   boolean take(String account, double perSecond, long nowNanos) {
@@ -29,15 +19,7 @@ final class RequestRate {
       buckets.clear(); // bounded memory: forgetting buckets only lets a burst through
     }
     double burst = Math.max(1.0, perSecond);
-    Bucket b = buckets.computeIfAbsent(account, a -> new Bucket(burst, nowNanos));
-    synchronized (b) {
-      b.tokens = Math.min(burst, b.tokens + (nowNanos - b.refilledAt) / 1e9 * perSecond);
-      b.refilledAt = nowNanos;
-      if (b.tokens < 1.0) {
-        return false;
-      }
-      b.tokens -= 1.0;
-      return true;
-    }
+    return buckets.computeIfAbsent(account, a -> new TokenBucket(burst, nowNanos))
+        .take(nowNanos, burst, perSecond) == 0;
   }
 }

@@ -13,21 +13,11 @@ import java.util.function.LongSupplier;
 final class Throttle {
   static final int MAX_KEYS = 100_000;
 
-  private static final class Bucket {
-    double tokens;
-    long refilledAt;
-
-    Bucket(double tokens, long now) {
-      this.tokens = tokens;
-      this.refilledAt = now;
-    }
-  }
-
   private final String what;
   private final String setting;
   private final int perMinute;
   private final LongSupplier nanos;
-  private final Map<String, Bucket> buckets = new ConcurrentHashMap<>();
+  private final Map<String, TokenBucket> buckets = new ConcurrentHashMap<>();
   private long refused;
 
   /**
@@ -55,16 +45,10 @@ final class Throttle {
       buckets.clear();
     }
     long now = nanos.getAsLong();
-    Bucket b = buckets.computeIfAbsent(key, k -> new Bucket(perMinute, now));
-    double wait;
-    synchronized (b) {
-      b.tokens = Math.min(perMinute, b.tokens + (now - b.refilledAt) / 60e9 * perMinute);
-      b.refilledAt = now;
-      if (b.tokens >= 1.0) {
-        b.tokens -= 1.0;
-        return;
-      }
-      wait = (1.0 - b.tokens) * 60.0 / perMinute;
+    double wait = buckets.computeIfAbsent(key, k -> new TokenBucket(perMinute, now))
+        .take(now, perMinute, perMinute / 60.0);
+    if (wait == 0) {
+      return;
     }
     synchronized (this) {
       refused++;
