@@ -1,5 +1,7 @@
 """ServerlessBench's test cases (SoCC '20) that SAND's design answers, run on the real system through nginx:
 
+  tc2    parallel composition as an ASL Map: one Task grain (item + 1) over N = 1 to 32 items (p50/p99 per N and the
+         least-squares slope in ms per extra branch)
   tc3    a chain of 100 grains, each adding 1 (deploy time, first call, warm p50/p99, the hop between grains from
          the executions' timings, sandbox memory per idle grain against a 1-grain sandbox measured in the same run)
   tc5    a 2-grain pass-through with payloads from 0 to 50 KB in 5 KB steps (p50/p99 per size; 0 KB is the baseline)
@@ -7,7 +9,7 @@
   sweep  the same echo at 1, 5, 10, 20 and 40 clients: where throughput stops growing (the knee)
   cpu    CPU per 1-grain request, per component, from /proc (benchmarks/_cpu.py)
 
-Needs `make up`.  python benchmarks/serverlessbench.py [tc3 tc5 tc9 sweep cpu] [--quick]
+Needs `make up`.  python benchmarks/serverlessbench.py [tc2 tc3 tc5 tc9 sweep cpu] [--quick]
 Writes benchmarks/results/serverlessbench.json and serverlessbench.png.
 """
 
@@ -29,6 +31,8 @@ from benchmarks._common import RESULTS, machine, summary_ms, write_result  # noq
 
 INC = "def handle(event, context):\n    return {'n': event['n'] + 1}\n"
 ECHO = "def handle(event, context):\n    return event\n"
+ADD1 = "def handle(event, context):\n    return event + 1\n"
+FANOUT = [1, 2, 4, 8, 16, 32]
 
 
 def hops_between_grains(steps: list[dict[str, Any]]) -> list[float]:
@@ -41,6 +45,64 @@ def hops_between_grains(steps: list[dict[str, Any]]) -> list[float]:
         if prev in ends:
             out.append(at - ends[prev])
     return out
+
+
+def deploy_asl(bench: Bench, name: str, workflow: dict[str, Any], grains: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """Upload the grains, save and deploy an ASL state machine, wait until deployed; (name, app)."""
+    name = f"{bench.prefix}-{name}"
+    for grain, code in grains.items():
+        bench.api.call("PUT", f"/api/v1/grains/{grain}", code, content_type="text/x-python")
+    bench.api.call("PUT", f"/api/v1/apps/{name}", workflow | {"name": name})
+    bench.api.call("POST", f"/api/v1/apps/{name}/deploy")
+    bench.apps.append(name)
+    deadline = time.monotonic() + 600
+    while (app := bench.api.call("GET", f"/api/v1/apps/{name}").body)["status"] not in ("deployed", "failed"):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    if app["status"] != "deployed":
+        raise RuntimeError(f"{name} did not deploy: {json.dumps(app)[:2000]}")
+    return name, app
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (x, y)."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
+
+
+def tc2(bench: Bench, quick: bool) -> dict[str, Any]:
+    warm, n = (5, 10) if quick else (10, 40)
+    print(f"TC2: parallel composition, an ASL Map of one Task grain (item + 1) over N items, {n} calls per N")
+    # No MaxConcurrency: 0, every item at once. The Task's grain runs up to `concurrency` instances at once (32, the
+    # default: N = 32 fits), all in one sandbox limited to `sandbox_cpus` (1.0 by default).
+    fan = {"StartAt": "Fan", "States": {"Fan": {
+        "Type": "Map", "ItemsPath": "$.items", "End": True,
+        "Iterator": {"StartAt": "Inc", "States": {"Inc": {"Type": "Task", "Resource": "tc2inc", "End": True}}}}}}
+    name, app = deploy_asl(bench, "tc2", fan, {"tc2inc": ADD1})
+    caller = Caller(name)
+    by_n: dict[int, dict[str, Any]] = {}
+    for items in FANOUT:
+        body = json.dumps({"items": list(range(items))}).encode()
+        status, _, _, answer = caller.call(body)
+        if status != 200 or json.loads(answer) != list(range(1, items + 1)):
+            raise RuntimeError(f"TC2's Map of {items} answered {status}: {answer[:300]!r}")
+        caller.run(body, warm)
+        lat, _, failed = caller.run(body, n)
+        by_n[items] = summary_ms(lat) | {"failed": failed}
+        print(f"  N = {items:2d}: p50 {by_n[items]['p50_ms']:7.2f} ms  p99 {by_n[items]['p99_ms']:7.2f} ms  "
+              f"failed {failed}")
+    per_branch = round(slope([(k, v["p50_ms"]) for k, v in by_n.items()]), 2)
+    per_branch_p99 = round(slope([(k, v["p99_ms"]) for k, v in by_n.items()]), 2)
+    print(f"  {per_branch} ms per extra branch at p50 ({per_branch_p99} at p99), least squares over N = "
+          f"{', '.join(map(str, FANOUT))} (target <= 1.5 ms)")
+    settings = app.get("settings", {})
+    return {"by_n": by_n, "ms_per_branch_p50": per_branch, "ms_per_branch_p99": per_branch_p99,
+            "max_concurrency": 0, "grain_concurrency": settings.get("concurrency", 32),
+            "sandbox_cpus": settings.get("sandbox_cpus", 1.0), "target_ms_per_branch": 1.5}
 
 
 def tc3(bench: Bench, quick: bool) -> dict[str, Any]:
@@ -175,13 +237,21 @@ def plot(result: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [k for k in ("tc5", "sweep", "cpu") if k in result]
+    panels = [k for k in ("tc2", "tc5", "sweep", "cpu") if k in result]
     if not panels:
         return
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4))
     axes = [axes] if len(panels) == 1 else list(axes)
     for ax, key in zip(axes, panels, strict=True):
-        if key == "tc5":
+        if key == "tc2":
+            rows = result["tc2"]["by_n"]
+            ns = sorted(rows, key=int)
+            ax.plot([int(k) for k in ns], [rows[k]["p50_ms"] for k in ns], "o-", label="p50")
+            ax.plot([int(k) for k in ns], [rows[k]["p99_ms"] for k in ns], "s--", label="p99")
+            ax.set(xlabel="Map items (branches)", ylabel="latency (ms)",
+                   title=f"TC2: ASL Map, {result['tc2']['ms_per_branch_p50']} ms per branch")
+            ax.legend()
+        elif key == "tc5":
             kb = sorted(result["tc5"]["by_kb"], key=int)
             ax.plot(kb, [result["tc5"]["by_kb"][k]["p50_ms"] for k in kb], "o-", label="p50")
             ax.plot(kb, [result["tc5"]["by_kb"][k]["p99_ms"] for k in kb], "s--", label="p99")
@@ -202,7 +272,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-CASES = {"tc3": tc3, "tc5": tc5, "tc9": tc9, "sweep": sweep, "cpu": cpu}
+CASES = {"tc2": tc2, "tc3": tc3, "tc5": tc5, "tc9": tc9, "sweep": sweep, "cpu": cpu}
 
 
 def main() -> None:
