@@ -27,8 +27,8 @@ def parse_address(address: str) -> tuple[str | None, int | None, str | None]:
     return host, int(port), None
 
 
-def connect(address: str, client_class: Any, timeout_s: float | None = None) -> tuple[Any, Any]:
-    """Open a connection; returns (generated client, transport). The caller closes the transport."""
+def connect(address: str, client_class: Any, timeout_s: float | None = None) -> tuple[Any, Any, socket.socket]:
+    """Open a connection; returns (generated client, transport, its socket). The caller closes the transport."""
     host, port, path = parse_address(address)
     sock = TSocket(unix_socket=path) if path else TSocket(host, port)
     if timeout_s is not None:
@@ -38,7 +38,7 @@ def connect(address: str, client_class: Any, timeout_s: float | None = None) -> 
     if not path:
         # Request/response of small messages: never wait for Nagle.
         sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return client_class(TBinaryProtocolAccelerated(transport)), transport
+    return client_class(TBinaryProtocolAccelerated(transport)), transport, sock.handle
 
 
 # A call that only shows the credential (its answer, often a refusal of the empty argument, is ignored):
@@ -72,7 +72,7 @@ class ThriftClient:
     def __init__(self, address: str, credential: str, timeout_s: float | None = None) -> None:
         self.address = address
         self._credential = credential
-        self._client, self._transport = connect(address, self.client_class, timeout_s)
+        self._client, self._transport, self._socket = connect(address, self.client_class, timeout_s)
         self._hello_pending: str | None = None
         hello = _hello(self.client_class)
         if hello is not None:
@@ -84,16 +84,35 @@ class ThriftClient:
         raise NotImplementedError
 
     def _call(self, method: str, *args: object) -> Any:
+        self._read_hello()
+        try:
+            return getattr(self._client, method)(self._credential, *args)
+        except self.error_class as e:
+            self._raise(self.codes.get(e.code, str(e.code)), e.message or "")  # type: ignore[attr-defined]
+
+    def _read_hello(self) -> None:
         if self._hello_pending is not None:
             hello, self._hello_pending = self._hello_pending, None
             try:
                 getattr(self._client, "recv_" + hello)()
             except self.error_class:
                 pass  # the hello's argument is refused; its credential was seen
+
+    # A call in two halves, for a caller that waits on this connection and other things at once (select on
+    # fileno()): send it, and once the socket is readable, read its answer. Nothing else may be sent between.
+    def _send(self, method: str, *args: object) -> None:
+        self._read_hello()
+        getattr(self._client, "send_" + method)(self._credential, *args)
+
+    def _receive(self, method: str) -> Any:
         try:
-            return getattr(self._client, method)(self._credential, *args)
+            return getattr(self._client, "recv_" + method)()
         except self.error_class as e:
             self._raise(self.codes.get(e.code, str(e.code)), e.message or "")  # type: ignore[attr-defined]
+
+    def fileno(self) -> int:
+        """The connection's socket: readable when the answer of a call sent with ``_send`` has arrived."""
+        return self._socket.fileno()
 
     def close(self) -> None:
         self._transport.close()

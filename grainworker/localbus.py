@@ -63,6 +63,13 @@ class LocalBusClient(ThriftClient):
         """Up to ``max_messages`` from the head of ``queue``, waiting up to ``timeout_ms`` for one."""
         return self._call("poll", queue, max_messages, timeout_ms)
 
+    def send_poll(self, queue: str, max_messages: int = 1, timeout_ms: int = 1000) -> None:
+        """The first half of ``poll``: once ``fileno()`` is readable, ``receive_poll()`` has the messages."""
+        self._send("poll", queue, max_messages, timeout_ms)
+
+    def receive_poll(self) -> list[bytes]:
+        return self._receive("poll")
+
     def poll_host_agent(self, max_messages: int = 1, timeout_ms: int = 1000) -> list[tuple[str, bytes]]:
         """Host agent only: (application, payload) pairs from LQ_HA."""
         msgs = self._call("pollHostAgent", max_messages, timeout_ms)

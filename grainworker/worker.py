@@ -5,19 +5,25 @@ for every event. It reaps its children, caps how many run at once (excess events
 kills an instance past the grain's timeout, and answers for an instance that died without publishing
 (timeout, kill, crash) with an error event to the workflow's end, so the caller always gets an answer.
 
-Pre-forked standby (beyond the paper): one child is forked ahead of time, has opened its own bus
-connection and waits on a pipe; an event is handed to it (a pipe write instead of a fork on the
-critical path) and the next standby is forked once no event came for STANDBY_DEFER_S after the hand-off
-(right after it, the instance and the next grain's worker need the CPU; on 2 vCPUs a fork there added ~1 ms
-to the hop). Each event still gets a fresh process.
+Pre-forked standby (beyond the paper): one child is forked ahead of time, opens its own bus connection and
+waits on the grain's local queue itself, so an event wakes the process that will run it and nobody else (one
+wake-up per hop: no worker in between, no pipe hand-off). The standby tells the worker what it took (a pipe
+write the worker reads in parallel: it tracks the instance's timeout and answers for it if it dies), and the
+worker forks the next standby once no event came for STANDBY_DEFER_S (right after a hop, the instance and the
+next grain's worker need the CPU; on 2 vCPUs a fork there added ~1 ms to the hop); meanwhile it polls the queue
+itself and forks per event. Exactly one of them polls the queue at any time. Each event still gets a fresh process.
 A standby costs memory (~1.5 MB of pages it and the worker no longer share), so a worker keeps one only
 for a grain that was called in the last STANDBY_IDLE_S seconds, and only while the sandbox uses less than
 STANDBY_MEMORY_SHARE of its memory limit: a sandbox of 100 grains fits its default 512 MB, and its busy
 grains still start instances from standbys (docs/grain-worker.md).
+
+Idle, a worker and its standby sleep in the kernel: the worker in select() on its poll's socket, its children and
+a signal pipe; the poll waits the bus's longest (MAX_POLL_TIMEOUT_MS), so an idle grain wakes once a minute.
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import logging
 import math
@@ -33,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from grainworker._fork import fork
+from grainworker._gen.localbus.constants import MAX_POLL_TIMEOUT_MS
 from grainworker.cgroup import memory_share as sandbox_memory_share
 from grainworker.instance import InstanceSpec, failure_batch, run_instance
 from grainworker.localbus import queue_name
@@ -46,7 +53,9 @@ STOP_MESSAGE = b'{"control":"stop"}'
 STANDBY_IDLE_S = 600.0       # a grain not called for this long gives its standby back
 STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than this share of its memory limit
 STANDBY_DEFER_S = 0.003      # after a hand-off, the next standby is forked once no event came for this long
-_HANDOFF = struct.Struct(">IQ")  # what the worker writes to a standby: the event's length, when it was polled
+_NOTICE = struct.Struct(">IQ")  # what a standby tells its worker it took: the event's length, when it was polled
+POLL_MAX_S = MAX_POLL_TIMEOUT_MS / 1000
+_PIPE_BYTES = 1 << 20  # a notice of any event up to this size is one write that does not wait for the worker
 
 
 @dataclass
@@ -71,6 +80,16 @@ class _Child:
     deadline: float
     pidfd: int
     killed_for: str = ""
+
+
+@dataclass
+class _Standby:
+    """A pre-forked instance waiting on the grain's queue itself."""
+
+    pid: int
+    pidfd: int
+    notice: int        # read end: what it took (_NOTICE + the event), EOF if it left without taking one
+    release: int = -1  # write end of its release pipe: closed, the standby leaves at its next empty poll
 
 
 def load_grain(code_dir: str, module: str) -> tuple[Callable[[Any, Any], Any], str]:
@@ -126,7 +145,9 @@ class GrainWorker:
         self._data_factory = data_factory
         self.bus = bus_factory()
         self.children: dict[int, _Child] = {}
-        self._standby: tuple[int, int] | None = None  # (pid, write end of its pipe)
+        self._standby: _Standby | None = None
+        self._polling = False  # a poll of the worker's own is on its way (sent, its answer not read yet)
+        self._wakeup = -1  # read end of the pipe a signal writes to: a signal ends the worker's select()
         self._stopping = False
         self.instances_started = 0
         self._last_event = -STANDBY_IDLE_S  # monotonic; no standby until the grain is first called
@@ -141,24 +162,41 @@ class GrainWorker:
     def run(self) -> None:
         log.info("[%s/%s] grain worker up: concurrency %d, timeout %.1fs, standby %s", self.cfg.app,
                  self.cfg.grain, self.cfg.max_concurrency, self.cfg.timeout_s, self.cfg.standby)
+        r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self._wakeup = r
+        signal.set_wakeup_fd(w)
         while not self._stopping:
             self.step()
         self.shutdown()
 
     def step(self) -> None:
-        """One round: reap, enforce timeouts, keep a standby, then wait for events or for a free slot."""
+        """One round: reap, enforce timeouts, keep a standby, then wait for an event, a child's exit or a signal."""
         self.reap()
         self.kill_expired()
         self._keep_standby()
-        free = self.cfg.max_concurrency - len(self.children)
-        if free <= 0:
-            self._wait_children(self._until_deadline(1.0))
+        wait = self._until_deadline(POLL_MAX_S)
+        fds = [c.pidfd for c in self.children.values()]
+        if self._wakeup >= 0:
+            fds.append(self._wakeup)
+        if self._standby is not None:  # the standby polls the queue: the worker only listens to it
+            ready = self._select(fds + [self._standby.notice], wait)
+            if self._standby.notice in ready:
+                self._take_notice()
             return
-        wait = self._until_deadline(1.0)
-        defer = self._standby_due - time.monotonic()
-        if self._standby is None and self.cfg.standby and defer > 0:
-            wait = min(wait, defer)  # wake up to fork the standby once the deferral is over
-        msgs = self.bus.poll(self.queue, max_messages=min(free, 32), timeout_ms=max(1, math.ceil(wait * 1000)))
+        free = self.cfg.max_concurrency - len(self.children)
+        if free <= 0 and not self._polling:
+            self._select(fds, wait)
+            return
+        if not self._polling:
+            defer = self._standby_due - time.monotonic()
+            if self.cfg.standby and defer > 0 and self._recent():
+                wait = min(wait, defer)  # the poll ends when the standby is due
+            self.bus.send_poll(self.queue, max_messages=min(free, 32), timeout_ms=max(1, math.ceil(wait * 1000)))
+            self._polling = True
+        if self.bus.fileno() not in self._select(fds + [self.bus.fileno()], POLL_MAX_S + 5):
+            return  # a child exited or a signal came: the poll stays on its way
+        msgs = self.bus.receive_poll()
+        self._polling = False
         polled = time.monotonic_ns()
         if msgs:
             self._last_event = polled / 1e9
@@ -168,11 +206,24 @@ class GrainWorker:
                 continue
             self.dispatch(raw, polled)
 
+    def _select(self, fds: list[int], timeout: float) -> list[int]:
+        ready = select.select(fds, [], [], max(0.0, timeout))[0]
+        if self._wakeup in ready:
+            try:
+                os.read(self._wakeup, 512)
+            except BlockingIOError:
+                pass
+        return ready
+
+    def _recent(self) -> bool:
+        return time.monotonic() - self._last_event < STANDBY_IDLE_S
+
     def shutdown(self) -> None:
         """Finish running instances (bounded wait), kill the rest, release the standby."""
-        if self._standby:
-            os.close(self._standby[1])  # the standby sees EOF and exits quietly
-            self._reap_standby(block=True)
+        if self._polling:
+            self.bus.close()  # the bus puts back whatever it was handing over on a closed connection
+            self._polling = False
+        self._stop_standby()
         deadline = time.monotonic() + self.cfg.stop_grace_s
         while self.children and time.monotonic() < deadline:
             self._wait_children(deadline - time.monotonic())
@@ -188,40 +239,51 @@ class GrainWorker:
 
     # ---- instances
     def dispatch(self, raw: bytes, polled_ns: int = 0) -> None:
+        """Fork an instance for an event the worker polled itself."""
         self.instances_started += 1
-        if self._standby is not None:
-            pid, w = self._standby
-            self._standby = None
-            try:
-                os.write(w, _HANDOFF.pack(len(raw), polled_ns))
-                _write_all(w, raw)
-                os.close(w)
-                self._track(pid, raw)
-                self._standby_due = time.monotonic() + STANDBY_DEFER_S
-                return
-            except OSError:
-                os.close(w)  # the standby died: reap it and fall back to a fresh fork
-                os.waitpid(pid, 0)
         pid = fork()
         if pid == 0:
             self._child_main(raw=raw, polled_ns=polled_ns)
         self._track(pid, raw)
 
-    def _track(self, pid: int, raw: bytes) -> None:
-        self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s, os.pidfd_open(pid))
+    def _track(self, pid: int, raw: bytes, pidfd: int = -1) -> None:
+        self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s,
+                                    pidfd if pidfd >= 0 else os.pidfd_open(pid))
+
+    def _take_notice(self) -> None:
+        """The standby took an event (it is an instance now), told the worker to stop, or left without one."""
+        sb = self._standby
+        assert sb is not None
+        header = _read_exact(sb.notice, _NOTICE.size)
+        raw = _read_exact(sb.notice, _NOTICE.unpack(header)[0]) if header is not None else None
+        self._standby = None
+        os.close(sb.notice)
+        if sb.release >= 0:
+            os.close(sb.release)
+        if raw is None or raw == STOP_MESSAGE:
+            # It left (released, stopped, or died before telling what it took: then the host agent's recovery
+            # runs the event again when this worker exits, or its in-flight expiry does).
+            self._stopping = self._stopping or raw == STOP_MESSAGE
+            os.waitpid(sb.pid, 0)
+            os.close(sb.pidfd)
+            return
+        self.instances_started += 1
+        self._last_event = time.monotonic()
+        self._track(sb.pid, raw, sb.pidfd)
+        self._standby_due = time.monotonic() + STANDBY_DEFER_S
 
     def _keep_standby(self) -> None:
         """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
         now = time.monotonic()
-        recent = now - self._last_event < STANDBY_IDLE_S
+        recent = self._recent()
         if self._standby is None:
-            if self.cfg.standby and recent and now >= self._standby_due and self._memory_to_spare():
+            if (self.cfg.standby and recent and now >= self._standby_due and not self._polling
+                    and len(self.children) < self.cfg.max_concurrency and self._memory_to_spare()):
                 self._fork_standby()
-        elif not recent:
-            pid, w = self._standby
-            os.close(w)  # it sees EOF and exits quietly
-            self._standby = None
-            os.waitpid(pid, 0)
+        elif not recent and self._standby.release >= 0:
+            # It leaves at its next empty poll (within POLL_MAX_S); an event it takes meanwhile still runs.
+            os.close(self._standby.release)
+            self._standby.release = -1
 
     def _memory_to_spare(self) -> bool:
         """The sandbox's memory, read at most once a second: not two file reads before every poll when short."""
@@ -232,18 +294,42 @@ class GrainWorker:
         return self._memory_ok
 
     def _fork_standby(self) -> None:
-        r, w = os.pipe()
+        notice_r, notice_w = os.pipe2(os.O_CLOEXEC)
+        release_r, release_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            fcntl.fcntl(notice_w, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        except OSError:
+            pass  # a smaller pipe: a large event's notice waits for the worker to read it
         pid = fork()
         if pid == 0:
-            os.close(w)
-            self._child_main(pipe=r)
-        os.close(r)
-        self._standby = (pid, w)
+            os.close(notice_r)
+            os.close(release_w)
+            self._child_main(notice=notice_w, release=release_r)
+        os.close(notice_w)
+        os.close(release_r)
+        self._standby = _Standby(pid, os.pidfd_open(pid), notice_r, release_w)
 
-    def _child_main(self, raw: bytes | None = None, pipe: int | None = None, polled_ns: int = 0) -> None:
-        """In the forked process: never returns."""
+    def _stop_standby(self) -> None:
+        """On shutdown: a standby still waiting is killed (an event it had just taken is the host agent's to
+        recover when this worker's exit is reported); one that already took an event is an instance."""
+        sb = self._standby
+        if sb is None:
+            return
+        if not self._ready(sb.notice):
+            os.kill(sb.pid, signal.SIGKILL)
+        self._take_notice()
+
+    @staticmethod
+    def _ready(fd: int) -> bool:
+        return bool(select.select([fd], [], [], 0)[0])
+
+    def _child_main(self, raw: bytes | None = None, notice: int = -1, release: int = -1, polled_ns: int = 0) -> None:
+        """In the forked process: never returns. A standby (``notice`` >= 0) first waits for its event itself."""
         code = 1
         try:
+            if self._wakeup >= 0:
+                signal.set_wakeup_fd(-1)
+                os.close(self._wakeup)
             # This process's copy of the worker's bus connection: closed (no shutdown: the worker keeps using it),
             # so that when the worker dies its long poll's socket closes and the bus puts back what it was handing
             # over, instead of writing it into a socket a child still holds open.
@@ -252,12 +338,8 @@ class GrainWorker:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             self._limit_memory()
             bus = self._bus_factory()  # its own connection: a socket is never shared across fork
-            if pipe is not None:
-                header = _read_exact(pipe, _HANDOFF.size)
-                if header is None:
-                    os._exit(0)  # the worker is stopping: an unused standby leaves quietly
-                length, polled_ns = _HANDOFF.unpack(header)
-                raw = _read_exact(pipe, length)
+            if notice >= 0:
+                raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
             run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)
             code = 0
@@ -265,6 +347,25 @@ class GrainWorker:
             logging.getLogger(__name__).exception("[%s/%s] grain instance failed", self.cfg.app, self.cfg.grain)
         finally:
             os._exit(code)
+
+    def _wait_as_standby(self, bus: Any, notice: int, release: int) -> tuple[bytes, int]:
+        """Poll the grain's queue until an event comes, tell the worker, and return it to run."""
+        while True:
+            msgs = bus.poll(self.queue, max_messages=1, timeout_ms=MAX_POLL_TIMEOUT_MS)
+            polled_ns = time.monotonic_ns()
+            if msgs:
+                break
+            if self._ready(release):
+                os._exit(0)  # released (idle grain) or the worker is gone
+        raw = msgs[0]
+        try:
+            _write_all(notice, _NOTICE.pack(len(raw), polled_ns) + raw)
+        except OSError:
+            pass  # the worker died: the event still runs, nobody is left to time it
+        os.close(notice)
+        if raw == STOP_MESSAGE:
+            os._exit(0)
+        return raw, polled_ns
 
     def _limit_memory(self) -> None:
         if self.cfg.memory_mb > 0:
@@ -287,17 +388,6 @@ class GrainWorker:
             code = os.waitstatus_to_exitcode(status)
             if code != 0:
                 self._report_failure(pid, child, code)
-        if self._standby is not None:
-            self._reap_standby(block=False)
-
-    def _reap_standby(self, block: bool) -> None:
-        assert self._standby is not None
-        pid, w = self._standby
-        done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
-        if done:
-            if not block:
-                os.close(w)
-            self._standby = None
 
     def _report_failure(self, pid: int, child: _Child, code: int) -> None:
         if child.killed_for == "Timeout":

@@ -12,6 +12,9 @@ namespace java sand.localbus.thrift
 namespace py localbus
 
 const string HOST_AGENT_QUEUE = "__ha__"
+// The longest a poll waits for a message (a longer timeoutMs is clamped to it): a waiting grain worker
+// asks for this much, so an idle one wakes up once a minute, not once a second.
+const i32 MAX_POLL_TIMEOUT_MS = 60000
 
 enum BusErrorCode {
   UNAUTHORIZED = 1,   // unknown credential, or a queue of another application

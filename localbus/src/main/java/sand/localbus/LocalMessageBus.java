@@ -46,7 +46,7 @@ public final class LocalMessageBus {
   /** Poll's maxMessages is clamped to [1, this]. */
   public static final int MAX_POLL_MESSAGES = 1000;
   /** Poll's timeoutMs is clamped to [0, this]. */
-  public static final int MAX_POLL_TIMEOUT_MS = 60_000;
+  public static final int MAX_POLL_TIMEOUT_MS = sand.localbus.thrift.localbusConstants.MAX_POLL_TIMEOUT_MS;
   /**
    * A poll stops taking messages once their payloads reach this many bytes (it always takes one), so
    * one reply stays under Thrift's default 100 MiB message limit.
