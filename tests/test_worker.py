@@ -303,3 +303,42 @@ def test_instances_forked_without_at_fork_handlers_still_draw_different_random_n
     rows = [line.split() for line in out if line]
     assert len(rows) == 2 and rows[0][0] != rows[1][0], out
     assert rows[0][1] != rows[1][1], "both children drew the same number: random was not reseeded"
+
+
+def _switches(pid: int) -> int:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    return int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"])
+
+
+def _standby_of(emu: Emulator, grain: str) -> int:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        kids = children(emu.worker_pid(grain))
+        if len(kids) == 1:
+            return kids[0][0]
+        time.sleep(0.05)
+    raise AssertionError(f"no single standby under {grain}'s worker: {children(emu.worker_pid(grain))}")
+
+
+def test_the_standby_takes_the_event_itself_and_its_worker_still_times_it_and_answers_for_it(emu: Emulator) -> None:
+    call(emu, "pid", {})
+    standby = _standby_of(emu, "pid")
+    assert call(emu, "pid", {})["pid"] == standby, "the waiting standby ran the event"
+    call(emu, "quitter", {})  # once called, quitter keeps a standby too
+    _standby_of(emu, "quitter")
+    result = call(emu, "quitter", {})
+    assert result["error"]["type"] == "Crashed", "the worker answers for an instance its standby started"
+    call(emu, "sleepy", {"s": 0})
+    _standby_of(emu, "sleepy")
+    assert call(emu, "sleepy", {"s": 60})["error"]["type"] == "Timeout", "and kills it past the grain's timeout"
+
+
+def test_an_idle_worker_and_its_standby_do_not_wake_up(emu: Emulator) -> None:
+    call(emu, "pid", {})
+    worker, standby = emu.worker_pid("pid"), _standby_of(emu, "pid")
+    time.sleep(0.3)  # the hop's aftermath (the deferred standby, reaping) is over
+    before = _switches(worker), _switches(standby)
+    time.sleep(3)
+    after = _switches(worker), _switches(standby)
+    # A worker that polled every second woke 3 times and more here; now both wait on a 60 s poll.
+    assert after[0] - before[0] <= 1 and after[1] - before[1] <= 1, (before, after)
