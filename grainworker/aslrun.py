@@ -16,6 +16,15 @@ arriving branch, which sends it or, once the Map failed, arrives for it. So the 
 last access: that instance, and only it, deletes the fan-out's items (issue 26: a late item used to find the counters
 deleted by the one that went on).
 
+States that do no work (Pass, Choice, Succeed, Fail) do not hop (issue 27): the instance that reaches one runs it
+itself, and the one after it, while they do no work (at most ``MAX_INLINE`` in a row: a loop of them hops then, as
+every state did), and publishes an event only where a Task, Wait, Parallel or Map runs, where a branch starts, or
+where the machine ends. Every way a state leaves for the next one (its Next, a Choice's pick, a Catch's Next, a
+join going on as its Parallel or Map) returns a ``_Next``, which ``_Run.run`` either runs here or sends. The grains
+of those states stay: an event still reaches them as a machine's or branch's first state, or when a loop used up
+the inline steps. The states an instance ran inline follow its own entry in its outputs' trace
+(``context.ran_inline``, instance.py).
+
 Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
 the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object
 ``$$`` needs. A value without the wrapper is a request's input: the machine's start.
@@ -23,20 +32,23 @@ the frames say which Parallel or Map branches the event is in (innermost last), 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from grainworker import asl
 from grainworker.workflow import END, AslState, Workflow
 
-__all__ = ["MARK", "make_handler"]
+__all__ = ["MARK", "MAX_INLINE", "make_handler"]
 
 MARK = "__sand_asl__"
 FAILED = 1 << 32  # what a failing branch adds to its fan-out's count of arrivals (far above any branch count)
+MAX_INLINE = 1000  # states one instance runs inline in a row; then it hops (a loop of Pass and Choice states)
+INLINE = frozenset({"Pass", "Choice", "Succeed", "Fail"})  # the states that do no work: run where they are reached
 
 Handler = Callable[[Any, Any], Any]
 
@@ -50,6 +62,15 @@ def _unwrap(value: Any) -> tuple[Any, list[dict[str, Any]], dict[str, Any] | Non
 
 def _wrap(data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> dict[str, Any]:
     return {MARK: {"frames": frames, "ctx": ctx}, "input": data}
+
+
+class _Next(NamedTuple):
+    """A handover to the next state: its grain and what it gets (``_Run.run`` runs it here or sends it)."""
+
+    grain: str
+    data: Any
+    frames: list[dict[str, Any]]
+    ctx: dict[str, Any]
 
 
 class _Timeout(Exception):
@@ -103,8 +124,7 @@ class _Run:
         """After ``state`` produced ``data``: its Next, or the end of its machine."""
         nxt = state.state.get("Next")
         if nxt is not None and state.state.get("Type") not in ("Succeed", "Fail"):
-            self.context.add_workflow_next(state.names[nxt], _wrap(data, frames, ctx))
-            return None
+            return _Next(state.names[nxt], data, frames, ctx)
         return self.finish(data, frames, ctx)
 
     def finish(self, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:
@@ -141,47 +161,60 @@ class _Run:
         if catcher is None:
             return self.fail(error, cause, frames)
         out = asl.apply_result_path(data, catcher.get("ResultPath", "$"), asl.error_output(error, cause))
-        self.context.add_workflow_next(state.names[catcher["Next"]], _wrap(out, frames, ctx))
-        return None
+        return _Next(state.names[catcher["Next"]], out, frames, ctx)
 
     # ---- the states
     def run(self) -> Any:
+        """This event's state, then the states after it that do no work, here; the first that does (or the
+        ``MAX_INLINE``-th in a row) gets an event. None, or the workflow's error value."""
+        out = self.run_state(self.data, self.frames, self.ctx)
+        inlined = 0
+        while isinstance(out, _Next):
+            st = self.workflow.grain(out.grain).asl
+            assert st is not None
+            if st.state.get("Type") not in INLINE or inlined >= MAX_INLINE:
+                self.send(*out)
+                return None
+            inlined += 1
+            self.grain, self.st, self.ctx = out.grain, st, out.ctx
+            ran = getattr(self.context, "ran_inline", None)  # the trace shows it (instance.py)
+            if isinstance(ran, list):
+                ran.append(out.grain)
+            out = self.run_state(out.data, out.frames, out.ctx)
+        return out
+
+    def run_state(self, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:
+        """The state ``self.st`` on ``data``: None, a ``_Next``, or the workflow's error value."""
         st = self.st.state
         kind = st["Type"]
         try:
             if kind == "Task":
                 return self.run_task({})
             if kind in ("Parallel", "Map"):
-                return self.fan_out(self.st, self.data, self.frames, self.ctx, {})
-            eff = asl.state_input(st, self.data, self.context_object())
+                return self.fan_out(self.st, data, frames, ctx, {})
+            eff = asl.state_input(st, data, self.context_object())
             if kind == "Pass":
-                result = st["Result"] if "Result" in st else eff
-                return self.go(self.st, asl.state_output(st, self.data, result, self.context_object()), self.frames,
-                               self.ctx)
+                result = copy.deepcopy(st["Result"]) if "Result" in st else eff  # no JSON copy between states now
+                return self.go(self.st, asl.state_output(st, data, result, self.context_object()), frames, ctx)
             if kind == "Choice":
-                nxt = asl.choose(st, eff)
+                nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:
                     return self.fail("States.NoChoiceMatched", f"no Choice Rule of '{self.st.name}' matched and it "
-                                     "has no Default", self.frames)
-                out = asl.state_output(st, self.data, eff, self.context_object())
-                self.context.add_workflow_next(self.st.names[nxt], _wrap(out, self.frames, self.ctx))
-                return None
+                                     "has no Default", frames)
+                return _Next(self.st.names[nxt], asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Wait":
                 pause = asl.wait_until(st, eff, time.time()) - time.time()
                 if pause > 0:
                     time.sleep(pause)
-                return self.go(self.st, asl.state_output(st, self.data, eff, self.context_object()), self.frames,
-                               self.ctx)
+                return self.go(self.st, asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Succeed":
-                return self.finish(asl.state_output(st, self.data, eff, self.context_object()), self.frames,
-                                   self.ctx)
+                return self.finish(asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Fail":
                 co = self.context_object()
-                return self.fail(asl.fail_field(st, "Error", self.data, co), asl.fail_field(st, "Cause", self.data, co),
-                                 self.frames)
-            return self.fail("States.Runtime", f"unknown state type {kind!r}", self.frames)
+                return self.fail(asl.fail_field(st, "Error", data, co), asl.fail_field(st, "Cause", data, co), frames)
+            return self.fail("States.Runtime", f"unknown state type {kind!r}", frames)
         except asl.AslRuntimeError as e:  # a path that is not there, a template that does not apply, ...
-            return self.fail(e.error, e.cause, self.frames)
+            return self.fail(e.error, e.cause, frames)
 
     def run_task(self, attempts: dict[int, int]) -> Any:
         st = self.st.state

@@ -76,6 +76,7 @@ class GrainContext:
         self._warned: set[str] = set()
         self.logs: list[list[Any]] = []
         self.dynamic_next: list[tuple[str, Any]] = []
+        self.ran_inline: list[str] = []  # grains of ASL states this instance ran besides its own (aslrun.py)
         self.data_written: list[tuple[str, str]] = []
 
     # ---- identity and logging

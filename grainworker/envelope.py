@@ -10,8 +10,8 @@ Event (on a grain's local queue, in Kafka, and in LQ_HA reports)::
 The tag is the frontend's proof that the execution entered through this application (an HMAC the host
 agent and frontend check, docs/security.md); every event of the execution carries it unchanged. The trace
 is the per-hop timeline (monotonic ns, ``TRACE_STEPS``): an output inherits its input's trace plus the entry
-of the grain that produced it. Java's side is contracts/.../Event.java and Trace.java; both are tested against
-the examples in contracts/src/test/resources/envelope.
+of the grain that produced it (and one per ASL state its instance ran inline, ``inline_trace``). Java's side is
+contracts/.../Event.java and Trace.java; both are tested against the examples in contracts/src/test/resources/envelope.
 
 Report (on LQ_HA, one per grain instance, in the same atomic batch as its outputs)::
 
@@ -35,7 +35,8 @@ import os
 import time
 from typing import Any
 
-__all__ = ["TRACE_STEPS", "decode", "encode", "error_value", "grain_trace", "is_error", "make_event", "new_id"]
+__all__ = ["TRACE_STEPS", "decode", "encode", "error_value", "grain_trace", "inline_trace", "is_error", "make_event",
+           "new_id"]
 
 # The hops of a trace and the name of each of their times, in order (contracts/.../Trace.java, the same).
 TRACE_STEPS: dict[str, tuple[str, ...]] = {
@@ -69,6 +70,13 @@ def grain_trace(grain: str, polled: int, started: int, handler_start: int, handl
                 published: int) -> list[Any]:
     """The trace entry of one grain instance (its times in monotonic ns)."""
     return ["grain", grain, polled, started, handler_start, handler_end, published]
+
+
+def inline_trace(grain: str, at: int) -> list[Any]:
+    """The trace entry of an ASL state another grain's instance ran inline (aslrun.py: no hop of its own). It follows
+    that instance's entry, every time its "outputs published" (``at``): the timeline stays in order and shows where
+    the state ran; the state's time is in that instance's handler time."""
+    return grain_trace(grain, at, at, at, at, at)
 
 
 def make_event(source: dict[str, Any], grain: str, value: Any, producer: str,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grainworker.context import GrainContext
-from grainworker.envelope import decode, encode, error_value, grain_trace, is_error, make_event
+from grainworker.envelope import decode, encode, error_value, grain_trace, inline_trace, is_error, make_event
 from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusError, queue_name
 from grainworker.workflow import END, Workflow
 
@@ -148,9 +148,11 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
         for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
             if buf.getvalue():
                 ctx.logs.append([time.time_ns(), level, buf.getvalue()])
-    entry = grain_trace(spec.grain, polled, started, handler_start, handler_end, time.monotonic_ns())
+    published = time.monotonic_ns()
+    entries = [grain_trace(spec.grain, polled, started, handler_start, handler_end, published)]
+    entries += [inline_trace(g, published) for g in ctx.ran_inline]  # ASL states it ran besides its own
     for ev in outputs:
-        ev["trace"].append(entry)
+        ev["trace"].extend(entries)
     try:
         deliveries = batch_for(spec, event, status, outputs, ctx, start_ns)
     except (TypeError, ValueError) as e:
