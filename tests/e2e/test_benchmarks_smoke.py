@@ -18,13 +18,14 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run(script: str, tmp_path: Path, *args: str, timeout: float = 900) -> dict:
+def run(script: str, tmp_path: Path, *args: str, timeout: float = 900, png: bool = True) -> dict:
     env = os.environ | {"SAND_BENCH_RESULTS": str(tmp_path)}
     p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--quick", *args], env=env, cwd=ROOT,
                        capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     name = script.removesuffix(".py")
-    assert (tmp_path / f"{name}.png").stat().st_size > 0
+    if png:
+        assert (tmp_path / f"{name}.png").stat().st_size > 0
     return json.loads((tmp_path / f"{name}.json").read_text())
 
 
@@ -66,3 +67,20 @@ def test_soak(tmp_path: Path) -> None:
         start, end = r["processes_start"][comp], r["processes_end"][comp]
         assert start["processes"] > 0 and end["processes"] > 0 and positive(end["rss_mb"]), (comp, start, end)
         assert set(r["growth_per_hour_after_warmup"][comp]) == {"rss_mb", "threads", "open_files"}
+
+
+def test_serverlessbench_tc2(tmp_path: Path) -> None:
+    r = run("serverlessbench.py", tmp_path, "tc2")["tc2"]
+    assert sorted(r["by_n"], key=int) == ["1", "2", "4", "8", "16", "32"], r["by_n"]
+    assert all(row["failed"] == 0 and row["n"] > 0 and positive(row["p50_ms"]) for row in r["by_n"].values()), r
+    assert math.isfinite(r["ms_per_branch_p50"]) and r["target_ms_per_branch"] == 1.5
+
+
+def test_idle_wakeups(tmp_path: Path) -> None:
+    r = run("idle_wakeups.py", tmp_path, png=False)
+    box = r["app"]["sandbox"]
+    assert r["grains"] == 10 and box["by_role"]["grain worker"]["processes"] == 10, box
+    assert box["cpu_s_per_s"] >= 0 and box["wakeups_per_s"] >= 0 and box["threads"] > 0, box
+    for comp in ("host agent", "frontends"):
+        assert positive(r["baseline"][comp]["cpu_s_per_s"]) and positive(r["app"][comp]["wakeups_per_s"]), comp
+    assert math.isfinite(r["wakeups_per_s_per_grain_worker"]) and r["target"] == {"wakeups_per_s_per_grain_worker": 0}
