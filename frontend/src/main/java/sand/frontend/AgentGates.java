@@ -1,6 +1,5 @@
 package sand.frontend;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
@@ -252,19 +251,33 @@ final class AgentGates extends AbstractLifeCycle {
   }
 
   private void handle(byte[] message) {
-    JsonNode n;
-    try {
-      n = Event.JSON.readTree(message);
-    } catch (java.io.IOException e) {
-      LOG.warn("[frontend {}] unreadable gate message skipped", frontendId);
-      return;
-    }
-    JsonNode acked = n.get("backed_up");
+    String acked = ackedId(message);
     if (acked != null) {
-      unacked.remove(acked.asText());
+      unacked.remove(acked);
     } else {
-      results.accept(message);
+      results.accept(message); // Results parses it (once) and checks its tag
     }
+  }
+
+  private static final byte[] ACK_PREFIX = "{\"backed_up\":\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  /**
+   * The request id of a backup acknowledgement, exactly as the host agent writes it ({@code {"backed_up":"<id>"}},
+   * FrontendGate), without a JSON parse; null for anything else (a result: an event with many fields, which
+   * {@link Results} parses). Anything but that one-field shape is never taken for an acknowledgement.
+   */
+  static String ackedId(byte[] m) {
+    int n = m.length;
+    int p = ACK_PREFIX.length;
+    if (n < p + 2 || m[n - 2] != '"' || m[n - 1] != '}' || !java.util.Arrays.equals(m, 0, p, ACK_PREFIX, 0, p)) {
+      return null;
+    }
+    for (int i = p; i < n - 2; i++) {
+      if (m[i] == '"' || m[i] == '\\' || m[i] < 0x20 || m[i] > 0x7e) {
+        return null;
+      }
+    }
+    return new String(m, p, n - 2 - p, java.nio.charset.StandardCharsets.US_ASCII);
   }
 
   /**

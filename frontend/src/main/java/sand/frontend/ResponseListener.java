@@ -55,6 +55,9 @@ public final class ResponseListener extends AbstractLifeCycle {
   /** Records handed to {@link Results} whose offsets are not committed yet, in offset order (poll thread only). */
   private final Deque<Pending> pending = new ArrayDeque<>();
   private long committed = -1;
+  /** When the last commit was made (System.nanoTime; poll thread only). */
+  private long committedAtNanos;
+  private final long commitIntervalNanos;
   /** The offset before which every result read is recorded (poll thread only). */
   private long recordedUpTo = -1;
   private Thread thread;
@@ -66,11 +69,25 @@ public final class ResponseListener extends AbstractLifeCycle {
   }
 
   /**
+   * The recorded offset is committed at most this often (and at stop): a commit is a round trip to Kafka and a write
+   * to its offsets topic, once per request when it followed every poll (issue 27). A reader that starts after a
+   * crash reads at most this much again; a result read again is recorded again with a later arrival, which ranks
+   * lower ({@code FrontendTables.resultRank}), so the first result stays the one recorded.
+   */
+  static final Duration COMMIT_INTERVAL = Duration.ofSeconds(1);
+
+  /**
    * @param fromBeginningWhenNew read a topic with no committed offset from its beginning (another frontend's topic
    *     taken over: whatever is in it was never recorded)
    */
   ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
                    boolean fromBeginningWhenNew) {
+    this(topic, consumer, topics, results, fromBeginningWhenNew, COMMIT_INTERVAL);
+  }
+
+  ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
+                   boolean fromBeginningWhenNew, Duration commitInterval) {
+    this.commitIntervalNanos = commitInterval.toNanos();
     this.topic = topic;
     this.partition = new TopicPartition(topic, 0);
     this.consumer = consumer;
@@ -111,7 +128,7 @@ public final class ResponseListener extends AbstractLifeCycle {
         for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
           pending.add(new Pending(r.offset() + 1, results.arrived(r.key(), r.value())));
         }
-        commitRecorded();
+        commitRecorded(false);
       } catch (WakeupException e) {
         // stop() woke us up
       } catch (RuntimeException e) {
@@ -127,12 +144,15 @@ public final class ResponseListener extends AbstractLifeCycle {
     }
   }
 
-  /** Commit the offset up to which every result read is recorded (results are recorded out of order). */
-  private void commitRecorded() {
+  /**
+   * Commit the offset up to which every result read is recorded (results are recorded out of order), if
+   * {@link #COMMIT_INTERVAL} has passed since the last commit or {@code now}.
+   */
+  private void commitRecorded(boolean now) {
     while (!pending.isEmpty() && pending.peek().recorded().isDone()) {
       recordedUpTo = pending.poll().next();
     }
-    if (recordedUpTo > committed) {
+    if (recordedUpTo > committed && (now || System.nanoTime() - committedAtNanos >= commitIntervalNanos)) {
       commit(recordedUpTo); // a failed commit is tried again after the next poll
     }
   }
@@ -140,6 +160,7 @@ public final class ResponseListener extends AbstractLifeCycle {
   private void commit(long offset) {
     consumer.commitSync(Map.of(partition, new OffsetAndMetadata(offset)));
     committed = offset;
+    committedAtNanos = System.nanoTime();
   }
 
   @Override
@@ -160,7 +181,7 @@ public final class ResponseListener extends AbstractLifeCycle {
       }
     }
     try {
-      commitRecorded();
+      commitRecorded(true);
     } catch (RuntimeException e) {
       LOG.warn("[topic {}] could not commit its offset at stop: {}", topic, e.toString());
     }

@@ -120,9 +120,20 @@ public final class Results {
    * A result from the response topic (key = execution id, value = the event that reached end). Returns when what
    * it brought is recorded in the executions table: at once for a result that is dropped, later for one that
    * answers a waiting request (when that request has written it) or an asynchronous one (when its write is done).
+   * A record whose key (the execution id, as host agents write it) already has a first result is dropped before it
+   * is parsed: with the gate, every result comes twice, and the response topic's copy would be dropped anyway.
    */
   CompletableFuture<Void> arrived(String key, byte[] value) {
     long arrivedNanos = System.nanoTime();
+    if (key != null) { // the response topic's copy of a result the gate brought: no parse, no HMAC (issue 27)
+      CompletableFuture<Void> first;
+      synchronized (recent) {
+        first = recent.get(key);
+      }
+      if (first != null) {
+        return first;
+      }
+    }
     Event event;
     try {
       event = Event.parse(value);

@@ -131,6 +131,31 @@ class AgentGatesTest {
   }
 
   @Test
+  void onlyTheHostAgentsOneFieldAcknowledgementIsTakenForOneWithoutAParse() {
+    assertEquals("r1", AgentGates.ackedId(bytes("{\"backed_up\":\"r1\"}")));
+    assertEquals("0f3a", AgentGates.ackedId(bytes("{\"backed_up\":\"0f3a\"}")));
+    // a result is handed on whole (Results parses it and checks its tag), whatever fields it carries
+    assertEquals(null, AgentGates.ackedId(bytes("{\"id\":\"o1\",\"execution_id\":\"e\",\"grain\":\"end\"}")));
+    assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"grain\":\"end\"}")));
+    assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"r\\\"1\"}")));
+    assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"\"")));
+    assertEquals(null, AgentGates.ackedId(bytes("")));
+  }
+
+  @Test
+  void aResultCarryingABackedUpFieldIsAResultNotAnAcknowledgement() throws Exception {
+    assertTrue(gates.submit(request("r1"), List.of("h1")));
+    byte[] forged = bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"execution_id\":\"x\",\"grain\":\"end\"}");
+    fake.mailbox.add(forged);
+    eventually("handed on as a result", () -> results.size() == 1);
+    assertEquals(1, gates.unacked(), "a grain's output cannot acknowledge another request's backup");
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Test
   void aRequestNoAgentTakesIsTheCallersToSendThroughKafka() {
     fake.answer = Admission.NOT_HERE;
     assertFalse(gates.submit(request("r2"), List.of("h1")));

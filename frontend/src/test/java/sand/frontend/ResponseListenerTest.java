@@ -1,6 +1,7 @@
 package sand.frontend;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -63,10 +64,17 @@ class ResponseListenerTest {
   }
 
   ResponseListener start(MockConsumer<String, byte[]> c) throws Exception {
-    listener = new ResponseListener(TOPIC, c, t -> {}, new Results(log, Clock.systemUTC(), tags, FE));
+    return start(c, Duration.ZERO);
+  }
+
+  ResponseListener start(MockConsumer<String, byte[]> c, Duration commitInterval) throws Exception {
+    results = new Results(log, Clock.systemUTC(), tags, FE);
+    listener = new ResponseListener(TOPIC, c, t -> {}, results, false, commitInterval);
     listener.start();
     return listener;
   }
+
+  Results results;
 
   /** An asynchronous request taken by fe-1 ('running' in the executions table) and its result's record. */
   ConsumerRecord<String, byte[]> asyncRequestAndResult(String executionId, long offset) {
@@ -109,6 +117,34 @@ class ResponseListenerTest {
     await(() -> status("e2").equals("succeeded"), "e2, written while fe-1 was away, recorded after its restart");
     assertEquals("{\"greeting\":\"hi e2\"}", store.execution("e2").orElseThrow().result());
     await(() -> kafkaCommitted.get(P).offset() == 2, "offset 2 committed");
+  }
+
+  @Test
+  void theRecordedOffsetIsCommittedAtMostOncePerIntervalAndAtStop() throws Exception {
+    MockConsumer<String, byte[]> c = consumer(0);
+    start(c, Duration.ofHours(1));
+    assertEquals(0, kafkaCommitted.get(P).offset(), "a brand-new topic's start is committed at once");
+    c.addRecord(asyncRequestAndResult("e1", 0));
+    c.addRecord(asyncRequestAndResult("e2", 1));
+    await(() -> status("e1").equals("succeeded") && status("e2").equals("succeeded"), "both recorded");
+    Thread.sleep(500); // polls that follow commit nothing: the interval has not passed
+    assertEquals(0, kafkaCommitted.get(P).offset(), "no commit per poll");
+    listener.stop();
+    assertEquals(2, kafkaCommitted.get(P).offset(), "what is recorded is committed at stop");
+  }
+
+  @Test
+  void theResponseTopicsCopyOfAResultTheGateBroughtIsDroppedUnparsed() throws Exception {
+    MockConsumer<String, byte[]> c = consumer(0);
+    start(c);
+    ConsumerRecord<String, byte[]> r = asyncRequestAndResult("e1", 0);
+    results.arrived(null, r.value()).get(10, java.util.concurrent.TimeUnit.SECONDS); // through the gate
+    // the Kafka copy under the same key: not even read (these bytes are not JSON), not refused
+    assertTrue(results.arrived("e1", "not json".getBytes(java.nio.charset.StandardCharsets.UTF_8)).isDone());
+    assertEquals(0, results.refused());
+    // a key never seen is read as before
+    assertTrue(results.arrived("e9", "not json".getBytes(java.nio.charset.StandardCharsets.UTF_8)).isDone());
+    assertEquals("succeeded", status("e1"));
   }
 
   @Test
