@@ -152,6 +152,9 @@ class GrainWorker:
         self.instances_started = 0
         self._last_event = -STANDBY_IDLE_S  # monotonic; no standby until the grain is first called
         self._standby_due = 0.0  # monotonic; no new standby before (the hop the last hand-off started needs the CPU)
+        # A bus connection opened ahead for the next process forked (standby or instance): none is opened on the path.
+        self._spare: Any | None = None
+        self._spare_due = 0.0  # monotonic; the next spare is opened then (after the fork that took the last one)
         self._memory_read_at = -1.0
         self._memory_ok = True
 
@@ -191,6 +194,8 @@ class GrainWorker:
             defer = self._standby_due - time.monotonic()
             if self.cfg.standby and defer > 0 and self._recent():
                 wait = min(wait, defer)  # the poll ends when the standby is due
+            if self._spare is None and self._spare_due > time.monotonic():
+                wait = min(wait, self._spare_due - time.monotonic())  # and when the next spare connection is
             self.bus.send_poll(self.queue, max_messages=min(free, 32), timeout_ms=max(1, math.ceil(wait * 1000)))
             self._polling = True
         if self.bus.fileno() not in self._select(fds + [self.bus.fileno()], POLL_MAX_S + 5):
@@ -223,6 +228,9 @@ class GrainWorker:
         if self._polling:
             self.bus.close()  # the bus puts back whatever it was handing over on a closed connection
             self._polling = False
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
         self._stop_standby()
         deadline = time.monotonic() + self.cfg.stop_grace_s
         while self.children and time.monotonic() < deadline:
@@ -241,10 +249,26 @@ class GrainWorker:
     def dispatch(self, raw: bytes, polled_ns: int = 0) -> None:
         """Fork an instance for an event the worker polled itself."""
         self.instances_started += 1
+        spare = self._take_spare()
         pid = fork()
         if pid == 0:
-            self._child_main(raw=raw, polled_ns=polled_ns)
+            self._child_main(raw=raw, polled_ns=polled_ns, bus=spare)
+        if spare is not None:
+            spare.close()  # the child's now (a close, no shutdown: the child's copy stays connected)
         self._track(pid, raw)
+
+    def _take_spare(self) -> Any | None:
+        spare, self._spare = self._spare, None
+        self._spare_due = time.monotonic() + STANDBY_DEFER_S
+        return spare
+
+    def _keep_spare(self) -> None:
+        if self._spare is None and self._standby is None and time.monotonic() >= self._spare_due:
+            try:
+                self._spare = self._bus_factory()
+            except Exception as e:  # noqa: BLE001 - the next fork opens its own
+                log.warning("[%s/%s] could not open a spare bus connection: %s", self.cfg.app, self.cfg.grain, e)
+                self._spare_due = time.monotonic() + 1.0
 
     def _track(self, pid: int, raw: bytes, pidfd: int = -1) -> None:
         self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s,
@@ -274,6 +298,7 @@ class GrainWorker:
 
     def _keep_standby(self) -> None:
         """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
+        self._keep_spare()
         now = time.monotonic()
         recent = self._recent()
         if self._standby is None:
@@ -300,11 +325,14 @@ class GrainWorker:
             fcntl.fcntl(notice_w, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         except OSError:
             pass  # a smaller pipe: a large event's notice waits for the worker to read it
+        spare = self._take_spare()
         pid = fork()
         if pid == 0:
             os.close(notice_r)
             os.close(release_w)
-            self._child_main(notice=notice_w, release=release_r)
+            self._child_main(notice=notice_w, release=release_r, bus=spare)
+        if spare is not None:
+            spare.close()
         os.close(notice_w)
         os.close(release_r)
         self._standby = _Standby(pid, os.pidfd_open(pid), notice_r, release_w)
@@ -323,8 +351,10 @@ class GrainWorker:
     def _ready(fd: int) -> bool:
         return bool(select.select([fd], [], [], 0)[0])
 
-    def _child_main(self, raw: bytes | None = None, notice: int = -1, release: int = -1, polled_ns: int = 0) -> None:
-        """In the forked process: never returns. A standby (``notice`` >= 0) first waits for its event itself."""
+    def _child_main(self, raw: bytes | None = None, notice: int = -1, release: int = -1, polled_ns: int = 0,
+                    bus: Any | None = None) -> None:
+        """In the forked process: never returns. A standby (``notice`` >= 0) first waits for its event itself.
+        ``bus``: the connection the worker opened ahead for it (else it opens its own)."""
         code = 1
         try:
             if self._wakeup >= 0:
@@ -337,7 +367,8 @@ class GrainWorker:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             self._limit_memory()
-            bus = self._bus_factory()  # its own connection: a socket is never shared across fork
+            if bus is None:
+                bus = self._bus_factory()  # its own connection: a socket is never shared across fork
             if notice >= 0:
                 raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
@@ -403,7 +434,9 @@ class GrainWorker:
         status = "lost" if code == -signal.SIGKILL and not child.killed_for else "error"
         log.warning("[%s/%s] instance %d: %s", self.cfg.app, self.cfg.grain, pid, msg)
         try:
-            self.bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg, status))
+            # On a connection of its own: the worker's may have a poll on its way (answers come in order).
+            with self._bus_factory() as bus:
+                bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg, status))
         except Exception as e:  # noqa: BLE001 - the worker must outlive a failed report
             log.error("[%s/%s] could not report failed instance %d: %s", self.cfg.app, self.cfg.grain, pid, e)
 

@@ -35,6 +35,7 @@ from grainworker._gen.localbus import LocalBus
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
+from sandemu import _bus
 from sandemu._bus import InMemoryLocalBus
 from sandemu._datalayer import InMemoryDataLayer, Jittered
 
@@ -79,8 +80,14 @@ def settings_timeout_s(app_dir: Path) -> float:
     return float(value)
 
 
+class _Server(TThreadedServer):
+    def handle(self, client: Any) -> None:
+        _bus.CONNECTION.sock = client.handle  # the bus's polls watch their caller's socket
+        super().handle(client)
+
+
 def _serve(processor: Any, path: str) -> TThreadedServer:
-    server = TThreadedServer(processor, TServerSocket(unix_socket=path), TBufferedTransportFactory(),
+    server = _Server(processor, TServerSocket(unix_socket=path), TBufferedTransportFactory(),
                              TBinaryProtocolAcceleratedFactory(), daemon=True)
     server.serverTransport.listen()  # listening before any worker connects
     server.serverTransport.listen = lambda: None  # serve() must not re-listen

@@ -3,13 +3,33 @@
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 from collections import deque
 
 from grainworker._gen.localbus.constants import HOST_AGENT_QUEUE
 from grainworker._gen.localbus.ttypes import BusError, BusErrorCode, Delivery, HostAgentMessage
 
 __all__ = ["InMemoryLocalBus"]
+
+
+# The client socket of the connection a server thread is serving (set by the emulator's server): a long poll of a
+# process that died is dropped, as the host agent's bus does, instead of handing a message to a closed socket.
+CONNECTION = threading.local()
+_LIVENESS_S = 0.25  # how often a waiting poll checks that its caller is still there
+
+
+def _caller_gone() -> bool:
+    sock = getattr(CONNECTION, "sock", None)
+    if sock is None:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 class InMemoryLocalBus:
@@ -61,7 +81,11 @@ class InMemoryLocalBus:
     def _take(self, queue: str, max_messages: int, timeout_ms: int) -> list[tuple[str, bytes]]:
         with self._cond:
             q = self._queues.setdefault(queue, deque())
-            self._cond.wait_for(lambda: q, timeout=max(0, timeout_ms) / 1000)
+            deadline = time.monotonic() + max(0, timeout_ms) / 1000
+            while not q and time.monotonic() < deadline:
+                self._cond.wait_for(lambda: q, timeout=min(_LIVENESS_S, max(0.0, deadline - time.monotonic())))
+                if _caller_gone():
+                    return []
             return [q.popleft() for _ in range(min(max(1, max_messages), len(q)))]
 
     def poll(self, credential: str, queue: str, maxMessages: int, timeoutMs: int) -> list[bytes]:  # noqa: N803

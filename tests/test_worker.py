@@ -342,3 +342,11 @@ def test_an_idle_worker_and_its_standby_do_not_wake_up(emu: Emulator) -> None:
     after = _switches(worker), _switches(standby)
     # A worker that polled every second woke 3 times and more here; now both wait on a 60 s poll.
     assert after[0] - before[0] <= 1 and after[1] - before[1] <= 1, (before, after)
+
+
+def test_a_crash_while_the_worker_waits_on_its_poll_is_answered(app_dir: Path) -> None:
+    # No standby: the worker's own poll is on its way when the instance dies; its answer goes on another connection.
+    with Emulator(app_dir, standby=False, echo=lambda line: None) as e:
+        for _ in range(3):
+            assert call(e, "quitter", {})["error"]["type"] == "Crashed"
+        assert call(e, "pid", {})["ppid"] == e.worker_pid("pid")
