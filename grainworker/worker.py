@@ -41,7 +41,7 @@ from typing import Any
 from grainworker._fork import fork
 from grainworker._gen.localbus.constants import MAX_POLL_TIMEOUT_MS
 from grainworker.cgroup import memory_share as sandbox_memory_share
-from grainworker.instance import InstanceSpec, failure_batch, run_instance
+from grainworker.instance import InstanceSpec, failure_batch, rehearse, run_instance
 from grainworker.localbus import queue_name
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
@@ -294,7 +294,7 @@ class GrainWorker:
         self.instances_started += 1
         self._last_event = time.monotonic()
         self._track(sb.pid, raw, sb.pidfd)
-        self._standby_due = time.monotonic() + STANDBY_DEFER_S
+        self._standby_due = self._spare_due = time.monotonic() + STANDBY_DEFER_S
 
     def _keep_standby(self) -> None:
         """Fork a standby for a recently called grain while the sandbox has memory to spare; release an idle one."""
@@ -370,6 +370,10 @@ class GrainWorker:
             if bus is None:
                 bus = self._bus_factory()  # its own connection: a socket is never shared across fork
             if notice >= 0:
+                try:
+                    rehearse(self.cfg.spec)
+                except Exception:  # noqa: BLE001 - a rehearsal only saves time
+                    log.exception("[%s/%s] a standby's rehearsal failed", self.cfg.app, self.cfg.grain)
                 raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
             run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)

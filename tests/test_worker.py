@@ -350,3 +350,39 @@ def test_a_crash_while_the_worker_waits_on_its_poll_is_answered(app_dir: Path) -
         for _ in range(3):
             assert call(e, "quitter", {})["error"]["type"] == "Crashed"
         assert call(e, "pid", {})["ppid"] == e.worker_pid("pid")
+
+
+def test_a_rehearsed_standby_pays_its_page_faults_before_the_event_comes() -> None:
+    # In forked children of this (warm) process: the faults of run_instance on a real event, with and without a
+    # rehearsal first. A count of page faults, not a time.
+    code = r'''
+import os, resource, sys, time
+from grainworker._fork import fork
+from grainworker.envelope import encode, new_id
+from grainworker.instance import InstanceSpec, rehearse, run_instance
+from grainworker.workflow import parse_workflow
+wf = parse_workflow(b'{"name": "a", "entry": "g", "functions": [{"name": "g", "next": ["h"]},'
+                    b' {"name": "h", "next": ["end"]}]}')
+spec = InstanceSpec("a", "g", wf, frozenset({"g", "h"}))
+class Bus:
+    def publish_batch(self, deliveries): self.sent = deliveries
+raw = encode({"id": new_id(), "execution_id": new_id(), "app": "a", "grain": "g", "from": "", "frontend": "f",
+              "value": {"n": 1}, "sent_ns": 1, "tag": "", "trace": []})
+for rehearsed in (False, True):
+    r, w = os.pipe()
+    if fork() == 0:
+        nice = os.getpriority(os.PRIO_PROCESS, 0)
+        if rehearsed:
+            rehearse(spec)
+        assert os.getpriority(os.PRIO_PROCESS, 0) == nice and sys.stdout is sys.__stdout__
+        bus = Bus()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        run_instance(raw, spec, lambda v, c: v, bus, lambda: None)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+        os.write(w, f"{faults} {len(bus.sent)}".encode()); os._exit(0)
+    os.close(w); print(os.read(r, 100).decode()); os.wait()
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    (cold, sent_cold), (warm, sent_warm) = (map(int, line.split()) for line in out[:2])
+    assert sent_cold == sent_warm == 2, "the output to h and the report: a rehearsal changes nothing the run sends"
+    assert warm * 2 < cold, f"{warm} page faults after a rehearsal, {cold} without"
