@@ -6,8 +6,8 @@ over the local bus (``context.add_workflow_next``), or to ``end``. A Task's grai
 names, retrying in the same instance as its Retry says. Parallel and Map fan out to the first grain of each branch
 (or of the iterator, per item) and join through the data layer: each branch's last state writes its output into a
 map of the execution and counts itself done; the branch that makes the count complete assembles the results, in
-branch (or item) order, and goes on as the Parallel or Map state. Errors of a branch are the Parallel's (or Map's):
-its Retry and Catch apply.
+branch (or item) order, and goes on as the Parallel or Map state. Errors of a branch are the Parallel's (or Map's),
+as are those of its own input and output processing: its Retry and Catch apply.
 
 The join is race-free because each branch instance touches the fan-out's data layer items (results, items, counters)
 only before one last atomic add to the fan-out's counter, its arrival, and every branch arrives exactly once, failed
@@ -16,14 +16,16 @@ arriving branch, which sends it or, once the Map failed, arrives for it. So the 
 last access: that instance, and only it, deletes the fan-out's items (issue 26: a late item used to find the counters
 deleted by the one that went on).
 
-States that do no work (Pass, Choice, Succeed, Fail) do not hop (issue 27): the instance that reaches one runs it
-itself, and the one after it, while they do no work (at most ``MAX_INLINE`` in a row: a loop of them hops then, as
-every state did), and publishes an event only where a Task, Wait, Parallel or Map runs, where a branch starts, or
-where the machine ends. Every way a state leaves for the next one (its Next, a Choice's pick, a Catch's Next, a
-join going on as its Parallel or Map) returns a ``_Next``, which ``_Run.run`` either runs here or sends. The grains
-of those states stay: an event still reaches them as a machine's or branch's first state, or when a loop used up
-the inline steps. The states an instance ran inline follow its own entry in its outputs' trace
-(``context.ran_inline``, instance.py).
+States other than Task and Wait do not hop (issue 27): the instance that reaches a Pass, Choice, Succeed or Fail
+runs it itself, and the one after it (at most ``MAX_INLINE`` in a row: a loop of them hops then, as every state
+did); the instance that reaches a Parallel or Map fans it out itself, publishing the branch-start events. So an
+event is published only where a Task or Wait runs, where a branch starts, or where the machine ends. Nothing of a
+fan-out depends on the instance that did it: its data layer names are the execution's and a fresh id's (``_key``),
+its state travels in the branches' frames, and any instance may fan out again (a Retry, from a branch's). Every way
+a state leaves for the next one (its Next, a Choice's pick, a Catch's Next, a join going on as its Parallel or Map)
+returns a ``_Next``, which ``_Run.run`` either runs here or sends. The grains of those states stay: an event still
+reaches them as a machine's or branch's first state, or when a loop used up the inline steps. The states an instance
+ran inline follow its own entry in its outputs' trace (``context.ran_inline``, instance.py).
 
 Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
 the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object
@@ -48,7 +50,8 @@ __all__ = ["MARK", "MAX_INLINE", "make_handler"]
 MARK = "__sand_asl__"
 FAILED = 1 << 32  # what a failing branch adds to its fan-out's count of arrivals (far above any branch count)
 MAX_INLINE = 1000  # states one instance runs inline in a row; then it hops (a loop of Pass and Choice states)
-INLINE = frozenset({"Pass", "Choice", "Succeed", "Fail"})  # the states that do no work: run where they are reached
+# The states run where they are reached: those that do no work, and the fan-outs (their work is the branches').
+INLINE = frozenset({"Pass", "Choice", "Succeed", "Fail", "Parallel", "Map"})
 
 Handler = Callable[[Any, Any], Any]
 
@@ -105,11 +108,13 @@ class _Run:
         self.ctx = ctx or {"input": self.data, "start": _now_iso()}
 
     # ---- the context object ($$)
-    def context_object(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    def context_object(self, extra: dict[str, Any] | None = None, state: AslState | None = None) -> dict[str, Any]:
+        """``$$`` at ``state`` (this event's state by default; a fan-out's own where a branch's instance works for
+        its Parallel or Map: a join, a Retry, a held-back item)."""
         c: dict[str, Any] = {
             "Execution": {"Id": self.context.get_execution_id(), "Input": self.ctx.get("input"),
                           "StartTime": self.ctx.get("start")},
-            "State": {"Name": self.st.name, "EnteredTime": _now_iso()},
+            "State": {"Name": (state or self.st).name, "EnteredTime": _now_iso()},
             "StateMachine": {"Id": self.workflow.name},
         }
         if extra:
@@ -147,13 +152,19 @@ class _Run:
             return None  # another branch failed first: its error is the Parallel's
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
-        counts = {int(k): v for k, v in frame.get("attempts", {}).items()}
-        delay = asl.retry_delay(parent.state.get("Retry", []), error, counts)
+        return self.fan_out_failed(parent, frame["input"], error, cause, frames[:-1], frame["ctx"],
+                                   frame.get("attempts", {}))
+
+    def fan_out_failed(self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]],
+                       ctx: dict[str, Any], attempts: dict[str, int]) -> Any:
+        """A Parallel or Map failed (a branch, its input or its output): its Retry runs it all again, here, or its
+        Catch goes on, or the error is the enclosing state's."""
+        counts = {int(k): v for k, v in attempts.items()}
+        delay = asl.retry_delay(state.state.get("Retry", []), error, counts)
         if delay is not None:
             time.sleep(delay)
-            return self.fan_out(parent, frame["input"], frames[:-1], frame["ctx"],
-                                {str(k): v for k, v in counts.items()})
-        return self.catch_or_fail(parent, frame["input"], error, cause, frames[:-1], frame["ctx"])
+            return self.fan_out(state, data, frames, ctx, {str(k): v for k, v in counts.items()})
+        return self.catch_or_fail(state, data, error, cause, frames, ctx)
 
     def catch_or_fail(self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]],
                       ctx: dict[str, Any]) -> Any:
@@ -252,26 +263,33 @@ class _Run:
                 attempts: dict[str, int]) -> Any:
         """A Parallel's branches, or a Map's items, each to the first grain of its machine."""
         st = state.state
-        co = self.context_object()
+        co = self.context_object(state=state)
         frame: dict[str, Any] = {"id": os.urandom(8).hex(), "grain": state.names[state.name], "input": data,
                                  "ctx": ctx, "attempts": attempts}
         key = _key(self.context, frame)
+        try:  # the state's input processing: its errors are the state's (Retry, Catch), as a branch's are
+            eff = asl.state_input(st, data, co)  # a Map's Parameters are its ItemSelector: not applied here
+            if st["Type"] == "Map":
+                items = asl.get_path(eff, st.get("ItemsPath", "$"), co)
+                if not isinstance(items, list):
+                    raise asl.AslRuntimeError("States.Runtime", f"ItemsPath of Map state '{state.name}' selects "
+                                              f"{type(items).__name__}, not a list")
+                limit = _limit(st, eff, co)
+        except asl.AslRuntimeError as e:
+            return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
         if st["Type"] == "Parallel":
-            eff = asl.state_input(st, data, co)
             frame |= {"kind": "parallel", "count": len(state.nested)}
             self.context.createCounter(key, 0)  # the branches' arrivals (SAND's counters exist once created)
             for i, first in enumerate(state.nested):
                 self.send(first, eff, [*frames, frame | {"index": i}], ctx)
             return None
-        eff = asl.state_input({k: v for k, v in st.items() if k not in ("Parameters", "ItemSelector")}, data, co)
-        items = asl.get_path(eff, st.get("ItemsPath", "$"))
-        if not isinstance(items, list):
-            return self.catch_or_fail(state, data, "States.Runtime", f"ItemsPath of Map state '{state.name}' "
-                                      f"selects {type(items).__name__}, not a list", frames, ctx)
         frame |= {"kind": "map", "count": len(items)}
-        if not items:
-            return self.go(state, asl.state_output(st, data, [], co), frames, ctx)
-        limit = _limit(st, eff, co)
+        if not items:  # nothing to fan out: the Map's output at once
+            try:
+                out = asl.state_output(st, data, [], co)
+            except asl.AslRuntimeError as e:
+                return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
+            return self.go(state, out, frames, ctx)
         first = len(items) if limit <= 0 else min(limit, len(items))
         if first < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
             for i, item in enumerate(items[first:], first):
@@ -288,7 +306,7 @@ class _Run:
         st = state.state
         template = st.get("ItemSelector", st.get("Parameters"))
         value = item if template is None else asl.apply_template(
-            template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}))
+            template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state))
         self.send(state.nested[0], value, [*frames, frame | {"index": index}], ctx)
 
     def join(self, data: Any, frames: list[dict[str, Any]]) -> Any:
@@ -304,11 +322,11 @@ class _Run:
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
         outer = frames[:-1]
-        co = self.context_object()
         try:
-            out = asl.state_output(parent.state, frame["input"], results, co)
-        except asl.AslRuntimeError as e:
-            return self.fail(e.error, e.cause, outer)
+            out = asl.state_output(parent.state, frame["input"], results, self.context_object(state=parent))
+        except asl.AslRuntimeError as e:  # its ResultSelector, ResultPath or OutputPath: the state's error
+            return self.fan_out_failed(parent, frame["input"], e.error, e.cause, outer, frame["ctx"],
+                                       frame.get("attempts", {}))
         return self.go(parent, out, outer, frame["ctx"])
 
     def next_item(self, frame: dict[str, Any], frames: list[dict[str, Any]], failed: bool) -> int:

@@ -1,8 +1,9 @@
 """ASL states that do no work (Pass, Choice, Succeed, Fail) run in the grain instance that reaches them, not after a
-hop of their own (issue 27, grainworker/aslrun.py). Driven as tests/test_aslrun.py drives the states (every event
-handled by its grain's handler in a context of its own, outputs delivered in a random order, one shared data layer):
-the outputs must be the reference interpreter's and those of the runtime that hops at every state, with fewer
-events between grains."""
+hop of their own, and that instance fans a Parallel or Map out itself (issue 27, grainworker/aslrun.py). Driven as
+tests/test_aslrun.py drives the states (every event handled by its grain's handler in a context of its own, outputs
+delivered in a random order, one shared data layer): the outputs must be the reference interpreter's and those of
+the runtimes before (a hop at every state; Parallel and Map in an instance of their own), with fewer events between
+grains."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class Run:
     output: Any
     hops: int = 0  # events published from one grain to another (not to "end")
     instances: int = 0
+    path: int = 0  # instances one after another from the request to its answer
     ran: list[tuple[str, list[str]]] = field(default_factory=list)  # per instance: its grain, the states it inlined
 
 
@@ -44,24 +46,26 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
                                 if w.code else None) for g, w in wf.grains.items()}
     rng = random.Random(seed)
     data = Data()
-    pending: list[tuple[str, Any, str]] = [(wf.entry, value, "")]
+    pending: list[tuple[str, Any, str, int]] = [(wf.entry, value, "", 1)]  # ..., instances so far on its path
     results: list[Any] = []
     run = Run(None)
     while pending:
-        grain, event, sender = pending.pop(rng.randrange(len(pending)))
+        grain, event, sender, depth = pending.pop(rng.randrange(len(pending)))
         ctx = InlineCtx(data, grain, sender)
         out = handlers[grain](event, ctx)
         run.instances += 1
         run.ran.append((grain, ctx.ran_inline))
         if isinstance(out, dict) and set(out) == {"error"}:
             results.append(out)
+            run.path = depth
         for target, v in ctx.sent:
             if target == END:
                 assert not (isinstance(v, dict) and MARK in v), "the workflow's output is never wrapped"
                 results.append(v)
+                run.path = depth
             else:
                 run.hops += 1
-                pending.append((target, v, grain))
+                pending.append((target, v, grain, depth + 1))
     assert len(results) == 1, results
     assert not data.maps and not data.counters, "joins clean up, failed ones too"
     run.output = results[0]
@@ -69,11 +73,14 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
 
 
 def hopping(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int,
-            monkeypatch: pytest.MonkeyPatch) -> Run:
-    """The runtime before issue 27: every state a hop."""
+            monkeypatch: pytest.MonkeyPatch, inline: frozenset[str] = frozenset()) -> Run:
+    """The runtime before issue 27: every state a hop (or only the states not in ``inline``)."""
     with monkeypatch.context() as m:
-        m.setattr(aslrun, "INLINE", frozenset())
+        m.setattr(aslrun, "INLINE", inline)
         return drive(machine, value, tasks, seed)
+
+
+NO_WORK = frozenset({"Pass", "Choice", "Succeed", "Fail"})  # the runtime before Parallel and Map ran inline
 
 
 def same(got: Any, want: Any) -> None:
@@ -168,6 +175,7 @@ def test_inline_states_give_what_the_reference_and_the_hopping_runtime_give(
     before = hopping(machine, value, MORE, seed, monkeypatch)
     assert got.output == before.output  # the error's grain too: the inlined Fail's or Choice's
     assert got.hops < before.hops, (got.hops, before.hops)
+    assert got.output == hopping(machine, value, MORE, seed, monkeypatch, NO_WORK).output
 
 
 def test_a_chain_hops_only_to_its_task() -> None:
@@ -189,13 +197,17 @@ def test_an_inlined_fail_is_the_error_the_fail_state_gave(monkeypatch: pytest.Mo
 def test_the_newcomers_application_hops_where_work_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
     value = {"name": "ada", "xs": [1, 2, 3, 4, 5, 6]}
     got, before = drive(NEWCOMER, value, MORE), hopping(NEWCOMER, value, MORE, 0, monkeypatch)
-    assert got.output == before.output == {"size": "small", "both": [84, 168]}  # 4 x (1 + ... + 6) = 84
-    # Before: Valid→Each, 6 items, 6 D1→D2, the join→Sum, Sum→Both, 2 branches, the join→Size, Size→Small.
-    assert before.hops == 1 + 6 + 6 + 1 + 1 + 2 + 1 + 1
-    # Now: Valid (the entry) sends to Each (a Map), which fans out; its join goes to Sum (a Task), which sends to
-    # Both; Both's join runs Size and Small itself and answers.
-    assert got.hops == 1 + 6 + 6 + 1 + 1 + 2
-    assert got.instances == before.instances - 2
+    no_work = hopping(NEWCOMER, value, MORE, 0, monkeypatch, NO_WORK)
+    assert got.output == before.output == no_work.output == {"size": "small", "both": [84, 168]}  # 4 x 21 = 84
+    # Every state a hop: Valid→Each, 6 items, 6 D1→D2, the join→Sum, Sum→Both, 2 branches, the join→Size, →Small.
+    assert before.hops == 1 + 6 + 6 + 1 + 1 + 2 + 1 + 1 and before.path == 9
+    # Pass and Choice inline: the join of Both runs Size and Small; Each and Both still an instance each.
+    assert no_work.hops == 1 + 6 + 6 + 1 + 1 + 2 and no_work.path == 7
+    # Now: Valid (the entry) fans Each out itself; D2's join sends to Sum (a Task), which fans Both out; Both's
+    # join runs Size and Small and answers. Valid, D1, D2, Sum, E (or F).
+    assert got.hops == 6 + 6 + 1 + 2 and got.path == 5
+    assert got.instances == no_work.instances - 2
+    assert ("Valid", ["Each"]) in got.ran and ("Sum", ["Both"]) in got.ran
 
 
 def test_a_loop_without_a_task_hops_after_max_inline_states_and_still_ends(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -263,3 +275,215 @@ def test_the_trace_shows_the_inlined_states_after_the_instance_that_ran_them() -
     assert trace[2][2:] == trace[3][2:] == [published] * 5  # the timeline stays in order
     times = [t for e in trace[1:] for t in e[2:]]
     assert times == sorted(times)
+
+
+# ---- Parallel and Map fanned out by the instance that reaches them
+
+def fanout_tasks() -> dict[str, Callable[[Any], Any]]:
+    """MORE, and ``flaky``, which fails the first time it sees a value (fresh per run: the reference runs it too)."""
+    seen: set[str] = set()
+
+    def flaky(event: Any) -> Any:
+        key = json.dumps(event, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            raise TimeoutError(f"first try of {key}")
+        return event
+
+    return {**MORE, "flaky": flaky}
+
+
+def item(name: str) -> dict[str, Any]:
+    """A Map's iterator: one Task doubling the item's v (state names are unique in a whole machine)."""
+    return {"StartAt": name, "States": {name: task("double", InputPath="$.v")}}
+
+
+CATCH_ALL = [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.err", "Next": "Caught"}]
+CAUGHT = {"Type": "Pass", "InputPath": "$.err.Error", "End": True}
+
+# A Map as the machine's first state (ItemsPath, ItemSelector with $$.Map.Item and $$.State.Name, MaxConcurrency:
+# the items held back are sent by the branches' joins), then a Parallel reached from its join.
+MAP_FIRST = {"StartAt": "Each", "States": {
+    "Each": {"Type": "Map", "ItemsPath": "$.in.xs", "MaxConcurrency": 2, "ResultPath": "$.ys", "Next": "Both",
+             "ItemSelector": {"v.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index", "at.$": "$$.State.Name",
+                              "k.$": "$.k"},
+             "ItemProcessor": {"StartAt": "Keep", "States": {
+                 "Keep": {"Type": "Pass", "Parameters": {"v.$": "$.v", "i.$": "$.i", "at.$": "$.at", "k.$": "$.k"},
+                          "Next": "Twice"},
+                 "Twice": task("double", InputPath="$.v", ResultPath="$.v")}}},
+    "Both": {"Type": "Parallel", "ResultSelector": {"first.$": "$[0]", "n.$": "States.ArrayLength($[1])"},
+             "Branches": [{"StartAt": "A", "States": {"A": task("echo", InputPath="$.k")}},
+                          {"StartAt": "B", "States": {"B": {"Type": "Pass", "InputPath": "$.ys", "End": True}}}],
+             "End": True}}}
+
+# A Map with no items, first and after a Task; its output is [] at once, in the instance that reached it.
+EMPTY = {"StartAt": "None", "States": {
+    "None": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.a", "Next": "T", "ItemProcessor": item("I1")},
+    "T": task("echo", "Again"),
+    "Again": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.b", "MaxConcurrency": 1, "Next": "Done",
+              "ItemProcessor": item("I2")},
+    "Done": {"Type": "Succeed"}}}
+
+# A Parallel first; a Map as a branch's first state; a Map reached inline in a branch after a Task, with a Map in
+# its iterator (nested: the outer item's instance fans the inner Map out).
+NESTED = {"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": True, "Branches": [
+    {"StartAt": "M", "States": {"M": {"Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1,
+                                      "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "ItemProcessor": item("I3"),
+                                      "End": True}}},
+    {"StartAt": "T", "States": {
+        "T": task("echo", "Rows", InputPath="$.rows"),
+        "Rows": {"Type": "Map", "MaxConcurrency": 2, "End": True, "ItemProcessor": {"StartAt": "Cells", "States": {
+            "Cells": {"Type": "Map", "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "ItemProcessor": item("I4"),
+                      "End": True}}}}}}]}}}
+
+# Retry and Catch of a Parallel and of a Map fanned out inline: a branch failing once (Retry runs it all again, from
+# the branch's instance), an item failing for good (Catch), the Map's and the Parallel's own input and output
+# failing (their Retry and Catch apply, as the reference's do).
+RETRY_CATCH = {"StartAt": "Start", "States": {
+    "Start": task("echo", "Again"),
+    "Again": {"Type": "Parallel", "ResultPath": "$.again", "Next": "Items",
+              "Retry": [{"ErrorEquals": ["TimeoutError"], "IntervalSeconds": 1, "MaxAttempts": 3}],
+              "Branches": [{"StartAt": "F", "States": {"F": task("flaky", InputPath="$.n")}},
+                           {"StartAt": "G", "States": {"G": task("echo", InputPath="$.n")}}]},
+    "Items": {"Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1, "ResultPath": "$.items", "Next": "Broken",
+              "Retry": [{"ErrorEquals": ["TimeoutError"], "MaxAttempts": 5}],
+              "ItemProcessor": {"StartAt": "Fl", "States": {"Fl": task("flaky")}}},
+    "Broken": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.broken", "Next": "NoInput", "MaxConcurrency": 1,
+               "Catch": [{"ErrorEquals": ["ValueError"], "ResultPath": "$.broken", "Next": "NoInput"}],
+               "ItemSelector": {"name.$": "$$.Map.Item.Value"},
+               "ItemProcessor": {"StartAt": "Boom", "States": {"Boom": task("boom")}}},
+    "NoInput": {"Type": "Parallel", "InputPath": "$.missing", "ResultPath": "$.p", "Next": "BadOutput",
+                "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.noinput", "Next": "BadOutput"}],
+                "Branches": [{"StartAt": "H", "States": {"H": task("echo")}}]},
+    "BadOutput": {"Type": "Map", "ItemsPath": "$.xs", "ResultSelector": {"x.$": "$[9]"}, "Next": "Never",
+                  "Catch": CATCH_ALL, "ItemProcessor": {"StartAt": "E", "States": {"E": task("echo")}}},
+    "Never": {"Type": "Pass", "End": True},
+    "Caught": {"Type": "Pass", "End": True}}}
+
+# A Map whose ItemsPath selects no list, caught (the error's name only: the cause's words are the runtime's own).
+NOT_A_LIST = {"StartAt": "M", "States": {
+    "M": {"Type": "Map", "ItemsPath": "$.n", "Catch": CATCH_ALL, "ItemProcessor": item("I5"), "End": True},
+    "Caught": CAUGHT}}
+
+# (name, machine, input, (hops now, hops with only Pass/Choice/Succeed/Fail inline)): one hop fewer per fan-out
+# reached from another state (none for a machine's, a branch's or an iterator's first state).
+FAN_OUTS = [
+    ("map first, then a parallel", MAP_FIRST, {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, (12, 13)),
+    ("empty maps", EMPTY, {"xs": []}, (1, 2)),
+    ("nested map in parallel", NESTED, {"xs": [1, 2, 3], "rows": [[1, 2], [], [3]]}, (11, 12)),
+    # Again, Items, Broken, NoInput and BadOutput, each reached from another state: 5 fewer (their Retries fanned
+    # out again from a failed branch's instance before too)
+    ("retry and catch", RETRY_CATCH, {"n": 4, "xs": ["a", "b", "c"]}, (17, 22)),
+    ("items path not a list", NOT_A_LIST, {"n": 4}, (0, 0)),
+]
+
+
+@pytest.mark.parametrize(("name", "machine", "value", "hops"), FAN_OUTS, ids=[m[0] for m in FAN_OUTS])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fan_outs_in_the_reaching_instance_give_what_the_reference_and_the_runtimes_before_give(
+        name: str, machine: dict[str, Any], value: Any, hops: tuple[int, int], seed: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
+    got = drive(machine, value, fanout_tasks(), seed)
+    same(got.output, reference(machine, value, fanout_tasks()))
+    before = hopping(machine, value, fanout_tasks(), seed, monkeypatch)
+    no_work = hopping(machine, value, fanout_tasks(), seed, monkeypatch, NO_WORK)
+    assert got.output == before.output == no_work.output
+    assert (got.hops, no_work.hops) == hops and no_work.hops <= before.hops
+
+
+def test_a_map_first_fans_out_from_the_entry_and_names_itself_in_every_item() -> None:
+    run = drive(MAP_FIRST, {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, MORE)
+    ys = [{"v": 2 * v, "i": v - 1, "at": "Each", "k": "key"} for v in [1, 2, 3, 4, 5]]
+    assert run.output == {"first": "key", "n": 5}
+    assert reference(MAP_FIRST, {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, MORE) == run.output
+    # $$.State.Name is the Map's for the items its joins sent (3, 4, 5) as for the first two
+    without_next = {k: v for k, v in MAP_FIRST["States"]["Each"].items() if k != "Next"}
+    assert drive({"StartAt": "Each", "States": {"Each": {**without_next, "End": True}}},
+                 {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, MORE).output["ys"] == ys
+    # the entry is the Map: it fans out, 5 items x Keep→Twice, the last join fans Both out and B's join answers
+    assert run.hops == 5 + 5 + 2
+    assert ("Each", []) in run.ran and [ran for g, ran in run.ran if g == "Each.it.Twice"].count(["Both"]) == 1
+
+
+def test_an_empty_map_is_its_output_at_once_in_the_instance_that_reached_it() -> None:
+    run = drive(EMPTY, {"xs": []}, MORE)
+    assert run.output == {"xs": [], "a": [], "b": []}
+    assert run.hops == 1 and run.ran == [("None", []), ("T", ["Again", "Done"])]
+
+
+def test_the_join_finds_the_bookkeeping_of_a_fan_out_done_by_another_grains_instance() -> None:
+    """The data layer names of a fan-out are the execution's and the fan-out's (sand.asl.<execution>.<id>), not the
+    instance's grain: the Task's instance that fans the Map out creates them, the items' instances use them."""
+    class Recording(Data):
+        def __init__(self) -> None:
+            super().__init__()
+            self.names: set[str] = set()
+
+    class Ctx2(InlineCtx):
+        def createCounter(self, c: str, count: int = 0) -> None:  # noqa: N802
+            self.data.names.add(c)  # type: ignore[attr-defined]
+            super().createCounter(c, count)
+
+    machine = {"StartAt": "T", "States": {
+        "T": task("echo", "M"),
+        "M": {"Type": "Map", "MaxConcurrency": 1, "ItemProcessor": item("I6"),
+              "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "End": True}}}
+    wf = parse_workflow(machine)
+    data = Recording()
+    ctx = Ctx2(data, "T")
+    make_handler(wf, "T", lambda e, c: e)([1, 2, 3], ctx)
+    assert ctx.ran_inline == ["M"] and [g for g, _ in ctx.sent] == ["M.it.I6"]
+    key = ctx.sent[0][1][MARK]["frames"][0]["id"]
+    assert data.names == {f"sand.asl.e1.{key}", f"sand.asl.e1.{key}.next"}
+    assert all(not n.split(".", 3)[3].startswith(("T", "M")) for n in data.names)
+    pending = list(ctx.sent)
+    answers = []
+    while pending:  # each item's instance joins and sends the next item (MaxConcurrency 1)
+        grain, event = pending.pop()
+        c = InlineCtx(data, grain, sender="x")
+        make_handler(wf, grain, lambda e, c: e * 2)(event, c)
+        pending += [(g, v) for g, v in c.sent if g != END]
+        answers += [v for g, v in c.sent if g == END]
+    assert answers == [[2, 4, 6]] and not data.maps and not data.counters
+
+
+def test_the_trace_shows_an_inlined_map_after_the_instance_that_fanned_it_out() -> None:
+    class Bus:
+        def __init__(self) -> None:
+            self.batches: list[list[tuple[str, bytes]]] = []
+
+        def publish_batch(self, deliveries: list[tuple[str, bytes]]) -> None:
+            self.batches.append(list(deliveries))
+
+    machine = {"StartAt": "T", "States": {
+        "T": task("echo", "Ok"),
+        "Ok": {"Type": "Choice", "Choices": [{"Variable": "$[0]", "IsPresent": True, "Next": "M"}], "Default": "M"},
+        "M": {"Type": "Map", "ItemProcessor": item("I7"), "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "End": True}}}
+    wf = parse_workflow(machine)
+    bus = Bus()
+    entry = ["agent.in", "h", 1, 2]
+    event = {"id": "e", "execution_id": "x", "app": "a", "grain": "T", "from": "", "trace": [entry], "value": [1, 2]}
+
+    class Layer:  # the data layer client, as much of it as a fan-out uses
+        def __init__(self) -> None:
+            self.counters: dict[str, int] = {}
+
+        def create_counter(self, name: str, count: int) -> None:
+            self.counters[name] = count
+
+        def close(self) -> None:
+            pass
+
+    layer = Layer()
+    run_instance(json.dumps(event).encode(), InstanceSpec("a", "T", wf, frozenset(wf.grains), timeout_s=5.0),
+                 make_handler(wf, "T", lambda e, c: e), bus, lambda: layer)
+    report = decode(bus.batches[-1][-1][1])
+    assert report["status"] == "ok", report
+    outs = report["outputs"]
+    assert [o["grain"] for o in outs] == ["M.it.I7", "M.it.I7"] and list(layer.counters.values()) == [0]
+    for out in outs:
+        trace = out["trace"]
+        assert trace[0] == entry and [(e[0], e[1]) for e in trace[1:]] == [("grain", "T"), ("grain", "Ok"),
+                                                                          ("grain", "M")]
+        assert trace[2][2:] == trace[3][2:] == [trace[1][-1]] * 5
