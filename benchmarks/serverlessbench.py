@@ -2,6 +2,9 @@
 
   tc2    parallel composition as an ASL Map: one Task grain (item + 1) over N = 1 to 32 items (p50/p99 per N and the
          least-squares slope in ms per extra branch)
+  asl14  a newcomer's ASL application (Choice, Map of 6 items x 2 Tasks, Task, Parallel of 2 Tasks, Choice, Pass):
+         p50/p99, and from the executions' timelines the grain instances on the answer's path and the states run
+         inline (issue 27)
   tc3    a chain of 100 grains, each adding 1 (deploy time, first call, warm p50/p99, the hop between grains from
          the executions' timings, sandbox memory per idle grain against a 1-grain sandbox measured in the same run)
   tc5    a 2-grain pass-through with payloads from 0 to 50 KB in 5 KB steps (p50/p99 per size; 0 KB is the baseline)
@@ -9,7 +12,7 @@
   sweep  the same echo at 1, 5, 10, 20 and 40 clients: where throughput stops growing (the knee)
   cpu    CPU per 1-grain request, per component, from /proc (benchmarks/_cpu.py)
 
-Needs `make up`.  python benchmarks/serverlessbench.py [tc2 tc3 tc5 tc9 sweep cpu] [--quick]
+Needs `make up`.  python benchmarks/serverlessbench.py [tc2 asl14 tc3 tc5 tc9 sweep cpu] [--quick]
 Writes benchmarks/results/serverlessbench.json and serverlessbench.png.
 """
 
@@ -32,6 +35,8 @@ from benchmarks._common import RESULTS, machine, summary_ms, write_result  # noq
 INC = "def handle(event, context):\n    return {'n': event['n'] + 1}\n"
 ECHO = "def handle(event, context):\n    return event\n"
 ADD1 = "def handle(event, context):\n    return event + 1\n"
+DOUBLE = "def handle(event, context):\n    return event * 2\n"
+SUM = "def handle(event, context):\n    return sum(event)\n"
 FANOUT = [1, 2, 4, 8, 16, 32]
 
 
@@ -103,6 +108,64 @@ def tc2(bench: Bench, quick: bool) -> dict[str, Any]:
     return {"by_n": by_n, "ms_per_branch_p50": per_branch, "ms_per_branch_p99": per_branch_p99,
             "max_concurrency": 0, "grain_concurrency": settings.get("concurrency", 32),
             "sandbox_cpus": settings.get("sandbox_cpus", 1.0), "target_ms_per_branch": 1.5}
+
+
+def _task(resource: str, nxt: str | None = None, **more: Any) -> dict[str, Any]:
+    return {"Type": "Task", "Resource": resource, **({"Next": nxt} if nxt else {"End": True}), **more}
+
+
+# The shape of tests/test_aslrun_inline.py's NEWCOMER: 12 states (Invalid and Large are off the measured path).
+ASL14 = {"StartAt": "Valid", "States": {
+    "Valid": {"Type": "Choice", "Choices": [{"Variable": "$.xs", "IsPresent": True, "Next": "Each"}],
+              "Default": "Invalid"},
+    "Invalid": {"Type": "Fail", "Error": "Invalid", "Cause": "no xs"},
+    "Each": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.ys", "Next": "Sum",
+             "ItemProcessor": {"StartAt": "D1", "States": {"D1": _task("asl14double", "D2"),
+                                                           "D2": _task("asl14double")}}},
+    "Sum": _task("asl14sum", "Both", InputPath="$.ys", ResultPath="$.total"),
+    "Both": {"Type": "Parallel", "ResultPath": "$.both", "Next": "Size",
+             "Branches": [{"StartAt": "E", "States": {"E": _task("asl14echo", InputPath="$.total")}},
+                          {"StartAt": "F", "States": {"F": _task("asl14double", InputPath="$.total")}}]},
+    "Size": {"Type": "Choice", "Choices": [{"Variable": "$.total", "NumericGreaterThan": 100, "Next": "Large"}],
+             "Default": "Small"},
+    "Large": {"Type": "Pass", "Parameters": {"size": "large", "both.$": "$.both"}, "End": True},
+    "Small": {"Type": "Pass", "Parameters": {"size": "small", "both.$": "$.both"}, "End": True}}}
+
+
+def path_instances(steps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """From one execution's timeline (the path that reached the answer): the grains that ran an instance of their own
+    and the states run inline in another's (an inlined state's entry follows that instance's "outputs published" at
+    the same instant, envelope.inline_trace)."""
+    own, inline = [], []
+    for s in steps:
+        if s["step"] == f"{s['where']}: worker polled":
+            (inline if s["delta_ms"] == 0 else own).append(s["where"])
+    return own, inline
+
+
+def asl14(bench: Bench, quick: bool) -> dict[str, Any]:
+    warm, n = (5, 20) if quick else (20, 200)
+    print(f"ASL14: a newcomer's ASL application (Choice, Map of 6 x 2 Tasks, Task, Parallel of 2, Choice, Pass), "
+          f"{n} calls")
+    name, app = deploy_asl(bench, "asl14", ASL14, {"asl14double": DOUBLE, "asl14sum": SUM, "asl14echo": ECHO})
+    caller = Caller(name)
+    body = json.dumps({"name": "ada", "xs": [1, 2, 3, 4, 5, 6]}).encode()
+    status, _, _, answer = caller.call(body)
+    if status != 200 or json.loads(answer) != {"size": "small", "both": [84, 168]}:
+        raise RuntimeError(f"ASL14 answered {status}: {answer[:300]!r}")
+    caller.run(body, warm)
+    lat, ids, failed = caller.run(body, n)
+    paths = [path_instances(bench.timings(eid)) for eid in ids[-10:]]
+    own = sorted(len(o) for o, _ in paths)
+    inline = sorted({g for _, i in paths for g in i})
+    out = {"warm": summary_ms(lat), "failed": failed, "instances_on_path": own[len(own) // 2] if own else None,
+           "states_inline_on_path": inline, "fan_out_inline": "Each" in inline and "Both" in inline,
+           "target": {"p50_ms": 40}, "was_p50_ms": 172}
+    print(f"  p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms, {failed} failed (target p50 <= 40 ms, "
+          "was 172)")
+    print(f"  grain instances on the answer's path: {out['instances_on_path']} (median of the last {len(paths)} "
+          f"timelines); run inline: {', '.join(inline) or 'none'}")
+    return out
 
 
 def tc3(bench: Bench, quick: bool) -> dict[str, Any]:
@@ -272,7 +335,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-CASES = {"tc2": tc2, "tc3": tc3, "tc5": tc5, "tc9": tc9, "sweep": sweep, "cpu": cpu}
+CASES = {"tc2": tc2, "asl14": asl14, "tc3": tc3, "tc5": tc5, "tc9": tc9, "sweep": sweep, "cpu": cpu}
 
 
 def main() -> None:

@@ -76,6 +76,13 @@ def test_serverlessbench_tc2(tmp_path: Path) -> None:
     assert math.isfinite(r["ms_per_branch_p50"]) and r["target_ms_per_branch"] == 1.5
 
 
+def test_serverlessbench_asl14(tmp_path: Path) -> None:
+    r = run("serverlessbench.py", tmp_path, "asl14")["asl14"]
+    assert r["failed"] == 0 and r["warm"]["n"] > 0 and positive(r["warm"]["p50_ms"]), r
+    assert isinstance(r["instances_on_path"], int) and r["instances_on_path"] > 0, r
+    assert isinstance(r["fan_out_inline"], bool) and r["target"] == {"p50_ms": 40}, r
+
+
 def test_idle_wakeups(tmp_path: Path) -> None:
     r = run("idle_wakeups.py", tmp_path, png=False)
     box = r["app"]["sandbox"]
