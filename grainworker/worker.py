@@ -55,6 +55,7 @@ STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than t
 STANDBY_DEFER_S = 0.003      # after a hand-off, the next standby is forked once no event came for this long
 _NOTICE = struct.Struct(">IQ")  # what a standby tells its worker it took: the event's length, when it was polled
 POLL_MAX_S = MAX_POLL_TIMEOUT_MS / 1000
+REHEARSE_AFTER_MS = 50  # a standby with no event this long after it was forked rehearses (off a busy moment)
 _PIPE_BYTES = 1 << 20  # a notice of any event up to this size is one write that does not wait for the worker
 
 
@@ -370,10 +371,6 @@ class GrainWorker:
             if bus is None:
                 bus = self._bus_factory()  # its own connection: a socket is never shared across fork
             if notice >= 0:
-                try:
-                    rehearse(self.cfg.spec)
-                except Exception:  # noqa: BLE001 - a rehearsal only saves time
-                    log.exception("[%s/%s] a standby's rehearsal failed", self.cfg.app, self.cfg.grain)
                 raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
             run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)
@@ -384,12 +381,23 @@ class GrainWorker:
             os._exit(code)
 
     def _wait_as_standby(self, bus: Any, notice: int, release: int) -> tuple[bytes, int]:
-        """Poll the grain's queue until an event comes, tell the worker, and return it to run."""
+        """Poll the grain's queue until an event comes, tell the worker, and return it to run. A standby not
+        needed at once rehearses first (instance.rehearse): not at once, when it would take the CPU from the
+        instances of the request that just passed (the next grain of a chain runs in the same sandbox)."""
+        rehearsed = False
         while True:
-            msgs = bus.poll(self.queue, max_messages=1, timeout_ms=MAX_POLL_TIMEOUT_MS)
+            wait_ms = MAX_POLL_TIMEOUT_MS if rehearsed else REHEARSE_AFTER_MS
+            msgs = bus.poll(self.queue, max_messages=1, timeout_ms=wait_ms)
             polled_ns = time.monotonic_ns()
             if msgs:
                 break
+            if not rehearsed:
+                rehearsed = True
+                try:
+                    rehearse(self.cfg.spec)
+                except Exception:  # noqa: BLE001 - a rehearsal only saves time
+                    log.exception("[%s/%s] a standby's rehearsal failed", self.cfg.app, self.cfg.grain)
+                continue
             if self._ready(release):
                 os._exit(0)  # released (idle grain) or the worker is gone
         raw = msgs[0]
