@@ -25,6 +25,9 @@ public final class ExecutionTag {
   private static final String ALGORITHM = "HmacSHA256";
 
   private final SecretKeySpec key;
+  /** A Mac is not thread-safe; one per thread, initialised once (a provider lookup and init per call showed up in
+   * the frontend's and the host agent's profiles, twice per request in each). doFinal resets it for the next tag. */
+  private final ThreadLocal<Mac> macs = ThreadLocal.withInitial(this::newMac);
 
   /** @param secret the cluster secret: at least 16 bytes */
   public ExecutionTag(byte[] secret) {
@@ -36,13 +39,7 @@ public final class ExecutionTag {
 
   /** The tag of {@code executionId} of {@code app}, answered on {@code frontend}'s response topic (32 hex digits). */
   public String of(String app, String executionId, String frontend) {
-    Mac mac;
-    try {
-      mac = Mac.getInstance(ALGORITHM); // not thread-safe: one per call (cheap next to the rest of a request)
-      mac.init(key);
-    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
-      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
-    }
+    Mac mac = macs.get();
     // Lengths first, so ("ab", "c") and ("a", "bc") can never share a tag.
     for (String part : new String[] {app, executionId, frontend}) {
       byte[] b = (part == null ? "" : part).getBytes(StandardCharsets.UTF_8);
@@ -52,6 +49,16 @@ public final class ExecutionTag {
     }
     byte[] full = mac.doFinal();
     return HexFormat.of().formatHex(full, 0, TAG_BYTES);
+  }
+
+  private Mac newMac() {
+    try {
+      Mac mac = Mac.getInstance(ALGORITHM);
+      mac.init(key);
+      return mac;
+    } catch (NoSuchAlgorithmException | InvalidKeyException e) {
+      throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
+    }
   }
 
   /**
