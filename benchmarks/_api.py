@@ -108,6 +108,15 @@ class Caller:
         return lat, ids, failed
 
 
+def sandbox_container(app_id: str) -> str:
+    """The id of the one sandbox of application ``app_id`` on this host."""
+    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app_id}"],
+                         capture_output=True, text=True, timeout=30).stdout.split()
+    if len(ids) != 1:
+        raise RuntimeError(f"expected one sandbox of application {app_id} on this host, found {ids}")
+    return ids[0]
+
+
 def container_memory_mb(app: dict[str, Any]) -> float:
     """Memory the application's sandbox on this host uses now (its cgroup: the number Docker's limit applies to)."""
     ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"],

@@ -53,10 +53,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._api import URL, Bench  # noqa: E402
+from benchmarks._api import URL, Bench, sandbox_container  # noqa: E402
 from benchmarks._common import BIND, RESULTS, machine, percentile, write_result  # noqa: E402
 from benchmarks.baselines._runtime import LABEL_RUN, cgroup_memory_bytes  # noqa: E402
-from benchmarks.memory_platform import sandbox_id  # noqa: E402
 
 WORKLOADS = {  # Table 1: burst rate (calls/min), burst duration (s), burst every (s)
     "A": (1000, 8, 240), "B": (250, 8, 240), "C": (1000, 30, 120), "D": (1000, 8, 120), "E": (250, 30, 120)}
@@ -203,7 +202,7 @@ def run_sand(bench: Bench, calls: list[tuple[float, int]], scale: float, busy: b
     concurrency = min(64, max(16, 2 * peak_concurrency(calls) + 8))
     name, _, app = bench.deploy("idle", [{"name": "work", "next": ["end"]}], {"work": FUNCTION},
                                 settings={"concurrency": concurrency, "timeout_s": 60})
-    box = sandbox_id(app["id"])
+    box = sandbox_container(app["id"])
     path = f"/app/{name}"
     conns: queue.LifoQueue[http.client.HTTPConnection] = queue.LifoQueue()
 

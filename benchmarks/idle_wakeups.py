@@ -28,20 +28,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._api import Bench, Caller  # noqa: E402
+from benchmarks._api import Bench, Caller, sandbox_container  # noqa: E402
 from benchmarks._common import SAND_HOME, machine, write_result  # noqa: E402
 
 INC = "def handle(event, context):\n    return {'n': event['n'] + 1}\n"
 HZ = os.sysconf("SC_CLK_TCK")
 ROLES = ("supervisor", "grain worker", "instance")  # the sandbox's processes: instance = a worker's child (standby)
-
-
-def sandbox_container(app_id: str) -> str:
-    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app_id}"],
-                         capture_output=True, text=True, timeout=30).stdout.split()
-    if len(ids) != 1:
-        raise RuntimeError(f"expected one sandbox of application {app_id} on this host, found {ids}")
-    return ids[0]
 
 
 def sandboxes_running() -> int:

@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._api import URL, Bench  # noqa: E402
+from benchmarks._api import URL, Bench, sandbox_container  # noqa: E402
 from benchmarks._common import RESULTS, machine, write_result  # noqa: E402
 from benchmarks.baselines._runtime import cgroup_memory_bytes  # noqa: E402
 
@@ -53,14 +53,6 @@ def fit(points: list[tuple[int, float]]) -> dict[str, float]:
     return {"per_call_mb": round(slope, 3), "base_mb": round(my - slope * mx, 3)}
 
 
-def sandbox_id(app_id: str) -> str:
-    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app_id}"],
-                         capture_output=True, text=True, timeout=30).stdout.split()
-    if len(ids) != 1:
-        raise RuntimeError(f"expected one sandbox of {app_id}, found {ids}")
-    return ids[0]
-
-
 def instances(container: str) -> int:
     """The grain workers' children in the sandbox: the running instances and the standby."""
     out = subprocess.run(["docker", "top", container, "-eo", "pid,ppid,args"], capture_output=True, text=True,
@@ -76,7 +68,7 @@ def sand(steps: list[int], sleep_s: float) -> list[dict[str, Any]]:
     try:
         name, _, app = bench.deploy("mem", [{"name": "sleeper", "next": ["end"]}], {"sleeper": SLEEPER},
                                     settings={"concurrency": max(steps) + 8, "timeout_s": sleep_s * 4})
-        box = sandbox_id(app["id"])
+        box = sandbox_container(app["id"])
         bench.api.call("POST", f"/app/{name}", {"s": 0})  # one call: the worker's first fork is behind us
         time.sleep(1)
         idle = cgroup_memory_bytes(box) / 2**20
