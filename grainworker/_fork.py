@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import sys
 import threading
 
-__all__ = ["fork"]
+__all__ = ["die_with_parent", "fork"]
 
-_libc_fork = ctypes.PyDLL(None, use_errno=True).fork
+_libc = ctypes.PyDLL(None, use_errno=True)
+_libc_fork = _libc.fork
 _libc_fork.restype = ctypes.c_int
 _libc_fork.argtypes = []
 
@@ -36,3 +38,13 @@ def fork() -> int:
         if random is not None:
             random.seed()
     return pid
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int, on: bool = True) -> None:
+    """While ``on``, this process is killed (SIGKILL) when its parent ``parent`` dies; if it already has, now."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL if on else 0, 0, 0, 0)
+    if on and os.getppid() != parent:
+        os._exit(0)

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from grainworker._fork import fork
+from grainworker._fork import die_with_parent, fork
 from grainworker._gen.localbus.constants import MAX_POLL_TIMEOUT_MS
 from grainworker.cgroup import memory_share as sandbox_memory_share
 from grainworker.instance import InstanceSpec, failure_batch, rehearse, run_instance
@@ -357,6 +357,7 @@ class GrainWorker:
         """In the forked process: never returns. A standby (``notice`` >= 0) first waits for its event itself.
         ``bus``: the connection the worker opened ahead for it (else it opens its own)."""
         code = 1
+        worker = os.getppid()
         try:
             if self._wakeup >= 0:
                 signal.set_wakeup_fd(-1)
@@ -371,6 +372,10 @@ class GrainWorker:
             if bus is None:
                 bus = self._bus_factory()  # its own connection: a socket is never shared across fork
             if notice >= 0:
+                # A standby that waits dies with its worker (the restarted worker forks its own; the host agent's
+                # recovery covers an event it had just taken); once it runs an event it outlives the worker, as
+                # an instance the worker forked does.
+                die_with_parent(worker)
                 raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
             run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)
@@ -401,6 +406,7 @@ class GrainWorker:
             if self._ready(release):
                 os._exit(0)  # released (idle grain) or the worker is gone
         raw = msgs[0]
+        die_with_parent(0, on=False)
         try:
             _write_all(notice, _NOTICE.pack(len(raw), polled_ns) + raw)
         except OSError:

@@ -386,3 +386,24 @@ for rehearsed in (False, True):
     (cold, sent_cold), (warm, sent_warm) = (map(int, line.split()) for line in out[:2])
     assert sent_cold == sent_warm == 2, "the output to h and the report: a rehearsal changes nothing the run sends"
     assert warm * 2 < cold, f"{warm} page faults after a rehearsal, {cold} without"
+
+
+def test_a_waiting_standby_dies_with_its_worker(app_dir: Path) -> None:
+    # A standby left waiting by a dead worker would keep polling the grain's queue beside the restarted worker.
+    with Emulator(app_dir, echo=lambda line: None) as e:
+        call(e, "pid", {})
+        worker = e.worker_pid("pid")
+        standby = _standby_of(e, "pid")
+        os.kill(worker, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and Path(f"/proc/{standby}").exists():
+            try:
+                os.waitpid(standby, os.WNOHANG)  # not our child: only for a zombie's sake (ignored)
+            except ChildProcessError:
+                pass
+            if "Z" in (Path(f"/proc/{standby}/stat").read_text().split()[2] if Path(f"/proc/{standby}").exists()
+                       else "Z"):
+                break
+            time.sleep(0.05)
+        alive = Path(f"/proc/{standby}").exists() and Path(f"/proc/{standby}/stat").read_text().split()[2] != "Z"
+        assert not alive, "the standby outlived its worker"
