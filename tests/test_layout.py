@@ -99,3 +99,54 @@ def test_frontend_and_host_agent_depend_on_the_shared_modules_not_on_each_other(
     # the shared modules stay below both processes
     for shared in ("common", "contracts", "cluster"):
         assert {"hostagent", "frontend"}.isdisjoint(_module_deps(shared) | _java_imports(shared)), shared
+
+
+# ---- every top-level folder says in its README what lives there and what it may depend on ----
+
+def _folders() -> list[str]:
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return sorted({line.split("/", 1)[0] for line in tracked.splitlines() if "/" in line and line[0] != "."})
+
+
+def _may_depend_on(folder: str) -> set[str] | None:
+    """The names in the README's `May depend on:` line; None for "anything"."""
+    m = re.search(r"^May depend on: (.*)$", (ROOT / folder / "README.md").read_text(), re.M)
+    assert m, f"{folder}/README.md has no 'May depend on:' line"
+    if m.group(1).startswith("anything"):
+        return None
+    return {name.split(".")[0] for name in re.findall(r"`([\w.-]+)`", m.group(1))}
+
+
+def _python_imports(folder: str) -> set[str]:
+    found: set[str] = set()
+    for f in (ROOT / folder).glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.Import):
+                found |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found - set(sys.stdlib_module_names) - {folder}
+
+
+def test_every_folder_has_a_readme_that_says_what_it_may_depend_on() -> None:
+    folders = _folders()
+    assert {"common", "contracts", "hostagent", "frontend", "grainworker", "deploy", "tests"} <= set(folders)
+    for folder in folders:
+        _may_depend_on(folder)
+
+
+def test_java_modules_depend_on_what_their_readme_allows() -> None:
+    modules = re.findall(r"<module>([\w-]+)</module>", (ROOT / "pom.xml").read_text())
+    assert len(modules) >= 7
+    for module in modules:
+        allowed = _may_depend_on(module)
+        assert allowed is not None, f"{module}/README.md must name its dependencies"
+        assert _module_deps(module) - {module} == allowed, module
+        assert _java_imports(module) - {module} <= allowed, f"{module} imports beyond its README"
+
+
+def test_python_packages_import_what_their_readme_allows() -> None:
+    for package in ("grainworker", "sandclient", "sandemu"):
+        allowed = _may_depend_on(package)
+        assert allowed is not None
+        assert _python_imports(package) <= allowed, f"{package} imports {_python_imports(package) - allowed}"
