@@ -150,3 +150,18 @@ def test_python_packages_import_what_their_readme_allows() -> None:
         allowed = _may_depend_on(package)
         assert allowed is not None
         assert _python_imports(package) <= allowed, f"{package} imports {_python_imports(package) - allowed}"
+
+
+MAX_LINES = 600
+
+
+def test_no_main_code_file_is_over_600_lines_without_a_reason_at_its_top() -> None:
+    tracked = subprocess.run(["git", "ls-files", "*.java", "*.py", "*.sh"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split()
+    main_code = [f for f in tracked if not f.startswith(("tests/", "examples/")) and "/src/test/" not in f
+                 and "/_gen/" not in f and (ROOT / f).is_file()]
+    assert len(main_code) > 100
+    long = [f for f in main_code if len((ROOT / f).read_text().splitlines()) > MAX_LINES
+            and not re.search(rf"longer than {MAX_LINES} lines", "\n".join((ROOT / f).read_text().splitlines()[:40]),
+                              re.I)]
+    assert long == [], f"over {MAX_LINES} lines, with no 'longer than {MAX_LINES} lines because ...' at the top: {long}"
