@@ -1,11 +1,13 @@
 package sand.cluster;
 
+import static sand.common.ConfigDef.ABSOLUTE_PATH;
 import static sand.common.ConfigDef.HOST_PORT;
 import static sand.common.ConfigDef.HOST_PORTS;
 import static sand.common.ConfigDef.KEYSPACE;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
+import static sand.common.ConfigDef.emptyOr;
 import static sand.common.ConfigDef.nonBlank;
 
 import java.io.IOException;
@@ -83,13 +85,13 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
               "a user name, or empty"),
           "the SASL/SCRAM-SHA-512 user this process logs in to Kafka as (its role: hostagent, frontend); empty = no "
               + "login (the single-host system on loopback); a cluster's bring-up sets it")
-      .define("kafka.password.file", STRING, "", Check.of(v -> true, "a file of mode 600, or empty"),
+      .define("kafka.password.file", STRING, "", emptyOr("no login", ABSOLUTE_PATH),
           "file (mode 600) holding kafka.user's password; generated at bring-up in the state dir's secrets/")
       .define("cassandra.user", STRING, "", Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"),
               "a user name, or empty"),
           "the Cassandra role this process logs in as (PasswordAuthenticator; the data layer uses it too); empty = "
               + "no login (the single-host system on loopback); a cluster's bring-up sets it")
-      .define("cassandra.password.file", STRING, "", Check.of(v -> true, "a file of mode 600, or empty"),
+      .define("cassandra.password.file", STRING, "", emptyOr("no login", ABSOLUTE_PATH),
           "file (mode 600) holding cassandra.user's password; generated at bring-up in the state dir's secrets/");
 
   /** From the environment ({@code SAND_CLUSTER_*}) and defaults; a bad value throws naming it. */

@@ -76,6 +76,14 @@ public final class ConfigDef {
   public static final Check KEYSPACE = matches("[a-z][a-z0-9_]{0,47}",
       "a lower-case letter, then up to 47 lower-case letters, digits or _");
 
+  /** An absolute file path: a relative one would depend on the directory the process happened to start in. */
+  public static final Check ABSOLUTE_PATH = matches("/[^\\x00]*", "an absolute path");
+
+  /** A Unix socket's path: absolute, and short enough for sockaddr_un (108 bytes with the terminating NUL). */
+  public static final Check SOCKET_PATH = Check.of(
+      v -> ((String) v).startsWith("/") && ((String) v).getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107,
+      "an absolute path of at most 107 bytes");
+
   /** A credential or key a person chooses: long enough not to be guessed. */
   public static final int SECRET_MIN_CHARS = 16;
   public static final Check SECRET = Check.of(v -> ((String) v).length() >= SECRET_MIN_CHARS,

@@ -2,7 +2,9 @@ package sand.common;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static sand.common.ConfigDef.ABSOLUTE_PATH;
 import static sand.common.ConfigDef.SECRET;
+import static sand.common.ConfigDef.SOCKET_PATH;
 import static sand.common.ConfigDef.Type.DOUBLE;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.STRING;
@@ -22,7 +24,9 @@ class ConfigDefTest {
       .define("threads", INT, 4, between(1, 256), "worker threads")
       .define("timeout.s", DOUBLE, 1.5, above(0, 60), "seconds")
       .define("credential", STRING, "", emptyOr("random", SECRET), "a secret")
-      .define("global", STRING, "memory", oneOf("cassandra", "memory"), "where data goes");
+      .define("global", STRING, "memory", oneOf("cassandra", "memory"), "where data goes")
+      .define("password.file", STRING, "", emptyOr("no login", ABSOLUTE_PATH), "a file")
+      .define("socket", STRING, "", emptyOr("TCP only", SOCKET_PATH), "a Unix socket");
 
   private String error(String key, String value) {
     return assertThrows(ConfigDef.ConfigException.class, () -> def.parse(Map.of(), Map.of(key, value))).getMessage();
@@ -36,10 +40,16 @@ class ConfigDefTest {
     assertEquals("demo: credential=short is invalid: must be empty (random) or at least 16 characters",
         error("credential", "short"));
     assertEquals("demo: global=redis is invalid: must be cassandra or memory", error("global", "redis"));
+    assertEquals("demo: password.file=secrets/pw is invalid: must be empty (no login) or an absolute path",
+        error("password.file", "secrets/pw"));
+    assertEquals("demo: socket=/" + "s".repeat(107) + " is invalid: must be empty (TCP only) or an absolute path of at "
+        + "most 107 bytes", error("socket", "/" + "s".repeat(107)));
+    assertEquals("/run/sand/bus.sock", def.parse(Map.of(), Map.of("socket", "/run/sand/bus.sock")).getString("socket"));
     assertEquals("0123456789abcdef", def.parse(Map.of(), Map.of("credential", "0123456789abcdef"))
         .getString("credential"));
     assertEquals(List.of("an int in [1, 256]", "a number in (0, 60]", "empty (random) or at least 16 characters",
-        "cassandra or memory"), def.keys().stream().map(ConfigDef.Key::expectation).toList());
+        "cassandra or memory", "empty (no login) or an absolute path",
+        "empty (TCP only) or an absolute path of at most 107 bytes"), def.keys().stream().map(ConfigDef.Key::expectation).toList());
     assertEquals(true, def.toMarkdown().contains("| an int in [1, 256] | worker threads |"), def.toMarkdown());
   }
 

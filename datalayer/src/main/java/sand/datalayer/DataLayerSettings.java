@@ -4,6 +4,7 @@ import static sand.common.ConfigDef.HOST_PORT;
 import static sand.common.ConfigDef.KEYSPACE;
 import static sand.common.ConfigDef.PORT;
 import static sand.common.ConfigDef.SECRET;
+import static sand.common.ConfigDef.SOCKET_PATH;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.LONG;
 import static sand.common.ConfigDef.Type.STRING;
@@ -37,7 +38,7 @@ public final class DataLayerSettings {
           "TCP port of the Thrift server; 0 picks a free port (standalone)")
       .define("credential", STRING, "", emptyOr("none: required standalone", SECRET),
           "host agent credential: the only one that may grant and revoke applications")
-      .define("unix.socket", STRING, "", Check.of(v -> true, "a file path, or empty"),
+      .define("unix.socket", STRING, "", emptyOr("TCP only", SOCKET_PATH),
           "also serve on this Unix domain socket (empty = TCP only)")
       .define("max.connections", INT, 4096, between(1, 1_000_000),
           "most client connections served at once (one thread each); a connection that presents no known "
