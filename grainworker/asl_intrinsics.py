@@ -40,7 +40,7 @@ def _same(a: Any, b: Any) -> bool:
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str), "number": is_num, "any": lambda v: True,
-    "integer": lambda v: is_num(v) and float(v).is_integer(), "array": lambda v: isinstance(v, list),
+    "integer": lambda v: is_num(v) and (isinstance(v, int) or v.is_integer()), "array": lambda v: isinstance(v, list),
     "object": lambda v: isinstance(v, dict), "boolean": lambda v: isinstance(v, bool),
 }
 

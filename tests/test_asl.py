@@ -72,7 +72,7 @@ def test_contract_file_has_enough_cases_and_locations_first() -> None:
     types = {s["Type"] for doc in CASES["valid"] for s in doc["States"].values()}
     assert {"Parallel", "Map"} <= types
     for case in CASES["invalid"]:
-        assert LOCATION.match(case["error_contains"][0]), case
+        assert LOCATION.match(case["error"].split(": ", 1)[0]), case
 
 
 @pytest.mark.parametrize("doc", CASES["valid"], ids=lambda d: d["StartAt"])
@@ -83,10 +83,8 @@ def test_contract_valid_machines_are_accepted(doc: dict) -> None:
 
 @pytest.mark.parametrize("case", CASES["invalid"], ids=lambda c: c["note"])
 def test_contract_invalid_machines_are_rejected_naming_state_and_field(case: dict) -> None:
-    message = rejected(copy.deepcopy(case["doc"]))
-    assert message.startswith(case["error_contains"][0] + ": "), message
-    for part in case["error_contains"]:
-        assert part in message, message
+    # contracts' AslValidatorTest runs the same cases: both sides write exactly these messages
+    assert rejected(copy.deepcopy(case["doc"])) == case["error"]
 
 
 # ------------------------------------------------------------------------------------------------ validation
