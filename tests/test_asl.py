@@ -35,6 +35,7 @@ from grainworker.asl import (
     validate,
     wait_until,
 )
+from grainworker.asl_text import distance, nearest
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = json.loads((ROOT / "contracts" / "src" / "test" / "resources" / "asl-cases.json").read_text())
@@ -136,6 +137,15 @@ def test_nested_errors_carry_the_path_of_the_branch() -> None:
     doc = machine(("M", {"Type": "Map", "End": True, "ItemProcessor": {"StartAt": "A", "States": {
         "A": {"Type": "Pass", "End": True}}, "Version": "1.0"}}))
     assert rejected(doc).startswith("States.M.ItemProcessor.Version: unknown field")
+
+
+def test_suggestions_follow_the_java_rule() -> None:
+    # common's SuggestTest asserts the same answers of sand.common.Suggest
+    assert nearest("Nxt", ["End", "Next", "Type"]) == "Next"
+    assert nearest("NumericEqual", ["StringEquals", "NumericEquals"]) == "NumericEquals"
+    assert nearest("B", ["A"]) is None and nearest("Lambda", ["Task", "Choice", "Pass"]) is None
+    assert nearest("abc", ["ab", "bc"]) == "ab"
+    assert distance("\U0001F600x", "x") == 1
 
 
 def test_messages_say_what_to_write_instead() -> None:
