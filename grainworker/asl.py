@@ -71,7 +71,7 @@ def apply_template(template: Any, data: Any, context: Mapping[str, Any] | None =
 
 # ------------------------------------------------------------------------------- input and output processing
 
-def state_input(state: dict, raw_input: Any, context: Mapping[str, Any] | None = None) -> Any:
+def state_input(state: dict[str, Any], raw_input: Any, context: Mapping[str, Any] | None = None) -> Any:
     """The effective input: InputPath (null gives {}), then Parameters (not for Map, whose Parameters are its
     per-item selector)."""
     if "InputPath" in state and state["InputPath"] is None:
@@ -83,7 +83,7 @@ def state_input(state: dict, raw_input: Any, context: Mapping[str, Any] | None =
     return data
 
 
-def state_output(state: dict, raw_input: Any, result: Any, context: Mapping[str, Any] | None = None) -> Any:
+def state_output(state: dict[str, Any], raw_input: Any, result: Any, context: Mapping[str, Any] | None = None) -> Any:
     """The effective output: ResultSelector on the result, ResultPath into the raw input, then OutputPath (null
     gives {}). For Choice, Wait and Succeed, pass the effective input as ``result``."""
     if "ResultSelector" in state:
@@ -94,10 +94,10 @@ def state_output(state: dict, raw_input: Any, result: Any, context: Mapping[str,
     return get_path(output, state.get("OutputPath", "$"), context)
 
 
-def wait_until(state: dict, data: Any, now: float) -> float:
+def wait_until(state: dict[str, Any], data: Any, now: float) -> float:
     """When (epoch seconds) a Wait state with effective input ``data`` entered at ``now`` resumes."""
     if "Seconds" in state:
-        return now + state["Seconds"]
+        return now + float(state["Seconds"])
     if "SecondsPath" in state:
         seconds = get_path(data, state["SecondsPath"])
         if not (isinstance(seconds, int) and not isinstance(seconds, bool) and seconds >= 0):
@@ -125,7 +125,7 @@ def error_matches(error_equals: list[str], error: str) -> bool:
     return False
 
 
-def retry_delay(retriers: list[dict], error: str, attempts: dict[int, int]) -> float | None:
+def retry_delay(retriers: list[dict[str, Any]], error: str, attempts: dict[int, int]) -> float | None:
     """Seconds to wait before retrying after ``error``, or None (no retrier matches, or the first one that does
     has used its MaxAttempts). ``attempts`` (retrier index -> retries done) is updated in place; keep one per
     state visit. Delay: IntervalSeconds * BackoffRate ** retries done, capped by MaxDelaySeconds."""
@@ -144,12 +144,12 @@ def retry_delay(retriers: list[dict], error: str, attempts: dict[int, int]) -> f
     return None
 
 
-def find_catcher(catchers: list[dict], error: str) -> dict | None:
+def find_catcher(catchers: list[dict[str, Any]], error: str) -> dict[str, Any] | None:
     """The first Catcher whose ErrorEquals matches ``error``."""
     return next((c for c in catchers if error_matches(c["ErrorEquals"], error)), None)
 
 
-def error_output(error: str, cause: str) -> dict:
+def error_output(error: str, cause: str) -> dict[str, Any]:
     """The Error Output a Catcher passes on."""
     return {"Error": error, "Cause": cause}
 
@@ -162,17 +162,17 @@ def _describe(exc: Exception) -> tuple[str, str]:
     return type(exc).__name__, str(exc)
 
 
-def fail_field(state: dict, key: str, raw: Any, context: Mapping[str, Any]) -> str:
+def fail_field(state: dict[str, Any], key: str, raw: Any, context: Mapping[str, Any]) -> str:
     if key + "Path" not in state:
-        return state.get(key, "")
+        return str(state.get(key, ""))
     value = _dynamic(state[key + "Path"], raw, context, "States.Runtime")
     if not isinstance(value, str):
         raise AslRuntimeError("States.Runtime", f"{key}Path must select a string, got {show(value)}")
     return value
 
 
-def _invoke(machine: StateMachine, name: str, state: dict, data: Any, tasks: Mapping[str, Callable[[Any], Any]],
-            context: dict[str, Any], sleep: Callable[[float], None]) -> Any:
+def _invoke(machine: StateMachine, name: str, state: dict[str, Any], data: Any,
+            tasks: Mapping[str, Callable[[Any], Any]], context: dict[str, Any], sleep: Callable[[float], None]) -> Any:
     kind = state["Type"]
     if kind == "Task":
         if state["Resource"] not in tasks:
@@ -234,8 +234,8 @@ def _step(machine: StateMachine, name: str, raw: Any, tasks: Mapping[str, Callab
     return state_output(state, raw, result, context), after
 
 
-def run(machine: StateMachine, data: Any, tasks: Mapping[str, Callable[[Any], Any]], context: dict | None = None,
-        sleep: Callable[[float], None] = time.sleep) -> Any:
+def run(machine: StateMachine, data: Any, tasks: Mapping[str, Callable[[Any], Any]],
+        context: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep) -> Any:
     """Run ``machine`` in-process on ``data`` and return its output; an unhandled error raises AslRuntimeError.
     A Task calls ``tasks[Resource](effective input)``; Parallel branches and Map iterations run one after another.
     Not enforced: TimeoutSeconds/HeartbeatSeconds (of tasks and of the machine), MaxConcurrency."""
