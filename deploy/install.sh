@@ -64,10 +64,10 @@ if ! stamped pip "$h"; then
   done_step
 fi
 
-# ---- 3. Thrift Python code and the shared rules (generated or copied, never committed) --------------
+# ---- 3. Thrift Python code and the shared rules and ASL tables (generated or copied, never committed) --
 THRIFT_IDLS=()
 for f in localbus/*.thrift datalayer/*.thrift; do if [ -f "$f" ]; then THRIFT_IDLS+=("$f"); fi; done
-h="$(cat "${THRIFT_IDLS[@]}" contracts/rules.json /dev/null | sha256sum | cut -c1-16)"
+h="$(cat "${THRIFT_IDLS[@]}" contracts/rules.json contracts/asl.json /dev/null | sha256sum | cut -c1-16)"
 if ! stamped thrift-py "$h" || [ ! -d "$SAND_ROOT/grainworker/_gen" ]; then
   progress "Generating the Thrift Python client code into grainworker/_gen"
   gen="$SAND_ROOT/grainworker/_gen"
@@ -76,8 +76,10 @@ if ! stamped thrift-py "$h" || [ ! -d "$SAND_ROOT/grainworker/_gen" ]; then
   for idl in "${THRIFT_IDLS[@]}"; do
     run_logged thrift thrift --gen py -out "$gen" "$idl"
   done
-  # The grain defaults and workflow rules the Java side reads too (grainworker/rules.py loads this copy).
+  # The grain defaults and workflow rules, and the ASL tables, the Java side reads too (grainworker/rules.py and
+  # grainworker/asl_spec.py load these copies).
   cp "$SAND_ROOT/contracts/rules.json" "$gen/rules.json"
+  cp "$SAND_ROOT/contracts/asl.json" "$gen/asl.json"
   stamp thrift-py "$h"
   done_step
 fi

@@ -274,7 +274,7 @@ base_tag() {
 final_tag() {
   local base="$1" h
   # grainworker/_gen is generated from the IDLs: hash them rather than the generated files.
-  h="$( { hash_of "$WORKER_DIR" localbus/localbus.thrift datalayer/datalayer.thrift contracts/rules.json "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile" "$SANDBOX_DIR/pip.txt"
+  h="$( { hash_of "$WORKER_DIR" localbus/localbus.thrift datalayer/datalayer.thrift contracts/rules.json contracts/asl.json "$SANDBOX_DIR/requirements.txt" "$SANDBOX_DIR/Dockerfile" "$SANDBOX_DIR/pip.txt"
           echo "$base"; declare -f build_final pydeps_dir pip_wheel_dir; } | sha256sum | cut -c1-16)"
   echo "$IMAGE:$h"
 }

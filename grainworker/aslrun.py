@@ -43,6 +43,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from grainworker import asl
+from grainworker.asl_text import show
 from grainworker.workflow import END, AslState, Workflow
 
 __all__ = ["MARK", "MAX_INLINE", "make_handler"]
@@ -210,7 +211,7 @@ class _Run:
             if kind == "Choice":
                 nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:
-                    return self.fail("States.NoChoiceMatched", f"no Choice Rule of '{self.st.name}' matched and it "
+                    return self.fail("States.NoChoiceMatched", f"no Choice Rule of {show(self.st.name)} matched and it "
                                      "has no Default", frames)
                 return _Next(self.st.names[nxt], asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Wait":
@@ -223,7 +224,7 @@ class _Run:
             if kind == "Fail":
                 co = self.context_object()
                 return self.fail(asl.fail_field(st, "Error", data, co), asl.fail_field(st, "Cause", data, co), frames)
-            return self.fail("States.Runtime", f"unknown state type {kind!r}", frames)
+            return self.fail("States.Runtime", f"unknown state type {show(kind)}", frames)
         except asl.AslRuntimeError as e:  # a path that is not there, a template that does not apply, ...
             return self.fail(e.error, e.cause, frames)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grainworker import rules
+from grainworker import asl_spec, rules
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, END, WorkflowError, parse_workflow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +75,15 @@ def test_rules_come_from_the_contracts_declaration() -> None:
     assert DEFAULT_CONCURRENCY == declared["application_settings"]["concurrency"]["default"]
     assert DEFAULT_TIMEOUT_S == declared["application_settings"]["timeout_s"]["default"]
     assert END == declared["workflow"]["end"]
+
+
+def test_asl_tables_come_from_the_contracts_declaration() -> None:
+    declared = json.loads((ROOT / "contracts" / "asl.json").read_text())
+    assert asl_spec.SPEC == declared
+    copy = asl_spec.COPY
+    assert copy.is_file(), "deploy/install.sh copies contracts/asl.json into grainworker/_gen for the sandbox"
+    assert json.loads(copy.read_text()) == declared, "the sandbox's copy is stale: run deploy/install.sh"
+    assert "contracts/asl.json" in (ROOT / "deploy" / "sandbox-image.sh").read_text(), "the image's hash misses it"
 
 
 ASL_GRAINS = json.loads((ROOT / "contracts" / "src" / "test" / "resources" / "asl-grains.json").read_text())["cases"]

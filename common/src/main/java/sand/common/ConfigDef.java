@@ -259,30 +259,10 @@ public final class ConfigDef {
       if (prefixes.stream().noneMatch(var::startsWith) || declared.contains(var) || knownElsewhere.contains(var)) {
         continue;
       }
-      String nearest = declared.stream().min(java.util.Comparator.comparingInt(d -> distance(d, var))).orElse("");
-      out.add(var + " is not a setting" + (distance(nearest, var) <= 3 ? " (did you mean " + nearest + "?)" : "")
-          + "; it is ignored");
+      out.add(var + " is not a setting" + Suggest.nearest(var, declared).map(d -> " (did you mean " + d + "?)")
+          .orElse("") + "; it is ignored");
     }
     return out;
-  }
-
-  /** Edit distance (insertions, deletions, substitutions). */
-  static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        cur[j] = Math.min(Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1));
-      }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
-    }
-    return prev[b.length()];
   }
 
   /** The reference table of this component's settings, in Markdown. */

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import sand.contracts.asl.AslValidator;
 
 /**
  * Amazon States Language workflows as SAND grains (docs/workflows.md): every state of the machine, and of its
@@ -36,7 +37,11 @@ final class AslWorkflow {
   }
 
   static Workflow parse(JsonNode doc) {
-    AslValidator.validate(doc);
+    try {
+      AslValidator.validate(doc);
+    } catch (AslValidator.Invalid e) {
+      throw new Workflow.Invalid(e.getMessage());
+    }
     Map<String, String> grains = new LinkedHashMap<>();
     String entry = flatten(doc, "", "", new HashSet<>(), grains);
     JsonNode n = doc.get("name");
@@ -53,7 +58,7 @@ final class AslWorkflow {
     }
     JsonNode start = machine.path("StartAt");
     if (!start.isTextual() || !states.has(start.asText())) {
-      throw bad(where + "StartAt: " + (start.isTextual() ? "'" + start.asText() + "' is not a state of States"
+      throw bad(where + "StartAt: " + (start.isTextual() ? "\"" + start.asText() + "\" is not a state of States"
           : "must name the first state"));
     }
     Map<String, String> names = new LinkedHashMap<>();

@@ -38,7 +38,7 @@ class AslWorkflowTest {
         + "\"T\":{\"Type\":\"Task\",\"Resource\":\"fn\",\"End\":true}}}");
     assertEquals(java.util.Set.of("fn"), w.resources());
     assertEquals("asl", w.name());
-    assertEquals("StartAt: 'X' is not a state of States", assertThrows(Workflow.Invalid.class,
+    assertEquals("StartAt: \"X\" is not a state of States", assertThrows(Workflow.Invalid.class,
         () -> Workflow.parse("{\"StartAt\":\"X\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"))
         .getMessage());
     assertEquals("States.T.Resource: must name an uploaded grain (letters, digits, '_', '.', '-'), got \"bad name\"",
