@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 STAMPS="$SAND_HOME/stamps"
 mkdir -p "$STAMPS"
 INSTALL_LOG="$(logfile install)"
-cd "$SAND_ROOT"
+cd "$SAND_ROOT" || exit 1
 
 # stamped <name> <hash>: true when step <name> already ran for these inputs.
 stamped() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
@@ -59,7 +59,7 @@ h="$(hash_of pyproject.toml)"
 if ! stamped pip "$h"; then
   progress "Installing the sand Python package and its dev dependencies (pip)"
   run_logged pip "$SAND_VENV/bin/pip" install -q --upgrade pip
-  run_logged pip "$SAND_VENV/bin/pip" install -q -e "$SAND_ROOT[dev]"
+  run_logged pip "$SAND_VENV/bin/pip" install -q -e "${SAND_ROOT}[dev]"
   stamp pip "$h"
   done_step
 fi
