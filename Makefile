@@ -5,7 +5,7 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
-.PHONY: help install up down status test test-unit test-e2e test-cluster lint demo bench clean distclean cluster \
+.PHONY: help install up down status test test-unit test-e2e test-cluster lint format demo bench clean distclean cluster \
 	cluster-status cluster-kill cluster-start cluster-down
 HOSTS ?= 3
 
@@ -14,6 +14,8 @@ help:
 	@echo "make demo      make up, then deploy examples/hello and invoke it"
 	@echo "make test      make up, then lint, Java tests (unit + integration) and pytest (unit + e2e)"
 	@echo "make status    one line per component"
+	@echo "make lint      ruff check, ruff format --check, mypy, shellcheck, mvn spotless:check (javac warns: -Xlint)"
+	@echo "make format    rewrite what the formatters of make lint would change (ruff format, mvn spotless:apply)"
 	@echo "make down      stop what make up started"
 	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/; BENCH=--quick or --full)"
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
@@ -48,8 +50,24 @@ cluster-start:
 cluster-down:
 	@deploy/cluster.sh down
 
+# Every linter, over the whole tree; each runs even when one before it failed, and make lint fails if any did
+# (README "make lint"). The Java formatter's check runs offline: deploy/install.sh fetched it.
 lint: install
-	@$(VENV)/bin/ruff check .
+	@rc=0; \
+	echo "==> ruff check"; $(VENV)/bin/ruff check . || rc=1; \
+	echo "==> ruff format --check"; $(VENV)/bin/ruff format --check . || rc=1; \
+	echo "==> mypy (strict: grainworker, sandclient; default: sandemu; pyproject.toml [tool.mypy])"; \
+	$(VENV)/bin/mypy || rc=1; \
+	echo "==> shellcheck"; shellcheck $$(git ls-files '*.sh') .ci/run || rc=1; \
+	echo "==> mvn spotless:check (Java formatting and imports)"; $(MVN) -o spotless:check || rc=1; \
+	exit $$rc
+
+# What the formatters of make lint would change, changed: Python (ruff format, then ruff check's fixes, e.g. the
+# imports ruff format leaves unsorted) and Java (Spotless).
+format: install
+	@$(VENV)/bin/ruff format .
+	@$(VENV)/bin/ruff check --fix --exit-zero .
+	@$(MVN) -o spotless:apply
 
 test-unit: install
 	@echo "==> Java unit tests"

@@ -208,21 +208,8 @@ roles() {
     >"$SAND_LOGS/cassandra-roles.log" 2>&1 || die "$COMP" "$SAND_LOGS/cassandra-roles.log" "could not make the roles"
 }
 
-stop() {
-  if ! is_running "$COMP"; then rm -f "$(pidfile "$COMP")"; return 0; fi
-  progress "Stopping Cassandra"
-  stop_pid "$COMP" "$STOP_TIMEOUT"
-  done_step
-}
-
-status() {
-  if is_running "$COMP"; then
-    status_line "$COMP" running "$SAND_BIND:$SAND_CASSANDRA_PORT" "pid $(cat "$(pidfile "$COMP")")"
-    return 0
-  fi
-  status_line "$COMP" stopped
-  return 3
-}
+stop() { stop_component "$COMP" Cassandra "$STOP_TIMEOUT"; }
+status() { component_status "$COMP" "$SAND_BIND:$SAND_CASSANDRA_PORT"; }
 
 case "${1:-}" in
   fetch) fetch ;;

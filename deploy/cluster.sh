@@ -30,7 +30,7 @@ usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
 cmd_inventory() {
-  local n="$1" i h line
+  local n="$1" i h
   line() { echo "$1 sand_addr=$("${NETNS[@]}" addr "$1" 2>/dev/null || echo "${SAND_NETNS_SUBNET:-10.77.0}.$((10 + ${1#h}))") sand_netns=$PREFIX$1"; }
   echo "# SAND on $n hosts of this machine, each a network namespace (deploy/netns.sh); written by deploy/cluster.sh."
   echo "# The groups are a real cluster's (deploy/inventory.example.ini); only how a host is reached differs."
@@ -115,13 +115,13 @@ pid_of() {
 
 cmd_status() {
   [ -f "$INVENTORY" ] || return 0
-  local h addr link up comp state agent parts
-  "${NETNS[@]}" status | while read -r h addr link up; do
+  local h addr up comp state agent parts
+  "${NETNS[@]}" status | while read -r h addr _ up; do
     state=up; parts=""; agent="-"
     for comp in $(roles_of "$h"); do
       if [ -n "$(pid_of "$h" "$comp")" ]; then parts+=" $comp"; else parts+=" $comp:stopped"; state=degraded; fi
     done
-    if [ "$up" != UP ]; then state=cut; fi
+    if [ "$up" != UP ]; then state="cut"; fi
     if [ -z "$parts" ]; then state=empty; fi
     agent="$(pid_of "$h" hostagent)"
     printf '%-4s %-13s %-8s %-20s%s\n' "$h" "$addr" "$state" "hostagent ${agent:-none}" "$parts"
@@ -153,9 +153,9 @@ cmd_kill() {
 
 # remove_sandboxes H: H's sandbox containers (label sand.host=H), as a dead machine's would be gone.
 remove_sandboxes() {
-  local ids
-  ids="$(docker ps -aq --filter "label=sand.host=$1" 2>/dev/null || true)"
-  if [ -n "$ids" ]; then docker rm -f $ids >/dev/null 2>&1 || true; fi
+  local -a ids
+  mapfile -t ids < <(docker ps -aq --filter "label=sand.host=$1" 2>/dev/null || true)
+  if [ "${#ids[@]}" -gt 0 ]; then docker rm -f "${ids[@]}" >/dev/null 2>&1 || true; fi
 }
 
 cmd_start() {

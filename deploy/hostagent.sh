@@ -68,7 +68,7 @@ case "${1:-}" in
       exit 0
     fi
     for p in "$SAND_HOSTAGENT_BUS_PORT" "$SAND_DATALAYER_PORT" "$SAND_HOSTAGENT_METRICS_PORT" "$SAND_HOSTAGENT_GATE_PORT"; do
-      [ "$p" -ge 0 ] 2>/dev/null && [ "$p" != 0 ] || continue
+      [ "$p" -gt 0 ] 2>/dev/null || continue  # 0 or less, or not a number: that port is off
       require_port_free "$COMP" "$p"
     done
     progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 STAMPS="$SAND_HOME/stamps"
 mkdir -p "$STAMPS"
 INSTALL_LOG="$(logfile install)"
-cd "$SAND_ROOT"
+cd "$SAND_ROOT" || exit 1
 
 # stamped <name> <hash>: true when step <name> already ran for these inputs.
 stamped() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
@@ -23,7 +23,8 @@ run_logged() {
 
 # ---- 1. apt packages ----------------------------------------------------------------------------
 # imagemagick: the image-pipeline example's grains call identify/convert (its emulator tests run on this host too)
-APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick)
+# make lint checks the shell scripts with shellcheck
+APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick shellcheck)
 command -v mvn >/dev/null || APT_PACKAGES+=(maven)
 command -v javac >/dev/null || APT_PACKAGES+=(openjdk-17-jdk-headless)
 missing=()
@@ -59,7 +60,7 @@ h="$(hash_of pyproject.toml)"
 if ! stamped pip "$h"; then
   progress "Installing the sand Python package and its dev dependencies (pip)"
   run_logged pip "$SAND_VENV/bin/pip" install -q --upgrade pip
-  run_logged pip "$SAND_VENV/bin/pip" install -q -e "$SAND_ROOT[dev]"
+  run_logged pip "$SAND_VENV/bin/pip" install -q -e "${SAND_ROOT}[dev]"
   stamp pip "$h"
   done_step
 fi
@@ -90,6 +91,22 @@ if ! stamped maven "$h" || [ ! -d "$SAND_ROOT/hostagent/target" ]; then
   progress "Building the Java modules (mvn install, tests skipped here)"
   run_logged maven mvn -q -B -Dstyle.color=never -DskipTests install
   stamp maven "$h"
+  done_step
+fi
+
+# ---- 4b. The Java formatter make lint runs offline (mvn -o spotless:check) --------------------------------------
+# The Spotless plugin fetches its formatter (palantir-java-format, pom.xml) at its first run, which this is. Files
+# that need formatting are make lint's finding, not an install failure; failing to fetch (no network) is.
+h="$(hash_of pom.xml)"
+if ! stamped spotless "$h"; then
+  progress "Fetching the Java formatter for make lint (mvn spotless:check)"
+  if ! spotless_out="$(mvn -B -Dstyle.color=never spotless:check 2>&1)" \
+      && ! grep -q "had format violations" <<<"$spotless_out"; then
+    printf '%s\n' "$spotless_out" >>"$INSTALL_LOG"
+    die spotless "$INSTALL_LOG" "could not fetch the Spotless plugin or its formatter from Maven Central"
+  fi
+  printf '%s\n' "$spotless_out" >>"$INSTALL_LOG"
+  stamp spotless "$h"
   done_step
 fi
 

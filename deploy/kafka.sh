@@ -224,21 +224,8 @@ cmd_start() {
   done_step
 }
 
-cmd_stop() {
-  if ! is_running "$KAFKA_COMP"; then rm -f "$(pidfile "$KAFKA_COMP")"; return 0; fi
-  progress "Stopping Kafka ($KAFKA_COMP)"
-  stop_pid "$KAFKA_COMP" "$KAFKA_STOP_TIMEOUT"
-  done_step
-}
-
-cmd_status() {
-  if is_running "$KAFKA_COMP"; then
-    status_line "$KAFKA_COMP" running "$SAND_BIND:$SAND_KAFKA_PORT" "pid $(cat "$(pidfile "$KAFKA_COMP")")"
-  else
-    status_line "$KAFKA_COMP" stopped
-    exit 3
-  fi
-}
+cmd_stop() { stop_component "$KAFKA_COMP" "Kafka ($KAFKA_COMP)" "$KAFKA_STOP_TIMEOUT"; }
+cmd_status() { component_status "$KAFKA_COMP" "$SAND_BIND:$SAND_KAFKA_PORT"; }
 
 case "${1:-}" in
   fetch) cmd_fetch ;;

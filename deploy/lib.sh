@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the deploy/ scripts. Source it; do not run it.
 #
 # Conventions every component script follows:
@@ -198,6 +199,27 @@ stop_pid() {
     kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
   fi
   rm -f "$f"
+}
+
+# stop_component <component> <name> <timeout>: stop_pid between "==> Stopping <name>" and its done line; silent
+# when it is not running. The `stop` of the servers that are one pid file (Kafka, Cassandra).
+stop_component() {
+  local comp="$1" name="$2" timeout="$3"
+  if ! is_running "$comp"; then rm -f "$(pidfile "$comp")"; return 0; fi
+  progress "Stopping $name"
+  stop_pid "$comp" "$timeout"
+  done_step
+}
+
+# component_status <component> <address>: its status line, running with its pid (0) or stopped (3).
+component_status() {
+  local comp="$1" addr="$2"
+  if is_running "$comp"; then
+    status_line "$comp" running "$addr" "pid $(cat "$(pidfile "$comp")")"
+    return 0
+  fi
+  status_line "$comp" stopped
+  return 3
 }
 
 # wait_until <component> <timeout s> <cmd...>: poll cmd until it succeeds. While waiting, give up

@@ -12,8 +12,9 @@ render_conf() {
   local tmp="$SAND_DATA/nginx/tmp"
   mkdir -p "$SAND_CONF/nginx" "$tmp"
   NGINX_UPSTREAMS=""
-  local upstream
-  for upstream in ${SAND_NGINX_UPSTREAMS:-$(printf "$SAND_BIND:%s " $SAND_FRONTEND_PORTS)}; do
+  local upstream ports
+  read -r -a ports <<<"$SAND_FRONTEND_PORTS"
+  for upstream in ${SAND_NGINX_UPSTREAMS:-$(printf "$SAND_BIND:%s " "${ports[@]}")}; do
     NGINX_UPSTREAMS+="    server $upstream max_fails=1 fail_timeout=2s;"$'\n'
   done
   NGINX_UPSTREAMS="${NGINX_UPSTREAMS%$'\n'}"

@@ -29,7 +29,7 @@ def fork() -> int:
     """Like os.fork(): 0 in the child, the child's pid in the parent."""
     if threading.active_count() > 1:
         return os.fork()
-    pid = _libc_fork()
+    pid: int = _libc_fork()  # ctypes: restype c_int gives an int
     if pid < 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))

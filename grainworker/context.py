@@ -12,10 +12,13 @@ import json
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from grainworker.envelope import make_event
 from grainworker.workflow import END, Workflow
+
+if TYPE_CHECKING:
+    from grainworker.datalayer import DataLayerClient
 
 __all__ = ["GrainContext", "GrainApiError"]
 
@@ -64,13 +67,13 @@ class GrainContext:
     memory_limit_in_mb = 3008
 
     def __init__(self, event: dict[str, Any], grain: str, workflow: Workflow,
-                 data_client: Callable[[], Any], send_now: Callable[[dict[str, Any]], None],
+                 data_client: Callable[[], DataLayerClient], send_now: Callable[[dict[str, Any]], None],
                  *, deadline: float | None = None) -> None:
         self._event = event
         self._grain = grain
         self._workflow = workflow
         self._data_client = data_client
-        self._data: Any = None
+        self._data: DataLayerClient | None = None
         self._send_now = send_now
         self._deadline = deadline
         self._warned: set[str] = set()
@@ -82,7 +85,7 @@ class GrainContext:
     # ---- identity and logging
     def get_execution_id(self) -> str:
         """The id of the workflow execution (one user request) this event belongs to."""
-        return self._event["execution_id"]
+        return cast(str, self._event["execution_id"])
 
     get_event_key = get_execution_id
     get_instance_id = get_execution_id
@@ -194,7 +197,7 @@ class GrainContext:
 
     # ---- data layer: key-value. is_private and is_queued are accepted: all data is the application's
     # (KNIX's private storage) and queued writes are applied at once.
-    def _dl(self) -> Any:
+    def _dl(self) -> DataLayerClient:
         if self._data is None:
             self._data = self._data_client()
         return self._data

@@ -6,6 +6,8 @@ All names are scoped to the application the credential belongs to. Values are by
 
 from __future__ import annotations
 
+from typing import cast
+
 from grainworker._gen.datalayer import LocalDataLayer
 from grainworker._gen.datalayer.ttypes import DataError, DataErrorCode, DataMetadata
 from grainworker._thrift_client import ThriftClient
@@ -43,79 +45,79 @@ class DataLayerClient(ThriftClient):
         self._call("put", key, value)
 
     def get(self, key: str) -> bytes | None:
-        return self._call("get", key).data
+        return cast(bytes | None, self._call("get", key).data)
 
     def delete(self, key: str) -> bool:
-        return self._call("remove", key)
+        return cast(bool, self._call("remove", key))
 
     def list_keys(self, start: str = "", count: int = 1000) -> list[str]:
-        return self._call("listKeys", start, count)
+        return cast(list[str], self._call("listKeys", start, count))
 
     # ---- maps
     def put_map_entry(self, map_name: str, key: str, value: bytes) -> None:
         self._call("putMapEntry", map_name, key, value)
 
     def get_map_entry(self, map_name: str, key: str) -> bytes | None:
-        return self._call("getMapEntry", map_name, key).data
+        return cast(bytes | None, self._call("getMapEntry", map_name, key).data)
 
     def delete_map_entry(self, map_name: str, key: str) -> bool:
-        return self._call("deleteMapEntry", map_name, key)
+        return cast(bool, self._call("deleteMapEntry", map_name, key))
 
     def contains_map_key(self, map_name: str, key: str) -> bool:
-        return self._call("containsMapKey", map_name, key)
+        return cast(bool, self._call("containsMapKey", map_name, key))
 
     def get_map_keys(self, map_name: str) -> list[str]:
-        return self._call("getMapKeys", map_name)
+        return cast(list[str], self._call("getMapKeys", map_name))
 
     def retrieve_map(self, map_name: str) -> dict[str, bytes]:
-        return self._call("retrieveMap", map_name)
+        return cast(dict[str, bytes], self._call("retrieveMap", map_name))
 
     def delete_map(self, map_name: str) -> bool:
-        return self._call("deleteMap", map_name)
+        return cast(bool, self._call("deleteMap", map_name))
 
     # ---- sets
     def add_set_entry(self, set_name: str, item: str) -> bool:
-        return self._call("addSetEntry", set_name, item)
+        return cast(bool, self._call("addSetEntry", set_name, item))
 
     def remove_set_entry(self, set_name: str, item: str) -> bool:
-        return self._call("removeSetEntry", set_name, item)
+        return cast(bool, self._call("removeSetEntry", set_name, item))
 
     def contains_set_item(self, set_name: str, item: str) -> bool:
-        return self._call("containsSetItem", set_name, item)
+        return cast(bool, self._call("containsSetItem", set_name, item))
 
     def retrieve_set(self, set_name: str) -> set[str]:
         return set(self._call("retrieveSet", set_name))
 
     def delete_set(self, set_name: str) -> bool:
-        return self._call("deleteSet", set_name)
+        return cast(bool, self._call("deleteSet", set_name))
 
     # ---- counters
     def create_counter(self, name: str, initial: int = 0) -> None:
         self._call("createCounter", name, initial)
 
     def get_counter_value(self, name: str) -> int:
-        return self._call("getCounterValue", name)
+        return cast(int, self._call("getCounterValue", name))
 
     def increment_counter(self, name: str, delta: int = 1) -> int:
-        return self._call("incrementCounter", name, delta)
+        return cast(int, self._call("incrementCounter", name, delta))
 
     def decrement_counter(self, name: str, delta: int = 1) -> int:
-        return self._call("decrementCounter", name, delta)
+        return cast(int, self._call("decrementCounter", name, delta))
 
     def delete_counter(self, name: str) -> bool:
-        return self._call("deleteCounter", name)
+        return cast(bool, self._call("deleteCounter", name))
 
     # ---- data backup flag (§4.3)
     def metadata(self, items: list[tuple[str, str]]) -> list[DataMetadata]:
         """Metadata of the current local value of each (kind, name)."""
         query = [DataMetadata(kind=k, name=n, size=0, sha256="") for k, n in items]
-        return self._call("metadata", query)
+        return cast(list[DataMetadata], self._call("metadata", query))
 
     def verify_global(self, expected: DataMetadata) -> bool:
-        return self._call("verifyGlobal", expected)
+        return cast(bool, self._call("verifyGlobal", expected))
 
     def flush(self, timeout_ms: int = 10_000) -> bool:
-        return self._call("flush", timeout_ms)
+        return cast(bool, self._call("flush", timeout_ms))
 
     # ---- administration (host agent credential)
     def grant_application(self, application: str, credential: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import cast
 
 from grainworker._gen.localbus import LocalBus
 from grainworker._gen.localbus.constants import HOST_AGENT_QUEUE
@@ -61,14 +62,14 @@ class LocalBusClient(ThriftClient):
 
     def poll(self, queue: str, max_messages: int = 1, timeout_ms: int = 1000) -> list[bytes]:
         """Up to ``max_messages`` from the head of ``queue``, waiting up to ``timeout_ms`` for one."""
-        return self._call("poll", queue, max_messages, timeout_ms)
+        return cast(list[bytes], self._call("poll", queue, max_messages, timeout_ms))
 
     def send_poll(self, queue: str, max_messages: int = 1, timeout_ms: int = 1000) -> None:
         """The first half of ``poll``: once ``fileno()`` is readable, ``receive_poll()`` has the messages."""
         self._send("poll", queue, max_messages, timeout_ms)
 
     def receive_poll(self) -> list[bytes]:
-        return self._receive("poll")
+        return cast(list[bytes], self._receive("poll"))
 
     def poll_host_agent(self, max_messages: int = 1, timeout_ms: int = 1000) -> list[tuple[str, bytes]]:
         """Host agent only: (application, payload) pairs from LQ_HA."""
@@ -76,10 +77,10 @@ class LocalBusClient(ThriftClient):
         return [(m.application, m.payload) for m in msgs]
 
     def length(self, queue: str) -> int:
-        return self._call("length", queue)
+        return cast(int, self._call("length", queue))
 
     def delete_queue(self, queue: str) -> int:
-        return self._call("deleteQueue", queue)
+        return cast(int, self._call("deleteQueue", queue))
 
     def grant_application(self, application: str, credential: str) -> None:
         """Host agent only: let ``credential`` act for ``application``."""

@@ -20,7 +20,8 @@ COPY = _HERE / "_gen" / "rules.json"
 def _load() -> dict[str, Any]:
     for path in (SOURCE, COPY):
         if path.is_file():
-            return json.loads(path.read_text(encoding="utf-8"))
+            rules: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return rules
     raise RuntimeError(f"neither {SOURCE} nor {COPY} exists: run deploy/install.sh")
 
 

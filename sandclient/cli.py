@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         print("Error: no command given; try `sand emulate examples/hello --input '{}'` or `sand --help`",
               file=sys.stderr)
         return 2
-    return args.func(args)
+    status: int = args.func(args)
+    return status
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from grainworker.workflow import Workflow, WorkflowError, parse_workflow
 from sandclient._bundle import BundleError, Upload, bundle
@@ -374,12 +374,12 @@ class Client:
         """GET /api/v1/apps/{app}/logs: the application's executions that started at or after since_ms (epoch ms;
         default an hour ago), the newest `limit`, oldest first, each with its log lines."""
         query = {"limit": str(limit)} | ({"since": str(since_ms)} if since_ms is not None else {})
-        return self.call("GET", f"/api/v1/apps/{_q(app)}/logs", query=query).body
+        return cast(dict[str, Any], self.call("GET", f"/api/v1/apps/{_q(app)}/logs", query=query).body)
 
     def delete_account(self, name: str) -> dict[str, Any]:
         """DELETE /api/v1/accounts/{name}: this account (or, with the admin key, any) with its applications and
         grains; ApiError 409 while one of its applications is not undeployed (the message names them)."""
-        return self.call("DELETE", f"/api/v1/accounts/{_q(name)}").body
+        return cast(dict[str, Any], self.call("DELETE", f"/api/v1/accounts/{_q(name)}").body)
 
     def apps(self, *, raw: bool = False) -> Any:
         """GET /api/v1/apps: this account's applications, each {"name", "status", "version", "error"} (also a
@@ -391,25 +391,25 @@ class Client:
 
     def admin_apps(self) -> list[dict[str, Any]]:
         """GET /api/v1/admin/apps: every account's applications, each with its `owner`, status and hosts."""
-        return self.call("GET", "/api/v1/admin/apps").body["apps"]
+        return cast(list[dict[str, Any]], self.call("GET", "/api/v1/admin/apps").body["apps"])
 
     def admin_hosts(self) -> list[dict[str, Any]]:
         """GET /api/v1/admin/hosts: every host agent that joined: `alive`, heartbeat, addresses, its sandboxes."""
-        return self.call("GET", "/api/v1/admin/hosts").body["hosts"]
+        return cast(list[dict[str, Any]], self.call("GET", "/api/v1/admin/hosts").body["hosts"])
 
     def admin_undeploy(self, app: str) -> dict[str, Any]:
         """POST /api/v1/admin/apps/{app}/undeploy: undeploy any account's application (202: the host agents stop
         it)."""
-        return self.call("POST", f"/api/v1/admin/apps/{_q(app)}/undeploy").body
+        return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/apps/{_q(app)}/undeploy").body)
 
     def admin_disable(self, account: str, reason: str = "") -> dict[str, Any]:
         """POST /api/v1/admin/accounts/{account}/disable: its keys answer 403 and its applications are undeployed."""
-        return self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/disable",
-                         {"reason": reason} if reason else None).body
+        r = self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/disable", {"reason": reason} if reason else None)
+        return cast(dict[str, Any], r.body)
 
     def admin_enable(self, account: str) -> dict[str, Any]:
         """POST /api/v1/admin/accounts/{account}/enable: its keys work again (its applications stay undeployed)."""
-        return self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/enable").body
+        return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/enable").body)
 
     # --- applications -----------------------------------------------------------------------------------------
 

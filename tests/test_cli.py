@@ -735,8 +735,8 @@ def test_undeploy_delete_before_undeployed_says_to_run_it_again(logged_in: FakeA
     ("unknown API key: sign up with POST /api/v1/accounts or check the key you were given", "unknown API key"),
     ("this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)",
      "this call needs an API key: send 'Authorization: Bearer <api key>'"),
-    ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the routes "
-     "and their patterns are in GET /api/v1/openapi.json)",
+    ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
+     "routes and their patterns are in GET /api/v1/openapi.json)",
      "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-'"),
     ("no such route (the routes are listed at GET /api/v1/openapi.json)", "no such route"),
     ("grain g is used by deployed application 'a'; undeploy it first (POST /api/v1/apps/a/undeploy)",
@@ -795,7 +795,8 @@ def test_a_grains_data_layer_error_names_the_app_not_its_id(logged_in: FakeApi, 
                                                  "result": None, "error": DATA_ERROR["error"], "timings": {}})
     api.on("GET", "/api/v1/executions/e5/logs", 200, {"execution_id": "e5", "logs": [
         {"time": "2026-11-21T21:14:05.901Z", "grain": "count", "level": "ERROR",
-         "text": "grainworker.datalayer.DataLayerError: QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k'"}]})
+         "text": "grainworker.datalayer.DataLayerError: QUOTA_EXCEEDED: [app a4d6165d9e101] "
+                 "cannot store key 'k'"}]})
     assert sand(["invoke", "wordcount", "{}"]) == 1
     out = capsys.readouterr().out
     assert "[app wordcount] cannot store key 'k'" in out and "a4d6165d9e101" not in out

@@ -81,4 +81,4 @@ if ! photos_ok >/dev/null 2>&1; then
   done
   photos_ok || die "the darknet package's photos are not the ones this example was checked with (sha256 above)"
 fi
-echo "fetch: $FETCHED/photos: $(cd "$FETCHED/photos" && ls | tr '\n' ' ')"
+echo "fetch: $FETCHED/photos: $(cd "$FETCHED/photos" && printf '%s ' *)"
