@@ -291,14 +291,14 @@ class _Run:
             except asl.AslRuntimeError as e:
                 return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
             return self.go(state, out, frames, ctx)
-        first = len(items) if limit <= 0 else min(limit, len(items))
-        if first < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
-            for i, item in enumerate(items[first:], first):
+        at_once = len(items) if limit <= 0 else min(limit, len(items))
+        if at_once < len(items):  # the rest are sent as items finish (join): keep them, and the Map's input
+            for i, item in enumerate(items[at_once:], at_once):
                 self.context.putMapEntry(key + ".items", str(i), json.dumps(item))
-            self.context.createCounter(key + ".next", first)  # the next item to send
+            self.context.createCounter(key + ".next", at_once)  # the next item to send
             frame["eff"] = eff
         self.context.createCounter(key, 0)  # the items' arrivals
-        for i in range(first):
+        for i in range(at_once):
             self.send_item(state, frame, frames, ctx, eff, i, items[i])
         return None
 
@@ -335,9 +335,9 @@ class _Run:
         all the items not yet sent instead, and return how many: this branch arrives for them too."""
         if "eff" not in frame:
             return 0
-        key, count = _key(self.context, frame), frame["count"]
+        key, count = _key(self.context, frame), int(frame["count"])
         if failed:
-            return max(0, count - (self.context.incrementCounter(key + ".next", count) - count))
+            return max(0, count - (int(self.context.incrementCounter(key + ".next", count)) - count))
         nxt = self.context.incrementCounter(key + ".next", 1) - 1
         if nxt >= count:
             return 0
