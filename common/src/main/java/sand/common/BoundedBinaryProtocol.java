@@ -14,6 +14,7 @@ import org.apache.thrift.protocol.TSet;
 import org.apache.thrift.protocol.TType;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
+import org.apache.thrift.protocol.TStruct;
 
 /**
  * The server side of the binary protocol, wire compatible with every client, that allocates nothing big
@@ -86,7 +87,7 @@ public final class BoundedBinaryProtocol extends TBinaryProtocol {
   }
 
   @Override
-  public org.apache.thrift.protocol.TStruct readStructBegin() throws TException {
+  public TStruct readStructBegin() throws TException {
     depth++;
     return super.readStructBegin();
   }

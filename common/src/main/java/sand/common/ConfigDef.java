@@ -7,6 +7,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * A component's settings, each declared once: key, type, default, check, one line of doc.
@@ -47,7 +52,7 @@ public final class ConfigDef {
   }
 
   /** A check from its test and its words for a type: every check here is one. */
-  private record Described(Predicate<Object> accepts, java.util.function.Function<Type, String> words)
+  private record Described(Predicate<Object> accepts, Function<Type, String> words)
       implements Check {
     @Override
     public boolean test(Object value) {
@@ -81,7 +86,7 @@ public final class ConfigDef {
 
   /** A Unix socket's path: absolute, and short enough for sockaddr_un (108 bytes with the terminating NUL). */
   public static final Check SOCKET_PATH = Check.of(
-      v -> ((String) v).startsWith("/") && ((String) v).getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107,
+      v -> ((String) v).startsWith("/") && ((String) v).getBytes(StandardCharsets.UTF_8).length <= 107,
       "an absolute path of at most 107 bytes");
 
   /** A credential or key a person chooses: long enough not to be guessed. */
@@ -107,7 +112,7 @@ public final class ConfigDef {
 
   /** A string matching {@code regex} (whole), described as {@code form}. */
   public static Check matches(String regex, String form) {
-    java.util.regex.Pattern p = java.util.regex.Pattern.compile(regex);
+    Pattern p = Pattern.compile(regex);
     return Check.of(v -> p.matcher((String) v).matches(), form);
   }
 
@@ -247,7 +252,7 @@ public final class ConfigDef {
    * {@code knownElsewhere} (read by the deploy scripts, not the process) are not reported.
    */
   public static List<String> unknownVariables(Map<String, String> env, List<ConfigDef> defs,
-                                              java.util.Set<String> knownElsewhere) {
+                                              Set<String> knownElsewhere) {
     List<String> declared = new ArrayList<>();
     List<String> prefixes = new ArrayList<>();
     for (ConfigDef d : defs) {
@@ -255,7 +260,7 @@ public final class ConfigDef {
       d.keys.keySet().forEach(k -> declared.add(d.envName(k)));
     }
     List<String> out = new ArrayList<>();
-    for (String var : new java.util.TreeSet<>(env.keySet())) {
+    for (String var : new TreeSet<>(env.keySet())) {
       if (prefixes.stream().noneMatch(var::startsWith) || declared.contains(var) || knownElsewhere.contains(var)) {
         continue;
       }

@@ -40,6 +40,7 @@ import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import java.nio.channels.ClosedChannelException;
 
 /**
  * A Thrift service (binary protocol, unframed) on a TCP port or a Unix domain socket.
@@ -398,7 +399,7 @@ public final class ThriftServer implements AutoCloseable {
       public int read(byte[] b, int off, int len) throws IOException {
         try {
           return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
-        } catch (java.nio.channels.ClosedChannelException e) {
+        } catch (ClosedChannelException e) {
           return -1; // closed under us (the server is stopping): the end of this connection, not an error
         }
       }

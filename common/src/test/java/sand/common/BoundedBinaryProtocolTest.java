@@ -21,6 +21,8 @@ import org.apache.thrift.transport.TMemoryBuffer;
 import org.apache.thrift.transport.TMemoryInputTransport;
 import org.apache.thrift.transport.TTransportException;
 import org.junit.jupiter.api.Test;
+import com.sun.management.ThreadMXBean;
+import org.apache.thrift.protocol.TProtocolUtil;
 
 /**
  * A call is read as generated code reads it (message, args struct, fields); what a caller declares but
@@ -86,7 +88,7 @@ class BoundedBinaryProtocolTest {
         }
         in.readListEnd();
       } else {
-        org.apache.thrift.protocol.TProtocolUtil.skip(in, f.type);
+        TProtocolUtil.skip(in, f.type);
       }
       in.readFieldEnd();
     }
@@ -96,7 +98,7 @@ class BoundedBinaryProtocolTest {
   }
 
   private static long allocatedDuring(Runnable r) {
-    com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    ThreadMXBean mx = (ThreadMXBean) ManagementFactory.getThreadMXBean();
     long id = Thread.currentThread().getId();
     long before = mx.getThreadAllocatedBytes(id);
     r.run();

@@ -29,6 +29,7 @@ import org.apache.thrift.transport.TTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.net.UnixDomainSocketAddress;
 
 /** The endpoint's own limits: connections, the credential deadline, and a length bomb on TCP and Unix sockets. */
 class ThriftServerTest {
@@ -190,7 +191,7 @@ class ThriftServerTest {
     closing.add(s);
     List<SocketChannel> bombs = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
-      SocketChannel ch = SocketChannel.open(java.net.UnixDomainSocketAddress.of(dir.resolve("t.sock")));
+      SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("t.sock")));
       closing.add(ch);
       lengthBomb(new DataOutputStream(Channels.newOutputStream(ch)));
       bombs.add(ch);

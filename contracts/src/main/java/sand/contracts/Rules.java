@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Collections;
 
 /**
  * The defaults and rules both languages apply, read from {@code contracts/rules.json} (in this jar as
@@ -64,7 +65,7 @@ public final class Rules {
       out.put(e.getKey(), new Setting(e.getKey(), s.path("default").asDouble(), num(s, "min"), num(s, "min_exclusive"),
           num(s, "max"), s.path("doc").asText()));
     });
-    return java.util.Collections.unmodifiableMap(out);
+    return Collections.unmodifiableMap(out);
   }
 
   private static Double num(JsonNode n, String key) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Collections;
 
 /**
  * The per-hop timeline an event carries (its {@code "trace"}): every part of the platform it passes appends
@@ -39,7 +40,7 @@ public final class Trace {
     m.put(GRAIN, List.of("worker polled", "instance started", "handler started", "handler ended", "outputs published"));
     m.put(AGENT_OUT, List.of("report taken", "result sent"));
     m.put(FRONTEND_OUT, List.of("result received", "reply sent"));
-    return java.util.Collections.unmodifiableMap(m);
+    return Collections.unmodifiableMap(m);
   }
 
   /** One instant of the timeline. */

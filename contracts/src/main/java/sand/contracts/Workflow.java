@@ -11,6 +11,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
 
 /**
  * A workflow description (paper §4.1; the shape KNIX uses), validated with the rules of contracts/rules.json and
@@ -138,8 +141,8 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
       + "\"next\": [\"end\"]";
 
   private static boolean reachesEnd(String entry, Map<String, List<List<String>>> targets) {
-    java.util.Deque<String> todo = new java.util.ArrayDeque<>(List.of(entry));
-    java.util.Set<String> seen = new java.util.HashSet<>(todo);
+    Deque<String> todo = new ArrayDeque<>(List.of(entry));
+    Set<String> seen = new HashSet<>(todo);
     while (!todo.isEmpty()) {
       for (List<String> kind : targets.get(todo.pop())) {
         for (String t : kind) {

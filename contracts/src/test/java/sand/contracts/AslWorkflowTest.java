@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import java.util.Set;
 
 /** ASL machines as grains: the same names as grainworker/workflow.py (both run asl-grains.json). */
 class AslWorkflowTest {
@@ -36,7 +37,7 @@ class AslWorkflowTest {
   void builtInStatesRunNoResourceAndBadStructureSaysWhere() throws Exception {
     Workflow w = Workflow.parse("{\"StartAt\":\"P\",\"States\":{\"P\":{\"Type\":\"Pass\",\"Next\":\"T\"},"
         + "\"T\":{\"Type\":\"Task\",\"Resource\":\"fn\",\"End\":true}}}");
-    assertEquals(java.util.Set.of("fn"), w.resources());
+    assertEquals(Set.of("fn"), w.resources());
     assertEquals("asl", w.name());
     assertEquals("StartAt: \"X\" is not a state of States", assertThrows(Workflow.Invalid.class,
         () -> Workflow.parse("{\"StartAt\":\"X\",\"States\":{\"P\":{\"Type\":\"Pass\",\"End\":true}}}"))

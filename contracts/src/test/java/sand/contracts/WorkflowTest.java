@@ -5,14 +5,18 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Same rules and messages as grainworker/workflow.py: both run workflow-cases.json (tests/test_workflow.py). */
 class WorkflowTest {
   @Test
   void theSharedCasesGiveTheirEntryOrTheirExactError() throws Exception {
-    com.fasterxml.jackson.databind.JsonNode cases;
+    JsonNode cases;
     try (var in = WorkflowTest.class.getResourceAsStream("/workflow-cases.json")) {
-      cases = new com.fasterxml.jackson.databind.ObjectMapper().readTree(in);
+      cases = new ObjectMapper().readTree(in);
     }
     assertEquals(true, cases.size() >= 20, "the shared cases are there");
     for (var c : cases) {
@@ -22,9 +26,9 @@ class WorkflowTest {
       } else {
         Workflow w = Workflow.parse(c.get("workflow"));
         assertEquals(c.get("entry").asText(), w.entry());
-        java.util.List<String> resources = new java.util.ArrayList<>();
+        List<String> resources = new ArrayList<>();
         c.get("resources").forEach(r -> resources.add(r.asText()));
-        assertEquals(resources, java.util.List.copyOf(w.resources()));
+        assertEquals(resources, List.copyOf(w.resources()));
       }
     }
   }

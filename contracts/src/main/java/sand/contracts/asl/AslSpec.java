@@ -11,6 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.Locale;
 
 /**
  * Amazon States Language as SAND supports it, read from {@code contracts/asl.json} (in this jar as
@@ -79,7 +80,7 @@ final class AslSpec {
     SPEC.path("exclusive").forEach(pair -> EXCLUSIVE.add(strings(pair)));
     SPEC.path("checks").fields().forEachRemaining(e -> {
       JsonNode c = e.getValue();
-      CHECKS.put(e.getKey(), new Check(Kind.valueOf(c.get("check").asText().toUpperCase(java.util.Locale.ROOT)),
+      CHECKS.put(e.getKey(), new Check(Kind.valueOf(c.get("check").asText().toUpperCase(Locale.ROOT)),
           c.get("min"), c.path("nullable").asBoolean(false), strings(c.path("values")), c.path("why").asText("")));
     });
     JsonNode comparison = SPEC.path("comparison");
