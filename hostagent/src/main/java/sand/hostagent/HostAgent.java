@@ -136,9 +136,10 @@ public final class HostAgent implements AutoCloseable {
     logs = new ExecutionLogs(deps.store(), settings.logTtl());
 
     sandboxes = new SandboxManager(hostId, settings.sandbox(), deps.docker(), clock, limits);
-    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains, bridge::forgetApplication,
-        credentials, agentCredential, bus, data, settings.socketsDir(), deps.topics(), clock, limits, settings.deploy());
-    deployer.partitionedBy(bridge::hasPartitions, settings.partitionsWait());
+    deployer = new ApplicationDeployer(new ApplicationDeployer.Cluster(hostId, deps.store(), deps.topics(), clock),
+        new ApplicationDeployer.Local(sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
+        ApplicationDeployer.Bridge.of(bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
+        limits, settings.deploy());
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
     metrics = new Metrics(hostId, deployer::knowsGrain);

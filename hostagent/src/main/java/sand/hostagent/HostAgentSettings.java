@@ -40,14 +40,14 @@ import sand.localbus.LocalBusSettings;
  * @param socketsDir           where the applications' sockets go (the sandbox state folder's sockets/ when unset)
  * @param reconcile            how often every application is reconciled as a safety net
  * @param controlThreads       applications deployed at once
- * @param deploy               how deploys are bounded and retried
- * @param partitionsWait       longest wait for the bridge's partitions of a new application's grains
+ * @param deploy               how deploys are bounded and retried, and how long a new application waits for the
+ *                             bridge's partitions of its grains
  * @param logTtl               how long instances' log lines are kept
  * @param poisonDeaths         agent deaths an event in flight may cause before it goes to the dead letters
  */
 public record HostAgentSettings(String hostId, String credential, int gatePort, int metricsPort, Duration heartbeat,
                                 Duration failAfter, int topicPartitions, Path socketsDir, Duration reconcile,
-                                int controlThreads, ApplicationDeployer.DeployPolicy deploy, Duration partitionsWait,
+                                int controlThreads, ApplicationDeployer.DeployPolicy deploy,
                                 Duration logTtl, int poisonDeaths, LocalBusSettings bus, BridgeSettings bridge,
                                 SandboxSettings sandbox) {
 
@@ -133,8 +133,8 @@ public record HostAgentSettings(String hostId, String credential, int gatePort, 
         c.getInt(TOPIC_PARTITIONS), sockets.isEmpty() ? sandbox.stateDir().resolve("sockets") : Path.of(sockets),
         Duration.ofMillis(c.getInt(RECONCILE_MS)), c.getInt(CONTROL_THREADS),
         new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(c.getInt(DEPLOY_WORKERS_TIMEOUT_S)),
-            Duration.ofSeconds(c.getInt(DEPLOY_RETRY_INITIAL_S)), Duration.ofSeconds(c.getInt(DEPLOY_RETRY_MAX_S))),
-        Duration.ofSeconds(c.getInt(DEPLOY_PARTITIONS_WAIT_S)), Duration.ofHours(c.getInt(LOG_TTL_HOURS)),
+            Duration.ofSeconds(c.getInt(DEPLOY_RETRY_INITIAL_S)), Duration.ofSeconds(c.getInt(DEPLOY_RETRY_MAX_S)),
+            Duration.ofSeconds(c.getInt(DEPLOY_PARTITIONS_WAIT_S))), Duration.ofHours(c.getInt(LOG_TTL_HOURS)),
         c.getInt(POISON_DEATHS), LocalBusSettings.from(c, BUS), BridgeSettings.from(c, BRIDGE, hostId), sandbox);
   }
 

@@ -23,7 +23,7 @@ class HostAgentSettingsTest {
     assertEquals("h1", s.hostId());
     assertEquals(9192, s.gatePort());
     assertEquals(Duration.ofSeconds(60), s.deploy().workersTimeout());
-    assertEquals(Duration.ofSeconds(15), s.partitionsWait());
+    assertEquals(Duration.ofSeconds(15), s.deploy().partitionsWait());
     assertEquals(Duration.ofHours(168), s.logTtl());
     assertEquals(tmp.resolve("sandboxes").resolve("sockets").toAbsolutePath(), s.socketsDir());
     assertEquals("h1", s.bridge().hostId());
