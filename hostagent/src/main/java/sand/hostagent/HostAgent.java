@@ -110,9 +110,15 @@ public final class HostAgent implements AutoCloseable {
   private final FrontendGate gate; // null when gate.port is -1
   private final ControlListener controlListener;
   private ThriftServer gateServer;
-  private ClusterMembership membership;
+  private volatile ClusterMembership membership; // from start(): it needs the ports bound
   private String busAddress;
 
+  /**
+   * The wiring, done once, in the order of the diagram: the local bus and data layer; the bridge (Kafka ↔ local
+   * queues); the sandboxes, which tell the bridge of one that died; the deployer, which gives the bridge its grains;
+   * the gate; the LQ_HA processor, which asks the deployer which grains are known and tells it of workers' health.
+   * Each part gets what it calls at construction: no setters tie them afterwards.
+   */
   private HostAgent(HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps deps) {
     this.settings = settings;
     this.deps = deps;
@@ -132,10 +138,10 @@ public final class HostAgent implements AutoCloseable {
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
     installPoisonLedger(settings.sandbox().stateDir(), settings.poisonDeaths());
     bridge = new GlobalBusBridge(settings.bridge(), deps.grainConsumer(),
-        deps.producer(), bus, agentCredential, data, clock, scheduler);
+        deps.producer(), bus, agentCredential, data, clock, scheduler, this::knownFailed);
     logs = new ExecutionLogs(deps.store(), settings.logTtl());
 
-    sandboxes = new SandboxManager(hostId, settings.sandbox(), deps.docker(), clock, limits);
+    sandboxes = new SandboxManager(hostId, settings.sandbox(), deps.docker(), clock, limits, bridge::sandboxExited);
     deployer = new ApplicationDeployer(new ApplicationDeployer.Cluster(hostId, deps.store(), deps.topics(), clock),
         new ApplicationDeployer.Local(sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
         ApplicationDeployer.Bridge.of(bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
@@ -143,19 +149,13 @@ public final class HostAgent implements AutoCloseable {
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
     metrics = new Metrics(hostId, deployer::knowsGrain);
+    // frontends hand requests over here and take results (gate.thrift); results also go through Kafka
+    gate = settings.gatePort() >= 0 ? new FrontendGate(bridge, bus, agentCredential, tags) : null;
     processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
-        tags, deployer::knowsGrain, r -> {
+        tags, deployer::knowsGrain, deployer::workerHealth, gate, r -> {
           metrics.accept(r);
           logs.accept(r);
         });
-    processor.setWorkerHealth(deployer::workerHealth);
-    sandboxes.onSandboxDied(processor::sandboxExited);
-    if (settings.gatePort() >= 0) { // frontends hand requests over here and take results (gate.thrift)
-      gate = new FrontendGate(bridge, bus, agentCredential, tags);
-      processor.setGate(gate);
-    } else {
-      gate = null;
-    }
     controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
 
     metrics.hostGauges(bus, data, sandboxes, processor)
@@ -212,7 +212,6 @@ public final class HostAgent implements AutoCloseable {
         dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
         clock.instant()), clock, settings.failAfter())
         .start(settings.heartbeat());
-    bridge.setHostDead(membership::knownFailed); // a failed host's backups here are taken over at once
     bridge.start();
     processor.start();
     metrics.serve(busSettings.host(), settings.metricsPort());
@@ -227,6 +226,15 @@ public final class HostAgent implements AutoCloseable {
     LOG.info("[host {}] host agent up: bus {}, data {}, metrics :{}", hostId, busAddress,
         dataServer.address(), metrics.port());
     return this;
+  }
+
+  /**
+   * The bridge's {@code hostDead}: a failed host's backups here are taken over at once. False (it cannot tell)
+   * until {@link #start()} has joined the cluster.
+   */
+  private boolean knownFailed(String host) {
+    ClusterMembership m = membership;
+    return m != null && m.knownFailed(host);
   }
 
   /** This host's id in the cluster: the setting {@code host.id}, or the host name. */

@@ -90,8 +90,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final java.util.function.Consumer<InstanceReport> listener;
   private final ExecutionTag tags;
   private final BiPredicate<String, String> knownGrain;
-  private volatile FrontendGate gate;
-  private volatile WorkerHealth health;
+  private final FrontendGate gate;
+  private final WorkerHealth health;
   private final AtomicLong refused = new AtomicLong();
   private final BridgeSettings settings;
   private final String host;
@@ -133,13 +133,20 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   /**
    * @param tags       checks that an output's execution entered through its application (the cluster secret)
    * @param knownGrain whether (application, grain) is a grain of that application's workflow
+   * @param health     gets reports of type "worker" (the application of the bus's stamp, never the report's); may
+   *                   be null (they are ignored)
+   * @param gate       results also go to frontends through it (their response topics still get every one); may be
+   *                   null (no gate)
    * @param listener   also gets every accepted report (logs, instance tracking); may be null
    */
   public HostAgentQueueProcessor(GlobalBusBridge bridge, LocalMessageBus bus, String hostAgentCredential,
                                  LocalDataLayer data, ExecutionTag tags, BiPredicate<String, String> knownGrain,
+                                 WorkerHealth health, FrontendGate gate,
                                  java.util.function.Consumer<InstanceReport> listener) {
     this.tags = tags;
     this.knownGrain = knownGrain;
+    this.health = health;
+    this.gate = gate;
     this.bridge = bridge;
     this.bus = bus;
     this.credential = hostAgentCredential;
@@ -149,7 +156,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     this.host = bridge.host();
     this.sender = bridge.sender();
     this.inFlight = bridge.inFlight();
-    this.recovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
+    this.recovery = bridge.localRecovery();
     this.budgetPermits = (int) Math.min(Integer.MAX_VALUE, settings.maxPendingBytes());
     this.budget = new Semaphore(budgetPermits);
     this.limits = settings.reports();
@@ -275,27 +282,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     return inFlight.bytesByApplication();
   }
 
-  /** Results also go to frontends through {@code gate} (their response topics still get every one). */
-  public void setGate(FrontendGate gate) {
-    this.gate = gate;
-  }
-
   /** What a sandbox's supervisor says of a grain worker (state "crash-looping" or "running"). */
   public interface WorkerHealth {
     void report(String app, String grain, String state, String message);
-  }
-
-  /** Reports of type "worker" go to {@code health} (the application of the bus's stamp, never the report's). */
-  public void setWorkerHealth(WorkerHealth health) {
-    this.health = health;
-  }
-
-  /**
-   * {@code app}'s sandbox died and is being started again: the events it had taken and not finished are
-   * delivered again ({@link LocalRecovery}). Call before the new sandbox runs.
-   */
-  public void sandboxExited(String app) {
-    recovery.sandboxExited(app);
   }
 
   /**
