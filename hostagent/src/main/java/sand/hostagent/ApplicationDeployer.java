@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables.ApplicationRecord;
@@ -25,8 +24,9 @@ import sand.contracts.GrainRef;
 import sand.contracts.Workflow;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
+import sand.hostagent.ApplicationState.Deployed;
+import sand.hostagent.ApplicationState.Failure;
 import sand.hostagent.sandbox.ApplicationSpec;
-import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
 
@@ -64,35 +64,71 @@ final class ApplicationDeployer implements AutoCloseable {
    * @param workersTimeout longest wait for every grain worker of a new sandbox to poll its queue
    * @param retryInitial   first wait before a failed deploy is tried again
    * @param retryMax       longest wait between attempts
+   * @param partitionsWait longest wait for the bridge's partitions of a new application's grains before saying it
+   *                       is deployed
    */
-  record DeployPolicy(Duration workersTimeout, Duration retryInitial, Duration retryMax) {}
+  record DeployPolicy(Duration workersTimeout, Duration retryInitial, Duration retryMax, Duration partitionsWait) {}
 
   /**
-   * What runs here: with {@code code} (resource → kind:sha256), {@code workflow}, {@code settings} and
-   * {@code requirements}, enough to tell an update (only .py grains' code changed) from a change that needs a new
-   * sandbox.
+   * The cluster as the deployer sees it.
+   *
+   * @param hostId this host's id
+   * @param store  the cluster state: applications wanted, their code, this host's state of each
+   * @param topics makes the grain topics of a new application
    */
-  private record Deployed(int version, AppSockets sockets, Set<String> grains, String workflow, String settings,
-                          String requirements, Map<String, String> code) {
-    Deployed withVersion(int v, Map<String, String> newCode) {
-      return new Deployed(v, sockets, grains, workflow, settings, requirements, newCode);
+  record Cluster(String hostId, HostAgentTables store, GrainTopics topics, Clock clock) {}
+
+  /**
+   * The parts of this host an application gets.
+   *
+   * @param credentials     the bus's and data layer's credentials, where each sandbox's is granted and revoked
+   * @param agentCredential the host agent's own (it deletes queues, revokes data)
+   * @param socketsRoot     where each application's folder of Unix sockets is made
+   */
+  record Local(SandboxManager sandboxes, Credentials credentials, String agentCredential, LocalMessageBus bus,
+               LocalDataLayer data, Path socketsRoot) {}
+
+  /** The global bus bridge as the deployer sees it (the host agent hands in {@code GlobalBusBridge}'s methods). */
+  interface Bridge {
+    /** The grains that should get events here now (the bridge's subscription). */
+    void grainsChanged(Set<GrainRef> grains);
+
+    /**
+     * An application's sandbox is gone and it does not run here any more: its events in flight will never be
+     * reported (the bridge forgets them).
+     */
+    void appDrained(String appId);
+
+    /** Whether the bridge has a partition of a grain's topic (until then, requests for it go via Kafka). */
+    boolean hasPartitions(GrainRef grain);
+
+    /** The three from their methods (the host agent's from {@code GlobalBusBridge}, tests' from lists). */
+    static Bridge of(java.util.function.Consumer<Set<GrainRef>> grainsChanged,
+                     java.util.function.Consumer<String> appDrained,
+                     java.util.function.Predicate<GrainRef> hasPartitions) {
+      return new Bridge() {
+        @Override
+        public void grainsChanged(Set<GrainRef> grains) {
+          grainsChanged.accept(grains);
+        }
+
+        @Override
+        public void appDrained(String appId) {
+          appDrained.accept(appId);
+        }
+
+        @Override
+        public boolean hasPartitions(GrainRef grain) {
+          return hasPartitions.test(grain);
+        }
+      };
     }
   }
-
-  private static Map<String, String> fingerprint(Map<String, HostAgentTables.GrainCode> code) {
-    Map<String, String> out = new TreeMap<>();
-    code.forEach((r, c) -> out.put(r, c.kind() + ":" + c.sha256()));
-    return out;
-  }
-
-  /** A deploy of {@code version} that failed {@code attempts} times; not tried again before {@code notBefore}. */
-  private record Failure(int version, int attempts, Instant notBefore) {}
 
   private final String hostId;
   private final HostAgentTables store;
   private final SandboxManager sandboxes;
-  private final Consumer<Set<GrainRef>> grainsChanged;
-  private final Consumer<String> appDrained;
+  private final Bridge bridge;
   private final Credentials credentials;
   private final String agentCredential;
   private final LocalMessageBus bus;
@@ -102,45 +138,56 @@ final class ApplicationDeployer implements AutoCloseable {
   private final Clock clock;
   private final ApplicationLimits limits;
   private final DeployPolicy policy;
-  private final Map<String, Deployed> running = new ConcurrentHashMap<>();
-  /** Applications being undeployed: still in {@link #running} while their sandbox drains, but not given events. */
-  private final Set<String> stopping = ConcurrentHashMap.newKeySet();
-  /** Per application, what its supervisor last said of each grain worker that is not well (grain → message). */
-  private final Map<String, Map<String, String>> unhealthy = new ConcurrentHashMap<>();
-  /** Applications whose sandbox is starting here, with their grains: their workers' reports are heard. */
-  private final Map<String, Set<String>> starting = new ConcurrentHashMap<>();
-  private final Map<String, Failure> failures = new ConcurrentHashMap<>();
-  private final GrainWorkerSwaps swaps = new GrainWorkerSwaps();
-  /** Whether the bridge has a partition of a grain's topic (until then, requests for it go the long way, via Kafka). */
-  private volatile java.util.function.Predicate<GrainRef> partitioned = g -> true;
-  /** Longest wait for the bridge's partitions of a new application's grains before saying it is deployed. */
-  private volatile Duration partitionsWait = Duration.ofSeconds(15);
+  private final CodeUpdate updates;
+  /** Every application known here (running, starting, failed, unwell), with all that is known of it. */
+  private final Map<String, ApplicationState> apps = new ConcurrentHashMap<>();
   private final Object grainsLock = new Object();
 
-  /**
-   * @param grainsChanged the grains that should get events here now (the bridge's subscription)
-   * @param appDrained    an application's sandbox is gone and it does not run here any more: its events in
-   *                      flight will never be reported (the bridge forgets them)
-   */
-  ApplicationDeployer(String hostId, HostAgentTables store, SandboxManager sandboxes,
-                      Consumer<Set<GrainRef>> grainsChanged, Consumer<String> appDrained,
-                      Credentials credentials, String agentCredential,
-                      LocalMessageBus bus, LocalDataLayer data, Path socketsRoot, GrainTopics topics, Clock clock,
-                      ApplicationLimits limits, DeployPolicy policy) {
-    this.hostId = hostId;
-    this.store = store;
-    this.sandboxes = sandboxes;
-    this.grainsChanged = grainsChanged;
-    this.appDrained = appDrained;
-    this.credentials = credentials;
-    this.agentCredential = agentCredential;
-    this.bus = bus;
-    this.data = data;
-    this.socketsRoot = socketsRoot;
-    this.topics = topics;
-    this.clock = clock;
+  ApplicationDeployer(Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
+    this.hostId = cluster.hostId();
+    this.store = cluster.store();
+    this.topics = cluster.topics();
+    this.clock = cluster.clock();
+    this.sandboxes = local.sandboxes();
+    this.credentials = local.credentials();
+    this.agentCredential = local.agentCredential();
+    this.bus = local.bus();
+    this.data = local.data();
+    this.socketsRoot = local.socketsRoot();
+    this.bridge = bridge;
     this.limits = limits;
     this.policy = policy;
+    this.updates = new CodeUpdate(hostId, store, sandboxes, clock, policy.workersTimeout());
+  }
+
+  private ApplicationState state(String appId) {
+    return apps.computeIfAbsent(appId, a -> new ApplicationState());
+  }
+
+  /** What runs here of {@code appId} (its sandbox may be draining), or null. */
+  private Deployed running(String appId) {
+    ApplicationState st = apps.get(appId);
+    return st == null ? null : st.deployed;
+  }
+
+  private Failure failure(String appId) {
+    ApplicationState st = apps.get(appId);
+    return st == null ? null : st.failure;
+  }
+
+  /** Forget {@code appId} once nothing is known of it here. */
+  private void forgetIfIdle(String appId) {
+    apps.computeIfPresent(appId, (a, st) -> st.idle() ? null : st);
+  }
+
+  private Set<String> runningApps() {
+    Set<String> ids = new LinkedHashSet<>();
+    apps.forEach((a, st) -> {
+      if (st.deployed != null) {
+        ids.add(a);
+      }
+    });
+    return ids;
   }
 
   /**
@@ -151,12 +198,12 @@ final class ApplicationDeployer implements AutoCloseable {
     Set<String> ids = new LinkedHashSet<>();
     Instant now = clock.instant();
     for (ApplicationRecord app : store.applications()) {
-      Failure f = failures.get(app.appId());
+      Failure f = failure(app.appId());
       if (f == null || f.version() != app.version() || !now.isBefore(f.notBefore()) || !app.wantedOn(hostId)) {
         ids.add(app.appId());
       }
     }
-    ids.addAll(running.keySet());
+    ids.addAll(runningApps());
     return ids;
   }
 
@@ -166,10 +213,10 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   private void reconcile(ApplicationRecord app) {
-    Deployed current = running.get(app.appId());
+    Deployed current = running(app.appId());
     if (app.wantedOn(hostId)) {
       if (current == null || current.version() != app.version()) {
-        Failure f = failures.get(app.appId());
+        Failure f = failure(app.appId());
         if (f != null && f.version() == app.version() && clock.instant().isBefore(f.notBefore())) {
           LOG.debug("[host {} app {}] version {} failed {} times; next attempt at {}", hostId, app.appId(),
               app.version(), f.attempts(), f.notBefore());
@@ -177,8 +224,8 @@ final class ApplicationDeployer implements AutoCloseable {
         }
         Map<String, HostAgentTables.GrainCode> code = store.applicationCode(app.appId());
         if (current != null) {
-          Set<String> changed = codeOnlyChange(current, app, code);
-          if (!changed.isEmpty() && swap(app, current, code, changed)) {
+          Set<String> changed = CodeUpdate.codeOnlyChange(current, app, code);
+          if (!changed.isEmpty() && update(app, current, code, changed)) {
             return;
           }
           drainForRedeploy(app.appId(), current);
@@ -193,100 +240,28 @@ final class ApplicationDeployer implements AutoCloseable {
         }
       }
     } else {
-      failures.remove(app.appId());
+      ApplicationState st = apps.get(app.appId());
+      if (st != null) {
+        st.failure = null;
+        forgetIfIdle(app.appId());
+      }
       if (current != null) {
         undeploy(app.appId());
       }
     }
   }
 
-  /**
-   * The .py resources whose code is all that changed between what runs here and {@code app} (an update); empty when
-   * something else changed (workflow, settings, requirements, a zip resource: a new sandbox) or nothing did (a
-   * deploy of the same application again is how a developer asks for a fresh sandbox).
-   */
-  private static Set<String> codeOnlyChange(Deployed current, ApplicationRecord app,
-                                            Map<String, HostAgentTables.GrainCode> code) {
-    Map<String, String> next = fingerprint(code);
-    if (!current.workflow().equals(app.workflow()) || !current.settings().equals(String.valueOf(app.settings()))
-        || !current.requirements().equals(String.valueOf(app.requirements()))
-        || !current.code().keySet().equals(next.keySet())) {
-      return Set.of();
+  /** An update ({@link CodeUpdate}); false when there is no sandbox to update (then it is deployed anew). */
+  private boolean update(ApplicationRecord app, Deployed current, Map<String, HostAgentTables.GrainCode> code,
+                         Set<String> changed) {
+    CodeUpdate.Outcome outcome = updates.apply(app, current, code, changed);
+    if (outcome == null) {
+      return false;
     }
-    Set<String> changed = new java.util.TreeSet<>();
-    for (Map.Entry<String, String> e : next.entrySet()) {
-      String was = current.code().get(e.getKey());
-      if (!was.equals(e.getValue())) {
-        if (!was.startsWith("py:") || !e.getValue().startsWith("py:")) {
-          return Set.of();
-        }
-        changed.add(e.getKey());
-      }
-    }
-    return changed;
-  }
-
-  /**
-   * An update: the new code of {@code changed} resources goes into the running sandbox, whose supervisor restarts
-   * only the workers of the grains running them (events wait in their local queues meanwhile). If a new worker does
-   * not load its code, the previous code is put back and its worker restarted with it: the application keeps
-   * answering, and this host's state says the update failed, and why. False when there is no sandbox to update
-   * (then it is deployed anew).
-   */
-  private boolean swap(ApplicationRecord app, Deployed current, Map<String, HostAgentTables.GrainCode> code,
-                       Set<String> changed) {
-    String appId = app.appId();
-    Set<String> grains = new java.util.TreeSet<>();
-    Workflow.parse(app.workflow()).grains().forEach((g, resource) -> {
-      if (changed.contains(resource) && current.grains().contains(g)) {
-        grains.add(g);
-      }
-    });
-    Map<String, byte[]> fresh = new LinkedHashMap<>();
-    changed.forEach(r -> fresh.put(r, code.get(r).code()));
-    LOG.info("[host {} app {}] version {} changes only the code of {}: restarting grain workers {} in the running "
-        + "sandbox", hostId, appId, app.version(), changed, grains);
-    store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
-    String failure;
-    try {
-      Map<String, java.util.concurrent.CompletableFuture<String>> waits = swaps.expect(appId, grains);
-      Map<String, byte[]> previous;
-      try {
-        previous = sandboxes.swapCode(appId, fresh, grains);
-      } catch (SandboxException e) {
-        LOG.warn("[host {} app {}] cannot update the running sandbox ({}); deploying it anew", hostId, appId,
-            e.getMessage());
-        return false;
-      }
-      failure = swaps.await(waits, policy.workersTimeout());
-      if (failure != null) {
-        LOG.warn("[host {} app {}] the new code of {} does not run ({}); putting the previous code back", hostId,
-            appId, changed, failure);
-        Map<String, java.util.concurrent.CompletableFuture<String>> back = swaps.expect(appId, grains);
-        sandboxes.swapCode(appId, previous, grains);
-        String still = swaps.await(back, policy.workersTimeout());
-        if (still != null) {
-          failure += "; and the previous code did not come back: " + still;
-        }
-      }
-    } catch (SandboxException e) {
-      failure = e.getMessage();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      failure = "interrupted";
-    } finally {
-      swaps.done(appId);
-    }
-    // Done with this version either way: a failed update is not tried again (its code would fail the same way)
-    // until the next deploy or update.
-    Map<String, String> runs = failure == null ? fingerprint(code) : current.code();
-    running.put(appId, current.withVersion(app.version(), runs));
-    failures.remove(appId);
-    String error = failure == null ? null : "the update to version " + app.version() + " failed: " + failure
-        + "; grain(s) " + grains + " run their previous code here";
-    store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, error, clock.instant());
-    LOG.info("[host {} app {}] {}", hostId, appId, error == null ? "updated to version " + app.version()
-        + ": grain workers " + grains + " run the new code" : error);
+    ApplicationState st = state(app.appId());
+    st.deployed = current.withVersion(app.version(), outcome.runs());
+    st.failure = null;
+    updates.record(app, outcome);
     return true;
   }
 
@@ -305,7 +280,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** A redeploy's second half: the queues of grains the new version no longer has go (replayed from Kafka). */
   private void dropGoneGrains(ApplicationRecord app, Deployed before) {
-    Set<String> grains = running.get(app.appId()).grains();
+    Set<String> grains = running(app.appId()).grains();
     for (String g : before.grains()) {
       if (!grains.contains(g)) {
         int dropped = bus.deleteQueue(agentCredential, app.appId() + "/" + g);
@@ -332,6 +307,7 @@ final class ApplicationDeployer implements AutoCloseable {
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
     AppSockets sockets = null;
+    ApplicationState st = state(appId);
     try {
       Set<String> grains = Workflow.parse(app.workflow()).grains().keySet();
       ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
@@ -341,8 +317,8 @@ final class ApplicationDeployer implements AutoCloseable {
           "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
       String credential = HexFormat.of().formatHex(randomBytes());
-      unhealthy.remove(appId); // what the last sandbox's workers said is not about this one
-      starting.put(appId, grains);
+      st.unhealthy.clear(); // what the last sandbox's workers said is not about this one
+      st.starting = grains;
       credentials.grant(appId, credential);
       sockets = new AppSockets(socketsRoot.resolve(appId), appId, bus,
           new DataLayerService(data).processor(), 1024);
@@ -351,14 +327,14 @@ final class ApplicationDeployer implements AutoCloseable {
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       Deployed deployed = new Deployed(app.version(), sockets, grains, app.workflow(),
-          String.valueOf(app.settings()), String.valueOf(app.requirements()), fingerprint(stored));
+          String.valueOf(app.settings()), String.valueOf(app.requirements()), CodeUpdate.fingerprint(stored));
       synchronized (grainsLock) {
-        running.put(appId, deployed);
-        grainsChanged.accept(grainRefs());
+        st.deployed = deployed;
+        bridge.grainsChanged(grainRefs());
       }
       awaitPartitions(appId, grains);
-      failures.remove(appId);
-      unhealthy.remove(appId); // a new sandbox: its workers start with a clean slate
+      st.failure = null;
+      st.unhealthy.clear(); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
       return true;
@@ -369,7 +345,7 @@ final class ApplicationDeployer implements AutoCloseable {
       String why = e.getMessage() == null ? e.toString() : e.getMessage();
       int attempts = failedBefore + 1;
       Duration wait = backoff(attempts);
-      failures.put(appId, new Failure(app.version(), attempts, clock.instant().plus(wait)));
+      st.failure = new Failure(app.version(), attempts, clock.instant().plus(wait));
       LOG.warn("[host {} app {}] deploy of version {} failed (attempt {}; next in {} s): {}", hostId, appId,
           app.version(), attempts, wait.toSeconds(), why);
       if (sockets != null) {
@@ -384,14 +360,8 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       return false;
     } finally {
-      starting.remove(appId);
+      st.starting = null;
     }
-  }
-
-  /** How this host knows the bridge has partitions of a grain's topic (the host agent wires the bridge in). */
-  void partitionedBy(java.util.function.Predicate<GrainRef> p, Duration wait) {
-    partitioned = p;
-    partitionsWait = wait;
   }
 
   /**
@@ -400,13 +370,13 @@ final class ApplicationDeployer implements AutoCloseable {
    * bounded, before saying it is deployed. A wait that runs out is logged, not a failure.
    */
   private void awaitPartitions(String appId, Set<String> grains) throws InterruptedException {
-    long deadline = System.nanoTime() + partitionsWait.toNanos();
+    long deadline = System.nanoTime() + policy.partitionsWait().toNanos();
     for (String g : grains) {
       GrainRef ref = new GrainRef(appId, g);
-      while (!partitioned.test(ref)) {
+      while (!bridge.hasPartitions(ref)) {
         if (System.nanoTime() > deadline) {
           LOG.warn("[host {} app {}] Kafka has not assigned this host a partition of {} within {} s: its first "
-              + "requests go through Kafka", hostId, appId, ref.topic(), partitionsWait.toSeconds());
+              + "requests go through Kafka", hostId, appId, ref.topic(), policy.partitionsWait().toSeconds());
           return;
         }
         Thread.sleep(20);
@@ -440,7 +410,7 @@ final class ApplicationDeployer implements AutoCloseable {
       if (waiting.isEmpty()) {
         return;
       }
-      Map<String, String> sick = unhealthy.getOrDefault(appId, Map.of());
+      Map<String, String> sick = state(appId).unhealthy;
       if (!sick.isEmpty()) {
         sandboxes.undeploy(appId);
         throw new IllegalStateException(String.join("; ", new TreeMap<>(sick).values()));
@@ -471,15 +441,20 @@ final class ApplicationDeployer implements AutoCloseable {
    * instances are handled), then its queues, credentials and events in flight are dropped.
    */
   private void stop(String appId, String state) {
-    unhealthy.remove(appId);
-    Deployed d = running.get(appId);
+    ApplicationState st = apps.get(appId);
+    if (st == null) {
+      return;
+    }
+    st.unhealthy.clear();
+    Deployed d = st.deployed;
     if (d == null) {
+      forgetIfIdle(appId);
       return;
     }
     LOG.info("[host {} app {}] undeploying", hostId, appId);
     synchronized (grainsLock) {
-      stopping.add(appId);
-      grainsChanged.accept(grainRefs());
+      st.stopping = true;
+      bridge.grainsChanged(grainRefs());
     }
     drainSandbox(appId, d);
     finishStop(appId, state);
@@ -487,14 +462,18 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** After the sandbox is gone: forget the application here; record {@code state} unless null. */
   private void finishStop(String appId, String state) {
+    ApplicationState st = apps.get(appId);
     synchronized (grainsLock) {
-      running.remove(appId);
-      stopping.remove(appId);
-      grainsChanged.accept(grainRefs());
+      if (st != null) {
+        st.deployed = null;
+        st.stopping = false;
+      }
+      bridge.grainsChanged(grainRefs());
     }
+    forgetIfIdle(appId);
     bus.deleteApplicationQueues(agentCredential, appId);
     data.revokeApplication(agentCredential, appId);
-    appDrained.accept(appId);
+    bridge.appDrained(appId);
     if (state == null) {
       return;
     }
@@ -508,8 +487,9 @@ final class ApplicationDeployer implements AutoCloseable {
   /** The grains that get events here: those of the applications running here and not being undeployed. */
   private Set<GrainRef> grainRefs() {
     Set<GrainRef> refs = new LinkedHashSet<>();
-    running.forEach((app, d) -> {
-      if (!stopping.contains(app)) {
+    apps.forEach((app, st) -> {
+      Deployed d = st.deployed;
+      if (d != null && !st.stopping) {
         d.grains().forEach(g -> refs.add(new GrainRef(app, g)));
       }
     });
@@ -517,7 +497,7 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   Set<String> deployedApps() {
-    return Set.copyOf(running.keySet());
+    return Set.copyOf(runningApps());
   }
 
   /**
@@ -527,15 +507,17 @@ final class ApplicationDeployer implements AutoCloseable {
    * says it runs again.
    */
   void workerHealth(String appId, String grain, String state, String message) {
-    boolean ours = knowsGrain(appId, grain) || starting.getOrDefault(appId, Set.of()).contains(grain);
-    if ("exited".equals(state) || !ours || swaps.heard(appId, grain, state, message)) {
+    ApplicationState st = apps.get(appId);
+    Set<String> starting = st == null ? null : st.starting;
+    boolean ours = knowsGrain(appId, grain) || (starting != null && starting.contains(grain));
+    if (st == null || "exited".equals(state) || !ours || updates.heard(appId, grain, state, message)) {
       // one death is not a state (LocalRecovery acts on it); or not a grain of this application here (a report from
       // a sandbox already replaced, or forged)
       return;
     }
-    Map<String, String> sick = unhealthy.computeIfAbsent(appId, a -> new ConcurrentHashMap<>());
+    Map<String, String> sick = st.unhealthy;
     boolean changed = "running".equals(state) || "reloaded".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
-    if (!changed || !running.containsKey(appId)) {
+    if (!changed || st.deployed == null) {
       return;
     }
     String error = sick.isEmpty() ? null : String.join("; ", new TreeMap<>(sick).values());
@@ -549,14 +531,14 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** Whether {@code grain} is a grain of the workflow of {@code appId} as deployed here. */
   boolean knowsGrain(String appId, String grain) {
-    Deployed d = running.get(appId);
+    Deployed d = running(appId);
     return d != null && d.grains().contains(grain);
   }
 
   /** The agent stops: its sandboxes stop too (the applications stay deployed in the cluster state). */
   @Override
   public void close() {
-    for (String appId : Set.copyOf(running.keySet())) {
+    for (String appId : runningApps()) {
       stop(appId, HostAgentTables.HOST_STOPPED);
     }
   }

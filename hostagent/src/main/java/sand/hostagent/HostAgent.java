@@ -1,18 +1,7 @@
 package sand.hostagent;
 
-import static sand.common.ConfigDef.PORT;
-import static sand.common.ConfigDef.SECRET;
-import static sand.common.ConfigDef.Type.INT;
-import static sand.common.ConfigDef.Type.STRING;
-import static sand.common.ConfigDef.between;
-import static sand.common.ConfigDef.emptyOr;
-import static sand.common.ConfigDef.matches;
-import static sand.common.ConfigDef.or;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -39,7 +28,6 @@ import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.KafkaClients;
-import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
 import sand.common.Credentials;
@@ -77,47 +65,8 @@ public final class HostAgent implements AutoCloseable {
   /** Read by deploy/hostagent.sh, not by this process (so not reported as unknown settings). */
   static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_HOSTAGENT_HEAP_MB");
 
-  /**
-   * The host agent's settings (SAND_HOSTAGENT_&lt;KEY&gt;); the data layer's are SAND_DATALAYER_&lt;KEY&gt;, where the
-   * cluster's Kafka and Cassandra are: {@link ClusterSettings} (SAND_CLUSTER_&lt;KEY&gt;).
-   */
-  public static final ConfigDef DEF = sandbox(bridge(bus(new ConfigDef("hostagent")
-      .define("host.id", STRING, "", emptyOr("the host name", matches("[A-Za-z0-9_.-]{1,64}",
-          "1-64 letters, digits, _ . -")), "this host's id in the cluster")
-      .define("credential", STRING, "", emptyOr("random", SECRET),
-          "the host agent's own credential for the local bus and data layer")
-      .define("gate.port", INT, 9192, or(-1, "no gate", PORT),
-          "TCP port of the gate frontends hand requests to and take results from (on bus.host); 0 picks a free port, "
-              + "-1 turns the gate off (every request and result then goes through Kafka)")
-      .define("metrics.port", INT, 9100, PORT,
-          "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
-      .define("heartbeat.ms", INT, 2000, between(100, 60_000),
-          "how often this host writes its heartbeat to Cassandra")
-      .define("fail.after.ms", INT, 10_000, between(1000, 600_000),
-          "a host whose heartbeat is older than this is considered failed")
-      .define("topic.partitions", INT, 4, between(1, 1000),
-          "partitions of each grain topic (at least the number of hosts running the grain)")
-      .define("sockets.dir", STRING, "", Check.of(v -> true, "a folder, or empty for <sandbox.state.dir>/sockets"),
-          "where each application's bus.sock and data.sock are created")
-      .define("reconcile.ms", INT, 30_000, between(1000, 3_600_000),
-          "how often the agent re-reads the cluster state as a safety net for missed control events")
-      .define("control.threads", INT, 8, between(1, 256),
-          "applications deployed at once (one application's deploys always run one at a time)")
-      .define("deploy.partitions.wait.s", INT, 15, between(0, 600),
-          "longest wait, after a new application's grain workers are up, for Kafka to assign this host partitions of "
-          + "its grains' topics before it is reported deployed (until then its requests go through Kafka, ~1 s)")
-      .define("deploy.workers.timeout.s", INT, 60, between(1, 3600),
-          "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
-      .define("deploy.retry.initial.s", INT, 30, between(1, 86_400),
-          "first wait before a failed deploy is tried again (doubling per failure)")
-      .define("deploy.retry.max.s", INT, 1800, between(1, 86_400),
-          "longest wait between attempts of a failed deploy")
-      .define("log.ttl.hours", INT, 168, between(1, 24 * 365),
-          "how long instances' log lines are kept in Cassandra")
-      .define("poison.deaths", INT, 3, between(1, 1000),
-          "an event found in flight by this many starts of the host agent (its processing took the agent down each "
-              + "time) is not replayed again: it goes to the dead letters (<sandbox.state.dir>/dead-letters.jsonl) "
-              + "and its caller gets a 'Poison' error"))));
+  /** The host agent's settings: {@link HostAgentSettings#DEF}. */
+  public static final ConfigDef DEF = HostAgentSettings.DEF;
 
   /** The ledger where the bridge's recovery counts replays (issue 26 finding 1): in the state dir, to outlive us. */
   private static void installPoisonLedger(Path stateDir, int deaths) {
@@ -126,18 +75,6 @@ public final class HostAgent implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the poison ledger in " + stateDir, e);
     }
-  }
-
-  private static ConfigDef bus(ConfigDef d) {
-    return LocalBusSettings.declare(d, "bus.");
-  }
-
-  private static ConfigDef bridge(ConfigDef d) {
-    return BridgeSettings.declare(d, "bridge.");
-  }
-
-  private static ConfigDef sandbox(ConfigDef d) {
-    return SandboxSettings.declare(d, "sandbox.");
   }
 
   /**
@@ -155,7 +92,7 @@ public final class HostAgent implements AutoCloseable {
                      Consumer<String, byte[]> grainConsumer, Producer<String, byte[]> producer,
                      Consumer<String, byte[]> controlConsumer, Clock clock) {}
 
-  private final Config config;
+  private final HostAgentSettings settings;
   private final Deps deps;
   private final String hostId;
   private final LocalBusSettings busSettings;
@@ -173,58 +110,52 @@ public final class HostAgent implements AutoCloseable {
   private final FrontendGate gate; // null when gate.port is -1
   private final ControlListener controlListener;
   private ThriftServer gateServer;
-  private ClusterMembership membership;
+  private volatile ClusterMembership membership; // from start(): it needs the ports bound
   private String busAddress;
 
-  private HostAgent(Config config, Config dataConfig, Map<String, String> env, Deps deps) {
-    this.config = config;
+  /**
+   * The wiring, done once, in the order of the diagram: the local bus and data layer; the bridge (Kafka ↔ local
+   * queues); the sandboxes, which tell the bridge of one that died; the deployer, which gives the bridge its grains;
+   * the gate; the LQ_HA processor, which asks the deployer which grains are known and tells it of workers' health.
+   * Each part gets what it calls at construction: no setters tie them afterwards.
+   */
+  private HostAgent(HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps deps) {
+    this.settings = settings;
     this.deps = deps;
-    this.hostId = hostId(config);
-    String agentCredential = config.getString("credential").isEmpty()
-        ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : config.getString("credential");
+    this.hostId = settings.hostId();
+    String agentCredential = settings.credential().isEmpty()
+        ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : settings.credential();
     Credentials credentials = new Credentials(agentCredential);
     Clock clock = deps.clock();
 
-    busSettings = LocalBusSettings.from(config, "bus.");
-    LocalMessageBus bus = new LocalMessageBus(credentials, busSettings, "bus.");
+    busSettings = settings.bus();
+    LocalMessageBus bus = new LocalMessageBus(credentials, busSettings, HostAgentSettings.BUS);
     busServer = new LocalBusServer(bus, busSettings);
     dataServer = new DataLayerServer(dataConfig, credentials, deps.global());
     LocalDataLayer data = dataServer.localDataLayer();
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
 
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
-    installPoisonLedger(SandboxSettings.from(config, "sandbox.", env).stateDir(), config.getInt("poison.deaths"));
-    bridge = new GlobalBusBridge(BridgeSettings.from(config, "bridge.", hostId), deps.grainConsumer(),
-        deps.producer(), bus, agentCredential, data, clock, scheduler);
-    logs = new ExecutionLogs(deps.store(), Duration.ofHours(config.getInt("log.ttl.hours")));
+    installPoisonLedger(settings.sandbox().stateDir(), settings.poisonDeaths());
+    bridge = new GlobalBusBridge(settings.bridge(), deps.grainConsumer(),
+        deps.producer(), bus, agentCredential, data, clock, scheduler, this::knownFailed);
+    logs = new ExecutionLogs(deps.store(), settings.logTtl());
 
-    SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
-    ApplicationLimits limits = ApplicationLimits.fromEnvironment(env);
-    sandboxes = new SandboxManager(hostId, sandboxSettings, deps.docker(), clock, limits);
-    Path sockets = config.getString("sockets.dir").isEmpty() ? sandboxSettings.stateDir().resolve("sockets")
-        : Path.of(config.getString("sockets.dir"));
-    deployer = new ApplicationDeployer(hostId, deps.store(), sandboxes, bridge::updateGrains, bridge::forgetApplication,
-        credentials, agentCredential, bus, data, sockets, deps.topics(), clock, limits,
-        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(config.getInt("deploy.workers.timeout.s")),
-            Duration.ofSeconds(config.getInt("deploy.retry.initial.s")),
-            Duration.ofSeconds(config.getInt("deploy.retry.max.s"))));
-    deployer.partitionedBy(bridge::hasPartitions, Duration.ofSeconds(config.getInt("deploy.partitions.wait.s")));
-    control = Executors.newFixedThreadPool(config.getInt("control.threads"), daemon("control"));
+    sandboxes = new SandboxManager(hostId, settings.sandbox(), deps.docker(), clock, limits, bridge::sandboxExited);
+    deployer = new ApplicationDeployer(new ApplicationDeployer.Cluster(hostId, deps.store(), deps.topics(), clock),
+        new ApplicationDeployer.Local(sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
+        ApplicationDeployer.Bridge.of(bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
+        limits, settings.deploy());
+    control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
     metrics = new Metrics(hostId, deployer::knowsGrain);
+    // frontends hand requests over here and take results (gate.thrift); results also go through Kafka
+    gate = settings.gatePort() >= 0 ? new FrontendGate(bridge, bus, agentCredential, tags) : null;
     processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
-        tags, deployer::knowsGrain, r -> {
+        tags, deployer::knowsGrain, deployer::workerHealth, gate, r -> {
           metrics.accept(r);
           logs.accept(r);
         });
-    processor.setWorkerHealth(deployer::workerHealth);
-    sandboxes.onSandboxDied(processor::sandboxExited);
-    if (config.getInt("gate.port") >= 0) { // frontends hand requests over here and take results (gate.thrift)
-      gate = new FrontendGate(bridge, bus, agentCredential, tags);
-      processor.setGate(gate);
-    } else {
-      gate = null;
-    }
     controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
 
     metrics.hostGauges(bus, data, sandboxes, processor)
@@ -238,7 +169,7 @@ public final class HostAgent implements AutoCloseable {
    * the operator's caps ({@code SAND_LIMITS_*}).
    */
   public static HostAgent newAgent(Config config, Config dataConfig, Map<String, String> env, Deps deps) {
-    return new HostAgent(config, dataConfig, env, deps);
+    return new HostAgent(HostAgentSettings.from(config, env), dataConfig, ApplicationLimits.fromEnvironment(env), deps);
   }
 
   /**
@@ -246,13 +177,14 @@ public final class HostAgent implements AutoCloseable {
    * {@code sand.control} if it is missing) and the Docker Engine on {@code sandbox.docker.socket}.
    */
   public static Deps connect(Config config, Config dataConfig, ClusterSettings cluster, Map<String, String> env) {
-    String hostId = hostId(config);
-    BridgeSettings bridgeSettings = BridgeSettings.from(config, "bridge.", hostId);
-    SandboxSettings sandboxSettings = SandboxSettings.from(config, "sandbox.", env);
+    HostAgentSettings settings = HostAgentSettings.from(config, env);
+    String hostId = settings.hostId();
+    BridgeSettings bridgeSettings = settings.bridge();
+    SandboxSettings sandboxSettings = settings.sandbox();
     GlobalDataLayer global = DataLayerSettings.openGlobal(dataConfig);
     ClusterStore store = cluster.connectStore();
     String bootstrap = cluster.kafkaBootstrap();
-    KafkaTopics topics = new KafkaTopics(bootstrap, config.getInt("topic.partitions"),
+    KafkaTopics topics = new KafkaTopics(bootstrap, settings.topicPartitions(),
         (short) cluster.kafkaReplication());
     topics.ensureControlTopic();
     return new Deps(store, topics, new DockerHttpEngine(sandboxSettings.dockerSocket()), global,
@@ -272,22 +204,21 @@ public final class HostAgent implements AutoCloseable {
     String gateAddress = "";
     if (gate != null) {
       gateServer = ThriftServer.tcp("gate", new HostAgentGate.Processor<>(gate), busSettings.host(),
-          config.getInt("gate.port"), 256).start();
+          settings.gatePort(), 256).start();
       gateAddress = busSettings.host() + ":" + gateServer.port();
     }
     Clock clock = deps.clock();
     membership = new ClusterMembership(deps.store(), new HostAgentTables.HostInfo(hostId, busAddress,
         dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
-        clock.instant()), clock, Duration.ofMillis(config.getInt("fail.after.ms")))
-        .start(Duration.ofMillis(config.getInt("heartbeat.ms")));
-    bridge.setHostDead(membership::knownFailed); // a failed host's backups here are taken over at once
+        clock.instant()), clock, settings.failAfter())
+        .start(settings.heartbeat());
     bridge.start();
     processor.start();
-    metrics.serve(busSettings.host(), config.getInt("metrics.port"));
+    metrics.serve(busSettings.host(), settings.metricsPort());
 
     Runnable reconcileAll = () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
     reconcileAll.run();
-    long every = config.getInt("reconcile.ms");
+    long every = settings.reconcile().toMillis();
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(() -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2,
         TimeUnit.SECONDS);
@@ -297,9 +228,18 @@ public final class HostAgent implements AutoCloseable {
     return this;
   }
 
+  /**
+   * The bridge's {@code hostDead}: a failed host's backups here are taken over at once. False (it cannot tell)
+   * until {@link #start()} has joined the cluster.
+   */
+  private boolean knownFailed(String host) {
+    ClusterMembership m = membership;
+    return m != null && m.knownFailed(host);
+  }
+
   /** This host's id in the cluster: the setting {@code host.id}, or the host name. */
   public static String hostId(Config config) {
-    return config.getString("host.id").isEmpty() ? hostName() : config.getString("host.id");
+    return HostAgentSettings.hostId(config);
   }
 
   private static void safely(String what, Runnable r) {
@@ -323,14 +263,6 @@ public final class HostAgent implements AutoCloseable {
       t.setDaemon(true);
       return t;
     };
-  }
-
-  private static String hostName() {
-    try {
-      return InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9_.-]", "-");
-    } catch (UnknownHostException e) {
-      return "host";
-    }
   }
 
   public String hostId() {
@@ -402,9 +334,9 @@ public final class HostAgent implements AutoCloseable {
    * quarter on top for object overhead, plus {@link #BASE_HEAP_MB}. deploy/hostagent.sh sizes -Xmx with it.
    */
   static long requiredHeapMb(Config c, Config dc) {
-    LocalBusSettings bus = LocalBusSettings.from(c, "bus.");
+    LocalBusSettings bus = LocalBusSettings.from(c, HostAgentSettings.BUS);
     long filled = bus.queuedMaxBytes() + dc.getLong("max.bytes")
-        + BridgeSettings.from(c, "bridge.", "heap").maxPendingBytes() + 2L * bus.messageMaxBytes();
+        + BridgeSettings.from(c, HostAgentSettings.BRIDGE, "heap").maxPendingBytes() + 2L * bus.messageMaxBytes();
     return BASE_HEAP_MB + (filled + filled / 4 + (1 << 20) - 1) / (1 << 20);
   }
 

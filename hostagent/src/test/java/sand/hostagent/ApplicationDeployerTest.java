@@ -122,12 +122,17 @@ class ApplicationDeployerTest {
   }
 
   ApplicationDeployer deployer(ApplicationLimits limits) {
+    return deployer(limits, g -> true);
+  }
+
+  ApplicationDeployer deployer(ApplicationLimits limits, java.util.function.Predicate<GrainRef> partitioned) {
     SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
         clock);
-    return new ApplicationDeployer(HOST, store, sandboxes, grainUpdates::add, drained::add, bus.credentials(), AGENT,
-        bus, data,
-        tmp.resolve("sockets"), topics, clock, limits,
-        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240)));
+    return new ApplicationDeployer(new ApplicationDeployer.Cluster(HOST, store, topics, clock),
+        new ApplicationDeployer.Local(sandboxes, bus.credentials(), AGENT, bus, data, tmp.resolve("sockets")),
+        ApplicationDeployer.Bridge.of(grainUpdates::add, drained::add, partitioned), limits,
+        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240),
+            Duration.ofSeconds(15)));
   }
 
   /** An application of grains a and b; {@code codeOfA} null leaves a's code out (the deploy fails at once). */
@@ -428,9 +433,8 @@ class ApplicationDeployerTest {
 
   @Test
   void anApplicationIsDeployedOnlyOnceTheBridgeHasItsGrainsPartitions() throws Exception {
-    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
     java.util.concurrent.atomic.AtomicBoolean assigned = new java.util.concurrent.atomic.AtomicBoolean();
-    d.partitionedBy(g -> assigned.get(), Duration.ofSeconds(15));
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults(), g -> assigned.get());
     putApp("app", 1);
     startWorkers("app");
     var done = pool.submit(() -> d.reconcile("app"));

@@ -72,16 +72,7 @@ public final class LocalBusService implements LocalBus.Iface {
   public List<sand.localbus.thrift.HostAgentMessage> pollHostAgent(String credential, int maxMessages,
                                                                    int timeoutMs) throws BusError {
     try {
-      List<HostAgentMessage> messages = bus.pollHostAgent(credential, maxMessages, timeoutMs);
-      List<sand.localbus.thrift.HostAgentMessage> out = new ArrayList<>(messages.size());
-      for (HostAgentMessage m : messages) {
-        // Fields, not the constructor: the generated constructor copies the payload.
-        sand.localbus.thrift.HostAgentMessage t = new sand.localbus.thrift.HostAgentMessage();
-        t.application = m.application();
-        t.payload = ByteBuffer.wrap(m.payload());
-        out.add(t);
-      }
-      return out;
+      return HostAgentMessage.toThrift(bus.pollHostAgent(credential, maxMessages, timeoutMs));
     } catch (BusException e) {
       throw toBusError(e);
     } catch (InterruptedException e) {

@@ -4,6 +4,7 @@ import static sand.common.ConfigDef.between;
 import static sand.common.ConfigDef.nonBlank;
 
 import java.util.Map;
+import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Type;
 import sand.common.ConfigDef;
 
@@ -51,19 +52,33 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
   /** A sane bound: a message is read whole into the heap (its string cap adds ThriftLimits.HEADROOM_BYTES). */
   public static final int MESSAGE_MAX_BYTES_LIMIT = 96 << 20;
 
+  // Each numeric setting's bounds, stated once: the declaration below and the constructor check the same object,
+  // so a record built in code (tests, the host agent) meets what the environment must.
+  private static final Check MAX_CONNECTIONS_RANGE = between(1, 1_000_000);
+  private static final Check QUEUE_CAPACITY_RANGE = between(1, Integer.MAX_VALUE);
+  private static final Check HA_QUEUE_CAPACITY_RANGE = between(1, Integer.MAX_VALUE);
+  private static final Check MESSAGE_MAX_BYTES_RANGE = between(1, MESSAGE_MAX_BYTES_LIMIT);
+  private static final Check APP_QUEUED_MAX_BYTES_RANGE = between(1, Long.MAX_VALUE);
+  private static final Check QUEUED_MAX_BYTES_RANGE = between(1, Long.MAX_VALUE);
+  private static final Check APP_QUEUES_MAX_RANGE = between(1, Integer.MAX_VALUE);
+  private static final Check HA_QUEUE_APP_CAPACITY_RANGE = between(1, Integer.MAX_VALUE);
+  private static final Check APP_MAX_CONNECTIONS_RANGE = between(1, 1_000_000);
+
   public LocalBusSettings {
     if (host == null || host.isBlank()) {
       throw new IllegalArgumentException("localbus: host must be an address to bind, e.g. 127.0.0.1");
     }
     unixSocket = unixSocket == null ? "" : unixSocket;
-    check("port", port, 0, 65535);
-    check("maxConnections", maxConnections, 1, Integer.MAX_VALUE);
-    check("queueCapacity", queueCapacity, 1, Integer.MAX_VALUE);
-    check("hostAgentQueueCapacity", hostAgentQueueCapacity, 1, Integer.MAX_VALUE);
-    check("messageMaxBytes", messageMaxBytes, 1, MESSAGE_MAX_BYTES_LIMIT);
-    check("appQueuesMax", appQueuesMax, 1, Integer.MAX_VALUE);
-    check("haQueueAppCapacity", haQueueAppCapacity, 1, Integer.MAX_VALUE);
-    check("appMaxConnections", appMaxConnections, 1, 1_000_000);
+    check(PORT, port, Type.INT, ConfigDef.PORT);
+    check(MAX_CONNECTIONS, maxConnections, Type.INT, MAX_CONNECTIONS_RANGE);
+    check(QUEUE_CAPACITY, queueCapacity, Type.INT, QUEUE_CAPACITY_RANGE);
+    check(HA_QUEUE_CAPACITY, hostAgentQueueCapacity, Type.INT, HA_QUEUE_CAPACITY_RANGE);
+    check(MESSAGE_MAX_BYTES, messageMaxBytes, Type.INT, MESSAGE_MAX_BYTES_RANGE);
+    check(APP_QUEUED_MAX_BYTES, appQueuedMaxBytes, Type.LONG, APP_QUEUED_MAX_BYTES_RANGE);
+    check(QUEUED_MAX_BYTES, queuedMaxBytes, Type.LONG, QUEUED_MAX_BYTES_RANGE);
+    check(APP_QUEUES_MAX, appQueuesMax, Type.INT, APP_QUEUES_MAX_RANGE);
+    check(HA_QUEUE_APP_CAPACITY, haQueueAppCapacity, Type.INT, HA_QUEUE_APP_CAPACITY_RANGE);
+    check(APP_MAX_CONNECTIONS, appMaxConnections, Type.INT, APP_MAX_CONNECTIONS_RANGE);
     // A grain's largest batch is one message to a next grain plus its copy to LQ_HA: it must fit a quota.
     if (appQueuedMaxBytes < 2L * messageMaxBytes) {
       throw new IllegalArgumentException("localbus: " + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes + " must be at "
@@ -98,29 +113,29 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         .define(prefix + PORT, Type.INT, 9190, ConfigDef.PORT,
             "TCP port of the bus; 0 picks a free one")
         .define(prefix + UNIX_SOCKET, Type.STRING, "", "path of an additional Unix socket endpoint; empty for none")
-        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, between(1, 1_000_000),
+        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, MAX_CONNECTIONS_RANGE,
             "most client connections per endpoint (one thread each); a connection that presents no known "
                 + "credential within 5 s of accept is closed")
-        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
+        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, QUEUE_CAPACITY_RANGE,
             "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
-        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, between(1, Integer.MAX_VALUE),
+        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, HA_QUEUE_CAPACITY_RANGE,
             "most messages in the host agent's queue (LQ_HA)")
-        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, between(1, MESSAGE_MAX_BYTES_LIMIT),
+        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, MESSAGE_MAX_BYTES_RANGE,
             "largest payload accepted; larger gets TOO_LARGE")
-        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, between(1, Long.MAX_VALUE),
+        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, APP_QUEUED_MAX_BYTES_RANGE,
             "most bytes one application may have "
                 + "waiting in the bus (its queues and its messages in LQ_HA; payloads plus 64 per message); more gets "
                 + "QUOTA_EXCEEDED. At least 2 x message.max.bytes (a message and its copy to LQ_HA)")
-        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, between(1, Long.MAX_VALUE),
+        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, QUEUED_MAX_BYTES_RANGE,
             "most bytes waiting in the whole bus "
                 + "(payloads plus 64 per message), whatever the number of applications: bounds the heap it takes; more "
                 + "gets QUOTA_EXCEEDED. At least app.queued.max.bytes")
-        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, between(1, Integer.MAX_VALUE),
+        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, APP_QUEUES_MAX_RANGE,
             "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
-        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, between(1, Integer.MAX_VALUE),
+        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, HA_QUEUE_APP_CAPACITY_RANGE,
             "most messages one application may have in LQ_HA (which the host agent reads "
                 + "round-robin across applications); more gets QUEUE_FULL")
-        .define(prefix + APP_MAX_CONNECTIONS, Type.INT, 256, between(1, 1_000_000),
+        .define(prefix + APP_MAX_CONNECTIONS, Type.INT, 256, APP_MAX_CONNECTIONS_RANGE,
             "most connections open at once on each of an application's own endpoints (its sandbox's bus.sock "
                 + "and data.sock; one thread each); more are closed at accept. Each process of a sandbox opens at "
                 + "most one to each: a worker per grain, its standby, one per running instance");
@@ -178,9 +193,11 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
         messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
   }
 
-  private static void check(String what, int value, int min, int max) {
-    if (value < min || value > max) {
-      throw new IllegalArgumentException("localbus: " + what + "=" + value + " must be in [" + min + ", " + max + "]");
+  /** The constructor's check of one value, in the words of the declaration's (key, value, what it must be). */
+  private static void check(String key, long value, Type type, Check check) {
+    if (!check.test(value)) {
+      throw new IllegalArgumentException("localbus: " + key + "=" + value + " is invalid: must be "
+          + check.mustBe(type));
     }
   }
 }

@@ -56,7 +56,7 @@ public final class LocalMessageBus {
    * What a waiting message costs the heap besides its payload (array header, queue slot, LQ_HA's
    * record), counted with its payload against the byte quotas: a flood of empty messages is bounded too.
    */
-  public static final int MESSAGE_OVERHEAD_BYTES = 64;
+  public static final int MESSAGE_OVERHEAD_BYTES = BusQuotas.MESSAGE_OVERHEAD_BYTES;
 
   private enum Op {
     PUBLISH("publish to"), POLL("poll"), LENGTH("read the length of"), DELETE("delete");

@@ -264,14 +264,6 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
   }
 
   private static TSerializable hostAgentMessages(List<HostAgentMessage> messages) {
-    List<sand.localbus.thrift.HostAgentMessage> out = new ArrayList<>(messages.size());
-    for (HostAgentMessage m : messages) {
-      // Fields, not the constructor: the generated constructor copies the payload.
-      sand.localbus.thrift.HostAgentMessage t = new sand.localbus.thrift.HostAgentMessage();
-      t.application = m.application();
-      t.payload = ByteBuffer.wrap(m.payload());
-      out.add(t);
-    }
-    return new LocalBus.pollHostAgent_result().setSuccess(out);
+    return new LocalBus.pollHostAgent_result().setSuccess(HostAgentMessage.toThrift(messages));
   }
 }

@@ -18,6 +18,13 @@ class LocalBusSettingsTest {
   }
 
   @Test
+  void aRecordBuiltInCodeMeetsTheDeclaredBounds() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new LocalBusSettings("127.0.0.1",
+        9190, "", 2_000_000, 10_000, 100_000, 16 << 20, 64L << 20, 512L << 20, 256, 10_000, 256));
+    assertEquals("localbus: max.connections=2000000 is invalid: must be an int in [1, 1000000]", e.getMessage());
+  }
+
+  @Test
   void environmentOverridesUseTheLocalbusPrefix() {
     ConfigDef def = LocalBusSettings.definition();
     assertEquals("SAND_LOCALBUS_HA_QUEUE_CAPACITY", def.envName(LocalBusSettings.HA_QUEUE_CAPACITY));

@@ -46,7 +46,7 @@ import sand.localbus.LocalMessageBus;
  * first), and the partition's new records wait until every replayed event has finished. A full local
  * queue pauses the partition (its records wait, in order, never dropped) and is tried again with
  * back-off. A {@code processing} record another host wrote into a partition of this host is taken
- * over as soon as that host is known to have failed ({@link #setHostDead}), or when it is not finished
+ * over as soon as that host is known to have failed (the {@code hostDead} it is given), or when it is not finished
  * after {@link BridgeSettings#takeoverTimeout()} (the fallback when liveness is unknown), counted from the latest
  * {@code processing} record of the event: the host that wrote it renews it while the event is in flight there
  * ({@link #renewBackups}, {@link BackupRenewal}), so an event waiting long in a busy local queue is not run twice.
@@ -70,6 +70,7 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery;                                            // consumer thread only
   private final PartitionFeeder feeder;                                       // consumer thread only
+  private final LocalRecovery localRecovery;
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
   private volatile Map<String, List<Integer>> owned = Map.of();
@@ -84,10 +85,14 @@ public final class GlobalBusBridge implements AutoCloseable {
    * @param hostAgentCredential the host agent's credential on {@code bus}
    * @param data                the local data layer, to check {@code data} flags in recovery
    * @param scheduler           runs send retries and what follows an acknowledged send
+   * @param hostDead            whether a host is known to have failed (the cluster membership): another host's
+   *                            {@code processing} record in a partition of this host is taken over at once when its
+   *                            host has failed, instead of after {@link BridgeSettings#takeoverTimeout()}. It must be
+   *                            cheap (called from the consumer loop) and answer false when it cannot tell.
    */
   public GlobalBusBridge(BridgeSettings settings, Consumer<String, byte[]> consumer, Producer<String, byte[]> producer,
                          LocalMessageBus bus, String hostAgentCredential, LocalDataLayer data, Clock clock,
-                         ScheduledExecutorService scheduler) {
+                         ScheduledExecutorService scheduler, Predicate<String> hostDead) {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
@@ -95,7 +100,9 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.scheduler = scheduler;
     this.sender = new ReliableSender(producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
     this.recovery = new Recovery(host, consumer, data, tracker, sender, settings.recoveryFlags());
-    this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery);
+    this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery,
+        hostDead);
+    this.localRecovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
   }
 
   // ---- what the host agent calls
@@ -128,13 +135,11 @@ public final class GlobalBusBridge implements AutoCloseable {
   }
 
   /**
-   * Whether a host is known to have failed (the cluster membership): another host's {@code processing}
-   * record in a partition of this host is taken over at once when its host has failed, instead of after
-   * {@link BridgeSettings#takeoverTimeout()}. It must be cheap (called from the consumer loop) and answer
-   * false when it cannot tell. Until set, every host counts as alive.
+   * {@code app}'s sandbox died and is being started again: the events it had taken and not finished are
+   * delivered again ({@link LocalRecovery}). Call before the new sandbox runs (the sandbox manager's listener).
    */
-  public void setHostDead(Predicate<String> dead) {
-    feeder.setHostDead(dead);
+  public void sandboxExited(String app) {
+    localRecovery.sandboxExited(app);
   }
 
   public Set<GrainRef> grains() {
@@ -292,6 +297,10 @@ public final class GlobalBusBridge implements AutoCloseable {
 
   InFlightEvents inFlight() {
     return inFlight;
+  }
+
+  LocalRecovery localRecovery() {
+    return localRecovery;
   }
 
   String host() {

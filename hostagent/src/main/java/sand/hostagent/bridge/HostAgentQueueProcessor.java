@@ -1,40 +1,22 @@
 package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiPredicate;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.KafkaClients;
-import sand.contracts.ConditionFlag;
-import sand.contracts.DataMetadata;
-import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
-import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
-import sand.contracts.Trace;
-import sand.datalayer.ApplicationData;
-import sand.datalayer.DataLayerException;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.InFlightEvents.Home;
-import sand.hostagent.bridge.InstanceReport.DataItem;
 import sand.localbus.HostAgentMessage;
 import sand.localbus.LocalMessageBus;
 
@@ -72,8 +54,11 @@ import sand.localbus.LocalMessageBus;
  * per application ({@link ReportLanes}); {@link ReportLimits#threads()} threads serve those queues round-robin, so
  * a slow application never holds up another's reports. Nothing on those threads waits for Cassandra: the data
  * flag's metadata is computed on a small pool of its own, after the data's backup, with a bounded queue and at most
- * {@value #METADATA_TASKS_PER_APP} tasks per application (beyond: no data flag, which only costs a re-run in
- * recovery); a supervisor's health report goes to a bounded queue too.
+ * {@value ReportForwarder#METADATA_TASKS_PER_APP} tasks per application (beyond: no data flag, which only costs a
+ * re-run in recovery); a supervisor's health report goes to a bounded queue too.
+ *
+ * <p>This class takes reports and checks them; {@link ReportForwarder} sends what an accepted report says,
+ * {@link WorkerReports} handles supervisors' reports, {@link Refusals} counts what was refused.
  *
  * <p>Reports taken and not yet in Kafka hold at most {@link BridgeSettings#maxPendingBytes()}; beyond that this
  * processor stops taking reports (LQ_HA fills up, then grain instances see QUEUE_FULL and back off): nothing
@@ -81,40 +66,23 @@ import sand.localbus.LocalMessageBus;
  */
 public final class HostAgentQueueProcessor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgentQueueProcessor.class);
-  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
   private final GlobalBusBridge bridge;
   private final LocalMessageBus bus;
   private final String credential;
-  private final LocalDataLayer data;
   private final java.util.function.Consumer<InstanceReport> listener;
-  private final ExecutionTag tags;
   private final BiPredicate<String, String> knownGrain;
-  private volatile FrontendGate gate;
-  private volatile WorkerHealth health;
-  private final AtomicLong refused = new AtomicLong();
   private final BridgeSettings settings;
   private final String host;
-  private final ReliableSender sender;
   private final InFlightEvents inFlight;
   private final LocalRecovery recovery;
   private final Semaphore budget;
   private final int budgetPermits;
-  /** Sends of {@code sent} reports, by "app/event" their instance handles: its finished flag waits for them. */
-  private final ConcurrentHashMap<String, CompletableFuture<Void>> sentOutputs = new ConcurrentHashMap<>();
   private final ReportLimits limits;
   private final ReportLanes lanes;
-  private final Map<String, LongAdder> refusedReports = new ConcurrentHashMap<>();
-  private final ThreadPoolExecutor metadataPool;
-  /** Metadata tasks queued or running per application: one application cannot fill the pool for the others. */
-  private final Map<String, java.util.concurrent.atomic.AtomicInteger> metadataTasks = new ConcurrentHashMap<>();
-  /** Most of those per application. */
-  static final int METADATA_TASKS_PER_APP = 16;
-  /** Health reports waiting per application: a supervisor writes one per state change, a flood is a forgery. */
-  private final Map<String, java.util.concurrent.atomic.AtomicInteger> healthTasks = new ConcurrentHashMap<>();
-  /** Room for a legitimate burst (every grain of a sandbox, grains.max 128 by default, changing state twice). */
-  static final int HEALTH_TASKS_PER_APP = 256;
-  private final ThreadPoolExecutor healthPool;
+  private final Refusals refusals = new Refusals();
+  private final ReportForwarder forwarder;
+  private final WorkerReports workerReports;
   private volatile long nextExpiry = System.nanoTime();
   private volatile boolean closing;
   private Thread thread;
@@ -133,33 +101,35 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   /**
    * @param tags       checks that an output's execution entered through its application (the cluster secret)
    * @param knownGrain whether (application, grain) is a grain of that application's workflow
+   * @param health     gets reports of type "worker" (the application of the bus's stamp, never the report's); may
+   *                   be null (they are ignored)
+   * @param gate       results also go to frontends through it (their response topics still get every one); may be
+   *                   null (no gate)
    * @param listener   also gets every accepted report (logs, instance tracking); may be null
    */
   public HostAgentQueueProcessor(GlobalBusBridge bridge, LocalMessageBus bus, String hostAgentCredential,
                                  LocalDataLayer data, ExecutionTag tags, BiPredicate<String, String> knownGrain,
+                                 WorkerHealth health, FrontendGate gate,
                                  java.util.function.Consumer<InstanceReport> listener) {
-    this.tags = tags;
     this.knownGrain = knownGrain;
     this.bridge = bridge;
     this.bus = bus;
     this.credential = hostAgentCredential;
-    this.data = data;
     this.listener = listener == null ? r -> { } : listener;
     this.settings = bridge.settings();
     this.host = bridge.host();
-    this.sender = bridge.sender();
     this.inFlight = bridge.inFlight();
-    this.recovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
+    this.recovery = bridge.localRecovery();
     this.budgetPermits = (int) Math.min(Integer.MAX_VALUE, settings.maxPendingBytes());
     this.budget = new Semaphore(budgetPermits);
     this.limits = settings.reports();
     this.lanes = new ReportLanes(limits.appQueueMessages(), limits.appQueueBytes());
-    this.metadataPool = boundedPool("sand-data-flags-" + host, 2, 1024);
-    this.healthPool = boundedPool("sand-worker-health-" + host, 1, 4096);
+    this.forwarder = new ReportForwarder(bridge, data, tags, knownGrain, gate, refusals);
+    this.workerReports = new WorkerReports(host, recovery, knownGrain, health, refusals);
   }
 
   /** A pool whose queue holds at most {@code queue} tasks: more are refused (the caller decides what that costs). */
-  private static ThreadPoolExecutor boundedPool(String name, int threads, int queue) {
+  static ThreadPoolExecutor boundedPool(String name, int threads, int queue) {
     ThreadPoolExecutor p = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
         new ArrayBlockingQueue<>(queue), r -> {
           Thread t = new Thread(r, name);
@@ -248,7 +218,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   }
 
   private void refuse(String app, Refusal why) {
-    refusedReports.computeIfAbsent(app + "\u0000" + why.label(), k -> new LongAdder()).increment();
+    refusals.refuse(app, why);
   }
 
   /**
@@ -256,13 +226,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
    * application is the bus's stamp (a granted application), the reason one of a fixed few.
    */
   public Map<List<String>, Long> refusedReports() {
-    Map<List<String>, Long> out = new TreeMap<>(java.util.Comparator.comparing((List<String> k) -> k.get(0))
-        .thenComparing(k -> k.get(1)));
-    refusedReports.forEach((k, v) -> {
-      int i = k.indexOf('\u0000');
-      out.put(List.of(k.substring(0, i), k.substring(i + 1)), v.sum());
-    });
-    return out;
+    return refusals.snapshot();
   }
 
   /** Events in flight on this host, per application (gauge). */
@@ -275,76 +239,14 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     return inFlight.bytesByApplication();
   }
 
-  /** Results also go to frontends through {@code gate} (their response topics still get every one). */
-  public void setGate(FrontendGate gate) {
-    this.gate = gate;
-  }
-
   /** What a sandbox's supervisor says of a grain worker (state "crash-looping" or "running"). */
   public interface WorkerHealth {
     void report(String app, String grain, String state, String message);
   }
 
-  /** Reports of type "worker" go to {@code health} (the application of the bus's stamp, never the report's). */
-  public void setWorkerHealth(WorkerHealth health) {
-    this.health = health;
-  }
-
-  /**
-   * {@code app}'s sandbox died and is being started again: the events it had taken and not finished are
-   * delivered again ({@link LocalRecovery}). Call before the new sandbox runs.
-   */
-  public void sandboxExited(String app) {
-    recovery.sandboxExited(app);
-  }
-
-  /**
-   * A supervisor's report on a grain worker, for the application the bus stamped: a worker that died has
-   * what it had taken delivered again; its health goes to {@code health}.
-   */
-  private void workerReport(HostAgentMessage m, JsonNode r) {
-    WorkerHealth h = health;
-    String grain = r.path("grain").asText("");
-    if ("exited".equals(r.path("state").asText()) && knownGrain.test(m.application(), grain)) {
-      recovery.workerExited(m.application(), grain);
-      return;
-    }
-    if (h != null) { // it checks the grain itself: a sandbox still starting is not known here yet
-      String app = m.application();
-      String g = cap(grain, 256);
-      String state = cap(r.path("state").asText(""), 64);
-      String message = cap(r.path("message").asText(""), 2048);
-      java.util.concurrent.atomic.AtomicInteger tasks = healthTasks.computeIfAbsent(app,
-          a -> new java.util.concurrent.atomic.AtomicInteger());
-      if (tasks.incrementAndGet() > HEALTH_TASKS_PER_APP) { // one application cannot fill the queue for the others
-        tasks.decrementAndGet();
-        refuse(app, Refusal.BUSY);
-        return;
-      }
-      try { // it may write Cassandra: never on a thread serving reports
-        healthPool.execute(() -> {
-          try {
-            h.report(app, g, state, message);
-          } catch (RuntimeException e) {
-            LOG.warn("[host {}] [app {}] worker health report failed: {}", host, app, e.toString());
-          } finally {
-            tasks.decrementAndGet();
-          }
-        });
-      } catch (RejectedExecutionException e) {
-        tasks.decrementAndGet();
-        refuse(app, Refusal.BUSY);
-      }
-    }
-  }
-
-  private static String cap(String s, int chars) {
-    return s.length() > chars ? s.substring(0, chars) : s;
-  }
-
   /** Outputs refused so far (forged execution, unknown grain). */
   public long refusedOutputs() {
-    return refused.get();
+    return forwarder.refusedOutputs();
   }
 
   /** Bytes of reports whose Kafka sends or data backups are not done yet. */
@@ -399,8 +301,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
         w.join(10_000);
       }
       budget.release((int) lanes.clear()); // not handled: their events are replayed by the partitions' next owner
-      metadataPool.shutdown();
-      healthPool.shutdown();
+      forwarder.close();
+      workerReports.close();
       if (!budget.tryAcquire(budgetPermits, 10, TimeUnit.SECONDS)) {
         LOG.warn("[host {}] closing with {} bytes of reports not yet in Kafka: their events are replayed by the "
             + "partitions' next owner", host, pendingBytes());
@@ -458,7 +360,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     try {
       JsonNode json = InstanceReport.read(m.payload());
       if ("worker".equals(json.path("type").asText())) {
-        workerReport(m, json);
+        workerReports.report(m, json);
         return null;
       }
       r = InstanceReport.parse(json);
@@ -502,7 +404,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       accepted(app, r);
       return null;
     }
-    CompletableFuture<?> chain = forward(app, r, taken);
+    CompletableFuture<?> chain = forwarder.forward(app, r, taken);
     InstanceReport report = r;
     chain.whenComplete((v, e) -> {
       if (e != null && !closing) {
@@ -520,217 +422,5 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("[host {}] [app {} grain {}] report listener failed: {}", host, app, r.grain(), e.toString(), e);
     }
-  }
-
-  /** Send the report's outputs; for a finished instance, then its event's flags. */
-  private CompletableFuture<?> forward(String app, InstanceReport r, long taken) {
-    List<CompletableFuture<?>> sends = new ArrayList<>();
-    for (ObjectNode out : r.outputs()) {
-      sends.add(route(app, r, out, taken));
-    }
-    CompletableFuture<Void> outputs = CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
-    if (r.finished()) {
-      return finish(app, r, outputs);
-    }
-    String key = app + "/" + r.eventId();
-    CompletableFuture<Void> merged = sentOutputs.merge(key, outputs, CompletableFuture::allOf);
-    merged.whenComplete((v, e) -> sentOutputs.remove(key, merged));
-    return outputs;
-  }
-
-  /** Back up, forward or answer one output (steps 6b, 10a). */
-  private CompletableFuture<?> route(String app, InstanceReport r, ObjectNode out, long taken) {
-    String id = out.path("id").asText();
-    String grain = out.path("grain").asText();
-    String exec = InstanceReport.shown(r.executionId());
-    ObjectNode event = out.deepCopy();
-    event.remove("local");
-    try {
-      Event.of(event);
-    } catch (IllegalArgumentException e) {
-      refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: {}", host, app, r.grain(), exec,
-          InstanceReport.shown(id), InstanceReport.shown(e.getMessage()));
-      return DONE;
-    }
-    String execution = event.path("execution_id").asText("");
-    String frontend = event.path("frontend").asText("");
-    if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, execution, frontend)) {
-      refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: its tag does not show that execution '{}' "
-          + "entered through this application for frontend '{}'", host, app, r.grain(), exec, InstanceReport.shown(id),
-          InstanceReport.shown(execution), InstanceReport.shown(frontend));
-      return DONE;
-    }
-    if (!grain.equals(TopicNames.END) && !knownGrain.test(app, grain)) {
-      refused.incrementAndGet();
-      LOG.debug("[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
-          + "workflow", host, app, r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
-      return DONE;
-    }
-    if (grain.equals(TopicNames.END)) {
-      if (!TopicNames.validFrontend(frontend)) {
-        LOG.warn("[host {}] [app {} grain {}] [exec {}] result has no frontend to go to ('{}'): not sent", host, app,
-            r.grain(), exec, InstanceReport.shown(frontend));
-        return DONE;
-      }
-      LOG.debug("[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
-      Event.of(event).trace(Trace.AGENT_OUT, host, taken, System.nanoTime());
-      byte[] result = ConditionFlag.toBytes(event);
-      if (gate != null) {
-        gate.deliver(frontend, result); // the frontend's fast path; the response topic below is the record
-      }
-      return sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), execution, result));
-    }
-    if (!TopicNames.validGrain(grain)) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} names no valid grain ('{}'): not sent", host, app,
-          r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
-      return DONE;
-    }
-    GrainRef next = new GrainRef(app, grain);
-    boolean local = out.path("local").asBoolean(false);
-    if (local && bridge.runsHere(next)) {
-      Integer partition = bridge.backupPartition(next.topic(), id);
-      byte[] backup = ConditionFlag.processing(event, host).value();
-      CompletableFuture<Void> sent = new CompletableFuture<>();
-      // Only the instance's word: the agent did not see the delivery. So such events are bounded and expire.
-      // In another host's partition (none of the topic's is ours), the backup is renewed while the event is in
-      // flight here, so that host does not take it over while it waits in a busy local queue (BackupRenewal).
-      BackupRenewal renewal = partition == null ? new BackupRenewal(bridge.nowMs()) : null;
-      if (!inFlight.registerLocal(id, new Home(next.topic(), partition, app, sent, grain, event, renewal), backup.length,
-          limits.inFlightMax(), limits.inFlightMaxBytes(), System.nanoTime() + limits.inFlightExpiry().toNanos())) {
-        refused.incrementAndGet();
-        refuse(app, Refusal.IN_FLIGHT_FULL);
-        LOG.debug("[host {}] [app {} grain {}] event {} said delivered locally refused: the application has {} such "
-            + "events or {} bytes of them in flight here", host, app, grain, InstanceReport.shown(id),
-            limits.inFlightMax(), limits.inFlightMaxBytes());
-        return DONE;
-      }
-      sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)))
-          .whenComplete((v, e) -> {
-            if (e != null) {
-              sent.completeExceptionally(e);
-            } else {
-              sent.complete(null);
-            }
-          });
-      LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}", host, app, grain,
-          exec, id, next.topic(), partition == null ? "(by key)" : partition);
-      return sent;
-    }
-    if (local) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was delivered locally but {} does not run here: "
-          + "publishing it for the hosts that run it", host, app, r.grain(), exec, InstanceReport.shown(id), next);
-    }
-    return sender.send(KafkaClients.record(next.topic(), null, ConditionFlag.newEvent(event, host)));
-  }
-
-  /** Steps 10b and §4.3: data flag when the data is durable, then finished, in the event's partition. */
-  private CompletableFuture<?> finish(String app, InstanceReport r, CompletableFuture<Void> outputs) {
-    String id = r.eventId();
-    CompletableFuture<Void> earlier = sentOutputs.remove(app + "/" + id);
-    CompletableFuture<Void> allOutputs = earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
-    Home home = inFlight.remove(app, id);
-    if (home == null) { // not an event of this application this host took from Kafka or backed up
-      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(),
-          InstanceReport.shown(id));
-      return allOutputs;
-    }
-    // An instance names what it wrote once per call: the same item many times, or more items than any grain
-    // writes, is a forged report; it costs at most one list walk (no data flag: recovery re-runs the event).
-    LinkedHashSet<DataItem> items = new LinkedHashSet<>();
-    for (DataItem d : r.data()) {
-      if (items.add(d) && items.size() > limits.dataItems()) {
-        break;
-      }
-    }
-    boolean tooMany = items.size() > limits.dataItems();
-    if (tooMany) {
-      refuse(app, Refusal.DATA_LIST_TOO_LONG);
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} names more than {} data items: no data flag", host, app,
-          r.grain(), InstanceReport.shown(r.executionId()), InstanceReport.shown(id), limits.dataItems());
-    }
-    List<CompletableFuture<Void>> backups = new ArrayList<>();
-    if (!tooMany) {
-      for (DataItem d : items) {
-        backups.add(data.backupOf(app, d.kind(), d.name()));
-      }
-    }
-    // after its backup and its backup's last renewal (none is sent from here on: a renewal after the finished flag
-    // would have the other host take a finished event over)
-    CompletableFuture<Void> ready = CompletableFuture.allOf(passUnsendable(home.backup()),
-        passUnsendable(home.endRenewals()), passUnsendable(allOutputs),
-        CompletableFuture.allOf(backups.toArray(CompletableFuture[]::new)));
-    String topic = home.topic();
-    Integer partition = home.partition();
-    CompletableFuture<?> dataFlag = tooMany || items.isEmpty() ? ready
-        : ready.thenCompose(v -> metadata(app, r, items))
-            .thenCompose(md -> md.isEmpty() ? DONE
-                : sender.send(KafkaClients.record(topic, partition, ConditionFlag.data(id, md, host)))
-                    .thenApply(x -> (Void) null));
-    return dataFlag
-        .thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.finished(id, host))))
-        .thenAccept(md -> {
-          bridge.eventFinished(topic, md.partition(), id);
-          LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} finished ({}-{})", host, app, r.grain(),
-              InstanceReport.shown(r.executionId()), InstanceReport.shown(id), topic, md.partition());
-        });
-  }
-
-  /**
-   * The metadata of the items an instance wrote, for its data flag, on the data-flag pool (it may read Cassandra):
-   * empty (no data flag: recovery re-runs the event, always safe) when an item cannot be read or the pool is full.
-   */
-  private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r,
-                                                         java.util.Collection<DataItem> items) {
-    CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
-    java.util.concurrent.atomic.AtomicInteger tasks = metadataTasks.computeIfAbsent(app,
-        a -> new java.util.concurrent.atomic.AtomicInteger());
-    if (tasks.incrementAndGet() > METADATA_TASKS_PER_APP) {
-      tasks.decrementAndGet();
-      refuse(app, Refusal.BUSY);
-      out.complete(List.of());
-      return out;
-    }
-    Runnable compute = () -> {
-      try {
-        List<DataMetadata> metadata = new ArrayList<>();
-        ApplicationData appData = data.forApplication(app);
-        for (DataItem d : items) {
-          metadata.add(appData.metadata(d.kind(), d.name()));
-        }
-        out.complete(metadata);
-      } catch (DataLayerException e) {
-        LOG.warn("[host {}] [app {}] [exec {}] no data flag for event {}: {}", host, app,
-            InstanceReport.shown(r.executionId()), InstanceReport.shown(r.eventId()),
-            InstanceReport.shown(e.getMessage()));
-        out.complete(List.of());
-      } catch (RuntimeException e) {
-        out.completeExceptionally(e);
-      } finally {
-        tasks.decrementAndGet();
-      }
-    };
-    try {
-      metadataPool.execute(compute);
-    } catch (RejectedExecutionException e) {
-      tasks.decrementAndGet();
-      refuse(app, Refusal.BUSY);
-      out.complete(List.of());
-    }
-    return out;
-  }
-
-  /**
-   * A send that can never succeed (logged by the sender) must not keep the event unfinished forever;
-   * any other failure (closing) must: then the finished flag is not written.
-   */
-  private static CompletableFuture<?> passUnsendable(CompletableFuture<?> f) {
-    return f.handle((v, e) -> {
-      if (e != null && !ReliableSender.unsendable(e)) {
-        throw e instanceof CompletionException ce ? ce : new CompletionException(e);
-      }
-      return null;
-    });
   }
 }

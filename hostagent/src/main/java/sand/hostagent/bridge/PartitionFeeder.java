@@ -29,7 +29,7 @@ import sand.localbus.LocalMessageBus;
  * partition order: a newly assigned partition is first handed to its {@link Recovery} (§4.2.1) until
  * that is done, then its new records go in; a full local queue pauses the partition and is tried again
  * with back-off. Also watches {@code processing} records other hosts wrote into these partitions and
- * takes their events over as soon as their writing host is known to have failed ({@link #setHostDead}),
+ * takes their events over as soon as their writing host is known to have failed (its {@code hostDead}),
  * or when they stay unfinished for {@link BridgeSettings#takeoverTimeout()}. Consumer thread only.
  */
 final class PartitionFeeder {
@@ -50,11 +50,15 @@ final class PartitionFeeder {
   private final Recovery recovery;
   private final Map<TopicPartition, PartitionFeed> feeds = new HashMap<>();
   private final Map<String, Orphan> orphans = new LinkedHashMap<>();
-  /** Whether a host is known to have failed (cluster membership); unknown means alive. Any thread sets it. */
-  private volatile Predicate<String> hostDead = h -> false;
+  /**
+   * Whether a host is known to have failed (cluster membership): its events are taken over at once then, not after
+   * the take-over timeout. It answers false when it cannot tell (the cluster state unreadable): the timeout stays
+   * the fallback.
+   */
+  private final Predicate<String> hostDead;
 
   PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
-                  OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery) {
+                  OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery, Predicate<String> hostDead) {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
@@ -63,15 +67,7 @@ final class PartitionFeeder {
     this.tracker = tracker;
     this.inFlight = inFlight;
     this.recovery = recovery;
-  }
-
-  /**
-   * How to tell that the host that wrote a {@code processing} record has failed: its events are taken over
-   * at once then, not after the take-over timeout. It must answer false when it cannot tell (the cluster
-   * state unreadable): the timeout stays the fallback.
-   */
-  void setHostDead(Predicate<String> dead) {
-    this.hostDead = dead;
+    this.hostDead = hostDead;
   }
 
   PartitionFeed feed(TopicPartition tp) {

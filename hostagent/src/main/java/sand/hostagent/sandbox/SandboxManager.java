@@ -72,15 +72,19 @@ public final class SandboxManager {
   private final Clock clock;
   private final AppFolder folders;
   private final Map<String, Deployment> deployments = new ConcurrentHashMap<>();
-  private volatile Consumer<String> sandboxDied = app -> { };
+  private final Consumer<String> sandboxDied;
 
   public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock) {
-    this(hostId, settings, docker, clock, ApplicationLimits.defaults());
+    this(hostId, settings, docker, clock, ApplicationLimits.defaults(), app -> { });
   }
 
-  /** @param limits the operator's caps; requirement lines follow its {@code requirements.allow.urls} */
+  /**
+   * @param limits      the operator's caps; requirement lines follow its {@code requirements.allow.urls}
+   * @param sandboxDied told, with the application's id, of a sandbox that died, just before {@link #restartDead}
+   *                    starts it again (the host agent re-delivers the events it had taken). Must not throw.
+   */
   public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock,
-                        ApplicationLimits limits) {
+                        ApplicationLimits limits, Consumer<String> sandboxDied) {
     if (hostId == null || !HOST_ID.matcher(hostId).matches()) {
       throw new IllegalArgumentException("host id '" + hostId + "' cannot be part of a container name: "
           + HOST_ID.pattern());
@@ -91,6 +95,7 @@ public final class SandboxManager {
     this.clock = clock;
     this.deps = new DependencyInstaller(docker, settings, hostId, limits.requirementsAllowUrls());
     this.folders = new AppFolder(settings.stateDir());
+    this.sandboxDied = sandboxDied;
   }
 
   public String hostId() {
@@ -350,14 +355,6 @@ public final class SandboxManager {
   }
 
   // ---- keeping sandboxes alive
-
-  /**
-   * Told, with the application's id, of a sandbox that died, just before {@link #restartDead} starts it again
-   * (the host agent re-delivers the events it had taken). Must not throw.
-   */
-  public void onSandboxDied(Consumer<String> listener) {
-    this.sandboxDied = listener;
-  }
 
   private void died(String app) {
     try {

@@ -116,12 +116,15 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
             "the sandbox image (deploy/sandbox-image.sh builds it); dependency installs run in it too")
         .define(prefix + DOCKER_SOCKET, Type.STRING, DockerHttpEngine.DEFAULT_SOCKET.toString(),
             "the Docker Engine's Unix socket")
-        .define(prefix + PIP_ALLOWED_HOSTS, Type.STRING, "", Check.of(v -> true, "comma-separated host:port, or empty"),
+        .define(prefix + PIP_ALLOWED_HOSTS, Type.STRING, "",
+            Check.of(v -> hosts((String) v).stream().allMatch(h -> HOST_PORT.matcher(h).matches()),
+                "comma-separated host:port, or empty"),
             "the only hosts a dependency install may reach (the package index and its file host); empty = "
                 + "requirements are refused. deploy/hostagent.sh fills it from this host's pip configuration")
-        .define(prefix + PIP_INDEX_URL, Type.STRING, "", Check.of(v -> true, "a URL, or empty"),
+        .define(prefix + PIP_INDEX_URL, Type.STRING, "", Check.of(v -> isUrlOrEmpty((String) v), "a URL, or empty"),
             "the package index pip uses in the install container; empty = pip's default")
-        .define(prefix + PIP_CERT, Type.STRING, "", Check.of(v -> true, "a readable file, or empty"),
+        .define(prefix + PIP_CERT, Type.STRING, "",
+            Check.of(v -> isReadableOrEmpty((String) v), "a readable file, or empty"),
             "CA bundle handed to pip in the install container (e.g. the host's); empty = the image's")
         .define(prefix + PIP_TIMEOUT_S, Type.INT, 600, between(1, 86_400),
             "longest a dependency install may take before the deploy fails")
@@ -158,15 +161,36 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
             + "container: its logs never take more than log.max.mb x log.max.files on the host's disk");
   }
 
+  /** The host:port pairs of {@code pip.allowed.hosts}, lower-cased (the check and the reading split it alike). */
+  private static List<String> hosts(String value) {
+    String hosts = value.strip();
+    return hosts.isEmpty() ? List.of() : Arrays.stream(hosts.split(",")).map(String::strip)
+        .map(h -> h.toLowerCase(java.util.Locale.ROOT)).filter(h -> !h.isEmpty()).toList();
+  }
+
+  private static boolean isUrlOrEmpty(String value) {
+    try {
+      return value.isBlank() || new java.net.URI(value.strip()).isAbsolute();
+    } catch (java.net.URISyntaxException e) {
+      return false;
+    }
+  }
+
+  private static boolean isReadableOrEmpty(String value) {
+    try {
+      return value.isBlank() || Files.isReadable(Path.of(value.strip()));
+    } catch (java.nio.file.InvalidPathException e) {
+      return false;
+    }
+  }
+
   /** Read the settings declared by {@link #declare} under {@code prefix}; empty defaults from the environment. */
   public static SandboxSettings from(ConfigDef.Config c, String prefix, Map<String, String> env) {
     String state = c.getString(prefix + STATE_DIR);
-    String hosts = c.getString(prefix + PIP_ALLOWED_HOSTS).strip();
     String cert = c.getString(prefix + PIP_CERT).strip();
     return new SandboxSettings(Path.of(state.isBlank() ? defaultStateDir(env) : state).toAbsolutePath(),
         c.getString(prefix + IMAGE), Path.of(c.getString(prefix + DOCKER_SOCKET)),
-        hosts.isEmpty() ? List.of() : Arrays.stream(hosts.split(",")).map(String::strip)
-            .map(h -> h.toLowerCase(java.util.Locale.ROOT)).filter(h -> !h.isEmpty()).toList(),
+        hosts(c.getString(prefix + PIP_ALLOWED_HOSTS)),
         c.getString(prefix + PIP_INDEX_URL).strip(), cert.isEmpty() ? null : Path.of(cert),
         Duration.ofSeconds(c.getInt(prefix + PIP_TIMEOUT_S)),
         c.getInt(prefix + PIP_MEMORY_MB), c.getInt(prefix + PIP_TMP_MB), c.getInt(prefix + PIP_OUTPUT_MAX_MB),

@@ -82,8 +82,9 @@ class GlobalBusBridgeKafkaTest {
       BridgeSettings s = BridgeSettings.defaults(hostId).withGroupId(group).withCommitInterval(Duration.ofMillis(100));
       producer = KafkaClients.producer(bootstrap, hostId);
       bridge = new GlobalBusBridge(s, KafkaClients.consumer(bootstrap, s.groupId(), s.hostId()), producer, bus, AGENT, data,
-          Clock.systemUTC(), scheduler);
-      processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TestHost.TAGS, (a, g) -> true, null);
+          Clock.systemUTC(), scheduler, host -> false);
+      processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TestHost.TAGS, (a, g) -> true, null, null,
+          null);
       bridge.updateGrains(Set.of(resize, store));
       bridge.start();
       processor.start();

@@ -139,7 +139,7 @@ class GlobalBusBridgeTest {
   @Test
   void aFailedHostsBackupIsTakenOverAtOnceNotAfterTheTimeout() throws Exception {
     Set<String> failed = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    h.bridge.setHostDead(failed::contains);
+    h.hostDead = failed::contains;
     h.assign(tp(STORE, 0));
     h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
     h.add(tp(STORE, 0), 1, ConditionFlag.processing(event("alive", STORE), "h8"));
@@ -159,9 +159,9 @@ class GlobalBusBridgeTest {
 
   @Test
   void aLivenessCheckThatFailsLeavesTheTimeoutToDecide() throws Exception {
-    h.bridge.setHostDead(host -> {
+    h.hostDead = host -> {
       throw new IllegalStateException("cluster state unreadable");
-    });
+    };
     h.assign(tp(STORE, 0));
     h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
     h.bridge.pollOnce();

@@ -62,7 +62,7 @@ class HostAgentQueueProcessorTest {
   @Test
   void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly() throws Exception {
     List<List<String>> got = new java.util.concurrent.CopyOnWriteArrayList<>();
-    h.processor.setWorkerHealth((app, grain, state, message) -> got.add(List.of(app, grain, state, message)));
+    h.health = (app, grain, state, message) -> got.add(List.of(app, grain, state, message));
     // names another application in its body: the bus's stamp (the credential's application) is what counts
     publishReport(CRED, ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
         + "\"state\":\"crash-looping\",\"message\":\"grain worker resize exited with code 1\"}").getBytes());

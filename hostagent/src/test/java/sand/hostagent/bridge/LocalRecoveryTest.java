@@ -188,7 +188,7 @@ class LocalRecoveryTest {
     host(0);
     delivered(2);
     assertEquals(List.of("e0"), workerTakes(1));
-    h.processor.sandboxExited(APP);
+    h.bridge.sandboxExited(APP);
     assertEquals(List.of("e1"), ids(h.drain(RESIZE)), "no retries: e0 is not delivered again");
     assertEquals(1, h.processor.processOnce(), "the agent's own report of e0's lost run");
     eventually("the error result", () -> h.sent(TopicNames.responseTopic(FRONTEND)).size() == 1);
@@ -210,7 +210,7 @@ class LocalRecoveryTest {
     host(2);
     delivered(1);
     workerTakes(1);
-    h.processor.sandboxExited(APP);
+    h.bridge.sandboxExited(APP);
     List<ObjectNode> again = h.drain(RESIZE);
     assertEquals(List.of("e0"), ids(again));
     assertEquals(2, again.get(0).path("attempt").asInt());

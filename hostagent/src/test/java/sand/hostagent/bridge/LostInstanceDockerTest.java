@@ -75,8 +75,8 @@ class LostInstanceDockerTest {
         sockets.resolve("data.sock"), 64).start();
     open.add(data::close);
     manager = new SandboxManager(h.hostId, SandboxSettings.with(tmp.resolve("state"), Map.of(SandboxSettings.STOP_GRACE_S,
-        "2")).withImage(image.tag()).withLabels(Map.of("sand.test", run)), docker, Clock.systemUTC());
-    manager.onSandboxDied(h.processor::sandboxExited); // as HostAgent wires it
+        "2")).withImage(image.tag()).withLabels(Map.of("sand.test", run)), docker, Clock.systemUTC(),
+        sand.contracts.ApplicationLimits.defaults(), h.bridge::sandboxExited); // as HostAgent wires it
     String workflow = "{\"name\":\"shop\",\"entry\":\"resize\",\"functions\":[{\"name\":\"resize\",\"next\":[\"end\"]},"
         + "{\"name\":\"store\",\"next\":[\"end\"]}]}";
     Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();

@@ -72,6 +72,10 @@ final class TestHost implements AutoCloseable {
   final List<InstanceReport> reports = new CopyOnWriteArrayList<>();
   /** Also called with each accepted report, after it is added to {@link #reports} (a test may block in it). */
   volatile java.util.function.Consumer<InstanceReport> onReport = r -> { };
+  /** Gets the supervisors' worker reports (the deployer's part in the host agent); none by default. */
+  volatile HostAgentQueueProcessor.WorkerHealth health;
+  /** Whether a host is known to have failed (the cluster membership's part); none by default. */
+  volatile java.util.function.Predicate<String> hostDead = host -> false;
 
   TestHost() {
     this("h1", new InMemoryGlobalDataLayer(), 10_000, true);
@@ -93,9 +97,16 @@ final class TestHost implements AutoCloseable {
     this.producer = new MockProducer<>(cluster(), autoComplete, null, new StringSerializer(), new ByteArraySerializer());
     this.settings = tweak.apply(BridgeSettings.defaults(hostId).withCommitInterval(Duration.ZERO)
         .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO));
-    this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler);
+    this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler,
+        host -> hostDead.test(host));
     this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TAGS,
-        (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP), r -> {
+        (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP),
+        (app, grain, state, message) -> {
+          HostAgentQueueProcessor.WorkerHealth to = health;
+          if (to != null) {
+            to.report(app, grain, state, message);
+          }
+        }, null, r -> {
           reports.add(r);
           onReport.accept(r);
         });

@@ -7,12 +7,11 @@ import java.util.Map;
 import java.util.TreeMap;
 import sand.localbus.ApplicationUsage;
 import sand.localbus.BusException;
-import sand.localbus.LocalMessageBus;
 
 /**
  * Each application's share of the bus (docs/local-bus.md "Quotas"): bytes waiting in its queues and in
  * LQ_HA, its messages in LQ_HA, its number of queues; and the bytes of the whole bus. A message's bytes
- * are its payload plus {@link LocalMessageBus#MESSAGE_OVERHEAD_BYTES}, what it really takes of the heap,
+ * are its payload plus {@link #MESSAGE_OVERHEAD_BYTES}, what it really takes of the heap,
  * so the byte limits bound the heap whatever the messages' sizes. Whoever
  * enqueues reserves first and is refused with QUOTA_EXCEEDED (or QUEUE_FULL for LQ_HA's per-application
  * share) before anything is enqueued; the queues' {@link Ledger}s release what leaves. A message put back
@@ -22,6 +21,12 @@ import sand.localbus.LocalMessageBus;
  * and the host-wide total stays exact.
  */
 public final class BusQuotas {
+  /**
+   * What a waiting message costs the heap besides its payload (array header, queue slot, LQ_HA's
+   * record), counted with its payload against the byte quotas: a flood of empty messages is bounded too.
+   * Declared here, where it is counted ({@code LocalMessageBus} shows it), so this package imports none of the bus.
+   */
+  public static final int MESSAGE_OVERHEAD_BYTES = 64;
 
   /** The limits, and the setting names an error cites. */
   public record Limits(long appMaxBytes, long maxBytes, int appMaxQueues, int haAppCapacity, String settingPrefix) {}
@@ -56,7 +61,7 @@ public final class BusQuotas {
     if (a.bytes + bytes > limits.appMaxBytes()) {
       dropIfEmpty(app, a);
       throw new BusException(QUOTA_EXCEEDED, "application " + app + " has " + a.bytes + " bytes waiting in the "
-          + "local bus (payloads plus " + LocalMessageBus.MESSAGE_OVERHEAD_BYTES + " per message); " + bytes
+          + "local bus (payloads plus " + MESSAGE_OVERHEAD_BYTES + " per message); " + bytes
           + " more would pass its quota of " + limits.appMaxBytes() + " bytes (" + limits.settingPrefix() + "app.queued.max.bytes); nothing was enqueued: its grains are not keeping "
           + "up with what it sends, so back off and retry (or the operator raises the quota)");
     }
@@ -135,7 +140,7 @@ public final class BusQuotas {
   }
 
   private static long cost(long payloadBytes, int messages) {
-    return payloadBytes + (long) messages * LocalMessageBus.MESSAGE_OVERHEAD_BYTES;
+    return payloadBytes + (long) messages * MESSAGE_OVERHEAD_BYTES;
   }
 
   private void dropIfEmpty(String app, Account a) {
