@@ -29,6 +29,9 @@ import sand.hostagent.ApplicationState.Failure;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
+import java.util.HashMap;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Makes this host run what the cluster state says it should: for each application wanted here, its own
@@ -103,9 +106,9 @@ final class ApplicationDeployer implements AutoCloseable {
     boolean hasPartitions(GrainRef grain);
 
     /** The three from their methods (the host agent's from {@code GlobalBusBridge}, tests' from lists). */
-    static Bridge of(java.util.function.Consumer<Set<GrainRef>> grainsChanged,
-                     java.util.function.Consumer<String> appDrained,
-                     java.util.function.Predicate<GrainRef> hasPartitions) {
+    static Bridge of(Consumer<Set<GrainRef>> grainsChanged,
+                     Consumer<String> appDrained,
+                     Predicate<GrainRef> hasPartitions) {
       return new Bridge() {
         @Override
         public void grainsChanged(Set<GrainRef> grains) {
@@ -400,7 +403,7 @@ final class ApplicationDeployer implements AutoCloseable {
     Set<String> waiting = new LinkedHashSet<>();
     while (true) {
       waiting.clear();
-      Map<String, Integer> pollers = new java.util.HashMap<>();
+      Map<String, Integer> pollers = new HashMap<>();
       bus.queueStats().forEach(s -> pollers.put(s.queue(), s.waitingPollers()));
       for (String g : grains) {
         if (pollers.getOrDefault(appId + "/" + g, 0) == 0) {

@@ -11,6 +11,7 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.TopicNames;
+import java.io.IOException;
 
 /**
  * Reads the control topic ({@code sand.control}) from its end: every deploy / undeploy / update event
@@ -63,7 +64,7 @@ final class ControlListener implements AutoCloseable {
       JsonNode ev = JSON.readTree(r.value());
       appId = ev.path("app").asText("");
       type = ev.path("type").asText("");
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       LOG.warn("control topic: ignoring a record that is not JSON at offset {}", r.offset());
       return;
     }

@@ -13,6 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables;
 import sand.hostagent.bridge.InstanceReport;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * Stores the log lines of every grain instance (context.log, stdout, stderr, tracebacks) from its LQ_HA
@@ -24,7 +26,7 @@ import sand.hostagent.bridge.InstanceReport;
  * own with a bounded queue ({@value #QUEUE} reports, {@link #MAX_QUEUED_CHARS} characters; full: the lines are
  * dropped and counted), never on the threads serving reports.
  */
-final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>, AutoCloseable {
+final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLogs.class);
   private static final int MAX_LINE = 64 * 1024;
   /** Most lines kept of one report (a grain logging more has the rest cut, with a line saying so). */
@@ -37,7 +39,7 @@ final class ExecutionLogs implements java.util.function.Consumer<InstanceReport>
   private final Duration ttl;
   private final ThreadPoolExecutor writer;
   private final LongAdder dropped = new LongAdder();
-  private final java.util.concurrent.atomic.AtomicLong queuedChars = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong queuedChars = new AtomicLong();
 
   ExecutionLogs(HostAgentTables store, Duration ttl) {
     this.store = store;

@@ -52,6 +52,7 @@ import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * The host agent (paper §4.1): one per host. Embeds the local message bus and the local data layer,
@@ -257,7 +258,7 @@ public final class HostAgent implements AutoCloseable {
     return new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer());
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     return r -> {
       Thread t = new Thread(r, name);
       t.setDaemon(true);

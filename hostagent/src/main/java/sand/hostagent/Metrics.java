@@ -23,6 +23,8 @@ import sand.hostagent.bridge.InstanceReport;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
 import sand.localbus.QueueStats;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
@@ -33,7 +35,7 @@ import sand.localbus.QueueStats;
  * application's deployed workflow, a status one of {@link InstanceReport#STATUSES}, anything else is counted under
  * {@value #OTHER}; the application is the bus's stamp. So the series are bounded by what operators deployed.
  */
-final class Metrics implements java.util.function.Consumer<InstanceReport>, AutoCloseable {
+final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
   /** The label value of a grain or status that is not one of the deployed workflow's or the known ones. */
   static final String OTHER = "other";
 
@@ -97,7 +99,7 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
   }
 
   private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
-                                                              java.util.function.Function<QueueStats, T> f) {
+                                                              Function<QueueStats, T> f) {
     Map<String, Number> out = new LinkedHashMap<>();
     for (QueueStats s : bus.queueStats()) {
       out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
@@ -105,7 +107,7 @@ final class Metrics implements java.util.function.Consumer<InstanceReport>, Auto
     return out;
   }
 
-  private static <U> Map<String, Number> perApp(Map<String, U> usage, java.util.function.Function<U, Number> f) {
+  private static <U> Map<String, Number> perApp(Map<String, U> usage, Function<U, Number> f) {
     Map<String, Number> out = new LinkedHashMap<>();
     usage.forEach((app, u) -> out.put("app=\"" + app + "\"", f.apply(u)));
     return out;

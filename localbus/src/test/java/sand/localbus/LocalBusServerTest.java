@@ -32,6 +32,7 @@ import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
 import sand.localbus.thrift.Delivery;
 import sand.localbus.thrift.HostAgentMessage;
+import java.io.IOException;
 
 class LocalBusServerTest {
   @TempDir
@@ -249,7 +250,7 @@ class LocalBusServerTest {
     assertThrows(IllegalStateException.class, server::start);
     LocalBusServer clash = new LocalBusServer(LocalBusSettings.defaults().withPort(server.port()),
         new Credentials(HA));
-    java.io.IOException e = assertThrows(java.io.IOException.class, clash::start);
+    IOException e = assertThrows(IOException.class, clash::start);
     assertTrue(e.getMessage().contains(String.valueOf(server.port())), e.getMessage());
   }
 }

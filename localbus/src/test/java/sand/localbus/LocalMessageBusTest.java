@@ -20,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import sand.common.Credentials;
 import sand.localbus.BusException.Code;
+import java.util.ArrayList;
 
 class LocalMessageBusTest {
   static final String HA = "host-agent-secret-credential";
@@ -334,7 +335,7 @@ class LocalMessageBusTest {
   @Test
   void concurrentBatchesOverlappingQueuesNeitherDeadlockNorLose() throws Exception {
     LocalMessageBus big = newBus(LocalBusSettings.defaults().withQueueCapacity(1_000_000));
-    List<CompletableFuture<Void>> runs = new java.util.ArrayList<>();
+    List<CompletableFuture<Void>> runs = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       boolean reversed = t % 2 == 1;
       runs.add(CompletableFuture.runAsync(() -> {

@@ -30,6 +30,8 @@ import org.junit.jupiter.api.Test;
 import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
 import sand.localbus.thrift.LocalBus;
+import org.apache.thrift.protocol.TStruct;
+import sand.localbus.thrift.HostAgentMessage;
 
 /**
  * The long-poll processor without sockets: requests are serialized into memory, the processor runs
@@ -254,7 +256,7 @@ class LongPollProcessorTest {
     bus.publish(A, "__ha__", b("first"));
     bus.publish(A, "__ha__", b("second"));
     assertEquals(List.of("first"), byName.client.recv_poll().stream().map(TestClient::str).toList());
-    sand.localbus.thrift.HostAgentMessage m = agent.client.recv_pollHostAgent().get(0);
+    HostAgentMessage m = agent.client.recv_pollHostAgent().get(0);
     assertEquals("a", m.application);
     assertEquals("second", str(m.payload));
   }
@@ -273,7 +275,7 @@ class LongPollProcessorTest {
     assertEquals(BusErrorCode.BAD_REQUEST, assertThrows(BusError.class, c.client::recv_poll).code);
     TProtocol raw = new TBinaryProtocol(c.requests);
     raw.writeMessageBegin(new TMessage("noSuchCall", TMessageType.CALL, 77));
-    raw.writeStructBegin(new org.apache.thrift.protocol.TStruct("args"));
+    raw.writeStructBegin(new TStruct("args"));
     raw.writeFieldStop();
     raw.writeStructEnd();
     raw.writeMessageEnd();

@@ -10,6 +10,7 @@ import org.apache.thrift.transport.TSocket;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
 import sand.localbus.thrift.LocalBus;
+import sand.common.ThriftServer;
 
 /** A Thrift client of the bus over TCP or a Unix socket, as a grain worker or the host agent would use. */
 final class TestClient implements AutoCloseable {
@@ -28,7 +29,7 @@ final class TestClient implements AutoCloseable {
   }
 
   static TestClient unix(Path path) throws IOException, TTransportException {
-    return new TestClient(sand.common.ThriftServer.connectUnix(path));
+    return new TestClient(ThriftServer.connectUnix(path));
   }
 
   static ByteBuffer buf(String s) {

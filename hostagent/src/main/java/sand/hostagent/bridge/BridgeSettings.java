@@ -7,6 +7,7 @@ import java.time.Duration;
 import sand.common.ConfigDef.Type;
 import sand.common.ConfigDef;
 import sand.contracts.TopicNames;
+import java.util.Map;
 
 /**
  * Settings of the bridge between the local and global buses, declared once ({@link #declare}); the
@@ -76,7 +77,7 @@ public record BridgeSettings(String hostId, String groupId, Duration pollTimeout
 
   /** Every setting at its default, for host {@code hostId}. */
   public static BridgeSettings defaults(String hostId) {
-    return from(declare(new ConfigDef("hostagent"), "").parse(java.util.Map.of(), java.util.Map.of()), "", hostId);
+    return from(declare(new ConfigDef("hostagent"), "").parse(Map.of(), Map.of()), "", hostId);
   }
 
   /** Declare the bridge settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bridge."). */

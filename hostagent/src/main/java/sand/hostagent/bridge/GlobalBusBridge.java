@@ -31,6 +31,7 @@ import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalMessageBus;
+import java.util.concurrent.ScheduledFuture;
 
 /**
  * The host agent's side of the global bus (paper §3.2, §4.1, Figure 4 steps 1-2, §4.2.1): one Kafka
@@ -65,7 +66,7 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final Clock clock;
   private final ReliableSender sender;
   private final ScheduledExecutorService scheduler;
-  private java.util.concurrent.ScheduledFuture<?> renewals;
+  private ScheduledFuture<?> renewals;
   private final OffsetTracker tracker = new OffsetTracker();
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery;                                            // consumer thread only

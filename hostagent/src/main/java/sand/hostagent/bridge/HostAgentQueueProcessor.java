@@ -19,6 +19,8 @@ import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.InFlightEvents.Home;
 import sand.localbus.HostAgentMessage;
 import sand.localbus.LocalMessageBus;
+import java.util.Locale;
+import java.util.function.Consumer;
 
 /**
  * The host agent's work on LQ_HA (paper Figure 4 steps 5b-10b, §4.3). For every report a grain
@@ -70,7 +72,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   private final GlobalBusBridge bridge;
   private final LocalMessageBus bus;
   private final String credential;
-  private final java.util.function.Consumer<InstanceReport> listener;
+  private final Consumer<InstanceReport> listener;
   private final BiPredicate<String, String> knownGrain;
   private final BridgeSettings settings;
   private final String host;
@@ -94,7 +96,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     BUSY;
 
     public String label() {
-      return name().toLowerCase(java.util.Locale.ROOT);
+      return name().toLowerCase(Locale.ROOT);
     }
   }
 
@@ -110,7 +112,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
   public HostAgentQueueProcessor(GlobalBusBridge bridge, LocalMessageBus bus, String hostAgentCredential,
                                  LocalDataLayer data, ExecutionTag tags, BiPredicate<String, String> knownGrain,
                                  WorkerHealth health, FrontendGate gate,
-                                 java.util.function.Consumer<InstanceReport> listener) {
+                                 Consumer<InstanceReport> listener) {
     this.knownGrain = knownGrain;
     this.bridge = bridge;
     this.bus = bus;

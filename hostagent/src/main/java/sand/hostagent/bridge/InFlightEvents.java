@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Events delivered into a local queue of this host whose handling instance has not finished: where
@@ -64,7 +65,7 @@ final class InFlightEvents {
 
   /** Bytes of each home (its event as delivered), and their sum per application: what in-flight events hold. */
   private final ConcurrentHashMap<String, Long> sizes = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicLong> held = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, AtomicLong> held = new ConcurrentHashMap<>();
 
   /** Register (or replace, keeping its size) the home of an event; a new one counts 0 bytes. */
   void register(String eventId, Home home) {
@@ -83,7 +84,7 @@ final class InFlightEvents {
    * {@code max} with them, or it has none (one event always fits). The agent's deliveries wait otherwise.
    */
   boolean hasRoom(String app, long bytes, long max) {
-    java.util.concurrent.atomic.AtomicLong h = held.get(app);
+    AtomicLong h = held.get(app);
     long now = h == null ? 0 : h.get();
     return now == 0 || now + bytes <= max;
   }
@@ -101,7 +102,7 @@ final class InFlightEvents {
 
   /** Bytes of the events of {@code app} in flight here. */
   long bytesOf(String app) {
-    java.util.concurrent.atomic.AtomicLong h = held.get(app);
+    AtomicLong h = held.get(app);
     return h == null ? 0 : h.get();
   }
 
@@ -109,14 +110,14 @@ final class InFlightEvents {
     Long old = bytes < 0 ? null : sizes.put(key, bytes);
     long delta = (bytes < 0 ? 0 : bytes) - (old == null ? 0 : old);
     if (delta != 0) {
-      held.computeIfAbsent(app, a -> new java.util.concurrent.atomic.AtomicLong()).addAndGet(delta);
+      held.computeIfAbsent(app, a -> new AtomicLong()).addAndGet(delta);
     }
   }
 
   private void unsize(String app, String key) {
     Long old = sizes.remove(key);
     if (old != null) {
-      java.util.concurrent.atomic.AtomicLong h = held.get(app);
+      AtomicLong h = held.get(app);
       if (h != null) {
         h.addAndGet(-old);
       }

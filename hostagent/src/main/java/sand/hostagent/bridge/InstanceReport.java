@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import sand.contracts.ConditionFlag;
 import sand.contracts.DataKind;
+import java.util.Set;
 
 /**
  * A grain instance's report on LQ_HA (grainworker/envelope.py): {@code finished} when the instance
@@ -27,7 +28,7 @@ public record InstanceReport(boolean finished, String app, String grain, String 
                              JsonNode json, boolean executionBound) {
 
   /** The statuses grain workers write (grainworker/instance.py, worker.py); any other is refused. */
-  public static final java.util.Set<String> STATUSES = java.util.Set.of("ok", "error", "lost");
+  public static final Set<String> STATUSES = Set.of("ok", "error", "lost");
 
   /** Longest grain-written string the host agent puts in its own log. */
   public static final int SHOWN_CHARS = 200;

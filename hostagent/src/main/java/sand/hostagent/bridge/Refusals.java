@@ -6,6 +6,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import sand.hostagent.bridge.HostAgentQueueProcessor.Refusal;
+import java.util.Comparator;
 
 /** Reports (or parts of them) refused, counted by application and fixed reason: a metric's labels. */
 final class Refusals {
@@ -17,7 +18,7 @@ final class Refusals {
 
   /** (application, reason) → how many, in order. */
   Map<List<String>, Long> snapshot() {
-    Map<List<String>, Long> out = new TreeMap<>(java.util.Comparator.comparing((List<String> k) -> k.get(0))
+    Map<List<String>, Long> out = new TreeMap<>(Comparator.comparing((List<String> k) -> k.get(0))
         .thenComparing(k -> k.get(1)));
     counts.forEach((k, v) -> {
       int i = k.indexOf('\u0000');

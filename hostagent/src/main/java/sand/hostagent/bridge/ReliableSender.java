@@ -16,6 +16,7 @@ import org.apache.kafka.common.errors.SerializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.Backoff;
+import java.util.concurrent.CompletionException;
 
 /**
  * Sends records to the global bus until Kafka acknowledges them. The Kafka producer retries on its own
@@ -113,7 +114,7 @@ final class ReliableSender {
    * record is lost, and what waited for it goes on. Anything else (the sender closing) means "not sent".
    */
   static boolean unsendable(Throwable error) {
-    Throwable e = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+    Throwable e = error instanceof CompletionException && error.getCause() != null
         ? error.getCause() : error;
     return e instanceof RecordTooLargeException || e instanceof InvalidTopicException
         || e instanceof SerializationException || e instanceof IllegalArgumentException;

@@ -30,6 +30,7 @@ import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.HostAgentQueueProcessor.Refusal;
 import sand.hostagent.bridge.InFlightEvents.Home;
 import sand.hostagent.bridge.InstanceReport.DataItem;
+import java.util.Collection;
 
 /**
  * What {@link HostAgentQueueProcessor} does with an accepted report (paper Figure 4 steps 6b, 10a, 10b): each output
@@ -247,7 +248,7 @@ final class ReportForwarder {
    * empty (no data flag: recovery re-runs the event, always safe) when an item cannot be read or the pool is full.
    */
   private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r,
-                                                         java.util.Collection<DataItem> items) {
+                                                         Collection<DataItem> items) {
     CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
     AtomicInteger tasks = metadataTasks.computeIfAbsent(app,
         a -> new AtomicInteger());

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Objects;
 
 /**
  * The few Docker Engine API calls the host agent needs to run sandboxes (paper §4.1, §5: "Docker for
@@ -96,7 +97,7 @@ public interface DockerEngine {
     }
 
     public ContainerSpec {
-      java.util.Objects.requireNonNull(logs, "logs");
+      Objects.requireNonNull(logs, "logs");
       cmd = List.copyOf(cmd);
       env = Map.copyOf(env);
       labels = Map.copyOf(labels);

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * An in-memory {@link DockerEngine} for unit tests: containers are records with a state, nothing runs.
@@ -39,9 +40,9 @@ public final class FakeDockerEngine implements DockerEngine {
   private final Map<String, Container> byName = new LinkedHashMap<>();
   private final List<String> calls = new ArrayList<>();
   private final Map<String, DockerException> failures = new LinkedHashMap<>();
-  private final Map<String, java.util.function.Consumer<Container>> onStart = new LinkedHashMap<>();
-  private final Map<String, java.util.function.Consumer<Container>> onStop = new LinkedHashMap<>();
-  private final Map<String, java.util.function.Consumer<String>> onKill = new java.util.LinkedHashMap<>();
+  private final Map<String, Consumer<Container>> onStart = new LinkedHashMap<>();
+  private final Map<String, Consumer<Container>> onStop = new LinkedHashMap<>();
+  private final Map<String, Consumer<String>> onKill = new LinkedHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private boolean reachable = true;
 
@@ -92,7 +93,7 @@ public final class FakeDockerEngine implements DockerEngine {
    * dependency install that writes its output into a mounted folder and exits ({@link #die}, {@link #setLogs}
    * take effect from inside the action, which runs under this engine's lock).
    */
-  public synchronized void onStart(String namePrefix, java.util.function.Consumer<Container> action) {
+  public synchronized void onStart(String namePrefix, Consumer<Container> action) {
     onStart.put(namePrefix, action);
   }
 
@@ -100,16 +101,16 @@ public final class FakeDockerEngine implements DockerEngine {
    * Run {@code action} when a running container whose name starts with {@code namePrefix} is stopped, before it
    * exits: what its processes do in their stop grace (finishing instances, reporting).
    */
-  public synchronized void onStop(String namePrefix, java.util.function.Consumer<Container> action) {
+  public synchronized void onStop(String namePrefix, Consumer<Container> action) {
     onStop.put(namePrefix, action);
   }
 
   /** Run {@code action} with the signal when a container whose name starts with {@code namePrefix} is sent one. */
-  public synchronized void onKill(String namePrefix, java.util.function.Consumer<String> action) {
+  public synchronized void onKill(String namePrefix, Consumer<String> action) {
     onKill.put(namePrefix, action);
   }
 
-  private static void runHooks(Map<String, java.util.function.Consumer<Container>> hooks, Container c) {
+  private static void runHooks(Map<String, Consumer<Container>> hooks, Container c) {
     hooks.forEach((prefix, action) -> {
       if (c.name.startsWith(prefix)) {
         action.accept(c);

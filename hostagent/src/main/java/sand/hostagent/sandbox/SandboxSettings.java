@@ -13,6 +13,12 @@ import java.util.Map;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Type;
 import sand.common.ConfigDef;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.InvalidPathException;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * The sandbox settings of a host agent, declared once. The host agent declares them under a prefix of
@@ -78,8 +84,8 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   public static final String LOG_MAX_MB = "log.max.mb";
   public static final String LOG_MAX_FILES = "log.max.files";
 
-  private static final java.util.regex.Pattern HOST_PORT =
-      java.util.regex.Pattern.compile("[a-z0-9]([a-z0-9.-]*[a-z0-9])?:\\d{1,5}");
+  private static final Pattern HOST_PORT =
+      Pattern.compile("[a-z0-9]([a-z0-9.-]*[a-z0-9])?:\\d{1,5}");
 
   public SandboxSettings {
     labels = Map.copyOf(labels);
@@ -165,13 +171,13 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   private static List<String> hosts(String value) {
     String hosts = value.strip();
     return hosts.isEmpty() ? List.of() : Arrays.stream(hosts.split(",")).map(String::strip)
-        .map(h -> h.toLowerCase(java.util.Locale.ROOT)).filter(h -> !h.isEmpty()).toList();
+        .map(h -> h.toLowerCase(Locale.ROOT)).filter(h -> !h.isEmpty()).toList();
   }
 
   private static boolean isUrlOrEmpty(String value) {
     try {
-      return value.isBlank() || new java.net.URI(value.strip()).isAbsolute();
-    } catch (java.net.URISyntaxException e) {
+      return value.isBlank() || new URI(value.strip()).isAbsolute();
+    } catch (URISyntaxException e) {
       return false;
     }
   }
@@ -179,7 +185,7 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   private static boolean isReadableOrEmpty(String value) {
     try {
       return value.isBlank() || Files.isReadable(Path.of(value.strip()));
-    } catch (java.nio.file.InvalidPathException e) {
+    } catch (InvalidPathException e) {
       return false;
     }
   }
@@ -210,7 +216,7 @@ public record SandboxSettings(Path stateDir, String image, Path dockerSocket, Li
   /** The defaults with some settings given as their keys (without prefix) and values, state in {@code stateDir}. */
   public static SandboxSettings with(Path stateDir, Map<String, String> overrides) {
     ConfigDef def = declare(new ConfigDef("hostagent"), "");
-    Map<String, String> all = new java.util.HashMap<>(overrides);
+    Map<String, String> all = new HashMap<>(overrides);
     all.put(STATE_DIR, stateDir.toString());
     return from(def.parse(Map.of(), all), "", System.getenv());
   }

@@ -24,6 +24,7 @@ import sand.contracts.Workflow;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxSettings;
+import java.util.LinkedHashMap;
 
 /**
  * An application's folder on the host, mounted read-only into its sandbox at {@value #MOUNT}:
@@ -132,7 +133,7 @@ public final class AppFolder {
   public Map<String, byte[]> replaceCode(String app, Map<String, byte[]> pyResources, Set<String> grains)
       throws SandboxException {
     Path dir = appDir(app);
-    Map<String, byte[]> old = new java.util.LinkedHashMap<>();
+    Map<String, byte[]> old = new LinkedHashMap<>();
     try {
       for (Map.Entry<String, byte[]> e : pyResources.entrySet()) {
         Path file = dir.resolve("code").resolve(e.getKey() + ".py");

@@ -27,6 +27,13 @@ import java.util.concurrent.Semaphore;
 import javax.net.SocketFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import java.net.URLDecoder;
+import java.nio.ByteBuffer;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * The only way out of a dependency-install container (docs/host-agent.md, Requirements): an HTTP CONNECT
@@ -77,7 +84,7 @@ public final class PackageIndexProxy implements AutoCloseable {
     }
 
     String authorization() {
-      String user = java.net.URLDecoder.decode(url.getRawUserInfo().replace("+", "%2B"), StandardCharsets.UTF_8);
+      String user = URLDecoder.decode(url.getRawUserInfo().replace("+", "%2B"), StandardCharsets.UTF_8);
       return "Basic " + Base64.getEncoder().encodeToString(user.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -97,7 +104,7 @@ public final class PackageIndexProxy implements AutoCloseable {
   private final CredentialedIndex index;
   private final List<AutoCloseable> open = new CopyOnWriteArrayList<>();
   /** Distinct destinations refused, the first {@link #MAX_REFUSED} (a build step may ask in a loop). */
-  private final java.util.Set<String> refused = java.util.Collections.synchronizedSet(new java.util.LinkedHashSet<>());
+  private final Set<String> refused = Collections.synchronizedSet(new LinkedHashSet<>());
   static final int MAX_REFUSED = 32;
   private volatile boolean closed;
 
@@ -268,10 +275,10 @@ public final class PackageIndexProxy implements AutoCloseable {
     open.add(plain);
     try {
       plain.connect(new InetSocketAddress(host, port), (int) connectTimeout.toMillis());
-      upstream = factory instanceof javax.net.ssl.SSLSocketFactory tls
+      upstream = factory instanceof SSLSocketFactory tls
           ? tls.createSocket(plain, host, port, true) : plain;
-      if (upstream instanceof javax.net.ssl.SSLSocket ssl) {
-        javax.net.ssl.SSLParameters p = ssl.getSSLParameters();
+      if (upstream instanceof SSLSocket ssl) {
+        SSLParameters p = ssl.getSSLParameters();
         p.setEndpointIdentificationAlgorithm("HTTPS"); // the index's name, not only its chain
         ssl.setSSLParameters(p);
         ssl.startHandshake();
@@ -309,7 +316,7 @@ public final class PackageIndexProxy implements AutoCloseable {
     try {
       int n;
       while ((n = from.read(buf)) >= 0) {
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf, 0, n);
+        ByteBuffer b = ByteBuffer.wrap(buf, 0, n);
         while (b.hasRemaining()) {
           to.write(b);
         }
@@ -322,7 +329,7 @@ public final class PackageIndexProxy implements AutoCloseable {
 
   /** The container to upstream, until either side closes. */
   private static void fromChannel(SocketChannel from, OutputStream to) {
-    java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64 * 1024);
+    ByteBuffer b = ByteBuffer.allocate(64 * 1024);
     try {
       while (from.read(b) >= 0) {
         to.write(b.array(), 0, b.position());

@@ -10,6 +10,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
+import java.nio.file.FileVisitResult;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 
 /** Folder helpers for the applications' prepared folders. */
 public final class Trees {
@@ -40,16 +43,16 @@ public final class Trees {
     }
     long[] total = {0};
     try {
-      Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+      Files.walkFileTree(root, new SimpleFileVisitor<>() {
         @Override
-        public java.nio.file.FileVisitResult visitFile(Path f, java.nio.file.attribute.BasicFileAttributes a) {
+        public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
           total[0] += a.isRegularFile() ? a.size() : 0;
-          return java.nio.file.FileVisitResult.CONTINUE;
+          return FileVisitResult.CONTINUE;
         }
 
         @Override
-        public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) {
-          return java.nio.file.FileVisitResult.CONTINUE;
+        public FileVisitResult visitFileFailed(Path f, IOException e) {
+          return FileVisitResult.CONTINUE;
         }
       });
     } catch (IOException e) {
