@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -283,7 +284,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     }
     commitNow();
     try {
-      consumer.close(Duration.ofSeconds(10));
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(10)));
     } catch (RuntimeException e) {
       LOG.warn("[host {}] closing the global bus consumer: {}", host, e.toString());
     }
