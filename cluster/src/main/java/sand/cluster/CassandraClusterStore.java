@@ -56,7 +56,9 @@ public final class CassandraClusterStore implements ClusterStore {
     deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
     putApp = session.prepare("INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
         + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    putDesired = session.prepare("UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
+    // IF EXISTS: an undeploy racing the application's deletion must not leave a row with no name or workflow
+    putDesired = session.prepare("UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ? "
+        + "IF EXISTS");
     putCode = session.prepare("INSERT INTO " + ks + ".application_code (app_id, resource, code, kind, sha256) "
         + "VALUES (?, ?, ?, ?, ?)");
     getApp = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
@@ -173,7 +175,8 @@ public final class CassandraClusterStore implements ClusterStore {
     List<HostInfo> out = new ArrayList<>();
     for (Row r : session.execute(allHosts.bind())) {
       Instant beat = r.getInstant("heartbeat");
-      if (beat != null && beat.isAfter(now.minus(maxAge))) {
+      // No bus address: only a heartbeat wrote the row (one that landed after removeHost), not a host.
+      if (beat != null && beat.isAfter(now.minus(maxAge)) && r.getString("bus_address") != null) {
         out.add(new HostInfo(r.getString("host_id"), r.getString("bus_address"), r.getString("data_address"),
             r.getString("gate_address") == null ? "" : r.getString("gate_address"), r.getInt("capacity"),
             r.getInstant("started"), beat));
