@@ -9,7 +9,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A {@link ClusterStore} in memory, for unit tests (log TTLs are not enforced). */
+/**
+ * A {@link ClusterStore} in memory, for unit tests (log TTLs are not enforced). It passes the same contract test
+ * as {@link CassandraClusterStore} (docs/testing.md); like Cassandra, it stores and hands out copies of bytes.
+ */
 public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, HostInfo> hosts = new ConcurrentHashMap<>();
   private final Map<String, ApplicationRecord> apps = new ConcurrentHashMap<>();
@@ -52,7 +55,7 @@ public class InMemoryClusterStore implements ClusterStore {
   public void putApplication(ApplicationRecord app, Map<String, GrainCode> grainCode) {
     apps.put(app.appId(), app);
     // Like Cassandra: the given code rows are upserted, others stay.
-    code.merge(app.appId(), Map.copyOf(grainCode), (a, b) -> {
+    code.merge(app.appId(), copy(grainCode), (a, b) -> {
       Map<String, GrainCode> m = new java.util.HashMap<>(a);
       m.putAll(b);
       return Map.copyOf(m);
@@ -77,7 +80,18 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public Map<String, GrainCode> applicationCode(String appId) {
-    return code.getOrDefault(appId, Map.of());
+    return copy(code.getOrDefault(appId, Map.of()));
+  }
+
+  private static Map<String, GrainCode> copy(Map<String, GrainCode> grainCode) {
+    Map<String, GrainCode> out = new java.util.HashMap<>();
+    grainCode.forEach((k, c) -> out.put(k, new GrainCode(c.resource(), c.code().clone(), c.kind(), c.sha256())));
+    return Map.copyOf(out);
+  }
+
+  private static GrainVersion copy(GrainVersion g) {
+    return new GrainVersion(g.owner(), g.name(), g.version(), g.code().clone(), g.kind(), g.sha256(), g.size(),
+        g.created());
   }
 
   @Override
@@ -152,19 +166,19 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public synchronized boolean putGrainVersion(GrainVersion g) {
     return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new java.util.TreeMap<>())
-        .putIfAbsent(g.version(), g) == null;
+        .putIfAbsent(g.version(), copy(g)) == null;
   }
 
   @Override
   public synchronized Optional<GrainVersion> latestGrain(String owner, String name) {
     var versions = grainVersions.get(owner + "\0" + name);
-    return versions == null || versions.isEmpty() ? Optional.empty() : Optional.of(versions.lastEntry().getValue());
+    return versions == null || versions.isEmpty() ? Optional.empty() : Optional.of(copy(versions.lastEntry().getValue()));
   }
 
   @Override
   public synchronized List<GrainVersion> grains(String owner) {
     return grainVersions.values().stream().filter(v -> !v.isEmpty() && v.lastEntry().getValue().owner().equals(owner))
-        .map(v -> v.lastEntry().getValue()).sorted(Comparator.comparing(GrainVersion::name)).toList();
+        .map(v -> copy(v.lastEntry().getValue())).sorted(Comparator.comparing(GrainVersion::name)).toList();
   }
 
   @Override
@@ -195,7 +209,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void replaceApplicationCode(String appId, Map<String, GrainCode> grainCode) {
-    code.put(appId, Map.copyOf(grainCode));
+    code.put(appId, copy(grainCode));
   }
 
   @Override
@@ -216,7 +230,9 @@ public class InMemoryClusterStore implements ClusterStore {
   public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
     return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
             && !e.started().isBefore(since))
-        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()).limit(limit)
+        // Cassandra's clustering order: newest first, then by id
+        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()
+            .thenComparing(ExecutionRecord::executionId)).limit(limit)
         .map(ExecutionRecord::executionId).toList();
   }
 

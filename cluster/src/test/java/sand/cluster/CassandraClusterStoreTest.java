@@ -3,7 +3,9 @@ package sand.cluster;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -31,7 +33,8 @@ class CassandraClusterStoreTest implements HostAgentTablesContract, FrontendTabl
     if (store != null) {
       store.close();
       try (CqlSession s = CassandraClusterStore.session(CASSANDRA, "datacenter1")) {
-        s.execute("DROP KEYSPACE IF EXISTS " + KS);
+        // a schema change on a busy single node can take longer than the session's 10 s
+        s.execute(SimpleStatement.newInstance("DROP KEYSPACE IF EXISTS " + KS).setTimeout(Duration.ofSeconds(60)));
       }
     }
   }

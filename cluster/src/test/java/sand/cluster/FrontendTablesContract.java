@@ -260,6 +260,33 @@ interface FrontendTablesContract {
   }
 
   @Test
+  default void executionsThatStartedTogetherAreListedById() {
+    String app = uid("app");
+    Instant t0 = now();
+    for (String e : List.of("c", "a", "b")) {
+      store().startExecution(new ExecutionRecord(app + "-" + e, app, "alice", "running", null, null, t0, null, "fe",
+          null), Duration.ofHours(1));
+    }
+    assertEquals(List.of(app + "-a", app + "-b", app + "-c"), store().recentExecutions(app, t0, 10));
+  }
+
+  @Test
+  default void storedBytesAreCopies() {
+    String id = uid("app");
+    byte[] code = {1, 2, 3};
+    store().putApplication(HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
+        Map.of("g", new HostAgentTables.GrainCode("g", code, "py", "s")));
+    String owner = uid("alice");
+    store().putGrainVersion(new GrainVersion(owner, "g", 1, code, "py", "s", 3, now()));
+    code[0] = 9;
+    store().applicationCode(id).get("g").code()[1] = 9;
+    store().latestGrain(owner, "g").orElseThrow().code()[1] = 9;
+    assertArrayEquals(new byte[] {1, 2, 3}, store().applicationCode(id).get("g").code());
+    assertArrayEquals(new byte[] {1, 2, 3}, store().latestGrain(owner, "g").orElseThrow().code());
+    assertArrayEquals(new byte[] {1, 2, 3}, store().grains(owner).get(0).code());
+  }
+
+  @Test
   default void aStoredValueIsACopy() {
     String scope = uid("acct");
     byte[] value = {1, 2, 3};
