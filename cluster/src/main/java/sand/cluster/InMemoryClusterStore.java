@@ -172,7 +172,8 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public synchronized Optional<GrainVersion> latestGrain(String owner, String name) {
     var versions = grainVersions.get(owner + "\0" + name);
-    return versions == null || versions.isEmpty() ? Optional.empty() : Optional.of(copy(versions.lastEntry().getValue()));
+    return versions == null || versions.isEmpty() ? Optional.empty()
+        : Optional.of(copy(versions.lastEntry().getValue()));
   }
 
   @Override
