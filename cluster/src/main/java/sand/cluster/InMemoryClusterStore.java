@@ -30,14 +30,20 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
-  public void upsertHost(HostInfo host) {
-    hosts.put(host.hostId(), host);
+  public void upsertHost(HostInfo h) {
+    hosts.put(h.hostId(), new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(), h.capacity(),
+        ms(h.started()), ms(h.heartbeat())));
+  }
+
+  /** Cassandra's timestamps are whole milliseconds; so are the fake's, lest a test pass only on the fake. */
+  private static Instant ms(Instant t) {
+    return t == null ? null : t.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
   }
 
   @Override
   public void heartbeat(String hostId, Instant now) {
     hosts.computeIfPresent(hostId, (k, h) -> new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(),
-        h.capacity(), h.started(), now));
+        h.capacity(), h.started(), ms(now)));
   }
 
   @Override
@@ -91,12 +97,12 @@ public class InMemoryClusterStore implements ClusterStore {
 
   private static GrainVersion copy(GrainVersion g) {
     return new GrainVersion(g.owner(), g.name(), g.version(), g.code().clone(), g.kind(), g.sha256(), g.size(),
-        g.created());
+        ms(g.created()));
   }
 
   @Override
   public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
-    states.put(appId + "\0" + hostId, new AppHostState(appId, hostId, status, error, now));
+    states.put(appId + "\0" + hostId, new AppHostState(appId, hostId, status, error, ms(now)));
   }
 
   @Override
@@ -125,7 +131,8 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized boolean createAccount(Account account) {
-    if (accounts.putIfAbsent(account.name(), account) != null) {
+    if (accounts.putIfAbsent(account.name(), new Account(account.name(), account.apiKeySha256(),
+        ms(account.created()))) != null) {
       return false;
     }
     keys.put(account.apiKeySha256(), account.name());
@@ -230,7 +237,7 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
     return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
-            && !e.started().isBefore(since))
+            && !e.started().isBefore(ms(since)))
         // Cassandra's clustering order: newest first, then by id
         .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()
             .thenComparing(ExecutionRecord::executionId)).limit(limit)
@@ -238,7 +245,9 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
-  public synchronized void startExecution(ExecutionRecord e, Duration ttl) {
+  public synchronized void startExecution(ExecutionRecord start, Duration ttl) {
+    ExecutionRecord e = new ExecutionRecord(start.executionId(), start.appId(), start.owner(), start.status(),
+        start.result(), start.error(), ms(start.started()), ms(start.finished()), start.frontend(), start.timings());
     ExecutionRecord ended = executions.get(e.executionId());
     if (ended == null || ranks.getOrDefault(e.executionId(), 0L) <= RANK_STARTED) {
       executions.put(e.executionId(), e);
@@ -256,7 +265,8 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized void endExecution(String executionId, String status, String result, String error,
-                                        Instant finished, String timings, long rank, Duration ttl) {
+                                        Instant end, String timings, long rank, Duration ttl) {
+    Instant finished = ms(end);
     if (ranks.getOrDefault(executionId, 0L) >= rank) {
       return;
     }
@@ -273,7 +283,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void frontendHeartbeat(String frontendId, Instant now) {
-    frontends.put(frontendId, new FrontendInfo(frontendId, now));
+    frontends.put(frontendId, new FrontendInfo(frontendId, ms(now)));
   }
 
   @Override

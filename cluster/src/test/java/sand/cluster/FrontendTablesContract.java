@@ -271,6 +271,34 @@ interface FrontendTablesContract {
   }
 
   @Test
+  default void instantsAreKeptToTheMillisecond() {
+    Instant fine = Instant.parse("2026-11-26T10:00:00.123456789Z");
+    Instant ms = Instant.parse("2026-11-26T10:00:00.123Z");
+    String id = uid("x");
+    store().upsertHost(new HostAgentTables.HostInfo(id, "bus", "data", "", 1, fine, fine));
+    HostAgentTables.HostInfo host = store().liveHosts(ms, Duration.ofSeconds(10)).stream()
+        .filter(h -> h.hostId().equals(id)).findFirst().orElseThrow();
+    assertEquals(List.of(ms, ms), List.of(host.started(), host.heartbeat()));
+    store().heartbeat(id, fine.plusSeconds(1));
+    assertEquals(ms.plusSeconds(1), store().liveHosts(ms, Duration.ofSeconds(10)).stream()
+        .filter(h -> h.hostId().equals(id)).findFirst().orElseThrow().heartbeat());
+    store().setAppHostState(id, "h1", HostAgentTables.HOST_DEPLOYED, null, fine);
+    assertEquals(ms, store().appHostStates(id).get(0).updated());
+    store().frontendHeartbeat(id, fine);
+    assertEquals(List.of(new FrontendInfo(id, ms)),
+        store().frontends().stream().filter(f -> f.frontendId().equals(id)).toList());
+    store().createAccount(new Account(id, "k-" + id, fine));
+    assertEquals(ms, store().account(id).orElseThrow().created());
+    store().putGrainVersion(new GrainVersion(id, "g", 1, new byte[0], "py", "s", 0, fine));
+    assertEquals(ms, store().latestGrain(id, "g").orElseThrow().created());
+    store().recordExecution(new ExecutionRecord(id, id, id, "running", null, null, fine, null, "fe", null),
+        "succeeded", "{}", null, fine, null, FrontendTables.resultRank(1), Duration.ofHours(1));
+    ExecutionRecord e = store().execution(id).orElseThrow();
+    assertEquals(List.of(ms, ms), List.of(e.started(), e.finished()));
+    assertEquals(List.of(id), store().recentExecutions(id, fine, 10), "since is kept to the millisecond too");
+  }
+
+  @Test
   default void storedBytesAreCopies() {
     String id = uid("app");
     byte[] code = {1, 2, 3};

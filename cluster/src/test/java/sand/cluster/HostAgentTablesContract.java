@@ -24,7 +24,6 @@ import sand.cluster.HostAgentTables.LogLine;
  * What every {@link ClusterStore} promises the host agents ({@link HostAgentTables}), run against the fake
  * ({@code InMemoryClusterStoreTest}) and against Cassandra ({@code CassandraClusterStoreTest}, -Dsand.it=true).
  * The Cassandra side shares one keyspace between tests, so each test names its rows with {@link #uid}.
- * Timestamps are whole milliseconds: Cassandra keeps no finer.
  */
 interface HostAgentTablesContract {
 
