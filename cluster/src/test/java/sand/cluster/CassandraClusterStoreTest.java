@@ -1,11 +1,15 @@
 package sand.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -42,6 +46,24 @@ class CassandraClusterStoreTest implements HostAgentTablesContract, FrontendTabl
   @Override
   public ClusterStore store() {
     return store;
+  }
+
+  /** Cassandra only: the fake keeps log lines and executions for ever (docs/testing.md). */
+  @Test
+  void logLinesAndExecutionsExpireAfterTheirTimeToLive() throws InterruptedException {
+    String x = HostAgentTablesContract.uid("ttl");
+    Instant now = HostAgentTablesContract.now();
+    store.appendLogs(List.of(new HostAgentTables.LogLine(x, 1, 0, "g", "INFO", "short-lived")), Duration.ofSeconds(1));
+    store.recordExecution(new FrontendTables.ExecutionRecord(x, x, "alice", "running", null, null, now, null, "fe",
+        null), "succeeded", "{}", null, now, null, FrontendTables.resultRank(1), Duration.ofSeconds(1));
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while ((!store.logs(x).isEmpty() || store.execution(x).isPresent() || !store.recentExecutions(x, now, 1).isEmpty())
+        && System.nanoTime() < deadline) {
+      Thread.sleep(200);
+    }
+    assertEquals(List.of(), store.logs(x));
+    assertTrue(store.execution(x).isEmpty());
+    assertEquals(List.of(), store.recentExecutions(x, now, 1));
   }
 
   @Test
