@@ -34,8 +34,10 @@ class CassandraClusterStoreTest implements HostAgentTablesContract, FrontendTabl
 
   @AfterAll
   static void drop() {
-    if (store != null) {
-      store.close();
+    if (Boolean.getBoolean("sand.it")) { // also when connect timed out half-way through creating the schema
+      if (store != null) {
+        store.close();
+      }
       try (CqlSession s = CassandraClusterStore.session(CASSANDRA, "datacenter1")) {
         // a schema change on a busy single node can take longer than the session's 10 s
         s.execute(SimpleStatement.newInstance("DROP KEYSPACE IF EXISTS " + KS).setTimeout(Duration.ofSeconds(60)));
