@@ -173,7 +173,8 @@ public final class CassandraClusterStore implements ClusterStore {
     List<HostInfo> out = new ArrayList<>();
     for (Row r : session.execute(allHosts.bind())) {
       Instant beat = r.getInstant("heartbeat");
-      if (beat != null && beat.isAfter(now.minus(maxAge))) {
+      // No bus address: only a heartbeat wrote the row (one that landed after removeHost), not a host.
+      if (beat != null && beat.isAfter(now.minus(maxAge)) && r.getString("bus_address") != null) {
         out.add(new HostInfo(r.getString("host_id"), r.getString("bus_address"), r.getString("data_address"),
             r.getString("gate_address") == null ? "" : r.getString("gate_address"), r.getInt("capacity"),
             r.getInstant("started"), beat));
@@ -202,14 +203,16 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public Optional<ApplicationRecord> application(String appId) {
     Row r = session.execute(getApp.bind(appId)).one();
-    return r == null ? Optional.empty() : Optional.of(app(r));
+    return r == null || halfWritten(r) ? Optional.empty() : Optional.of(app(r));
   }
 
   @Override
   public List<ApplicationRecord> applications() {
     List<ApplicationRecord> out = new ArrayList<>();
     for (Row r : session.execute(allApps.bind())) {
-      out.add(app(r));
+      if (!halfWritten(r)) {
+        out.add(app(r));
+      }
     }
     return out;
   }
@@ -217,6 +220,15 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void setDesired(String appId, String desired, List<String> hosts) {
     session.execute(putDesired.bind(desired, hosts, appId));
+  }
+
+  /**
+   * A row only setDesired wrote: an undeploy that landed after the application's deletion. It is skipped on read,
+   * not prevented with IF EXISTS, since a lightweight transaction's timestamp comes from Cassandra's clock while
+   * putApplication's comes from the frontend's, and with skew the later write could lose.
+   */
+  private static boolean halfWritten(Row r) {
+    return r.isNull("version");
   }
 
   private static ApplicationRecord app(Row r) {

@@ -123,7 +123,8 @@ final class CassandraFrontendTables {
         + "VALUES (?, ?, ?, ?) IF NOT EXISTS");
     getName = session.prepare("SELECT name, app_id, owner, request_timeout_s FROM " + ks
         + ".app_names WHERE name = ?");
-    setTimeout = session.prepare("UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ?");
+    // IF EXISTS: a timeout set as the name is released must not leave a claim that no one holds
+    setTimeout = session.prepare("UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ? IF EXISTS");
     deleteName = session.prepare("DELETE FROM " + ks + ".app_names WHERE name = ?");
     deleteCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
     deleteAllCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ?");

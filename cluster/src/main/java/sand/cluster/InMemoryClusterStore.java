@@ -9,7 +9,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A {@link ClusterStore} in memory, for unit tests (log TTLs are not enforced). */
+/**
+ * A {@link ClusterStore} in memory, for unit tests (log TTLs are not enforced). It passes the same contract test
+ * as {@link CassandraClusterStore} (docs/testing.md); like Cassandra, it stores and hands out copies of bytes.
+ */
 public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, HostInfo> hosts = new ConcurrentHashMap<>();
   private final Map<String, ApplicationRecord> apps = new ConcurrentHashMap<>();
@@ -27,14 +30,20 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
-  public void upsertHost(HostInfo host) {
-    hosts.put(host.hostId(), host);
+  public void upsertHost(HostInfo h) {
+    hosts.put(h.hostId(), new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(), h.capacity(),
+        ms(h.started()), ms(h.heartbeat())));
+  }
+
+  /** Cassandra's timestamps are whole milliseconds; so are the fake's, lest a test pass only on the fake. */
+  private static Instant ms(Instant t) {
+    return t == null ? null : t.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
   }
 
   @Override
   public void heartbeat(String hostId, Instant now) {
     hosts.computeIfPresent(hostId, (k, h) -> new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(),
-        h.capacity(), h.started(), now));
+        h.capacity(), h.started(), ms(now)));
   }
 
   @Override
@@ -52,7 +61,7 @@ public class InMemoryClusterStore implements ClusterStore {
   public void putApplication(ApplicationRecord app, Map<String, GrainCode> grainCode) {
     apps.put(app.appId(), app);
     // Like Cassandra: the given code rows are upserted, others stay.
-    code.merge(app.appId(), Map.copyOf(grainCode), (a, b) -> {
+    code.merge(app.appId(), copy(grainCode), (a, b) -> {
       Map<String, GrainCode> m = new java.util.HashMap<>(a);
       m.putAll(b);
       return Map.copyOf(m);
@@ -77,12 +86,23 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public Map<String, GrainCode> applicationCode(String appId) {
-    return code.getOrDefault(appId, Map.of());
+    return copy(code.getOrDefault(appId, Map.of()));
+  }
+
+  private static Map<String, GrainCode> copy(Map<String, GrainCode> grainCode) {
+    Map<String, GrainCode> out = new java.util.HashMap<>();
+    grainCode.forEach((k, c) -> out.put(k, new GrainCode(c.resource(), c.code().clone(), c.kind(), c.sha256())));
+    return Map.copyOf(out);
+  }
+
+  private static GrainVersion copy(GrainVersion g) {
+    return new GrainVersion(g.owner(), g.name(), g.version(), g.code().clone(), g.kind(), g.sha256(), g.size(),
+        ms(g.created()));
   }
 
   @Override
   public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
-    states.put(appId + "\0" + hostId, new AppHostState(appId, hostId, status, error, now));
+    states.put(appId + "\0" + hostId, new AppHostState(appId, hostId, status, error, ms(now)));
   }
 
   @Override
@@ -111,7 +131,8 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized boolean createAccount(Account account) {
-    if (accounts.putIfAbsent(account.name(), account) != null) {
+    if (accounts.putIfAbsent(account.name(), new Account(account.name(), account.apiKeySha256(),
+        ms(account.created()))) != null) {
       return false;
     }
     keys.put(account.apiKeySha256(), account.name());
@@ -152,19 +173,20 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public synchronized boolean putGrainVersion(GrainVersion g) {
     return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new java.util.TreeMap<>())
-        .putIfAbsent(g.version(), g) == null;
+        .putIfAbsent(g.version(), copy(g)) == null;
   }
 
   @Override
   public synchronized Optional<GrainVersion> latestGrain(String owner, String name) {
     var versions = grainVersions.get(owner + "\0" + name);
-    return versions == null || versions.isEmpty() ? Optional.empty() : Optional.of(versions.lastEntry().getValue());
+    return versions == null || versions.isEmpty() ? Optional.empty()
+        : Optional.of(copy(versions.lastEntry().getValue()));
   }
 
   @Override
   public synchronized List<GrainVersion> grains(String owner) {
     return grainVersions.values().stream().filter(v -> !v.isEmpty() && v.lastEntry().getValue().owner().equals(owner))
-        .map(v -> v.lastEntry().getValue()).sorted(Comparator.comparing(GrainVersion::name)).toList();
+        .map(v -> copy(v.lastEntry().getValue())).sorted(Comparator.comparing(GrainVersion::name)).toList();
   }
 
   @Override
@@ -195,7 +217,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void replaceApplicationCode(String appId, Map<String, GrainCode> grainCode) {
-    code.put(appId, Map.copyOf(grainCode));
+    code.put(appId, copy(grainCode));
   }
 
   @Override
@@ -215,13 +237,17 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
     return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
-            && !e.started().isBefore(since))
-        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()).limit(limit)
+            && !e.started().isBefore(ms(since)))
+        // Cassandra's clustering order: newest first, then by id
+        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()
+            .thenComparing(ExecutionRecord::executionId)).limit(limit)
         .map(ExecutionRecord::executionId).toList();
   }
 
   @Override
-  public synchronized void startExecution(ExecutionRecord e, Duration ttl) {
+  public synchronized void startExecution(ExecutionRecord start, Duration ttl) {
+    ExecutionRecord e = new ExecutionRecord(start.executionId(), start.appId(), start.owner(), start.status(),
+        start.result(), start.error(), ms(start.started()), ms(start.finished()), start.frontend(), start.timings());
     ExecutionRecord ended = executions.get(e.executionId());
     if (ended == null || ranks.getOrDefault(e.executionId(), 0L) <= RANK_STARTED) {
       executions.put(e.executionId(), e);
@@ -239,7 +265,8 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized void endExecution(String executionId, String status, String result, String error,
-                                        Instant finished, String timings, long rank, Duration ttl) {
+                                        Instant end, String timings, long rank, Duration ttl) {
+    Instant finished = ms(end);
     if (ranks.getOrDefault(executionId, 0L) >= rank) {
       return;
     }
@@ -256,7 +283,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void frontendHeartbeat(String frontendId, Instant now) {
-    frontends.put(frontendId, new FrontendInfo(frontendId, now));
+    frontends.put(frontendId, new FrontendInfo(frontendId, ms(now)));
   }
 
   @Override

@@ -292,6 +292,9 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public List<String> listKeys(String app, String startAfter, int count) {
+    if (count <= 0) { // CQL refuses LIMIT 0, and a page of none is no outage
+      return List.of();
+    }
     return call("listing keys of " + app, () -> {
       List<String> keys = new ArrayList<>();
       for (Row row : session.execute(listKeys.bind(app, startAfter, count))) {

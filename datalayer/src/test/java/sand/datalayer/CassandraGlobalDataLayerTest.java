@@ -25,18 +25,21 @@ import sand.contracts.DataMetadata;
 
 /**
  * Integration test against the real Cassandra at 127.0.0.1:9042 (deploy/cassandra.sh start); runs only
- * with -Dsand.it=true. Uses a throwaway keyspace, dropped at the end.
+ * with -Dsand.it=true. Uses a throwaway keyspace, dropped at the end. It runs the contract every global data
+ * layer keeps ({@link GlobalDataLayerContract}, also run against the fake), and what only Cassandra does.
  */
-class CassandraGlobalDataLayerTest {
+class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress("127.0.0.1", 9042);
   private static final String KEYSPACE = "sand_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
   private static CassandraGlobalDataLayer.Settings settings;
+  private static CassandraGlobalDataLayer shared;
 
   @BeforeAll
   static void cassandra() {
     Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration tests run with -Dsand.it=true");
     settings = new CassandraGlobalDataLayer.Settings(CASSANDRA, "datacenter1", KEYSPACE, 1, Duration.ofSeconds(10));
+    shared = CassandraGlobalDataLayer.connect(settings);
   }
 
   @AfterAll
@@ -44,9 +47,17 @@ class CassandraGlobalDataLayerTest {
     if (settings == null) {
       return;
     }
+    if (shared != null) {
+      shared.close();
+    }
     try (CqlSession s = CqlSession.builder().addContactPoint(CASSANDRA).withLocalDatacenter("datacenter1").build()) {
       s.execute(SimpleStatement.newInstance("DROP KEYSPACE IF EXISTS " + KEYSPACE).setTimeout(Duration.ofSeconds(60)));
     }
+  }
+
+  @Override
+  GlobalDataLayer global() {
+    return shared;
   }
 
   @Test

@@ -3,10 +3,8 @@ package sand.frontend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -18,32 +16,13 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.InMemoryClusterStore;
+import sand.common.testing.ManualClock;
 import sand.contracts.ExecutionTag;
 
 /** A live frontend reads the response topic of a dead one, from its committed offset, until it is back. */
 class ResponseTopicTakeoverTest {
-  /** A clock the test moves. */
-  static final class TestClock extends Clock {
-    Instant now = Instant.parse("2026-11-23T10:00:00Z");
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public java.time.ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-  }
-
   static final Duration MAX_AGE = Duration.ofSeconds(10);
-  final TestClock clock = new TestClock();
+  final ManualClock clock = new ManualClock(Instant.parse("2026-11-23T10:00:00Z"));
   // ResponseListenerTest's helpers, for the dead frontend fe-1 (its topic, its group's committed offsets):
   final ResponseListenerTest fe1 = new ResponseListenerTest();
   final InMemoryClusterStore store = fe1.store;
@@ -77,7 +56,7 @@ class ResponseTopicTakeoverTest {
     assertEquals(Set.of(), takeover.adopted(), "fe-1's heartbeat is young: it is alive");
     assertTrue(store.frontends().stream().anyMatch(f -> f.frontendId().equals("fe-2")), "fe-2 registered itself");
 
-    clock.now = clock.now.plus(MAX_AGE).plusSeconds(1);
+    clock.advance(MAX_AGE.plusSeconds(1));
     takeover.round();
     assertEquals(Set.of("fe-1"), takeover.adopted());
     MockConsumer<String, byte[]> c = consumers.get(0);

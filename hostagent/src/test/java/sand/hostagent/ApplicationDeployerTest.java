@@ -6,11 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +16,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,6 +25,7 @@ import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.InMemoryClusterStore;
 import sand.common.Credentials;
+import sand.common.testing.ManualClock;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.GrainRef;
 import sand.datalayer.InMemoryGlobalDataLayer;
@@ -70,32 +67,13 @@ class ApplicationDeployerTest {
     }
   }
 
-  static final class TestClock extends Clock {
-    final AtomicLong millis = new AtomicLong(1_000_000_000L);
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis.get());
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-  }
-
   @TempDir
   Path tmp;
   RecordingStore store;
   FakeDockerEngine docker;
   LocalMessageBus bus;
   LocalDataLayer data;
-  TestClock clock;
+  ManualClock clock;
   ExecutorService pool;
   final List<Set<GrainRef>> grainUpdates = new CopyOnWriteArrayList<>();
   final List<String> drained = new CopyOnWriteArrayList<>();
@@ -109,7 +87,7 @@ class ApplicationDeployerTest {
     Credentials credentials = new Credentials(AGENT);
     bus = new LocalMessageBus(credentials, LocalBusSettings.defaults());
     data = new LocalDataLayer(credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
-    clock = new TestClock();
+    clock = new ManualClock(Instant.ofEpochMilli(1_000_000_000L));
     pool = Executors.newFixedThreadPool(4);
   }
 
@@ -240,7 +218,7 @@ class ApplicationDeployerTest {
     assertFalse(d.toReconcile().contains("broken"));
     assertEquals(creates, docker.calls().size());
 
-    clock.millis.addAndGet(30_000);
+    clock.advance(Duration.ofSeconds(30));
     assertTrue(d.toReconcile().contains("broken"));
     store.states.clear();
     d.reconcile("broken");

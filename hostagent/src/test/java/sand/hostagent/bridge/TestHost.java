@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import sand.common.Credentials;
+import sand.common.testing.ManualClock;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ExecutionTag;
 import sand.contracts.GrainRef;
@@ -58,7 +60,7 @@ final class TestHost implements AutoCloseable {
   static final Set<String> SHOP_GRAINS = Set.of(RESIZE.grain(), STORE.grain(), PUBLISH.grain());
 
   final String hostId;
-  final ManualClock clock = new ManualClock();
+  final ManualClock clock = new ManualClock(Instant.ofEpochMilli(1_000_000));
   final Credentials credentials = new Credentials(AGENT);
   final LocalMessageBus bus;
   final InMemoryGlobalDataLayer global;

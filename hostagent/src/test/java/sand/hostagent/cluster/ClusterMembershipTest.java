@@ -4,37 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
+import sand.common.testing.ManualClock;
 
 class ClusterMembershipTest {
-  private final AtomicReference<Instant> now = new AtomicReference<>(Instant.parse("2026-01-01T00:00:00Z"));
-  private final Clock clock = new Clock() {
-    @Override
-    public Instant instant() {
-      return now.get();
-    }
-
-    @Override
-    public java.time.ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-  };
+  private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
 
   private ClusterMembership member(ClusterStore store, String id) {
-    return new ClusterMembership(store, new HostAgentTables.HostInfo(id, "bus", "data", "gate", 4, now.get(), now.get()),
+    return new ClusterMembership(store, new HostAgentTables.HostInfo(id, "bus", "data", "gate", 4, clock.instant(),
+        clock.instant()),
         clock, Duration.ofSeconds(10));
   }
 
@@ -46,10 +29,10 @@ class ClusterMembershipTest {
     a.beat();
     b.beat();
     assertEquals(2, a.liveHosts().size());
-    now.set(now.get().plusSeconds(8));
+    clock.advance(Duration.ofSeconds(8));
     a.beat();                                  // b stops beating
     assertEquals(2, a.liveHosts().size());
-    now.set(now.get().plusSeconds(3));         // 11 s after b's last beat
+    clock.advance(Duration.ofSeconds(3)); // 11 s after b's last beat
     assertEquals("a", a.liveHosts().get(0).hostId());
     assertEquals(1, a.liveHosts().size());
   }
@@ -60,7 +43,7 @@ class ClusterMembershipTest {
     ClusterMembership a = member(store, "a");
     a.beat();
     a.close();
-    assertTrue(store.liveHosts(now.get(), Duration.ofSeconds(10)).isEmpty());
+    assertTrue(store.liveHosts(clock.instant(), Duration.ofSeconds(10)).isEmpty());
   }
 
   @Test
@@ -86,7 +69,7 @@ class ClusterMembershipTest {
     a.beat();
     assertFalse(a.knownFailed("b"));
     assertFalse(a.knownFailed("a"));
-    now.set(now.get().plusSeconds(11));         // b stops beating
+    clock.advance(Duration.ofSeconds(11)); // b stops beating
     a.beat();
     assertTrue(a.knownFailed("b"));
     assertTrue(a.knownFailed("never-seen"));

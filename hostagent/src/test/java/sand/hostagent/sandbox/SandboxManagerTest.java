@@ -16,10 +16,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -30,6 +28,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.common.testing.ManualClock;
 import sand.contracts.ApplicationSettings;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
@@ -43,7 +42,7 @@ class SandboxManagerTest {
   Path tmp;
   private final TestApps apps = TestApps.create();
   private final FakeDockerEngine docker = new FakeDockerEngine();
-  private final MutableClock clock = new MutableClock();
+  private final ManualClock clock = new ManualClock(Instant.parse("2024-01-01T00:00:00Z"));
   private Path sockets;
   private final List<ContainerSpec> installs = new java.util.concurrent.CopyOnWriteArrayList<>();
   private SandboxManager manager;
@@ -412,29 +411,5 @@ class SandboxManagerTest {
     SandboxException e = assertThrows(SandboxException.class, () -> manager.deploy(TestApps.hello(sockets)));
     assertTrue(e.getMessage().startsWith("application hello: Docker could not run sandbox sand-hello-h1: Docker "
         + "Engine on /fake/docker.sock: connection refused"), e.getMessage());
-  }
-
-  /** A clock the test moves by hand. */
-  static final class MutableClock extends Clock {
-    private Instant now = Instant.parse("2024-01-01T00:00:00Z");
-
-    void advance(Duration d) {
-      now = now.plus(d);
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public java.time.ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
   }
 }
