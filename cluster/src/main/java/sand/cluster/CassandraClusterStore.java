@@ -19,6 +19,10 @@ import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
+import java.security.SecureRandom;
 
 /** {@link ClusterStore} on Cassandra: the tables of docs/host-agent.md in the SAND keyspace. */
 public final class CassandraClusterStore implements ClusterStore {
@@ -80,12 +84,12 @@ public final class CassandraClusterStore implements ClusterStore {
   /** Connect, create the keyspace and tables if missing. */
   public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
                                               int replication) {
-    return connect(contact, datacenter, keyspace, replication, java.util.Optional.empty());
+    return connect(contact, datacenter, keyspace, replication, Optional.empty());
   }
 
   /** As {@link #connect(InetSocketAddress, String, String, int)}, logged in as {@code login} when given. */
   public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
-                                              int replication, java.util.Optional<ClusterSettings.Login> login) {
+                                              int replication, Optional<ClusterSettings.Login> login) {
     CqlSession session = session(contact, datacenter, login);
     try {
       createSchema(session, keyspace, replication);
@@ -98,12 +102,12 @@ public final class CassandraClusterStore implements ClusterStore {
 
   /** A session whose requests may take a while: schema changes on a busy single node take seconds. */
   public static CqlSession session(InetSocketAddress contact, String datacenter) {
-    return session(contact, datacenter, java.util.Optional.empty());
+    return session(contact, datacenter, Optional.empty());
   }
 
   /** As {@link #session(InetSocketAddress, String)}; a cluster's Cassandra (PasswordAuthenticator) needs a login. */
   public static CqlSession session(InetSocketAddress contact, String datacenter,
-                                   java.util.Optional<ClusterSettings.Login> login) {
+                                   Optional<ClusterSettings.Login> login) {
     var b = CqlSession.builder().addContactPoint(contact).withLocalDatacenter(datacenter)
         .withConfigLoader(DriverConfigLoader.programmaticBuilder()
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
@@ -121,7 +125,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
     try { // a keyspace created before host agents had a gate
       s.execute("ALTER TABLE " + ks + ".hosts ADD gate_address text");
-    } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
+    } catch (InvalidQueryException e) {
       // the column exists
     }
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
@@ -140,14 +144,14 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public byte[] clusterSecret() {
-    byte[] fresh = new java.security.SecureRandom().generateSeed(32);
+    byte[] fresh = new SecureRandom().generateSeed(32);
     // The first writer wins (a lightweight transaction); everyone, the first included, reads back the winner.
-    session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance("INSERT INTO " + keyspace
+    session.execute(SimpleStatement.newInstance("INSERT INTO " + keyspace
         + ".cluster_secrets (name, value) VALUES ('execution_tag', ?) IF NOT EXISTS", ByteBuffer.wrap(fresh))
-        .setConsistencyLevel(com.datastax.oss.driver.api.core.DefaultConsistencyLevel.QUORUM));
-    Row r = session.execute(com.datastax.oss.driver.api.core.cql.SimpleStatement.newInstance("SELECT value FROM "
+        .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
+    Row r = session.execute(SimpleStatement.newInstance("SELECT value FROM "
         + keyspace + ".cluster_secrets WHERE name = 'execution_tag'")
-        .setConsistencyLevel(com.datastax.oss.driver.api.core.DefaultConsistencyLevel.SERIAL)).one();
+        .setConsistencyLevel(DefaultConsistencyLevel.SERIAL)).one();
     if (r == null) {
       throw new IllegalStateException("cluster secret missing right after it was written; is Cassandra healthy?");
     }

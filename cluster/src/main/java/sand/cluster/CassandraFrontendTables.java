@@ -16,6 +16,11 @@ import sand.cluster.FrontendTables.FrontendInfo;
 import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.FrontendTables.KnixRecord;
 import sand.cluster.HostAgentTables.GrainCode;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
+import java.time.Duration;
+import java.time.Instant;
 
 /**
  * The tables only the frontend writes (docs/api.md "Cluster state"): accounts and their key hashes, grain
@@ -83,7 +88,7 @@ final class CassandraFrontendTables {
         + "PRIMARY KEY ((scope, kind), id))");
     try { // tables created before executions had timings
       s.execute("ALTER TABLE " + ks + ".executions ADD timings text");
-    } catch (com.datastax.oss.driver.api.core.servererrors.InvalidQueryException e) {
+    } catch (InvalidQueryException e) {
       // the column exists
     }
   }
@@ -250,21 +255,21 @@ final class CassandraFrontendTables {
     session.execute(deleteStates.bind(appId));
   }
 
-  void startExecution(ExecutionRecord e, java.time.Duration ttl) {
+  void startExecution(ExecutionRecord e, Duration ttl) {
     // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
     session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
         (int) ttl.toSeconds(), FrontendTables.RANK_STARTED));
     indexByApp(e, ttl);
   }
 
-  private void indexByApp(ExecutionRecord e, java.time.Duration ttl) {
+  private void indexByApp(ExecutionRecord e, Duration ttl) {
     if (e.appId() != null && e.started() != null) {
       session.execute(putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
     }
   }
 
-  List<String> recentExecutions(String appId, java.time.Instant since, int limit) {
-    List<String> out = new java.util.ArrayList<>();
+  List<String> recentExecutions(String appId, Instant since, int limit) {
+    List<String> out = new ArrayList<>();
     for (Row r : session.execute(appExecutions.bind(appId, since, limit))) {
       out.add(r.getString("execution_id"));
     }
@@ -279,29 +284,29 @@ final class CassandraFrontendTables {
         r.getString("timings")));
   }
 
-  void endExecution(String id, String status, String result, String error, java.time.Instant finished,
-                    String timings, long rank, java.time.Duration ttl) {
+  void endExecution(String id, String status, String result, String error, Instant finished,
+                    String timings, long rank, Duration ttl) {
     session.execute(finishExecution.bind((int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
   }
 
   /** Start and end in one unlogged batch: one partition, so Cassandra applies it as a single mutation. */
-  void recordExecution(ExecutionRecord e, String status, String result, String error, java.time.Instant finished,
-                       String timings, long rank, java.time.Duration ttl) {
+  void recordExecution(ExecutionRecord e, String status, String result, String error, Instant finished,
+                       String timings, long rank, Duration ttl) {
     int seconds = (int) ttl.toSeconds();
-    session.execute(com.datastax.oss.driver.api.core.cql.BatchStatement.newInstance(
-        com.datastax.oss.driver.api.core.cql.DefaultBatchType.UNLOGGED,
+    session.execute(BatchStatement.newInstance(
+        DefaultBatchType.UNLOGGED,
         putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
             FrontendTables.RANK_STARTED),
         finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
     indexByApp(e, ttl);
   }
 
-  void frontendHeartbeat(String frontendId, java.time.Instant now) {
+  void frontendHeartbeat(String frontendId, Instant now) {
     session.execute(frontendHeartbeat.bind(frontendId, now));
   }
 
   List<FrontendInfo> frontends() {
-    List<FrontendInfo> out = new java.util.ArrayList<>();
+    List<FrontendInfo> out = new ArrayList<>();
     for (Row r : session.execute(allFrontends.bind())) {
       out.add(new FrontendInfo(r.getString("frontend_id"), r.getInstant("heartbeat")));
     }

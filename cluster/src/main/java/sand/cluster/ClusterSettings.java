@@ -21,6 +21,7 @@ import java.util.Optional;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
+import java.util.Locale;
 
 /**
  * Where a cluster's shared parts are (component {@code cluster}, {@code SAND_CLUSTER_*}): the Kafka of the global
@@ -116,7 +117,7 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
     }
     if (file.isEmpty()) {
       throw new IllegalArgumentException("cluster: " + which + ".user is set but " + which + ".password.file is not "
-          + "(SAND_CLUSTER_" + which.toUpperCase(java.util.Locale.ROOT) + "_PASSWORD_FILE)");
+          + "(SAND_CLUSTER_" + which.toUpperCase(Locale.ROOT) + "_PASSWORD_FILE)");
     }
     return Optional.of(new Login(user, Path.of(file)));
   }

@@ -8,6 +8,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.security.SecureRandom;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
  * A {@link ClusterStore} in memory, for unit tests (log TTLs are not enforced). It passes the same contract test
@@ -22,7 +28,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   private final Map<String, FrontendInfo> frontends = new ConcurrentHashMap<>();
 
-  private final byte[] secret = new java.security.SecureRandom().generateSeed(32);
+  private final byte[] secret = new SecureRandom().generateSeed(32);
 
   @Override
   public byte[] clusterSecret() {
@@ -37,7 +43,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   /** Cassandra's timestamps are whole milliseconds; so are the fake's, lest a test pass only on the fake. */
   private static Instant ms(Instant t) {
-    return t == null ? null : t.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+    return t == null ? null : t.truncatedTo(ChronoUnit.MILLIS);
   }
 
   @Override
@@ -62,7 +68,7 @@ public class InMemoryClusterStore implements ClusterStore {
     apps.put(app.appId(), app);
     // Like Cassandra: the given code rows are upserted, others stay.
     code.merge(app.appId(), copy(grainCode), (a, b) -> {
-      Map<String, GrainCode> m = new java.util.HashMap<>(a);
+      Map<String, GrainCode> m = new HashMap<>(a);
       m.putAll(b);
       return Map.copyOf(m);
     });
@@ -90,7 +96,7 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   private static Map<String, GrainCode> copy(Map<String, GrainCode> grainCode) {
-    Map<String, GrainCode> out = new java.util.HashMap<>();
+    Map<String, GrainCode> out = new HashMap<>();
     grainCode.forEach((k, c) -> out.put(k, new GrainCode(c.resource(), c.code().clone(), c.kind(), c.sha256())));
     return Map.copyOf(out);
   }
@@ -125,7 +131,7 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, Account> accounts = new ConcurrentHashMap<>();
   private final Map<String, String> disabledAccounts = new ConcurrentHashMap<>();
   private final Map<String, String> keys = new ConcurrentHashMap<>();
-  private final Map<String, java.util.NavigableMap<Integer, GrainVersion>> grainVersions = new ConcurrentHashMap<>();
+  private final Map<String, NavigableMap<Integer, GrainVersion>> grainVersions = new ConcurrentHashMap<>();
   private final Map<String, AppName> names = new ConcurrentHashMap<>();
   private final Map<String, ExecutionRecord> executions = new ConcurrentHashMap<>();
 
@@ -172,7 +178,7 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized boolean putGrainVersion(GrainVersion g) {
-    return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new java.util.TreeMap<>())
+    return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new TreeMap<>())
         .putIfAbsent(g.version(), copy(g)) == null;
   }
 
@@ -232,14 +238,14 @@ public class InMemoryClusterStore implements ClusterStore {
     states.values().removeIf(s -> s.appId().equals(appId));
   }
 
-  private final Map<String, Long> ranks = new java.util.HashMap<>();
+  private final Map<String, Long> ranks = new HashMap<>();
 
   @Override
   public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
     return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
             && !e.started().isBefore(ms(since)))
         // Cassandra's clustering order: newest first, then by id
-        .sorted(java.util.Comparator.comparing(ExecutionRecord::started).reversed()
+        .sorted(Comparator.comparing(ExecutionRecord::started).reversed()
             .thenComparing(ExecutionRecord::executionId)).limit(limit)
         .map(ExecutionRecord::executionId).toList();
   }
@@ -291,10 +297,10 @@ public class InMemoryClusterStore implements ClusterStore {
     return List.copyOf(frontends.values());
   }
 
-  private final Map<String, java.util.NavigableMap<String, byte[]>> knix = new ConcurrentHashMap<>();
+  private final Map<String, NavigableMap<String, byte[]>> knix = new ConcurrentHashMap<>();
 
-  private java.util.NavigableMap<String, byte[]> knix(String scope, String kind) {
-    return knix.computeIfAbsent(scope + "\0" + kind, k -> new java.util.concurrent.ConcurrentSkipListMap<>());
+  private NavigableMap<String, byte[]> knix(String scope, String kind) {
+    return knix.computeIfAbsent(scope + "\0" + kind, k -> new ConcurrentSkipListMap<>());
   }
 
   @Override

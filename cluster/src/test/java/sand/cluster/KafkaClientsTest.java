@@ -7,6 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A condition flag on a grain topic is keyed by its event id (docs/host-agent.md "Records on a grain topic"). */
 class KafkaClientsTest {
@@ -32,7 +39,7 @@ class KafkaClientsTest {
 
   @Test
   void everyClientGivesUpOnABrokerWhoseHostIsGoneWithinSeconds() {
-    for (java.util.Properties p : java.util.List.of(KafkaClients.adminProperties("b:9092"),
+    for (Properties p : List.of(KafkaClients.adminProperties("b:9092"),
         KafkaClients.producerProperties("b:9092", "h1"), KafkaClients.consumerProperties("b:9092", "g", "h1"))) {
       assertEquals("b:9092", p.get("bootstrap.servers"));
       assertEquals(2_000L, p.get("socket.connection.setup.timeout.ms"));
@@ -41,18 +48,18 @@ class KafkaClientsTest {
   }
 
   @Test
-  void withALoginEveryClientUsesScramAndWithoutOneNoSasl(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+  void withALoginEveryClientUsesScramAndWithoutOneNoSasl(@TempDir Path tmp)
       throws Exception {
-    java.nio.file.Path pw = java.nio.file.Files.writeString(tmp.resolve("frontend.password"), "pw-0123456789");
-    java.nio.file.Files.setPosixFilePermissions(pw,
-        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-    java.util.Properties p = KafkaClients.clientProperties("b:9092",
-        java.util.Optional.of(new ClusterSettings.Login("frontend", pw)));
+    Path pw = Files.writeString(tmp.resolve("frontend.password"), "pw-0123456789");
+    Files.setPosixFilePermissions(pw,
+        PosixFilePermissions.fromString("rw-------"));
+    Properties p = KafkaClients.clientProperties("b:9092",
+        Optional.of(new ClusterSettings.Login("frontend", pw)));
     assertEquals("SASL_PLAINTEXT", p.get("security.protocol"));
     assertEquals("SCRAM-SHA-512", p.get("sasl.mechanism"));
     assertEquals("org.apache.kafka.common.security.scram.ScramLoginModule required username=\"frontend\" "
         + "password=\"pw-0123456789\";", p.get("sasl.jaas.config"));
-    java.util.Properties none = KafkaClients.clientProperties("b:9092", java.util.Optional.empty());
+    Properties none = KafkaClients.clientProperties("b:9092", Optional.empty());
     assertEquals(null, none.get("security.protocol"));
     assertEquals(null, none.get("sasl.jaas.config"));
   }

@@ -26,6 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 
 /**
  * The global data layer on Apache Cassandra (paper §4.3), through the DataStax Java driver 4.
@@ -113,17 +117,17 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     if (user.isEmpty()) {
       return null;
     }
-    java.nio.file.Path file = java.nio.file.Path.of(env.getOrDefault("SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", "")
+    Path file = Path.of(env.getOrDefault("SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", "")
         .strip());
     try {
-      var perms = java.nio.file.Files.getPosixFilePermissions(file);
-      if (perms.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)
-          || perms.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ)) {
+      var perms = Files.getPosixFilePermissions(file);
+      if (perms.contains(PosixFilePermission.OTHERS_READ)
+          || perms.contains(PosixFilePermission.GROUP_READ)) {
         throw new GlobalUnavailableException("the Cassandra password file " + file + " can be read by others: chmod "
             + "600 it");
       }
-      return new String[] {user, java.nio.file.Files.readString(file).strip()};
-    } catch (java.io.IOException e) {
+      return new String[] {user, Files.readString(file).strip()};
+    } catch (IOException e) {
       throw new GlobalUnavailableException("cannot read the Cassandra password file "
           + "(SAND_CLUSTER_CASSANDRA_PASSWORD_FILE) of user " + user + ": " + e.getMessage(), e);
     }

@@ -16,6 +16,7 @@ import sand.contracts.DataMetadata;
 import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
 import sand.datalayer.thrift.Value;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The Thrift face of a {@link LocalDataLayer} ({@code service LocalDataLayer} in datalayer.thrift).
@@ -121,7 +122,7 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
     return call("addSetEntry", () -> {
       ApplicationData data = layer.forCredential(credential);
       if (item != null) {
-        layer.checkStorage(data.application(), item.getBytes(java.nio.charset.StandardCharsets.UTF_8).length,
+        layer.checkStorage(data.application(), item.getBytes(StandardCharsets.UTF_8).length,
             "an item of set '" + setName + "'");
       }
       return data.addSetEntry(setName, item);

@@ -28,6 +28,7 @@ import sand.common.Credentials;
 import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
 import sand.datalayer.thrift.LocalDataLayer.Client;
+import sand.datalayer.thrift.DataMetadata;
 
 /** The Thrift server end to end on 127.0.0.1:0, and the standalone settings. */
 class DataLayerServerTest {
@@ -59,10 +60,10 @@ class DataLayerServerTest {
       assertEquals(3, client.incrementCounter(Layers.CRED_A, "c", 2));
       assertTrue(client.flush(Layers.CRED_A, 10_000));
 
-      List<sand.datalayer.thrift.DataMetadata> meta = client.metadata(Layers.CRED_A,
-          List.of(new sand.datalayer.thrift.DataMetadata("kv", "k", 0, ""),
-              new sand.datalayer.thrift.DataMetadata("kv", "absent", 0, "")));
-      assertEquals(new sand.datalayer.thrift.DataMetadata("kv", "k", 1, CanonicalEncoding.sha256Hex(bytes("v"))),
+      List<DataMetadata> meta = client.metadata(Layers.CRED_A,
+          List.of(new DataMetadata("kv", "k", 0, ""),
+              new DataMetadata("kv", "absent", 0, "")));
+      assertEquals(new DataMetadata("kv", "k", 1, CanonicalEncoding.sha256Hex(bytes("v"))),
           meta.get(0));
       assertEquals(-1, meta.get(1).getSize());
       assertEquals("", meta.get(1).getSha256());
@@ -77,7 +78,7 @@ class DataLayerServerTest {
       assertEquals(DataErrorCode.BAD_REQUEST,
           assertThrows(DataError.class, () -> client.get(Layers.CRED_A, "")).getCode());
       assertEquals(DataErrorCode.BAD_REQUEST, assertThrows(DataError.class, () -> client.metadata(Layers.CRED_A,
-          List.of(new sand.datalayer.thrift.DataMetadata("table", "k", 0, "")))).getCode());
+          List.of(new DataMetadata("table", "k", 0, "")))).getCode());
       assertEquals(DataErrorCode.UNAUTHORIZED, assertThrows(DataError.class,
           () -> client.grantApplication(Layers.CRED_A, "appb", "stolen-credential-0123456789")).getCode());
 

@@ -16,6 +16,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
+import java.util.Collections;
+import java.util.Random;
 
 /**
  * What every {@link GlobalDataLayer} promises, run against the fake ({@link InMemoryGlobalDataLayerTest}) and
@@ -78,7 +80,7 @@ abstract class GlobalDataLayerContract {
   @Test
   void keysAreListedInCodePointOrderByPage() {
     List<String> shuffled = new ArrayList<>(ORDERED);
-    java.util.Collections.shuffle(shuffled, new java.util.Random(28));
+    Collections.shuffle(shuffled, new Random(28));
     for (String k : shuffled) {
       global().writeKv(app, k, bytes(k));
     }

@@ -19,6 +19,7 @@ import sand.common.ThriftServer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
 import sand.localbus.thrift.LocalBus;
+import java.io.IOException;
 
 /** An application's own sockets: few connections (bus.app.max.connections), and nothing big before a credential. */
 class AppSocketsTest {
@@ -59,7 +60,7 @@ class AppSocketsTest {
   private static boolean closed(SocketChannel ch) {
     try {
       return ch.read(ByteBuffer.allocate(1)) < 0;
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return true;
     }
   }

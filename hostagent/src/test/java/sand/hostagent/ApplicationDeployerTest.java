@@ -35,6 +35,12 @@ import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
+import java.nio.file.Files;
+import java.util.LinkedHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 
 /**
  * The host agent's deploy orchestration on fakes: Docker is {@link FakeDockerEngine}, the cluster state is in
@@ -103,7 +109,7 @@ class ApplicationDeployerTest {
     return deployer(limits, g -> true);
   }
 
-  ApplicationDeployer deployer(ApplicationLimits limits, java.util.function.Predicate<GrainRef> partitioned) {
+  ApplicationDeployer deployer(ApplicationLimits limits, Predicate<GrainRef> partitioned) {
     SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
         clock);
     return new ApplicationDeployer(new ApplicationDeployer.Cluster(HOST, store, topics, clock),
@@ -115,7 +121,7 @@ class ApplicationDeployerTest {
 
   /** An application of grains a and b; {@code codeOfA} null leaves a's code out (the deploy fails at once). */
   void putApp(String appId, int version, String settings, String codeOfA) {
-    Map<String, GrainCode> code = new java.util.LinkedHashMap<>();
+    Map<String, GrainCode> code = new LinkedHashMap<>();
     if (codeOfA != null) {
       code.put("a", new GrainCode("a", codeOfA.getBytes(StandardCharsets.UTF_8), "py",
           Integer.toHexString(codeOfA.hashCode())));
@@ -186,7 +192,7 @@ class ApplicationDeployerTest {
   @Test
   void requestsForABusyApplicationAreCoalescedIntoOneMoreRun() throws Exception {
     List<String> runs = new CopyOnWriteArrayList<>();
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
     ReconcileLanes lanes = new ReconcileLanes(pool, app -> {
       runs.add(app);
       try {
@@ -236,7 +242,7 @@ class ApplicationDeployerTest {
   void backOffDoublesUpToItsCap() {
     ApplicationDeployer d = deployer(ApplicationLimits.defaults());
     assertEquals(List.of(30L, 60L, 120L, 240L, 240L, 240L),
-        java.util.stream.IntStream.rangeClosed(1, 6).mapToObj(a -> d.backoff(a).toSeconds()).toList());
+        IntStream.rangeClosed(1, 6).mapToObj(a -> d.backoff(a).toSeconds()).toList());
     assertEquals(240, d.backoff(1000).toSeconds());
   }
 
@@ -334,7 +340,7 @@ class ApplicationDeployerTest {
 
   /** The application's folder as the sandbox sees it. */
   String fileOfApp(String appId, String name) throws Exception {
-    return java.nio.file.Files.readString(tmp.resolve("state").resolve("apps").resolve(appId).resolve(name));
+    return Files.readString(tmp.resolve("state").resolve("apps").resolve(appId).resolve(name));
   }
 
   @Test
@@ -411,7 +417,7 @@ class ApplicationDeployerTest {
 
   @Test
   void anApplicationIsDeployedOnlyOnceTheBridgeHasItsGrainsPartitions() throws Exception {
-    java.util.concurrent.atomic.AtomicBoolean assigned = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean assigned = new AtomicBoolean();
     ApplicationDeployer d = deployer(ApplicationLimits.defaults(), g -> assigned.get());
     putApp("app", 1);
     startWorkers("app");

@@ -50,6 +50,7 @@ import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.internal.AppFolder;
 import sand.localbus.thrift.LocalBus;
+import sand.cluster.ClusterSettings;
 
 /**
  * The host agent as {@link HostAgent#newAgent} wires it, on fakes: the cluster state in memory, Docker as
@@ -231,7 +232,7 @@ class HostAgentTest {
   void topicReplicationIsTheClustersSetting() {
     // One replication factor for every topic SAND creates: SAND_CLUSTER_KAFKA_REPLICATION, not a host agent's own.
     assertTrue(HostAgent.DEF.keys().stream().noneMatch(k -> k.name().equals("topic.replication")));
-    assertTrue(sand.cluster.ClusterSettings.DEF.keys().stream().anyMatch(k -> k.name().equals("kafka.replication")));
+    assertTrue(ClusterSettings.DEF.keys().stream().anyMatch(k -> k.name().equals("kafka.replication")));
   }
 
   @Test

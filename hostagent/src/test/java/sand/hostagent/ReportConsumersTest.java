@@ -13,6 +13,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.contracts.ConditionFlag;
 import sand.hostagent.bridge.InstanceReport;
+import java.util.Arrays;
 
 /** Issue 26: what the metrics and the execution logs take from a report, which a grain writes itself. */
 class ReportConsumersTest {
@@ -62,7 +63,7 @@ class ReportConsumersTest {
   void aReportKeepsAtMostMaxLinesAndSaysSo() throws Exception {
     InMemoryClusterStore store = new InMemoryClusterStore();
     String[] many = new String[ExecutionLogs.MAX_LINES + 500];
-    java.util.Arrays.fill(many, "line");
+    Arrays.fill(many, "line");
     try (ExecutionLogs logs = new ExecutionLogs(store, Duration.ofHours(1))) {
       logs.accept(report("resize", "ok", "x1", many).withExecutionBound(true));
       assertTrue(logs.drain(5000));

@@ -28,6 +28,7 @@ import sand.contracts.ConditionFlag;
 import sand.contracts.ConditionFlag.Flag;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
+import java.util.Collections;
 
 /**
  * Issue 26, finding 14: host X runs grain store but owns none of its partitions, so the backup of an event a
@@ -73,7 +74,7 @@ class BackupRenewalTest {
       }
     }
     eventually("backups acknowledged", () -> x.bridge.sender().unacknowledged() == 0);
-    assertEquals(java.util.Collections.nCopies(outputs, Flag.PROCESSING), flags(x.sent(STORE.topic())));
+    assertEquals(Collections.nCopies(outputs, Flag.PROCESSING), flags(x.sent(STORE.topic())));
     assertTrue(x.sent(STORE.topic()).stream().allMatch(r -> r.partition() == null), "keyed: Y's partition");
     forward();
     y.bridge.pollOnce();

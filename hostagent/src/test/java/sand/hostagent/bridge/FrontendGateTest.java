@@ -23,6 +23,7 @@ import sand.contracts.ConditionFlag;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
 import sand.contracts.gate.GateErrorCode;
+import java.util.Arrays;
 
 /** The host agent's side of the gate (contracts/gate.thrift) over the test host's real bus and MockProducer. */
 class FrontendGateTest {
@@ -42,7 +43,7 @@ class FrontendGateTest {
   }
 
   private List<Admission> submit(ObjectNode... events) throws GateError {
-    return gate.submit(credential, java.util.Arrays.stream(events).map(e -> ByteBuffer.wrap(ConditionFlag.toBytes(e)))
+    return gate.submit(credential, Arrays.stream(events).map(e -> ByteBuffer.wrap(ConditionFlag.toBytes(e)))
         .toList());
   }
 

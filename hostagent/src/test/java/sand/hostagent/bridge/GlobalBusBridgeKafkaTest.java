@@ -44,6 +44,8 @@ import sand.datalayer.LocalDataLayer;
 import sand.localbus.Delivery;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * The bridge against the real Kafka (-Dsand.it=true; broker {@code sand.kafka}, default
@@ -130,7 +132,7 @@ class GlobalBusBridgeKafkaTest {
 
   @BeforeEach
   void topics() throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration test: -Dsand.it=true");
+    Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration test: -Dsand.it=true");
     Properties p = new Properties();
     p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     admin = Admin.create(p);
@@ -217,7 +219,7 @@ class GlobalBusBridgeKafkaTest {
     return o == null ? -1 : o.offset();
   }
 
-  private void waitFor(String what, java.util.function.BooleanSupplier condition) {
+  private void waitFor(String what, BooleanSupplier condition) {
     long deadline = System.nanoTime() + WAIT.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {

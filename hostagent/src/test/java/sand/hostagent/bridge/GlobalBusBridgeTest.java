@@ -19,6 +19,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag;
 import sand.datalayer.InMemoryGlobalDataLayer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import sand.contracts.gate.Admission;
+import sand.localbus.LocalMessageBus;
 
 /** Figure 4 steps 1-2 and the offset bookkeeping, over MockConsumer and MockProducer. */
 class GlobalBusBridgeTest {
@@ -53,9 +61,9 @@ class GlobalBusBridgeTest {
     assertEquals(Map.of("sand.shop.resize", List.of(0, 1), "sand.shop.store", List.of(0)), h.bridge.ownedPartitions());
     h.add(tp(RESIZE, 1), 0, ConditionFlag.newEvent(event("e1", RESIZE), ""));
     h.bridge.pollOnce();
-    List<com.fasterxml.jackson.databind.node.ObjectNode> got = h.drain(RESIZE);
+    List<ObjectNode> got = h.drain(RESIZE);
     assertEquals(1, got.size());
-    com.fasterxml.jackson.databind.JsonNode entry = got.get(0).path("trace").get(0);
+    JsonNode entry = got.get(0).path("trace").get(0);
     assertEquals("agent.in", entry.get(0).asText(), "the host agent's entry in the event's trace: " + entry);
     assertEquals(h.hostId, entry.get(1).asText());
     assertTrue(entry.get(2).asLong() <= entry.get(3).asLong(), "taken, then queued");
@@ -111,7 +119,7 @@ class GlobalBusBridgeTest {
     assertTrue(h.consumer.paused().contains(tp(RESIZE, 0)));
     assertFalse(h.consumer.paused().contains(tp(RESIZE, 1)), "other partitions go on");
     h.add(tp(RESIZE, 0), 5, ConditionFlag.newEvent(event("e5", RESIZE), ""));
-    List<String> got = new java.util.ArrayList<>(ids(h.drain(RESIZE)));
+    List<String> got = new ArrayList<>(ids(h.drain(RESIZE)));
     for (int round = 0; round < 10 && got.size() < 6; round++) {
       h.clock.advance(Duration.ofSeconds(1));
       h.bridge.pollOnce();
@@ -138,7 +146,7 @@ class GlobalBusBridgeTest {
 
   @Test
   void aFailedHostsBackupIsTakenOverAtOnceNotAfterTheTimeout() throws Exception {
-    Set<String> failed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    Set<String> failed = ConcurrentHashMap.newKeySet();
     h.hostDead = failed::contains;
     h.assign(tp(STORE, 0));
     h.add(tp(STORE, 0), 0, ConditionFlag.processing(event("slow", STORE), "h9"));
@@ -193,7 +201,7 @@ class GlobalBusBridgeTest {
     assertFalse(h.bridge.tracker().tracks(tp(RESIZE, 0)));
     h.consumer.rebalance(List.of(tp(RESIZE, 0), tp(RESIZE, 1))); // back: MockConsumer shows commits of assigned ones
     assertEquals(1, committed(tp(RESIZE, 0)), "e0 finished, e1 not");
-    assertEquals(java.util.OptionalLong.of(1), h.bridge.tracker().committable(tp(RESIZE, 0)));
+    assertEquals(OptionalLong.of(1), h.bridge.tracker().committable(tp(RESIZE, 0)));
   }
 
   @Test
@@ -214,7 +222,7 @@ class GlobalBusBridgeTest {
     assertEquals(Map.of("sand.shop.resize", List.of(1)), h.bridge.ownedPartitions());
 
     // e0's instance finishes after the revocation: its finished flag still goes to e0's partition, for the next owner
-    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+    h.bus.publish(TestHost.CRED, LocalMessageBus.HOST_AGENT_QUEUE,
         TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce();
     TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
@@ -255,12 +263,12 @@ class GlobalBusBridgeTest {
     h.bridge.updateGrains(Set.of()); // undeploy (or a redeploy's old version): no more events for shop
     h.bridge.pollOnce();
     // e0's instance finishes while the sandbox drains: its finished flag is still written
-    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+    h.bus.publish(TestHost.CRED, LocalMessageBus.HOST_AGENT_QUEUE,
         TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce();
     TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
     h.bridge.forgetApplication(TestHost.APP); // the sandbox is gone: e1 is never reported, its next owner replays it
-    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+    h.bus.publish(TestHost.CRED, LocalMessageBus.HOST_AGENT_QUEUE,
         TestHost.report("finished", TestHost.APP, "resize", "e1", List.of(), List.of()));
     h.processor.processOnce();
     Thread.sleep(50);
@@ -273,7 +281,7 @@ class GlobalBusBridgeTest {
     h.add(tp(RESIZE, 0), 0, ConditionFlag.newEvent(event("e0", RESIZE), ""));
     h.bridge.pollOnce();
     h.bridge.forgetApplication(TestHost.APP); // a late call for an earlier sandbox: shop runs here again
-    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+    h.bus.publish(TestHost.CRED, LocalMessageBus.HOST_AGENT_QUEUE,
         TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce();
     TestHost.eventually("e0's finished flag", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("e0", "h1")));
@@ -291,18 +299,18 @@ class GlobalBusBridgeTest {
     assertEquals(List.of("e0"), ids(h.drain(RESIZE)), "one event always fits; the next is past the bound");
     assertTrue(h.consumer.paused().contains(tp(RESIZE, 0)));
     FrontendGate gate = new FrontendGate(h.bridge, h.bus, TestHost.AGENT, TestHost.TAGS);
-    assertEquals(List.of(sand.contracts.gate.Admission.BUSY), gate.submit(TestHost.TAGS.credential("gate"),
-        List.of(java.nio.ByteBuffer.wrap(ConditionFlag.toBytes(event("r1", RESIZE))))), "the gate sends it to Kafka");
+    assertEquals(List.of(Admission.BUSY), gate.submit(TestHost.TAGS.credential("gate"),
+        List.of(ByteBuffer.wrap(ConditionFlag.toBytes(event("r1", RESIZE))))), "the gate sends it to Kafka");
     for (int i = 0; i < 3; i++) { // the grain took e0 and never reports: nothing more comes
       h.clock.advance(Duration.ofSeconds(1));
       h.bridge.pollOnce();
     }
     assertEquals(List.of(), h.drain(RESIZE));
 
-    h.bus.publish(TestHost.CRED, sand.localbus.LocalMessageBus.HOST_AGENT_QUEUE,
+    h.bus.publish(TestHost.CRED, LocalMessageBus.HOST_AGENT_QUEUE,
         TestHost.report("finished", TestHost.APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce(); // e0 finished: room again
-    List<String> got = new java.util.ArrayList<>();
+    List<String> got = new ArrayList<>();
     for (int round = 0; round < 10 && got.isEmpty(); round++) {
       h.clock.advance(Duration.ofSeconds(1));
       h.bridge.pollOnce();

@@ -37,6 +37,8 @@ import sand.contracts.TopicNames;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.concurrent.CopyOnWriteArrayList;
+import sand.datalayer.CanonicalEncoding;
 
 /** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */
 class HostAgentQueueProcessorTest {
@@ -61,7 +63,7 @@ class HostAgentQueueProcessorTest {
 
   @Test
   void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly() throws Exception {
-    List<List<String>> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<List<String>> got = new CopyOnWriteArrayList<>();
     h.health = (app, grain, state, message) -> got.add(List.of(app, grain, state, message));
     // names another application in its body: the bus's stamp (the credential's application) is what counts
     publishReport(CRED, ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
@@ -104,7 +106,7 @@ class HostAgentQueueProcessorTest {
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
     List<ConditionFlag> flags = h.flags(RESIZE.topic());
     assertEquals(List.of(Flag.DATA, Flag.FINISHED), flags.stream().map(ConditionFlag::flag).toList());
-    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
+    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")))),
         flags.get(0).data());
     assertTrue(h.sent(RESIZE.topic()).stream().allMatch(r -> r.partition() == 1), "in e0's own partition");
     eventually("e0 no longer holds the commit", () -> h.bridge.tracker().committable(tp(RESIZE, 1)).equals(OptionalLong.of(1)));
@@ -126,7 +128,7 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce();
     eventually("finished", () -> h.flags(RESIZE.topic()).size() == 1);
-    assertEquals(List.of(ConditionFlag.newEvent((com.fasterxml.jackson.databind.node.ObjectNode)
+    assertEquals(List.of(ConditionFlag.newEvent((ObjectNode)
         output("s1", APP, "publish", false, "exec-e0").without("local"), "h1")), h.flags(PUBLISH.topic()));
     assertTrue(h.producer.history().indexOf(h.sent(PUBLISH.topic()).get(0))
         < h.producer.history().indexOf(h.sent(RESIZE.topic()).get(0)));
@@ -151,11 +153,11 @@ class HostAgentQueueProcessorTest {
   void aResultForAnotherApplicationsExecutionIsRefused() throws Exception {
     e0Delivered();
     // mall's grain learned shop's execution id and even its tag, and answers shop's caller with its own result
-    com.fasterxml.jackson.databind.node.ObjectNode forged = output("f1", OTHER_APP, "end", false, "exec-e0");
+    ObjectNode forged = output("f1", OTHER_APP, "end", false, "exec-e0");
     forged.put("tag", TestHost.TAGS.of(APP, "exec-e0", TestHost.FRONTEND));
-    com.fasterxml.jackson.databind.node.ObjectNode untagged = output("f2", OTHER_APP, "end", false, "exec-e0");
+    ObjectNode untagged = output("f2", OTHER_APP, "end", false, "exec-e0");
     untagged.remove("tag");
-    com.fasterxml.jackson.databind.node.ObjectNode otherFrontend = output("f3", APP, "end", false, "exec-e0");
+    ObjectNode otherFrontend = output("f3", APP, "end", false, "exec-e0");
     otherFrontend.put("frontend", "fe-elsewhere"); // shop's own grain redirecting its result
     publishReport(OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(forged, untagged), List.of()));
     publishReport(CRED, report("sent", APP, "resize", "e0", List.of(otherFrontend), List.of()));
@@ -173,7 +175,7 @@ class HostAgentQueueProcessorTest {
   @Test
   void outputsToGrainsOutsideTheWorkflowMakeNoTopics() throws Exception {
     e0Delivered();
-    List<com.fasterxml.jackson.databind.node.ObjectNode> outs = new java.util.ArrayList<>();
+    List<ObjectNode> outs = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
       outs.add(output("n" + i, APP, "made-up-" + i, false, "exec-e0"));
     }
@@ -296,7 +298,7 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), same));
     h.processor.processOnce();
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
-    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")));
+    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")));
     assertEquals(List.of(photo), h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one in the flag");
     assertEquals(1, h.data.forApplication(APP).metadataComputed(), "its SHA-256 computed once");
   }

@@ -27,6 +27,7 @@ import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.TopicNames;
 import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
+import java.util.ArrayList;
 
 /**
  * Lost grain instances re-delivered on this host (LocalRecovery): by a grain worker's "lost" report, a
@@ -58,7 +59,7 @@ class LocalRecoveryTest {
 
   /** What a grain worker does: take up to {@code n} events of resize's queue. */
   private List<String> workerTakes(int n) throws Exception {
-    List<String> out = new java.util.ArrayList<>();
+    List<String> out = new ArrayList<>();
     for (byte[] b : h.bus.poll(TestHost.AGENT, RESIZE.localQueue(), n, 0)) {
       out.add(ConditionFlag.JSON.readTree(b).path("id").asText());
     }
@@ -91,7 +92,7 @@ class LocalRecoveryTest {
   }
 
   private List<JsonNode> results() throws Exception {
-    List<JsonNode> out = new java.util.ArrayList<>();
+    List<JsonNode> out = new ArrayList<>();
     for (ProducerRecord<String, byte[]> r : h.sent(TopicNames.responseTopic(FRONTEND))) {
       out.add(ConditionFlag.JSON.readTree(r.value()));
     }

@@ -41,6 +41,8 @@ import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxProcess;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
+import sand.contracts.ApplicationLimits;
+import sand.datalayer.InMemoryGlobalDataLayer;
 
 /**
  * Lost grain instances in a real sandbox (-Dsand.it=true): the host agent's bridge and LQ_HA processor over
@@ -68,7 +70,7 @@ class LostInstanceDockerTest {
     docker = new DockerHttpEngine(DockerHttpEngine.DEFAULT_SOCKET);
     docker.ping();
     image = ItImage.build(ROOT, "sand-sandbox-lost-" + run);
-    h = new TestHost("it" + run, new sand.datalayer.InMemoryGlobalDataLayer(), 10_000, true, s -> s);
+    h = new TestHost("it" + run, new InMemoryGlobalDataLayer(), 10_000, true, s -> s);
     Path sockets = tmp.resolve("sockets");
     open.add(LocalBusServer.serveUnix(h.bus, "bus-" + APP, sockets.resolve("bus.sock"), 64));
     ThriftServer data = ThriftServer.unix("data-" + APP, new DataLayerService(h.data).processor(),
@@ -76,7 +78,7 @@ class LostInstanceDockerTest {
     open.add(data::close);
     manager = new SandboxManager(h.hostId, SandboxSettings.with(tmp.resolve("state"), Map.of(SandboxSettings.STOP_GRACE_S,
         "2")).withImage(image.tag()).withLabels(Map.of("sand.test", run)), docker, Clock.systemUTC(),
-        sand.contracts.ApplicationLimits.defaults(), h.bridge::sandboxExited); // as HostAgent wires it
+        ApplicationLimits.defaults(), h.bridge::sandboxExited); // as HostAgent wires it
     String workflow = "{\"name\":\"shop\",\"entry\":\"resize\",\"functions\":[{\"name\":\"resize\",\"next\":[\"end\"]},"
         + "{\"name\":\"store\",\"next\":[\"end\"]}]}";
     Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();

@@ -37,6 +37,8 @@ import sand.datalayer.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * One host agent's bridge over fakes (the unit tests' fixture): the in-process local bus and data
@@ -73,11 +75,11 @@ final class TestHost implements AutoCloseable {
   final HostAgentQueueProcessor processor;
   final List<InstanceReport> reports = new CopyOnWriteArrayList<>();
   /** Also called with each accepted report, after it is added to {@link #reports} (a test may block in it). */
-  volatile java.util.function.Consumer<InstanceReport> onReport = r -> { };
+  volatile Consumer<InstanceReport> onReport = r -> { };
   /** Gets the supervisors' worker reports (the deployer's part in the host agent); none by default. */
   volatile HostAgentQueueProcessor.WorkerHealth health;
   /** Whether a host is known to have failed (the cluster membership's part); none by default. */
-  volatile java.util.function.Predicate<String> hostDead = host -> false;
+  volatile Predicate<String> hostDead = host -> false;
 
   TestHost() {
     this("h1", new InMemoryGlobalDataLayer(), 10_000, true);

@@ -11,6 +11,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.common.testing.ManualClock;
+import java.util.List;
 
 class ClusterMembershipTest {
   private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
@@ -80,7 +81,7 @@ class ClusterMembershipTest {
   void noHostIsKnownFailedWhileTheClusterStateIsUnreadable() {
     InMemoryClusterStore broken = new InMemoryClusterStore() {
       @Override
-      public java.util.List<HostInfo> liveHosts(Instant at, Duration maxAge) {
+      public List<HostInfo> liveHosts(Instant at, Duration maxAge) {
         throw new IllegalStateException("Cassandra is down");
       }
     };

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
+import java.util.Comparator;
 
 /**
  * The sandbox image for integration tests: sand-sandbox:latest (built by deploy/sandbox-image.sh from
@@ -31,7 +32,7 @@ public record ItImage(String tag) {
       return new ItImage(tag);
     } finally {
       try (Stream<Path> walk = Files.walk(ctx)) {
-        for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
           Files.deleteIfExists(p);
         }
       }

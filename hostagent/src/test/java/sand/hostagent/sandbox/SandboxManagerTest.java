@@ -34,6 +34,7 @@ import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
 import sand.hostagent.sandbox.DockerEngine.ProcessEntry;
 import sand.hostagent.sandbox.SandboxStatus.State;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 class SandboxManagerTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -44,7 +45,7 @@ class SandboxManagerTest {
   private final FakeDockerEngine docker = new FakeDockerEngine();
   private final ManualClock clock = new ManualClock(Instant.parse("2024-01-01T00:00:00Z"));
   private Path sockets;
-  private final List<ContainerSpec> installs = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private final List<ContainerSpec> installs = new CopyOnWriteArrayList<>();
   private SandboxManager manager;
 
   @BeforeEach

@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import sand.contracts.ApplicationSettings;
+import java.io.UncheckedIOException;
 
 /** Applications, socket folders and stand-in dependency installs for the sandbox tests. */
 final class TestApps {
@@ -110,7 +111,7 @@ final class TestApps {
           Files.createDirectories(Path.of(out, "fakepkg"));
           Files.writeString(Path.of(out, "fakepkg", "__init__.py"), "VALUE = 1\n");
         } catch (IOException e) {
-          throw new java.io.UncheckedIOException(e);
+          throw new UncheckedIOException(e);
         }
         c.exitCode = 0;
       } else {

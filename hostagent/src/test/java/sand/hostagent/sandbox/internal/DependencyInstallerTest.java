@@ -17,6 +17,8 @@ import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.hostagent.sandbox.internal.DependencyInstaller.InstallFailed;
 import sand.hostagent.sandbox.internal.DependencyInstaller.Requirements;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
 /** The throw-away dependency container, option by option, on a fake Docker Engine. */
 class DependencyInstallerTest {
@@ -132,8 +134,8 @@ class DependencyInstallerTest {
     docker.onStart("sand-deps-", c -> { // a malicious setup.py writes straight into the mounted output folder
       try {
         Files.write(tmp.resolve("lib/filler"), new byte[2 << 20]);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException(e);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
       }
     });
     InstallFailed e = assertThrows(InstallFailed.class, () -> installer(Map.of(SandboxSettings.PIP_OUTPUT_MAX_MB,

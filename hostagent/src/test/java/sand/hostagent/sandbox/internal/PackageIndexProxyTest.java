@@ -23,6 +23,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Base64;
+import javax.net.SocketFactory;
 
 /** The install container's only way out: CONNECT to allowed host:port pairs, nothing else. */
 class PackageIndexProxyTest {
@@ -126,7 +130,7 @@ class PackageIndexProxyTest {
     proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("index.example:443"), Duration.ofSeconds(5),
         "[test]", 2, null);
     int threadsBefore = Thread.activeCount();
-    List<SocketChannel> held = new java.util.ArrayList<>();
+    List<SocketChannel> held = new ArrayList<>();
     try {
       for (int i = 0; i < 2; i++) { // connections that never send their head: each holds a slot
         SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
@@ -186,8 +190,8 @@ class PackageIndexProxyTest {
     t.setDaemon(true);
     t.start();
     PackageIndexProxy.CredentialedIndex index = new PackageIndexProxy.CredentialedIndex(
-        java.net.URI.create("http://ops:s%40cret@127.0.0.1:" + upstream.getLocalPort() + "/simple"),
-        javax.net.SocketFactory.getDefault());
+        URI.create("http://ops:s%40cret@127.0.0.1:" + upstream.getLocalPort() + "/simple"),
+        SocketFactory.getDefault());
     assertEquals("http://127.0.0.1:9/simple", index.localUrl());
     assertTrue(!index.toString().contains("cret"), index.toString());
     proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of(), Duration.ofSeconds(5), "[test]", 4, index);
@@ -197,14 +201,14 @@ class PackageIndexProxyTest {
     t.join(5000);
     assertTrue(reply.startsWith("HTTP/1.1 200 OK") && reply.endsWith("links"), reply);
     assertEquals("GET /simple/six/ HTTP/1.1\r\nAccept: text/html\r\nHost: 127.0.0.1:" + upstream.getLocalPort()
-        + "\r\nAuthorization: Basic " + java.util.Base64.getEncoder().encodeToString(
+        + "\r\nAuthorization: Basic " + Base64.getEncoder().encodeToString(
             "ops:s@cret".getBytes(StandardCharsets.UTF_8)) + "\r\nConnection: close\r\n\r\n", seen[0]);
   }
 
   @Test
   void withACredentialedIndexOtherPlainRequestsAreStillRefused() throws Exception {
     PackageIndexProxy.CredentialedIndex index = new PackageIndexProxy.CredentialedIndex(
-        java.net.URI.create("https://ops:secret@index.example/simple"), javax.net.SocketFactory.getDefault());
+        URI.create("https://ops:secret@index.example/simple"), SocketFactory.getDefault());
     proxy = PackageIndexProxy.serve(tmp.resolve("proxy.sock"), Set.of("127.0.0.1:" + index().getLocalPort()),
         Duration.ofSeconds(5), "[test]", 4, index);
     String reply = exchange("GET http://127.0.0.1:" + index().getLocalPort() + "/ HTTP/1.1\r\n\r\n", null);
