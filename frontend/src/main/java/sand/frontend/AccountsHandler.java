@@ -6,6 +6,12 @@ import java.util.HexFormat;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.Account;
 import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Throttle;
 
 /**
  * {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only); {@code DELETE
@@ -46,7 +52,7 @@ public final class AccountsHandler {
     String name = call.param("account");
     if (!call.isAdmin()) {
       if (call.account() == null) {
-        throw AuthHandler.missingKey();
+        throw ApiException.missingKey();
       }
       if (!call.account().equals(name)) {
         throw new ApiException(403, "forbidden", "an account can delete only itself; you are '" + call.account()

@@ -22,6 +22,11 @@ import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
 import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.GlobalUnavailableException;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Json;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global

@@ -19,6 +19,11 @@ import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.HostAgentTables;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.Workflow;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 
 /**
  * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and

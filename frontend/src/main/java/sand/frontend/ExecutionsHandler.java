@@ -7,6 +7,11 @@ import java.util.Optional;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.contracts.Trace;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances

@@ -44,6 +44,11 @@ import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
 import sand.datalayer.DataLayerSettings;
 import sand.datalayer.GlobalDataLayer;
+import sand.frontend.internal.JsonErrorHandler;
+import sand.frontend.internal.BodyBudget;
+import sand.frontend.internal.LoopbackApi;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Throttle;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded

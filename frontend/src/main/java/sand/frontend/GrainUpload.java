@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import sand.contracts.RequirementLines;
+import sand.frontend.internal.ApiException;
 
 /**
  * Checks an uploaded grain before it is stored. Python source ({@code text/x-python}): not empty, UTF-8

@@ -8,6 +8,11 @@ import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Json;
 
 /**
  * A developer's grains (their code), in two scopes. {@code /api/v1/apps/{app}/grains}: an application's own grains

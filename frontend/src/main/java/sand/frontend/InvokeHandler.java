@@ -24,6 +24,13 @@ import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
 import sand.contracts.Trace;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Errors;
+import sand.frontend.internal.Ids;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 
 /**
  * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
@@ -105,12 +112,6 @@ public final class InvokeHandler {
     r.addAsync("POST", "/app/{app}", false, c -> invoke(c, c.flag("async")));
   }
 
-  static String newId() {
-    byte[] b = new byte[16];
-    RANDOM.nextBytes(b);
-    return HexFormat.of().formatHex(b);
-  }
-
   /** Run the application named by the call's {@code app} with its body; {@code async} answers 202 at once. */
   CompletionStage<Reply> invoke(Call call, boolean async) {
     long received = System.nanoTime();
@@ -142,7 +143,7 @@ public final class InvokeHandler {
           + maxConcurrentPerAccount + " requests in flight in the cluster (" + share + " on each of "
           + Math.max(1, liveFrontends.getAsInt()) + " frontends; setting max.concurrent.per.account); retry later");
     }
-    String executionId = newId();
+    String executionId = Ids.newId();
     int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
     CompletableFuture<Reply> answer;
     try {
@@ -158,7 +159,7 @@ public final class InvokeHandler {
       }
       CompletableFuture<Results.Arrival> result = async ? null : results.expect(executionId);
       java.time.Instant now = clock.instant();
-      Event event = Event.request(newId(), executionId, app.appId(), app.entry(), frontendId, value,
+      Event event = Event.request(Ids.newId(), executionId, app.appId(), app.entry(), frontendId, value,
           now.getEpochSecond() * 1_000_000_000L + now.getNano(), tags.of(app.appId(), executionId, frontendId))
           .trace(Trace.FRONTEND, frontendId, received);
       CompletableFuture<Void> sent = gates != null && gates.submit(event, app.hosts())

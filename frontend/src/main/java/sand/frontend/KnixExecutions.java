@@ -14,6 +14,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 
 /**
  * A KNIX workflow's execution endpoint, {@code POST /app/{app}/knix} (docs/knix.md): the application's

@@ -13,6 +13,7 @@ import javax.crypto.SecretKeyFactory;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.PBEKeySpec;
 import javax.crypto.spec.SecretKeySpec;
+import sand.frontend.internal.Json;
 
 /**
  * KNIX logins (e-mail + password) over SAND accounts (API keys). KNIX hands a token to whoever logs in; here the

@@ -26,6 +26,13 @@ import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.KnixRecord;
 import sand.contracts.TopicNames;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.LoopbackApi;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Throttle;
 
 /**
  * The KNIX door (docs/knix.md): {@code POST /management} with KNIX MicroFunctions' {@code {"action", "data"}}

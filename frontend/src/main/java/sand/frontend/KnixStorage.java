@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.function.Function;
 import sand.datalayer.GlobalDataLayer;
 import sand.datalayer.GlobalUnavailableException;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Json;
 
 /**
  * KNIX's {@code performStorageAction}: the data of a workflow (with {@code workflowid}: its SAND application's data,

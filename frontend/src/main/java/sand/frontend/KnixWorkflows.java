@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import sand.contracts.Rules;
+import sand.frontend.internal.Json;
 
 /**
  * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},

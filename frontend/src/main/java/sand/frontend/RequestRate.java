@@ -2,6 +2,7 @@ package sand.frontend;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import sand.frontend.internal.TokenBucket;
 
 /**
  * An account's request-rate quota (requests per second, cluster-wide), as this frontend's share of it: a token

@@ -15,6 +15,7 @@ import sand.cluster.FrontendTables;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.Trace;
+import sand.frontend.internal.Json;
 
 /**
  * Results arriving for this frontend (Figure 4 step 11): the first result per execution id wins (decided here,

@@ -3,6 +3,11 @@ package sand.frontend;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.function.BooleanSupplier;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 
 /**
  * {@code /healthz}, {@code /metrics} (Prometheus text; the operator's only: it names every application) and

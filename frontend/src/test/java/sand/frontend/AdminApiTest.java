@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.frontend.internal.Json;
 
 /** The operator's API over HTTP: the admin key only; every account's applications, the hosts, undeploy, disable. */
 class AdminApiTest {

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables;
+import sand.frontend.internal.Json;
 
 /** The developer REST API over HTTP: accounts, grains, applications, deploy, executions, errors. */
 class DeveloperApiTest {

@@ -12,6 +12,11 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.BodyBudget;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Throttle;
 
 /** What a stranger can make a frontend hold or do (issue 26, findings 6, 8, 9, 12): each is bounded. */
 class FrontendLimitsTest {

@@ -13,6 +13,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables.LogLine;
+import sand.frontend.internal.Json;
 
 /** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
 class InvokeTest {

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.FrontendTables;
+import sand.frontend.internal.Json;
 
 /** The KNIX door over HTTP: POST /management as mfn-sdk 0.8.9 calls it, and a workflow's /knix endpoint. */
 class KnixManagementTest {

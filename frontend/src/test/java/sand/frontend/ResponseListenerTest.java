@@ -21,6 +21,7 @@ import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.InMemoryClusterStore;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
+import sand.frontend.internal.Json;
 
 /** A frontend's response topic across restarts: results written while it was away are still recorded. */
 class ResponseListenerTest {

@@ -24,6 +24,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.contracts.ApplicationLimits;
+import sand.frontend.internal.Json;
 
 /**
  * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events

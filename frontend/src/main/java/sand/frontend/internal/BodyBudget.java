@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 /**
  * Admission of request bodies: the bytes of bodies this frontend holds in memory at once, over all requests. A
@@ -6,17 +6,17 @@ package sand.frontend;
  * budget spent answers 503 at once instead of growing the heap until the JVM runs out (finding 6 of issue 26: 40
  * callers posting 9 MB each took a 384 MB frontend down). The bytes go back when the request is answered.
  */
-final class BodyBudget {
+public final class BodyBudget {
   private final long capacity;
   private long used;
   private long refused;
 
-  BodyBudget(long capacity) {
+  public BodyBudget(long capacity) {
     this.capacity = capacity;
   }
 
   /** Take {@code bytes} from the budget, or false (nothing taken) when that would exceed it. */
-  synchronized boolean tryTake(long bytes) {
+  public synchronized boolean tryTake(long bytes) {
     if (bytes > capacity - used) {
       refused++;
       return false;
@@ -25,21 +25,21 @@ final class BodyBudget {
     return true;
   }
 
-  synchronized void give(long bytes) {
+  public synchronized void give(long bytes) {
     used = Math.max(0, used - bytes);
   }
 
-  long capacity() {
+  public long capacity() {
     return capacity;
   }
 
   /** Bytes of bodies held now (metrics). */
-  synchronized long used() {
+  public synchronized long used() {
     return used;
   }
 
   /** Bodies refused so far for want of budget (metrics). */
-  synchronized long refused() {
+  public synchronized long refused() {
     return refused;
   }
 }

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -15,13 +15,16 @@ import org.eclipse.jetty.util.Fields;
  * router gives them back when the call is answered ({@link #release}).
  */
 public final class Call {
+  /** Set by the authentication wrapper: the account of the caller's key; the admin token. */
+  public static final String ACCOUNT_ATTRIBUTE = "sand.account";
+  public static final String ADMIN_ATTRIBUTE = "sand.admin";
   private final Request request;
   private final Map<String, String> params;
   private final String account;
   /** Request attribute: the body was read to its end (nothing left for the router to drain). */
-  static final String BODY_READ_ATTRIBUTE = "sand.body.read";
+  public static final String BODY_READ_ATTRIBUTE = "sand.body.read";
   /** What a caller refused for want of body budget is told to wait before trying again. */
-  static final int BUSY_RETRY_AFTER_S = 1;
+  public static final int BUSY_RETRY_AFTER_S = 1;
 
   private final long maxBody;
   private final BodyBudget budget;
@@ -29,11 +32,11 @@ public final class Call {
   private Fields query;
   private byte[] body;
 
-  Call(Request request, Map<String, String> params, String account, long maxBody) {
+  public Call(Request request, Map<String, String> params, String account, long maxBody) {
     this(request, params, account, maxBody, null);
   }
 
-  Call(Request request, Map<String, String> params, String account, long maxBody, BodyBudget budget) {
+  public Call(Request request, Map<String, String> params, String account, long maxBody, BodyBudget budget) {
     this.request = request;
     this.params = params;
     this.account = account;
@@ -42,7 +45,7 @@ public final class Call {
   }
 
   /** Give the body's bytes back to the budget (the router, once the call is answered). */
-  synchronized void release() {
+  public synchronized void release() {
     if (taken > 0 && budget != null) {
       budget.give(taken);
     }
@@ -60,7 +63,7 @@ public final class Call {
 
   /** The request carried the operator's admin key. */
   public boolean isAdmin() {
-    return Boolean.TRUE.equals(request.getAttribute(AuthHandler.ADMIN_ATTRIBUTE));
+    return Boolean.TRUE.equals(request.getAttribute(ADMIN_ATTRIBUTE));
   }
 
   public String query(String name) {
@@ -169,7 +172,7 @@ public final class Call {
   }
 
   /** The largest body this call's route takes. */
-  long maxBody() {
+  public long maxBody() {
     return maxBody;
   }
 

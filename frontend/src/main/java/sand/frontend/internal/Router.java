@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -28,7 +28,7 @@ public final class Router extends Handler.Abstract {
   /** Request attribute: the template of the matched route (metrics label). */
   public static final String ROUTE_ATTRIBUTE = "sand.route";
   /** Set by nginx when it asks which methods a path allows for a method it refused itself. */
-  static final String REFUSED_METHOD_HEADER = "X-Sand-Refused-Method";
+  public static final String REFUSED_METHOD_HEADER = "X-Sand-Refused-Method";
 
   /** What a route does with a call; an ApiException (thrown or as the failure) becomes an error reply. */
   @FunctionalInterface
@@ -52,7 +52,7 @@ public final class Router extends Handler.Abstract {
   }
 
   /** @param budget the bytes of bodies read at once over all calls (null: no bound, tests) */
-  Router(long maxBody, BodyBudget budget) {
+  public Router(long maxBody, BodyBudget budget) {
     this.maxBody = maxBody;
     this.budget = budget;
   }
@@ -122,9 +122,9 @@ public final class Router extends Handler.Abstract {
       for (int i = 0; i < r.names().size(); i++) {
         params.put(r.names().get(i), java.net.URLDecoder.decode(m.group(i + 1), java.nio.charset.StandardCharsets.UTF_8));
       }
-      String account = (String) request.getAttribute(AuthHandler.ACCOUNT_ATTRIBUTE);
+      String account = (String) request.getAttribute(Call.ACCOUNT_ATTRIBUTE);
       if (r.authenticated() && account == null) {
-        write(request, response, callback, Reply.error(AuthHandler.missingKey()));
+        write(request, response, callback, Reply.error(ApiException.missingKey()));
         return true;
       }
       run(r, new Call(request, params, account, r.maxBody(), budget), request, response, callback);
@@ -175,7 +175,7 @@ public final class Router extends Handler.Abstract {
    * (without keeping it): nginx, still sending a body into a connection the frontend closed, would take the
    * frontend for dead (max_fails) and answer every caller 502 "no live upstreams" (finding 6 of issue 26).
    */
-  static void write(Request request, Response response, Callback callback, Reply reply) {
+  public static void write(Request request, Response response, Callback callback, Reply reply) {
     if (reply.status() >= 400 && request.getLength() != 0 && request.getAttribute(Call.BODY_READ_ATTRIBUTE) == null) {
       request.setAttribute(Call.BODY_READ_ATTRIBUTE, Boolean.TRUE);
       org.eclipse.jetty.io.Content.Source.consumeAll(request, Callback.from(() -> write(response, callback, reply),
@@ -185,7 +185,7 @@ public final class Router extends Handler.Abstract {
     write(response, callback, reply);
   }
 
-  static void write(Response response, Callback callback, Reply reply) {
+  public static void write(Response response, Callback callback, Reply reply) {
     response.setStatus(reply.status());
     if (reply.status() >= 400) {
       // An error may be answered before the request body was read: the connection cannot be reused

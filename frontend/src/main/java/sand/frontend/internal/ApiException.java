@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import java.util.Map;
 
@@ -32,6 +32,12 @@ public final class ApiException extends RuntimeException {
 
   public Map<String, String> extra() {
     return extra;
+  }
+
+  /** A call that needs an API key came without one. */
+  public static ApiException missingKey() {
+    return new ApiException(401, "unauthorized",
+        "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)");
   }
 
   public static ApiException badRequest(String message) {

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,8 +10,8 @@ import java.util.function.LongSupplier;
  * platform or a victim something: sign-ups, logins (issue 26, finding 8). Memory is bounded: past
  * {@link #MAX_KEYS} keys the buckets are forgotten (which only lets one more burst through).
  */
-final class Throttle {
-  static final int MAX_KEYS = 100_000;
+public final class Throttle {
+  public static final int MAX_KEYS = 100_000;
 
   private final String what;
   private final String setting;
@@ -25,19 +25,19 @@ final class Throttle {
    * @param setting   the frontend setting that sets it (the refusal names it)
    * @param perMinute attempts per key per minute (and the burst); 0: no limit
    */
-  Throttle(String what, String setting, int perMinute, LongSupplier nanos) {
+  public Throttle(String what, String setting, int perMinute, LongSupplier nanos) {
     this.what = what;
     this.setting = setting;
     this.perMinute = perMinute;
     this.nanos = nanos;
   }
 
-  Throttle(String what, String setting, int perMinute) {
+  public Throttle(String what, String setting, int perMinute) {
     this(what, setting, perMinute, System::nanoTime);
   }
 
   /** Take one attempt of {@code key}, or throw 429 (too_many_requests) saying when to try again. */
-  void take(String key) {
+  public void take(String key) {
     if (perMinute <= 0) {
       return;
     }
@@ -60,7 +60,7 @@ final class Throttle {
   }
 
   /** Attempts refused so far (metrics). */
-  synchronized long refused() {
+  public synchronized long refused() {
     return refused;
   }
 }

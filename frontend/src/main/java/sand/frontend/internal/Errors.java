@@ -1,14 +1,14 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import com.datastax.oss.driver.api.core.DriverException;
 import org.apache.kafka.common.KafkaException;
 
 /** Failures of the platform behind the frontend, as the caller sees them. */
-final class Errors {
+public final class Errors {
   private Errors() {}
 
   /** Cassandra or Kafka did not answer: 502, the frontend itself is fine. Anything else stays as it is. */
-  static RuntimeException platform(RuntimeException e) {
+  public static RuntimeException platform(RuntimeException e) {
     if (e instanceof ApiException a) {
       return a;
     }

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpField;
@@ -14,7 +14,7 @@ import org.eclipse.jetty.util.Callback;
  * cannot read) answered as the API's JSON error, for every method, instead of Jetty's HTML page (or, for PUT and
  * DELETE, an empty body): the OpenAPI document promises {"error": {"code", "message"}} everywhere.
  */
-final class JsonErrorHandler extends ErrorHandler {
+public final class JsonErrorHandler extends ErrorHandler {
 
   @Override
   public boolean errorPageForMethod(String method) {
@@ -37,7 +37,7 @@ final class JsonErrorHandler extends ErrorHandler {
   }
 
   /** The API's error for a status Jetty chose, with what the caller can do about it. */
-  static ApiException error(int status, String reason) {
+  public static ApiException error(int status, String reason) {
     String why = reason == null || reason.isBlank() ? "" : reason + ": ";
     return switch (status) {
       case 400 -> new ApiException(400, "bad_request", "bad request: " + why + "names in the URL are letters, "

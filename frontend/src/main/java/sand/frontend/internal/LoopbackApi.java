@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -14,22 +14,22 @@ import java.util.function.Supplier;
  * the API with the caller's key, so every check of the API (authentication, ownership, validation, quotas, limits)
  * applies to it unchanged.
  */
-final class LoopbackApi {
+public final class LoopbackApi {
   /**
    * Marks this process's own calls (a random secret of the process, never sent anywhere else): a KNIX sign-up
    * counts against the caller's address in the KNIX door, not again against this frontend's own address.
    */
-  static final String TOKEN_HEADER = "X-Sand-Loopback";
-  static final String TOKEN = InvokeHandler.newId();
+  public static final String TOKEN_HEADER = "X-Sand-Loopback";
+  public static final String TOKEN = Ids.newId();
 
   /** An answer: HTTP status and JSON body (null when the body is not JSON). */
-  record Answer(int status, JsonNode body) {
-    boolean ok() {
+  public record Answer(int status, JsonNode body) {
+    public boolean ok() {
       return status >= 200 && status < 300;
     }
 
     /** The API's error message, or what the status says. */
-    String message() {
+    public String message() {
       String m = body == null ? "" : body.path("error").path("message").asText("");
       return m.isEmpty() ? "HTTP " + status : m;
     }
@@ -37,7 +37,7 @@ final class LoopbackApi {
 
   /** How the KNIX door reaches the API (tests hand in their own). */
   @FunctionalInterface
-  interface Api {
+  public interface Api {
     Answer call(String method, String path, String key, String contentType, byte[] body);
   }
 
@@ -46,11 +46,11 @@ final class LoopbackApi {
   private final Supplier<URI> base;
 
   /** @param base this frontend's own address (known once its connector is started) */
-  LoopbackApi(Supplier<URI> base) {
+  public LoopbackApi(Supplier<URI> base) {
     this.base = base;
   }
 
-  Answer call(String method, String path, String key, String contentType, byte[] body) {
+  public Answer call(String method, String path, String key, String contentType, byte[] body) {
     HttpRequest.Builder b = HttpRequest.newBuilder(base.get().resolve(path)).timeout(Duration.ofSeconds(60))
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
     if (key != null && !key.isEmpty()) { // none: a call anyone may make (sign-up)
