@@ -171,7 +171,7 @@ public final class AppsHandler {
     return Reply.ok(out);
   }
 
-  static final int LOGS_MAX_EXECUTIONS = 100;
+  public static final int LOGS_MAX_EXECUTIONS = 100;
   /** The latest ?since= (as JavaScript's Date allows; the OpenAPI document says the same). */
   static final long SINCE_MAX_MS = 8_640_000_000_000_000L;
 

@@ -19,6 +19,7 @@ import sand.frontend.internal.Router;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Errors;
 import sand.frontend.internal.Reply;
+import sand.frontend.knix.KnixManagement;
 
 /**
  * Authentication: {@code Authorization: Bearer <api key>} becomes the request's account (only the key's

@@ -49,6 +49,10 @@ import sand.frontend.internal.BodyBudget;
 import sand.frontend.internal.LoopbackApi;
 import sand.frontend.internal.Router;
 import sand.frontend.internal.Throttle;
+import sand.frontend.knix.KnixExecutions;
+import sand.frontend.knix.KnixLogins;
+import sand.frontend.knix.KnixManagement;
+import sand.frontend.knix.KnixStorage;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -253,7 +257,7 @@ public final class Frontend {
         config.getInt("login.per.address.per.minute"));
     Throttle loginsByEmail = new Throttle("logins to this e-mail", "login.per.email.per.minute",
         config.getInt("login.per.email.per.minute"));
-    new KnixManagement(deps.store(), auth, loopback::call, new KnixStorage(deps.data(),
+    new KnixManagement(deps.store(), auth::account, loopback::call, new KnixStorage(deps.data(),
         config.getLong("knix.storage.bytes.per.account")), deps.clock(),
         KnixLogins.ITERATIONS)
         .limitLogins(signUps, loginsByAddress, loginsByEmail, config.getInt("login.hash.slots"))
@@ -262,7 +266,7 @@ public final class Frontend {
     metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
     metrics.gauge("sand_frontend_throttled_total", () -> signUps.refused() + loginsByAddress.refused()
         + loginsByEmail.refused());
-    KnixExecutions knix = new KnixExecutions(invoke, directory, deps.store(), results);
+    KnixExecutions knix = new KnixExecutions(invoke, name -> directory.find(name).map(AppDirectory.Target::appId), deps.store(), results);
     metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);

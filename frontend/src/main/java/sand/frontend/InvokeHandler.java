@@ -113,7 +113,7 @@ public final class InvokeHandler {
   }
 
   /** Run the application named by the call's {@code app} with its body; {@code async} answers 202 at once. */
-  CompletionStage<Reply> invoke(Call call, boolean async) {
+  public CompletionStage<Reply> invoke(Call call, boolean async) {
     long received = System.nanoTime();
     String name = call.param("app");
     AppDirectory.Target app = apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name

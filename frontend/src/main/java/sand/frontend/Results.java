@@ -94,11 +94,11 @@ public final class Results {
   }
 
   /** Run {@code r} once a result of {@code executionId} arriving here is recorded (the caller bounds how many). */
-  void watch(String executionId, Runnable r) {
+  public void watch(String executionId, Runnable r) {
     watchers.computeIfAbsent(executionId, k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(r);
   }
 
-  void unwatch(String executionId, Runnable r) {
+  public void unwatch(String executionId, Runnable r) {
     watchers.computeIfPresent(executionId, (k, list) -> {
       list.remove(r);
       return list.isEmpty() ? null : list;
@@ -113,7 +113,7 @@ public final class Results {
   }
 
   /** Is this value a grain's error event ({"error": {"type", "message", "grain"}}, grainworker/envelope.py)? */
-  static boolean isError(JsonNode value) {
+  public static boolean isError(JsonNode value) {
     return value != null && value.isObject() && value.size() == 1 && value.path("error").isObject();
   }
 

@@ -17,6 +17,9 @@ import sand.frontend.internal.BodyBudget;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Throttle;
+import sand.frontend.knix.KnixLogins;
+import sand.frontend.knix.KnixManagement;
+import sand.frontend.knix.KnixStorage;
 
 /** What a stranger can make a frontend hold or do (issue 26, findings 6, 8, 9, 12): each is bounded. */
 class FrontendLimitsTest {

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.knix;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -12,8 +12,8 @@ import sand.frontend.internal.Json;
  * have: the exit's name ({@code exit} or {@code end}, "end" by default, which SAND always calls "end"), checkpoint
  * and immediate-message switches (no effect here), and session functions (refused: SAND has no sessions).
  */
-final class KnixWorkflows {
-  private KnixWorkflows() {}
+final class WorkflowJson {
+  private WorkflowJson() {}
 
   static boolean isAsl(JsonNode json) {
     return sand.contracts.Workflow.isAsl(json);

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.knix;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -28,13 +28,13 @@ import sand.frontend.internal.Json;
  * let the account touch), kept by read-change-write: two frontends writing for one account at the same instant can
  * miscount by one write. An item counts its key (or map and key, set and item, counter name) and its value.
  */
-final class KnixStorage {
+public final class KnixStorage {
   /** Most keys or items one listing returns. */
   static final int MAX_LIST = 10_000;
   /** The default of the frontend setting knix.storage.bytes.per.account. */
-  static final long DEFAULT_QUOTA_BYTES = 64L << 20;
+  public static final long DEFAULT_QUOTA_BYTES = 64L << 20;
   /** Where an account's bytes used are counted: in its own space, under a name reserved to the platform. */
-  static final String USED_COUNTER = "sand.quota.bytes_used";
+  public static final String USED_COUNTER = "sand.quota.bytes_used";
   private static final String RESERVED = "sand.";
   private static final int STRIPES = 64;
 
@@ -43,11 +43,11 @@ final class KnixStorage {
   /** One account's writes through this frontend change its count one at a time. */
   private final Object[] locks = new Object[STRIPES];
 
-  KnixStorage(GlobalDataLayer data) {
+  public KnixStorage(GlobalDataLayer data) {
     this(data, DEFAULT_QUOTA_BYTES);
   }
 
-  KnixStorage(GlobalDataLayer data, long quotaBytes) {
+  public KnixStorage(GlobalDataLayer data, long quotaBytes) {
     this.data = data;
     this.quotaBytes = quotaBytes;
     for (int i = 0; i < STRIPES; i++) {

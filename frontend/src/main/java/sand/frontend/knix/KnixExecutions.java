@@ -1,9 +1,10 @@
-package sand.frontend;
+package sand.frontend.knix;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executors;
@@ -19,6 +20,8 @@ import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
+import sand.frontend.InvokeHandler;
+import sand.frontend.Results;
 
 /**
  * A KNIX workflow's execution endpoint, {@code POST /app/{app}/knix} (docs/knix.md): the application's
@@ -27,7 +30,7 @@ import sand.frontend.internal.Router;
  * id as plain text; {@code ?executionId=ID}: waits for that execution's result (at most {@link #WAIT_S} s, KNIX's
  * SDK gives up after 60), or with {@code async} too answers {@code {"executionId", "result": null}} while running.
  */
-final class KnixExecutions {
+public final class KnixExecutions {
   static final int WAIT_S = 60;
   /** First pause between reads of a running execution's record; it doubles up to {@link #POLL_MAX_MS}. */
   static final long POLL_MS = 50;
@@ -39,7 +42,8 @@ final class KnixExecutions {
   static final int MAX_WAITS_PER_ADDRESS = 32;
 
   private final InvokeHandler invoke;
-  private final AppDirectory apps;
+  /** The id of an application by name, if there is one. */
+  private final Function<String, Optional<String>> appIds;
   private final ClusterStore store;
   private final Results results;
   /** Reads of execution records: a few threads, and at most {@link #MAX_WAITS} waits queue work on them. */
@@ -51,20 +55,20 @@ final class KnixExecutions {
   private final Map<String, AtomicInteger> waitsByAddress = new ConcurrentHashMap<>();
   private final AtomicInteger waits = new AtomicInteger();
 
-  KnixExecutions(InvokeHandler invoke, AppDirectory apps, ClusterStore store) {
-    this(invoke, apps, store, null);
+  public KnixExecutions(InvokeHandler invoke, Function<String, Optional<String>> appIds, ClusterStore store) {
+    this(invoke, appIds, store, null);
   }
 
   /** @param results this frontend's results: a wait is woken when its execution's result is recorded here */
-  KnixExecutions(InvokeHandler invoke, AppDirectory apps, ClusterStore store, Results results) {
+  public KnixExecutions(InvokeHandler invoke, Function<String, Optional<String>> appIds, ClusterStore store, Results results) {
     this.invoke = invoke;
-    this.apps = apps;
+    this.appIds = appIds;
     this.store = store;
     this.results = results;
   }
 
   /** Result waits in progress (metrics). */
-  int waits() {
+  public int waits() {
     return waits.get();
   }
 
@@ -72,7 +76,7 @@ final class KnixExecutions {
     r.addAsync("POST", "/app/{app}" + KnixManagement.ENDPOINT_SUFFIX, false, this::execute);
   }
 
-  void close() {
+  public void close() {
     timer.shutdownNow();
   }
 
@@ -126,7 +130,7 @@ final class KnixExecutions {
    * recorded by this frontend; waits are capped per client address and in all (429).
    */
   private CompletionStage<Reply> result(String name, String id, boolean async, String address) {
-    String appId = apps.find(name).map(AppDirectory.Target::appId)
+    String appId = appIds.apply(name)
         .orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
     if (!id.matches("[0-9a-f]{32}")) {
       throw ApiException.notFound("no execution '" + id + "' of '" + name + "' (an execution id is 32 hex digits)");

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.knix;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -25,8 +25,8 @@ import sand.frontend.internal.Json;
  * 2023 figure), 64 bytes out: the first 32 are the verifier stored to check the password, the last 32 the wrapping
  * key, which is never stored.
  */
-final class KnixLogins {
-  static final int ITERATIONS = 600_000;
+public final class KnixLogins {
+  public static final int ITERATIONS = 600_000;
   private static final SecureRandom RANDOM = new SecureRandom();
   /** Password derivations done by this process (metrics: a login for an unknown e-mail does one too). */
   private static final java.util.concurrent.atomic.AtomicLong DERIVATIONS = new java.util.concurrent.atomic.AtomicLong();
@@ -73,7 +73,7 @@ final class KnixLogins {
     }
   }
 
-  static long derivations() {
+  public static long derivations() {
     return DERIVATIONS.get();
   }
 
