@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 import sand.common.Credentials;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.CassandraGlobalDataLayer;
 
 /**
  * Integration test against the real Cassandra at 127.0.0.1:9042 (deploy/cassandra.sh start); runs only

@@ -2,6 +2,7 @@ package sand.frontend;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -31,8 +32,8 @@ import sand.common.ConfigDef;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
-import sand.datalayer.DataLayerSettings;
-import sand.datalayer.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataSettings;
+import sand.cluster.globaldata.GlobalDataLayer;
 import sand.frontend.internal.JsonErrorHandler;
 import sand.frontend.internal.BodyBudget;
 import sand.frontend.internal.LoopbackApi;
@@ -245,7 +246,7 @@ public final class Frontend {
     return new Deps(store, new KafkaProducer<>(p), responseConsumer(bootstrap, id, id, gate),
         new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()), Clock.systemUTC(),
         peer -> responseConsumer(bootstrap, id, peer, false),
-        DataLayerSettings.openGlobal(DataLayerSettings.DEF.parse(Map.of())));
+        GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())));
   }
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
@@ -286,8 +287,11 @@ public final class Frontend {
       System.exit(2);
       return;
     }
+    // of the data layer's settings this process reads only where the global layer is; the rest are the host agents'
+    Set<String> elsewhere = new HashSet<>(SCRIPT_VARIABLES);
+    System.getenv().keySet().stream().filter(k -> k.startsWith("SAND_DATALAYER_")).forEach(elsewhere::add);
     for (String unknown : ConfigDef.unknownVariables(System.getenv(),
-        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, DataLayerSettings.DEF), SCRIPT_VARIABLES)) {
+        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, GlobalDataSettings.DEF), elsewhere)) {
       LOG.warn(unknown);
     }
     Deps deps;

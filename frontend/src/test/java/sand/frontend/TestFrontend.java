@@ -75,7 +75,7 @@ final class TestFrontend implements AutoCloseable {
     }
   };
   /** The global data layer (the KNIX door's storage actions). */
-  final sand.datalayer.InMemoryGlobalDataLayer data = new sand.datalayer.InMemoryGlobalDataLayer();
+  final sand.cluster.globaldata.InMemoryGlobalDataLayer data = new sand.cluster.globaldata.InMemoryGlobalDataLayer();
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;

@@ -31,7 +31,7 @@ import sand.cluster.InMemoryClusterStore;
 import sand.common.Credentials;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.GrainRef;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxManager;

@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
-import sand.datalayer.GlobalDataLayer;
-import sand.datalayer.GlobalUnavailableException;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Json;
 

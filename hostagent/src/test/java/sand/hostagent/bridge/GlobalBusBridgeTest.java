@@ -18,7 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** Figure 4 steps 1-2 and the offset bookkeeping, over MockConsumer and MockProducer. */
 class GlobalBusBridgeTest {

@@ -34,7 +34,7 @@ import sand.contracts.ConditionFlag;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.contracts.TopicNames;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
@@ -104,7 +104,7 @@ class HostAgentQueueProcessorTest {
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
     List<ConditionFlag> flags = h.flags(RESIZE.topic());
     assertEquals(List.of(Flag.DATA, Flag.FINISHED), flags.stream().map(ConditionFlag::flag).toList());
-    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
+    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, sand.cluster.globaldata.CanonicalEncoding.sha256Hex(bytes("jpeg")))),
         flags.get(0).data());
     assertTrue(h.sent(RESIZE.topic()).stream().allMatch(r -> r.partition() == 1), "in e0's own partition");
     eventually("e0 no longer holds the commit", () -> h.bridge.tracker().committable(tp(RESIZE, 1)).equals(OptionalLong.of(1)));
@@ -296,7 +296,7 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), same));
     h.processor.processOnce();
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
-    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, sand.datalayer.CanonicalEncoding.sha256Hex(bytes("jpeg")));
+    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, sand.cluster.globaldata.CanonicalEncoding.sha256Hex(bytes("jpeg")));
     assertEquals(List.of(photo), h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one in the flag");
     assertEquals(1, h.data.forApplication(APP).metadataComputed(), "its SHA-256 computed once");
   }

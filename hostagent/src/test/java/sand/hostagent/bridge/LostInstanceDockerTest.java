@@ -68,7 +68,7 @@ class LostInstanceDockerTest {
     docker = new DockerHttpEngine(DockerHttpEngine.DEFAULT_SOCKET);
     docker.ping();
     image = ItImage.build(ROOT, "sand-sandbox-lost-" + run);
-    h = new TestHost("it" + run, new sand.datalayer.InMemoryGlobalDataLayer(), 10_000, true, s -> s);
+    h = new TestHost("it" + run, new sand.cluster.globaldata.InMemoryGlobalDataLayer(), 10_000, true, s -> s);
     Path sockets = tmp.resolve("sockets");
     open.add(LocalBusServer.serveUnix(h.bus, "bus-" + APP, sockets.resolve("bus.sock"), 64));
     ThriftServer data = ThriftServer.unix("data-" + APP, new DataLayerService(h.data).processor(),

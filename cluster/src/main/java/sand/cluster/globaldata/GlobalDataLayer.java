@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 import java.util.List;
 import java.util.Map;
@@ -19,6 +19,8 @@ import sand.contracts.DataMetadata;
  * Implementations: {@link CassandraGlobalDataLayer}, and {@link InMemoryGlobalDataLayer} for tests.
  */
 public interface GlobalDataLayer extends AutoCloseable {
+  /** The longest name (key, map, set, counter, map key, set item) in UTF-8 bytes, as the local layer takes. */
+  int MAX_NAME_BYTES = 4096;
 
   /** Create the keyspace and tables when they do not exist yet (idempotent). */
   void createSchema();

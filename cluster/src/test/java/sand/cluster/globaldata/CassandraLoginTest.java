@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

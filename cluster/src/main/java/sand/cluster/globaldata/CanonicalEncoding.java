@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

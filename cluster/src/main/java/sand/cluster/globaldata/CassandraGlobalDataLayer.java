@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
@@ -50,7 +50,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   private static final Pattern KEYSPACE = Pattern.compile("[a-z][a-z0-9_]{0,47}");
   private static final Duration DDL_TIMEOUT = Duration.ofSeconds(60);
   /** Room in one write for everything but the value: application, names, digest, row overhead. */
-  private static final long NAMES_MARGIN = 3 * ApplicationData.MAX_NAME_BYTES + 16 * 1024;
+  private static final long NAMES_MARGIN = 3 * GlobalDataLayer.MAX_NAME_BYTES + 16 * 1024;
 
   /** Where Cassandra is and how to use it. */
   public record Settings(InetSocketAddress contactPoint, String localDatacenter, String keyspace,

@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package sand.datalayer;
+package sand.cluster.globaldata;
 
 /**
  * The global data layer could not serve a call (Cassandra down, timed out or refusing the request).
