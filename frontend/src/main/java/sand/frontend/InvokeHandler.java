@@ -1,9 +1,7 @@
 package sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -45,7 +43,6 @@ import sand.frontend.internal.Router;
  */
 public final class InvokeHandler {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
-  private static final SecureRandom RANDOM = new SecureRandom();
   public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
   /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
   static final long START_RECORD_WAIT_MS = 2000;
