@@ -27,6 +27,7 @@ import sand.frontend.internal.Call;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 import sand.frontend.internal.Json;
+import sand.frontend.invoke.AppDirectory;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global

@@ -12,6 +12,9 @@ import sand.frontend.internal.Router;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
+import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.InvokeHandler;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances

@@ -43,6 +43,14 @@ import sand.frontend.knix.KnixExecutions;
 import sand.frontend.knix.KnixLogins;
 import sand.frontend.knix.KnixManagement;
 import sand.frontend.knix.KnixStorage;
+import sand.frontend.invoke.AgentGates;
+import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.KafkaResponseTopics;
+import sand.frontend.invoke.ResponseListener;
+import sand.frontend.invoke.ResponseTopicTakeover;
+import sand.frontend.invoke.Results;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables.LogLine;
 import sand.frontend.internal.Json;
+import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.Results;
 
 /** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
 class InvokeTest {

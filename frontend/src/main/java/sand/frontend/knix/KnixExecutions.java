@@ -20,8 +20,8 @@ import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import sand.frontend.InvokeHandler;
-import sand.frontend.Results;
+import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.Results;
 
 /**
  * A KNIX workflow's execution endpoint, {@code POST /app/{app}/knix} (docs/knix.md): the application's

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.time.Duration;
 import java.util.Map;
@@ -27,14 +27,14 @@ import sand.contracts.Workflow;
  * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
  * (4-5 ms on a loaded host) never land on a request again.
  */
-final class AppDirectory {
+public final class AppDirectory {
   private static final Logger LOG = LoggerFactory.getLogger(AppDirectory.class);
 
   /**
    * An application as an invocation needs it; {@code entry} is null when it is not deployed; {@code hosts} are
    * the hosts that report it deployed (where the gate may take its requests).
    */
-  record Target(String name, String appId, String owner, String entry, int requestTimeoutS,
+  public record Target(String name, String appId, String owner, String entry, int requestTimeoutS,
                 java.util.List<String> hosts) {
     boolean deployed() {
       return entry != null;
@@ -51,7 +51,7 @@ final class AppDirectory {
   private final Executor refresher;
 
   /** @param refresher runs the reads that replace entries older than {@code maxAge} */
-  AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
+  public AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
     this.store = store;
     this.maxAgeNanos = maxAge.toNanos();
     this.nanos = nanos;
@@ -59,7 +59,7 @@ final class AppDirectory {
   }
 
   /** The application named {@code name}, or empty when nobody holds the name (cached like the rest). */
-  Optional<Target> find(String name) {
+  public Optional<Target> find(String name) {
     long now = nanos.getAsLong();
     Cached c = byName.get(name);
     if (c == null || maxAgeNanos == 0) { // 0: the operator wants every request to read
@@ -108,7 +108,7 @@ final class AppDirectory {
   }
 
   /** This frontend changed the application: read it again on its next use. */
-  void forget(String name) {
+  public void forget(String name) {
     byName.remove(name);
   }
 }

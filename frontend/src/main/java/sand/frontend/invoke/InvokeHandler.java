@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Clock;
@@ -29,6 +29,7 @@ import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
+import sand.frontend.FrontendMetrics;
 
 /**
  * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
@@ -45,7 +46,7 @@ public final class InvokeHandler {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
   public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
   /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
-  static final long START_RECORD_WAIT_MS = 2000;
+  public static final long START_RECORD_WAIT_MS = 2000;
 
   private final AppDirectory apps;
   private final Producer<String, byte[]> producer;
@@ -82,26 +83,26 @@ public final class InvokeHandler {
    * The account's concurrency limit is the cluster's: each of the live frontends (nginx spreads requests evenly)
    * admits its share, the limit divided by their number, rounded up.
    */
-  void shareLimitWith(java.util.function.IntSupplier liveFrontends) {
+  public void shareLimitWith(java.util.function.IntSupplier liveFrontends) {
     this.liveFrontends = liveFrontends;
   }
 
   /** An account's requests per second in the cluster (each live frontend admits its share); 0 for no quota. */
-  void limitRate(int requestsPerSecond) {
+  public void limitRate(int requestsPerSecond) {
     this.requestsPerSecond = requestsPerSecond;
   }
 
-  int share() {
+  public int share() {
     return share(maxConcurrentPerAccount, liveFrontends.getAsInt());
   }
 
-  static int share(int limit, int liveFrontends) {
+  public static int share(int limit, int liveFrontends) {
     int live = Math.max(1, liveFrontends);
     return Math.max(1, (limit + live - 1) / live);
   }
 
   /** Hand requests to host agents through their gates first (Kafka when none takes one). */
-  void useGates(AgentGates gates) {
+  public void useGates(AgentGates gates) {
     this.gates = gates;
   }
 
@@ -192,7 +193,7 @@ public final class InvokeHandler {
   }
 
   /** Produce the request as a {@code new} record (key = event id) to the entry grain's topic. */
-  CompletableFuture<Void> send(Event event) {
+  public CompletableFuture<Void> send(Event event) {
     CompletableFuture<Void> sent = new CompletableFuture<>();
     String appId = event.app();
     String entry = event.grain();

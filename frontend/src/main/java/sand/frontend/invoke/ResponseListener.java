@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -74,18 +74,18 @@ public final class ResponseListener extends AbstractLifeCycle {
    * crash reads at most this much again; a result read again is recorded again with a later arrival, which ranks
    * lower ({@code FrontendTables.resultRank}), so the first result stays the one recorded.
    */
-  static final Duration COMMIT_INTERVAL = Duration.ofSeconds(1);
+  public static final Duration COMMIT_INTERVAL = Duration.ofSeconds(1);
 
   /**
    * @param fromBeginningWhenNew read a topic with no committed offset from its beginning (another frontend's topic
    *     taken over: whatever is in it was never recorded)
    */
-  ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
+  public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
                    boolean fromBeginningWhenNew) {
     this(topic, consumer, topics, results, fromBeginningWhenNew, COMMIT_INTERVAL);
   }
 
-  ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
+  public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
                    boolean fromBeginningWhenNew, Duration commitInterval) {
     this.commitIntervalNanos = commitInterval.toNanos();
     this.topic = topic;

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -29,13 +29,13 @@ import sand.frontend.internal.Json;
  */
 public final class Results {
   private static final Logger LOG = LoggerFactory.getLogger(Results.class);
-  static final int RECENT_RESULTS = 100_000;
+  public static final int RECENT_RESULTS = 100_000;
 
   /**
    * A result as it arrived: the event that reached end, when (monotonic ns) and its rank; {@code recorded}
    * completes once its record is written (the response topic's offset is committed only past recorded results).
    */
-  record Arrival(Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
+  public record Arrival(Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
 
   private static final CompletableFuture<Void> NOTHING_TO_RECORD = CompletableFuture.completedFuture(null);
 
@@ -71,11 +71,11 @@ public final class Results {
   }
 
   /** Wait for the result of {@code executionId}; call before the request is sent. */
-  CompletableFuture<Arrival> expect(String executionId) {
+  public CompletableFuture<Arrival> expect(String executionId) {
     return waiting.computeIfAbsent(executionId, k -> new CompletableFuture<>());
   }
 
-  void forget(String executionId) {
+  public void forget(String executionId) {
     waiting.remove(executionId);
   }
 
@@ -83,7 +83,7 @@ public final class Results {
    * A synchronous request stopped waiting (timeout): a result that {@link #arrived} took meanwhile is recorded as
    * an asynchronous one's (else nobody would, and the response topic's committed offset would stop before it).
    */
-  void stopWaiting(String executionId, CompletableFuture<Arrival> f) {
+  public void stopWaiting(String executionId, CompletableFuture<Arrival> f) {
     if (!waiting.remove(executionId, f)) {
       f.thenAccept(a -> record(a, a.arrivedNanos()));
     }
@@ -124,7 +124,7 @@ public final class Results {
    * A record whose key (the execution id, as host agents write it) already has a first result is dropped before it
    * is parsed: with the gate, every result comes twice, and the response topic's copy would be dropped anyway.
    */
-  CompletableFuture<Void> arrived(String key, byte[] value) {
+  public CompletableFuture<Void> arrived(String key, byte[] value) {
     long arrivedNanos = System.nanoTime();
     if (key != null) { // the response topic's copy of a result the gate brought: no parse, no HMAC (issue 27)
       CompletableFuture<Void> first;
@@ -168,7 +168,7 @@ public final class Results {
   }
 
   /** Write the execution's end: its result or error, its whole timeline up to {@code repliedNanos}. */
-  void record(Arrival a, long repliedNanos) {
+  public void record(Arrival a, long repliedNanos) {
     JsonNode v = a.event().value();
     boolean failed = isError(v);
     Trace timeline = a.event().trace().plus(Trace.empty().add(Trace.FRONTEND_OUT, frontendId, a.arrivedNanos(),

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -29,7 +29,7 @@ import sand.cluster.FrontendTables.FrontendInfo;
  * still wins by its rank). Its topic is read from the offset its own reader last committed, with its id's tag check,
  * until its heartbeat is young again (it is back) or another live frontend is the one picked.
  */
-final class ResponseTopicTakeover extends AbstractLifeCycle {
+public final class ResponseTopicTakeover extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(ResponseTopicTakeover.class);
 
   private volatile int liveCount = 1;
@@ -45,7 +45,7 @@ final class ResponseTopicTakeover extends AbstractLifeCycle {
   /**
    * @param listeners a (not started) reader of a dead frontend's response topic, given its id
    */
-  ResponseTopicTakeover(FrontendTables store, Clock clock, Duration maxAge, Duration every, String self,
+  public ResponseTopicTakeover(FrontendTables store, Clock clock, Duration maxAge, Duration every, String self,
                         Function<String, ResponseListener> listeners) {
     this.store = store;
     this.clock = clock;
@@ -56,17 +56,17 @@ final class ResponseTopicTakeover extends AbstractLifeCycle {
   }
 
   /** How many frontends were live (this one included) at the last round; 1 before the first. */
-  int liveFrontends() {
+  public int liveFrontends() {
     return liveCount;
   }
 
   /** The ids of the frontends whose response topics this one reads now. */
-  synchronized Set<String> adopted() {
+  public synchronized Set<String> adopted() {
     return Set.copyOf(adopted.keySet());
   }
 
   /** One round: renew this frontend's heartbeat, then take over the dead frontends picked for it, release the rest. */
-  synchronized void round() {
+  public synchronized void round() {
     Instant now = clock.instant();
     store.frontendHeartbeat(self, now);
     List<FrontendInfo> all = store.frontends();
@@ -109,7 +109,7 @@ final class ResponseTopicTakeover extends AbstractLifeCycle {
   }
 
   /** The live frontend that reads {@code dead}'s topic: the highest hash of the pair (String.hashCode is stable). */
-  static String pick(String dead, List<String> live) {
+  public static String pick(String dead, List<String> live) {
     return live.stream().max(Comparator.<String>comparingInt(l -> mix((dead + "\n" + l).hashCode()))
         .thenComparing(Comparator.naturalOrder())).orElseThrow();
   }

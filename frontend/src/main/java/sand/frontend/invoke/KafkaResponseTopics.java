@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -23,7 +23,7 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
   }
 
   /** The topic as it is created. */
-  NewTopic newTopic(String topic) {
+  public NewTopic newTopic(String topic) {
     return KafkaClients.newTopic(topic, 1, replication);
   }
 

@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +27,7 @@ import sand.common.Backoff;
  * less than {@link #MAX_RETRY_BYTES} and {@link #MAX_RETRIES} records: beyond, a failed write is given up at once
  * and counted ({@link #dropped}), so a long Cassandra outage costs bounded memory (issue 26, finding 12).
  */
-final class ExecutionLog implements AutoCloseable {
+public final class ExecutionLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExecutionLog.class);
 
   private final ClusterStore store;
@@ -40,8 +40,8 @@ final class ExecutionLog implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
-  static final long MAX_RETRY_BYTES = 32L << 20;
-  static final int MAX_RETRIES = 10_000;
+  public static final long MAX_RETRY_BYTES = 32L << 20;
+  public static final int MAX_RETRIES = 10_000;
   private final java.util.concurrent.atomic.AtomicLong retryBytes = new java.util.concurrent.atomic.AtomicLong();
   private final java.util.concurrent.atomic.AtomicInteger retrying = new java.util.concurrent.atomic.AtomicInteger();
   private final java.util.concurrent.atomic.AtomicLong dropped = new java.util.concurrent.atomic.AtomicLong();
@@ -50,17 +50,17 @@ final class ExecutionLog implements AutoCloseable {
   /** Pauses between tries of a failed write: Cassandra is usually back within seconds. */
   private static final Backoff PAUSES = Backoff.ofMillis(250, 5000);
 
-  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
+  public ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue) {
     this(store, ttl, threads, queue, Duration.ofMinutes(10));
   }
 
   /** @param retryFor how long a failed write is tried again before its record is given up (logged) */
-  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor) {
+  public ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor) {
     this(store, ttl, threads, queue, retryFor, MAX_RETRY_BYTES, MAX_RETRIES);
   }
 
   /** @param maxRetryBytes, maxRetries what the writes waiting to be tried again may hold at most */
-  ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor, long maxRetryBytes,
+  public ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor, long maxRetryBytes,
                int maxRetries) {
     this.maxRetryBytes = maxRetryBytes;
     this.maxRetries = maxRetries;
@@ -75,22 +75,22 @@ final class ExecutionLog implements AutoCloseable {
         }, new ThreadPoolExecutor.CallerRunsPolicy());
   }
 
-  Duration ttl() {
+  public Duration ttl() {
     return ttl;
   }
 
   /** Completes when the start is written (or given up after its retries). */
-  CompletableFuture<Void> started(ExecutionRecord e) {
+  public CompletableFuture<Void> started(ExecutionRecord e) {
     return write("start", e.executionId(), 256, () -> store.startExecution(e, ttl));
   }
 
   /** A synchronous request started: its record is written with its end ({@link #ended}), or by {@link #release}. */
-  void startedSynchronously(ExecutionRecord e) {
+  public void startedSynchronously(ExecutionRecord e) {
     heldBack.put(e.executionId(), e);
   }
 
   /** Write a held-back start now if its end has not come (a request that ended without a result). */
-  void release(String executionId) {
+  public void release(String executionId) {
     ExecutionRecord e = heldBack.remove(executionId);
     if (e != null) {
       started(e);
@@ -101,7 +101,7 @@ final class ExecutionLog implements AutoCloseable {
    * How the execution ended; {@code rank} decides between several ends of one execution. Completes when the
    * write is done (or was given up and logged after its retries).
    */
-  CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
+  public CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
              long rank) {
     ExecutionRecord start = heldBack.remove(executionId);
     long size = 256 + length(result) + length(error) + length(timings);
@@ -115,7 +115,7 @@ final class ExecutionLog implements AutoCloseable {
   }
 
   /** Writes not yet done (metrics). */
-  int pending() {
+  public int pending() {
     return writers.getQueue().size() + writers.getActiveCount();
   }
 
@@ -124,17 +124,17 @@ final class ExecutionLog implements AutoCloseable {
   }
 
   /** Records given up because too much was waiting to be tried again (metrics). */
-  long dropped() {
+  public long dropped() {
     return dropped.get();
   }
 
   /** Writes waiting to be tried again. */
-  int retrying() {
+  public int retrying() {
     return retrying.get();
   }
 
   /** Bytes held by writes waiting to be tried again (metrics). */
-  long retryBytes() {
+  public long retryBytes() {
     return retryBytes.get();
   }
 

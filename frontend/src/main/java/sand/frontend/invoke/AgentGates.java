@@ -1,4 +1,4 @@
-package sand.frontend;
+package sand.frontend.invoke;
 
 import java.nio.ByteBuffer;
 import java.time.Clock;
@@ -43,11 +43,11 @@ import sand.contracts.gate.HostAgentGate;
  * may already hold a 202. An agent that is not reachable, does not run the grain or is busy answers no: the
  * request then goes through Kafka as before.
  */
-final class AgentGates extends AbstractLifeCycle {
+public final class AgentGates extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
   /** How long an agent that is alive and polled may take to acknowledge a backup (a lost acknowledgement). */
-  static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
-  static final Duration RETRY = Duration.ofSeconds(1);
+  public static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
+  public static final Duration RETRY = Duration.ofSeconds(1);
   private static final int POOL = 8;
   private static final int CONNECT_TIMEOUT_MS = 1000;
   private static final int POLL_WAIT_MS = 1000;
@@ -55,7 +55,7 @@ final class AgentGates extends AbstractLifeCycle {
    * No call waits longer for an answer: a host whose link is cut sends no reset, and a call without a timeout
    * would wait forever (its requests with it). A poll is answered within {@link #POLL_WAIT_MS}, a submit at once.
    */
-  static final int READ_TIMEOUT_MS = 5000;
+  public static final int READ_TIMEOUT_MS = 5000;
 
   /**
    * A request an agent's {@code gate} accepted, not yet backed up in Kafka; or ({@code gate} null) one this frontend
@@ -97,12 +97,12 @@ final class AgentGates extends AbstractLifeCycle {
    * @param fallback   puts a request into Kafka (when its agent went away before backing it up); done when
    *                   Kafka has it
    */
-  AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
+  public AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
              Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback) {
     this(store, clock, hostMaxAge, frontendId, credential, results, fallback, LIVE_ACK_TIMEOUT);
   }
 
-  AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
+  public AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
              Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback, Duration liveAckTimeout) {
     this.liveAckTimeout = liveAckTimeout;
     this.store = store;
@@ -115,11 +115,11 @@ final class AgentGates extends AbstractLifeCycle {
   }
 
   /** Requests handed to agents so far (metrics). */
-  long submitted() {
+  public long submitted() {
     return submitted.get();
   }
 
-  int unacked() {
+  public int unacked() {
     return unacked.size();
   }
 
@@ -127,7 +127,7 @@ final class AgentGates extends AbstractLifeCycle {
    * Hand {@code event} to one of {@code hosts} (where its application is deployed); false when none took it
    * (the caller sends it through Kafka).
    */
-  boolean submit(Event event, List<String> hosts) {
+  public boolean submit(Event event, List<String> hosts) {
     if (!running || hosts.isEmpty()) {
       return false;
     }
@@ -266,7 +266,7 @@ final class AgentGates extends AbstractLifeCycle {
    * FrontendGate), without a JSON parse; null for anything else (a result: an event with many fields, which
    * {@link Results} parses). Anything but that one-field shape is never taken for an acknowledgement.
    */
-  static String ackedId(byte[] m) {
+  public static String ackedId(byte[] m) {
     int n = m.length;
     int p = ACK_PREFIX.length;
     if (n < p + 2 || m[n - 2] != '"' || m[n - 1] != '}' || !java.util.Arrays.equals(m, 0, p, ACK_PREFIX, 0, p)) {
