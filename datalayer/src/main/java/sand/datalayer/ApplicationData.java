@@ -16,6 +16,9 @@ import sand.datalayer.internal.KvStore;
 import sand.datalayer.internal.MapStore;
 import sand.datalayer.internal.SetStore;
 import sand.datalayer.internal.WriteBehind;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * The data of one application in this host's local data layer: what a grain's calls reach once its
@@ -38,7 +41,7 @@ import sand.datalayer.internal.WriteBehind;
  */
 public final class ApplicationData {
   /** Longest name, in UTF-8 bytes; Cassandra refuses keys above 64 KiB, and names are not payloads. */
-  public static final int MAX_NAME_BYTES = 4096;
+  public static final int MAX_NAME_BYTES = GlobalDataLayer.MAX_NAME_BYTES;
 
   private final AppContext ctx;
   private final long valueMaxBytes;

@@ -14,6 +14,8 @@ import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
 import sand.common.ThriftLimits;
 import sand.common.ThriftServer;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * The local data layer served over Thrift: embeddable ({@code new DataLayerServer(config, credentials,

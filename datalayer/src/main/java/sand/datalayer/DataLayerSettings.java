@@ -1,7 +1,5 @@
 package sand.datalayer;
 
-import static sand.common.ConfigDef.HOST_PORT;
-import static sand.common.ConfigDef.KEYSPACE;
 import static sand.common.ConfigDef.PORT;
 import static sand.common.ConfigDef.SECRET;
 import static sand.common.ConfigDef.SOCKET_PATH;
@@ -11,13 +9,14 @@ import static sand.common.ConfigDef.Type.STRING;
 import static sand.common.ConfigDef.between;
 import static sand.common.ConfigDef.emptyOr;
 import static sand.common.ConfigDef.nonBlank;
-import static sand.common.ConfigDef.oneOf;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
+import sand.cluster.globaldata.CassandraGlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataSettings;
 
 /**
  * The settings of the data layer, declared once (environment: {@code SAND_DATALAYER_<KEY>}, e.g.
@@ -31,7 +30,7 @@ public final class DataLayerSettings {
   /** Largest app.max.bytes and max.bytes (1 TiB): a sanity bound, far above any heap this layer runs in. */
   public static final long MEMORY_MAX_BYTES_LIMIT = 1L << 40;
 
-  public static final ConfigDef DEF = new ConfigDef("datalayer")
+  public static final ConfigDef DEF = GlobalDataSettings.declare(new ConfigDef(GlobalDataSettings.COMPONENT)
       .define("host", STRING, "127.0.0.1", nonBlank("a host name or IP address"),
           "address the Thrift server binds to (standalone)")
       .define("port", INT, 9191, PORT,
@@ -42,18 +41,7 @@ public final class DataLayerSettings {
           "also serve on this Unix domain socket (empty = TCP only)")
       .define("max.connections", INT, 4096, between(1, 1_000_000),
           "most client connections served at once (one thread each); a connection that presents no known "
-              + "credential within 5 s of accept is closed")
-      .define("global", STRING, "cassandra", oneOf("cassandra", "memory"),
-          "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
-      .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT, "Cassandra contact point (native protocol)")
-      .define("cassandra.datacenter", STRING, "datacenter1", nonBlank("a datacenter name"),
-          "Cassandra local datacenter")
-      .define("cassandra.keyspace", STRING, "sand", KEYSPACE, "keyspace of the global data layer")
-      .define("cassandra.replication", INT, 1, between(1, 99),
-          "replication factor of the keyspace when it is created (SimpleStrategy)")
-      .define("cassandra.timeout.ms", INT, 5000, between(100, 600_000),
-          "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra, "
-              + "and, when an application's memory quota is full of writes not yet in Cassandra, for some of them before QUOTA_EXCEEDED")
+              + "credential within 5 s of accept is closed"))
       .define("value.max.bytes", INT, 10 * 1024 * 1024, between(1, VALUE_MAX_BYTES_LIMIT),
           "largest value (key-value value, map entry) accepted; larger is TOO_LARGE. Cassandra's largest "
               + "mutation (half its commitlog_segment_size) must be above it")
@@ -91,23 +79,13 @@ public final class DataLayerSettings {
         c.getLong("app.global.max.bytes"));
   }
 
-  /** The Cassandra settings from a parsed config. */
+  /** The Cassandra settings from a parsed config ({@link GlobalDataSettings#cassandra}). */
   public static CassandraGlobalDataLayer.Settings cassandra(Config c) {
-    String contact = c.getString("cassandra.contact");
-    int colon = contact.lastIndexOf(':');
-    int port = Integer.parseInt(contact.substring(colon + 1));
-    if (port < 1 || port > 65535) {
-      throw new ConfigDef.ConfigException("datalayer: cassandra.contact=" + contact + " is invalid: port must be 1..65535");
-    }
-    return new CassandraGlobalDataLayer.Settings(
-        new InetSocketAddress(contact.substring(0, colon), port),
-        c.getString("cassandra.datacenter"), c.getString("cassandra.keyspace"), c.getInt("cassandra.replication"),
-        Duration.ofMillis(c.getInt("cassandra.timeout.ms")));
+    return GlobalDataSettings.cassandra(c);
   }
 
-  /** Open the configured global layer: connect to Cassandra (creating the schema), or a fresh in-memory one. */
+  /** Open the configured global layer ({@link GlobalDataSettings#open}). */
   public static GlobalDataLayer openGlobal(Config c) {
-    return c.getString("global").equals("memory") ? new InMemoryGlobalDataLayer()
-        : CassandraGlobalDataLayer.connect(cassandra(c));
+    return GlobalDataSettings.open(c);
   }
 }

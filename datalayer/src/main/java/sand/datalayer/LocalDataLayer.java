@@ -17,6 +17,7 @@ import sand.datalayer.internal.AppMemory;
 import sand.datalayer.internal.HostMemory;
 import sand.datalayer.internal.Sizes;
 import sand.datalayer.internal.WriteBehind;
+import sand.cluster.globaldata.GlobalDataLayer;
 
 /**
  * The local data layer of one host (paper §4.3): an in-memory store per application, backed up

@@ -11,6 +11,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * Bytes per application in the global data layer (issue 26): counted as writes reach it, and a grain's write

@@ -13,6 +13,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 class CanonicalEncodingTest {
 

@@ -22,6 +22,9 @@ import org.junit.jupiter.api.Test;
 import sand.common.Credentials;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.CassandraGlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataLayer;
 
 /**
  * Integration test against the real Cassandra at 127.0.0.1:9042 (deploy/cassandra.sh start); runs only

@@ -29,6 +29,8 @@ import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
 import sand.datalayer.thrift.LocalDataLayer.Client;
 import sand.datalayer.thrift.DataMetadata;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** The Thrift server end to end on 127.0.0.1:0, and the standalone settings. */
 class DataLayerServerTest {

@@ -18,6 +18,8 @@ import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import java.util.Collections;
 import java.util.Random;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.GlobalDataLayer;
 
 /**
  * What every {@link GlobalDataLayer} promises, run against the fake ({@link InMemoryGlobalDataLayerTest}) and

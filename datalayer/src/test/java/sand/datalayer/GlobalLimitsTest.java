@@ -1,11 +1,11 @@
 package sand.datalayer;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import sand.common.Credentials;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** A value limit the global layer cannot store is refused at start, not discovered by a stuck backup. */
 class GlobalLimitsTest {
@@ -20,14 +20,5 @@ class GlobalLimitsTest {
         e.getMessage());
     new LocalDataLayer(new Credentials(Layers.AGENT), global,
         LocalDataLayer.Options.defaults().withValueMaxBytes(8_000_000)).close();
-  }
-
-  @Test
-  void cassandraSizeSettingsParse() {
-    assertEquals(8388608, CassandraGlobalDataLayer.parseSize("8388608B"));
-    assertEquals(8388608, CassandraGlobalDataLayer.parseSize("8192KiB"));
-    assertEquals(16777216, CassandraGlobalDataLayer.parseSize("16MiB"));
-    assertEquals(1L << 30, CassandraGlobalDataLayer.parseSize("1GiB"));
-    assertThrows(IllegalArgumentException.class, () -> CassandraGlobalDataLayer.parseSize("16 parsecs"));
   }
 }

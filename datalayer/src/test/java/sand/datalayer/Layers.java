@@ -3,6 +3,7 @@ package sand.datalayer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import sand.common.Credentials;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** A local data layer over the in-memory global layer, with two applications granted: the unit tests' fixture. */
 final class Layers implements AutoCloseable {

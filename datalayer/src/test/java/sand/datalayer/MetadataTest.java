@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 /** The data backup flag's metadata (§4.3) and its check against the global layer in recovery. */
 class MetadataTest {

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import sand.common.ConfigDef.ConfigException;
 import sand.common.Credentials;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** app.max.bytes and max.bytes: declared once, checked against each other and value.max.bytes at start. */
 class QuotaSettingsTest {

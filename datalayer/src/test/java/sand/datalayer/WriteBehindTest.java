@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.DataKind;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /** The backup to the global layer: in order per item, never dropped, retried until the global layer is back. */
 class WriteBehindTest {

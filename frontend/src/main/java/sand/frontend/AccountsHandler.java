@@ -6,6 +6,14 @@ import java.util.HexFormat;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.Account;
 import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Throttle;
+import java.util.List;
+import java.util.Set;
 
 /**
  * {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only); {@code DELETE
@@ -46,7 +54,7 @@ public final class AccountsHandler {
     String name = call.param("account");
     if (!call.isAdmin()) {
       if (call.account() == null) {
-        throw AuthHandler.missingKey();
+        throw ApiException.missingKey();
       }
       if (!call.account().equals(name)) {
         throw new ApiException(403, "forbidden", "an account can delete only itself; you are '" + call.account()
@@ -54,10 +62,10 @@ public final class AccountsHandler {
       }
     }
     Account account = store.account(name).orElseThrow(() -> ApiException.notFound("no account '" + name + "'"));
-    java.util.List<ApplicationRecord> owned = store.applications().stream().filter(a -> a.owner().equals(name))
+    List<ApplicationRecord> owned = store.applications().stream().filter(a -> a.owner().equals(name))
         .toList();
-    java.util.Set<String> live = apps.liveHosts();
-    java.util.List<String> running = owned.stream()
+    Set<String> live = apps.liveHosts();
+    List<String> running = owned.stream()
         .filter(a -> !"undeployed".equals(apps.status(a, live)))
         .map(ApplicationRecord::name).sorted().toList();
     if (!running.isEmpty()) {

@@ -17,6 +17,11 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 
 /**
  * The operator's API, {@code /api/v1/admin/...}, for the admin key only (no key: 401; a developer's key: 403):

@@ -20,8 +20,22 @@ import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
-import sand.datalayer.GlobalDataLayer;
-import sand.datalayer.GlobalUnavailableException;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Json;
+import sand.frontend.invoke.AppDirectory;
+import java.time.DateTimeException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
@@ -110,7 +124,7 @@ public final class AppsHandler {
 
   Set<String> liveHosts() {
     return store.liveHosts(clock.instant(), hostMaxAge).stream().map(HostInfo::hostId)
-        .collect(Collectors.toCollection(java.util.TreeSet::new));
+        .collect(Collectors.toCollection(TreeSet::new));
   }
 
   Reply put(Call call) {
@@ -145,7 +159,7 @@ public final class AppsHandler {
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(new ApplicationRecord(existing.appId(), name, call.account(), Json.text(workflow),
         old == null ? "" : old.requirements(), settings.agentJson(), old == null ? 0 : old.version(),
-        old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(), settings.hosts()), java.util.Map.of());
+        old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(), settings.hosts()), Map.of());
     changed(name);
     return Reply.ok(describe(store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
   }
@@ -156,7 +170,7 @@ public final class AppsHandler {
     Set<String> live = liveHosts();
     // by name: the cluster state's order is its partitioner's, which means nothing to a reader
     for (ApplicationRecord app : store.applications().stream()
-        .sorted(java.util.Comparator.comparing(ApplicationRecord::name)).toList()) {
+        .sorted(Comparator.comparing(ApplicationRecord::name)).toList()) {
       if (call.account().equals(app.owner())) {
         AppStatus s = AppStatus.of(app, store.appHostStates(app.appId()), live);
         arr.addObject().put("name", app.name()).put("status", s.status()).put("version", app.version())
@@ -166,7 +180,7 @@ public final class AppsHandler {
     return Reply.ok(out);
   }
 
-  static final int LOGS_MAX_EXECUTIONS = 100;
+  public static final int LOGS_MAX_EXECUTIONS = 100;
   /** The latest ?since= (as JavaScript's Date allows; the OpenAPI document says the same). */
   static final long SINCE_MAX_MS = 8_640_000_000_000_000L;
 
@@ -185,7 +199,7 @@ public final class AppsHandler {
           : Instant.ofEpochMilli(Long.parseLong(s));
       String l = call.query("limit");
       limit = l == null || l.isEmpty() ? 20 : Integer.parseInt(l);
-    } catch (java.time.DateTimeException | ArithmeticException | NumberFormatException e) {
+    } catch (DateTimeException | ArithmeticException | NumberFormatException e) {
       throw ApiException.badRequest("since must be epoch milliseconds (e.g. " + clock.millis() + ") and limit a "
           + "number in 1.." + LOGS_MAX_EXECUTIONS);
     }
@@ -196,8 +210,8 @@ public final class AppsHandler {
     if (limit < 1 || limit > LOGS_MAX_EXECUTIONS) {
       throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_EXECUTIONS);
     }
-    List<String> ids = new java.util.ArrayList<>(store.recentExecutions(o.app().appId(), since, limit));
-    java.util.Collections.reverse(ids);
+    List<String> ids = new ArrayList<>(store.recentExecutions(o.app().appId(), since, limit));
+    Collections.reverse(ids);
     ObjectNode out = Json.object().put("app", o.name().name());
     var arr = out.putArray("executions");
     for (String id : ids) {
@@ -245,10 +259,10 @@ public final class AppsHandler {
     // The grains this version runs, and where each came from (the application's own, or the account's shared
     // one); "current" is false when a newer version was uploaded since the deploy.
     var grains = out.putArray("grains");
-    new java.util.TreeMap<>(store.applicationCode(app.appId())).forEach((resource, code) -> {
+    new TreeMap<>(store.applicationCode(app.appId())).forEach((resource, code) -> {
       ObjectNode g = grains.addObject().put("name", resource).put("sha256", code.sha256());
       var own = store.latestGrain(GrainsHandler.appScope(app.appId()), resource);
-      var shared = own.isPresent() ? java.util.Optional.<GrainVersion>empty() : store.latestGrain(app.owner(), resource);
+      var shared = own.isPresent() ? Optional.<GrainVersion>empty() : store.latestGrain(app.owner(), resource);
       var newest = own.or(() -> shared);
       g.put("scope", own.isPresent() ? "application" : shared.isPresent() ? "account" : null);
       newest.ifPresent(v -> g.put("current", v.sha256().equals(code.sha256()))
@@ -301,7 +315,7 @@ public final class AppsHandler {
       ObjectNode agent = ((ObjectNode) n).deepCopy();
       JsonNode hosts = agent.remove("hosts");
       JsonNode timeout = agent.remove("request_timeout_s");
-      List<String> hostList = new java.util.ArrayList<>();
+      List<String> hostList = new ArrayList<>();
       if (hosts != null && !hosts.isNull()) {
         if (!hosts.isArray()) {
           throw ApiException.badRequest("settings.hosts must be a list of host ids (empty = every live host)");

@@ -14,6 +14,12 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 import sand.cluster.ClusterStore;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Errors;
+import sand.frontend.internal.Reply;
+import sand.frontend.knix.KnixManagement;
 
 /**
  * Authentication: {@code Authorization: Bearer <api key>} becomes the request's account (only the key's
@@ -27,8 +33,8 @@ import sand.cluster.ClusterStore;
  * removed from Cassandra keeps working on this frontend for up to {@link #KEY_MAX_AGE}.
  */
 public final class AuthHandler extends Handler.Wrapper {
-  public static final String ACCOUNT_ATTRIBUTE = "sand.account";
-  public static final String ADMIN_ATTRIBUTE = "sand.admin";
+  public static final String ACCOUNT_ATTRIBUTE = Call.ACCOUNT_ATTRIBUTE;
+  public static final String ADMIN_ATTRIBUTE = Call.ADMIN_ATTRIBUTE;
 
   static final Duration KEY_MAX_AGE = Duration.ofSeconds(30);
   private static final int MAX_KEYS = 100_000; // beyond, forget them all (bounded memory; a re-read each)
@@ -131,11 +137,6 @@ public final class AuthHandler extends Handler.Wrapper {
       known.clear();
     }
     known.put(hash, new Known(account, System.nanoTime()));
-  }
-
-  static ApiException missingKey() {
-    return new ApiException(401, "unauthorized",
-        "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)");
   }
 
   public static String sha256(String s) {

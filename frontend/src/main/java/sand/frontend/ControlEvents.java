@@ -7,6 +7,8 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import sand.contracts.TopicNames;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.ApiException;
 
 /**
  * Deploy and undeploy events on {@code sand.control} (docs/host-agent.md "Control events"), key = app id.

@@ -19,6 +19,17 @@ import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.HostAgentTables;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.Workflow;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.Set;
 
 /**
  * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and
@@ -74,7 +85,7 @@ public final class DeploymentsHandler {
       throw ApiException.badRequest("the body must be {\"grains\": [\"<grain>\", ...]}: the grains whose newest "
           + "code the application should run");
     }
-    java.util.Set<String> only = new java.util.LinkedHashSet<>();
+    Set<String> only = new LinkedHashSet<>();
     for (JsonNode n : names) {
       String resource = n.isTextual() ? wf.grains().getOrDefault(n.asText(), n.asText()) : null;
       if (resource == null || !wf.resources().contains(resource)) {
@@ -90,7 +101,7 @@ public final class DeploymentsHandler {
    * Deploy the application: every grain's newest code, or with {@code only} those grains' newest code and the others'
    * as deployed.
    */
-  private Reply deploy(Call call, AppsHandler.Owned o, ApplicationRecord app, Workflow wf, java.util.Set<String> only) {
+  private Reply deploy(Call call, AppsHandler.Owned o, ApplicationRecord app, Workflow wf, Set<String> only) {
     Map<String, GrainCode> deployed = only == null ? Map.of() : store.applicationCode(app.appId());
     Map<String, GrainCode> code = new LinkedHashMap<>();
     StringBuilder requirements = new StringBuilder();
@@ -160,24 +171,24 @@ public final class DeploymentsHandler {
    * hosts per application; then {@code max} of them, chosen by rendezvous hashing on the application id, so
    * different applications spread over the cluster and one application's choice is stable.
    */
-  static List<String> placement(String appId, java.util.Set<String> live, int max) {
+  static List<String> placement(String appId, Set<String> live, int max) {
     if (max <= 0 || live.size() <= max) {
       return List.of();
     }
     return live.stream()
-        .sorted(java.util.Comparator.comparingLong((String h) -> rendezvous(appId, h)).thenComparing(h -> h))
+        .sorted(Comparator.comparingLong((String h) -> rendezvous(appId, h)).thenComparing(h -> h))
         .limit(max).sorted().toList();
   }
 
   private static long rendezvous(String appId, String host) {
     byte[] d;
     try {
-      d = java.security.MessageDigest.getInstance("SHA-256").digest((appId + "/" + host)
+      d = MessageDigest.getInstance("SHA-256").digest((appId + "/" + host)
           .getBytes(StandardCharsets.UTF_8));
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
-    return java.nio.ByteBuffer.wrap(d).getLong();
+    return ByteBuffer.wrap(d).getLong();
   }
 
   Reply undeploy(Call call) {

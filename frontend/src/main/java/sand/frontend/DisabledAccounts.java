@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import sand.cluster.FrontendTables;
+import java.util.Set;
 
 /**
  * Which accounts the operator disabled, read from the cluster state at most every {@link AuthHandler#KEY_MAX_AGE}
@@ -19,7 +20,7 @@ final class DisabledAccounts {
   private final FrontendTables store;
   private final Duration maxAge;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
-  private final java.util.Set<String> deletedKeys = ConcurrentHashMap.newKeySet();
+  private final Set<String> deletedKeys = ConcurrentHashMap.newKeySet();
 
   DisabledAccounts(FrontendTables store, Duration maxAge) {
     this.store = store;

@@ -7,6 +7,18 @@ import java.util.Optional;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.contracts.Trace;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.InvokeHandler;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import java.time.Duration;
+import java.util.List;
+import sand.cluster.HostAgentTables;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances
@@ -69,7 +81,7 @@ public final class ExecutionsHandler {
     out.set("error", Json.stored(e.error()));
     ObjectNode t = out.putObject("timings").put("started", iso(e.started())).put("finished", iso(e.finished()));
     if (e.started() != null && e.finished() != null) {
-      t.put("duration_ms", java.time.Duration.between(e.started(), e.finished()).toNanos() / 1e6);
+      t.put("duration_ms", Duration.between(e.started(), e.finished()).toNanos() / 1e6);
     }
     // Every hop of the path that reached the result, from the frontend's receipt to its reply (contracts Trace).
     t.set("hops", e.timings() == null ? Json.MAPPER.createArrayNode() : Trace.of(Json.stored(e.timings())).timeline());
@@ -132,7 +144,7 @@ public final class ExecutionsHandler {
   }
 
   /** A page's lines and one more (to tell whether there is a next page), read from the store as a page. */
-  static java.util.List<sand.cluster.HostAgentTables.LogLine> pageOfLogs(sand.cluster.HostAgentTables store,
+  static List<HostAgentTables.LogLine> pageOfLogs(HostAgentTables store,
                                                                           String executionId, LogCursor after,
                                                                           int limit) {
     return after == null ? store.logs(executionId, Long.MIN_VALUE, Integer.MIN_VALUE, limit + 1)
@@ -152,7 +164,7 @@ public final class ExecutionsHandler {
       return new LogCursor(Long.parseLong(s.substring(0, dash)), Integer.parseInt(s.substring(dash + 1)));
     }
 
-    boolean before(sand.cluster.HostAgentTables.LogLine l) {
+    boolean before(HostAgentTables.LogLine l) {
       return tsNanos < l.tsNanos() || (tsNanos == l.tsNanos() && seq < l.seq());
     }
 
@@ -163,8 +175,8 @@ public final class ExecutionsHandler {
   }
 
   /** Add up to {@code limit} of {@code lines} after {@code after} to {@code arr}; the next page's cursor or null. */
-  static String page(java.util.List<sand.cluster.HostAgentTables.LogLine> lines, LogCursor after, int limit,
-                     com.fasterxml.jackson.databind.node.ArrayNode arr) {
+  static String page(List<HostAgentTables.LogLine> lines, LogCursor after, int limit,
+                     ArrayNode arr) {
     int n = 0;
     for (var l : lines) {
       if (after != null && !after.before(l)) {

@@ -1,18 +1,8 @@
 package sand.frontend;
 
-import static sand.common.ConfigDef.PORT;
-import static sand.common.ConfigDef.SECRET;
-import static sand.common.ConfigDef.Type.BOOLEAN;
-import static sand.common.ConfigDef.Type.INT;
-import static sand.common.ConfigDef.Type.LONG;
-import static sand.common.ConfigDef.Type.STRING;
-import static sand.common.ConfigDef.between;
-import static sand.common.ConfigDef.emptyOr;
-import static sand.common.ConfigDef.matches;
-import static sand.common.ConfigDef.nonBlank;
-
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -42,8 +32,26 @@ import sand.common.ConfigDef;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
-import sand.datalayer.DataLayerSettings;
-import sand.datalayer.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataSettings;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.frontend.internal.JsonErrorHandler;
+import sand.frontend.internal.BodyBudget;
+import sand.frontend.internal.LoopbackApi;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Throttle;
+import sand.frontend.knix.KnixExecutions;
+import sand.frontend.knix.KnixLogins;
+import sand.frontend.knix.KnixManagement;
+import sand.frontend.knix.KnixStorage;
+import sand.frontend.invoke.AgentGates;
+import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.KafkaResponseTopics;
+import sand.frontend.invoke.ResponseListener;
+import sand.frontend.invoke.ResponseTopicTakeover;
+import sand.frontend.invoke.Results;
+import java.net.URI;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -56,67 +64,8 @@ public final class Frontend {
   /** Read by deploy/frontend.sh, not by this process (so not reported as unknown settings). */
   static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_FRONTEND_PORTS", "SAND_FRONTEND_HEAP_MB");
 
-  /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;); where Kafka and Cassandra are: {@link ClusterSettings}. */
-  public static final ConfigDef DEF = new ConfigDef("frontend")
-      .define("id", STRING, "", emptyOr("fe-<port>", matches(TopicNames.FRONTEND_FORM, TopicNames.FRONTEND_FORM)),
-          "this frontend's id: its response topic is sand.response.<id>, so it must be unique in the cluster")
-      .define("host", STRING, "127.0.0.1", nonBlank("a host name or IP address"),
-          "address the HTTP server binds")
-      .define("port", INT, 8081, PORT, "HTTP port; 0 picks a free port")
-      .define("admin.key", STRING, "", emptyOr("no admin", SECRET),
-          "the operator's key: the admin API (/api/v1/admin/...), and creating accounts when open.signup is false; "
-              + "make up writes one to $SAND_HOME/admin-key")
-      .define("open.signup", BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
-      .define("max.body.bytes", LONG, 10_485_760L, between(1024, 1L << 30),
-          "largest request body (grain upload, workflow, invocation); larger answers 413; some routes take less "
-              + "(docs/api.md \"Request bodies\")")
-      .define("body.budget.bytes", LONG, 64L << 20, between(1024, 1L << 34),
-          "most bytes of request bodies this frontend holds at once, over all requests (keep it well under the "
-              + "heap); a body that does not fit answers 503 busy with Retry-After at once")
-      .define("signup.per.address.per.minute", INT, 60, between(0, 1_000_000),
-          "sign-ups (POST /api/v1/accounts and the KNIX door's signUp) per client address per minute, a burst of as "
-              + "many; more answer 429 with Retry-After; 0: no limit (the admin key is never limited)")
-      .define("login.per.address.per.minute", INT, 30, between(0, 1_000_000),
-          "KNIX logins per client address per minute (a burst of as many); more answer 429 with Retry-After; 0: no "
-              + "limit")
-      .define("login.per.email.per.minute", INT, 10, between(0, 1_000_000),
-          "KNIX logins per e-mail per minute, whoever tries (a burst of as many): a password is guessed at most this "
-              + "fast; more answer 429 with Retry-After; 0: no limit")
-      .define("login.hash.slots", INT, 2, between(1, 64),
-          "KNIX password derivations (PBKDF2, a fraction of a second of a core each) run at once; up to 8 per slot "
-              + "more wait up to 5 s, the rest answer 503 busy at once")
-      .define("knix.storage.bytes.per.account", LONG, KnixStorage.DEFAULT_QUOTA_BYTES, between(0, Long.MAX_VALUE),
-          "most bytes one account stores through the KNIX door's storage actions (its own space and its workflows'; "
-              + "keys and values); a write past it fails with QUOTA_EXCEEDED")
-      .define("quota.apps.per.account", INT, Quotas.DEFAULTS.appsPerAccount(), between(1, 1_000_000),
-          "most applications one account may have; one more answers 403 quota_exceeded")
-      .define("quota.grains", INT, Quotas.DEFAULTS.grainsPerScope(), between(1, 1_000_000),
-          "most grains an account may share, and most grains of its own an application may have; one more answers "
-              + "403 quota_exceeded")
-      .define("quota.requests.per.second", INT, 0, between(0, 1_000_000),
-          "most requests per second to one account's applications in the cluster (each live frontend admits its "
-              + "share); more answer 429; 0: no limit")
-      .define("max.concurrent.per.account", INT, 64, between(1, 1_000_000),
-          "most requests of one account's applications in flight in the cluster (each live frontend admits its "
-              + "share); more answers 429")
-      .define("request.timeout.s", INT, 30, between(1, 300),
-          "how long a synchronous request waits for its result unless the application sets request_timeout_s")
-      .define("host.max.age.ms", INT, 10_000, between(1000, 600_000),
-          "a host agent whose heartbeat is older than this is not live (not a deploy target)")
-      .define("heartbeat.ms", INT, 2000, between(100, 60_000),
-          "how often this frontend writes its heartbeat to Cassandra and looks for dead frontends (less than "
-              + "frontend.max.age.ms)")
-      .define("frontend.max.age.ms", INT, 10_000, between(1000, 600_000),
-          "a frontend whose heartbeat is older than this is dead: a live frontend reads its response topic for it "
-              + "until it is back")
-      .define("app.cache.ms", INT, 1000, between(0, 600_000),
-          "how long an invocation may use what it read of an application (deployed? entry grain? owner?) before "
-              + "it is read again, in the background (requests meanwhile use what was read; 0: every request reads); "
-              + "changes made through this frontend apply at once")
-      .define("execution.ttl.hours", INT, 168, between(1, 24 * 365),
-          "how long executions' records (status, result, timings) are kept in Cassandra")
-      .define("gate", BOOLEAN, true, "hand requests to the host agents' gates and take results from them "
-          + "(Kafka still gets both); false = every request and result through Kafka only");
+  /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;): {@link FrontendSettings}; Kafka and Cassandra: {@link ClusterSettings}. */
+  public static final ConfigDef DEF = FrontendSettings.DEF;
 
   /**
    * What the frontend talks to; the real ones come from {@link #connect}, tests hand in fakes.
@@ -146,7 +95,7 @@ public final class Frontend {
 
   /** The id of a frontend: the setting, or fe-&lt;port&gt;. */
   public static String id(Config config) {
-    return config.getString("id").isEmpty() ? "fe-" + config.getInt("port") : config.getString("id");
+    return FrontendSettings.from(config).frontendId();
   }
 
   /** {@link #newServer(Config, ApplicationLimits, Deps)} with every cap at its default (tests). */
@@ -159,21 +108,22 @@ public final class Frontend {
    * {@code limits} are the operator's caps on applications' settings ({@code SAND_LIMITS_*}).
    */
   public static Server newServer(Config config, ApplicationLimits limits, Deps deps) {
-    String id = id(config);
+    FrontendSettings s = FrontendSettings.from(config);
+    String id = s.frontendId();
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
     Server server = new Server(pool);
     server.setErrorHandler(new JsonErrorHandler());
     ServerConnector http = new ServerConnector(server);
-    http.setHost(config.getString("host"));
-    http.setPort(config.getInt("port"));
+    http.setHost(s.host());
+    http.setPort(s.port());
     // A synchronous request may wait up to 300 s for its result (request_timeout_s).
     http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
     server.addConnector(http);
 
     FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
-    ExecutionLog executions = new ExecutionLog(deps.store(), Duration.ofHours(config.getInt("execution.ttl.hours")),
+    ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(),
         4, 50_000);
     Results results = new Results(executions, deps.clock(), tags, id);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
@@ -181,12 +131,12 @@ public final class Frontend {
       t.setDaemon(true);
       return t;
     });
-    AppDirectory directory = new AppDirectory(deps.store(), Duration.ofMillis(config.getInt("app.cache.ms")),
+    AppDirectory directory = new AppDirectory(deps.store(), s.appCache(),
         System::nanoTime, refresher);
     ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
         results);
     ResponseTopicTakeover takeover = new ResponseTopicTakeover(deps.store(), deps.clock(),
-        Duration.ofMillis(config.getInt("frontend.max.age.ms")), Duration.ofMillis(config.getInt("heartbeat.ms")), id,
+        s.frontendMaxAge(), s.heartbeat(), id,
         peer -> new ResponseListener(TopicNames.responseTopic(peer), deps.peerResponses().apply(peer), t -> {},
             new Results(executions, deps.clock(), tags, peer), true));
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
@@ -195,19 +145,19 @@ public final class Frontend {
     metrics.gauge("sand_frontend_execution_writes_retry_bytes", executions::retryBytes);
     metrics.gauge("sand_frontend_execution_writes_dropped_total", executions::dropped);
 
-    BodyBudget budget = new BodyBudget(config.getLong("body.budget.bytes"));
+    BodyBudget budget = new BodyBudget(s.bodyBudgetBytes());
     metrics.gauge("sand_frontend_body_bytes_held", budget::used);
     metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
-    Router router = new Router(config.getLong("max.body.bytes"), budget);
+    Router router = new Router(s.maxBodyBytes(), budget);
     new SystemHandler(id, metrics, listener::running).routes(router);
-    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")),
+    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), s.hostMaxAge(),
         limits, directory);
-    Quotas quotas = new Quotas(config.getInt("quota.apps.per.account"), config.getInt("quota.grains"));
+    Quotas quotas = new Quotas(s.quotaAppsPerAccount(), s.quotaGrains());
     apps.useQuotas(quotas);
     if (deps.data() != null) {
       apps.useStorage(deps.data()); // bytes used / allowed in the global data layer, in GET /api/v1/apps/{app}
     }
-    GrainsHandler grains = new GrainsHandler(deps.store(), apps, deps.clock(), 4 * config.getLong("max.body.bytes"),
+    GrainsHandler grains = new GrainsHandler(deps.store(), apps, deps.clock(), 4 * s.maxBodyBytes(),
         limits.requirementsAllowUrls());
     grains.useQuotas(quotas);
     grains.routes(router);
@@ -216,48 +166,49 @@ public final class Frontend {
         deps.clock());
     deployments.routes(router);
     DisabledAccounts disabled = new DisabledAccounts(deps.store(), AuthHandler.KEY_MAX_AGE);
-    Throttle signUps = new Throttle("sign-ups from this address", "signup.per.address.per.minute",
-        config.getInt("signup.per.address.per.minute"));
-    AccountsHandler accounts = new AccountsHandler(deps.store(), config.getBoolean("open.signup"), deps.clock(), apps,
+    Throttle signUps = new Throttle("sign-ups from this address", FrontendSettings.SIGNUP_PER_ADDRESS_PER_MINUTE,
+        s.signUpsPerAddressPerMinute());
+    AccountsHandler accounts = new AccountsHandler(deps.store(), s.openSignup(), deps.clock(), apps,
         disabled);
     accounts.limitSignUps(signUps);
     accounts.routes(router);
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(),
-        Duration.ofMillis(config.getInt("host.max.age.ms"))).routes(router);
+        s.hostMaxAge()).routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
     InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
-        deps.clock(), id, config.getInt("request.timeout.s"), config.getInt("max.concurrent.per.account"));
+        deps.clock(), id, s.requestTimeoutS(), s.maxConcurrentPerAccount());
     invoke.shareLimitWith(takeover::liveFrontends);
-    invoke.limitRate(config.getInt("quota.requests.per.second"));
+    invoke.limitRate(s.quotaRequestsPerSecond());
     invoke.routes(router);
     AgentGates gates = null;
-    if (config.getBoolean("gate")) {
-      gates = new AgentGates(deps.store(), deps.clock(), Duration.ofMillis(config.getInt("host.max.age.ms")), id,
+    if (s.gate()) {
+      gates = new AgentGates(deps.store(), deps.clock(), s.hostMaxAge(), id,
           tags.credential("gate"), m -> results.arrived(null, m), invoke::send);
       invoke.useGates(gates);
       metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
     }
 
-    AuthHandler auth = new AuthHandler(deps.store(), config.getString("admin.key"), disabled, router);
-    String bind = config.getString("host");
+    AuthHandler auth = new AuthHandler(deps.store(), s.adminKey(), disabled, router);
+    String bind = s.host();
     String self = bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]"
         : bind;
-    LoopbackApi loopback = new LoopbackApi(() -> java.net.URI.create("http://" + self + ":" + http.getLocalPort()));
-    Throttle loginsByAddress = new Throttle("logins from this address", "login.per.address.per.minute",
-        config.getInt("login.per.address.per.minute"));
-    Throttle loginsByEmail = new Throttle("logins to this e-mail", "login.per.email.per.minute",
-        config.getInt("login.per.email.per.minute"));
-    new KnixManagement(deps.store(), auth, loopback::call, new KnixStorage(deps.data(),
-        config.getLong("knix.storage.bytes.per.account")), deps.clock(),
+    LoopbackApi loopback = new LoopbackApi(() -> URI.create("http://" + self + ":" + http.getLocalPort()));
+    Throttle loginsByAddress = new Throttle("logins from this address", FrontendSettings.LOGIN_PER_ADDRESS_PER_MINUTE,
+        s.loginPerAddressPerMinute());
+    Throttle loginsByEmail = new Throttle("logins to this e-mail", FrontendSettings.LOGIN_PER_EMAIL_PER_MINUTE,
+        s.loginPerEmailPerMinute());
+    new KnixManagement(deps.store(), auth::account, loopback::call, new KnixStorage(deps.data(),
+        s.knixStorageBytesPerAccount()), deps.clock(),
         KnixLogins.ITERATIONS)
-        .limitLogins(signUps, loginsByAddress, loginsByEmail, config.getInt("login.hash.slots"))
-        .limitZips(config.getLong("max.body.bytes"), 4 * config.getLong("max.body.bytes"))
+        .limitLogins(signUps, loginsByAddress, loginsByEmail, s.loginHashSlots())
+        .limitZips(s.maxBodyBytes(), 4 * s.maxBodyBytes())
         .routes(router);
     metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
     metrics.gauge("sand_frontend_throttled_total", () -> signUps.refused() + loginsByAddress.refused()
         + loginsByEmail.refused());
-    KnixExecutions knix = new KnixExecutions(invoke, directory, deps.store(), results);
+    KnixExecutions knix = new KnixExecutions(invoke, name -> directory.find(name).map(AppDirectory.Target::appId),
+        deps.store(), results);
     metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);
@@ -300,11 +251,11 @@ public final class Frontend {
     String bootstrap = cluster.kafkaBootstrap();
     Properties p = KafkaClients.producerProperties(bootstrap, id);
     p.put(ProducerConfig.CLIENT_ID_CONFIG, ResponseListener.groupId(id));
-    boolean gate = config.getBoolean("gate");
+    boolean gate = FrontendSettings.from(config).gate();
     return new Deps(store, new KafkaProducer<>(p), responseConsumer(bootstrap, id, id, gate),
         new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()), Clock.systemUTC(),
         peer -> responseConsumer(bootstrap, id, peer, false),
-        DataLayerSettings.openGlobal(DataLayerSettings.DEF.parse(Map.of())));
+        GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())));
   }
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
@@ -337,6 +288,7 @@ public final class Frontend {
     ClusterSettings cluster;
     try {
       config = DEF.parse(Map.of());
+      FrontendSettings.from(config); // its cross-field checks, before any socket opens
       limits = ApplicationLimits.fromEnvironment(System.getenv());
       cluster = ClusterSettings.fromEnvironment(System.getenv());
     } catch (ConfigDef.ConfigException e) {
@@ -344,8 +296,11 @@ public final class Frontend {
       System.exit(2);
       return;
     }
+    // of the data layer's settings this process reads only where the global layer is; the rest are the host agents'
+    Set<String> elsewhere = new HashSet<>(SCRIPT_VARIABLES);
+    System.getenv().keySet().stream().filter(k -> k.startsWith("SAND_DATALAYER_")).forEach(elsewhere::add);
     for (String unknown : ConfigDef.unknownVariables(System.getenv(),
-        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, DataLayerSettings.DEF), SCRIPT_VARIABLES)) {
+        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, GlobalDataSettings.DEF), elsewhere)) {
       LOG.warn(unknown);
     }
     Deps deps;
@@ -378,7 +333,7 @@ public final class Frontend {
       Runtime.getRuntime().halt(1);
       return;
     }
-    LOG.info("[frontend {}] listening on http://{}:{}", id(config), config.getString("host"),
+    LOG.info("[frontend {}] listening on http://{}:{}", id(config), FrontendSettings.from(config).host(),
         ((ServerConnector) server.getConnectors()[0]).getLocalPort());
     server.join();
   }

@@ -35,7 +35,7 @@ public final class FrontendMetrics {
   }
 
   /** One invocation of an application ended with {@code outcome} (ok, error, timeout, rejected, async). */
-  void invocation(String appName, String outcome) {
+  public void invocation(String appName, String outcome) {
     counters.computeIfAbsent("sand_frontend_invocations_total{frontend=\"" + esc(frontendId) + "\",app=\""
         + esc(appName) + "\",outcome=\"" + outcome + "\"}", k -> new LongAdder()).increment();
   }

@@ -9,6 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import sand.contracts.RequirementLines;
+import sand.frontend.internal.ApiException;
+import java.io.ByteArrayOutputStream;
 
 /**
  * Checks an uploaded grain before it is stored. Python source ({@code text/x-python}): not empty, UTF-8
@@ -71,7 +73,7 @@ public final class GrainUpload {
             || ("/" + n + "/").contains("/../")) {
           throw badZip(grain, "entry '" + n + "' would be unpacked outside the grain's folder");
         }
-        java.io.ByteArrayOutputStream content = n.equals("requirements.txt") ? new java.io.ByteArrayOutputStream() : null;
+        ByteArrayOutputStream content = n.equals("requirements.txt") ? new ByteArrayOutputStream() : null;
         int r;
         while ((r = in.read(buf)) > 0) {
           unpacked += r;

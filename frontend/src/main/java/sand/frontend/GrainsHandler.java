@@ -8,6 +8,12 @@ import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.internal.Json;
+import java.util.List;
 
 /**
  * A developer's grains (their code), in two scopes. {@code /api/v1/apps/{app}/grains}: an application's own grains
@@ -154,7 +160,7 @@ public final class GrainsHandler {
   }
 
   /** The account's applications that name grain {@code name} and have no grain of their own by that name. */
-  java.util.List<HostAgentTables.ApplicationRecord> sharedUsers(String account, String name) {
+  List<HostAgentTables.ApplicationRecord> sharedUsers(String account, String name) {
     return store.applications().stream().filter(a -> a.owner().equals(account)
         && Workflow.parse(Json.stored(a.workflow())).resources().contains(name)
         && store.latestGrain(appScope(a.appId()), name).isEmpty()).toList();

@@ -4,6 +4,7 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import sand.frontend.internal.Router;
 
 /** Counts every request by the route it matched (not its raw path, which has names in it) and status. */
 public final class MetricsHandler extends Handler.Wrapper {

@@ -1,5 +1,7 @@
 package sand.frontend;
 
+import sand.frontend.internal.ApiException;
+
 /**
  * What one account may keep, set by the operator (frontend settings quota.*), checked against the cluster state
  * when something new is created: a new application name, a new grain name. 403 quota_exceeded says which quota

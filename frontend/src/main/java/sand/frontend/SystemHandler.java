@@ -3,6 +3,12 @@ package sand.frontend;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.function.BooleanSupplier;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import java.util.Map;
 
 /**
  * {@code /healthz}, {@code /metrics} (Prometheus text; the operator's only: it names every application) and
@@ -40,7 +46,7 @@ public final class SystemHandler {
       operator(c);
       return Reply.text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render());
     });
-    r.add("GET", "/api/v1/openapi.json", false, c -> new Reply(200, Reply.JSON, openapi, java.util.Map.of()));
+    r.add("GET", "/api/v1/openapi.json", false, c -> new Reply(200, Reply.JSON, openapi, Map.of()));
   }
 
   /** The metrics list every application with its counts: only the operator reads them (issue 26, finding 13). */

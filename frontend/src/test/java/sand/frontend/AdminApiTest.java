@@ -8,6 +8,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import sand.frontend.internal.Json;
+import java.util.TreeMap;
 
 /** The operator's API over HTTP: the admin key only; every account's applications, the hosts, undeploy, disable. */
 class AdminApiTest {
@@ -62,7 +64,7 @@ class AdminApiTest {
     fe.deployHello(bob, "blog", null);
     JsonNode apps = fe.call("GET", "/api/v1/admin/apps", ADMIN, null).json().path("apps");
     assertEquals(2, apps.size(), apps.toString());
-    Map<String, String> owners = new java.util.TreeMap<>();
+    Map<String, String> owners = new TreeMap<>();
     apps.forEach(a -> owners.put(a.path("name").asText(), a.path("owner").asText() + " " + a.path("status").asText()
         + " " + a.path("hosts").get(0).path("host").asText()));
     assertEquals(Map.of("blog", "bob deployed h1", "shop", "alice deployed h1"), owners);

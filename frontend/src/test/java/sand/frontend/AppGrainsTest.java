@@ -10,6 +10,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables.HostInfo;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import sand.cluster.FrontendTables;
+import sand.cluster.HostAgentTables;
 
 /** An application's own grains: deploying one application never changes another's code. */
 class AppGrainsTest {
@@ -75,10 +80,10 @@ class AppGrainsTest {
     Instant now = Instant.now();
     for (int i = 0; i < 3; i++) {
       String exec = "e" + i;
-      fe.store.startExecution(new sand.cluster.FrontendTables.ExecutionRecord(exec, id, "alice", "running", null,
-          null, now.minusSeconds(30 - i), null, "fe", null), java.time.Duration.ofHours(1));
-      fe.store.appendLogs(java.util.List.of(new sand.cluster.HostAgentTables.LogLine(exec, now.toEpochMilli()
-          * 1_000_000L, 0, "greet", "INFO", "line of " + exec)), java.time.Duration.ofHours(1));
+      fe.store.startExecution(new FrontendTables.ExecutionRecord(exec, id, "alice", "running", null,
+          null, now.minusSeconds(30 - i), null, "fe", null), Duration.ofHours(1));
+      fe.store.appendLogs(List.of(new HostAgentTables.LogLine(exec, now.toEpochMilli()
+          * 1_000_000L, 0, "greet", "INFO", "line of " + exec)), Duration.ofHours(1));
     }
     JsonNode all = fe.call("GET", "/api/v1/apps/shop/logs", alice, null).json().path("executions");
     assertEquals("e0 e1 e2", all.get(0).path("execution_id").asText() + " " + all.get(1).path("execution_id")
@@ -97,7 +102,7 @@ class AppGrainsTest {
 
   @Test
   void newApplicationsAndGrainsBeyondTheOperatorsQuotasAre403() throws Exception {
-    try (TestFrontend small = new TestFrontend(java.util.Map.of("quota.apps.per.account", "1", "quota.grains", "1"),
+    try (TestFrontend small = new TestFrontend(Map.of("quota.apps.per.account", "1", "quota.grains", "1"),
         true)) {
       String key = small.signUp("carol");
       assertEquals(200, small.call("PUT", "/api/v1/apps/one", key, TestFrontend.HELLO).status());

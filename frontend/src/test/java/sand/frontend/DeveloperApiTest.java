@@ -15,6 +15,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables;
+import sand.frontend.internal.Json;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.LinkedHashMap;
+import java.util.Set;
+import java.util.TreeSet;
 
 /** The developer REST API over HTTP: accounts, grains, applications, deploy, executions, errors. */
 class DeveloperApiTest {
@@ -110,7 +117,7 @@ class DeveloperApiTest {
     var evil = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", zip(Map.of("../g.py", "x")));
     assertError(evil, 400, "bad_grain");
     assertTrue(evil.body().contains("outside"), evil.body());
-    for (String line : java.util.List.of("-e .", "--index-url http://evil.example/simple", "-r /etc/passwd", "./pkg",
+    for (String line : List.of("-e .", "--index-url http://evil.example/simple", "-r /etc/passwd", "./pkg",
         "pkg @ https://evil.example/p.whl", "git+https://evil.example/r.git")) {
       var req = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
           zip(Map.of("g.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.17.0\n" + line + "\n")));
@@ -148,7 +155,7 @@ class DeveloperApiTest {
 
   @Test
   void everySettingAboveTheOperatorsCapIsA400NamingTheCap() throws Exception {
-    Map<String, String> over = new java.util.LinkedHashMap<>();
+    Map<String, String> over = new LinkedHashMap<>();
     over.put("\"timeout_s\": 301", "limits timeout.s.max");
     over.put("\"instance_memory_mb\": 2049", "limits instance.memory.mb.max");
     over.put("\"concurrency\": 65", "limits concurrency.max");
@@ -182,11 +189,11 @@ class DeveloperApiTest {
       assertError(r, 400, "bad_request");
       assertTrue(r.body().contains("hosts.choose=false"), r.body());
     }
-    java.util.Set<String> live = new java.util.TreeSet<>(List.of("h1", "h2", "h3", "h4"));
+    Set<String> live = new TreeSet<>(List.of("h1", "h2", "h3", "h4"));
     List<String> one = DeploymentsHandler.placement("a1", live, 2);
     assertEquals(2, one.size());
     assertEquals(one, DeploymentsHandler.placement("a1", live, 2), "stable for one application");
-    java.util.Set<String> used = new java.util.TreeSet<>();
+    Set<String> used = new TreeSet<>();
     for (int i = 0; i < 40; i++) {
       used.addAll(DeploymentsHandler.placement("a" + i, live, 2));
     }
@@ -218,7 +225,7 @@ class DeveloperApiTest {
     fe.call("PUT", "/api/v1/grains/greet", alice, "application/zip",
         zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
     fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
-    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     var d = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
     assertEquals(202, d.status(), d.body());
     assertEquals("deploying", d.json().path("status").asText());
@@ -227,7 +234,7 @@ class DeveloperApiTest {
     assertEquals(1, app.version());
     assertEquals("deployed", app.desired());
     assertTrue(app.requirements().contains("six==1.16.0"), app.requirements());
-    assertEquals(java.util.Set.of("greet", "shout"), fe.store.applicationCode(appId).keySet());
+    assertEquals(Set.of("greet", "shout"), fe.store.applicationCode(appId).keySet());
     JsonNode control = Json.MAPPER.readTree(fe.sent("sand.control").get(0).value());
     assertEquals("deploy", control.path("type").asText());
     assertEquals(appId, control.path("app").asText());
@@ -262,7 +269,7 @@ class DeveloperApiTest {
     fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
     fe.call("PUT", "/api/v1/apps/shop/grains/shout", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
     assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}"), 409, "conflict");
-    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     String appId = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).json().path("id").asText();
     fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
     var deployedShout = fe.store.applicationCode(appId).get("shout").sha256();
@@ -293,7 +300,7 @@ class DeveloperApiTest {
     fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
         zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
     fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
-    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     assertEquals(202, fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).status());
     // the same requirements in a new version of the zip: an update
     fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
@@ -329,9 +336,9 @@ class DeveloperApiTest {
     // nginx asks this way for a method it refuses itself (TRACE)
     var asked = fe.call("OPTIONS", "/api/v1/apps", alice, "application/json", null);
     assertEquals(405, asked.status());
-    var traced = fe.http.send(java.net.http.HttpRequest.newBuilder(fe.uri("/api/v1/apps"))
-        .method("OPTIONS", java.net.http.HttpRequest.BodyPublishers.noBody())
-        .header("X-Sand-Refused-Method", "TRACE").build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    var traced = fe.http.send(HttpRequest.newBuilder(fe.uri("/api/v1/apps"))
+        .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+        .header("X-Sand-Refused-Method", "TRACE").build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(405, traced.statusCode());
     assertTrue(traced.body().contains("TRACE is not allowed on /api/v1/apps; allowed: GET"), traced.body());
     assertEquals("GET", traced.headers().firstValue("Allow").orElse(""));
@@ -340,9 +347,9 @@ class DeveloperApiTest {
   @Test
   void urlsJettyRefusesGetTheApisJsonErrorForEveryMethod() throws Exception {
     for (String method : List.of("GET", "PUT", "DELETE", "POST")) {
-      var r = fe.http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(fe.uri("/").toString()
-          + "api/v1/grains/a%01b")).method(method, java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
-          java.net.http.HttpResponse.BodyHandlers.ofString());
+      var r = fe.http.send(HttpRequest.newBuilder(URI.create(fe.uri("/").toString()
+          + "api/v1/grains/a%01b")).method(method, HttpRequest.BodyPublishers.noBody()).build(),
+          HttpResponse.BodyHandlers.ofString());
       assertEquals(400, r.statusCode(), method + " " + r.body());
       assertEquals("application/json", r.headers().firstValue("Content-Type").orElse("").split(";")[0], method);
       assertTrue(r.body().startsWith("{\"error\":{\"code\":\"bad_request\""), method + " " + r.body());

@@ -19,6 +19,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import sand.cluster.ClusterSettings;
+import sand.frontend.internal.Json;
 
 /**
  * Against the real system (-Dsand.it=true; Kafka on 127.0.0.1:9092, Cassandra on 127.0.0.1:9042 and a

@@ -12,6 +12,23 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.BodyBudget;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Throttle;
+import sand.frontend.knix.KnixLogins;
+import sand.frontend.knix.KnixManagement;
+import sand.frontend.knix.KnixStorage;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import sand.cluster.HostAgentTables;
 
 /** What a stranger can make a frontend hold or do (issue 26, findings 6, 8, 9, 12): each is bounded. */
 class FrontendLimitsTest {
@@ -184,12 +201,12 @@ class FrontendLimitsTest {
       String appId = fe.deployHello(key, "shop", null);
       var started = fe.call("POST", "/app/shop?async=1", null, "{}");
       String id = started.json().path("execution_id").asText();
-      java.util.List<sand.cluster.HostAgentTables.LogLine> lines = new java.util.ArrayList<>();
+      List<HostAgentTables.LogLine> lines = new ArrayList<>();
       for (int i = 0; i < 25; i++) {
-        lines.add(new sand.cluster.HostAgentTables.LogLine(id, 1_000_000_000L + i / 2, i, "greet", "INFO", "line " + i));
+        lines.add(new HostAgentTables.LogLine(id, 1_000_000_000L + i / 2, i, "greet", "INFO", "line " + i));
       }
-      fe.store.appendLogs(lines, java.time.Duration.ofHours(1));
-      java.util.List<String> seen = new java.util.ArrayList<>();
+      fe.store.appendLogs(lines, Duration.ofHours(1));
+      List<String> seen = new ArrayList<>();
       String after = "";
       for (int page = 0; page < 10; page++) {
         JsonNode r = fe.call("GET", "/api/v1/executions/" + id + "/logs?limit=10" + (after.isEmpty() ? ""
@@ -216,17 +233,17 @@ class FrontendLimitsTest {
   @Test
   void aBodyRefusedBeforeItWasReadIsDrainedNotCutOff() throws Exception {
     try (TestFrontend fe = new TestFrontend();
-         java.net.Socket socket = new java.net.Socket("127.0.0.1", java.net.URI.create(fe.url).getPort())) {
+         Socket socket = new Socket("127.0.0.1", URI.create(fe.url).getPort())) {
       int size = 8 << 20;
       var out = socket.getOutputStream();
       out.write(("POST /app/no-such-app HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-          + size + "\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+          + size + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
       byte[] chunk = new byte[64 * 1024];
       for (int sent = 0; sent < size; sent += chunk.length) {
         out.write(chunk); // an unread body closed under us fails here (broken pipe / reset)
       }
       out.flush();
-      String head = new String(socket.getInputStream().readNBytes(12), java.nio.charset.StandardCharsets.US_ASCII);
+      String head = new String(socket.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
       assertEquals("HTTP/1.1 404", head);
     }
   }
@@ -235,7 +252,7 @@ class FrontendLimitsTest {
   @Test
   void passwordDerivationsTakeAFewSlotsAndTheRestAreTurnedAwayAtOnce() throws Exception {
     try (TestFrontend fe = new TestFrontend(Map.of("login.hash.slots", "1"), true)) {
-      java.util.List<java.util.concurrent.CompletableFuture<TestFrontend.Answer>> logins = new java.util.ArrayList<>();
+      List<CompletableFuture<TestFrontend.Answer>> logins = new ArrayList<>();
       for (int i = 0; i < 20; i++) {
         ObjectNode body = Json.object().put("action", "logIn");
         body.set("data", user("who" + i + "@example.com", "pw"));
@@ -243,7 +260,7 @@ class FrontendLimitsTest {
       }
       int busy = 0;
       for (var f : logins) {
-        TestFrontend.Answer a = f.get(60, java.util.concurrent.TimeUnit.SECONDS);
+        TestFrontend.Answer a = f.get(60, TimeUnit.SECONDS);
         assertTrue(a.status() == 200 || a.status() == 503, a.status() + " " + a.body());
         if (a.status() == 503) {
           assertEquals("busy", a.json().path("error").path("code").asText());

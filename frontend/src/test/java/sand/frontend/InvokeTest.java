@@ -13,6 +13,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables.LogLine;
+import sand.frontend.internal.Json;
+import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.Results;
+import org.apache.kafka.common.errors.TimeoutException;
 
 /** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
 class InvokeTest {
@@ -235,7 +239,7 @@ class InvokeTest {
     deployed.get();
     CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{}");
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!fe.producer.errorNext(new org.apache.kafka.common.errors.TimeoutException("broker away"))) {
+    while (!fe.producer.errorNext(new TimeoutException("broker away"))) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("no request was sent");
       }

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.FrontendTables;
+import sand.frontend.internal.Json;
+import sand.cluster.HostAgentTables;
 
 /** The KNIX door over HTTP: POST /management as mfn-sdk 0.8.9 calls it, and a workflow's /knix endpoint. */
 class KnixManagementTest {
@@ -209,7 +211,7 @@ class KnixManagementTest {
     ok("uploadWorkflowJSON", token, wf("id", wid, "json", B64.encodeToString(json.getBytes())));
     assertEquals(json, new String(Base64.getDecoder().decode(ok("getWorkflowJSON", token, wf("id", wid))
         .path("workflow").path("json").asText())));
-    fe.store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(),
+    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(),
         Instant.now()));
     JsonNode d = ok("deployWorkflow", token, wf("id", wid)).path("workflow");
     assertEquals("deploying", d.path("status").asText());

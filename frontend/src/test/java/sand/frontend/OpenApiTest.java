@@ -7,6 +7,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Router;
 
 /** The OpenAPI document kept in the repo lists exactly the routes the server has. */
 class OpenApiTest {

@@ -24,6 +24,14 @@ import org.eclipse.jetty.server.ServerConnector;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.contracts.ApplicationLimits;
+import sand.frontend.internal.Json;
+import com.datastax.oss.driver.api.core.DriverTimeoutException;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import sand.cluster.FrontendTables;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /**
  * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events
@@ -51,12 +59,12 @@ final class TestFrontend implements AutoCloseable {
   }
 
   /** While true, looking an API key up fails as a Cassandra that does not answer would. */
-  final java.util.concurrent.atomic.AtomicBoolean accountsAway = new java.util.concurrent.atomic.AtomicBoolean();
+  final AtomicBoolean accountsAway = new AtomicBoolean();
   /** How long writing an execution's start takes (a slow Cassandra), in ms. */
-  final java.util.concurrent.atomic.AtomicLong startWriteMs = new java.util.concurrent.atomic.AtomicLong();
+  final AtomicLong startWriteMs = new AtomicLong();
   final InMemoryClusterStore store = new InMemoryClusterStore() {
     @Override
-    public void startExecution(sand.cluster.FrontendTables.ExecutionRecord e, java.time.Duration ttl) {
+    public void startExecution(FrontendTables.ExecutionRecord e, Duration ttl) {
       try {
         Thread.sleep(startWriteMs.get());
       } catch (InterruptedException x) {
@@ -66,15 +74,15 @@ final class TestFrontend implements AutoCloseable {
     }
 
     @Override
-    public java.util.Optional<String> accountByKey(String apiKeySha256) {
+    public Optional<String> accountByKey(String apiKeySha256) {
       if (accountsAway.get()) {
-        throw new com.datastax.oss.driver.api.core.DriverTimeoutException("Query timed out after PT10S");
+        throw new DriverTimeoutException("Query timed out after PT10S");
       }
       return super.accountByKey(apiKeySha256);
     }
   };
   /** The global data layer (the KNIX door's storage actions). */
-  final sand.datalayer.InMemoryGlobalDataLayer data = new sand.datalayer.InMemoryGlobalDataLayer();
+  final InMemoryGlobalDataLayer data = new InMemoryGlobalDataLayer();
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;
@@ -177,14 +185,14 @@ final class TestFrontend implements AutoCloseable {
     if (put.status() != 200) {
       throw new AssertionError(put.body());
     }
-    store.upsertHost(new sand.cluster.HostAgentTables.HostInfo("h1", "b", "d", "", 1, java.time.Instant.now(),
-        java.time.Instant.now()));
+    store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(),
+        Instant.now()));
     Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
     if (d.status() != 202) {
       throw new AssertionError(d.body());
     }
     String appId = d.json().path("id").asText();
-    store.setAppHostState(appId, "h1", "deployed", null, java.time.Instant.now());
+    store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
     return appId;
   }
 

@@ -37,7 +37,7 @@ import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
 import sand.datalayer.DataLayerSettings;
 import sand.datalayer.DataLayerServer;
-import sand.datalayer.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;

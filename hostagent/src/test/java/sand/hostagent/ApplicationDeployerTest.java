@@ -28,7 +28,7 @@ import sand.common.Credentials;
 import sand.common.testing.ManualClock;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.GrainRef;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxManager;

@@ -44,7 +44,7 @@ import sand.common.ConfigDef.Config;
 import sand.common.ThriftServer;
 import sand.contracts.TopicNames;
 import sand.datalayer.DataLayerSettings;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxContainer;

@@ -18,8 +18,8 @@ import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.DataLayerException;
-import sand.datalayer.GlobalDataLayer;
-import sand.datalayer.GlobalUnavailableException;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * What one application's stores share: its name, the global layer, the write-behind queue, and its

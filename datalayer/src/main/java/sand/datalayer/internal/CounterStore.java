@@ -2,7 +2,7 @@ package sand.datalayer.internal;
 
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.datalayer.CanonicalEncoding;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.datalayer.DataLayerException;
 
 /**

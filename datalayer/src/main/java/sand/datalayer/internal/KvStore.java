@@ -8,7 +8,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.datalayer.CanonicalEncoding;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's key-value entries on this host. Memory is a cache of the global layer that is

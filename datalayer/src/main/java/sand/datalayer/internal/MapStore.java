@@ -10,7 +10,7 @@ import java.util.TreeMap;
 import java.util.function.Function;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.datalayer.CanonicalEncoding;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's maps on this host. A map is loaded whole from the global layer the first time it

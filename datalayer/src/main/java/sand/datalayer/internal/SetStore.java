@@ -6,7 +6,7 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.datalayer.CanonicalEncoding;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's sets on this host. A set is loaded whole from the global layer the first time it

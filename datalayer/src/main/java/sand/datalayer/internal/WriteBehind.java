@@ -14,7 +14,7 @@ import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.DataKind;
-import sand.datalayer.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataLayer;
 
 /**
  * Asynchronous backup of local writes to the global data layer (paper §4.3), like the local bus's

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ConditionFlag.Flag;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
 import java.util.Collections;
 

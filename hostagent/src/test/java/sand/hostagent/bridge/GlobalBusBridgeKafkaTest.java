@@ -39,7 +39,7 @@ import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.ConditionFlag;
 import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.Delivery;
 import sand.localbus.LocalBusSettings;

@@ -18,7 +18,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.contracts.ConditionFlag;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.ByteBuffer;

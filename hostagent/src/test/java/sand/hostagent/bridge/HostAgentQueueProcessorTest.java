@@ -34,11 +34,11 @@ import sand.contracts.ConditionFlag;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.contracts.TopicNames;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.concurrent.CopyOnWriteArrayList;
-import sand.datalayer.CanonicalEncoding;
+import sand.cluster.globaldata.CanonicalEncoding;
 
 /** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */
 class HostAgentQueueProcessorTest {

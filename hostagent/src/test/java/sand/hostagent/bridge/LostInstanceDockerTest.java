@@ -42,7 +42,7 @@ import sand.hostagent.sandbox.SandboxProcess;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
 import sand.contracts.ApplicationLimits;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /**
  * Lost grain instances in a real sandbox (-Dsand.it=true): the host agent's bridge and LQ_HA processor over

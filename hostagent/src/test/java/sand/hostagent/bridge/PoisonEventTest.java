@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import sand.contracts.ConditionFlag;
 import sand.contracts.TopicNames;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /**
  * Issue 26, finding 1: an event whose processing takes the host agent down is replayed by every start of the agent

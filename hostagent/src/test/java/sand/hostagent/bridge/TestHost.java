@@ -33,7 +33,7 @@ import sand.contracts.ConditionFlag;
 import sand.contracts.ExecutionTag;
 import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;

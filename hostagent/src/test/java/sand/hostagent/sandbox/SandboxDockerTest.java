@@ -36,7 +36,7 @@ import sand.common.Credentials;
 import sand.common.ThriftServer;
 import sand.contracts.ApplicationSettings;
 import sand.datalayer.DataLayerService;
-import sand.datalayer.InMemoryGlobalDataLayer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
 import sand.hostagent.sandbox.SandboxProcess.Role;

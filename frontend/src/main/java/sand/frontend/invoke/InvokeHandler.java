@@ -1,0 +1,249 @@
+package sand.frontend.invoke;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Clock;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.Producer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterStore;
+import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.cluster.FrontendTables;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
+import sand.contracts.Event;
+import sand.contracts.ExecutionTag;
+import sand.contracts.TopicNames;
+import sand.contracts.Trace;
+import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
+import sand.frontend.internal.Errors;
+import sand.frontend.internal.Ids;
+import sand.frontend.internal.Json;
+import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
+import sand.frontend.FrontendMetrics;
+import java.time.Instant;
+import java.util.function.IntSupplier;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
+
+/**
+ * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
+ * produced as a {@code new} record to the entry grain's topic; the answer is the first result for it (step 11).
+ * Synchronous by default (504 after the application's request timeout, with the execution id);
+ * {@code ?async=1} answers 202 with the execution id as soon as Kafka has the request. A grain's error event is
+ * answered as 500 with the error event as the body. Every answer carries {@code X-Sand-Execution-Id} once an
+ * execution exists.
+ *
+ * <p>Nothing waits for Cassandra on the way: the application comes from {@link AppDirectory}, and the
+ * execution's records are written behind by {@link ExecutionLog}.
+ */
+public final class InvokeHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
+  public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
+  /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
+  public static final long START_RECORD_WAIT_MS = 2000;
+
+  private final AppDirectory apps;
+  private final Producer<String, byte[]> producer;
+  private AgentGates gates;
+  private final Results results;
+  private final ExecutionLog log;
+  private final ExecutionTag tags;
+  private final FrontendMetrics metrics;
+  private final Clock clock;
+  private final String frontendId;
+  private final int defaultTimeoutS;
+  private final int maxConcurrentPerAccount;
+  private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+  private volatile IntSupplier liveFrontends = () -> 1;
+  private final RequestRate rate = new RequestRate();
+  private volatile int requestsPerSecond; // the account's cluster-wide rate quota; 0: none
+
+  public InvokeHandler(AppDirectory apps, Producer<String, byte[]> producer, Results results, ExecutionLog log,
+                       ExecutionTag tags, FrontendMetrics metrics, Clock clock, String frontendId,
+                       int defaultTimeoutS, int maxConcurrentPerAccount) {
+    this.apps = apps;
+    this.producer = producer;
+    this.results = results;
+    this.log = log;
+    this.tags = tags;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.frontendId = frontendId;
+    this.defaultTimeoutS = defaultTimeoutS;
+    this.maxConcurrentPerAccount = maxConcurrentPerAccount;
+  }
+
+  /**
+   * The account's concurrency limit is the cluster's: each of the live frontends (nginx spreads requests evenly)
+   * admits its share, the limit divided by their number, rounded up.
+   */
+  public void shareLimitWith(IntSupplier liveFrontends) {
+    this.liveFrontends = liveFrontends;
+  }
+
+  /** An account's requests per second in the cluster (each live frontend admits its share); 0 for no quota. */
+  public void limitRate(int requestsPerSecond) {
+    this.requestsPerSecond = requestsPerSecond;
+  }
+
+  public int share() {
+    return share(maxConcurrentPerAccount, liveFrontends.getAsInt());
+  }
+
+  public static int share(int limit, int liveFrontends) {
+    int live = Math.max(1, liveFrontends);
+    return Math.max(1, (limit + live - 1) / live);
+  }
+
+  /** Hand requests to host agents through their gates first (Kafka when none takes one). */
+  public void useGates(AgentGates gates) {
+    this.gates = gates;
+  }
+
+  public void routes(Router r) {
+    r.addAsync("POST", "/app/{app}", false, c -> invoke(c, c.flag("async")));
+  }
+
+  /** Run the application named by the call's {@code app} with its body; {@code async} answers 202 at once. */
+  public CompletionStage<Reply> invoke(Call call, boolean async) {
+    long received = System.nanoTime();
+    String name = call.param("app");
+    AppDirectory.Target app = apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name
+        + "'"));
+    if (!app.deployed()) {
+      throw ApiException.conflict("application '" + name + "' is not deployed; its developer deploys it with "
+          + "POST /api/v1/apps/" + name + "/deploy");
+    }
+    byte[] raw = call.body();
+    JsonNode value = raw.length == 0 ? Json.object() : Json.parse(raw, "request body");
+    int perSecond = requestsPerSecond;
+    if (perSecond > 0) {
+      int live = Math.max(1, liveFrontends.getAsInt());
+      if (!rate.take(app.owner(), (double) perSecond / live, System.nanoTime())) {
+        metrics.invocation(name, "rejected");
+        throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' is above its rate of "
+            + perSecond + " requests per second in the cluster (setting quota.requests.per.second); retry in a "
+            + "second");
+      }
+    }
+    AtomicInteger count = inFlight.computeIfAbsent(app.owner(), k -> new AtomicInteger());
+    int share = share();
+    if (count.incrementAndGet() > share) {
+      count.decrementAndGet();
+      metrics.invocation(name, "rejected");
+      throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' has reached its limit of "
+          + maxConcurrentPerAccount + " requests in flight in the cluster (" + share + " on each of "
+          + Math.max(1, liveFrontends.getAsInt()) + " frontends; setting max.concurrent.per.account); retry later");
+    }
+    String executionId = Ids.newId();
+    int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
+    CompletableFuture<Reply> answer;
+    try {
+      ExecutionRecord record = new ExecutionRecord(executionId, app.appId(), app.owner(), "running", null, null,
+          clock.instant(), null, frontendId, null);
+      // An async request's id is answered at once, so a GET right after the 202 must find its record: the 202
+      // waits for the start to be written, bounded (Cassandra away must not hold the answer; the write goes on).
+      CompletableFuture<Void> recorded = CompletableFuture.completedFuture(null);
+      if (async) {
+        recorded = log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
+      } else {
+        log.startedSynchronously(record);
+      }
+      CompletableFuture<Results.Arrival> result = async ? null : results.expect(executionId);
+      Instant now = clock.instant();
+      Event event = Event.request(Ids.newId(), executionId, app.appId(), app.entry(), frontendId, value,
+          now.getEpochSecond() * 1_000_000_000L + now.getNano(), tags.of(app.appId(), executionId, frontendId))
+          .trace(Trace.FRONTEND, frontendId, received);
+      CompletableFuture<Void> sent = gates != null && gates.submit(event, app.hosts())
+          ? CompletableFuture.completedFuture(null) : send(event);
+      answer = async
+          ? sent.thenCombine(recorded, (v, w) -> w).thenApply(v -> {
+              metrics.invocation(name, "async");
+              return Reply.json(202, Json.object().put("execution_id", executionId));
+            })
+          : sent.thenCompose(v -> result).orTimeout(timeoutS, TimeUnit.SECONDS)
+              .handle((arrival, failure) -> answer(name, executionId, result, arrival, failure, timeoutS));
+    } catch (RuntimeException e) {
+      answer = CompletableFuture.failedFuture(e);
+    }
+    return answer.handle((reply, failure) -> {
+      count.decrementAndGet();
+      results.forget(executionId);
+      if (failure != null) {
+        Throwable t = failure.getCause() != null && failure instanceof CompletionException ? failure.getCause()
+            : failure;
+        ApiException e = t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException a ? a
+            : new ApiException(502, "unavailable", "request could not be sent: " + t);
+        if (e.status() == 502) {
+          log.ended(executionId, "failed", null, Json.text(Json.object().put("type", "platform")
+              .put("message", e.getMessage())), clock.instant(), null, FrontendTables.RANK_FAILED);
+        }
+        log.release(executionId); // ended without a result or timeout: its start is still worth keeping
+        return Reply.error(e).withHeader(EXECUTION_HEADER, executionId);
+      }
+      log.release(executionId);
+      return reply.withHeader(EXECUTION_HEADER, executionId);
+    });
+  }
+
+  /** Produce the request as a {@code new} record (key = event id) to the entry grain's topic. */
+  public CompletableFuture<Void> send(Event event) {
+    CompletableFuture<Void> sent = new CompletableFuture<>();
+    String appId = event.app();
+    String entry = event.grain();
+    String topic = TopicNames.grainTopic(appId, entry);
+    producer.send(KafkaClients.record(topic, null, ConditionFlag.newEvent(event.json(), "")), (meta, e) -> {
+      if (e == null) {
+        sent.complete(null);
+      } else if (e instanceof BufferExhaustedException) {
+        // the producer's memory is full of other large requests: a moment's wait helps, nothing is down
+        sent.completeExceptionally(new ApiException(503, "busy", "this frontend's Kafka producer holds as many "
+            + "request bytes as it may; this request was not sent: try again in a moment",
+            Map.of(Reply.RETRY_AFTER_S, "1")));
+      } else {
+        sent.completeExceptionally(new ApiException(502, "unavailable", "the request could not be put into "
+            + "Kafka topic " + topic + ": " + e.getMessage()));
+      }
+    });
+    LOG.debug("[app {} execution {}] sent to {}", appId, event.executionId(), entry);
+    return sent;
+  }
+
+  private Reply answer(String name, String executionId, CompletableFuture<Results.Arrival> result,
+                       Results.Arrival arrival, Throwable failure, int timeoutS) {
+    if (failure != null) {
+      Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+          : failure;
+      if (t instanceof TimeoutException) {
+        metrics.invocation(name, "timeout");
+        log.ended(executionId, "timeout", null, "no result within " + timeoutS + " s", clock.instant(), null,
+            FrontendTables.RANK_TIMEOUT);
+        results.stopWaiting(executionId, result);
+        throw new ApiException(504, "timeout", "application '" + name + "' did not answer within " + timeoutS
+            + " s; the result, if it comes, is at GET /api/v1/executions/" + executionId,
+            Map.of("execution_id", executionId));
+      }
+      throw t instanceof RuntimeException re ? re : new IllegalStateException(t);
+    }
+    JsonNode value = arrival.event().value();
+    boolean error = Results.isError(value);
+    metrics.invocation(name, error ? "error" : "ok");
+    Reply reply = Reply.json(error ? 500 : 200, value == null ? Json.MAPPER.nullNode() : value);
+    results.record(arrival, System.nanoTime());
+    return reply;
+  }
+
+  public int inFlight(String account) {
+    AtomicInteger c = inFlight.get(account);
+    return c == null ? 0 : c.get();
+  }
+}

@@ -1,0 +1,70 @@
+package sand.frontend.knix;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import sand.contracts.Rules;
+import sand.frontend.internal.Json;
+import sand.contracts.Workflow;
+
+/**
+ * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},
+ * {@code functions[]} with {@code next}, {@code potentialNext}, {@code resource}) plus a few members SAND does not
+ * have: the exit's name ({@code exit} or {@code end}, "end" by default, which SAND always calls "end"), checkpoint
+ * and immediate-message switches (no effect here), and session functions (refused: SAND has no sessions).
+ */
+final class WorkflowJson {
+  private WorkflowJson() {}
+
+  static boolean isAsl(JsonNode json) {
+    return Workflow.isAsl(json);
+  }
+
+  /** The SAND workflow of application {@code app} for a KNIX description, or a {@link KnixManagement.Failure}. */
+  static ObjectNode toSand(JsonNode json, String app) {
+    if (!json.isObject()) {
+      throw new KnixManagement.Failure("The workflow JSON must be an object");
+    }
+    if (isAsl(json)) { // SAND runs ASL itself (docs/workflows.md): the machine as it is
+      return (ObjectNode) json.deepCopy();
+    }
+    String end = Rules.WORKFLOW_END;
+    String exit = json.path("exit").asText(json.path("end").asText(end));
+    JsonNode functions = json.has("functions") ? json.path("functions") : json.path("grains");
+    ObjectNode out = Json.object().put("name", app);
+    if (json.has("entry")) {
+      out.set("entry", json.get("entry"));
+    }
+    ArrayNode fs = out.putArray("functions");
+    if (functions.isArray()) {
+      for (JsonNode f : functions) {
+        if (!f.isObject()) {
+          fs.add(f); // SAND's validation says what is wrong with it
+          continue;
+        }
+        if (f.path("isSessionFunction").asBoolean(false)) {
+          throw new KnixManagement.Failure("Function '" + f.path("name").asText() + "' is a session function: SAND "
+              + "has no sessions (docs/knix.md)");
+        }
+        ObjectNode g = fs.addObject();
+        for (String field : Rules.WORKFLOW_FUNCTION_FIELDS) {
+          JsonNode v = f.get(field);
+          if (v != null) {
+            g.set(field, v.isArray() ? renamed((ArrayNode) v, exit, end) : v);
+          }
+        }
+      }
+    } else if (!functions.isMissingNode()) {
+      out.set("functions", functions);
+    }
+    return out;
+  }
+
+  private static ArrayNode renamed(ArrayNode names, String exit, String end) {
+    ArrayNode out = Json.MAPPER.createArrayNode();
+    for (JsonNode n : names) {
+      out.add(n.isTextual() && n.asText().equals(exit) ? Json.MAPPER.getNodeFactory().textNode(end) : n);
+    }
+    return out;
+  }
+}
