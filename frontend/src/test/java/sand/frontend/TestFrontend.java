@@ -197,7 +197,13 @@ final class TestFrontend implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
-    server.stop();
+  public void close() {
+    try {
+      server.stop();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      throw new IllegalStateException("stopping the test frontend", e);
+    }
   }
 }

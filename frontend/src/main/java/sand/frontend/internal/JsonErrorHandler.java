@@ -29,13 +29,6 @@ public final class JsonErrorHandler extends ErrorHandler {
     response.write(true, ByteBuffer.wrap(reply.body()), callback);
   }
 
-  @Override
-  public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-    Reply reply = Reply.error(error(status, reason));
-    fields.put(new HttpField(HttpHeader.CONTENT_TYPE, reply.contentType()));
-    return ByteBuffer.wrap(reply.body());
-  }
-
   /** The API's error for a status Jetty chose, with what the caller can do about it. */
   public static ApiException error(int status, String reason) {
     String why = reason == null || reason.isBlank() ? "" : reason + ": ";
