@@ -29,14 +29,21 @@ class Bench:
         self.api = Client(URL, key, timeout_s=120)
         self.apps: list[str] = []
 
-    def deploy(self, name: str, functions: list[dict[str, Any]], grains: dict[str, str],
-               settings: dict[str, Any] | None = None, timeout_s: float = 600) -> tuple[str, float, dict[str, Any]]:
+    def deploy(
+        self,
+        name: str,
+        functions: list[dict[str, Any]],
+        grains: dict[str, str],
+        settings: dict[str, Any] | None = None,
+        timeout_s: float = 600,
+    ) -> tuple[str, float, dict[str, Any]]:
         """Upload, save, deploy, wait until deployed; (name, seconds from the deploy call to deployed, app)."""
         name = f"{self.prefix}-{name}"
         for grain, code in grains.items():
             self.api.call("PUT", f"/api/v1/grains/{grain}", code, content_type="text/x-python")
         body = {"name": name, "entry": functions[0]["name"], "functions": functions} | (
-            {"settings": settings} if settings else {})
+            {"settings": settings} if settings else {}
+        )
         self.api.call("PUT", f"/api/v1/apps/{name}", body)
         t0 = time.monotonic()
         self.api.call("POST", f"/api/v1/apps/{name}/deploy")
@@ -65,8 +72,10 @@ class Bench:
         deadline = time.monotonic() + 60
         for name in self.apps:
             try:
-                while (self.api.call("GET", f"/api/v1/apps/{name}").body["status"] != "undeployed"
-                       and time.monotonic() < deadline):
+                while (
+                    self.api.call("GET", f"/api/v1/apps/{name}").body["status"] != "undeployed"
+                    and time.monotonic() < deadline
+                ):
                     time.sleep(0.3)
                 self.api.call("DELETE", f"/api/v1/apps/{name}", ok=(404, 409))
             except Exception as e:  # noqa: BLE001
@@ -110,8 +119,12 @@ class Caller:
 
 def sandbox_container(app_id: str) -> str:
     """The id of the one sandbox of application ``app_id`` on this host."""
-    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app_id}"],
-                         capture_output=True, text=True, timeout=30).stdout.split()
+    ids = subprocess.run(
+        ["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app_id}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    ).stdout.split()
     if len(ids) != 1:
         raise RuntimeError(f"expected one sandbox of application {app_id} on this host, found {ids}")
     return ids[0]
@@ -119,12 +132,15 @@ def sandbox_container(app_id: str) -> str:
 
 def container_memory_mb(app: dict[str, Any]) -> float:
     """Memory the application's sandbox on this host uses now (its cgroup: the number Docker's limit applies to)."""
-    ids = subprocess.run(["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"],
-                         capture_output=True, text=True).stdout.split()
+    ids = subprocess.run(
+        ["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"], capture_output=True, text=True
+    ).stdout.split()
     for cid in ids:
-        for path in (f"/sys/fs/cgroup/memory/docker/{cid}/memory.usage_in_bytes",
-                     f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.current",
-                     f"/sys/fs/cgroup/docker/{cid}/memory.current"):
+        for path in (
+            f"/sys/fs/cgroup/memory/docker/{cid}/memory.usage_in_bytes",
+            f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.current",
+            f"/sys/fs/cgroup/docker/{cid}/memory.current",
+        ):
             try:
                 return int(Path(path).read_text()) / 2**20
             except OSError:

@@ -61,8 +61,15 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
     return path
 
 
-def bar_plot(path: Path, title: str, labels: list[str], p50: list[float], p99: list[float],
-             ylabel: str = "latency (ms)", log: bool = True) -> None:
+def bar_plot(
+    path: Path,
+    title: str,
+    labels: list[str],
+    p50: list[float],
+    p99: list[float],
+    ylabel: str = "latency (ms)",
+    log: bool = True,
+) -> None:
     """Grouped p50/p99 bars, one group per label."""
     import matplotlib
 

@@ -15,9 +15,14 @@ HZ = os.sysconf("SC_CLK_TCK")
 
 # (substring of the command line, component): first match wins.
 COMPONENTS = [
-    ("sand.hostagent.HostAgent", "host agent"), ("sand.frontend.Frontend", "frontend"),
-    ("CassandraDaemon", "cassandra"), ("kafka.Kafka", "kafka"), ("nginx", "nginx"),
-    ("grainworker", "sandbox"), ("dockerd", "docker"), ("containerd", "docker"),
+    ("sand.hostagent.HostAgent", "host agent"),
+    ("sand.frontend.Frontend", "frontend"),
+    ("CassandraDaemon", "cassandra"),
+    ("kafka.Kafka", "kafka"),
+    ("nginx", "nginx"),
+    ("grainworker", "sandbox"),
+    ("dockerd", "docker"),
+    ("containerd", "docker"),
 ]
 
 
@@ -75,18 +80,28 @@ def per_request(run: Callable[[], int], idle: bool = True) -> dict[str, Any]:
     for name in sorted(set(busy) | set(back)):
         cpu, kernel = busy.get(name, [0.0, 0.0])
         bg = back.get(name, [0.0, 0.0])[0]
-        rows[name] = {"ms": round(max(0.0, cpu - bg) * 1000 / max(n, 1), 3),
-                      "kernel_ms": round(kernel * 1000 / max(n, 1), 3),
-                      "idle_background_ms": round(bg * 1000 / max(n, 1), 3)}
+        rows[name] = {
+            "ms": round(max(0.0, cpu - bg) * 1000 / max(n, 1), 3),
+            "kernel_ms": round(kernel * 1000 / max(n, 1), 3),
+            "idle_background_ms": round(bg * 1000 / max(n, 1), 3),
+        }
     # The client is not the system; kernel threads (no command line) are the machine's, e.g. this VM's DAMON.
     system = {k: v for k, v in rows.items() if k not in ("client", "kernel threads")}
-    return {"requests": n, "wall_s": round(wall, 3), "by_component": rows,
-            "total_ms": round(sum(v["ms"] for v in system.values()), 3)}
+    return {
+        "requests": n,
+        "wall_s": round(wall, 3),
+        "by_component": rows,
+        "total_ms": round(sum(v["ms"] for v in system.values()), 3),
+    }
 
 
 def print_table(cpu: dict[str, Any]) -> None:
-    print(f"CPU per request over {cpu['requests']} requests (all of SAND's processes; idle background subtracted): "
-          f"{cpu['total_ms']:.2f} ms")
+    print(
+        f"CPU per request over {cpu['requests']} requests (all of SAND's processes; idle background subtracted): "
+        f"{cpu['total_ms']:.2f} ms"
+    )
     for name, row in sorted(cpu["by_component"].items(), key=lambda kv: -kv[1]["ms"]):
-        print(f"  {name:11s} {row['ms']:7.3f} ms  (kernel {row['kernel_ms']:6.3f}, idle background "
-              f"{row['idle_background_ms']:6.3f})")
+        print(
+            f"  {name:11s} {row['ms']:7.3f} ms  (kernel {row['kernel_ms']:6.3f}, idle background "
+            f"{row['idle_background_ms']:6.3f})"
+        )

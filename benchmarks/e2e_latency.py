@@ -72,8 +72,10 @@ def priority_ab(path: str, body: bytes, n: int) -> dict[str, object]:
     """The same sequential requests with Kafka and Cassandra at the request path's priority, then at theirs."""
     configured = background_nice()
     if configured is None or configured == 0:
-        return {"skipped": "Kafka and Cassandra run at the request path's priority (SAND_BACKGROUND_NICE=0 or no "
-                           "autogroups)"}
+        return {
+            "skipped": "Kafka and Cassandra run at the request path's priority (SAND_BACKGROUND_NICE=0 or no "
+            "autogroups)"
+        }
     try:
         background_nice(0)
         timed_requests("POST", path, body, 50)
@@ -111,8 +113,9 @@ def main() -> None:
     wf = json.loads((hello / "workflow.json").read_text())
     grains = {f.get("resource", f["name"]) for f in wf["functions"]}
     name, _, _ = bench.deploy("hello", wf["functions"], {g: (hello / f"{g}.py").read_text() for g in grains})
-    echo, _, _ = bench.deploy("echo", [{"name": "echo", "next": ["end"]}],
-                              {"echo": "def handle(event, context):\n    return event\n"})
+    echo, _, _ = bench.deploy(
+        "echo", [{"name": "echo", "next": ["end"]}], {"echo": "def handle(event, context):\n    return event\n"}
+    )
     try:
         path, body = f"/app/{name}", b'{"name": "bench"}'
         timed_requests("POST", path, body, warm)
@@ -126,9 +129,15 @@ def main() -> None:
     finally:
         bench.cleanup()
     result = {
-        "machine": machine(), "app": name, "requests": n, "warmup": warm,
-        "end_to_end": summary_ms(lat), "http_floor_healthz": summary_ms(health),
-        "emulator_same_workflow": summary_ms(emu), "cpu_priority": priority, "steps": steps,
+        "machine": machine(),
+        "app": name,
+        "requests": n,
+        "warmup": warm,
+        "end_to_end": summary_ms(lat),
+        "http_floor_healthz": summary_ms(health),
+        "emulator_same_workflow": summary_ms(emu),
+        "cpu_priority": priority,
+        "steps": steps,
         "cpu_per_1_grain_request": cpu,
         "target": {"p50_ms": 5.0, "p99_ms": 20.0, "cpu_ms": 4.0},
     }
@@ -136,16 +145,22 @@ def main() -> None:
     result["e2e_p99_ms"] = result["end_to_end"]["p99_ms"]
     result["e2e_over_emulator_p50"] = round(result["e2e_p50_ms"] / result["emulator_same_workflow"]["p50_ms"], 2)
     path_out = write_result("e2e_latency", result)
-    print(f"end to end (nginx, frontend, host agent, sandbox; Kafka backups): p50 {result['e2e_p50_ms']} ms, "
-          f"p99 {result['e2e_p99_ms']} ms  (target p50 <= 5 ms, p99 <= 20 ms)")
+    print(
+        f"end to end (nginx, frontend, host agent, sandbox; Kafka backups): p50 {result['e2e_p50_ms']} ms, "
+        f"p99 {result['e2e_p99_ms']} ms  (target p50 <= 5 ms, p99 <= 20 ms)"
+    )
     print(f"HTTP floor (GET /healthz via nginx): p50 {result['http_floor_healthz']['p50_ms']} ms")
     emu_p50 = result["emulator_same_workflow"]["p50_ms"]
-    print(f"same workflow in the emulator (no Kafka/frontend/Docker): p50 {emu_p50} ms"
-          f" -> end to end is {result['e2e_over_emulator_p50']}x")
+    print(
+        f"same workflow in the emulator (no Kafka/frontend/Docker): p50 {emu_p50} ms"
+        f" -> end to end is {result['e2e_over_emulator_p50']}x"
+    )
     if "nice" in priority:
         eq, low = priority["equal_priority"], priority["background_lowered"]
-        print(f"CPU priority: Kafka and Cassandra at the request path's priority p50 {eq['p50_ms']} ms p99 "
-              f"{eq['p99_ms']} ms; at nice {priority['nice']} p50 {low['p50_ms']} ms p99 {low['p99_ms']} ms")
+        print(
+            f"CPU priority: Kafka and Cassandra at the request path's priority p50 {eq['p50_ms']} ms p99 "
+            f"{eq['p99_ms']} ms; at nice {priority['nice']} p50 {low['p50_ms']} ms p99 {low['p99_ms']} ms"
+        )
     else:
         print(f"CPU priority: {priority['skipped']}")
     print("per step of the executions' timelines (time since the step before):")

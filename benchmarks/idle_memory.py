@@ -58,12 +58,17 @@ from benchmarks._common import BIND, RESULTS, machine, percentile, write_result 
 from benchmarks.baselines._runtime import LABEL_RUN, cgroup_memory_bytes  # noqa: E402
 
 WORKLOADS = {  # Table 1: burst rate (calls/min), burst duration (s), burst every (s)
-    "A": (1000, 8, 240), "B": (250, 8, 240), "C": (1000, 30, 120), "D": (1000, 8, 120), "E": (250, 30, 120)}
-BASE_RATE = 100.0     # calls/min
-MEAN_MS = 600         # mean duration
+    "A": (1000, 8, 240),
+    "B": (250, 8, 240),
+    "C": (1000, 30, 120),
+    "D": (1000, 8, 120),
+    "E": (250, 30, 120),
+}
+BASE_RATE = 100.0  # calls/min
+MEAN_MS = 600  # mean duration
 FIRST_BURST_S = 10.0  # the first burst starts here, then every F s
 TIMEOUTS = [1, 60, 180, 600]
-DEFAULT_SCALE = 0.2   # the smallest k at which SAND keeps its unloaded latency here (docs/benchmarks.md); ~75 min
+DEFAULT_SCALE = 0.2  # the smallest k at which SAND keeps its unloaded latency here (docs/benchmarks.md); ~75 min
 PAUSE_AFTER_S = 0.05  # OpenWhisk's pause grace; not scaled
 
 FUNCTION = """import time
@@ -83,6 +88,7 @@ def handle(event, context):
 
 
 # ---- traces ---------------------------------------------------------------------------------------------------------
+
 
 def trace(workload: str, calls: int, seed: int) -> list[tuple[float, int]]:
     """(arrival s, duration ms) of the workload's first ``calls`` calls, in the paper's (unscaled) time."""
@@ -113,6 +119,7 @@ def peak_concurrency(calls: list[tuple[float, int]]) -> int:
 
 
 # ---- replay ---------------------------------------------------------------------------------------------------------
+
 
 def replay(calls: list[tuple[float, int]], scale: float, one: Any) -> list[dict[str, Any]]:
     """Start one thread per call at its (scaled) arrival time; each runs one(index, scaled duration ms) -> record."""
@@ -170,8 +177,9 @@ class Sampler:
         self._thread.join(10)
 
 
-def integrate(samples: list[tuple[int, dict[str, float]]], begin_ns: int, end_ns: int,
-              idle_mb: Any) -> tuple[float, float, float]:
+def integrate(
+    samples: list[tuple[int, dict[str, float]]], begin_ns: int, end_ns: int, idle_mb: Any
+) -> tuple[float, float, float]:
     """(idle MB.s, mean allocated MB, peak allocated MB) over [begin, end]: each sample holds until the next."""
     pts = [(t, m) for t, m in samples if begin_ns <= t <= end_ns]
     cost = alloc = peak = 0.0
@@ -189,19 +197,30 @@ def latencies(records: list[dict[str, Any]], scale: float) -> dict[str, Any]:
     ok = [r for r in records if "error" not in r and r.get("end_ns")]
     over = [((r["t1"] - r["t0"]) - (r["end_ns"] - r["start_ns"])) / 1e6 for r in ok]
     e2e = [o + (r["end_ns"] - r["start_ns"]) / 1e6 / scale for o, r in zip(over, ok, strict=True)]
-    return {"n": len(ok), "errors": len(records) - len(ok),
-            "overhead_p50_ms": round(percentile(over, 50), 2), "overhead_p99_ms": round(percentile(over, 99), 2),
-            "overhead_mean_ms": round(sum(over) / len(over), 2) if over else float("nan"),
-            "e2e_p50_ms": round(percentile(e2e, 50), 1), "e2e_p99_ms": round(percentile(e2e, 99), 1)}
+    return {
+        "n": len(ok),
+        "errors": len(records) - len(ok),
+        "overhead_p50_ms": round(percentile(over, 50), 2),
+        "overhead_p99_ms": round(percentile(over, 99), 2),
+        "overhead_mean_ms": round(sum(over) / len(over), 2) if over else float("nan"),
+        "e2e_p50_ms": round(percentile(e2e, 50), 1),
+        "e2e_p99_ms": round(percentile(e2e, 99), 1),
+    }
 
 
 # ---- SAND -----------------------------------------------------------------------------------------------------------
 
-def run_sand(bench: Bench, calls: list[tuple[float, int]], scale: float, busy: bool, per_instance_mb: float,
-             sample_s: float) -> dict[str, Any]:
+
+def run_sand(
+    bench: Bench, calls: list[tuple[float, int]], scale: float, busy: bool, per_instance_mb: float, sample_s: float
+) -> dict[str, Any]:
     concurrency = min(64, max(16, 2 * peak_concurrency(calls) + 8))
-    name, _, app = bench.deploy("idle", [{"name": "work", "next": ["end"]}], {"work": FUNCTION},
-                                settings={"concurrency": concurrency, "timeout_s": 60})
+    name, _, app = bench.deploy(
+        "idle",
+        [{"name": "work", "next": ["end"]}],
+        {"work": FUNCTION},
+        settings={"concurrency": concurrency, "timeout_s": 60},
+    )
     box = sandbox_container(app["id"])
     path = f"/app/{name}"
     conns: queue.LifoQueue[http.client.HTTPConnection] = queue.LifoQueue()
@@ -247,28 +266,51 @@ def run_sand(bench: Bench, calls: list[tuple[float, int]], scale: float, busy: b
         return max(0.0, m["sandbox"] - running * per_instance_mb)
 
     cost, mean_mb, peak_mb = integrate(sampler.samples, begin, end, idle)
-    return {"idle_mb_s": round(cost / scale, 1), "mean_mb": round(mean_mb, 2), "peak_mb": round(peak_mb, 2),
-            "samples": len(sampler.samples), "concurrency_setting": concurrency, "wall_s": round(wall, 1),
-            "latency": latencies(records, scale),
-            "first_errors": [r["error"] for r in records if "error" in r][:3]}
+    return {
+        "idle_mb_s": round(cost / scale, 1),
+        "mean_mb": round(mean_mb, 2),
+        "peak_mb": round(peak_mb, 2),
+        "samples": len(sampler.samples),
+        "concurrency_setting": concurrency,
+        "wall_s": round(wall, 1),
+        "latency": latencies(records, scale),
+        "first_errors": [r["error"] for r in records if "error" in r][:3],
+    }
 
 
 # ---- the baseline ---------------------------------------------------------------------------------------------------
 
-def run_baseline(calls: list[tuple[float, int]], scale: float, busy: bool, timeout_s: float, sample_s: float,
-                 max_containers: int | None) -> dict[str, Any]:
+
+def run_baseline(
+    calls: list[tuple[float, int]],
+    scale: float,
+    busy: bool,
+    timeout_s: float,
+    sample_s: float,
+    max_containers: int | None,
+) -> dict[str, Any]:
     from benchmarks.baselines import WarmContainerPlatform
 
-    with WarmContainerPlatform(idle_timeout_s=timeout_s * scale, pause_after_s=PAUSE_AFTER_S,
-                               max_containers=max_containers, action_timeout_s=120) as p:
+    with WarmContainerPlatform(
+        idle_timeout_s=timeout_s * scale,
+        pause_after_s=PAUSE_AFTER_S,
+        max_containers=max_containers,
+        action_timeout_s=120,
+    ) as p:
         p.deploy("work", FUNCTION)
         runtime = p.runtime
 
         def one(ms: float) -> dict[str, Any]:
             r = p.invoke(["work"], {"ms": ms, "busy": busy}, timeout_s=300)
             h = r.hops[0] if r.hops else None
-            rec = {"t0": r.start_ns, "t1": r.end_ns, "start": h.start if h else "", "container": h.container if h
-                   else "", "start_ns": h.handler_start_ns if h else 0, "end_ns": h.handler_end_ns if h else 0}
+            rec = {
+                "t0": r.start_ns,
+                "t1": r.end_ns,
+                "start": h.start if h else "",
+                "container": h.container if h else "",
+                "start_ns": h.handler_start_ns if h else 0,
+                "end_ns": h.handler_end_ns if h else 0,
+            }
             if r.error or not rec["end_ns"]:
                 rec["error"] = r.error or "no handler timestamps"
             return rec
@@ -299,16 +341,23 @@ def run_baseline(calls: list[tuple[float, int]], scale: float, busy: bool, timeo
 
     cost, mean_mb, peak_mb = integrate(sampler.samples, begin, end, idle)
     starts = [r.get("start") for r in records if "error" not in r]
-    return {"idle_mb_s": round(cost / scale, 1), "mean_mb": round(mean_mb, 2), "peak_mb": round(peak_mb, 2),
-            "samples": len(sampler.samples), "containers_used": len(busy_by),
-            "max_containers_alive": max((len(m) for _, m in sampler.samples), default=0),
-            "cold_fraction": round(starts.count("cold") / len(starts), 4) if starts else None,
-            "warm_fraction": round(starts.count("warm") / len(starts), 4) if starts else None,
-            "wall_s": round(wall, 1), "latency": latencies(records, scale),
-            "first_errors": [r["error"] for r in records if "error" in r][:3]}
+    return {
+        "idle_mb_s": round(cost / scale, 1),
+        "mean_mb": round(mean_mb, 2),
+        "peak_mb": round(peak_mb, 2),
+        "samples": len(sampler.samples),
+        "containers_used": len(busy_by),
+        "max_containers_alive": max((len(m) for _, m in sampler.samples), default=0),
+        "cold_fraction": round(starts.count("cold") / len(starts), 4) if starts else None,
+        "warm_fraction": round(starts.count("warm") / len(starts), 4) if starts else None,
+        "wall_s": round(wall, 1),
+        "latency": latencies(records, scale),
+        "first_errors": [r["error"] for r in records if "error" in r][:3],
+    }
 
 
 # ---- output ---------------------------------------------------------------------------------------------------------
+
 
 def plot(path: Path, result: dict[str, Any]) -> None:
     import matplotlib
@@ -358,45 +407,74 @@ def main() -> int:
     calls_n = args.calls or (200 if args.quick else 2000)
     workloads = (args.workloads or ("A,C" if args.quick else ",".join(WORKLOADS))).split(",")
     timeouts = [int(t) for t in (args.timeouts or ("1,600" if args.quick else "1,60,180,600")).split(",") if t]
-    per_instance = json.loads((RESULTS / "memory_platform.json").read_text())["sand_per_call_mb"] \
-        if (RESULTS / "memory_platform.json").exists() else 1.566
+    per_instance = (
+        json.loads((RESULTS / "memory_platform.json").read_text())["sand_per_call_mb"]
+        if (RESULTS / "memory_platform.json").exists()
+        else 1.566
+    )
     result: dict[str, Any] = {
-        "machine": machine(), "url": URL, "scale": args.scale, "calls": calls_n, "seed": args.seed,
-        "function": "busy-wait" if args.busy_wait else "sleep", "timeouts_s": timeouts,
-        "pause_after_s": PAUSE_AFTER_S, "sample_s": args.sample, "max_containers": args.max_containers or None,
-        "sand_per_instance_mb": per_instance, "table1": {k: dict(zip(("rate_per_min", "duration_s", "every_s"), v,
-                                                                     strict=True)) for k, v in WORKLOADS.items()},
-        "paper": {"ratio": "3.32x to two orders of magnitude", "sand_latency_ms": [15.87, 16.29],
-                  "cold_fraction_1s_timeout": [0.1815, 0.3335]},
-        "workloads": {}}
+        "machine": machine(),
+        "url": URL,
+        "scale": args.scale,
+        "calls": calls_n,
+        "seed": args.seed,
+        "function": "busy-wait" if args.busy_wait else "sleep",
+        "timeouts_s": timeouts,
+        "pause_after_s": PAUSE_AFTER_S,
+        "sample_s": args.sample,
+        "max_containers": args.max_containers or None,
+        "sand_per_instance_mb": per_instance,
+        "table1": {
+            k: dict(zip(("rate_per_min", "duration_s", "every_s"), v, strict=True)) for k, v in WORKLOADS.items()
+        },
+        "paper": {
+            "ratio": "3.32x to two orders of magnitude",
+            "sand_latency_ms": [15.87, 16.29],
+            "cold_fraction_1s_timeout": [0.1815, 0.3335],
+        },
+        "workloads": {},
+    }
     t_all = time.monotonic()
     bench = Bench()
     try:
         for w in workloads:
             calls = trace(w, calls_n, args.seed)
             peak = peak_concurrency(calls)
-            row: dict[str, Any] = {"trace_s": round(calls[-1][0], 1), "replay_s": round(calls[-1][0] * args.scale, 1),
-                                   "peak_concurrency": peak, "mean_duration_ms": round(
-                                       sum(d for _, d in calls) / len(calls), 1)}
+            row: dict[str, Any] = {
+                "trace_s": round(calls[-1][0], 1),
+                "replay_s": round(calls[-1][0] * args.scale, 1),
+                "peak_concurrency": peak,
+                "mean_duration_ms": round(sum(d for _, d in calls) / len(calls), 1),
+            }
             result["workloads"][w] = row
-            print(f"workload {w}: {len(calls)} calls over {row['trace_s']} s (replayed in {row['replay_s']} s), "
-                  f"peak concurrency {peak}", flush=True)
+            print(
+                f"workload {w}: {len(calls)} calls over {row['trace_s']} s (replayed in {row['replay_s']} s), "
+                f"peak concurrency {peak}",
+                flush=True,
+            )
             if not args.skip_sand:
                 row["sand"] = s = run_sand(bench, calls, args.scale, args.busy_wait, per_instance, args.sample)
-                print(f"  SAND        idle {s['idle_mb_s']:10.0f} MB.s  latency p50 {s['latency']['overhead_p50_ms']}"
-                      f" p99 {s['latency']['overhead_p99_ms']} ms  errors {s['latency']['errors']}  "
-                      f"({s['wall_s']} s)", flush=True)
+                print(
+                    f"  SAND        idle {s['idle_mb_s']:10.0f} MB.s  latency p50 {s['latency']['overhead_p50_ms']}"
+                    f" p99 {s['latency']['overhead_p99_ms']} ms  errors {s['latency']['errors']}  "
+                    f"({s['wall_s']} s)",
+                    flush=True,
+                )
                 bench.cleanup()
                 bench.apps.clear()
             for t in timeouts:
-                row[f"warm_{t}"] = b = run_baseline(calls, args.scale, args.busy_wait, t, args.sample,
-                                                    args.max_containers or None)
+                row[f"warm_{t}"] = b = run_baseline(
+                    calls, args.scale, args.busy_wait, t, args.sample, args.max_containers or None
+                )
                 sand_cost = row.get("sand", {}).get("idle_mb_s")
                 row[f"ratio_{t}"] = round(b["idle_mb_s"] / sand_cost, 2) if sand_cost else None
-                print(f"  warm {t:4d} s idle {b['idle_mb_s']:10.0f} MB.s  latency p50 "
-                      f"{b['latency']['overhead_p50_ms']} p99 {b['latency']['overhead_p99_ms']} ms  cold "
-                      f"{b['cold_fraction']}  containers {b['containers_used']}  errors {b['latency']['errors']}  "
-                      f"ratio {row[f'ratio_{t}']}x  ({b['wall_s']} s)", flush=True)
+                print(
+                    f"  warm {t:4d} s idle {b['idle_mb_s']:10.0f} MB.s  latency p50 "
+                    f"{b['latency']['overhead_p50_ms']} p99 {b['latency']['overhead_p99_ms']} ms  cold "
+                    f"{b['cold_fraction']}  containers {b['containers_used']}  errors {b['latency']['errors']}  "
+                    f"ratio {row[f'ratio_{t}']}x  ({b['wall_s']} s)",
+                    flush=True,
+                )
             write_result("idle_memory", result | {"elapsed_s": round(time.monotonic() - t_all, 1)})
     finally:
         bench.cleanup()

@@ -37,21 +37,30 @@ ROLES = ("supervisor", "grain worker", "instance")  # the sandbox's processes: i
 
 
 def sandboxes_running() -> int:
-    return len(subprocess.run(["docker", "ps", "-q", "--filter", "label=sand.component=sandbox"],
-                              capture_output=True, text=True, timeout=30).stdout.split())
+    return len(
+        subprocess.run(
+            ["docker", "ps", "-q", "--filter", "label=sand.component=sandbox"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.split()
+    )
 
 
 def cgroup(container: str) -> tuple[Path, str, Path]:
     """(the container's CPU accounting folder, its usage file, the file listing its threads): cgroup v1 or v2."""
     for folder, usage, threads in (
-            (f"/sys/fs/cgroup/cpuacct/docker/{container}", "cpuacct.usage", "tasks"),
-            (f"/sys/fs/cgroup/cpuacct/system.slice/docker-{container}.scope", "cpuacct.usage", "tasks"),
-            (f"/sys/fs/cgroup/system.slice/docker-{container}.scope", "cpu.stat", "cgroup.threads"),
-            (f"/sys/fs/cgroup/docker/{container}", "cpu.stat", "cgroup.threads")):
+        (f"/sys/fs/cgroup/cpuacct/docker/{container}", "cpuacct.usage", "tasks"),
+        (f"/sys/fs/cgroup/cpuacct/system.slice/docker-{container}.scope", "cpuacct.usage", "tasks"),
+        (f"/sys/fs/cgroup/system.slice/docker-{container}.scope", "cpu.stat", "cgroup.threads"),
+        (f"/sys/fs/cgroup/docker/{container}", "cpu.stat", "cgroup.threads"),
+    ):
         if Path(folder, usage).exists():
             return Path(folder), usage, Path(folder, threads)
-    raise RuntimeError(f"no CPU cgroup found for container {container} (looked under /sys/fs/cgroup for cgroup v1 "
-                       "cpuacct and v2 cpu.stat); is Docker using the cgroupfs or systemd driver?")
+    raise RuntimeError(
+        f"no CPU cgroup found for container {container} (looked under /sys/fs/cgroup for cgroup v1 "
+        "cpuacct and v2 cpu.stat); is Docker using the cgroupfs or systemd driver?"
+    )
 
 
 def cgroup_cpu_s(folder: Path, usage: str) -> float:
@@ -125,8 +134,9 @@ def platform_pids() -> dict[str, list[int]]:
         if pid and Path(f"/proc/{pid}").exists():
             out[comp].append(int(pid))
     if not out["host agent"]:
-        raise RuntimeError(f"no running host agent found from {run}/hostagent.supervisor or .pid; start it with "
-                           "`make up`")
+        raise RuntimeError(
+            f"no running host agent found from {run}/hostagent.supervisor or .pid; start it with `make up`"
+        )
     return out
 
 
@@ -155,8 +165,7 @@ def rate(before: dict[int, tuple[Any, ...]], after: dict[int, tuple[Any, ...]], 
         b = before.get(tid)
         cpu += a[-2] - (b[-2] if b else 0.0)
         switches += a[-1] - (b[-1] if b else 0)
-    return {"cpu_s_per_s": round(cpu / window, 5), "wakeups_per_s": round(switches / window, 2),
-            "threads": len(after)}
+    return {"cpu_s_per_s": round(cpu / window, 5), "wakeups_per_s": round(switches / window, 2), "threads": len(after)}
 
 
 def measure(window: float, container: str | None) -> dict[str, Any]:
@@ -187,10 +196,12 @@ def measure(window: float, container: str | None) -> dict[str, Any]:
 
 
 def print_baseline(when: str, base: dict[str, Any]) -> None:
-    print(f"  baseline {when} ({base['other_sandboxes_running']} other sandboxes on the host): host agent "
-          f"{base['host agent']['cpu_s_per_s']:.4f} CPU-s/s, {base['host agent']['wakeups_per_s']:.1f} wake-ups/s; "
-          f"frontends {base['frontends']['cpu_s_per_s']:.4f} CPU-s/s, {base['frontends']['wakeups_per_s']:.1f} "
-          "wake-ups/s")
+    print(
+        f"  baseline {when} ({base['other_sandboxes_running']} other sandboxes on the host): host agent "
+        f"{base['host agent']['cpu_s_per_s']:.4f} CPU-s/s, {base['host agent']['wakeups_per_s']:.1f} wake-ups/s; "
+        f"frontends {base['frontends']['cpu_s_per_s']:.4f} CPU-s/s, {base['frontends']['wakeups_per_s']:.1f} "
+        "wake-ups/s"
+    )
 
 
 def main() -> None:
@@ -203,8 +214,9 @@ def main() -> None:
     grains = args.grains or (10 if args.quick else 100)
     window = args.window or (10.0 if args.quick else 30.0)
     if grains < 1 or window <= 0 or args.settle < 0:
-        ap.error(f"--grains must be >= 1 (got {grains}), --window > 0 (got {window}), --settle >= 0 "
-                 f"(got {args.settle})")
+        ap.error(
+            f"--grains must be >= 1 (got {grains}), --window > 0 (got {window}), --settle >= 0 (got {args.settle})"
+        )
 
     print(f"Idle cost of a deployed application: {grains} grains, settle {args.settle:g} s, window {window:g} s")
     bench = Bench()
@@ -213,8 +225,10 @@ def main() -> None:
         time.sleep(args.settle)  # the account's sign-up behind us
         bases.append(measure(window, None))
         print_baseline("before deploying", bases[-1])
-        fns = [{"name": f"g{i:03d}", "resource": "inc", "next": [f"g{i + 1:03d}" if i + 1 < grains else "end"]}
-               for i in range(grains)]
+        fns = [
+            {"name": f"g{i:03d}", "resource": "inc", "next": [f"g{i + 1:03d}" if i + 1 < grains else "end"]}
+            for i in range(grains)
+        ]
         name, deploy_s, app = bench.deploy("idle", fns, {"inc": INC})
         status, _, _, answer = Caller(name).call(b'{"n": 0}')
         if status != 200 or json.loads(answer) != {"n": grains}:
@@ -228,34 +242,55 @@ def main() -> None:
     bases.append(measure(window, None))
     print_baseline("after undeploying", bases[-1])
     # the baseline: the mean of the windows before and after (other work on the machine moves each of them)
-    base = {comp: {k: round(sum(b[comp][k] for b in bases) / len(bases), 5) for k in ("cpu_s_per_s", "wakeups_per_s")}
-            for comp in ("host agent", "frontends")}
+    base = {
+        comp: {k: round(sum(b[comp][k] for b in bases) / len(bases), 5) for k in ("cpu_s_per_s", "wakeups_per_s")}
+        for comp in ("host agent", "frontends")
+    }
 
     box = idle["sandbox"]
     workers = box["by_role"]["grain worker"]
     per_worker = round(workers["wakeups_per_s"] / max(workers["processes"], 1), 3)
-    delta = {comp: {k: round(idle[comp][k] - base[comp][k], 5) for k in ("cpu_s_per_s", "wakeups_per_s")}
-             for comp in ("host agent", "frontends")}
-    print(f"  sandbox ({box['threads']} threads): {box['cpu_s_per_s']:.4f} CPU-s/s, {box['wakeups_per_s']:.1f} "
-          f"wake-ups/s; {per_worker} per grain worker ({workers['processes']} workers; target 0)")
+    delta = {
+        comp: {k: round(idle[comp][k] - base[comp][k], 5) for k in ("cpu_s_per_s", "wakeups_per_s")}
+        for comp in ("host agent", "frontends")
+    }
+    print(
+        f"  sandbox ({box['threads']} threads): {box['cpu_s_per_s']:.4f} CPU-s/s, {box['wakeups_per_s']:.1f} "
+        f"wake-ups/s; {per_worker} per grain worker ({workers['processes']} workers; target 0)"
+    )
     for r in ROLES:
         row = box["by_role"][r]
-        print(f"    {r:12s} {row['processes']:4d} processes {row['threads']:4d} threads  "
-              f"{row['cpu_s_per_s']:.4f} CPU-s/s  {row['wakeups_per_s']:7.1f} wake-ups/s")
+        print(
+            f"    {r:12s} {row['processes']:4d} processes {row['threads']:4d} threads  "
+            f"{row['cpu_s_per_s']:.4f} CPU-s/s  {row['wakeups_per_s']:7.1f} wake-ups/s"
+        )
     for comp in ("host agent", "frontends"):
-        print(f"  {comp}: {idle[comp]['cpu_s_per_s']:.4f} CPU-s/s, {idle[comp]['wakeups_per_s']:.1f} wake-ups/s "
-              f"({delta[comp]['cpu_s_per_s']:+.4f} CPU-s/s, {delta[comp]['wakeups_per_s']:+.1f} wake-ups/s "
-              "against the baseline)")
+        print(
+            f"  {comp}: {idle[comp]['cpu_s_per_s']:.4f} CPU-s/s, {idle[comp]['wakeups_per_s']:.1f} wake-ups/s "
+            f"({delta[comp]['cpu_s_per_s']:+.4f} CPU-s/s, {delta[comp]['wakeups_per_s']:+.1f} wake-ups/s "
+            "against the baseline)"
+        )
     app_cpu = box["cpu_s_per_s"] + sum(d["cpu_s_per_s"] for d in delta.values())
-    print(f"  the idle application costs {app_cpu:.4f} CPU-s/s in all (sandbox + host agent and frontends above "
-          "their baseline)")
-    result = {"machine": machine(), "quick": args.quick, "grains": grains, "settle_s": args.settle,
-              "window_s": window, "deploy_s": round(deploy_s, 2), "baseline": base, "baseline_windows": bases,
-              "app": idle,
-              "app_minus_baseline": delta, "app_cpu_s_per_s": round(app_cpu, 5),
-              "wakeups_per_s_per_grain_worker": per_worker,
-              "wakeups_per_s_per_grain": round(box["wakeups_per_s"] / grains, 3),
-              "target": {"wakeups_per_s_per_grain_worker": 0}}
+    print(
+        f"  the idle application costs {app_cpu:.4f} CPU-s/s in all (sandbox + host agent and frontends above "
+        "their baseline)"
+    )
+    result = {
+        "machine": machine(),
+        "quick": args.quick,
+        "grains": grains,
+        "settle_s": args.settle,
+        "window_s": window,
+        "deploy_s": round(deploy_s, 2),
+        "baseline": base,
+        "baseline_windows": bases,
+        "app": idle,
+        "app_minus_baseline": delta,
+        "app_cpu_s_per_s": round(app_cpu, 5),
+        "wakeups_per_s_per_grain_worker": per_worker,
+        "wakeups_per_s_per_grain": round(box["wakeups_per_s"] / grains, 3),
+        "target": {"wakeups_per_s_per_grain_worker": 0},
+    }
     print(f"wrote {write_result('idle_wakeups', result)}")
 
 

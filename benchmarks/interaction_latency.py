@@ -51,8 +51,11 @@ FUNCTIONS = [{"name": "f1", "next": ["f2"]}, {"name": "f2", "next": ["end"]}]
 
 def gaps_ns(outputs: list[Any]) -> list[int]:
     """F2's start minus F1's end, per call whose output carries both."""
-    return [o["f2_start_ns"] - o["f1_end_ns"] for o in outputs
-            if isinstance(o, dict) and "f2_start_ns" in o and "f1_end_ns" in o]
+    return [
+        o["f2_start_ns"] - o["f1_end_ns"]
+        for o in outputs
+        if isinstance(o, dict) and "f2_start_ns" in o and "f1_end_ns" in o
+    ]
 
 
 def sand_gaps(bench: Bench, label: str, calls: int, warmup: int, pace_s: float = 0.0) -> tuple[list[int], int]:
@@ -103,9 +106,13 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="a smoke run: few calls")
     ap.add_argument("--full", action="store_true", help="paper scale: 1000 calls, 100 cold")
     ap.add_argument("--skip-no-shortcut", action="store_true", help="do not restart the host agent")
-    ap.add_argument("--pace-ms", type=float, default=0.0,
-                    help="a pause before each measured call, SAND's and the warm baseline's alike (0: back to back, "
-                         "each call's hop then overlaps the bookkeeping the previous call left: Kafka flags, records)")
+    ap.add_argument(
+        "--pace-ms",
+        type=float,
+        default=0.0,
+        help="a pause before each measured call, SAND's and the warm baseline's alike (0: back to back, "
+        "each call's hop then overlaps the bookkeeping the previous call left: Kafka flags, records)",
+    )
     args = ap.parse_args()
     pace_s = args.pace_ms / 1000
     if args.quick:
@@ -126,8 +133,10 @@ def main() -> int:
             try:
                 g, failed = sand_gaps(bench, "interact-far", args.calls, args.warmup)
                 cases["no_shortcut"] = summary_ms(g) | {"failed": failed}
-                print(f"SAND, every hop Kafka   p50 {cases['no_shortcut']['p50_ms']:.3f} ms  "
-                      f"p99 {cases['no_shortcut']['p99_ms']:.3f} ms")
+                print(
+                    f"SAND, every hop Kafka   p50 {cases['no_shortcut']['p50_ms']:.3f} ms  "
+                    f"p99 {cases['no_shortcut']['p99_ms']:.3f} ms"
+                )
             finally:
                 restart_host_agent({})
     finally:
@@ -150,25 +159,42 @@ def main() -> int:
 
     sand = cases["sand"]["p50_ms"]
     result: dict[str, Any] = {
-        "machine": machine(), "calls": args.calls, "pace_ms": args.pace_ms, "cold_calls": args.cold_calls,
+        "machine": machine(),
+        "calls": args.calls,
+        "pace_ms": args.pace_ms,
+        "cold_calls": args.cold_calls,
         "cases": cases,
-        "sand_p50_ms": sand, "sand_p99_ms": cases["sand"]["p99_ms"],
+        "sand_p50_ms": sand,
+        "sand_p99_ms": cases["sand"]["p99_ms"],
         "no_shortcut_p50_ms": cases.get("no_shortcut", {}).get("p50_ms"),
-        "warm_p50_ms": cases["warm"]["p50_ms"], "cold_p50_ms": cases["cold"]["p50_ms"],
+        "warm_p50_ms": cases["warm"]["p50_ms"],
+        "cold_p50_ms": cases["cold"]["p50_ms"],
         "ratio_warm": round(cases["warm"]["p50_ms"] / sand, 2) if sand > 0 else None,
         "ratio_cold": round(cases["cold"]["p50_ms"] / sand, 2) if sand > 0 else None,
-        "ratio_no_shortcut": (round(cases["no_shortcut"]["p50_ms"] / sand, 2)
-                              if "no_shortcut" in cases and sand > 0 else None),
+        "ratio_no_shortcut": (
+            round(cases["no_shortcut"]["p50_ms"] / sand, 2) if "no_shortcut" in cases and sand > 0 else None
+        ),
         "paper": {"ratio_warm": 8.32, "ratio_cold": 562},
     }
-    print(f"ratios (p50): warm/SAND {result['ratio_warm']}x (paper 8.32x), cold/SAND {result['ratio_cold']}x "
-          f"(paper 562x), no-shortcut/SAND {result['ratio_no_shortcut']}x")
+    print(
+        f"ratios (p50): warm/SAND {result['ratio_warm']}x (paper 8.32x), cold/SAND {result['ratio_cold']}x "
+        f"(paper 562x), no-shortcut/SAND {result['ratio_no_shortcut']}x"
+    )
     path = write_result("interaction_latency", result)
-    labels = {"sand": "SAND", "no_shortcut": "SAND, hops via Kafka", "warm": "warm container/fn",
-              "cold": "cold container/call"}
+    labels = {
+        "sand": "SAND",
+        "no_shortcut": "SAND, hops via Kafka",
+        "warm": "warm container/fn",
+        "cold": "cold container/call",
+    }
     keys = [k for k in labels if k in cases]
-    bar_plot(RESULTS / "interaction_latency.png", "Function interaction latency (F1 end -> F2 start), Fig 5c",
-             [labels[k] for k in keys], [cases[k]["p50_ms"] for k in keys], [cases[k]["p99_ms"] for k in keys])
+    bar_plot(
+        RESULTS / "interaction_latency.png",
+        "Function interaction latency (F1 end -> F2 start), Fig 5c",
+        [labels[k] for k in keys],
+        [cases[k]["p50_ms"] for k in keys],
+        [cases[k]["p99_ms"] for k in keys],
+    )
     print(f"wrote {path}")
     return 0 if all(c.get("n", 0) > 0 for c in cases.values()) else 1
 

@@ -66,11 +66,16 @@ def handle(event, context):
     time.sleep(event["s"])
     return "slept"
 """
-PAPER = {"sand_per_instance_mb": 1.1, "sand_worker_mb": 16.35, "openwhisk_per_call_mb": 14.61,
-         "greengrass_per_call_mb": 13.96}
+PAPER = {
+    "sand_per_instance_mb": 1.1,
+    "sand_worker_mb": 16.35,
+    "openwhisk_per_call_mb": 14.61,
+    "greengrass_per_call_mb": 13.96,
+}
 
 
 # ---- memory readings -----------------------------------------------------------------------------
+
 
 def smaps(pid: int) -> dict[str, int] | None:
     """Rss, Pss, Uss (private clean + dirty) of one process in bytes; None if it is gone."""
@@ -83,8 +88,11 @@ def smaps(pid: int) -> dict[str, int] | None:
         parts = line.split()
         if len(parts) >= 2 and parts[0].endswith(":"):
             kb[parts[0][:-1]] = int(parts[1])
-    return {"rss": kb.get("Rss", 0) * 1024, "pss": kb.get("Pss", 0) * 1024,
-            "uss": (kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)) * 1024}
+    return {
+        "rss": kb.get("Rss", 0) * 1024,
+        "pss": kb.get("Pss", 0) * 1024,
+        "uss": (kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)) * 1024,
+    }
 
 
 def processes_memory(pids: list[int]) -> dict[str, float]:
@@ -118,9 +126,12 @@ def cgroup_memory(container_id: str) -> dict[str, float]:
     d = cgroup_dir(container_id)
     usage = int((d / "memory.usage_in_bytes").read_text())
     stat = {k: int(v) for k, v in (line.split() for line in (d / "memory.stat").read_text().splitlines())}
-    return {"docker_stats_mb": (usage - stat.get("total_inactive_file", 0)) / MB, "usage_mb": usage / MB,
-            "rss_mb": stat.get("total_rss", stat.get("rss", 0)) / MB,
-            "cache_mb": stat.get("total_cache", stat.get("cache", 0)) / MB}
+    return {
+        "docker_stats_mb": (usage - stat.get("total_inactive_file", 0)) / MB,
+        "usage_mb": usage / MB,
+        "rss_mb": stat.get("total_rss", stat.get("rss", 0)) / MB,
+        "cache_mb": stat.get("total_cache", stat.get("cache", 0)) / MB,
+    }
 
 
 def cgroup_pids(container_id: str) -> list[int]:
@@ -170,6 +181,7 @@ def fit(points: list[dict[str, float]], key: str) -> dict[str, float]:
 
 # ---- the runs ------------------------------------------------------------------------------------
 
+
 class Bench:
     def __init__(self, tmp: Path, sleep_s: float, client, labels: dict[str, str]) -> None:
         self.tmp = tmp
@@ -210,20 +222,33 @@ class Bench:
 
     def container(self, cmd: list[str], env: dict[str, str] | None = None):
         # The folder is mounted at the same path inside, so socket and code paths are the same.
-        return self.client.containers.run(IMAGE, cmd, detach=True, network_mode="none", labels=self.labels,
-                                          environment=env or {},
-                                          volumes={str(self.tmp): {"bind": str(self.tmp), "mode": "rw"}})
+        return self.client.containers.run(
+            IMAGE,
+            cmd,
+            detach=True,
+            network_mode="none",
+            labels=self.labels,
+            environment=env or {},
+            volumes={str(self.tmp): {"bind": str(self.tmp), "mode": "rw"}},
+        )
 
     def worker_in_container(self, concurrency: int, timeout_s: int = 60):
-        args = worker_args(APP, GRAIN, str(self.code_dir), str(self.wf), f"unix:{self.srv.bus_sock}",
-                           f"unix:{self.srv.data_sock}", standby=False, concurrency=concurrency)
+        args = worker_args(
+            APP,
+            GRAIN,
+            str(self.code_dir),
+            str(self.wf),
+            f"unix:{self.srv.bus_sock}",
+            f"unix:{self.srv.data_sock}",
+            standby=False,
+            concurrency=concurrency,
+        )
         args[args.index("--timeout") + 1] = str(timeout_s)
         return self.container(["python3", *args], env={"SAND_GRAINWORKER_CREDENTIAL": self.srv.app_cred})
 
     # -- SAND: one worker on the host
     def sand_host(self, steps: list[int]) -> list[dict[str, float]]:
-        worker = start_host_worker(self.srv, self.code_dir, self.wf, GRAIN, standby=False,
-                                   concurrency=max(steps) + 8)
+        worker = start_host_worker(self.srv, self.code_dir, self.wf, GRAIN, standby=False, concurrency=max(steps) + 8)
         points = []
         try:
             self.publish(1, 0)  # warm-up: the worker is up, its first instance came and went
@@ -241,8 +266,11 @@ class Bench:
                 if set(started) != set(kids) or alive != n:
                     raise RuntimeError(f"sand host n={n}: {len(kids)} children, {alive} of the started alive")
                 points.append({"n": n, **m, "worker_pss_mb": processes_memory([worker.pid])["pss_mb"]})
-                print(f"  sand host       n={n:3d}  PSS {m['pss_mb']:8.2f} MB  USS {m['uss_mb']:8.2f} MB  "
-                      f"RSS {m['rss_mb']:8.2f} MB  ({m['processes']} processes)", flush=True)
+                print(
+                    f"  sand host       n={n:3d}  PSS {m['pss_mb']:8.2f} MB  USS {m['uss_mb']:8.2f} MB  "
+                    f"RSS {m['rss_mb']:8.2f} MB  ({m['processes']} processes)",
+                    flush=True,
+                )
                 self.drain_reports(n, self.sleep_s + 30)
                 self.wait_no_children(lambda: children(worker.pid))
         finally:
@@ -271,8 +299,11 @@ class Bench:
                 if alive != n:
                     raise RuntimeError(f"sand container n={n}: only {alive} instances alive when sampled")
                 points.append({"n": n, **m})
-                print(f"  sand container  n={n:3d}  docker stats {m['docker_stats_mb']:8.2f} MB  "
-                      f"usage {m['usage_mb']:8.2f} MB  PSS {m['proc_pss_mb']:8.2f} MB", flush=True)
+                print(
+                    f"  sand container  n={n:3d}  docker stats {m['docker_stats_mb']:8.2f} MB  "
+                    f"usage {m['usage_mb']:8.2f} MB  PSS {m['proc_pss_mb']:8.2f} MB",
+                    flush=True,
+                )
                 self.drain_reports(n, self.sleep_s + 30)
                 self.wait_no_children(lambda: children(worker_pid))
         finally:
@@ -287,8 +318,10 @@ class Bench:
         boxes = []
         points = []
         shims: list[float] = []
-        fn = (f"import sys; sys.path.insert(0, {str(self.code_dir)!r}); import {GRAIN}; "
-              f"{GRAIN}.handle({{'s': {hold_s}, 'reply': {self.reply!r}}}, None)")
+        fn = (
+            f"import sys; sys.path.insert(0, {str(self.code_dir)!r}); import {GRAIN}; "
+            f"{GRAIN}.handle({{'s': {hold_s}, 'reply': {self.reply!r}}}, None)"
+        )
         try:
             for n in steps:
                 while len(boxes) < n:
@@ -307,8 +340,11 @@ class Bench:
                 if m["proc_processes"] != n * (2 if runtime else 1):
                     raise RuntimeError(f"{name} n={n}: {m['proc_processes']:.0f} processes alive")
                 points.append({"n": n, **m})
-                print(f"  {name:16s}n={n:3d}  docker stats {m['docker_stats_mb']:8.2f} MB  "
-                      f"usage {m['usage_mb']:8.2f} MB  PSS {m['proc_pss_mb']:8.2f} MB", flush=True)
+                print(
+                    f"  {name:16s}n={n:3d}  docker stats {m['docker_stats_mb']:8.2f} MB  "
+                    f"usage {m['usage_mb']:8.2f} MB  PSS {m['proc_pss_mb']:8.2f} MB",
+                    flush=True,
+                )
             for b in boxes:
                 pid = b.attrs["State"]["Pid"] or self.client.containers.get(b.id).attrs["State"]["Pid"]
                 shim = shim_pid(pid)
@@ -317,7 +353,8 @@ class Bench:
             if not runtime and boxes:  # cross-check the formula against docker's own stats, one container
                 s = boxes[0].stats(stream=False)["memory_stats"]
                 points[0]["docker_api_usage_minus_inactive_file_mb"] = (
-                    s["usage"] - s["stats"].get("total_inactive_file", 0)) / MB
+                    s["usage"] - s["stats"].get("total_inactive_file", 0)
+                ) / MB
         finally:
             for b in boxes:
                 with contextlib.suppress(Exception):
@@ -370,8 +407,13 @@ def main() -> None:
     label = f"sand.bench={run_id}"
     tmp = Path(tempfile.mkdtemp(prefix="sand-bench-memory-"))
     tmp.chmod(0o755)  # the sandbox's user (uid 1000) reads the grain code and uses the sockets
-    out: dict[str, object] = {"machine": machine(), "image": IMAGE, "steps": steps, "sleep_s": args.sleep,
-                              "loadavg_1m_start": round(os.getloadavg()[0], 2)}
+    out: dict[str, object] = {
+        "machine": machine(),
+        "image": IMAGE,
+        "steps": steps,
+        "sleep_s": args.sleep,
+        "loadavg_1m_start": round(os.getloadavg()[0], 2),
+    }
     try:
         b = Bench(tmp, args.sleep, client, {"sand.bench": run_id})
         print("SAND, grain worker on the host (PSS/USS/RSS of worker + instances):", flush=True)
@@ -392,57 +434,70 @@ def main() -> None:
         print(f"cleanup: removed {removed} leftover container(s) labelled {label}", flush=True)
 
     fits = {
-        "sand_host_pss": fit(host, "pss_mb"), "sand_host_uss": fit(host, "uss_mb"),
+        "sand_host_pss": fit(host, "pss_mb"),
+        "sand_host_uss": fit(host, "uss_mb"),
         "sand_host_rss": fit(host, "rss_mb"),
-        "sand_container_docker_stats": fit(cont, "docker_stats_mb"), "sand_container_usage": fit(cont, "usage_mb"),
+        "sand_container_docker_stats": fit(cont, "docker_stats_mb"),
+        "sand_container_usage": fit(cont, "usage_mb"),
         "sand_container_pss": fit(cont, "proc_pss_mb"),
-        "baseline_docker_stats": fit(base, "docker_stats_mb"), "baseline_usage": fit(base, "usage_mb"),
-        "baseline_pss": fit(base, "proc_pss_mb"), "baseline_uss": fit(base, "proc_uss_mb"),
+        "baseline_docker_stats": fit(base, "docker_stats_mb"),
+        "baseline_usage": fit(base, "usage_mb"),
+        "baseline_pss": fit(base, "proc_pss_mb"),
+        "baseline_uss": fit(base, "proc_uss_mb"),
     }
     if rt:
         fits["baseline_runtime_docker_stats"] = fit(rt, "docker_stats_mb")
         fits["baseline_runtime_pss"] = fit(rt, "proc_pss_mb")
     idle = host[0]
-    out.update({
-        "per_instance_mb": fits["sand_host_pss"]["slope_mb"],
-        "worker_mb": fits["sand_host_pss"]["intercept_mb"],
-        "worker_idle_pss_mb": round(idle["pss_mb"], 3),
-        "worker_idle_uss_mb": round(idle["uss_mb"], 3),
-        "worker_idle_rss_mb": round(idle["rss_mb"], 3),
-        "per_instance_uss_mb": fits["sand_host_uss"]["slope_mb"],
-        "worker_uss_mb": fits["sand_host_uss"]["intercept_mb"],
-        "sand_container_per_instance_mb": fits["sand_container_docker_stats"]["slope_mb"],
-        "sand_container_worker_mb": fits["sand_container_docker_stats"]["intercept_mb"],
-        "sand_container_idle_mb": round(cont[0]["docker_stats_mb"], 3),
-        "baseline_per_call_mb": fits["baseline_docker_stats"]["slope_mb"],
-        "baseline_per_call_pss_mb": fits["baseline_pss"]["slope_mb"],
-        "baseline_runtime_per_call_mb": fits["baseline_runtime_docker_stats"]["slope_mb"] if rt else None,
-        "shim_pss_mb_per_container": round(sum(base_shims + rt_shims) / len(base_shims + rt_shims), 3)
-        if base_shims + rt_shims else None,
-        "sand_shim_pss_mb": round(sand_shim, 3),
-        "fits": fits,
-        "points": {"sand_host": host, "sand_container": cont, "baseline": base, "baseline_runtime": rt},
-        "paper": PAPER,
-        "method": {
-            "sand_host": "sum over the worker and its instance processes of /proc/<pid>/smaps_rollup "
-                         "(PSS = shared pages split among their sharers; USS = private pages only)",
-            "cgroup": "cgroup v1 memory of the container: docker stats = usage_in_bytes - total_inactive_file",
-            "baseline": "N containers of the sandbox image, each a bare python3 running the same function",
-            "headline": "per_instance_mb / worker_mb: slope / intercept of SAND host PSS; baseline_per_call_mb: "
-                        "slope of the baseline's summed docker-stats memory",
-        },
-    })
+    out.update(
+        {
+            "per_instance_mb": fits["sand_host_pss"]["slope_mb"],
+            "worker_mb": fits["sand_host_pss"]["intercept_mb"],
+            "worker_idle_pss_mb": round(idle["pss_mb"], 3),
+            "worker_idle_uss_mb": round(idle["uss_mb"], 3),
+            "worker_idle_rss_mb": round(idle["rss_mb"], 3),
+            "per_instance_uss_mb": fits["sand_host_uss"]["slope_mb"],
+            "worker_uss_mb": fits["sand_host_uss"]["intercept_mb"],
+            "sand_container_per_instance_mb": fits["sand_container_docker_stats"]["slope_mb"],
+            "sand_container_worker_mb": fits["sand_container_docker_stats"]["intercept_mb"],
+            "sand_container_idle_mb": round(cont[0]["docker_stats_mb"], 3),
+            "baseline_per_call_mb": fits["baseline_docker_stats"]["slope_mb"],
+            "baseline_per_call_pss_mb": fits["baseline_pss"]["slope_mb"],
+            "baseline_runtime_per_call_mb": fits["baseline_runtime_docker_stats"]["slope_mb"] if rt else None,
+            "shim_pss_mb_per_container": round(sum(base_shims + rt_shims) / len(base_shims + rt_shims), 3)
+            if base_shims + rt_shims
+            else None,
+            "sand_shim_pss_mb": round(sand_shim, 3),
+            "fits": fits,
+            "points": {"sand_host": host, "sand_container": cont, "baseline": base, "baseline_runtime": rt},
+            "paper": PAPER,
+            "method": {
+                "sand_host": "sum over the worker and its instance processes of /proc/<pid>/smaps_rollup "
+                "(PSS = shared pages split among their sharers; USS = private pages only)",
+                "cgroup": "cgroup v1 memory of the container: docker stats = usage_in_bytes - total_inactive_file",
+                "baseline": "N containers of the sandbox image, each a bare python3 running the same function",
+                "headline": "per_instance_mb / worker_mb: slope / intercept of SAND host PSS; baseline_per_call_mb: "
+                "slope of the baseline's summed docker-stats memory",
+            },
+        }
+    )
     n_max = max(steps)
-    out["memory_at_max_n_mb"] = {"n": n_max, "sand_host_pss": round(host[-1]["pss_mb"], 2),
-                                 "sand_container_docker_stats": round(cont[-1]["docker_stats_mb"], 2),
-                                 "baseline_docker_stats": round(base[-1]["docker_stats_mb"], 2)}
+    out["memory_at_max_n_mb"] = {
+        "n": n_max,
+        "sand_host_pss": round(host[-1]["pss_mb"], 2),
+        "sand_container_docker_stats": round(cont[-1]["docker_stats_mb"], 2),
+        "baseline_docker_stats": round(base[-1]["docker_stats_mb"], 2),
+    }
     out["baseline_over_sand_at_max_n"] = round(base[-1]["docker_stats_mb"] / cont[-1]["docker_stats_mb"], 2)
     out["elapsed_s"] = round(time.monotonic() - t0, 1)
     path = write_result("memory_footprint", out)
-    series = {"SAND host: PSS worker+instances": (host, "pss_mb"), "SAND host: USS": (host, "uss_mb"),
-              "SAND in container: docker stats": (cont, "docker_stats_mb"),
-              "baseline container/call: docker stats": (base, "docker_stats_mb"),
-              "baseline container/call: PSS": (base, "proc_pss_mb")}
+    series = {
+        "SAND host: PSS worker+instances": (host, "pss_mb"),
+        "SAND host: USS": (host, "uss_mb"),
+        "SAND in container: docker stats": (cont, "docker_stats_mb"),
+        "baseline container/call: docker stats": (base, "docker_stats_mb"),
+        "baseline container/call: PSS": (base, "proc_pss_mb"),
+    }
     if rt:
         series["baseline container/call + worker runtime: docker stats"] = (rt, "docker_stats_mb")
     plot(RESULTS / "memory_footprint.png", series)
@@ -451,16 +506,22 @@ def main() -> None:
     print(f"{'series':42s} {'per call MB':>12s} {'fixed MB':>10s} {'r2':>7s}")
     for k, f in fits.items():
         print(f"{k:42s} {f['slope_mb']:12.3f} {f['intercept_mb']:10.3f} {f['r2']:7.4f}")
-    print(f"SAND: {out['per_instance_mb']} MB per instance (PSS) on top of a {out['worker_mb']} MB worker "
-          f"(idle worker measured: PSS {out['worker_idle_pss_mb']} MB, USS {out['worker_idle_uss_mb']} MB, "
-          f"RSS {out['worker_idle_rss_mb']} MB); in a container: {out['sand_container_per_instance_mb']} MB per "
-          f"instance on {out['sand_container_worker_mb']} MB (docker stats)")
-    print(f"baseline: {out['baseline_per_call_mb']} MB per call (docker stats), {out['baseline_per_call_pss_mb']} MB "
-          f"(PSS); with a worker runtime: {out['baseline_runtime_per_call_mb']} MB; containerd shim "
-          f"{out['shim_pss_mb_per_container']} MB PSS per container on top")
+    print(
+        f"SAND: {out['per_instance_mb']} MB per instance (PSS) on top of a {out['worker_mb']} MB worker "
+        f"(idle worker measured: PSS {out['worker_idle_pss_mb']} MB, USS {out['worker_idle_uss_mb']} MB, "
+        f"RSS {out['worker_idle_rss_mb']} MB); in a container: {out['sand_container_per_instance_mb']} MB per "
+        f"instance on {out['sand_container_worker_mb']} MB (docker stats)"
+    )
+    print(
+        f"baseline: {out['baseline_per_call_mb']} MB per call (docker stats), {out['baseline_per_call_pss_mb']} MB "
+        f"(PSS); with a worker runtime: {out['baseline_runtime_per_call_mb']} MB; containerd shim "
+        f"{out['shim_pss_mb_per_container']} MB PSS per container on top"
+    )
     print(f"at n={n_max}: baseline / SAND-in-container = {out['baseline_over_sand_at_max_n']}x")
-    print(f"paper: SAND {PAPER['sand_per_instance_mb']} MB per call on {PAPER['sand_worker_mb']} MB; OpenWhisk "
-          f"{PAPER['openwhisk_per_call_mb']} MB, Greengrass {PAPER['greengrass_per_call_mb']} MB per call")
+    print(
+        f"paper: SAND {PAPER['sand_per_instance_mb']} MB per call on {PAPER['sand_worker_mb']} MB; OpenWhisk "
+        f"{PAPER['openwhisk_per_call_mb']} MB, Greengrass {PAPER['greengrass_per_call_mb']} MB per call"
+    )
     print(f"wrote {path} in {out['elapsed_s']} s")
 
 

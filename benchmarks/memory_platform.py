@@ -55,8 +55,9 @@ def fit(points: list[tuple[int, float]]) -> dict[str, float]:
 
 def instances(container: str) -> int:
     """The grain workers' children in the sandbox: the running instances and the standby."""
-    out = subprocess.run(["docker", "top", container, "-eo", "pid,ppid,args"], capture_output=True, text=True,
-                         timeout=30).stdout.splitlines()[1:]
+    out = subprocess.run(
+        ["docker", "top", container, "-eo", "pid,ppid,args"], capture_output=True, text=True, timeout=30
+    ).stdout.splitlines()[1:]
     procs = [line.split(None, 2) for line in out if "--grain" in line]
     workers = {p[0] for p in procs if not any(q[0] == p[1] for q in procs)}
     return sum(1 for p in procs if p[1] in workers)
@@ -66,8 +67,12 @@ def sand(steps: list[int], sleep_s: float) -> list[dict[str, Any]]:
     bench = Bench()
     rows = []
     try:
-        name, _, app = bench.deploy("mem", [{"name": "sleeper", "next": ["end"]}], {"sleeper": SLEEPER},
-                                    settings={"concurrency": max(steps) + 8, "timeout_s": sleep_s * 4})
+        name, _, app = bench.deploy(
+            "mem",
+            [{"name": "sleeper", "next": ["end"]}],
+            {"sleeper": SLEEPER},
+            settings={"concurrency": max(steps) + 8, "timeout_s": sleep_s * 4},
+        )
         box = sandbox_container(app["id"])
         bench.api.call("POST", f"/app/{name}", {"s": 0})  # one call: the worker's first fork is behind us
         time.sleep(1)
@@ -152,14 +157,23 @@ def main() -> int:
     base_rows = baseline(steps, max(args.sleep, 8.0))
     s_fit = fit([(r["n"], r["mb"]) for r in sand_rows if r["n"] > 0])
     b_fit = fit([(r["n"], r["mb"]) for r in base_rows])
-    result = {"machine": machine(), "url": URL, "steps": steps, "sand": sand_rows, "warm_baseline": base_rows,
-              "sand_per_call_mb": s_fit["per_call_mb"], "sand_base_mb": s_fit["base_mb"],
-              "sand_idle_mb": sand_rows[0]["mb"], "warm_per_call_mb": b_fit["per_call_mb"],
-              "ratio_per_call": round(b_fit["per_call_mb"] / s_fit["per_call_mb"], 2)
-              if s_fit["per_call_mb"] > 0 else None,
-              "paper": {"sand_per_call_mb": 1.1, "sand_worker_mb": 16.35, "openwhisk_per_call_mb": 14.61}}
-    print(f"per call: SAND {s_fit['per_call_mb']} MB (base {s_fit['base_mb']} MB), warm baseline "
-          f"{b_fit['per_call_mb']} MB; ratio {result['ratio_per_call']}x (paper: 1.1 vs 14.61 MB)")
+    result = {
+        "machine": machine(),
+        "url": URL,
+        "steps": steps,
+        "sand": sand_rows,
+        "warm_baseline": base_rows,
+        "sand_per_call_mb": s_fit["per_call_mb"],
+        "sand_base_mb": s_fit["base_mb"],
+        "sand_idle_mb": sand_rows[0]["mb"],
+        "warm_per_call_mb": b_fit["per_call_mb"],
+        "ratio_per_call": round(b_fit["per_call_mb"] / s_fit["per_call_mb"], 2) if s_fit["per_call_mb"] > 0 else None,
+        "paper": {"sand_per_call_mb": 1.1, "sand_worker_mb": 16.35, "openwhisk_per_call_mb": 14.61},
+    }
+    print(
+        f"per call: SAND {s_fit['per_call_mb']} MB (base {s_fit['base_mb']} MB), warm baseline "
+        f"{b_fit['per_call_mb']} MB; ratio {result['ratio_per_call']}x (paper: 1.1 vs 14.61 MB)"
+    )
     path = write_result("memory_platform", result)
     plot(RESULTS / "memory_platform.png", sand_rows, base_rows)
     print(f"wrote {path}")

@@ -60,6 +60,7 @@ JAVA_BENCH = ROOT / "benchmarks" / "java"
 
 # ---- roles (each runs in its own process) --------------------------------------------------------
 
+
 def _stamp() -> bytes:
     return struct.pack(">q", time.monotonic_ns()).ljust(PAYLOAD_BYTES, b".")
 
@@ -120,6 +121,7 @@ def role_kafka_producer(topic: str, count: int, gap_s: float) -> None:
 
 # ---- coordinator ---------------------------------------------------------------------------------
 
+
 def run_pair(consumer_cmd: list[str], producer_cmd: list[str], cpu: int | None) -> list[int]:
     """Start the consumer, wait for 'ready', run the producer, return the consumer's latencies."""
     cons = subprocess.Popen(pin_prefix(cpu) + consumer_cmd, stdout=subprocess.PIPE, text=True)
@@ -142,8 +144,13 @@ def start_local_bus(unix_socket: Path | None = None) -> tuple[subprocess.Popen[s
     env = {**os.environ, "SAND_LOCALBUS_CREDENTIAL": AGENT, "SAND_LOCALBUS_PORT": "0"}
     if unix_socket is not None:
         env["SAND_LOCALBUS_UNIX_SOCKET"] = str(unix_socket)
-    proc = subprocess.Popen(["java", "-Xms64m", "-Xmx256m", "-cp", cp, "sand.localbus.LocalBusServer"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        ["java", "-Xms64m", "-Xmx256m", "-cp", cp, "sand.localbus.LocalBusServer"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdout is not None
     result: list[str] = []
 
@@ -187,8 +194,10 @@ def delete_topic(topic: str) -> None:
 def java_classpath() -> str:
     target = JAVA_BENCH / "target"
     jar = target / "sand-benchmarks-0.1.0-SNAPSHOT.jar"
-    subprocess.run(["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(JAVA_BENCH / "pom.xml"),
-                    "-DskipTests", "package"], check=True)
+    subprocess.run(
+        ["mvn", "-q", "-B", "-Dstyle.color=never", "-f", str(JAVA_BENCH / "pom.xml"), "-DskipTests", "package"],
+        check=True,
+    )
     return f"{jar}:{target / 'lib'}/*"
 
 
@@ -198,8 +207,12 @@ def main() -> None:
     ap.add_argument("--gap-ms", type=float, default=2.0, help="pause between sends")
     ap.add_argument("--quick", action="store_true", help="300 messages per measurement")
     ap.add_argument("--unix", action="store_true", help="also run the local-bus cases over the Unix socket")
-    ap.add_argument("--bus-warmup", type=int, default=100_000,
-                    help="messages through each bus endpoint before measuring (0: measure the cold bus)")
+    ap.add_argument(
+        "--bus-warmup",
+        type=int,
+        default=100_000,
+        help="messages through each bus endpoint before measuring (0: measure the cold bus)",
+    )
     ap.add_argument("--role", help=argparse.SUPPRESS)
     ap.add_argument("--target", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -231,20 +244,32 @@ def main() -> None:
             warm_up_bus([address, unix_address] if args.unix else [address], args.bus_warmup)
         for pinned, cpu in (("pinned", 0), ("unpinned", None)):
             cases = {
-                "python_local": (me + ["--role", "local-consumer", "--target", address],
-                                 me + ["--role", "local-producer", "--target", address]),
-                "python_kafka": (me + ["--role", "kafka-consumer", "--target", topic],
-                                 me + ["--role", "kafka-producer", "--target", topic]),
-                "java_local": (java + ["local-consumer", address, AGENT, APP_CRED] + jargs,
-                               java + ["local-producer", address, AGENT, APP_CRED] + jargs),
-                "java_kafka": (java + ["kafka-consumer", KAFKA, topic] + jargs,
-                               java + ["kafka-producer", KAFKA, topic] + jargs),
+                "python_local": (
+                    me + ["--role", "local-consumer", "--target", address],
+                    me + ["--role", "local-producer", "--target", address],
+                ),
+                "python_kafka": (
+                    me + ["--role", "kafka-consumer", "--target", topic],
+                    me + ["--role", "kafka-producer", "--target", topic],
+                ),
+                "java_local": (
+                    java + ["local-consumer", address, AGENT, APP_CRED] + jargs,
+                    java + ["local-producer", address, AGENT, APP_CRED] + jargs,
+                ),
+                "java_kafka": (
+                    java + ["kafka-consumer", KAFKA, topic] + jargs,
+                    java + ["kafka-producer", KAFKA, topic] + jargs,
+                ),
             }
             if args.unix:
-                cases["python_local_unix"] = (me + ["--role", "local-consumer", "--target", unix_address],
-                                              me + ["--role", "local-producer", "--target", unix_address])
-                cases["java_local_unix"] = (java + ["local-consumer", unix_address, AGENT, APP_CRED] + jargs,
-                                            java + ["local-producer", unix_address, AGENT, APP_CRED] + jargs)
+                cases["python_local_unix"] = (
+                    me + ["--role", "local-consumer", "--target", unix_address],
+                    me + ["--role", "local-producer", "--target", unix_address],
+                )
+                cases["java_local_unix"] = (
+                    java + ["local-consumer", unix_address, AGENT, APP_CRED] + jargs,
+                    java + ["local-producer", unix_address, AGENT, APP_CRED] + jargs,
+                )
             for name, (cons, prod) in cases.items():
                 lat = run_pair(cons, prod, cpu)
                 results[f"{name}_{pinned}"] = summary_ms(lat)
@@ -257,9 +282,14 @@ def main() -> None:
             delete_topic(topic)
         shutil.rmtree(sock_dir, ignore_errors=True)
 
-    out: dict[str, object] = {"machine": machine(), "payload_bytes": PAYLOAD_BYTES, "gap_ms": args.gap_ms,
-                              "cases": results, "local_bus_throughput": throughput,
-                              "bus_warmup_messages": args.bus_warmup}
+    out: dict[str, object] = {
+        "machine": machine(),
+        "payload_bytes": PAYLOAD_BYTES,
+        "gap_ms": args.gap_ms,
+        "cases": results,
+        "local_bus_throughput": throughput,
+        "bus_warmup_messages": args.bus_warmup,
+    }
     for lang in ("python", "java"):
         for pinned in ("pinned", "unpinned"):
             loc, kaf = results[f"{lang}_local_{pinned}"], results[f"{lang}_kafka_{pinned}"]
@@ -280,24 +310,45 @@ def main() -> None:
     out["paper_python_ratio"], out["paper_java_ratio"] = 2.90, 5.42
     path = write_result("message_delivery", out)
     labels = list(results)
-    bar_plot(RESULTS / "message_delivery.png", "Message delivery latency (Fig 5b): local bus vs Kafka",
-             labels, [results[k]["p50_ms"] for k in labels], [results[k]["p99_ms"] for k in labels])
+    bar_plot(
+        RESULTS / "message_delivery.png",
+        "Message delivery latency (Fig 5b): local bus vs Kafka",
+        labels,
+        [results[k]["p50_ms"] for k in labels],
+        [results[k]["p99_ms"] for k in labels],
+    )
     for lang in ("python", "java"):
-        print(f"{lang}: Kafka/local p50 ratio {out[f'{lang}_ratio']}x unpinned, "
-              f"{out[f'{lang}_ratio_pinned']}x pinned (paper: {out[f'paper_{lang}_ratio']}x)")
+        print(
+            f"{lang}: Kafka/local p50 ratio {out[f'{lang}_ratio']}x unpinned, "
+            f"{out[f'{lang}_ratio_pinned']}x pinned (paper: {out[f'paper_{lang}_ratio']}x)"
+        )
         if args.unix:
-            print(f"{lang}: Kafka/local-over-Unix-socket p50 ratio {out[f'{lang}_unix_ratio']}x unpinned, "
-                  f"{out[f'{lang}_unix_ratio_pinned']}x pinned")
-    print(f"local bus throughput, 1 producer -> 1 consumer: {throughput['python_msgs_per_s']:.0f} msg/s (Python), "
-          f"{throughput['java_msgs_per_s']:.0f} msg/s (Java)")
+            print(
+                f"{lang}: Kafka/local-over-Unix-socket p50 ratio {out[f'{lang}_unix_ratio']}x unpinned, "
+                f"{out[f'{lang}_unix_ratio_pinned']}x pinned"
+            )
+    print(
+        f"local bus throughput, 1 producer -> 1 consumer: {throughput['python_msgs_per_s']:.0f} msg/s (Python), "
+        f"{throughput['java_msgs_per_s']:.0f} msg/s (Java)"
+    )
     print(f"wrote {path}")
 
 
 def warm_up_bus(addresses: list[str], messages: int) -> None:
     """Push messages through each endpoint until the bus's hot paths are compiled (see the module doc)."""
     for address in addresses:
-        cmd = ["java", "-cp", java_classpath(), "sand.benchmarks.MessageDelivery", "local-throughput",
-               address, AGENT, APP_CRED, "--count", str(messages)]
+        cmd = [
+            "java",
+            "-cp",
+            java_classpath(),
+            "sand.benchmarks.MessageDelivery",
+            "local-throughput",
+            address,
+            AGENT,
+            APP_CRED,
+            "--count",
+            str(messages),
+        ]
         subprocess.run(cmd, capture_output=True, text=True, check=True)
 
 
@@ -319,9 +370,23 @@ def measure_throughput(address: str, n: int = 20000) -> dict[str, float]:
         got += len(c.poll(QUEUE, max_messages=1000, timeout_ms=10_000))
     py = n / (time.monotonic() - t0)
     prod.wait()
-    out = subprocess.run(["java", "-cp", java_classpath(), "sand.benchmarks.MessageDelivery", "local-throughput",
-                          address, AGENT, APP_CRED, "--count", str(n * 5)],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            "java",
+            "-cp",
+            java_classpath(),
+            "sand.benchmarks.MessageDelivery",
+            "local-throughput",
+            address,
+            AGENT,
+            APP_CRED,
+            "--count",
+            str(n * 5),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     jv = float(out.stdout.strip().splitlines()[-1])
     return {"python_msgs_per_s": round(py), "java_msgs_per_s": round(jv), "messages": n}
 

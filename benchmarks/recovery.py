@@ -53,8 +53,10 @@ SURVIVORS = ("h1", "h2")
 # Recovery's log lines (hostagent/.../bridge/Recovery.java, GlobalBusBridge.java).
 TIME = r"^(\d\d:\d\d:\d\d\.\d{3}) "
 ASSIGNED = re.compile(TIME + r".*\] assigned: replaying offsets \[(\d+), (\d+)\)")
-RANGE = re.compile(TIME + r".*replay range \[\d+, \d+\) read: (\d+) records, (\d+) events: (\d+) to process again, "
-                          r"(\d+) data flags to check, (\d+) finished")
+RANGE = re.compile(
+    TIME + r".*replay range \[\d+, \d+\) read: (\d+) records, (\d+) events: (\d+) to process again, "
+    r"(\d+) data flags to check, (\d+) finished"
+)
 DONE = re.compile(TIME + r".*replay done: taking new messages")
 DATA_SKIPPED = re.compile(TIME + r".*its data is in the global data layer; writing its missing finished flag")
 
@@ -69,8 +71,15 @@ def recovery_from_logs(cluster: Cluster, killed_at: float) -> dict[str, Any]:
     """What the survivors' recoveries after the kill did, from their host agents' logs."""
     day = dt.date.fromtimestamp(killed_at)
     firsts, dones = [], []
-    totals = {"ranges": 0, "records": 0, "events": 0, "processed_again": 0, "data_flags": 0, "finished": 0,
-              "data_flags_skipped": 0}
+    totals = {
+        "ranges": 0,
+        "records": 0,
+        "events": 0,
+        "processed_again": 0,
+        "data_flags": 0,
+        "finished": 0,
+        "data_flags_skipped": 0,
+    }
     for host in SURVIVORS:
         log = cluster.home / "cluster" / host / "logs" / "hostagent.log"
         for line in log.read_text(errors="replace").splitlines():
@@ -87,8 +96,9 @@ def recovery_from_logs(cluster: Cluster, killed_at: float) -> dict[str, Any]:
                     totals["data_flags_skipped"] += 1
                 else:
                     totals["ranges"] += 1
-                    for key, g in zip(("records", "events", "processed_again", "data_flags", "finished"),
-                                      m.groups()[1:], strict=True):
+                    for key, g in zip(
+                        ("records", "events", "processed_again", "data_flags", "finished"), m.groups()[1:], strict=True
+                    ):
                         totals[key] += int(g)
     totals["saved_by_flags"] = totals["finished"] + totals["data_flags_skipped"]
     totals["takeover_first_assignment_s"] = round(min(firsts), 2) if firsts else None
@@ -112,25 +122,33 @@ def run(mode: str, args: argparse.Namespace) -> dict[str, Any]:
                 killed["wall"], killed["t"] = time.time(), time.monotonic()
                 cluster.run("kill", LOST)
 
-        outcomes = Stream(client, "ledger", args.requests, threads=args.threads, sleep_s=args.sleep_s,
-                          on_progress=on_progress, timeout_s=120).run()
+        outcomes = Stream(
+            client,
+            "ledger",
+            args.requests,
+            threads=args.threads,
+            sleep_s=args.sleep_s,
+            on_progress=on_progress,
+            timeout_s=120,
+        ).run()
         results = settle(client, outcomes, 300)
         bad = wrong_results(outcomes, results)
         time.sleep(3)  # the last recovery lines are written
         baseline = "recovery ignores condition flags" in (home / "cluster" / "h1" / "logs" / "hostagent.log").read_text(
-            errors="replace")
+            errors="replace"
+        )
         if baseline != (mode == "no-flags"):
             raise SystemExit(f"[{mode}] the host agents did not take bridge.recovery.flags as asked")
         rec = recovery_from_logs(cluster, killed["wall"])
-        orders, audits, _ = ledger_in_cassandra(cluster.addr("h1"), client.status("ledger")["id"],
-                                                args.requests)
+        orders, audits, _ = ledger_in_cassandra(cluster.addr("h1"), client.status("ledger")["id"], args.requests)
         return {
             "requests": len(outcomes),
             "killed_after_answers": args.kill_at,
             "wrong_or_lost": len(bad),
             "wrong_examples": bad[:5],
-            "http_status": {str(s): sum(1 for o in outcomes if o.status == s)
-                            for s in sorted({o.status for o in outcomes})},
+            "http_status": {
+                str(s): sum(1 for o in outcomes if o.status == s) for s in sorted({o.status for o in outcomes})
+            },
             "orders_in_cassandra": len(orders),
             "audit_reruns": sum(1 for v in audits.values() if v > 1),
             "last_answer_after_kill_s": round(max(o.answered for o in outcomes) - killed["t"], 2),
@@ -186,20 +204,28 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=600)
     ap.add_argument("--kill-at", type=int, default=200)
     ap.add_argument("--threads", type=int, default=16)
-    ap.add_argument("--sleep-s", type=float, default=0.5,
-                    help="how long `receipt` runs: events in flight at the kill, finished ones not yet committed")
+    ap.add_argument(
+        "--sleep-s",
+        type=float,
+        default=0.5,
+        help="how long `receipt` runs: events in flight at the kill, finished ones not yet committed",
+    )
     ap.add_argument("--modes", default="flags,no-flags")
     args = ap.parse_args()
     runs = {mode: run(mode, args) for mode in args.modes.split(",")}
     for mode, r in runs.items():
-        print(f"{mode:9} lost/wrong {r['wrong_or_lost']}/{r['requests']}  processed again {r['processed_again']}  "
-              f"saved by flags {r['saved_by_flags']}  audit re-runs {r['audit_reruns']}  takeover: first assignment "
-              f"{r['takeover_first_assignment_s']} s, all ranges done {r['takeover_all_ranges_done_s']} s, last "
-              f"answer {r['last_answer_after_kill_s']} s  latency p50 {r['latency']['p50_ms']} ms p99 "
-              f"{r['latency']['p99_ms']} ms")
+        print(
+            f"{mode:9} lost/wrong {r['wrong_or_lost']}/{r['requests']}  processed again {r['processed_again']}  "
+            f"saved by flags {r['saved_by_flags']}  audit re-runs {r['audit_reruns']}  takeover: first assignment "
+            f"{r['takeover_first_assignment_s']} s, all ranges done {r['takeover_all_ranges_done_s']} s, last "
+            f"answer {r['last_answer_after_kill_s']} s  latency p50 {r['latency']['p50_ms']} ms p99 "
+            f"{r['latency']['p99_ms']} ms"
+        )
     if {"flags", "no-flags"} <= runs.keys() and runs["flags"]["processed_again"]:
-        print(f"without flags {runs['no-flags']['processed_again'] / runs['flags']['processed_again']:.1f}x the "
-              f"events processed again")
+        print(
+            f"without flags {runs['no-flags']['processed_again'] / runs['flags']['processed_again']:.1f}x the "
+            f"events processed again"
+        )
     out = write_result("recovery", {"machine": machine(), "args": vars(args), "runs": runs})
     plot(RESULTS / "recovery.png", runs)
     print(f"wrote {out} and {RESULTS / 'recovery.png'}")

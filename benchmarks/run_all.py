@@ -1,6 +1,6 @@
 """Run every benchmark (what `make bench` does) and print where the results are.
 
-    python benchmarks/run_all.py [--quick | --full]
+python benchmarks/run_all.py [--quick | --full]
 """
 
 from __future__ import annotations
@@ -11,9 +11,20 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["message_delivery.py", "startup.py", "memory_footprint.py", "e2e_latency.py",
-              "serverlessbench.py", "interaction_latency.py", "startup_breakdown.py", "memory_platform.py",
-              "image_pipeline.py", "idle_memory.py", "idle_wakeups.py", "soak.py"]
+BENCHMARKS = [
+    "message_delivery.py",
+    "startup.py",
+    "memory_footprint.py",
+    "e2e_latency.py",
+    "serverlessbench.py",
+    "interaction_latency.py",
+    "startup_breakdown.py",
+    "memory_platform.py",
+    "image_pipeline.py",
+    "idle_memory.py",
+    "idle_wakeups.py",
+    "soak.py",
+]
 # Too long for the 20-minute `make bench`: their default run only with --full, else a shortened run.
 SHORTENED = {"idle_memory.py": ["--calls", "120", "--timeouts", "1,60,600"]}
 

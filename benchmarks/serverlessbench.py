@@ -84,9 +84,17 @@ def tc2(bench: Bench, quick: bool) -> dict[str, Any]:
     print(f"TC2: parallel composition, an ASL Map of one Task grain (item + 1) over N items, {n} calls per N")
     # No MaxConcurrency: 0, every item at once. The Task's grain runs up to `concurrency` instances at once (32, the
     # default: N = 32 fits), all in one sandbox limited to `sandbox_cpus` (1.0 by default).
-    fan = {"StartAt": "Fan", "States": {"Fan": {
-        "Type": "Map", "ItemsPath": "$.items", "End": True,
-        "Iterator": {"StartAt": "Inc", "States": {"Inc": {"Type": "Task", "Resource": "tc2inc", "End": True}}}}}}
+    fan = {
+        "StartAt": "Fan",
+        "States": {
+            "Fan": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "End": True,
+                "Iterator": {"StartAt": "Inc", "States": {"Inc": {"Type": "Task", "Resource": "tc2inc", "End": True}}},
+            }
+        },
+    }
     name, app = deploy_asl(bench, "tc2", fan, {"tc2inc": ADD1})
     caller = Caller(name)
     by_n: dict[int, dict[str, Any]] = {}
@@ -98,16 +106,26 @@ def tc2(bench: Bench, quick: bool) -> dict[str, Any]:
         caller.run(body, warm)
         lat, _, failed = caller.run(body, n)
         by_n[items] = summary_ms(lat) | {"failed": failed}
-        print(f"  N = {items:2d}: p50 {by_n[items]['p50_ms']:7.2f} ms  p99 {by_n[items]['p99_ms']:7.2f} ms  "
-              f"failed {failed}")
+        print(
+            f"  N = {items:2d}: p50 {by_n[items]['p50_ms']:7.2f} ms  p99 {by_n[items]['p99_ms']:7.2f} ms  "
+            f"failed {failed}"
+        )
     per_branch = round(slope([(k, v["p50_ms"]) for k, v in by_n.items()]), 2)
     per_branch_p99 = round(slope([(k, v["p99_ms"]) for k, v in by_n.items()]), 2)
-    print(f"  {per_branch} ms per extra branch at p50 ({per_branch_p99} at p99), least squares over N = "
-          f"{', '.join(map(str, FANOUT))} (target <= 1.5 ms)")
+    print(
+        f"  {per_branch} ms per extra branch at p50 ({per_branch_p99} at p99), least squares over N = "
+        f"{', '.join(map(str, FANOUT))} (target <= 1.5 ms)"
+    )
     settings = app.get("settings", {})
-    return {"by_n": by_n, "ms_per_branch_p50": per_branch, "ms_per_branch_p99": per_branch_p99,
-            "max_concurrency": 0, "grain_concurrency": settings.get("concurrency", 32),
-            "sandbox_cpus": settings.get("sandbox_cpus", 1.0), "target_ms_per_branch": 1.5}
+    return {
+        "by_n": by_n,
+        "ms_per_branch_p50": per_branch,
+        "ms_per_branch_p99": per_branch_p99,
+        "max_concurrency": 0,
+        "grain_concurrency": settings.get("concurrency", 32),
+        "sandbox_cpus": settings.get("sandbox_cpus", 1.0),
+        "target_ms_per_branch": 1.5,
+    }
 
 
 def _task(resource: str, nxt: str | None = None, **more: Any) -> dict[str, Any]:
@@ -115,21 +133,44 @@ def _task(resource: str, nxt: str | None = None, **more: Any) -> dict[str, Any]:
 
 
 # The shape of tests/test_aslrun_inline.py's NEWCOMER: 12 states (Invalid and Large are off the measured path).
-ASL14 = {"StartAt": "Valid", "States": {
-    "Valid": {"Type": "Choice", "Choices": [{"Variable": "$.xs", "IsPresent": True, "Next": "Each"}],
-              "Default": "Invalid"},
-    "Invalid": {"Type": "Fail", "Error": "Invalid", "Cause": "no xs"},
-    "Each": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.ys", "Next": "Sum",
-             "ItemProcessor": {"StartAt": "D1", "States": {"D1": _task("asl14double", "D2"),
-                                                           "D2": _task("asl14double")}}},
-    "Sum": _task("asl14sum", "Both", InputPath="$.ys", ResultPath="$.total"),
-    "Both": {"Type": "Parallel", "ResultPath": "$.both", "Next": "Size",
-             "Branches": [{"StartAt": "E", "States": {"E": _task("asl14echo", InputPath="$.total")}},
-                          {"StartAt": "F", "States": {"F": _task("asl14double", InputPath="$.total")}}]},
-    "Size": {"Type": "Choice", "Choices": [{"Variable": "$.total", "NumericGreaterThan": 100, "Next": "Large"}],
-             "Default": "Small"},
-    "Large": {"Type": "Pass", "Parameters": {"size": "large", "both.$": "$.both"}, "End": True},
-    "Small": {"Type": "Pass", "Parameters": {"size": "small", "both.$": "$.both"}, "End": True}}}
+ASL14 = {
+    "StartAt": "Valid",
+    "States": {
+        "Valid": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.xs", "IsPresent": True, "Next": "Each"}],
+            "Default": "Invalid",
+        },
+        "Invalid": {"Type": "Fail", "Error": "Invalid", "Cause": "no xs"},
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "ResultPath": "$.ys",
+            "Next": "Sum",
+            "ItemProcessor": {
+                "StartAt": "D1",
+                "States": {"D1": _task("asl14double", "D2"), "D2": _task("asl14double")},
+            },
+        },
+        "Sum": _task("asl14sum", "Both", InputPath="$.ys", ResultPath="$.total"),
+        "Both": {
+            "Type": "Parallel",
+            "ResultPath": "$.both",
+            "Next": "Size",
+            "Branches": [
+                {"StartAt": "E", "States": {"E": _task("asl14echo", InputPath="$.total")}},
+                {"StartAt": "F", "States": {"F": _task("asl14double", InputPath="$.total")}},
+            ],
+        },
+        "Size": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.total", "NumericGreaterThan": 100, "Next": "Large"}],
+            "Default": "Small",
+        },
+        "Large": {"Type": "Pass", "Parameters": {"size": "large", "both.$": "$.both"}, "End": True},
+        "Small": {"Type": "Pass", "Parameters": {"size": "small", "both.$": "$.both"}, "End": True},
+    },
+}
 
 
 def path_instances(steps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
@@ -145,8 +186,10 @@ def path_instances(steps: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
 
 def asl14(bench: Bench, quick: bool) -> dict[str, Any]:
     warm, n = (5, 20) if quick else (20, 200)
-    print(f"ASL14: a newcomer's ASL application (Choice, Map of 6 x 2 Tasks, Task, Parallel of 2, Choice, Pass), "
-          f"{n} calls")
+    print(
+        f"ASL14: a newcomer's ASL application (Choice, Map of 6 x 2 Tasks, Task, Parallel of 2, Choice, Pass), "
+        f"{n} calls"
+    )
     name, app = deploy_asl(bench, "asl14", ASL14, {"asl14double": DOUBLE, "asl14sum": SUM, "asl14echo": ECHO})
     caller = Caller(name)
     body = json.dumps({"name": "ada", "xs": [1, 2, 3, 4, 5, 6]}).encode()
@@ -158,13 +201,23 @@ def asl14(bench: Bench, quick: bool) -> dict[str, Any]:
     paths = [path_instances(bench.timings(eid)) for eid in ids[-10:]]
     own = sorted(len(o) for o, _ in paths)
     inline = sorted({g for _, i in paths for g in i})
-    out = {"warm": summary_ms(lat), "failed": failed, "instances_on_path": own[len(own) // 2] if own else None,
-           "states_inline_on_path": inline, "fan_out_inline": "Each" in inline and "Both" in inline,
-           "target": {"p50_ms": 40}, "was_p50_ms": 172}
-    print(f"  p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms, {failed} failed (target p50 <= 40 ms, "
-          "was 172)")
-    print(f"  grain instances on the answer's path: {out['instances_on_path']} (median of the last {len(paths)} "
-          f"timelines); run inline: {', '.join(inline) or 'none'}")
+    out = {
+        "warm": summary_ms(lat),
+        "failed": failed,
+        "instances_on_path": own[len(own) // 2] if own else None,
+        "states_inline_on_path": inline,
+        "fan_out_inline": "Each" in inline and "Both" in inline,
+        "target": {"p50_ms": 40},
+        "was_p50_ms": 172,
+    }
+    print(
+        f"  p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms, {failed} failed (target p50 <= 40 ms, "
+        "was 172)"
+    )
+    print(
+        f"  grain instances on the answer's path: {out['instances_on_path']} (median of the last {len(paths)} "
+        f"timelines); run inline: {', '.join(inline) or 'none'}"
+    )
     return out
 
 
@@ -172,8 +225,10 @@ def tc3(bench: Bench, quick: bool) -> dict[str, Any]:
     n_grains, warm, n = (100, 10, 20) if quick else (100, 20, 50)
     print(f"TC3: a chain of {n_grains} grains, each adding 1")
     base, _, base_app = bench.deploy("tc3one", [{"name": "only", "resource": "inc", "next": ["end"]}], {"inc": INC})
-    fns = [{"name": f"g{i:03d}", "resource": "inc", "next": [f"g{i + 1:03d}" if i + 1 < n_grains else "end"]}
-           for i in range(n_grains)]
+    fns = [
+        {"name": f"g{i:03d}", "resource": "inc", "next": [f"g{i + 1:03d}" if i + 1 < n_grains else "end"]}
+        for i in range(n_grains)
+    ]
     name, deploy_s, app = bench.deploy("tc3", fns, {"inc": INC})
     time.sleep(1.0)
     idle, idle_one = container_memory_mb(app), container_memory_mb(base_app)
@@ -184,28 +239,46 @@ def tc3(bench: Bench, quick: bool) -> dict[str, Any]:
     caller.run(b'{"n": 0}', warm)
     lat, ids, failed = caller.run(b'{"n": 0}', n)
     hops = [h for eid in ids[-10:] for h in hops_between_grains(bench.timings(eid))]
-    out = {"grains": n_grains, "sandbox_memory_limit_mb": app.get("settings", {}).get("sandbox_memory_mb", 512),
-           "deploy_s": round(deploy_s, 2), "first_call_ms": round(first_ns / 1e6, 2),
-           "warm": summary_ms(lat), "failed": failed,
-           "hop_end_to_next_start": summary_ms([int(h * 1e6) for h in hops]),
-           "sandbox_memory_idle_mb": round(idle, 1), "one_grain_sandbox_memory_idle_mb": round(idle_one, 1),
-           "memory_per_idle_grain_mb": round((idle - idle_one) / (n_grains - 1), 2),
-           "sandbox_memory_after_warm_run_mb": round(container_memory_mb(app), 1),
-           "target": {"warm_p50_ms": 100, "hop_ms": 0.5}}
-    print(f"  deployed in {out['deploy_s']} s; first call {out['first_call_ms']} ms; "
-          f"warm p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms (target p50 <= 100 ms)")
-    print(f"  grain N end -> grain N+1 start: p50 {out['hop_end_to_next_start']['p50_ms']} ms, p99 "
-          f"{out['hop_end_to_next_start']['p99_ms']} ms (target <= 0.5 ms)")
-    print(f"  sandbox memory idle {out['sandbox_memory_idle_mb']} MB vs {out['one_grain_sandbox_memory_idle_mb']} MB "
-          f"for one grain: {out['memory_per_idle_grain_mb']} MB per idle grain; after the warm run "
-          f"{out['sandbox_memory_after_warm_run_mb']} MB (standbys)")
+    out = {
+        "grains": n_grains,
+        "sandbox_memory_limit_mb": app.get("settings", {}).get("sandbox_memory_mb", 512),
+        "deploy_s": round(deploy_s, 2),
+        "first_call_ms": round(first_ns / 1e6, 2),
+        "warm": summary_ms(lat),
+        "failed": failed,
+        "hop_end_to_next_start": summary_ms([int(h * 1e6) for h in hops]),
+        "sandbox_memory_idle_mb": round(idle, 1),
+        "one_grain_sandbox_memory_idle_mb": round(idle_one, 1),
+        "memory_per_idle_grain_mb": round((idle - idle_one) / (n_grains - 1), 2),
+        "sandbox_memory_after_warm_run_mb": round(container_memory_mb(app), 1),
+        "target": {"warm_p50_ms": 100, "hop_ms": 0.5},
+    }
+    print(
+        f"  deployed in {out['deploy_s']} s; first call {out['first_call_ms']} ms; "
+        f"warm p50 {out['warm']['p50_ms']} ms, p99 {out['warm']['p99_ms']} ms (target p50 <= 100 ms)"
+    )
+    print(
+        f"  grain N end -> grain N+1 start: p50 {out['hop_end_to_next_start']['p50_ms']} ms, p99 "
+        f"{out['hop_end_to_next_start']['p99_ms']} ms (target <= 0.5 ms)"
+    )
+    print(
+        f"  sandbox memory idle {out['sandbox_memory_idle_mb']} MB vs {out['one_grain_sandbox_memory_idle_mb']} MB "
+        f"for one grain: {out['memory_per_idle_grain_mb']} MB per idle grain; after the warm run "
+        f"{out['sandbox_memory_after_warm_run_mb']} MB (standbys)"
+    )
     return out
 
 
 def tc5(bench: Bench, quick: bool) -> dict[str, Any]:
     print("TC5: 2-grain pass-through, payload 0 to 50 KB")
-    name, _, _ = bench.deploy("tc5", [{"name": "first", "resource": "echo", "next": ["second"]},
-                                      {"name": "second", "resource": "echo", "next": ["end"]}], {"echo": ECHO})
+    name, _, _ = bench.deploy(
+        "tc5",
+        [
+            {"name": "first", "resource": "echo", "next": ["second"]},
+            {"name": "second", "resource": "echo", "next": ["end"]},
+        ],
+        {"echo": ECHO},
+    )
     caller = Caller(name)
     n = 30 if quick else 100
     caller.run(b'{"p": ""}', 30)
@@ -241,14 +314,20 @@ def concurrent(app: str, clients: int, per_client: int, body: bytes) -> dict[str
     for t in threads:
         t.join()
     wall = time.monotonic() - t0
-    return {"clients": clients, "requests": clients * per_client, "failed": failed[0], "wall_s": round(wall, 2),
-            "throughput_rps": round(len(lat) / wall, 1)} | summary_ms(lat)
+    return {
+        "clients": clients,
+        "requests": clients * per_client,
+        "failed": failed[0],
+        "wall_s": round(wall, 2),
+        "throughput_rps": round(len(lat) / wall, 1),
+    } | summary_ms(lat)
 
 
 def echo_app(bench: Bench) -> str:
     if not hasattr(bench, "_echo"):
-        name, _, _ = bench.deploy("echo", [{"name": "echo", "next": ["end"]}], {"echo": ECHO},
-                                  settings={"concurrency": 64})
+        name, _, _ = bench.deploy(
+            "echo", [{"name": "echo", "next": ["end"]}], {"echo": ECHO}, settings={"concurrency": 64}
+        )
         Caller(name).run(b'{"i": 1}', 50)
         bench._echo = name  # type: ignore[attr-defined]
     return bench._echo  # type: ignore[attr-defined]
@@ -259,8 +338,10 @@ def tc9(bench: Bench, quick: bool) -> dict[str, Any]:
     app = echo_app(bench)
     concurrent(app, 10, 10, b'{"i": 1}')
     r = concurrent(app, 40, 25, b'{"i": 1}')
-    print(f"  {r['throughput_rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, {r['failed']} failed "
-          "(target >= 400 req/s, p99 <= 100 ms, 0 failed)")
+    print(
+        f"  {r['throughput_rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, {r['failed']} failed "
+        "(target >= 400 req/s, p99 <= 100 ms, 0 failed)"
+    )
     return r | {"target": {"throughput_rps": 400, "p99_ms": 100, "failed": 0}}
 
 
@@ -271,8 +352,10 @@ def sweep(bench: Bench, quick: bool) -> dict[str, Any]:
     for clients in (1, 5, 10, 20, 40):
         r = concurrent(app, clients, max(10, (100 if quick else 400) // clients), b'{"i": 1}')
         rows.append(r)
-        print(f"  {clients:2d} clients: {r['throughput_rps']:7.1f} req/s  p50 {r['p50_ms']:7.2f} ms  "
-              f"p99 {r['p99_ms']:7.2f} ms  failed {r['failed']}")
+        print(
+            f"  {clients:2d} clients: {r['throughput_rps']:7.1f} req/s  p50 {r['p50_ms']:7.2f} ms  "
+            f"p99 {r['p99_ms']:7.2f} ms  failed {r['failed']}"
+        )
     best = max(r["throughput_rps"] for r in rows)
     knee = next(r["clients"] for r in rows if r["throughput_rps"] >= 0.9 * best)
     print(f"  knee: {knee} clients reach 90% of the best throughput ({best} req/s)")
@@ -311,8 +394,11 @@ def plot(result: dict[str, Any], path: Path) -> None:
             ns = sorted(rows, key=int)
             ax.plot([int(k) for k in ns], [rows[k]["p50_ms"] for k in ns], "o-", label="p50")
             ax.plot([int(k) for k in ns], [rows[k]["p99_ms"] for k in ns], "s--", label="p99")
-            ax.set(xlabel="Map items (branches)", ylabel="latency (ms)",
-                   title=f"TC2: ASL Map, {result['tc2']['ms_per_branch_p50']} ms per branch")
+            ax.set(
+                xlabel="Map items (branches)",
+                ylabel="latency (ms)",
+                title=f"TC2: ASL Map, {result['tc2']['ms_per_branch_p50']} ms per branch",
+            )
             ax.legend()
         elif key == "tc5":
             kb = sorted(result["tc5"]["by_kb"], key=int)

@@ -29,16 +29,20 @@ from benchmarks._common import RESULTS, machine, percentile, write_result  # noq
 from benchmarks._cpu import component  # noqa: E402
 
 ECHO = "def handle(event, context):\n    return event\n"
-WRITE = ("def handle(event, context):\n"
-         "    key = 'soak.' + context.get_execution_id()\n"
-         "    context.put(key, str(event['n']))\n"
-         "    return {'key': key, 'n': event['n']}\n")
-READ = ("def handle(event, context):\n"
-        "    value = context.get(event['key'])\n"
-        "    context.delete(event['key'])\n"
-        "    if value != str(event['n']):\n"
-        "        raise ValueError(f'read {value!r}, wrote {event[\"n\"]!r}')\n"
-        "    return {'n': event['n']}\n")
+WRITE = (
+    "def handle(event, context):\n"
+    "    key = 'soak.' + context.get_execution_id()\n"
+    "    context.put(key, str(event['n']))\n"
+    "    return {'key': key, 'n': event['n']}\n"
+)
+READ = (
+    "def handle(event, context):\n"
+    "    value = context.get(event['key'])\n"
+    "    context.delete(event['key'])\n"
+    "    if value != str(event['n']):\n"
+    "        raise ValueError(f'read {value!r}, wrote {event[\"n\"]!r}')\n"
+    "    return {'n': event['n']}\n"
+)
 DOUBLE = "def handle(event, context):\n    return {'n': event['n'] * 2, 'items': [1, 2, 3]}\n"
 ADD = "def handle(event, context):\n    return event + 1\n"
 MACHINE = {
@@ -46,12 +50,19 @@ MACHINE = {
     "States": {
         "Start": {"Type": "Pass", "Next": "Double"},
         "Double": {"Type": "Task", "Resource": "soakdouble", "Next": "Each"},
-        "Each": {"Type": "Map", "ItemsPath": "$.items", "MaxConcurrency": 2, "ResultPath": "$.items",
-                 "Iterator": {"StartAt": "Add", "States": {"Add": {"Type": "Task", "Resource": "soakadd",
-                                                                     "End": True}}},
-                 "Next": "Check"},
-        "Check": {"Type": "Choice", "Choices": [{"Variable": "$.n", "NumericGreaterThanEquals": 0, "Next": "Done"}],
-                  "Default": "Done"},
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.items",
+            "MaxConcurrency": 2,
+            "ResultPath": "$.items",
+            "Iterator": {"StartAt": "Add", "States": {"Add": {"Type": "Task", "Resource": "soakadd", "End": True}}},
+            "Next": "Check",
+        },
+        "Check": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.n", "NumericGreaterThanEquals": 0, "Next": "Done"}],
+            "Default": "Done",
+        },
         "Done": {"Type": "Succeed"},
     },
 }
@@ -195,11 +206,17 @@ def main() -> int:
     bench = Bench()
     try:
         apps = {
-            "echo": bench.deploy("echo", [{"name": "echo", "resource": "soakecho", "next": ["end"]}],
-                                 {"soakecho": ECHO})[0],
-            "data": bench.deploy("data", [{"name": "write", "resource": "soakwrite", "next": ["read"]},
-                                          {"name": "read", "resource": "soakread", "next": ["end"]}],
-                                 {"soakwrite": WRITE, "soakread": READ})[0],
+            "echo": bench.deploy(
+                "echo", [{"name": "echo", "resource": "soakecho", "next": ["end"]}], {"soakecho": ECHO}
+            )[0],
+            "data": bench.deploy(
+                "data",
+                [
+                    {"name": "write", "resource": "soakwrite", "next": ["read"]},
+                    {"name": "read", "resource": "soakread", "next": ["end"]},
+                ],
+                {"soakwrite": WRITE, "soakread": READ},
+            )[0],
             "asl": deploy_asl(bench),
         }
         for kind, app in apps.items():  # warm each once; a wrong answer here is a broken setup, not a soak result
@@ -209,19 +226,27 @@ def main() -> int:
 
         load = Load(apps, args.rate, args.clients)
         samples: list[dict[str, Any]] = [{"minute": 0, "t_s": 0.0, "processes": processes()}]
-        print(f"soak: {args.minutes:g} min at {args.rate:g} req/s over {', '.join(apps)}; "
-              f"start {json.dumps(samples[0]['processes'])}", flush=True)
+        print(
+            f"soak: {args.minutes:g} min at {args.rate:g} req/s over {', '.join(apps)}; "
+            f"start {json.dumps(samples[0]['processes'])}",
+            flush=True,
+        )
 
         def on_minute(minute: int) -> None:
             procs = processes()
             samples.append({"minute": minute, "t_s": round(time.monotonic() - load.t0, 1), "processes": procs})
             with load.lock:
                 b = load.buckets.get(minute - 1, {})
-                line = ", ".join(f"{k} {len(v['lat'])} ok {v['failed']} failed p50 "
-                                 f"{percentile(v['lat'], 50):.1f} p99 {percentile(v['lat'], 99):.1f} ms"
-                                 for k, v in sorted(b.items()))
-            print(f"  minute {minute}: {line}; host agent {procs['host agent']['rss_mb']} MB "
-                  f"{procs['host agent']['threads']} threads, frontends {procs['frontend']['rss_mb']} MB", flush=True)
+                line = ", ".join(
+                    f"{k} {len(v['lat'])} ok {v['failed']} failed p50 "
+                    f"{percentile(v['lat'], 50):.1f} p99 {percentile(v['lat'], 99):.1f} ms"
+                    for k, v in sorted(b.items())
+                )
+            print(
+                f"  minute {minute}: {line}; host agent {procs['host agent']['rss_mb']} MB "
+                f"{procs['host agent']['threads']} threads, frontends {procs['frontend']['rss_mb']} MB",
+                flush=True,
+            )
 
         load.run(seconds, on_minute)
         time.sleep(2)
@@ -234,20 +259,37 @@ def main() -> int:
     for minute in sorted(load.buckets):
         row: dict[str, Any] = {"minute": minute}
         for kind, b in sorted(load.buckets[minute].items()):
-            row[kind] = {"ok": len(b["lat"]), "failed": b["failed"],
-                         "p50_ms": round(percentile(b["lat"], 50), 2), "p99_ms": round(percentile(b["lat"], 99), 2)}
+            row[kind] = {
+                "ok": len(b["lat"]),
+                "failed": b["failed"],
+                "p50_ms": round(percentile(b["lat"], 50), 2),
+                "p99_ms": round(percentile(b["lat"], 99), 2),
+            }
             total_ok += len(b["lat"])
             total_failed += b["failed"]
         per_minute.append(row)
-    warm = samples[max(1, len(samples) // 5):]
-    growth = {c: {m: round(slope_per_hour([(s["t_s"], s["processes"][c][m]) for s in warm]), 2)
-                  for m in ("rss_mb", "threads", "open_files")} for c in PLATFORM}
+    warm = samples[max(1, len(samples) // 5) :]
+    growth = {
+        c: {
+            m: round(slope_per_hour([(s["t_s"], s["processes"][c][m]) for s in warm]), 2)
+            for m in ("rss_mb", "threads", "open_files")
+        }
+        for c in PLATFORM
+    }
     result = {
-        "benchmark": "soak", "machine": machine(), "minutes": args.minutes, "rate_rps": args.rate,
-        "apps": list(apps), "requests": total_ok + total_failed, "failed": total_failed,
-        "errors": load.errors, "per_minute": per_minute,
-        "processes_start": samples[0]["processes"], "processes_end": samples[-1]["processes"],
-        "growth_per_hour_after_warmup": growth, "samples": samples,
+        "benchmark": "soak",
+        "machine": machine(),
+        "minutes": args.minutes,
+        "rate_rps": args.rate,
+        "apps": list(apps),
+        "requests": total_ok + total_failed,
+        "failed": total_failed,
+        "errors": load.errors,
+        "per_minute": per_minute,
+        "processes_start": samples[0]["processes"],
+        "processes_end": samples[-1]["processes"],
+        "growth_per_hour_after_warmup": growth,
+        "samples": samples,
         "target": {"failed": 0, "growth": "none after warm-up"},
     }
     path = write_result("soak", result)
@@ -255,9 +297,11 @@ def main() -> int:
     print(f"soak: {total_ok + total_failed} requests, {total_failed} failed")
     for c in PLATFORM:
         s, e, g = samples[0]["processes"][c], samples[-1]["processes"][c], growth[c]
-        print(f"  {c:10s} RSS {s['rss_mb']:8.1f} -> {e['rss_mb']:8.1f} MB ({g['rss_mb']:+.1f}/h after warm-up), "
-              f"threads {s['threads']} -> {e['threads']} ({g['threads']:+.1f}/h), "
-              f"open files {s['open_files']} -> {e['open_files']} ({g['open_files']:+.1f}/h)")
+        print(
+            f"  {c:10s} RSS {s['rss_mb']:8.1f} -> {e['rss_mb']:8.1f} MB ({g['rss_mb']:+.1f}/h after warm-up), "
+            f"threads {s['threads']} -> {e['threads']} ({g['threads']:+.1f}/h), "
+            f"open files {s['open_files']} -> {e['open_files']} ({g['open_files']:+.1f}/h)"
+        )
     for err in load.errors[:10]:
         print(f"  error: {err}")
     print(f"results: {path}")

@@ -24,6 +24,9 @@ the headline keys are the unpinned figures.
     python benchmarks/startup.py [--runs 100] [--quick]
 
 Writes benchmarks/results/startup.json and startup.png.
+
+Longer than 600 lines because the five start-up paths share one harness (trigger, stamps, pinning,
+plots); a file per path would repeat it.
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ def handle(event, context):
 
 # ---- pieces shared with memory_footprint.py --------------------------------------------------------
 
+
 class Stop(BaseException):
     """SIGTERM, turned into an exception (not an Exception: nothing may swallow it) so that every
     `finally` cleans up."""
@@ -174,25 +178,76 @@ class LocalServers:
     def event(self, grain: str, value: object) -> bytes:
         from grainworker.envelope import encode, new_id
 
-        return encode({"id": new_id(), "execution_id": new_id(), "app": self.app, "grain": grain, "from": "",
-                       "frontend": "bench", "value": value, "sent_ns": time.time_ns()})
+        return encode(
+            {
+                "id": new_id(),
+                "execution_id": new_id(),
+                "app": self.app,
+                "grain": grain,
+                "from": "",
+                "frontend": "bench",
+                "value": value,
+                "sent_ns": time.time_ns(),
+            }
+        )
 
 
-def worker_args(app: str, grain: str, code_dir: str, workflow: str, bus: str, data: str, standby: bool,
-                concurrency: int = 32) -> list[str]:
-    return ["-m", "grainworker", "--app", app, "--grain", grain, "--code", code_dir, "--workflow", workflow,
-            "--bus", bus, "--data", data, "--standby", "1" if standby else "0",
-            "--concurrency", str(concurrency), "--timeout", "60"]
+def worker_args(
+    app: str, grain: str, code_dir: str, workflow: str, bus: str, data: str, standby: bool, concurrency: int = 32
+) -> list[str]:
+    return [
+        "-m",
+        "grainworker",
+        "--app",
+        app,
+        "--grain",
+        grain,
+        "--code",
+        code_dir,
+        "--workflow",
+        workflow,
+        "--bus",
+        bus,
+        "--data",
+        data,
+        "--standby",
+        "1" if standby else "0",
+        "--concurrency",
+        str(concurrency),
+        "--timeout",
+        "60",
+    ]
 
 
-def start_host_worker(srv: LocalServers, code_dir: Path, wf: Path, grain: str, standby: bool,
-                      concurrency: int = 32, prefix: list[str] | None = None) -> subprocess.Popen[bytes]:
+def start_host_worker(
+    srv: LocalServers,
+    code_dir: Path,
+    wf: Path,
+    grain: str,
+    standby: bool,
+    concurrency: int = 32,
+    prefix: list[str] | None = None,
+) -> subprocess.Popen[bytes]:
     """`python -m grainworker` on the host (the venv's python), output discarded."""
-    env = {**os.environ, "SAND_GRAINWORKER_CREDENTIAL": srv.app_cred,
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    cmd = (prefix or []) + [sys.executable] + worker_args(srv.app, grain, str(code_dir), str(wf),
-                                                          f"unix:{srv.bus_sock}", f"unix:{srv.data_sock}",
-                                                          standby, concurrency)
+    env = {
+        **os.environ,
+        "SAND_GRAINWORKER_CREDENTIAL": srv.app_cred,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    cmd = (
+        (prefix or [])
+        + [sys.executable]
+        + worker_args(
+            srv.app,
+            grain,
+            str(code_dir),
+            str(wf),
+            f"unix:{srv.bus_sock}",
+            f"unix:{srv.data_sock}",
+            standby,
+            concurrency,
+        )
+    )
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -234,6 +289,7 @@ def build_static_c(folder: Path) -> Path:
 
 
 # ---- measurements --------------------------------------------------------------------------------
+
 
 def stamps(output: bytes | str) -> tuple[int, int]:
     text = output.decode() if isinstance(output, bytes) else output
@@ -342,8 +398,11 @@ def main() -> None:
     n = 20 if args.quick else args.runs
 
     if args.role:
-        {"fork": lambda: role_sand(n, standby=False), "standby": lambda: role_sand(n, standby=True),
-         "raw_fork": lambda: role_raw_fork(n)}[args.role]()
+        {
+            "fork": lambda: role_sand(n, standby=False),
+            "standby": lambda: role_sand(n, standby=True),
+            "raw_fork": lambda: role_raw_fork(n),
+        }[args.role]()
         return
 
     import docker
@@ -365,8 +424,11 @@ def main() -> None:
         s = summary_ms(samples["mono"])
         s["p50_ms_realtime"] = summary_ms(samples["real"])["p50_ms"]
         results[name] = s
-        print(f"{name:22s} p50 {s['p50_ms']:9.3f} ms  p99 {s['p99_ms']:9.3f} ms  mean {s['mean_ms']:9.3f} ms  "
-              f"(n={s['n']}, realtime p50 {s['p50_ms_realtime']:.3f})", flush=True)
+        print(
+            f"{name:22s} p50 {s['p50_ms']:9.3f} ms  p99 {s['p99_ms']:9.3f} ms  mean {s['mean_ms']:9.3f} ms  "
+            f"(n={s['n']}, realtime p50 {s['p50_ms_realtime']:.3f})",
+            flush=True,
+        )
 
     try:
         tmp.chmod(0o755)
@@ -374,26 +436,38 @@ def main() -> None:
         py = [sys.executable, "-c", PY_FN]
 
         # -- processes on the host
-        record("exec_c", measure(n, lambda: stamps(subprocess.run([str(binary)], capture_output=True,
-                                                                  check=True).stdout)))
-        record("exec_python", measure(n, lambda: stamps(subprocess.run(py, capture_output=True,
-                                                                       check=True).stdout)))
+        record(
+            "exec_c", measure(n, lambda: stamps(subprocess.run([str(binary)], capture_output=True, check=True).stdout))
+        )
+        record("exec_python", measure(n, lambda: stamps(subprocess.run(py, capture_output=True, check=True).stdout)))
         # -- SAND's paths and plain fork, pinned then unpinned
         for pinned, cpu in (("pinned", 0), ("unpinned", None)):
-            lines = subprocess.run(pin_prefix(cpu) + [str(binary), "fork", str(WARMUP + n)], capture_output=True,
-                                   text=True, check=True).stdout.split()
-            record(f"raw_fork_c_{pinned}", {"mono": [int(v) for v in lines[2 * WARMUP::2]],
-                                            "real": [int(v) for v in lines[2 * WARMUP + 1::2]]})
+            lines = subprocess.run(
+                pin_prefix(cpu) + [str(binary), "fork", str(WARMUP + n)], capture_output=True, text=True, check=True
+            ).stdout.split()
+            record(
+                f"raw_fork_c_{pinned}",
+                {
+                    "mono": [int(v) for v in lines[2 * WARMUP :: 2]],
+                    "real": [int(v) for v in lines[2 * WARMUP + 1 :: 2]],
+                },
+            )
             for mode in ("raw_fork", "fork", "standby"):
                 record(f"{mode}_{pinned}", run_role(["--runs", str(n), "--role", mode], cpu, timeout=300))
 
         # -- Docker
         vol = {str(tmp): {"bind": "/bench", "mode": "ro"}}
         common = {"network_mode": "none", "labels": labels}
-        record("docker_run", measure(n, lambda: stamps(
-            client.containers.run(IMAGE, ["python3", "-c", PY_FN], remove=True, **common))))
-        record("docker_run_c", measure(n, lambda: stamps(
-            client.containers.run(IMAGE, ["/bench/stamp"], remove=True, volumes=vol, **common))))
+        record(
+            "docker_run",
+            measure(n, lambda: stamps(client.containers.run(IMAGE, ["python3", "-c", PY_FN], remove=True, **common))),
+        )
+        record(
+            "docker_run_c",
+            measure(
+                n, lambda: stamps(client.containers.run(IMAGE, ["/bench/stamp"], remove=True, volumes=vol, **common))
+            ),
+        )
         box = client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, **common)
         buf = io.BytesIO()
         with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -409,11 +483,42 @@ def main() -> None:
         record("docker_exec", measure(n, lambda: exec_in(["python3", "-c", PY_FN])))
         record("docker_exec_c", measure(n, lambda: exec_in(["/tmp/stamp"])))
         if not args.no_cli:
-            record("docker_exec_cli", measure(n, lambda: stamps(subprocess.run(
-                ["docker", "exec", box.id, "python3", "-c", PY_FN], capture_output=True, check=True).stdout)))
-            record("docker_run_cli", measure(n, lambda: stamps(subprocess.run(
-                ["docker", "run", "--rm", "--network", "none", "--label", label, IMAGE, "python3", "-c", PY_FN],
-                capture_output=True, check=True).stdout)))
+            record(
+                "docker_exec_cli",
+                measure(
+                    n,
+                    lambda: stamps(
+                        subprocess.run(
+                            ["docker", "exec", box.id, "python3", "-c", PY_FN], capture_output=True, check=True
+                        ).stdout
+                    ),
+                ),
+            )
+            record(
+                "docker_run_cli",
+                measure(
+                    n,
+                    lambda: stamps(
+                        subprocess.run(
+                            [
+                                "docker",
+                                "run",
+                                "--rm",
+                                "--network",
+                                "none",
+                                "--label",
+                                label,
+                                IMAGE,
+                                "python3",
+                                "-c",
+                                PY_FN,
+                            ],
+                            capture_output=True,
+                            check=True,
+                        ).stdout
+                    ),
+                ),
+            )
     finally:
         try:
             removed = remove_labelled(client, label)
@@ -421,16 +526,30 @@ def main() -> None:
             shutil.rmtree(tmp, ignore_errors=True)
         print(f"cleanup: removed {removed} container(s) labelled {label}", flush=True)
 
-    out: dict[str, object] = {"machine": machine(), "runs": n, "warmup": WARMUP, "gap_ms": GAP_S * 1000,
-                              "image": IMAGE, "cases": results,
-                              "docker_client": "docker-py (containers.run / exec_run); *_cli: docker CLI",
-                              "clock": "CLOCK_MONOTONIC in the function minus CLOCK_MONOTONIC just before "
-                                       "the trigger; p50_ms_realtime is the same with CLOCK_REALTIME",
-                              "elapsed_s": round(time.monotonic() - t_start, 1),
-                              "loadavg_1m_start_end": [round(load_start[0], 2), round(os.getloadavg()[0], 2)]}
-    headline = {"fork": "fork_unpinned", "standby": "standby_unpinned", "raw_fork": "raw_fork_unpinned",
-                "docker_run": "docker_run", "docker_exec": "docker_exec", "docker_exec_c": "docker_exec_c",
-                "docker_run_c": "docker_run_c", "exec_python": "exec_python", "exec_c": "exec_c"}
+    out: dict[str, object] = {
+        "machine": machine(),
+        "runs": n,
+        "warmup": WARMUP,
+        "gap_ms": GAP_S * 1000,
+        "image": IMAGE,
+        "cases": results,
+        "docker_client": "docker-py (containers.run / exec_run); *_cli: docker CLI",
+        "clock": "CLOCK_MONOTONIC in the function minus CLOCK_MONOTONIC just before "
+        "the trigger; p50_ms_realtime is the same with CLOCK_REALTIME",
+        "elapsed_s": round(time.monotonic() - t_start, 1),
+        "loadavg_1m_start_end": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
+    }
+    headline = {
+        "fork": "fork_unpinned",
+        "standby": "standby_unpinned",
+        "raw_fork": "raw_fork_unpinned",
+        "docker_run": "docker_run",
+        "docker_exec": "docker_exec",
+        "docker_exec_c": "docker_exec_c",
+        "docker_run_c": "docker_run_c",
+        "exec_python": "exec_python",
+        "exec_c": "exec_c",
+    }
     for key, case in headline.items():
         out[f"{key}_p50_ms"] = results[case]["p50_ms"]
         out[f"{key}_p99_ms"] = results[case]["p99_ms"]
@@ -448,25 +567,47 @@ def main() -> None:
     out["paper"] = {
         "numbers": None,
         "note": "Fig 5a's values are given only as a plot (log scale); the text states no numbers, only the "
-                "ordering (fork < exec C/Go < exec Python/NodeJS < Java < Docker exec < Docker run ~ unikernel) "
-                "and, in section 3, 'up to three orders of magnitude speedup' of forking a process in a running "
-                "container over launching a container per call",
+        "ordering (fork < exec C/Go < exec Python/NodeJS < Java < Docker exec < Docker run ~ unikernel) "
+        "and, in section 3, 'up to three orders of magnitude speedup' of forking a process in a running "
+        "container over launching a container per call",
         "docker_run_over_fork_order_of_magnitude": 1000,
     }
     path = write_result("startup", out)
 
-    order = ["docker_run_cli", "docker_run", "docker_run_c", "docker_exec_cli", "docker_exec", "docker_exec_c",
-             "exec_python", "exec_c", "fork_unpinned", "fork_pinned", "standby_unpinned", "standby_pinned",
-             "raw_fork_unpinned", "raw_fork_pinned", "raw_fork_c_unpinned", "raw_fork_c_pinned"]
+    order = [
+        "docker_run_cli",
+        "docker_run",
+        "docker_run_c",
+        "docker_exec_cli",
+        "docker_exec",
+        "docker_exec_c",
+        "exec_python",
+        "exec_c",
+        "fork_unpinned",
+        "fork_pinned",
+        "standby_unpinned",
+        "standby_pinned",
+        "raw_fork_unpinned",
+        "raw_fork_pinned",
+        "raw_fork_c_unpinned",
+        "raw_fork_c_pinned",
+    ]
     labels_ = [k for k in order if k in results]
-    bar_plot(RESULTS / "startup.png", "Function startup latency (Fig 5a), log scale", labels_,
-             [results[k]["p50_ms"] for k in labels_], [results[k]["p99_ms"] for k in labels_])
+    bar_plot(
+        RESULTS / "startup.png",
+        "Function startup latency (Fig 5a), log scale",
+        labels_,
+        [results[k]["p50_ms"] for k in labels_],
+        [results[k]["p99_ms"] for k in labels_],
+    )
     print()
     print(f"{'mode':22s} {'p50 ms':>10s} {'p99 ms':>10s} {'p50 / fork':>11s}")
     for k in labels_:
         print(f"{k:22s} {results[k]['p50_ms']:10.3f} {results[k]['p99_ms']:10.3f} {results[k]['p50_ms'] / fork:11.2f}")
-    print(f"docker run / fork {out['docker_run_over_fork']}x, docker exec / fork {out['docker_exec_over_fork']}x, "
-          f"fork / standby {out['fork_over_standby']}x (p50, unpinned)")
+    print(
+        f"docker run / fork {out['docker_run_over_fork']}x, docker exec / fork {out['docker_exec_over_fork']}x, "
+        f"fork / standby {out['fork_over_standby']}x (p50, unpinned)"
+    )
     print(f"wrote {path} in {out['elapsed_s']} s")
 
 

@@ -89,8 +89,14 @@ def sand(bench: Bench, warm: int, clients: int, per_client: int) -> dict[str, An
     for t in threads:
         t.join(600)
     loaded = median_phases([sand_phases(bench.timings(i)) for i in ids])
-    return {"deploy_s": round(deploy_s, 3), "cold": cold, "warm": warm_phases, "concurrent": loaded,
-            "concurrent_calls": len(ids), "clients": clients}
+    return {
+        "deploy_s": round(deploy_s, 3),
+        "cold": cold,
+        "warm": warm_phases,
+        "concurrent": loaded,
+        "concurrent_calls": len(ids),
+        "clients": clients,
+    }
 
 
 def baseline(platform: Any, warm: int) -> dict[str, Any]:
@@ -99,8 +105,11 @@ def baseline(platform: Any, warm: int) -> dict[str, Any]:
     rows = [platform.invoke(["echo"], {"n": 1}) for _ in range(warm)]
     hop = [r.hops[0].durations_ms() | {"total": (r.end_ns - r.start_ns) / 1e6} for r in rows if r.ok and r.hops]
     first_hop = first.hops[0].durations_ms() | {"total": (first.end_ns - first.start_ns) / 1e6} if first.hops else {}
-    return {"first": {k: round(v, 3) for k, v in first_hop.items()}, "later": median_phases(hop),
-            "starts": sorted({r.hops[0].start for r in rows if r.hops})}
+    return {
+        "first": {k: round(v, 3) for k, v in first_hop.items()},
+        "later": median_phases(hop),
+        "starts": sorted({r.hops[0].start for r in rows if r.hops}),
+    }
 
 
 # what a stacked bar must not count twice: the whole hop, and the pool's "acquire" when its parts are there
@@ -163,14 +172,27 @@ def main() -> int:
         w = baseline(p, args.warm)
     with ColdContainerPlatform() as p:
         c = baseline(p, max(3, args.warm // 10))
-    result = {"machine": machine(), "sand": s, "warm_baseline": w, "cold_baseline": c,
-              "phases": [p for p, _, _ in PHASES]}
+    result = {
+        "machine": machine(),
+        "sand": s,
+        "warm_baseline": w,
+        "cold_baseline": c,
+        "phases": [p for p, _, _ in PHASES],
+    }
     path = write_result("startup_breakdown", result)
-    cases = {"SAND cold app": s["cold"], "SAND warm": s["warm"], f"SAND {s['clients']} clients": s["concurrent"],
-             "warm container (first)": w["first"], "warm container": w["later"], "cold container": c["later"]}
+    cases = {
+        "SAND cold app": s["cold"],
+        "SAND warm": s["warm"],
+        f"SAND {s['clients']} clients": s["concurrent"],
+        "warm container (first)": w["first"],
+        "warm container": w["later"],
+        "cold container": c["later"],
+    }
     for label, phases in cases.items():
-        print(f"{label:24s} total {phases.get('total', float('nan')):9.3f} ms  " + json.dumps(
-            {k: v for k, v in phases.items() if k != "total"}))
+        print(
+            f"{label:24s} total {phases.get('total', float('nan')):9.3f} ms  "
+            + json.dumps({k: v for k, v in phases.items() if k != "total"})
+        )
     plot(RESULTS / "startup_breakdown.png", cases)
     print(f"wrote {path}")
     return 0

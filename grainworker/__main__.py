@@ -50,8 +50,10 @@ def settings_markdown() -> str:
     """The reference table for docs/config.md."""
     rows = ["| option | environment | default | what it does |", "|---|---|---|---|"]
     rows += [f"| `--{o}` | `{env_name(o)}` | {'required' if d is None else f'`{d}`'} | {t} |" for o, d, t in SETTINGS]
-    rows.append("| (none) | `SAND_GRAINWORKER_CREDENTIAL` | required | the sandbox's credential for the local bus "
-                "and data layer (never on the command line) |")
+    rows.append(
+        "| (none) | `SAND_GRAINWORKER_CREDENTIAL` | required | the sandbox's credential for the local bus "
+        "and data layer (never on the command line) |"
+    )
     return "\n".join(rows) + "\n"
 
 
@@ -65,27 +67,50 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
-    return serve(args.app, args.grain, args.code, args.workflow, args.bus, args.data, args.local_grains,
-                 int(args.concurrency), float(args.timeout), int(args.memory_mb), args.standby not in ("0", "false"))
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    return serve(
+        args.app,
+        args.grain,
+        args.code,
+        args.workflow,
+        args.bus,
+        args.data,
+        args.local_grains,
+        int(args.concurrency),
+        float(args.timeout),
+        int(args.memory_mb),
+        args.standby not in ("0", "false"),
+    )
 
 
-def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, bus: str, data: str,
-          local_grains: str | frozenset[str],
-          concurrency: int, timeout_s: float, memory_mb: int, standby: bool, announce: bool = False) -> int:
+def serve(
+    app: str,
+    grain_name: str,
+    code: str,
+    workflow_file: str | Workflow,
+    bus: str,
+    data: str,
+    local_grains: str | frozenset[str],
+    concurrency: int,
+    timeout_s: float,
+    memory_mb: int,
+    standby: bool,
+    announce: bool = False,
+) -> int:
     """Run the grain worker until it is stopped. The sandbox's supervisor calls this in the worker it forks, with
     the workflow it parsed once for all of them (no argument parsing and no parsing of the workflow there: every
     page the worker writes stops being shared with the supervisor; argparse alone writes ~3.5 MB). ``announce``: this
     worker was started for new code (supervisor ``reload``): it tells the host agent once the code has loaded."""
     credential = os.environ.get("SAND_GRAINWORKER_CREDENTIAL", "")
     if not credential:
-        print("Error: SAND_GRAINWORKER_CREDENTIAL is not set: the sandbox's credential for the local bus",
-              file=sys.stderr)
+        print(
+            "Error: SAND_GRAINWORKER_CREDENTIAL is not set: the sandbox's credential for the local bus", file=sys.stderr
+        )
         return 2
     try:
-        workflow = workflow_file if isinstance(workflow_file, Workflow) else parse_workflow(
-            Path(workflow_file).read_bytes())
+        workflow = (
+            workflow_file if isinstance(workflow_file, Workflow) else parse_workflow(Path(workflow_file).read_bytes())
+        )
         grain = workflow.grain(grain_name)
     except (OSError, WorkflowError) as e:
         print(f"Error: {e}", file=sys.stderr)
@@ -97,12 +122,23 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
             return EXIT_LOAD_FAILED
         return 2
     # a set is the supervisor's, exactly (empty: no local shortcut); the command line's "" means every grain
-    local = local_grains if isinstance(local_grains, frozenset) else (
-        frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains))
+    local = (
+        local_grains
+        if isinstance(local_grains, frozenset)
+        else (frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains))
+    )
     spec = InstanceSpec(app, grain_name, workflow, local, timeout_s)
     cfg = WorkerConfig(
-        app=app, grain=grain_name, spec=spec, code_dir=code, bus_address=bus, data_address=data,
-        credential=credential, max_concurrency=concurrency, timeout_s=timeout_s, memory_mb=memory_mb,
+        app=app,
+        grain=grain_name,
+        spec=spec,
+        code_dir=code,
+        bus_address=bus,
+        data_address=data,
+        credential=credential,
+        max_concurrency=concurrency,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
         standby=standby,
     )
     if grain.asl is None:
@@ -116,15 +152,17 @@ def serve(app: str, grain_name: str, code: str, workflow_file: str | Workflow, b
         # The deploy fails with this (the host agent hears it before the deploy's wait for pollers ends: this worker
         # never polls); the supervisor restarts the worker, in case what failed was passing.
         try:
-            report_worker(bus, credential, app, grain_name, "load-failed",
-                          f"grain {grain_name} failed to load: {load_error}")
+            report_worker(
+                bus, credential, app, grain_name, "load-failed", f"grain {grain_name} failed to load: {load_error}"
+            )
         except Exception as e:  # noqa: BLE001 - the log line of load_grain says it all
             log.warning("could not report that grain %s failed to load: %s", grain_name, e)
         return EXIT_LOAD_FAILED
     gc.collect()
     gc.freeze()  # the standby and every instance are forks of this process: collections there leave these pages shared
-    worker = GrainWorker(cfg, handler, partial(LocalBusClient, bus, credential),
-                         partial(DataLayerClient, data, credential))
+    worker = GrainWorker(
+        cfg, handler, partial(LocalBusClient, bus, credential), partial(DataLayerClient, data, credential)
+    )
     signal.signal(signal.SIGTERM, worker.stop)
     signal.signal(signal.SIGINT, worker.stop)
     if announce:

@@ -55,10 +55,23 @@ def _serve(listener: socket.socket, proxy_socket: str) -> None:
 
 def pip_command(pip_wheel: str, port: int, args: argparse.Namespace) -> list[str]:
     # --isolated: no pip configuration or PIP_* variable of the image counts, only these options
-    cmd = [sys.executable, os.path.join(pip_wheel, "pip"), "install", "--isolated", "--no-input",
-           "--disable-pip-version-check",
-           "--no-cache-dir", "--no-warn-script-location", "--progress-bar", "off", "--no-compile",
-           "--target", args.target, "--proxy", f"http://127.0.0.1:{port}"]
+    cmd = [
+        sys.executable,
+        os.path.join(pip_wheel, "pip"),
+        "install",
+        "--isolated",
+        "--no-input",
+        "--disable-pip-version-check",
+        "--no-cache-dir",
+        "--no-warn-script-location",
+        "--progress-bar",
+        "off",
+        "--no-compile",
+        "--target",
+        args.target,
+        "--proxy",
+        f"http://127.0.0.1:{port}",
+    ]
     if args.index_url:
         cmd += ["--index-url", args.index_url]
     if args.cert:
@@ -85,8 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     threading.Thread(target=_serve, args=(listener, args.proxy_socket), daemon=True).start()
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-           "PIP_CONFIG_FILE": os.devnull, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     code = subprocess.call(pip_command(wheels[-1], listener.getsockname()[1], args), env=env)
     if code != 0:
         return code

@@ -47,7 +47,7 @@ def connect(address: str, client_class: Any, timeout_s: float | None = None) -> 
 # (a method only that service has, the hello's method, its arguments after the credential)
 _HELLOS: tuple[tuple[str, str, tuple[object, ...]], ...] = (
     ("pollHostAgent", "length", ("",)),  # the bus: the length of no queue
-    ("verifyGlobal", "flush", (0,)),     # the data layer: wait 0 ms for this application's writes
+    ("verifyGlobal", "flush", (0,)),  # the data layer: wait 0 ms for this application's writes
 )
 
 

@@ -26,9 +26,27 @@ from grainworker.asl_text import AslError, AslRuntimeError, show
 from grainworker.asl_validate import StateMachine, validate
 
 __all__ = [
-    "ERRORS", "STATE_TYPES", "AslError", "AslRuntimeError", "StateMachine", "apply_result_path", "apply_template",
-    "call_intrinsic", "choose", "error_matches", "error_output", "fail_field", "find_catcher", "get_path", "is_asl",
-    "retry_delay", "run", "state_input", "state_output", "validate", "wait_until",
+    "ERRORS",
+    "STATE_TYPES",
+    "AslError",
+    "AslRuntimeError",
+    "StateMachine",
+    "apply_result_path",
+    "apply_template",
+    "call_intrinsic",
+    "choose",
+    "error_matches",
+    "error_output",
+    "fail_field",
+    "find_catcher",
+    "get_path",
+    "is_asl",
+    "retry_delay",
+    "run",
+    "state_input",
+    "state_output",
+    "validate",
+    "wait_until",
 ]
 
 _TIMEOUTS = frozenset({"States.Timeout", "States.HeartbeatTimeout"})
@@ -40,6 +58,7 @@ def is_asl(doc: object) -> bool:
 
 
 # ----------------------------------------------------------------------------------------- payload templates
+
 
 def _dynamic(expr: Any, data: Any, context: Mapping[str, Any] | None, path_error: str) -> Any:
     """The value of a field whose name ends in ".$": a Path, a "$$" context Path or an intrinsic call."""
@@ -70,6 +89,7 @@ def apply_template(template: Any, data: Any, context: Mapping[str, Any] | None =
 
 
 # ------------------------------------------------------------------------------- input and output processing
+
 
 def state_input(state: dict[str, Any], raw_input: Any, context: Mapping[str, Any] | None = None) -> Any:
     """The effective input: InputPath (null gives {}), then Parameters (not for Map, whose Parameters are its
@@ -111,6 +131,7 @@ def wait_until(state: dict[str, Any], data: Any, now: float) -> float:
 
 
 # ----------------------------------------------------------------------------------------------------- errors
+
 
 def error_matches(error_equals: list[str], error: str) -> bool:
     """Does ``error`` match one of the names? States.ALL matches any error; States.TaskFailed any but a timeout
@@ -156,6 +177,7 @@ def error_output(error: str, cause: str) -> dict[str, Any]:
 
 # -------------------------------------------------------------------------------------- reference interpreter
 
+
 def _describe(exc: Exception) -> tuple[str, str]:
     if isinstance(exc, AslRuntimeError):
         return exc.error, exc.cause
@@ -171,8 +193,15 @@ def fail_field(state: dict[str, Any], key: str, raw: Any, context: Mapping[str, 
     return value
 
 
-def _invoke(machine: StateMachine, name: str, state: dict[str, Any], data: Any,
-            tasks: Mapping[str, Callable[[Any], Any]], context: dict[str, Any], sleep: Callable[[float], None]) -> Any:
+def _invoke(
+    machine: StateMachine,
+    name: str,
+    state: dict[str, Any],
+    data: Any,
+    tasks: Mapping[str, Callable[[Any], Any]],
+    context: dict[str, Any],
+    sleep: Callable[[float], None],
+) -> Any:
     kind = state["Type"]
     if kind == "Task":
         if state["Resource"] not in tasks:
@@ -192,8 +221,14 @@ def _invoke(machine: StateMachine, name: str, state: dict[str, Any], data: Any,
     return results
 
 
-def _step(machine: StateMachine, name: str, raw: Any, tasks: Mapping[str, Callable[[Any], Any]],
-          context: dict[str, Any], sleep: Callable[[float], None]) -> tuple[Any, str | None]:
+def _step(
+    machine: StateMachine,
+    name: str,
+    raw: Any,
+    tasks: Mapping[str, Callable[[Any], Any]],
+    context: dict[str, Any],
+    sleep: Callable[[float], None],
+) -> tuple[Any, str | None]:
     """Run one state: (its output, the next state's name or None at the end)."""
     state = machine.states[name]
     kind = state["Type"]
@@ -225,8 +260,9 @@ def _step(machine: StateMachine, name: str, raw: Any, tasks: Mapping[str, Callab
     if kind == "Choice":
         after = choose(state, data, context)
         if after is None:
-            raise AslRuntimeError("States.NoChoiceMatched",
-                                  f"no Choice Rule of {show(name)} matched and it has no Default")
+            raise AslRuntimeError(
+                "States.NoChoiceMatched", f"no Choice Rule of {show(name)} matched and it has no Default"
+            )
     elif kind == "Wait":
         now = time.time()
         sleep(max(0.0, wait_until(state, data, now) - now))
@@ -234,8 +270,13 @@ def _step(machine: StateMachine, name: str, raw: Any, tasks: Mapping[str, Callab
     return state_output(state, raw, result, context), after
 
 
-def run(machine: StateMachine, data: Any, tasks: Mapping[str, Callable[[Any], Any]],
-        context: dict[str, Any] | None = None, sleep: Callable[[float], None] = time.sleep) -> Any:
+def run(
+    machine: StateMachine,
+    data: Any,
+    tasks: Mapping[str, Callable[[Any], Any]],
+    context: dict[str, Any] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
     """Run ``machine`` in-process on ``data`` and return its output; an unhandled error raises AslRuntimeError.
     A Task calls ``tasks[Resource](effective input)``; Parallel branches and Map iterations run one after another.
     Not enforced: TimeoutSeconds/HeartbeatSeconds (of tasks and of the machine), MaxConcurrency."""

@@ -35,11 +35,18 @@ def timestamp(value: Any) -> datetime | None:
 
 
 TYPE_OK: dict[str, Callable[[Any], bool]] = {
-    "String": lambda v: isinstance(v, str), "Numeric": is_num, "Boolean": lambda v: isinstance(v, bool),
-    "Timestamp": lambda v: timestamp(v) is not None, "Null": lambda v: v is None, "Present": lambda v: True,
+    "String": lambda v: isinstance(v, str),
+    "Numeric": is_num,
+    "Boolean": lambda v: isinstance(v, bool),
+    "Timestamp": lambda v: timestamp(v) is not None,
+    "Null": lambda v: v is None,
+    "Present": lambda v: True,
 }
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
-    "Equals": operator.eq, "LessThan": operator.lt, "GreaterThan": operator.gt, "LessThanEquals": operator.le,
+    "Equals": operator.eq,
+    "LessThan": operator.lt,
+    "GreaterThan": operator.gt,
+    "LessThanEquals": operator.le,
     "GreaterThanEquals": operator.ge,
 }
 
@@ -48,10 +55,14 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 def wildcard(pattern: str) -> re.Pattern[str]:
     """StringMatches: '*' matches any characters; '\\*' is a literal star and '\\\\' a literal backslash."""
     parts = re.split(r"(\\.|\*)", pattern)  # text, then alternately a * or an escape and text
-    need(all(p in ("*", "\\*", "\\\\") for p in parts[1::2]) and "\\" not in "".join(parts[::2]),
-         "open escape: only \\* and \\\\ may follow a backslash")
-    return re.compile("".join(re.escape(p) if k % 2 == 0 else ".*" if p == "*" else re.escape(p[1])
-                              for k, p in enumerate(parts)), re.DOTALL)
+    need(
+        all(p in ("*", "\\*", "\\\\") for p in parts[1::2]) and "\\" not in "".join(parts[::2]),
+        "open escape: only \\* and \\\\ may follow a backslash",
+    )
+    return re.compile(
+        "".join(re.escape(p) if k % 2 == 0 else ".*" if p == "*" else re.escape(p[1]) for k, p in enumerate(parts)),
+        re.DOTALL,
+    )
 
 
 def _test(rule: dict[str, Any], data: Any, context: Mapping[str, Any] | None) -> bool:

@@ -39,9 +39,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 _KINDS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str), "number": is_num, "any": lambda v: True,
-    "integer": lambda v: is_num(v) and (isinstance(v, int) or v.is_integer()), "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict), "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "number": is_num,
+    "any": lambda v: True,
+    "integer": lambda v: is_num(v) and (isinstance(v, int) or v.is_integer()),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "boolean": lambda v: isinstance(v, bool),
 }
 
 
@@ -63,18 +67,23 @@ _IMPLS: dict[str, Callable[..., Any]] = {
     "States.StringToJson": json.loads,
     "States.JsonToString": lambda v: json.dumps(v, separators=(",", ":"), ensure_ascii=False),
     "States.Array": lambda *a: list(a),
-    "States.ArrayPartition": lambda a, n: need(n > 0, "the chunk size must be positive")
-    or [a[k:k + int(n)] for k in range(0, len(a), int(n))],
+    "States.ArrayPartition": lambda a, n: (
+        need(n > 0, "the chunk size must be positive") or [a[k : k + int(n)] for k in range(0, len(a), int(n))]
+    ),
     "States.ArrayContains": lambda a, v: any(_same(x, v) for x in a),
-    "States.ArrayRange": lambda lo, hi, s: need(s and 0 <= (hi - lo) / s < 1000, "bad range or step")
-    or list(range(int(lo), int(hi) + (1 if s > 0 else -1), int(s))),
+    "States.ArrayRange": lambda lo, hi, s: (
+        need(s and 0 <= (hi - lo) / s < 1000, "bad range or step")
+        or list(range(int(lo), int(hi) + (1 if s > 0 else -1), int(s)))
+    ),
     "States.ArrayGetItem": lambda a, k: a[int(k)],
     "States.ArrayLength": len,
     "States.ArrayUnique": lambda a: [v for k, v in enumerate(a) if not any(_same(v, w) for w in a[:k])],
     "States.Base64Encode": lambda s: base64.b64encode(s.encode()).decode(),
     "States.Base64Decode": lambda s: base64.b64decode(s, validate=True).decode(),
-    "States.Hash": lambda d, alg: need(alg in _HASHES, f"the algorithm must be one of {', '.join(_HASHES)}")
-    or hashlib.new(_HASHES[alg], d.encode()).hexdigest(),
+    "States.Hash": lambda d, alg: (
+        need(alg in _HASHES, f"the algorithm must be one of {', '.join(_HASHES)}")
+        or hashlib.new(_HASHES[alg], d.encode()).hexdigest()
+    ),
     "States.JsonMerge": lambda a, b, deep: need(not deep, "only shallow merging (false) is supported") or {**a, **b},
     "States.MathRandom": lambda lo, hi, seed=None: random.Random(seed).randint(int(lo), int(hi)),
     "States.MathAdd": lambda a, b: int(a) + int(b),  # the spec's integers; 2.0 counts as one
@@ -87,9 +96,12 @@ def _arity(s: Signature) -> tuple[int, float]:
     return len(s.args), float("inf") if s.rest else len(s.args) + len(s.optional)
 
 
-_ARG = re.compile(rf"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*')
+_ARG = re.compile(
+    rf"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*')
     | (?P<lit>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|null|true|false)(?=\s*[,)])
-    | (?P<path>\$\$?(?:{TOKEN.pattern})*) | (?P<call>[A-Za-z0-9._]+\s*\())""", re.VERBOSE)
+    | (?P<path>\$\$?(?:{TOKEN.pattern})*) | (?P<call>[A-Za-z0-9._]+\s*\())""",
+    re.VERBOSE,
+)
 _CALL = re.compile(r"\s*([A-Za-z0-9._]+)\s*\(")
 _SEPARATOR = re.compile(r"\s*([,)])")
 _CLOSE = re.compile(r"\s*\)")
@@ -112,13 +124,16 @@ def _parse_call(text: str, pos: int) -> tuple[Node, int]:
         m = _ARG.match(text, pos)
         if m is None:
             rest = text[pos:].strip()
-            raise ValueError("unterminated string: close it with '" if rest.startswith("'")
-                             else f"cannot read {show(rest)}")
+            raise ValueError(
+                "unterminated string: close it with '" if rest.startswith("'") else f"cannot read {show(rest)}"
+            )
         if m["call"]:
             arg, pos = _parse_call(text, m.start("call"))
         elif m["str"]:
-            need(re.fullmatch(r"(?:[^\\]|\\['{}\\])*", m["str"][1:-1]), "open escape in a string: only \\' \\{ \\} "
-                 "and \\\\ are allowed")
+            need(
+                re.fullmatch(r"(?:[^\\]|\\['{}\\])*", m["str"][1:-1]),
+                "open escape in a string: only \\' \\{ \\} and \\\\ are allowed",
+            )
             arg, pos = ("str", m["str"][1:-1]), m.end()
             _check_argument(name, len(args), unescape(arg[1]))
         elif m["path"]:

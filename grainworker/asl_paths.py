@@ -12,9 +12,12 @@ from grainworker.asl_text import AslRuntimeError, show
 
 Seg = tuple[Any, ...]  # ("k", name) | ("i", index) | ("*",) | ("u", members) | ("s", start, end)
 Q = r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*\""""
-TOKEN = re.compile(rf"""\.(?P<dot>\*(?=[.\[]|$)|(?:[^.\[\]\\@?,:*'"()]|\\.)+)
+TOKEN = re.compile(
+    rf"""\.(?P<dot>\*(?=[.\[]|$)|(?:[^.\[\]\\@?,:*'"()]|\\.)+)
     | \[\s*(?:(?P<names>(?:{Q})(?:\s*,\s*(?:{Q}))*)|(?P<star>\*)|(?P<slice>-?\d*\s*:\s*-?\d*)
-              |(?P<ints>-?\d+(?:\s*,\s*-?\d+)*))\s*\]""", re.VERBOSE)
+              |(?P<ints>-?\d+(?:\s*,\s*-?\d+)*))\s*\]""",
+    re.VERBOSE,
+)
 # "$name" and "$$name" are AWS's variables, not a Path: refused by name rather than as unreadable
 VARIABLE = re.compile(r"\$\$?[A-Za-z_]")
 VARIABLES = "variables (JSONata/Variables) are not supported"
@@ -81,7 +84,7 @@ def select(node: Any, seg: Seg) -> list[Any]:
         return list(node.values()) if isinstance(node, dict) else list(node) if isinstance(node, list) else []
     if kind == "u":
         return [v for m in seg[1] for v in select(node, ("k" if isinstance(m, str) else "i", m))]
-    return list(node[seg[1]:seg[2]]) if isinstance(node, list) else []
+    return list(node[seg[1] : seg[2]]) if isinstance(node, list) else []
 
 
 def _parsed(path: object, error: str) -> tuple[bool, tuple[Seg, ...]]:
@@ -137,9 +140,22 @@ def apply_result_path(state_input: Any, result_path: str | None, result: Any) ->
         if not found:
             break
         node = found[0]
-    raise AslRuntimeError(fail, f"ResultPath {show(result_path)} cannot be applied to the state input at "
-                                f"{show(seg[1])}")
+    raise AslRuntimeError(
+        fail, f"ResultPath {show(result_path)} cannot be applied to the state input at {show(seg[1])}"
+    )
 
 
-__all__ = ["FILTERS", "Q", "TOKEN", "VARIABLE", "VARIABLES", "Seg", "apply_result_path", "definite", "get_path",
-           "parse_path", "select", "unescape"]
+__all__ = [
+    "FILTERS",
+    "Q",
+    "TOKEN",
+    "VARIABLE",
+    "VARIABLES",
+    "Seg",
+    "apply_result_path",
+    "definite",
+    "get_path",
+    "parse_path",
+    "select",
+    "unescape",
+]

@@ -96,7 +96,24 @@ INTRINSICS: dict[str, Signature] = {
 }
 
 __all__ = [
-    "ALL_FIELDS", "ARGUMENT_KINDS", "CHECKS", "ERRORS", "EXACTLY_ONE_OF", "EXCLUSIVE", "FAMILIES", "FIELDS", "FLOW",
-    "HANDLER_FIELDS", "INTRINSICS", "MACHINE_FIELDS", "OPERATORS", "RULE_FIELDS", "SPEC", "STATE_TYPES",
-    "UNSUPPORTED", "Check", "Operator", "Signature",
+    "ALL_FIELDS",
+    "ARGUMENT_KINDS",
+    "CHECKS",
+    "ERRORS",
+    "EXACTLY_ONE_OF",
+    "EXCLUSIVE",
+    "FAMILIES",
+    "FIELDS",
+    "FLOW",
+    "HANDLER_FIELDS",
+    "INTRINSICS",
+    "MACHINE_FIELDS",
+    "OPERATORS",
+    "RULE_FIELDS",
+    "SPEC",
+    "STATE_TYPES",
+    "UNSUPPORTED",
+    "Check",
+    "Operator",
+    "Signature",
 ]

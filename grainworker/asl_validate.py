@@ -32,8 +32,11 @@ from grainworker.asl_spec import (
 )
 from grainworker.asl_text import AslError, show, suggest
 
-_TYPES: dict[str, tuple[type, str]] = {"string": (str, "a string"), "boolean": (bool, "true or false"),
-                                       "object": (dict, "a JSON object")}
+_TYPES: dict[str, tuple[type, str]] = {
+    "string": (str, "a string"),
+    "boolean": (bool, "true or false"),
+    "object": (dict, "a JSON object"),
+}
 
 
 @dataclass
@@ -54,14 +57,19 @@ def _check_path(value: Any, where: str, *, ref: bool = False, context_ok: bool =
     try:
         is_context, segs = parse_path(value)
     except ValueError as exc:
-        raise AslError(f"{where}: {show(value)} is not a valid {kind} ({exc}); write e.g. \"$.a.b\", \"$.list[0]\" "
-                       "or \"$['a b']\"") from None
+        raise AslError(
+            f'{where}: {show(value)} is not a valid {kind} ({exc}); write e.g. "$.a.b", "$.list[0]" or "$[\'a b\']"'
+        ) from None
     if is_context and not context_ok:
-        raise AslError(f'{where}: {show(value)} must not begin with "$$" (the context object is read-only); '
-                       'write a path into the state input such as "$.result"')
+        raise AslError(
+            f'{where}: {show(value)} must not begin with "$$" (the context object is read-only); '
+            'write a path into the state input such as "$.result"'
+        )
     if ref and not definite(segs):
-        raise AslError(f"{where}: {show(value)} must be a Reference Path selecting a single node (no [*], [a,b], "
-                       "[a:b] or .*); write e.g. \"$.items\" or \"$.items[0]\"")
+        raise AslError(
+            f"{where}: {show(value)} must be a Reference Path selecting a single node (no [*], [a,b], "
+            '[a:b] or .*); write e.g. "$.items" or "$.items[0]"'
+        )
 
 
 def _check_dynamic(value: Any, where: str, *, ref: bool = False) -> None:
@@ -71,8 +79,10 @@ def _check_dynamic(value: Any, where: str, *, ref: bool = False) -> None:
     try:
         parse_intrinsic(value)
     except ValueError as exc:
-        raise AslError(f"{where}: {show(value)} is not a valid intrinsic function call ({exc}); write e.g. "
-                       "\"States.Format('Hello {}', $.name)\"") from None
+        raise AslError(
+            f"{where}: {show(value)} is not a valid intrinsic function call ({exc}); write e.g. "
+            "\"States.Format('Hello {}', $.name)\""
+        ) from None
 
 
 def _check_template(template: Any, where: str, top: bool = True) -> None:
@@ -151,8 +161,10 @@ class _Validator:
         if not isinstance(start, str):
             raise AslError(f'{at("StartAt")}: missing or not a string; write "StartAt": "<name of the first state>"')
         if not isinstance(states, dict) or not states:
-            raise AslError(f'{at("States")}: must be a non-empty object of states, e.g. "States": {{"{start}": '
-                           '{"Type": "Pass", "End": true}}')
+            raise AslError(
+                f'{at("States")}: must be a non-empty object of states, e.g. "States": {{"{start}": '
+                '{"Type": "Pass", "End": true}}'
+            )
         if start not in states:
             raise AslError(f"{at('StartAt')}: {show(start)} is not a state of States{suggest(start, states)}")
         _check_fields(doc, prefix)
@@ -160,8 +172,10 @@ class _Validator:
         for name, state in states.items():
             where = at(f"States.{name}")
             if name in self.names:
-                raise AslError(f"{where}: the name {show(name)} is already used at {self.names[name]}; state names "
-                               "must be unique in the whole machine, branches and iterators included - rename one")
+                raise AslError(
+                    f"{where}: the name {show(name)} is already used at {self.names[name]}; state names "
+                    "must be unique in the whole machine, branches and iterators included - rename one"
+                )
             if not name or len(name) > 80:
                 raise AslError(f"{where}: a state name must have 1 to 80 characters; shorten it")
             self.names[name] = where
@@ -176,8 +190,10 @@ class _Validator:
                     todo.append(target)
         for name in states:
             if name not in reached:
-                raise AslError(f"{at('States.' + name)}: unreachable from StartAt {show(start)}; add a Next, Default "
-                               "or Catch leading to it, or remove it")
+                raise AslError(
+                    f"{at('States.' + name)}: unreachable from StartAt {show(start)}; add a Next, Default "
+                    "or Catch leading to it, or remove it"
+                )
         if not any(s.get("End") is True or s["Type"] in ("Succeed", "Fail") for s in states.values()):
             raise AslError(f'{at("States")}: no terminal state; give one state "End": true or add a Succeed state')
         return StateMachine(start, states, children, doc.get("TimeoutSeconds"), doc.get("Comment"))
@@ -187,8 +203,10 @@ class _Validator:
             raise AslError(f'{where}: missing; write "Next": "<state name>"')
         if not isinstance(target, str) or target not in states:
             hint = suggest(target, states) if isinstance(target, str) else ""
-            raise AslError(f"{where}: {show(target)} is not a state of this machine{hint} (states in a Parallel "
-                           f"branch or Map iterator only reach each other); one of: {', '.join(states)}")
+            raise AslError(
+                f"{where}: {show(target)} is not a state of this machine{hint} (states in a Parallel "
+                f"branch or Map iterator only reach each other); one of: {', '.join(states)}"
+            )
 
     def state(self, state: Any, where: str, states: dict[str, Any]) -> list[StateMachine]:
         if not isinstance(state, dict):
@@ -204,12 +222,15 @@ class _Validator:
                 why = "continues through Choices[].Next and Default" if kind == "Choice" else "ends its machine"
                 raise AslError(f"{where}.{key}: not allowed, a {kind} state {why}; remove {show(key)}")
             if key in UNSUPPORTED:
-                raise AslError(f"{where}.{key}: {show(key)} is not supported by SAND's ASL ({UNSUPPORTED[key]}); "
-                               "remove it")
+                raise AslError(
+                    f"{where}.{key}: {show(key)} is not supported by SAND's ASL ({UNSUPPORTED[key]}); remove it"
+                )
             if key not in allowed:
                 known = key in ALL_FIELDS
-                raise AslError(f"{where}.{key}: {f'not allowed in a {kind} state' if known else 'unknown field'}"
-                               f"{'' if known else suggest(key, allowed)}; remove it")
+                raise AslError(
+                    f"{where}.{key}: {f'not allowed in a {kind} state' if known else 'unknown field'}"
+                    f"{'' if known else suggest(key, allowed)}; remove it"
+                )
         _check_fields(state, where)
         if "Next" in allowed:
             if "Next" in state and state.get("End"):
@@ -238,11 +259,15 @@ class _Validator:
                 raise AslError(f'{w}.ErrorEquals: must be a non-empty array of error names, e.g. ["States.ALL"]')
             for name in names:
                 if name.startswith("States.") and name not in ERRORS:
-                    raise AslError(f"{w}.ErrorEquals: {show(name)} is not a predefined error{suggest(name, ERRORS)};"
-                                   " names starting with 'States.' are reserved")
+                    raise AslError(
+                        f"{w}.ErrorEquals: {show(name)} is not a predefined error{suggest(name, ERRORS)};"
+                        " names starting with 'States.' are reserved"
+                    )
             if "States.ALL" in names and (len(names) > 1 or i < len(items) - 1):
-                raise AslError(f"{w}.ErrorEquals: States.ALL must appear alone and in the last {kind}; move the other "
-                               f"names to an earlier {kind}, or this {kind} to the end")
+                raise AslError(
+                    f"{w}.ErrorEquals: States.ALL must appear alone and in the last {kind}; move the other "
+                    f"names to an earlier {kind}, or this {kind} to the end"
+                )
             _check_fields(handler, w)
             if kind == "Catcher":
                 self.next(handler.get("Next"), f"{w}.Next", states)
@@ -253,21 +278,27 @@ class _Validator:
             what = "missing" if resource is None else f"must be a non-empty string, got {show(resource)}"
             raise AslError(f'{where}.Resource: {what}; write the SAND grain to call, e.g. "Resource": "resize"')
         if "TimeoutSeconds" in state and state.get("HeartbeatSeconds", 0) >= state["TimeoutSeconds"]:
-            raise AslError(f"{where}.HeartbeatSeconds: must be smaller than TimeoutSeconds "
-                           f"({state['TimeoutSeconds']}); lower it or raise TimeoutSeconds")
+            raise AslError(
+                f"{where}.HeartbeatSeconds: must be smaller than TimeoutSeconds "
+                f"({state['TimeoutSeconds']}); lower it or raise TimeoutSeconds"
+            )
 
     def check_wait(self, state: dict[str, Any], where: str, states: dict[str, Any]) -> None:
         one_of = EXACTLY_ONE_OF["Wait"]
         given = [key for key in one_of if key in state]
         if len(given) != 1:
-            raise AslError(f"{where}.{given[1] if given else 'Seconds'}: a Wait state takes exactly one of "
-                           f"{', '.join(one_of)}; " + ("keep one" if given else 'add e.g. "Seconds": 10'))
+            raise AslError(
+                f"{where}.{given[1] if given else 'Seconds'}: a Wait state takes exactly one of "
+                f"{', '.join(one_of)}; " + ("keep one" if given else 'add e.g. "Seconds": 10')
+            )
 
     def check_choice(self, state: dict[str, Any], where: str, states: dict[str, Any]) -> None:
         rules = state.get("Choices")
         if not isinstance(rules, list) or not rules:
-            raise AslError(f'{where}.Choices: must be a non-empty array of Choice Rules, e.g. [{{"Variable": "$.x", '
-                           '"NumericEquals": 1, "Next": "One"}]')
+            raise AslError(
+                f'{where}.Choices: must be a non-empty array of Choice Rules, e.g. [{{"Variable": "$.x", '
+                '"NumericEquals": 1, "Next": "One"}]'
+            )
         for i, rule in enumerate(rules):
             self.rule(rule, f"{where}.Choices[{i}]", True, states)
         if "Default" in state:
@@ -284,16 +315,20 @@ class _Validator:
             raise AslError(f"{where}.Next: a rule inside And/Or/Not must not have Next; put Next on the top-level rule")
         for key in rule:
             if key not in OPERATORS and key not in RULE_FIELDS:
-                raise AslError(f"{where}.{key}: unknown comparison operator{suggest(key, OPERATORS)}; use one of the "
-                               "spec's operators (StringEquals, NumericLessThan, IsPresent, ...) or And/Or/Not")
+                raise AslError(
+                    f"{where}.{key}: unknown comparison operator{suggest(key, OPERATORS)}; use one of the "
+                    "spec's operators (StringEquals, NumericLessThan, IsPresent, ...) or And/Or/Not"
+                )
         _check_fields({k: v for k, v in rule.items() if k == "Comment"}, where)
         combinators = [key for key in ("And", "Or", "Not") if key in rule]
         ops = [key for key in rule if key in OPERATORS]
         if combinators:
             key = combinators[0]
             if len(combinators) > 1 or ops or "Variable" in rule:
-                raise AslError(f"{where}.{key}: a rule is either one of And/Or/Not or a Variable with one comparison, "
-                               "not both; nest the parts in separate rules")
+                raise AslError(
+                    f"{where}.{key}: a rule is either one of And/Or/Not or a Variable with one comparison, "
+                    "not both; nest the parts in separate rules"
+                )
             subs = [rule[key]] if key == "Not" else rule[key]
             if not isinstance(subs, list) or not subs:
                 raise AslError(f"{where}.{key}: must be a non-empty array of Choice Rules")
@@ -301,12 +336,15 @@ class _Validator:
                 self.rule(sub, f"{where}.Not" if key == "Not" else f"{where}.{key}[{i}]", False, states)
             return
         if "Variable" not in rule:
-            raise AslError(f'{where}.Variable: missing; write "Variable": "$.field" and one comparison operator, '
-                           "or use And/Or/Not")
+            raise AslError(
+                f'{where}.Variable: missing; write "Variable": "$.field" and one comparison operator, or use And/Or/Not'
+            )
         _check_path(rule["Variable"], f"{where}.Variable")
         if len(ops) != 1:
-            raise AslError(f"{where}: {'no' if not ops else 'more than one'} comparison operator; a rule takes exactly "
-                           'one, e.g. "StringEquals": "x" (combine several with And)')
+            raise AslError(
+                f"{where}: {'no' if not ops else 'more than one'} comparison operator; a rule takes exactly "
+                'one, e.g. "StringEquals": "x" (combine several with And)'
+            )
         op = ops[0]
         value, w = rule[op], f"{where}.{op}"
         family, is_path = OPERATORS[op].family, OPERATORS[op].is_path
@@ -325,15 +363,19 @@ class _Validator:
     def check_parallel(self, state: dict[str, Any], where: str, states: dict[str, Any]) -> list[StateMachine]:
         branches = state.get("Branches")
         if not isinstance(branches, list) or not branches:
-            raise AslError(f'{where}.Branches: must be a non-empty array of machines, e.g. [{{"StartAt": "A", '
-                           '"States": {"A": {"Type": "Pass", "End": true}}}]')
+            raise AslError(
+                f'{where}.Branches: must be a non-empty array of machines, e.g. [{{"StartAt": "A", '
+                '"States": {"A": {"Type": "Pass", "End": true}}}]'
+            )
         return [self.machine(b, f"{where}.Branches[{i}]", "branch") for i, b in enumerate(branches)]
 
     def check_map(self, state: dict[str, Any], where: str, states: dict[str, Any]) -> list[StateMachine]:
         key = "ItemProcessor" if "ItemProcessor" in state else "Iterator"
         if key not in state:
-            raise AslError(f'{where}.ItemProcessor: missing; a Map state needs "ItemProcessor" (or the older '
-                           '"Iterator"): {"StartAt": ..., "States": {...}}')
+            raise AslError(
+                f'{where}.ItemProcessor: missing; a Map state needs "ItemProcessor" (or the older '
+                '"Iterator"): {"StartAt": ..., "States": {...}}'
+            )
         return [self.machine(state[key], f"{where}.{key}", "processor")]
 
 

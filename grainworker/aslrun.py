@@ -96,8 +96,9 @@ def _error_name(e: BaseException) -> tuple[str, str]:
 class _Run:
     """One event at one state: what the grain instance does with it."""
 
-    def __init__(self, workflow: Workflow, grain: str, st: AslState, context: Any, raw: Any,
-                 task: Handler | None) -> None:
+    def __init__(
+        self, workflow: Workflow, grain: str, st: AslState, context: Any, raw: Any, task: Handler | None
+    ) -> None:
         self.workflow = workflow
         self.grain = grain
         self.st = st
@@ -113,8 +114,11 @@ class _Run:
         """``$$`` at ``state`` (this event's state by default; a fan-out's own where a branch's instance works for
         its Parallel or Map: a join, a Retry, a held-back item)."""
         c: dict[str, Any] = {
-            "Execution": {"Id": self.context.get_execution_id(), "Input": self.ctx.get("input"),
-                          "StartTime": self.ctx.get("start")},
+            "Execution": {
+                "Id": self.context.get_execution_id(),
+                "Input": self.ctx.get("input"),
+                "StartTime": self.ctx.get("start"),
+            },
             "State": {"Name": (state or self.st).name, "EnteredTime": _now_iso()},
             "StateMachine": {"Id": self.workflow.name},
         }
@@ -153,11 +157,20 @@ class _Run:
             return None  # another branch failed first: its error is the Parallel's
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
-        return self.fan_out_failed(parent, frame["input"], error, cause, frames[:-1], frame["ctx"],
-                                   frame.get("attempts", {}))
+        return self.fan_out_failed(
+            parent, frame["input"], error, cause, frames[:-1], frame["ctx"], frame.get("attempts", {})
+        )
 
-    def fan_out_failed(self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]],
-                       ctx: dict[str, Any], attempts: dict[str, int]) -> Any:
+    def fan_out_failed(
+        self,
+        state: AslState,
+        data: Any,
+        error: str,
+        cause: str,
+        frames: list[dict[str, Any]],
+        ctx: dict[str, Any],
+        attempts: dict[str, int],
+    ) -> Any:
         """A Parallel or Map failed (a branch, its input or its output): its Retry runs it all again, here, or its
         Catch goes on, or the error is the enclosing state's."""
         counts = {int(k): v for k, v in attempts.items()}
@@ -167,8 +180,9 @@ class _Run:
             return self.fan_out(state, data, frames, ctx, {str(k): v for k, v in counts.items()})
         return self.catch_or_fail(state, data, error, cause, frames, ctx)
 
-    def catch_or_fail(self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]],
-                      ctx: dict[str, Any]) -> Any:
+    def catch_or_fail(
+        self, state: AslState, data: Any, error: str, cause: str, frames: list[dict[str, Any]], ctx: dict[str, Any]
+    ) -> Any:
         catcher = asl.find_catcher(state.state.get("Catch", []), error)
         if catcher is None:
             return self.fail(error, cause, frames)
@@ -211,8 +225,11 @@ class _Run:
             if kind == "Choice":
                 nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:
-                    return self.fail("States.NoChoiceMatched", f"no Choice Rule of {show(self.st.name)} matched and it "
-                                     "has no Default", frames)
+                    return self.fail(
+                        "States.NoChoiceMatched",
+                        f"no Choice Rule of {show(self.st.name)} matched and it has no Default",
+                        frames,
+                    )
                 return _Next(self.st.names[nxt], asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Wait":
                 pause = asl.wait_until(st, eff, time.time()) - time.time()
@@ -234,8 +251,11 @@ class _Run:
         while True:
             try:
                 eff = asl.state_input(st, self.data, co)
-                timeout = asl.get_path(self.data, st["TimeoutSecondsPath"], co) if "TimeoutSecondsPath" in st \
+                timeout = (
+                    asl.get_path(self.data, st["TimeoutSecondsPath"], co)
+                    if "TimeoutSecondsPath" in st
                     else st.get("TimeoutSeconds")
+                )
                 result = self._call_task(eff, timeout)
                 out = asl.state_output(st, self.data, result, co)
             except Exception as e:  # noqa: BLE001 - the task's error is the state's: Retry and Catch decide
@@ -260,21 +280,29 @@ class _Run:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
 
-    def fan_out(self, state: AslState, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any],
-                attempts: dict[str, int]) -> Any:
+    def fan_out(
+        self, state: AslState, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any], attempts: dict[str, int]
+    ) -> Any:
         """A Parallel's branches, or a Map's items, each to the first grain of its machine."""
         st = state.state
         co = self.context_object(state=state)
-        frame: dict[str, Any] = {"id": os.urandom(8).hex(), "grain": state.names[state.name], "input": data,
-                                 "ctx": ctx, "attempts": attempts}
+        frame: dict[str, Any] = {
+            "id": os.urandom(8).hex(),
+            "grain": state.names[state.name],
+            "input": data,
+            "ctx": ctx,
+            "attempts": attempts,
+        }
         key = _key(self.context, frame)
         try:  # the state's input processing: its errors are the state's (Retry, Catch), as a branch's are
             eff = asl.state_input(st, data, co)  # a Map's Parameters are its ItemSelector: not applied here
             if st["Type"] == "Map":
                 items = asl.get_path(eff, st.get("ItemsPath", "$"), co)
                 if not isinstance(items, list):
-                    raise asl.AslRuntimeError("States.Runtime", f"ItemsPath of Map state '{state.name}' selects "
-                                              f"{type(items).__name__}, not a list")
+                    raise asl.AslRuntimeError(
+                        "States.Runtime",
+                        f"ItemsPath of Map state '{state.name}' selects {type(items).__name__}, not a list",
+                    )
                 limit = _limit(st, eff, co)
         except asl.AslRuntimeError as e:
             return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
@@ -302,12 +330,25 @@ class _Run:
             self.send_item(state, frame, frames, ctx, eff, i, items[i])
         return None
 
-    def send_item(self, state: AslState, frame: dict[str, Any], frames: list[dict[str, Any]], ctx: dict[str, Any],
-                  eff: Any, index: int, item: Any) -> None:
+    def send_item(
+        self,
+        state: AslState,
+        frame: dict[str, Any],
+        frames: list[dict[str, Any]],
+        ctx: dict[str, Any],
+        eff: Any,
+        index: int,
+        item: Any,
+    ) -> None:
         st = state.state
         template = st.get("ItemSelector", st.get("Parameters"))
-        value = item if template is None else asl.apply_template(
-            template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state))
+        value = (
+            item
+            if template is None
+            else asl.apply_template(
+                template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state)
+            )
+        )
         self.send(state.nested[0], value, [*frames, frame | {"index": index}], ctx)
 
     def join(self, data: Any, frames: list[dict[str, Any]]) -> Any:
@@ -326,8 +367,9 @@ class _Run:
         try:
             out = asl.state_output(parent.state, frame["input"], results, self.context_object(state=parent))
         except asl.AslRuntimeError as e:  # its ResultSelector, ResultPath or OutputPath: the state's error
-            return self.fan_out_failed(parent, frame["input"], e.error, e.cause, outer, frame["ctx"],
-                                       frame.get("attempts", {}))
+            return self.fan_out_failed(
+                parent, frame["input"], e.error, e.cause, outer, frame["ctx"], frame.get("attempts", {})
+            )
         return self.go(parent, out, outer, frame["ctx"])
 
     def next_item(self, frame: dict[str, Any], frames: list[dict[str, Any]], failed: bool) -> int:
@@ -346,8 +388,9 @@ class _Run:
         item = json.loads(self.context.getMapEntry(key + ".items", str(nxt)))
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
-        self.send_item(parent, {k: v for k, v in frame.items() if k != "index"}, frames[:-1], frame["ctx"],
-                       frame["eff"], nxt, item)
+        self.send_item(
+            parent, {k: v for k, v in frame.items() if k != "index"}, frames[:-1], frame["ctx"], frame["eff"], nxt, item
+        )
         return 0
 
     def arrive(self, key: str, frame: dict[str, Any], add: int) -> tuple[int, list[Any] | None]:

@@ -10,8 +10,11 @@ __all__ = ["MEMORY_FILES", "memory_limit", "memory_share", "oom_kills"]
 # (usage, limit, where the OOM-kill counter is): cgroup v2, then v1
 MEMORY_FILES = [
     ("/sys/fs/cgroup/memory.current", "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.events"),
-    ("/sys/fs/cgroup/memory/memory.usage_in_bytes", "/sys/fs/cgroup/memory/memory.limit_in_bytes",
-     "/sys/fs/cgroup/memory/memory.oom_control"),
+    (
+        "/sys/fs/cgroup/memory/memory.usage_in_bytes",
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+        "/sys/fs/cgroup/memory/memory.oom_control",
+    ),
 ]
 _UNLIMITED = 1 << 60
 

@@ -37,8 +37,9 @@ def _to_bytes(value: Any) -> bytes:
         return value
     if isinstance(value, str):
         return value.encode()
-    raise GrainApiError(f"data layer values are str or bytes, not {type(value).__name__}; "
-                        "encode it first (e.g. json.dumps)")
+    raise GrainApiError(
+        f"data layer values are str or bytes, not {type(value).__name__}; encode it first (e.g. json.dumps)"
+    )
 
 
 def _from_bytes(data: bytes | None) -> str | bytes | None:
@@ -51,8 +52,10 @@ def _from_bytes(data: bytes | None) -> str | bytes | None:
 
 
 def _no_listing(kind: str) -> GrainApiError:
-    return GrainApiError(f"SAND's data layer cannot list {kind} names; keep the names you need in a set "
-                         f"(e.g. context.addSetEntry('my-{kind}s', name)) and read it with retrieveSet")
+    return GrainApiError(
+        f"SAND's data layer cannot list {kind} names; keep the names you need in a set "
+        f"(e.g. context.addSetEntry('my-{kind}s', name)) and read it with retrieveSet"
+    )
 
 
 class GrainContext:
@@ -66,9 +69,16 @@ class GrainContext:
     function_version = 1
     memory_limit_in_mb = 3008
 
-    def __init__(self, event: dict[str, Any], grain: str, workflow: Workflow,
-                 data_client: Callable[[], DataLayerClient], send_now: Callable[[dict[str, Any]], None],
-                 *, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        event: dict[str, Any],
+        grain: str,
+        workflow: Workflow,
+        data_client: Callable[[], DataLayerClient],
+        send_now: Callable[[dict[str, Any]], None],
+        *,
+        deadline: float | None = None,
+    ) -> None:
         self._event = event
         self._grain = grain
         self._workflow = workflow
@@ -148,26 +158,35 @@ class GrainContext:
 
     @property
     def client_context(self) -> SimpleNamespace:
-        client = SimpleNamespace(installation_id=None, app_title=None, app_version_name=None,
-                                 app_version_code=None, app_package_name=None)
+        client = SimpleNamespace(
+            installation_id=None, app_title=None, app_version_name=None, app_version_code=None, app_package_name=None
+        )
         return SimpleNamespace(client=client, custom=None, env=None)
 
     def get_context_object_properties(self) -> str:
         """The AWS-compatibility attributes as a JSON string."""
-        return json.dumps({
-            "function_name": self.function_name, "function_version": self.function_version,
-            "invoked_function_arn": self.invoked_function_arn, "memory_limit_in_mb": self.memory_limit_in_mb,
-            "aws_request_id": self.aws_request_id, "log_group_name": self.log_group_name,
-            "log_stream_name": self.log_stream_name, "identity": vars(self.identity),
-            "client_context": {**vars(self.client_context), "client": vars(self.client_context.client)},
-        })
+        return json.dumps(
+            {
+                "function_name": self.function_name,
+                "function_version": self.function_version,
+                "invoked_function_arn": self.invoked_function_arn,
+                "memory_limit_in_mb": self.memory_limit_in_mb,
+                "aws_request_id": self.aws_request_id,
+                "log_group_name": self.log_group_name,
+                "log_stream_name": self.log_stream_name,
+                "identity": vars(self.identity),
+                "client_context": {**vars(self.client_context), "client": vars(self.client_context.client)},
+            }
+        )
 
     # ---- control flow
     def _check_next(self, grain: Any) -> None:
         allowed = self._workflow.grain(self._grain).potential_next
         if grain not in allowed:
-            raise GrainApiError(f"grain {self._grain!r} may not choose {grain!r} as next: "
-                                f"add it to its potentialNext (allowed: {list(allowed)})")
+            raise GrainApiError(
+                f"grain {self._grain!r} may not choose {grain!r} as next: "
+                f"add it to its potentialNext (allowed: {list(allowed)})"
+            )
 
     def add_workflow_next(self, next: str, value: Any) -> None:  # noqa: A002 (KNIX's name)
         """After this instance returns, also send ``value`` to ``next`` (must be in potentialNext)."""
@@ -208,11 +227,14 @@ class GrainContext:
 
     def _bucket(self, bucket: str | None) -> None:
         if bucket is not None:
-            self._warn("bucketName", f"SAND has no triggerable buckets: bucketName {bucket!r} is ignored, "
-                                     "keys are the application's")
+            self._warn(
+                "bucketName",
+                f"SAND has no triggerable buckets: bucketName {bucket!r} is ignored, keys are the application's",
+            )
 
-    def put(self, key: str, value: Any, is_private: bool = False, is_queued: bool = False,
-            bucketName: str | None = None) -> None:  # noqa: N803 (KNIX's name)
+    def put(
+        self, key: str, value: Any, is_private: bool = False, is_queued: bool = False, bucketName: str | None = None
+    ) -> None:  # noqa: N803 (KNIX's name)
         self._bucket(bucketName)
         self._dl().put(key, _to_bytes(value))
         self._wrote("kv", key)
@@ -221,8 +243,9 @@ class GrainContext:
         self._bucket(bucketName)
         return _from_bytes(self._dl().get(key))
 
-    def delete(self, key: str, is_private: bool = False, is_queued: bool = False,
-               bucketName: str | None = None) -> None:  # noqa: N803
+    def delete(
+        self, key: str, is_private: bool = False, is_queued: bool = False, bucketName: str | None = None
+    ) -> None:  # noqa: N803
         self._bucket(bucketName)
         self._dl().delete(key)
         self._wrote("kv", key)
@@ -233,8 +256,12 @@ class GrainContext:
         """Up to ``count`` keys in order, after ``start``."""
         return self._dl().list_keys(start, count)
 
-    def getKeys(self, start_index: int = 0, end_index: int = KNIX_MAX_INDEX,  # noqa: N802
-                is_private: bool = False) -> list[str]:
+    def getKeys(
+        self,
+        start_index: int = 0,
+        end_index: int = KNIX_MAX_INDEX,  # noqa: N802
+        is_private: bool = False,
+    ) -> list[str]:
         """The keys in order, ``[start_index:end_index]`` of the whole sorted list."""
         start, end = max(0, int(start_index)), int(end_index)
         keys: list[str] = []
@@ -253,16 +280,27 @@ class GrainContext:
         """Maps are created on first use; this only makes sure the map exists (empty if new)."""
         self._dl().retrieve_map(mapname)
 
-    def putMapEntry(self, mapname: str, key: str, value: Any, is_private: bool = False,  # noqa: N802
-                    is_queued: bool = False) -> None:
+    def putMapEntry(
+        self,
+        mapname: str,
+        key: str,
+        value: Any,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> None:
         self._dl().put_map_entry(mapname, key, _to_bytes(value))
         self._wrote("map", mapname)
 
     def getMapEntry(self, mapname: str, key: str, is_private: bool = False) -> str | bytes | None:  # noqa: N802
         return _from_bytes(self._dl().get_map_entry(mapname, key))
 
-    def deleteMapEntry(self, mapname: str, key: str, is_private: bool = False,  # noqa: N802
-                       is_queued: bool = False) -> None:
+    def deleteMapEntry(
+        self,
+        mapname: str,
+        key: str,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> None:
         self._dl().delete_map_entry(mapname, key)
         self._wrote("map", mapname)
 
@@ -282,8 +320,12 @@ class GrainContext:
         self._dl().delete_map(mapname)
         self._wrote("map", mapname)
 
-    def getMapNames(self, start_index: int = 0, end_index: int = KNIX_MAX_INDEX,  # noqa: N802
-                    is_private: bool = False) -> list[str]:
+    def getMapNames(
+        self,
+        start_index: int = 0,
+        end_index: int = KNIX_MAX_INDEX,  # noqa: N802
+        is_private: bool = False,
+    ) -> list[str]:
         raise _no_listing("map")
 
     listMaps = getMapNames  # noqa: N815
@@ -292,13 +334,23 @@ class GrainContext:
     def createSet(self, setname: str, is_private: bool = False, is_queued: bool = False) -> None:  # noqa: N802
         self._dl().retrieve_set(setname)
 
-    def addSetEntry(self, setname: str, item: str, is_private: bool = False,  # noqa: N802
-                    is_queued: bool = False) -> None:
+    def addSetEntry(
+        self,
+        setname: str,
+        item: str,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> None:
         self._dl().add_set_entry(setname, str(item))
         self._wrote("set", setname)
 
-    def removeSetEntry(self, setname: str, item: str, is_private: bool = False,  # noqa: N802
-                       is_queued: bool = False) -> None:
+    def removeSetEntry(
+        self,
+        setname: str,
+        item: str,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> None:
         self._dl().remove_set_entry(setname, str(item))
         self._wrote("set", setname)
 
@@ -315,15 +367,24 @@ class GrainContext:
         self._dl().delete_set(setname)
         self._wrote("set", setname)
 
-    def getSetNames(self, start_index: int = 0, end_index: int = KNIX_MAX_INDEX,  # noqa: N802
-                    is_private: bool = False) -> list[str]:
+    def getSetNames(
+        self,
+        start_index: int = 0,
+        end_index: int = KNIX_MAX_INDEX,  # noqa: N802
+        is_private: bool = False,
+    ) -> list[str]:
         raise _no_listing("set")
 
     listSets = getSetNames  # noqa: N815
 
     # ---- counters
-    def createCounter(self, countername: str, count: int = 0, is_private: bool = False,  # noqa: N802
-                      is_queued: bool = False) -> None:
+    def createCounter(
+        self,
+        countername: str,
+        count: int = 0,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> None:
         self._dl().create_counter(countername, int(count))
         self._wrote("counter", countername)
 
@@ -336,14 +397,24 @@ class GrainContext:
                 return None
             raise
 
-    def incrementCounter(self, countername: str, increment: int = 1, is_private: bool = False,  # noqa: N802
-                         is_queued: bool = False) -> int:
+    def incrementCounter(
+        self,
+        countername: str,
+        increment: int = 1,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> int:
         value = self._dl().increment_counter(countername, int(increment))
         self._wrote("counter", countername)
         return value
 
-    def decrementCounter(self, countername: str, decrement: int = 1, is_private: bool = False,  # noqa: N802
-                         is_queued: bool = False) -> int:
+    def decrementCounter(
+        self,
+        countername: str,
+        decrement: int = 1,
+        is_private: bool = False,  # noqa: N802
+        is_queued: bool = False,
+    ) -> int:
         value = self._dl().decrement_counter(countername, int(decrement))
         self._wrote("counter", countername)
         return value
@@ -352,8 +423,12 @@ class GrainContext:
         self._dl().delete_counter(countername)
         self._wrote("counter", countername)
 
-    def getCounterNames(self, start_index: int = 0, end_index: int = KNIX_MAX_INDEX,  # noqa: N802
-                        is_private: bool = False) -> list[str]:
+    def getCounterNames(
+        self,
+        start_index: int = 0,
+        end_index: int = KNIX_MAX_INDEX,  # noqa: N802
+        is_private: bool = False,
+    ) -> list[str]:
         raise _no_listing("counter")
 
     listCounters = getCounterNames  # noqa: N815
@@ -367,18 +442,40 @@ class GrainContext:
 # answers for a function outside a session (None), for a failed trigger call ((False, message)) or bucket call
 # (False). The management side of triggers and buckets is not in SAND either.
 SESSION_CALLS = (
-    "send_to_running_function_in_session", "send_to_all_running_functions_in_session_with_function_name",
-    "send_to_all_running_functions_in_session", "send_to_running_function_in_session_with_alias",
-    "get_session_update_messages", "set_session_alias", "unset_session_alias", "get_session_alias",
-    "set_session_function_alias", "unset_session_function_alias", "get_session_function_alias",
-    "get_all_session_function_aliases", "get_alias_summary", "get_session_id", "get_session_function_id",
-    "get_session_function_id_with_alias", "get_all_session_function_ids", "get_all_session_metadata",
+    "send_to_running_function_in_session",
+    "send_to_all_running_functions_in_session_with_function_name",
+    "send_to_all_running_functions_in_session",
+    "send_to_running_function_in_session_with_alias",
+    "get_session_update_messages",
+    "set_session_alias",
+    "unset_session_alias",
+    "get_session_alias",
+    "set_session_function_alias",
+    "unset_session_function_alias",
+    "get_session_function_alias",
+    "get_all_session_function_aliases",
+    "get_alias_summary",
+    "get_session_id",
+    "get_session_function_id",
+    "get_session_function_id_with_alias",
+    "get_all_session_function_ids",
+    "get_all_session_metadata",
     "is_still_running",
 )
-TRIGGER_CALLS = ("addTrigger", "addTriggerTimer", "addTriggerAMQP", "addTriggerForWorkflow",
-                 "deleteTriggerForWorkflow", "deleteTrigger")
-BUCKET_CALLS = ("addTriggerableBucket", "addStorageTriggerForWorkflow", "deleteTriggerableBucket",
-                "deleteStorageTriggerForWorkflow")
+TRIGGER_CALLS = (
+    "addTrigger",
+    "addTriggerTimer",
+    "addTriggerAMQP",
+    "addTriggerForWorkflow",
+    "deleteTriggerForWorkflow",
+    "deleteTrigger",
+)
+BUCKET_CALLS = (
+    "addTriggerableBucket",
+    "addStorageTriggerForWorkflow",
+    "deleteTriggerableBucket",
+    "deleteStorageTriggerForWorkflow",
+)
 
 
 def _unsupported(name: str, what: str, answer: Any) -> Callable[..., Any]:

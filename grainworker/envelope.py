@@ -35,8 +35,17 @@ import os
 import time
 from typing import Any
 
-__all__ = ["TRACE_STEPS", "decode", "encode", "error_value", "grain_trace", "inline_trace", "is_error", "make_event",
-           "new_id"]
+__all__ = [
+    "TRACE_STEPS",
+    "decode",
+    "encode",
+    "error_value",
+    "grain_trace",
+    "inline_trace",
+    "is_error",
+    "make_event",
+    "new_id",
+]
 
 # The hops of a trace and the name of each of their times, in order (contracts/.../Trace.java, the same).
 TRACE_STEPS: dict[str, tuple[str, ...]] = {
@@ -66,8 +75,9 @@ def decode(data: bytes) -> dict[str, Any]:
     return obj
 
 
-def grain_trace(grain: str, polled: int, started: int, handler_start: int, handler_end: int,
-                published: int) -> list[Any]:
+def grain_trace(
+    grain: str, polled: int, started: int, handler_start: int, handler_end: int, published: int
+) -> list[Any]:
     """The trace entry of one grain instance (its times in monotonic ns)."""
     return ["grain", grain, polled, started, handler_start, handler_end, published]
 
@@ -79,8 +89,9 @@ def inline_trace(grain: str, at: int) -> list[Any]:
     return grain_trace(grain, at, at, at, at, at)
 
 
-def make_event(source: dict[str, Any], grain: str, value: Any, producer: str,
-               trace: list[Any] | None = None) -> dict[str, Any]:
+def make_event(
+    source: dict[str, Any], grain: str, value: Any, producer: str, trace: list[Any] | None = None
+) -> dict[str, Any]:
     """A new event for ``grain`` in the same execution as ``source`` (the event being handled); its trace is
     the source's plus ``trace`` (this instance's entry), when given."""
     path = source.get("trace")

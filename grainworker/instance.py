@@ -59,26 +59,51 @@ def _route(spec: InstanceSpec, outputs: list[dict[str, Any]]) -> list[tuple[str,
     return deliveries
 
 
-def _report(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: list[dict[str, Any]],
-            ctx: GrainContext | None, start_ns: int, kind: str = "finished") -> bytes:
-    return encode({
-        "type": kind, "app": spec.app, "grain": spec.grain,
-        "execution_id": event.get("execution_id", ""), "event_id": event.get("id", ""),
-        "frontend": event.get("frontend", ""), "status": status, "outputs": outputs,
-        "data": [list(d) for d in ctx.data_written] if ctx else [],
-        "logs": ctx.logs if ctx else [], "start_ns": start_ns, "end_ns": time.time_ns(), "pid": os.getpid(),
-    })
+def _report(
+    spec: InstanceSpec,
+    event: dict[str, Any],
+    status: str,
+    outputs: list[dict[str, Any]],
+    ctx: GrainContext | None,
+    start_ns: int,
+    kind: str = "finished",
+) -> bytes:
+    return encode(
+        {
+            "type": kind,
+            "app": spec.app,
+            "grain": spec.grain,
+            "execution_id": event.get("execution_id", ""),
+            "event_id": event.get("id", ""),
+            "frontend": event.get("frontend", ""),
+            "status": status,
+            "outputs": outputs,
+            "data": [list(d) for d in ctx.data_written] if ctx else [],
+            "logs": ctx.logs if ctx else [],
+            "start_ns": start_ns,
+            "end_ns": time.time_ns(),
+            "pid": os.getpid(),
+        }
+    )
 
 
-def batch_for(spec: InstanceSpec, event: dict[str, Any], status: str, outputs: list[dict[str, Any]],
-              ctx: GrainContext | None, start_ns: int, kind: str = "finished") -> list[tuple[str, bytes]]:
+def batch_for(
+    spec: InstanceSpec,
+    event: dict[str, Any],
+    status: str,
+    outputs: list[dict[str, Any]],
+    ctx: GrainContext | None,
+    start_ns: int,
+    kind: str = "finished",
+) -> list[tuple[str, bytes]]:
     deliveries = _route(spec, outputs)
     deliveries.append((HOST_AGENT_QUEUE, _report(spec, event, status, outputs, ctx, start_ns, kind)))
     return deliveries
 
 
-def failure_batch(spec: InstanceSpec, raw: bytes, kind: str, message: str,
-                  status: str = "error") -> list[tuple[str, bytes]]:
+def failure_batch(
+    spec: InstanceSpec, raw: bytes, kind: str, message: str, status: str = "error"
+) -> list[tuple[str, bytes]]:
     """What the worker publishes for an instance that died without publishing (timeout, kill, crash): an error
     event to the workflow's end. ``status`` "lost" (killed from outside) lets the host agent run the event again
     instead of answering with the error (envelope.py)."""
@@ -106,8 +131,15 @@ def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: 
         delay = min(delay * 2, 0.1)
 
 
-def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], Any], bus: Any,
-                 data_client: Callable[[], Any], polled_ns: int | None = None, rehearsal: bool = False) -> None:
+def run_instance(
+    raw: bytes,
+    spec: InstanceSpec,
+    handler: Callable[[Any, Any], Any],
+    bus: Any,
+    data_client: Callable[[], Any],
+    polled_ns: int | None = None,
+    rehearsal: bool = False,
+) -> None:
     """Handle one event and publish its outputs and report. Never raises for the grain's faults.
 
     ``polled_ns`` is when the grain worker took the event from the queue (monotonic): with the instance's own
@@ -125,8 +157,9 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
     def send_now(ev: dict[str, Any]) -> None:
         now = time.monotonic_ns()
         ev["trace"].append(grain_trace(spec.grain, polled, started, handler_start, now, now))
-        publish_with_retry(bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"),
-                           time.monotonic() + PUBLISH_RETRY_S)
+        publish_with_retry(
+            bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"), time.monotonic() + PUBLISH_RETRY_S
+        )
 
     deadline = time.monotonic() + spec.timeout_s if spec.timeout_s > 0 else None
     ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now, deadline=deadline)
@@ -144,8 +177,7 @@ def run_instance(raw: bytes, spec: InstanceSpec, handler: Callable[[Any, Any], A
             outputs += [make_event(event, g, v, spec.grain) for g, v in ctx.dynamic_next]
     except BaseException as e:  # noqa: BLE001 - a grain's failure of any kind becomes an error event
         status = "error"
-        outputs = [make_event(event, END, error_value(type(e).__name__, str(e) or repr(e), spec.grain),
-                              spec.grain)]
+        outputs = [make_event(event, END, error_value(type(e).__name__, str(e) or repr(e), spec.grain), spec.grain)]
         ctx.log("".join(traceback.format_exception(e)), "ERROR")
     finally:
         handler_end = time.monotonic_ns()
@@ -190,8 +222,24 @@ def rehearse(spec: InstanceSpec) -> None:
     made-up event, with no handler, no bus and no data layer: in a pre-forked standby, while it waits. Every page
     that path writes is then this process's own before the event comes: an instance paid ~210 copy-on-write and
     first-touch page faults on its path (~1 ms on a VM) where the standby pays them ahead (docs/host-agent.md)."""
-    event = {"id": new_id(), "execution_id": new_id(), "app": spec.app, "grain": spec.grain, "from": "",
-             "frontend": "rehearsal", "value": {"rehearsal": [1, 2.5, "text", None, True]},
-             "sent_ns": time.time_ns(), "tag": "", "trace": [["frontend", "rehearsal", time.monotonic_ns()]]}
-    run_instance(encode(event), spec, lambda value, context: value, _RehearsalBus(), _no_data_layer,
-                 time.monotonic_ns(), rehearsal=True)
+    event = {
+        "id": new_id(),
+        "execution_id": new_id(),
+        "app": spec.app,
+        "grain": spec.grain,
+        "from": "",
+        "frontend": "rehearsal",
+        "value": {"rehearsal": [1, 2.5, "text", None, True]},
+        "sent_ns": time.time_ns(),
+        "tag": "",
+        "trace": [["frontend", "rehearsal", time.monotonic_ns()]],
+    }
+    run_instance(
+        encode(event),
+        spec,
+        lambda value, context: value,
+        _RehearsalBus(),
+        _no_data_layer,
+        time.monotonic_ns(),
+        rehearsal=True,
+    )

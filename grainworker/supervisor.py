@@ -81,7 +81,7 @@ class SupervisorConfig:
     restart_max_s: float = 30.0
     restart_stable_s: float = 30.0
     stop_grace_s: float = 15.0
-    reload_file: str = ""   # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update);
+    reload_file: str = ""  # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update);
     #                         the host agent names it (AppFolder.RELOAD_FILE); "": SIGHUP only logs that it has none
 
 
@@ -102,9 +102,12 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
         if not isinstance(g, dict):
             raise ConfigError(f"sandbox.json: grains.{name} must be an object")
         try:
-            grains[name] = GrainSettings(int(g.get("concurrency", DEFAULT_CONCURRENCY)),
-                                         float(g.get("timeout_s", DEFAULT_TIMEOUT_S)),
-                                         int(g.get("memory_mb", 0)), bool(g.get("standby", True)))
+            grains[name] = GrainSettings(
+                int(g.get("concurrency", DEFAULT_CONCURRENCY)),
+                float(g.get("timeout_s", DEFAULT_TIMEOUT_S)),
+                int(g.get("memory_mb", 0)),
+                bool(g.get("standby", True)),
+            )
         except (TypeError, ValueError) as e:
             raise ConfigError(f"sandbox.json: grains.{name} has a bad setting: {e}") from None
     restart = _get(doc, "restart", dict, {})
@@ -112,11 +115,17 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
         if not isinstance(restart.get(key, 1), int | float):
             raise ConfigError(f"sandbox.json: restart.{key} must be a number of seconds")
     return SupervisorConfig(
-        app=_get(doc, "app", str), workflow=_get(doc, "workflow", str), code=_get(doc, "code", str),
-        bus=_get(doc, "bus", str), data=_get(doc, "data", str), grains=grains,
-        host=_get(doc, "host", str, ""), lib=_get(doc, "lib", str, ""),
+        app=_get(doc, "app", str),
+        workflow=_get(doc, "workflow", str),
+        code=_get(doc, "code", str),
+        bus=_get(doc, "bus", str),
+        data=_get(doc, "data", str),
+        grains=grains,
+        host=_get(doc, "host", str, ""),
+        lib=_get(doc, "lib", str, ""),
         local_grains=tuple(_get(doc, "local_grains", list, list(grains))),
-        restart_initial_s=float(restart.get("initial_s", 0.5)), restart_max_s=float(restart.get("max_s", 30)),
+        restart_initial_s=float(restart.get("initial_s", 0.5)),
+        restart_max_s=float(restart.get("max_s", 30)),
         restart_stable_s=float(restart.get("stable_s", 30)),
         stop_grace_s=float(_get(doc, "stop_grace_s", (int, float), 15)),
         reload_file=_get(doc, "reload_file", str, ""),
@@ -126,13 +135,13 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
 @dataclass
 class _Worker:
     grain: str
-    pid: int = 0              # 0 = not running
-    started: float = 0.0      # monotonic
-    failures: int = 0         # consecutive short-lived runs, for the back-off
-    restart_at: float = 0.0   # monotonic time of the next start when pid == 0
-    reported: bool = False    # told the host agent it crash-loops (and not yet that it recovered)
-    retiring: bool = False    # stopped for new code: started again at once when it has exited
-    announce: bool = False    # the next start is for new code: the worker says "reloaded" once it has loaded it
+    pid: int = 0  # 0 = not running
+    started: float = 0.0  # monotonic
+    failures: int = 0  # consecutive short-lived runs, for the back-off
+    restart_at: float = 0.0  # monotonic time of the next start when pid == 0
+    reported: bool = False  # told the host agent it crash-loops (and not yet that it recovered)
+    retiring: bool = False  # stopped for new code: started again at once when it has exited
+    announce: bool = False  # the next start is for new code: the worker says "reloaded" once it has loaded it
 
 
 class Supervisor:
@@ -167,8 +176,13 @@ class Supervisor:
         self.workflow = self._parse_workflow()
         os.environ.update(self.env)  # the workers' environment, set once here rather than in every worker
         preload()
-        log.info("[%s] supervisor up on host %s: %d grain worker(s) %s", self.cfg.app, self.cfg.host or "-",
-                 len(self.workers), sorted(self.workers))
+        log.info(
+            "[%s] supervisor up on host %s: %d grain worker(s) %s",
+            self.cfg.app,
+            self.cfg.host or "-",
+            len(self.workers),
+            sorted(self.workers),
+        )
         for w in self.workers.values():
             self._start(w)
         while not self._stopping:
@@ -176,8 +190,11 @@ class Supervisor:
             if info is not None and info.si_signo == signal.SIGHUP:
                 self.reload()
             elif info is not None and info.si_signo in (signal.SIGTERM, signal.SIGINT):
-                log.info("[%s] supervisor got %s: stopping the grain workers", self.cfg.app,
-                         signal.Signals(info.si_signo).name)
+                log.info(
+                    "[%s] supervisor got %s: stopping the grain workers",
+                    self.cfg.app,
+                    signal.Signals(info.si_signo).name,
+                )
                 self._stopping = True
                 break
             self.reap()
@@ -255,8 +272,20 @@ class Supervisor:
             from grainworker.__main__ import serve
 
             c, g = self.cfg, self.cfg.grains[grain]
-            code = serve(c.app, grain, c.code, self.workflow or c.workflow, c.bus, c.data, frozenset(c.local_grains),
-                         g.concurrency, g.timeout_s, g.memory_mb, g.standby, announce)
+            code = serve(
+                c.app,
+                grain,
+                c.code,
+                self.workflow or c.workflow,
+                c.bus,
+                c.data,
+                frozenset(c.local_grains),
+                g.concurrency,
+                g.timeout_s,
+                g.memory_mb,
+                g.standby,
+                announce,
+            )
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
         except BaseException:  # noqa: BLE001 - logged; the supervisor restarts the worker
@@ -292,8 +321,12 @@ class Supervisor:
                 # Said before the new worker starts, as for any exit: what the old one had taken and not finished
                 # runs again (it finished its instances, so usually nothing).
                 self.report_health(w.grain, "exited", f"grain worker {w.grain} stopped for new code")
-                log.info("[%s] grain worker %s stopped for new code (it %s); starting it again", self.cfg.app,
-                         w.grain, _describe(status))
+                log.info(
+                    "[%s] grain worker %s stopped for new code (it %s); starting it again",
+                    self.cfg.app,
+                    w.grain,
+                    _describe(status),
+                )
             elif not self._stopping:
                 what = self._death(status)
                 # Said before the restart (restart.initial_s later at the earliest): the host agent re-delivers what
@@ -311,8 +344,10 @@ class Supervisor:
         if oom and os.waitstatus_to_exitcode(status) == -signal.SIGKILL:
             limit = memory_limit()
             reached = f"is {limit // (1024 * 1024)} MB" if limit else "was reached"
-            what = (f"was killed for memory (the sandbox's limit {reached}: raise settings.sandbox_memory_mb in "
-                    "workflow.json, or use less, e.g. at import)")
+            what = (
+                f"was killed for memory (the sandbox's limit {reached}: raise settings.sandbox_memory_mb in "
+                "workflow.json, or use less, e.g. at import)"
+            )
         return what
 
     def _schedule_restart(self, w: _Worker, ran_s: float, what: str = "did not start") -> None:
@@ -320,12 +355,22 @@ class Supervisor:
         w.failures = 1 if ran_s >= c.restart_stable_s else w.failures + 1
         delay = min(c.restart_initial_s * 2 ** (w.failures - 1), c.restart_max_s)
         w.restart_at = time.monotonic() + delay
-        log.warning("[%s] grain worker %s %s after %.1fs; restarting in %.1fs (failure %d in a row)",
-                    c.app, w.grain, what, ran_s, delay, w.failures)
+        log.warning(
+            "[%s] grain worker %s %s after %.1fs; restarting in %.1fs (failure %d in a row)",
+            c.app,
+            w.grain,
+            what,
+            ran_s,
+            delay,
+            w.failures,
+        )
         if w.failures >= CRASH_LOOP_FAILURES:
             w.reported = True
-            self.report_health(w.grain, "crash-looping", f"grain worker {w.grain} {what}; {w.failures} times in a row, "
-                               f"the last {ran_s:.1f}s after it started")
+            self.report_health(
+                w.grain,
+                "crash-looping",
+                f"grain worker {w.grain} {what}; {w.failures} times in a row, the last {ran_s:.1f}s after it started",
+            )
 
     def _report_recovered(self) -> None:
         now = time.monotonic()
@@ -339,8 +384,9 @@ class Supervisor:
         from grainworker.localbus import report_worker
 
         try:
-            report_worker(self.cfg.bus, os.environ.get("SAND_GRAINWORKER_CREDENTIAL", ""), self.cfg.app, grain, state,
-                          message)
+            report_worker(
+                self.cfg.bus, os.environ.get("SAND_GRAINWORKER_CREDENTIAL", ""), self.cfg.app, grain, state, message
+            )
         except Exception as e:  # noqa: BLE001 - the status is a courtesy; the log line above says it all
             log.warning("[%s] could not report grain worker %s as %s: %s", self.cfg.app, grain, state, e)
 
@@ -355,8 +401,13 @@ class Supervisor:
             signal.sigtimedwait({signal.SIGCHLD}, max(0.0, deadline - time.monotonic()))
             self._reap_into(live)
         for pid, w in live.items():
-            log.warning("[%s] grain worker %s (pid %d) did not stop within %.0fs: killed", self.cfg.app,
-                        w.grain, pid, self.cfg.stop_grace_s)
+            log.warning(
+                "[%s] grain worker %s (pid %d) did not stop within %.0fs: killed",
+                self.cfg.app,
+                w.grain,
+                pid,
+                self.cfg.stop_grace_s,
+            )
             _signal(pid, signal.SIGKILL)
         while live:
             signal.sigtimedwait({signal.SIGCHLD}, 1.0)
@@ -426,13 +477,19 @@ def _become_subreaper() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m grainworker.supervisor", description="SAND sandbox supervisor")
-    ap.add_argument("--config", default=os.environ.get("SAND_SUPERVISOR_CONFIG", "/sand/app/sandbox.json"),
-                    help="the sandbox's sandbox.json [SAND_SUPERVISOR_CONFIG]")
+    ap.add_argument(
+        "--config",
+        default=os.environ.get("SAND_SUPERVISOR_CONFIG", "/sand/app/sandbox.json"),
+        help="the sandbox's sandbox.json [SAND_SUPERVISOR_CONFIG]",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     if not os.environ.get("SAND_GRAINWORKER_CREDENTIAL"):
-        print("Error: SAND_GRAINWORKER_CREDENTIAL is not set: the host agent passes the application's "
-              "credential in the sandbox's environment", file=sys.stderr)
+        print(
+            "Error: SAND_GRAINWORKER_CREDENTIAL is not set: the host agent passes the application's "
+            "credential in the sandbox's environment",
+            file=sys.stderr,
+        )
         return 2
     try:
         with open(args.config, "rb") as f:

@@ -50,9 +50,9 @@ __all__ = ["GrainWorker", "WorkerConfig", "load_grain", "load_handler"]
 log = logging.getLogger(__name__)
 
 STOP_MESSAGE = b'{"control":"stop"}'
-STANDBY_IDLE_S = 600.0       # a grain not called for this long gives its standby back
+STANDBY_IDLE_S = 600.0  # a grain not called for this long gives its standby back
 STANDBY_MEMORY_SHARE = 0.75  # no new standby while the sandbox uses more than this share of its memory limit
-STANDBY_DEFER_S = 0.003      # after a hand-off, the next standby is forked once no event came for this long
+STANDBY_DEFER_S = 0.003  # after a hand-off, the next standby is forked once no event came for this long
 _NOTICE = struct.Struct(">IQ")  # what a standby tells its worker it took: the event's length, when it was polled
 POLL_MAX_S = MAX_POLL_TIMEOUT_MS / 1000
 REHEARSE_AFTER_MS = 50  # a standby with no event this long after it was forked rehearses (off a busy moment)
@@ -70,7 +70,7 @@ class WorkerConfig:
     credential: str
     max_concurrency: int = DEFAULT_CONCURRENCY
     timeout_s: float = DEFAULT_TIMEOUT_S
-    memory_mb: int = 0          # extra address space an instance may map beyond the worker's (0 = no limit)
+    memory_mb: int = 0  # extra address space an instance may map beyond the worker's (0 = no limit)
     standby: bool = True
     stop_grace_s: float = 10.0  # on stop, how long running instances may finish before they are killed
 
@@ -89,7 +89,7 @@ class _Standby:
 
     pid: int
     pidfd: int
-    notice: int        # read end: what it took (_NOTICE + the event), EOF if it left without taking one
+    notice: int  # read end: what it took (_NOTICE + the event), EOF if it left without taking one
     release: int = -1  # write end of its release pipe: closed, the standby leaves at its next empty poll
 
 
@@ -137,8 +137,13 @@ def _where(e: BaseException, code_dir: str) -> str:
 
 
 class GrainWorker:
-    def __init__(self, cfg: WorkerConfig, handler: Callable[[Any, Any], Any],
-                 bus_factory: Callable[[], Any], data_factory: Callable[[], Any]) -> None:
+    def __init__(
+        self,
+        cfg: WorkerConfig,
+        handler: Callable[[Any, Any], Any],
+        bus_factory: Callable[[], Any],
+        data_factory: Callable[[], Any],
+    ) -> None:
         self.cfg = cfg
         self.handler = handler
         self.queue = queue_name(cfg.app, cfg.grain)
@@ -164,8 +169,14 @@ class GrainWorker:
         self._stopping = True
 
     def run(self) -> None:
-        log.info("[%s/%s] grain worker up: concurrency %d, timeout %.1fs, standby %s", self.cfg.app,
-                 self.cfg.grain, self.cfg.max_concurrency, self.cfg.timeout_s, self.cfg.standby)
+        log.info(
+            "[%s/%s] grain worker up: concurrency %d, timeout %.1fs, standby %s",
+            self.cfg.app,
+            self.cfg.grain,
+            self.cfg.max_concurrency,
+            self.cfg.timeout_s,
+            self.cfg.standby,
+        )
         r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self._wakeup = r
         signal.set_wakeup_fd(w)
@@ -243,8 +254,9 @@ class GrainWorker:
         while self.children:
             self._wait_children(1.0)
             self.reap()
-        log.info("[%s/%s] grain worker stopped after %d instances", self.cfg.app, self.cfg.grain,
-                 self.instances_started)
+        log.info(
+            "[%s/%s] grain worker stopped after %d instances", self.cfg.app, self.cfg.grain, self.instances_started
+        )
 
     # ---- instances
     def dispatch(self, raw: bytes, polled_ns: int = 0) -> None:
@@ -272,8 +284,9 @@ class GrainWorker:
                 self._spare_due = time.monotonic() + 1.0
 
     def _track(self, pid: int, raw: bytes, pidfd: int = -1) -> None:
-        self.children[pid] = _Child(raw, time.monotonic() + self.cfg.timeout_s,
-                                    pidfd if pidfd >= 0 else os.pidfd_open(pid))
+        self.children[pid] = _Child(
+            raw, time.monotonic() + self.cfg.timeout_s, pidfd if pidfd >= 0 else os.pidfd_open(pid)
+        )
 
     def _take_notice(self) -> None:
         """The standby took an event (it is an instance now), told the worker to stop, or left without one."""
@@ -303,8 +316,14 @@ class GrainWorker:
         now = time.monotonic()
         recent = self._recent()
         if self._standby is None:
-            if (self.cfg.standby and recent and now >= self._standby_due and not self._polling
-                    and len(self.children) < self.cfg.max_concurrency and self._memory_to_spare()):
+            if (
+                self.cfg.standby
+                and recent
+                and now >= self._standby_due
+                and not self._polling
+                and len(self.children) < self.cfg.max_concurrency
+                and self._memory_to_spare()
+            ):
                 self._fork_standby()
         elif not recent and self._standby.release >= 0:
             # It leaves at its next empty poll (within POLL_MAX_S); an event it takes meanwhile still runs.
@@ -352,8 +371,9 @@ class GrainWorker:
     def _ready(fd: int) -> bool:
         return bool(select.select([fd], [], [], 0)[0])
 
-    def _child_main(self, raw: bytes | None = None, notice: int = -1, release: int = -1, polled_ns: int = 0,
-                    bus: Any | None = None) -> None:
+    def _child_main(
+        self, raw: bytes | None = None, notice: int = -1, release: int = -1, polled_ns: int = 0, bus: Any | None = None
+    ) -> None:
         """In the forked process: never returns. A standby (``notice`` >= 0) first waits for its event itself.
         ``bus``: the connection the worker opened ahead for it (else it opens its own)."""
         code = 1
@@ -485,7 +505,7 @@ class GrainWorker:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:

@@ -28,8 +28,18 @@ DEFAULT_TIMEOUT_S = float(RULES["application_settings"]["timeout_s"]["default"])
 NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
 FIELDS = frozenset(_WORKFLOW["function_fields"])
 
-__all__ = ["DEFAULT_CONCURRENCY", "DEFAULT_TIMEOUT_S", "END", "AslState", "Grain", "Workflow", "WorkflowError",
-           "is_asl", "parse_asl", "parse_workflow"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_TIMEOUT_S",
+    "END",
+    "AslState",
+    "Grain",
+    "Workflow",
+    "WorkflowError",
+    "is_asl",
+    "parse_asl",
+    "parse_workflow",
+]
 
 
 class WorkflowError(ValueError):
@@ -40,9 +50,9 @@ class WorkflowError(ValueError):
 class AslState:
     """What the grain of an Amazon States Language state needs at run time (grainworker/aslrun.py)."""
 
-    name: str                  # the state's name in its machine
-    state: dict[str, Any]      # its definition
-    names: dict[str, str]      # state name -> grain, for the states of its machine (its Next, Default, Catch targets)
+    name: str  # the state's name in its machine
+    state: dict[str, Any]  # its definition
+    names: dict[str, str]  # state name -> grain, for the states of its machine (its Next, Default, Catch targets)
     nested: tuple[str, ...] = ()  # Parallel: the first grain of each branch; Map: the first grain of its iterator
 
 
@@ -142,8 +152,12 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         resource = "" if resource is None else resource
         if not isinstance(resource, str) or (resource and not NAME_RE.match(resource)):
             raise WorkflowError(f"{where}.resource {_show(f.get('resource'))} is invalid")
-        grains[gname] = Grain(gname, _names(f.get("next"), f"{where}.next"),
-                              _names(f.get("potentialNext"), f"{where}.potentialNext"), resource)
+        grains[gname] = Grain(
+            gname,
+            _names(f.get("next"), f"{where}.next"),
+            _names(f.get("potentialNext"), f"{where}.potentialNext"),
+            resource,
+        )
     entry = doc.get("entry")
     if not isinstance(entry, str) or not entry:
         raise WorkflowError("workflow 'entry' is missing: name the grain that receives the request")
@@ -155,9 +169,11 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
                 if t != END and t not in grains:
                     raise WorkflowError(f"functions[{i}] ({g.name}).{kind} names unknown grain '{t}'")
     if not _reaches_end(entry, grains):
-        raise WorkflowError(f"no grain reachable from entry '{entry}' leads to 'end' (through next or potentialNext): "
-                            "no request would ever be answered; give the grain whose return value is the answer "
-                            '"next": ["end"]')
+        raise WorkflowError(
+            f"no grain reachable from entry '{entry}' leads to 'end' (through next or potentialNext): "
+            "no request would ever be answered; give the grain whose return value is the answer "
+            '"next": ["end"]'
+        )
     return Workflow(name, entry, grains)
 
 
@@ -215,29 +231,39 @@ def parse_asl(doc: dict[str, Any]) -> Workflow:
     entry = _flatten(doc, "", "", set(), grains)
     everything = (*grains, END)
     name = doc.get("name")
-    return Workflow(name if isinstance(name, str) and NAME_RE.match(name) else "asl", entry,
-                    {g: Grain(g, (), everything, resource, st) for g, (resource, st) in grains.items()}, doc)
+    return Workflow(
+        name if isinstance(name, str) and NAME_RE.match(name) else "asl",
+        entry,
+        {g: Grain(g, (), everything, resource, st) for g, (resource, st) in grains.items()},
+        doc,
+    )
 
 
-def _flatten(machine: dict[str, Any], prefix: str, where: str, taken: set[str],
-             out: dict[str, tuple[str, AslState]]) -> str:
+def _flatten(
+    machine: dict[str, Any], prefix: str, where: str, taken: set[str], out: dict[str, tuple[str, AslState]]
+) -> str:
     states: dict[str, Any] = machine["States"]
     names = {s: _unique(prefix + _base(s), taken) for s in states}
     for s, grain in names.items():
         if not NAME_RE.match(grain):
-            raise WorkflowError(f"{where}States.{s}: nested too deep for a grain name ({len(grain)} characters; at "
-                                "most 128)")
+            raise WorkflowError(
+                f"{where}States.{s}: nested too deep for a grain name ({len(grain)} characters; at most 128)"
+            )
         resource = states[s].get("Resource")
         if states[s].get("Type") == "Task" and not (isinstance(resource, str) and NAME_RE.match(resource)):
-            raise WorkflowError(f"{where}States.{s}.Resource: must name an uploaded grain (letters, digits, '_', '.', "
-                                f"'-'), got {'nothing' if resource is None else _show(resource)}")
+            raise WorkflowError(
+                f"{where}States.{s}.Resource: must name an uploaded grain (letters, digits, '_', '.', "
+                f"'-'), got {'nothing' if resource is None else _show(resource)}"
+            )
         out[grain] = ("", AslState(s, states[s], names))  # its place in the order; filled in below
     nested: dict[str, tuple[str, ...]] = {}
     for s, st in states.items():
         here = f"{where}States.{s}."
         if st.get("Type") == "Parallel":
-            nested[s] = tuple(_flatten(b, f"{names[s]}.b{i}.", f"{here}Branches[{i}].", taken, out)
-                              for i, b in enumerate(st["Branches"]))
+            nested[s] = tuple(
+                _flatten(b, f"{names[s]}.b{i}.", f"{here}Branches[{i}].", taken, out)
+                for i, b in enumerate(st["Branches"])
+            )
         elif st.get("Type") == "Map":
             field_name = "ItemProcessor" if "ItemProcessor" in st else "Iterator"
             nested[s] = (_flatten(st[field_name], f"{names[s]}.it.", f"{here}{field_name}.", taken, out),)

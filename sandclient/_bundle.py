@@ -43,8 +43,11 @@ class Upload:
 
 def _skipped(rel: Path) -> bool:
     parts = rel.parts
-    return (any(p.startswith(".") or p in SKIP_DIRS for p in parts) or rel.suffix in (".pyc", ".pyo")
-            or (len(parts) == 1 and (rel.name in SKIP_FILES or rel.name.upper().startswith("README"))))
+    return (
+        any(p.startswith(".") or p in SKIP_DIRS for p in parts)
+        or rel.suffix in (".pyc", ".pyo")
+        or (len(parts) == 1 and (rel.name in SKIP_FILES or rel.name.upper().startswith("README")))
+    )
 
 
 def _files(d: Path) -> list[Path]:
@@ -76,8 +79,10 @@ def bundle(app_dir: str | Path, wf: Workflow) -> list[Upload]:
             own[r] = [f for f in _files(d) if f.parts[0] == r]
         else:
             users = sorted(g.name for g in wf.grains.values() if g.code == r)
-            raise BundleError(f"grain(s) {', '.join(users)} run code {r!r} but neither {d / (r + '.py')} nor "
-                              f"{d / r / '__init__.py'} exists")
+            raise BundleError(
+                f"grain(s) {', '.join(users)} run code {r!r} but neither {d / (r + '.py')} nor "
+                f"{d / r / '__init__.py'} exists"
+            )
     taken = {f for fs in own.values() for f in fs}
     shared = [f for f in _files(d) if f not in taken]
     uploads = []
@@ -88,4 +93,3 @@ def bundle(app_dir: str | Path, wf: Workflow) -> list[Upload]:
         else:
             uploads.append(Upload(r, ZIP, _zip(d, files), tuple(f.as_posix() for f in files)))
     return uploads
-

@@ -29,8 +29,23 @@ from sandclient.client import (
     without_app_ids,
 )
 
-__all__ = ["cmd_account", "cmd_admin", "cmd_apps", "cmd_deploy", "cmd_execution", "cmd_grain", "cmd_grains",
-           "cmd_invoke", "cmd_login", "cmd_logs", "cmd_signup", "cmd_status", "cmd_undeploy", "error", "read_json_arg"]
+__all__ = [
+    "cmd_account",
+    "cmd_admin",
+    "cmd_apps",
+    "cmd_deploy",
+    "cmd_execution",
+    "cmd_grain",
+    "cmd_grains",
+    "cmd_invoke",
+    "cmd_login",
+    "cmd_logs",
+    "cmd_signup",
+    "cmd_status",
+    "cmd_undeploy",
+    "error",
+    "read_json_arg",
+]
 
 
 def error(message: str) -> int:
@@ -119,6 +134,7 @@ def _waiting(app: str) -> Iterator[_Progress]:
 
 # --- accounts -------------------------------------------------------------------------------------------------
 
+
 def _login(args: argparse.Namespace) -> int:
     client = Client(args.url, args.api_key)
     path = client.login()  # a refused key: sandclient._hints says what to do
@@ -148,20 +164,31 @@ def cmd_signup(args: argparse.Namespace) -> int:
 
 # --- the operator's commands ------------------------------------------------------------------------------------
 
+
 def admin_client(args: argparse.Namespace) -> Client:
     """A client with the operator's admin key: --admin-key, $SAND_ADMIN_KEY, --admin-key-file, or the file `make up`
     writes ($SAND_HOME/admin-key, .sand/admin-key here); the address from --url, $SAND_URL or the stored login."""
     import os
 
     key = args.admin_key or os.environ.get("SAND_ADMIN_KEY", "")
-    files = [args.admin_key_file] if args.admin_key_file else [
-        str(Path(os.environ["SAND_HOME"]) / "admin-key") if os.environ.get("SAND_HOME") else "", ".sand/admin-key"]
+    files = (
+        [args.admin_key_file]
+        if args.admin_key_file
+        else [
+            str(Path(os.environ["SAND_HOME"]) / "admin-key") if os.environ.get("SAND_HOME") else "",
+            ".sand/admin-key",
+        ]
+    )
     for f in filter(None, files):
         if not key and Path(f).is_file():
             key = Path(f).read_text().strip()
     if not key:
-        raise ApiError(0, "config", "no admin key: pass --admin-key, set SAND_ADMIN_KEY, or --admin-key-file "
-                       "$SAND_HOME/admin-key (make up writes it there)")
+        raise ApiError(
+            0,
+            "config",
+            "no admin key: pass --admin-key, set SAND_ADMIN_KEY, or --admin-key-file "
+            "$SAND_HOME/admin-key (make up writes it there)",
+        )
     url = args.url or os.environ.get("SAND_URL", "")
     if not url:
         try:
@@ -182,8 +209,10 @@ def _admin(args: argparse.Namespace) -> int:
         for a in rows:
             hosts = " ".join(f"{h}:{s}" for h, s, _ in app_hosts(a)) or "-"
             error_line = (a.get("error") or "").splitlines()[0][:100] if a.get("error") else ""
-            print(f"{a['name']:<24} {a['owner']:<16} {a['status']:<12} {a['version']:>3}  {hosts}"
-                  + (f"  {error_line}" if error_line else ""))
+            print(
+                f"{a['name']:<24} {a['owner']:<16} {a['status']:<12} {a['version']:>3}  {hosts}"
+                + (f"  {error_line}" if error_line else "")
+            )
     elif args.admin_command == "hosts":
         rows = client.admin_hosts()
         if args.json:
@@ -232,6 +261,7 @@ def cmd_admin(args: argparse.Namespace) -> int:
 
 # --- deploy / status / undeploy -------------------------------------------------------------------------------
 
+
 def _deploy(args: argparse.Namespace) -> int:
     folder = load_folder(args.app_dir, name=args.name)
     if args.settings:
@@ -246,8 +276,10 @@ def _deploy(args: argparse.Namespace) -> int:
         print(f"{d.name}: deploying" + (f" (version {d.version})" if d.version else ""))
         return 0
     hosts = ", ".join(h for h, _, _ in d.hosts) or "?"
-    print(f"{d.name}: deployed on {hosts} (version {d.app.get('version', d.version or '?')}) in "
-          f"{d.seconds:.1f}s; invoke it with `sand invoke {d.name} '<json>'`")
+    print(
+        f"{d.name}: deployed on {hosts} (version {d.app.get('version', d.version or '?')}) in "
+        f"{d.seconds:.1f}s; invoke it with `sand invoke {d.name} '<json>'`"
+    )
     return 0
 
 
@@ -258,14 +290,17 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 def _update(args: argparse.Namespace) -> int:
     client = Client.from_login()
     with _waiting(args.app) as progress:
-        d = client.update(args.app, args.grains, args.dir, wait=not args.no_wait, timeout_s=args.timeout,
-                          progress=progress)
+        d = client.update(
+            args.app, args.grains, args.dir, wait=not args.no_wait, timeout_s=args.timeout, progress=progress
+        )
     if args.no_wait:
         print(f"{args.app}: updating (version {d.version})")
         return 0
     hosts = ", ".join(h for h, _, _ in app_hosts(d.app)) or "?"
-    print(f"{args.app}: {', '.join(args.grains)} updated on {hosts} (version {d.app.get('version', d.version)}) in "
-          f"{d.seconds:.1f}s")
+    print(
+        f"{args.app}: {', '.join(args.grains)} updated on {hosts} (version {d.app.get('version', d.version)}) in "
+        f"{d.seconds:.1f}s"
+    )
     return 0
 
 
@@ -325,6 +360,7 @@ def cmd_undeploy(args: argparse.Namespace) -> int:
 
 
 # --- invoke / executions --------------------------------------------------------------------------------------
+
 
 def _invoke(args: argparse.Namespace) -> int:
     try:
@@ -390,8 +426,10 @@ def _print_execution_lines(app: str, execution: dict[str, Any]) -> None:
         text = without_app_ids(str(line.get("text", "")), app)
         print(f"{line.get('time', '')} [{tag} {line.get('grain', '?')}] {line.get('level', 'INFO')}: {text}")
     if execution.get("error"):
-        print(f"{execution.get('finished') or ''} [{tag}] {execution.get('status')}: "
-              f"{without_app_ids(str(execution['error']), app)}")
+        print(
+            f"{execution.get('finished') or ''} [{tag}] {execution.get('status')}: "
+            f"{without_app_ids(str(execution['error']), app)}"
+        )
 
 
 def _app_logs(client: Client, args: argparse.Namespace) -> int:
@@ -473,6 +511,7 @@ def _app_of(client: Client, execution_id: str, lines: list[Any]) -> str | None:
 
 # --- the account's applications and grains --------------------------------------------------------------------
 
+
 def _apps(args: argparse.Namespace) -> int:
     client = Client.from_login()
     if args.json:
@@ -508,8 +547,10 @@ def _grains(args: argparse.Namespace) -> int:
         return 0
     print(f"{'GRAIN':<24} {'VER':>3}  {'KIND':<4} {'BYTES':>8}  CREATED")
     for g in rows:
-        print(f"{str(g.get('name', '?')):<24} {str(g.get('version', '?')):>3}  {str(g.get('kind', '?')):<4} "
-              f"{str(g.get('size', '?')):>8}  {g.get('created') or '-'}")
+        print(
+            f"{str(g.get('name', '?')):<24} {str(g.get('version', '?')):>3}  {str(g.get('kind', '?')):<4} "
+            f"{str(g.get('size', '?')):>8}  {g.get('created') or '-'}"
+        )
     return 0
 
 

@@ -33,7 +33,7 @@ def without_rest_advice(message: str) -> str:
     m = _REST_CALL.search(message)
     if not m:
         return message
-    head = message[:m.start()]
+    head = message[: m.start()]
     for cut in (head.rfind("; "), head.rfind(" ("), head.find(": ")):
         if cut > 0:
             return head[:cut]
@@ -53,12 +53,15 @@ def _url(e: ApiError) -> str:
 
 # --- the hints, one per situation ---------------------------------------------------------------------------------
 
+
 def _no_account(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
     if args.command == "admin":
         return None  # the operator's key: its message says where `make up` wrote it
     said = said.split(": ", 1)[0]  # "this call needs an API key: send 'Authorization: ...'" is for curl
-    return (f"{said}; create an account with `sand signup {_url(e)} <name>`, or store the key you were given with "
-            f"`sand login {_url(e)} <api-key>`")
+    return (
+        f"{said}; create an account with `sand signup {_url(e)} <name>`, or store the key you were given with "
+        f"`sand login {_url(e)} <api-key>`"
+    )
 
 
 def _login_refused(args: argparse.Namespace, e: ApiError, said: str) -> str:
@@ -70,8 +73,10 @@ def _signup_closed(args: argparse.Namespace, e: ApiError, said: str) -> str:
     if args.admin_key or os.environ.get("SAND_ADMIN_KEY"):
         return f"{said}; check the operator's admin key (--admin-key or SAND_ADMIN_KEY)"
     said = said.split(": ", 1)[0] if e.status == 401 else said  # drop the header advice meant for curl
-    return (f"{said}; ask the operator for an API key and store it with `sand login {_url(e)} <api-key>` (the "
-            f"operator runs `sand signup {_url(e)} <name> --admin-key <admin key>`)")
+    return (
+        f"{said}; ask the operator for an API key and store it with `sand login {_url(e)} <api-key>` (the "
+        f"operator runs `sand signup {_url(e)} <name> --admin-key <admin key>`)"
+    )
 
 
 def _as_said(args: argparse.Namespace, e: ApiError, said: str) -> str:
@@ -93,8 +98,10 @@ def _not_deployed(args: argparse.Namespace, e: ApiError, said: str) -> str:
 def _invoke_timeout(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
     if not e.execution_id:
         return None
-    return (f"{said}; its result, if it comes, is shown by `sand execution {e.execution_id}`, its logs by "
-            f"`sand logs {e.execution_id}`")
+    return (
+        f"{said}; its result, if it comes, is shown by `sand execution {e.execution_id}`, its logs by "
+        f"`sand logs {e.execution_id}`"
+    )
 
 
 def _name_taken(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
@@ -105,8 +112,9 @@ def _name_taken(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
 
 def _missing_grain(args: argparse.Namespace, e: ApiError, said: str) -> str:
     grain = _quoted(str(e), "needs grain") or "<grain>"
-    return (f"{said}; add {grain}.py (or {grain}/__init__.py) to {args.app_dir} and run "
-            f"`sand deploy {args.app_dir}` again")
+    return (
+        f"{said}; add {grain}.py (or {grain}/__init__.py) to {args.app_dir} and run `sand deploy {args.app_dir}` again"
+    )
 
 
 def _still_deployed(args: argparse.Namespace, e: ApiError, said: str) -> str | None:
@@ -123,8 +131,7 @@ def _no_grain(args: argparse.Namespace, e: ApiError, said: str) -> str:
 def _grain_in_use(args: argparse.Namespace, e: ApiError, said: str) -> str:
     app = _quoted(str(e), "application") or "<app>"
     own = f" --app {args.app}" if getattr(args, "app", None) else ""
-    return (f"{said}; undeploy it first with `sand undeploy {app}`, then run `sand grain delete {args.grain}{own}` "
-            "again")
+    return f"{said}; undeploy it first with `sand undeploy {app}`, then run `sand grain delete {args.grain}{own}` again"
 
 
 # (command, status, code) -> hint; command "*" is any command without an entry of its own.
@@ -156,8 +163,11 @@ HINTS: dict[tuple[str, int, str], Hint] = {
 
 def command_of(args: argparse.Namespace) -> str:
     """The `sand` command the arguments are for, with its subcommand: "status", "grain delete"."""
-    sub = (getattr(args, "grain_command", None) or getattr(args, "admin_command", None)
-           or getattr(args, "account_command", None))
+    sub = (
+        getattr(args, "grain_command", None)
+        or getattr(args, "admin_command", None)
+        or getattr(args, "account_command", None)
+    )
     return f"{args.command} {sub}" if sub else str(args.command)
 
 

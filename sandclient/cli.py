@@ -60,8 +60,11 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             return 1 if isinstance(result, dict) and set(result) == {"error"} else 0
         from sandemu._http import create_app
 
-        print(f"Emulating {emulator.app!r} from {emulator.app_dir}: "
-              f"curl -X POST http://127.0.0.1:{args.port}/app/{emulator.app} -d '{{...}}'", file=sys.stderr)
+        print(
+            f"Emulating {emulator.app!r} from {emulator.app_dir}: "
+            f"curl -X POST http://127.0.0.1:{args.port}/app/{emulator.app} -d '{{...}}'",
+            file=sys.stderr,
+        )
         create_app(emulator).run(host="127.0.0.1", port=args.port, threaded=True)
     return 0
 
@@ -74,9 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     emu.add_argument("app_dir", help="folder with workflow.json and the grains' .py files")
     emu.add_argument("--input", help="run once with this JSON (or @file) and print the result")
     emu.add_argument("--port", type=int, default=5000, help="HTTP port to serve POST /app/<name> on")
-    emu.add_argument("--timeout", type=float, default=None,
-                     help=f"grain timeout in seconds (default: as deployed, settings.json's timeout_s, else "
-                          f"{DEFAULT_TIMEOUT_S:g})")
+    emu.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=f"grain timeout in seconds (default: as deployed, settings.json's timeout_s, else {DEFAULT_TIMEOUT_S:g})",
+    )
     emu.add_argument("--no-standby", action="store_true", help="fork on demand instead of a pre-forked standby")
     emu.set_defaults(func=cmd_emulate)
     _add_api_commands(sub)
@@ -100,8 +106,10 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for deployed/failed")
     p.add_argument("--no-wait", action="store_true", help="return once the deploy started")
     p.set_defaults(func=commands.cmd_deploy)
-    p = sub.add_parser("update", help="new code for grains of a deployed application: only their grain workers "
-                       "restart (no new sandbox)")
+    p = sub.add_parser(
+        "update",
+        help="new code for grains of a deployed application: only their grain workers restart (no new sandbox)",
+    )
     p.add_argument("app", help="the deployed application")
     p.add_argument("grains", nargs="+", metavar="grain", help="the grain(s) whose code changed")
     p.add_argument("--dir", default=".", help="the application folder with the new code (default: this folder)")
@@ -119,10 +127,16 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_status)
     p = sub.add_parser("logs", help="an application's recent executions' log lines, or one execution's")
-    p.add_argument("execution_id", metavar="app|execution_id",
-                   help="an application (its recent executions) or an execution id (from `sand invoke`)")
-    p.add_argument("--since", default="1h", help="an application's executions started this long ago or later: "
-                   "30s, 10m, 2h, 1d (default 1h)")
+    p.add_argument(
+        "execution_id",
+        metavar="app|execution_id",
+        help="an application (its recent executions) or an execution id (from `sand invoke`)",
+    )
+    p.add_argument(
+        "--since",
+        default="1h",
+        help="an application's executions started this long ago or later: 30s, 10m, 2h, 1d (default 1h)",
+    )
     p.add_argument("--follow", "-f", action="store_true", help="keep printing new executions' lines until Ctrl-C")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_logs)
@@ -149,8 +163,9 @@ def _add_listing_commands(sub: Any) -> None:
     p = sub.add_parser("apps", help="your applications: name, status, version, the first line of their error")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_apps)
-    p = sub.add_parser("grains", help="an application's grains (or your shared ones): name, newest version, kind, "
-                       "size, created")
+    p = sub.add_parser(
+        "grains", help="an application's grains (or your shared ones): name, newest version, kind, size, created"
+    )
     p.add_argument("app", nargs="?", help="the application (default: the account's shared grains)")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.set_defaults(func=commands.cmd_grains)
@@ -163,8 +178,9 @@ def _add_listing_commands(sub: Any) -> None:
 
 
 def _add_admin_commands(sub: Any) -> None:
-    admin = sub.add_parser("admin", help="the operator's commands (admin key): every account's apps, hosts, "
-                           "undeploy, disable")
+    admin = sub.add_parser(
+        "admin", help="the operator's commands (admin key): every account's apps, hosts, undeploy, disable"
+    )
     admin.add_argument("--url", help="the SAND address (default: $SAND_URL or the stored login's)")
     admin.add_argument("--admin-key", help="the operator's admin key (default: $SAND_ADMIN_KEY)")
     admin.add_argument("--admin-key-file", help="file holding it (default: $SAND_HOME/admin-key, .sand/admin-key)")
@@ -193,8 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not getattr(args, "func", None):
         parser.print_usage(sys.stderr)
-        print("Error: no command given; try `sand emulate examples/hello --input '{}'` or `sand --help`",
-              file=sys.stderr)
+        print(
+            "Error: no command given; try `sand emulate examples/hello --input '{}'` or `sand --help`", file=sys.stderr
+        )
         return 2
     status: int = args.func(args)
     return status

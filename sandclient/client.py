@@ -2,6 +2,9 @@
 calls return. Standard library only: the `sand` CLI (sandclient.cli) is built on it.
 
 The grain worker never imports this package: it only serves the developer's side.
+
+Longer than 600 lines because `Client` has one method per route of the REST API, each with its
+docstring; split by resource, one class would span several modules.
 """
 
 from __future__ import annotations
@@ -21,9 +24,24 @@ from typing import Any, cast
 from grainworker.workflow import Workflow, WorkflowError, parse_workflow
 from sandclient._bundle import BundleError, Upload, bundle
 
-__all__ = ["NO_INPUT", "ApiError", "AppFolder", "Client", "Credentials", "Deployment", "Invocation", "Progress",
-           "Response", "app_hosts", "credentials_path", "load_credentials", "load_folder", "names_app_id",
-           "save_credentials", "without_app_ids"]
+__all__ = [
+    "NO_INPUT",
+    "ApiError",
+    "AppFolder",
+    "Client",
+    "Credentials",
+    "Deployment",
+    "Invocation",
+    "Progress",
+    "Response",
+    "app_hosts",
+    "credentials_path",
+    "load_credentials",
+    "load_folder",
+    "names_app_id",
+    "save_credentials",
+    "without_app_ids",
+]
 
 USER_AGENT = "sand-cli/0.1"
 
@@ -36,9 +54,19 @@ class ApiError(Exception):
     SAND address it went to; `execution_id` is the execution the answer names, if any (e.g. an invocation
     that timed out)."""
 
-    def __init__(self, status: int, code: str, message: str, body: Any = None,
-                 headers: dict[str, str] | None = None, *, method: str = "", path: str = "",
-                 execution_id: str | None = None, url: str = "") -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        *,
+        method: str = "",
+        path: str = "",
+        execution_id: str | None = None,
+        url: str = "",
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -95,8 +123,12 @@ def load_credentials() -> Credentials:
     url = os.environ.get("SAND_URL") or stored.get("url") or ""
     key = os.environ.get("SAND_API_KEY") or stored.get("api_key") or ""
     if not url or not key:
-        raise ApiError(0, "config", "not logged in: run `sand login <url> <api-key>` (or `sand signup <url> <name>`),"
-                                    " or set SAND_URL and SAND_API_KEY")
+        raise ApiError(
+            0,
+            "config",
+            "not logged in: run `sand login <url> <api-key>` (or `sand signup <url> <name>`),"
+            " or set SAND_URL and SAND_API_KEY",
+        )
     return Credentials(url.rstrip("/"), key)
 
 
@@ -116,11 +148,29 @@ def _error_of(status: int, body: Any, headers: dict[str, str], method: str, path
     err = body.get("error") if isinstance(body, dict) else None
     exec_id = headers.get("X-Sand-Execution-Id") or (err.get("execution_id") if isinstance(err, dict) else None)
     if isinstance(err, dict) and isinstance(err.get("message"), str):
-        return ApiError(status, str(err.get("code", "")), err["message"], body, headers, method=method, path=path,
-                        execution_id=exec_id, url=url)
+        return ApiError(
+            status,
+            str(err.get("code", "")),
+            err["message"],
+            body,
+            headers,
+            method=method,
+            path=path,
+            execution_id=exec_id,
+            url=url,
+        )
     text = body if isinstance(body, str) and body.strip() else f"HTTP {status}"
-    return ApiError(status, "http", f"{text.strip()[:500]} (HTTP {status})", body, headers, method=method,
-                    path=path, execution_id=exec_id, url=url)
+    return ApiError(
+        status,
+        "http",
+        f"{text.strip()[:500]} (HTTP {status})",
+        body,
+        headers,
+        method=method,
+        path=path,
+        execution_id=exec_id,
+        url=url,
+    )
 
 
 # The platform names an application by its internal id (`a` + 12 hex digits) in what its host agents and data
@@ -144,8 +194,12 @@ def _listed(r: Response, key: str) -> list[dict[str, Any]]:
     """The list under `key` of a listing's answer ({"apps": [...]}, {"grains": [...]})."""
     rows = r.body.get(key) if isinstance(r.body, dict) else None
     if not isinstance(rows, list):
-        raise ApiError(0, "bad_answer", f"the answer has no {key!r} list: {str(r.body)[:200]!r}; is the SAND address "
-                                        "right (`sand login`)?", r.body)
+        raise ApiError(
+            0,
+            "bad_answer",
+            f"the answer has no {key!r} list: {str(r.body)[:200]!r}; is the SAND address right (`sand login`)?",
+            r.body,
+        )
     return [row for row in rows if isinstance(row, dict)]
 
 
@@ -171,8 +225,13 @@ def app_hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
         hosts = [{"host": k} | (v if isinstance(v, dict) else {"status": v}) for k, v in hosts.items()]
     for h in hosts or []:
         if isinstance(h, dict):
-            out.append((str(h.get("host") or h.get("host_id") or h.get("id") or "?"), str(h.get("status") or ""),
-                        str(h.get("error") or "")))
+            out.append(
+                (
+                    str(h.get("host") or h.get("host_id") or h.get("id") or "?"),
+                    str(h.get("status") or ""),
+                    str(h.get("error") or ""),
+                )
+            )
         else:
             out.append((str(h), "", ""))
     return out
@@ -220,8 +279,9 @@ def load_folder(app_dir: str | Path, name: str | None = None) -> AppFolder:
     d = Path(app_dir)
     wf_file = d / "workflow.json"
     if not wf_file.is_file():
-        raise ApiError(0, "usage", f"{wf_file} is missing: an application folder holds workflow.json and the "
-                                   "grains' .py files")
+        raise ApiError(
+            0, "usage", f"{wf_file} is missing: an application folder holds workflow.json and the grains' .py files"
+        )
     try:
         doc = json.loads(wf_file.read_text())
         if isinstance(doc, dict) and name:
@@ -237,8 +297,9 @@ def load_folder(app_dir: str | Path, name: str | None = None) -> AppFolder:
         except OSError as e:
             raise ApiError(0, "usage", f"settings: {e}") from None
         except json.JSONDecodeError as e:
-            raise ApiError(0, "usage", f"settings: {settings_file} is not valid JSON: {e.msg} at line {e.lineno} "
-                                       f"column {e.colno}") from None
+            raise ApiError(
+                0, "usage", f"settings: {settings_file} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+            ) from None
     try:
         uploads = bundle(d, wf)
     except BundleError as e:
@@ -319,8 +380,17 @@ class Client:
         self.apps(raw=True)  # only the key's acceptance matters here
         return self.save_login()
 
-    def call(self, method: str, path: str, body: bytes | str | Any = None, *, content_type: str | None = None,
-             query: dict[str, str] | None = None, ok: tuple[int, ...] = (), timeout_s: float | None = None) -> Response:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: bytes | str | Any = None,
+        *,
+        content_type: str | None = None,
+        query: dict[str, str] | None = None,
+        ok: tuple[int, ...] = (),
+        timeout_s: float | None = None,
+    ) -> Response:
         """Send; raise ApiError for a status >= 400 unless it is in `ok`. A non-bytes, non-str body is sent
         as JSON."""
         data: bytes | None
@@ -352,13 +422,24 @@ class Client:
                 return Response(e.code, headers, parsed)
             raise _error_of(e.code, parsed, headers, method, path, self.url) from None
         except urllib.error.URLError as e:
-            raise ApiError(0, "unreachable", f"cannot reach {self.url}: {e.reason}; is the frontend running "
-                                             "(`make up`), and is the URL right (`sand login`)?",
-                           method=method, path=path, url=self.url) from None
+            raise ApiError(
+                0,
+                "unreachable",
+                f"cannot reach {self.url}: {e.reason}; is the frontend running "
+                "(`make up`), and is the URL right (`sand login`)?",
+                method=method,
+                path=path,
+                url=self.url,
+            ) from None
         except TimeoutError:
-            raise ApiError(0, "unreachable", f"{method} {path}: no answer from {self.url} within "
-                                             f"{timeout_s or self.timeout_s:g}s", method=method, path=path,
-                           url=self.url) from None
+            raise ApiError(
+                0,
+                "unreachable",
+                f"{method} {path}: no answer from {self.url} within {timeout_s or self.timeout_s:g}s",
+                method=method,
+                path=path,
+                url=self.url,
+            ) from None
 
     # --- accounts ---------------------------------------------------------------------------------------------
 
@@ -430,8 +511,9 @@ class Client:
         path = f"/api/v1/apps/{_q(app)}/grains/{_q(name)}" if app else f"/api/v1/grains/{_q(name)}"
         return self.call("DELETE", path).body
 
-    def upload_grain(self, resource: str, code: bytes | str, content_type: str = "text/x-python",
-                     app: str | None = None) -> Any:
+    def upload_grain(
+        self, resource: str, code: bytes | str, content_type: str = "text/x-python", app: str | None = None
+    ) -> Any:
         """PUT /api/v1/apps/{app}/grains/{resource} (one of that application's own grains, which no other
         application runs) or, without app, PUT /api/v1/grains/{resource} (a grain shared by the account's
         applications that have none of their own by that name): Python source, or a zip (content_type
@@ -441,12 +523,23 @@ class Client:
 
     def save_app(self, workflow: dict[str, Any]) -> Any:
         """PUT /api/v1/apps/{name}: create or update an application from its workflow (and `settings`)."""
-        return self.call("PUT", f"/api/v1/apps/{_q(workflow['name'])}", json.dumps(workflow, indent=2),
-                         content_type="application/json").body
+        return self.call(
+            "PUT",
+            f"/api/v1/apps/{_q(workflow['name'])}",
+            json.dumps(workflow, indent=2),
+            content_type="application/json",
+        ).body
 
-    def deploy(self, app_dir: str | Path | AppFolder, *, name: str | None = None,
-               settings: dict[str, Any] | None = None, wait: bool = True, timeout_s: float = 300.0,
-               progress: Progress | None = None) -> Deployment:
+    def deploy(
+        self,
+        app_dir: str | Path | AppFolder,
+        *,
+        name: str | None = None,
+        settings: dict[str, Any] | None = None,
+        wait: bool = True,
+        timeout_s: float = 300.0,
+        progress: Progress | None = None,
+    ) -> Deployment:
         """Deploy an application folder as `sand deploy` does: upload its grains (`load_folder`), save its
         workflow (under `name` if given; `settings` merged over the folder's settings.json), start the deploy
         and, unless wait=False, wait until it is deployed.
@@ -479,8 +572,16 @@ class Client:
             raise ApiError(0, "failed", f"deploy of {wf.name} failed: {without_app_ids(detail, wf.name)}", app)
         return Deployment(wf.name, version, app, time.monotonic() - start)
 
-    def update(self, app: str, grains: list[str], app_dir: str | Path | AppFolder = ".", *, wait: bool = True,
-               timeout_s: float = 120.0, progress: Progress | None = None) -> Deployment:
+    def update(
+        self,
+        app: str,
+        grains: list[str],
+        app_dir: str | Path | AppFolder = ".",
+        *,
+        wait: bool = True,
+        timeout_s: float = 120.0,
+        progress: Progress | None = None,
+    ) -> Deployment:
         """New code for some grains of a deployed application, as `sand update` does: upload each grain's code from
         the folder as the application's own (PUT /api/v1/apps/{app}/grains/{resource}), then POST
         /api/v1/apps/{app}/update; unless wait=False, wait until every host runs it. A .py grain's new code is
@@ -496,16 +597,18 @@ class Client:
         for g in grains:
             resource = wf.grains[g].code if g in wf.grains else g
             if resource not in {u.resource for u in folder.uploads}:
-                raise ApiError(0, "usage", f"{folder.path}: the workflow has no grain {g!r} (its grains: "
-                               f"{', '.join(wf.grains)})")
+                raise ApiError(
+                    0, "usage", f"{folder.path}: the workflow has no grain {g!r} (its grains: {', '.join(wf.grains)})"
+                )
             resources.append(resource)
         for u in folder.uploads:
             if u.resource in resources:
                 meta = self.upload_grain(u.resource, u.body, u.content_type, app=app)
                 meta = meta if isinstance(meta, dict) else {}
                 say(f"grain {u.resource}: version {meta.get('version', '?')} ({len(u.body)} bytes)", None)
-        r = self.call("POST", f"/api/v1/apps/{_q(app)}/update", json.dumps({"grains": resources}),
-                      content_type="application/json")
+        r = self.call(
+            "POST", f"/api/v1/apps/{_q(app)}/update", json.dumps({"grains": resources}), content_type="application/json"
+        )
         body = r.body if isinstance(r.body, dict) else {}
         version = body.get("version")
         if not wait:
@@ -515,12 +618,14 @@ class Client:
         problem = state.get("error") or "; ".join(f"{h}: {e}" for h, _, e in app_hosts(state) if e)
         if state.get("status") == "failed" or problem:
             # after an update every host's state is new: an error there is about this update
-            raise ApiError(0, "failed", f"update of {app} failed: {without_app_ids(problem or 'no error text', app)}",
-                           state)
+            raise ApiError(
+                0, "failed", f"update of {app} failed: {without_app_ids(problem or 'no error text', app)}", state
+            )
         return Deployment(app, version, state, time.monotonic() - start)
 
-    def wait(self, name: str, want: str, timeout_s: float, version: int | None = None,
-             progress: Progress | None = None) -> dict[str, Any]:
+    def wait(
+        self, name: str, want: str, timeout_s: float, version: int | None = None, progress: Progress | None = None
+    ) -> dict[str, Any]:
         """Poll GET /api/v1/apps/{name} until its status is `want` or "failed" (for `version` or later, if
         given) and return it; ApiError code "timeout" (status 0) after timeout_s."""
         start = time.monotonic()
@@ -538,8 +643,9 @@ class Client:
                 raise ApiError(0, "timeout", f"{name} is still {app.get('status', '?')} after {timeout_s:g}s", app)
             time.sleep(POLL_S)
 
-    def undeploy(self, name: str, *, wait: bool = True, timeout_s: float = 120.0,
-                 progress: Progress | None = None) -> dict[str, Any]:
+    def undeploy(
+        self, name: str, *, wait: bool = True, timeout_s: float = 120.0, progress: Progress | None = None
+    ) -> dict[str, Any]:
         """Stop an application's sandboxes and, unless wait=False, wait until it is undeployed (ApiError code
         "failed" if that failed, "timeout" after timeout_s). The application and its grains stay."""
         r = self.call("POST", f"/api/v1/apps/{_q(name)}/undeploy")
@@ -563,18 +669,33 @@ class Client:
         (`execution` reads the result later). ApiError for the platform's own failures (e.g. 504 timeout:
         `ApiError.execution_id` names the execution)."""
         body = b"" if value is NO_INPUT else json.dumps(value)
-        r = self.call("POST", f"/app/{_q(app)}", body, content_type="application/json",
-                      query={"async": "1"} if async_ else None, ok=(500,), timeout_s=timeout_s)
-        exec_id = r.headers.get("X-Sand-Execution-Id") or (r.body.get("execution_id") if isinstance(r.body, dict)
-                                                            else None)
+        r = self.call(
+            "POST",
+            f"/app/{_q(app)}",
+            body,
+            content_type="application/json",
+            query={"async": "1"} if async_ else None,
+            ok=(500,),
+            timeout_s=timeout_s,
+        )
+        exec_id = r.headers.get("X-Sand-Execution-Id") or (
+            r.body.get("execution_id") if isinstance(r.body, dict) else None
+        )
         inv = Invocation(r.status, r.body, str(exec_id or ""), r.headers)
         err = inv.error
         if r.status == 500 and not (isinstance(err, dict) and ("type" in err or "grain" in err)):
             # A 500 that is not a grain's error event is the platform's own failure.
             message = err.get("message") if isinstance(err, dict) else None
-            raise ApiError(500, str(err.get("code", "")) if isinstance(err, dict) else "http",
-                           f"{message or repr(r.body)} (HTTP 500)", r.body, r.headers, method="POST",
-                           path=f"/app/{_q(app)}", execution_id=exec_id or None)
+            raise ApiError(
+                500,
+                str(err.get("code", "")) if isinstance(err, dict) else "http",
+                f"{message or repr(r.body)} (HTTP 500)",
+                r.body,
+                r.headers,
+                method="POST",
+                path=f"/app/{_q(app)}",
+                execution_id=exec_id or None,
+            )
         return inv
 
     def result(self, app: str, execution_id: str) -> Invocation:

@@ -75,8 +75,9 @@ def settings_timeout_s(app_dir: Path) -> float:
         raise EmulatorError(f"{app_dir / 'settings.json'}: {e}") from None
     value = settings.get("timeout_s", DEFAULT_TIMEOUT_S) if isinstance(settings, dict) else None
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise EmulatorError(f"{app_dir / 'settings.json'}: timeout_s must be a positive number of seconds, got "
-                            f"{value!r}")
+        raise EmulatorError(
+            f"{app_dir / 'settings.json'}: timeout_s must be a positive number of seconds, got {value!r}"
+        )
     return float(value)
 
 
@@ -87,8 +88,13 @@ class _Server(TThreadedServer):
 
 
 def _serve(processor: Any, path: str) -> TThreadedServer:
-    server = _Server(processor, TServerSocket(unix_socket=path), TBufferedTransportFactory(),
-                             TBinaryProtocolAcceleratedFactory(), daemon=True)
+    server = _Server(
+        processor,
+        TServerSocket(unix_socket=path),
+        TBufferedTransportFactory(),
+        TBinaryProtocolAcceleratedFactory(),
+        daemon=True,
+    )
     server.serverTransport.listen()  # listening before any worker connects
     server.serverTransport.listen = lambda: None  # serve() must not re-listen
     threading.Thread(target=server.serve, daemon=True, name=f"emulator-{Path(path).stem}").start()
@@ -96,9 +102,16 @@ def _serve(processor: Any, path: str) -> TThreadedServer:
 
 
 class Emulator:
-    def __init__(self, app_dir: str | Path, *, timeout_s: float | None = None, standby: bool = True,
-                 echo: Callable[[str], None] | None = None, worker_args: list[str] | None = None,
-                 data_jitter_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        app_dir: str | Path,
+        *,
+        timeout_s: float | None = None,
+        standby: bool = True,
+        echo: Callable[[str], None] | None = None,
+        worker_args: list[str] | None = None,
+        data_jitter_s: float = 0.0,
+    ) -> None:
         self.app_dir = Path(app_dir).resolve()
         self.workflow = load_app(self.app_dir)
         self.app = self.workflow.name
@@ -133,20 +146,45 @@ class Emulator:
         bus.grantApplication(self._agent_cred, self.app, self._app_cred)
         data.grantApplication(self._agent_cred, self.app, self._app_cred)
         _serve(LocalBus.Processor(bus), str(tmp / "bus.sock"))
-        _serve(LocalDataLayer.Processor(Jittered(data, self.data_jitter_s) if self.data_jitter_s else data),
-               str(tmp / "data.sock"))
+        _serve(
+            LocalDataLayer.Processor(Jittered(data, self.data_jitter_s) if self.data_jitter_s else data),
+            str(tmp / "data.sock"),
+        )
         wf_file = tmp / "workflow.json"
         wf_file.write_bytes(encode(self.workflow.to_json()))
         pythonpath = [str(ROOT), *self._requirements()]
-        env = {**os.environ, "SAND_GRAINWORKER_CREDENTIAL": self._app_cred,
-               "PYTHONPATH": os.pathsep.join(pythonpath + [os.environ.get("PYTHONPATH", "")])}
+        env = {
+            **os.environ,
+            "SAND_GRAINWORKER_CREDENTIAL": self._app_cred,
+            "PYTHONPATH": os.pathsep.join(pythonpath + [os.environ.get("PYTHONPATH", "")]),
+        }
         for g in self.workflow.grains:
             self._workers[g] = subprocess.Popen(
-                [sys.executable, "-m", "grainworker", "--app", self.app, "--grain", g,
-                 "--code", str(self.app_dir), "--workflow", str(wf_file), "--bus", self.bus_address,
-                 "--data", self.data_address, "--timeout", str(self.timeout_s),
-                 "--standby", "1" if self.standby else "0", *self.worker_args],
-                env=env, stdout=subprocess.DEVNULL)
+                [
+                    sys.executable,
+                    "-m",
+                    "grainworker",
+                    "--app",
+                    self.app,
+                    "--grain",
+                    g,
+                    "--code",
+                    str(self.app_dir),
+                    "--workflow",
+                    str(wf_file),
+                    "--bus",
+                    self.bus_address,
+                    "--data",
+                    self.data_address,
+                    "--timeout",
+                    str(self.timeout_s),
+                    "--standby",
+                    "1" if self.standby else "0",
+                    *self.worker_args,
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+            )
         self._agent = LocalBusClient(self.bus_address, self._agent_cred)
         self._running = True
         threading.Thread(target=self._host_agent_loop, daemon=True, name="emulator-host-agent").start()
@@ -172,8 +210,11 @@ class Emulator:
         target = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sand" / "emulator" / digest
         if not (target / ".done").exists():
             self.echo(f"[emulator] installing {req} into {target}")
-            r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(target), "-r", str(req)],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), "-r", str(req)],
+                capture_output=True,
+                text=True,
+            )
             if r.returncode != 0:
                 raise EmulatorError(f"pip could not install {req}:\n{r.stderr.strip()}")
             (target / ".done").touch()
@@ -190,8 +231,16 @@ class Emulator:
         done: tuple[threading.Event, list[Any]] = (threading.Event(), [])
         with self._lock:
             self._results[execution_id] = done
-        event = {"id": new_id(), "execution_id": execution_id, "app": self.app, "grain": self.workflow.entry,
-                 "from": "", "frontend": "emulator", "value": value, "sent_ns": time.time_ns()}
+        event = {
+            "id": new_id(),
+            "execution_id": execution_id,
+            "app": self.app,
+            "grain": self.workflow.entry,
+            "from": "",
+            "frontend": "emulator",
+            "value": value,
+            "sent_ns": time.time_ns(),
+        }
         with LocalBusClient(self.bus_address, self._agent_cred) as c:
             c.publish(f"{self.app}/{self.workflow.entry}", encode(event))
         try:
@@ -247,5 +296,3 @@ class Emulator:
                 # The emulator is one host: an event for a grain "elsewhere" is delivered here.
                 body = {k: v for k, v in out.items() if k != "local"}
                 self._agent.publish(f"{self.app}/{out['grain']}", encode(body))
-
-

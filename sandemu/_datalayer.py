@@ -143,8 +143,14 @@ class InMemoryDataLayer:
         out = []
         for it in items:
             value = self._app(credential).kv.get(it.name) if it.kind == "kv" else None
-            out.append(DataMetadata(it.kind, it.name, len(value) if value is not None else -1,
-                                    hashlib.sha256(value).hexdigest() if value is not None else ""))
+            out.append(
+                DataMetadata(
+                    it.kind,
+                    it.name,
+                    len(value) if value is not None else -1,
+                    hashlib.sha256(value).hexdigest() if value is not None else "",
+                )
+            )
         return out
 
     def verifyGlobal(self, credential: str, expected: Any) -> bool:  # noqa: N802

@@ -25,7 +25,10 @@ def java_server(module: str, main_class: str, env: dict[str, str], timeout_s: fl
     """Run main_class with env; yields the address from its '<name> listening on <address>' line."""
     proc = subprocess.Popen(
         ["java", "-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-cp", classpath(module), main_class],
-        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
     output: list[str] = []

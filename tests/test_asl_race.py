@@ -146,13 +146,16 @@ class Ctx:
         self.data.counters.pop(c, None)
 
 
-def run_interleaved(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]],
-                    seed: int) -> tuple[list[Any], list[BaseException], Data]:
+def run_interleaved(
+    machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int
+) -> tuple[list[Any], list[BaseException], Data]:
     """One execution of ``machine``: its results (the workflow's outputs and error values), what the handlers
     raised, and what the data layer holds at the end."""
     wf = parse_workflow(machine)
-    handlers = {g: make_handler(wf, g, (lambda fn: (lambda event, context: fn(event)))(tasks[w.code])
-                                if w.code else None) for g, w in wf.grains.items()}
+    handlers = {
+        g: make_handler(wf, g, (lambda fn: lambda event, context: fn(event))(tasks[w.code]) if w.code else None)
+        for g, w in wf.grains.items()
+    }
     sched = Scheduler(seed)
     data = Data()
     results: list[Any] = []
@@ -174,6 +177,7 @@ def run_interleaved(machine: dict[str, Any], value: Any, tasks: dict[str, Callab
                     results.append(v)
                 else:
                     deliver(target, v, grain)
+
         sched.spawn(handle)
 
     deliver(wf.entry, value, "")
@@ -191,8 +195,12 @@ def odd_fails(x: Any) -> Any:
     return x
 
 
-TASKS: dict[str, Callable[[Any], Any]] = {"double": double, "odd_fails": odd_fails, "echo": lambda e: e,
-                                          "fail": lambda e: (_ for _ in ()).throw(ValueError("odd item"))}
+TASKS: dict[str, Callable[[Any], Any]] = {
+    "double": double,
+    "odd_fails": odd_fails,
+    "echo": lambda e: e,
+    "fail": lambda e: (_ for _ in ()).throw(ValueError("odd item")),
+}
 
 
 def task(resource: str, name: str = "T") -> dict[str, Any]:
@@ -238,45 +246,78 @@ def inner_map(name: str, resource: str, limit: int) -> dict[str, Any]:
     return {"StartAt": name, "States": {name: map_state(task(resource, name + "T"), limit, End=True)}}
 
 
-SELF_CATCHING = {"StartAt": "T", "States": {
-    "T": {"Type": "Task", "Resource": "odd_fails", "Next": "Ok",
-          "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Ok"}]},
-    "Ok": {"Type": "Pass", "End": True}}}
+SELF_CATCHING = {
+    "StartAt": "T",
+    "States": {
+        "T": {
+            "Type": "Task",
+            "Resource": "odd_fails",
+            "Next": "Ok",
+            "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Ok"}],
+        },
+        "Ok": {"Type": "Pass", "End": True},
+    },
+}
 LIMITS = [None, 0, 1, 2, 3, 4, 5, 6, 8]
 SIX = {"xs": [1, 2, 3, 4, 5, 6]}
 
 CASES: list[tuple[str, dict[str, Any], Any]] = [
     *[(f"map of 6, MaxConcurrency {m}", machine_map(task("double"), m), SIX) for m in LIMITS],
-    *[(f"map of 6 with failing items, uncaught, MaxConcurrency {m}", machine_map(task("odd_fails"), m), SIX)
-      for m in LIMITS],
-    *[(f"map of 6 with failing items, caught, MaxConcurrency {m}", machine_map_caught(task("odd_fails"), m), SIX)
-      for m in LIMITS],
-    *[(f"map of 6, every item fails, retried then caught, MaxConcurrency {m}",
-       machine_map_caught(task("fail"), m, retry=True), SIX) for m in (0, 1, 2, 4)],
-    *[(f"map of 6, items catch their own errors, MaxConcurrency {m}",
-       machine_map(SELF_CATCHING, m), SIX) for m in (0, 2, 4)],
+    *[
+        (f"map of 6 with failing items, uncaught, MaxConcurrency {m}", machine_map(task("odd_fails"), m), SIX)
+        for m in LIMITS
+    ],
+    *[
+        (f"map of 6 with failing items, caught, MaxConcurrency {m}", machine_map_caught(task("odd_fails"), m), SIX)
+        for m in LIMITS
+    ],
+    *[
+        (
+            f"map of 6, every item fails, retried then caught, MaxConcurrency {m}",
+            machine_map_caught(task("fail"), m, retry=True),
+            SIX,
+        )
+        for m in (0, 1, 2, 4)
+    ],
+    *[
+        (f"map of 6, items catch their own errors, MaxConcurrency {m}", machine_map(SELF_CATCHING, m), SIX)
+        for m in (0, 2, 4)
+    ],
     ("map of 1, MaxConcurrency 4", machine_map(task("double"), 4), {"xs": [7]}),
     ("empty map, MaxConcurrency 4", machine_map(task("double"), 4), {"xs": []}),
     ("parallel of 3", machine_parallel([task("double", "A"), task("echo", "B"), task("double", "C")], False), 5),
-    ("parallel of 3, one branch fails, uncaught",
-     machine_parallel([task("double", "A"), task("fail", "B"), task("echo", "C")], False), 5),
-    ("parallel of 3, two branches fail, caught",
-     machine_parallel([task("fail", "A"), task("echo", "B"), task("fail", "C")], True), {"v": 5}),
-    ("maps in a parallel", machine_parallel([inner_map("A", "double", 2), inner_map("B", "odd_fails", 1),
-                                             inner_map("C", "echo", 0)], True), SIX),
-    ("parallels in a map",
-     machine_map(machine_parallel([task("double", "A"), task("echo", "B")], False), 3),
-     SIX),
-    ("failing parallels in a map, caught",
-     machine_map_caught(machine_parallel([task("echo", "A"), task("odd_fails", "B")], False), 2), SIX),
+    (
+        "parallel of 3, one branch fails, uncaught",
+        machine_parallel([task("double", "A"), task("fail", "B"), task("echo", "C")], False),
+        5,
+    ),
+    (
+        "parallel of 3, two branches fail, caught",
+        machine_parallel([task("fail", "A"), task("echo", "B"), task("fail", "C")], True),
+        {"v": 5},
+    ),
+    (
+        "maps in a parallel",
+        machine_parallel(
+            [inner_map("A", "double", 2), inner_map("B", "odd_fails", 1), inner_map("C", "echo", 0)], True
+        ),
+        SIX,
+    ),
+    ("parallels in a map", machine_map(machine_parallel([task("double", "A"), task("echo", "B")], False), 3), SIX),
+    (
+        "failing parallels in a map, caught",
+        machine_map_caught(machine_parallel([task("echo", "A"), task("odd_fails", "B")], False), 2),
+        SIX,
+    ),
 ]
 
 SEEDS = 60  # executions per case, each a different interleaving
 
 
 @pytest.mark.parametrize(("name", "machine", "value"), CASES, ids=[c[0] for c in CASES])
-def test_joins_give_one_right_answer_in_every_interleaving(name: str, machine: dict[str, Any], value: Any,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_joins_give_one_right_answer_in_every_interleaving(
+    name: str, machine: dict[str, Any], value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
     want = reference(machine, value, TASKS)
     bad: list[str] = []
@@ -288,8 +329,10 @@ def test_joins_give_one_right_answer_in_every_interleaving(name: str, machine: d
             bad.append(f"seed {seed}: {len(results)} results: {results}")
         elif isinstance(want, dict) and set(want) == {"error"}:
             got = results[0]
-            if (got.get("error", {}).get("type"), got.get("error", {}).get("message")) != \
-                    (want["error"]["type"], want["error"]["message"]):
+            if (got.get("error", {}).get("type"), got.get("error", {}).get("message")) != (
+                want["error"]["type"],
+                want["error"]["message"],
+            ):
                 bad.append(f"seed {seed}: {got} instead of {want}")
         elif results[0] != want:
             bad.append(f"seed {seed}: {results[0]} instead of {want}")
@@ -317,14 +360,35 @@ STRESS_MACHINE: dict[str, Any] = {
     "name": "aslrace",
     "StartAt": "Route",
     "States": {
-        "Route": {"Type": "Choice", "Default": "Each",
-                  "Choices": [{"Variable": "$.kind", "StringEquals": "parallel", "Next": "Branches"}]},
-        "Each": {"Type": "Map", "ItemsPath": "$.items", "MaxConcurrencyPath": "$.limit", "ResultPath": "$.out",
-                 "Iterator": {"StartAt": "Work", "States": {"Work": {"Type": "Task", "Resource": "work", "End": True}}},
-                 "Catch": CATCH_ALL, "Next": "Done"},
-        "Branches": {"Type": "Parallel", "ResultPath": "$.out", "Catch": CATCH_ALL, "Next": "Done", "Branches": [
-            {"StartAt": f"B{i}", "States": {f"B{i}": {"Type": "Task", "Resource": "work", "InputPath": f"$.items[{i}]",
-                                                     "End": True}}} for i in range(3)]},
+        "Route": {
+            "Type": "Choice",
+            "Default": "Each",
+            "Choices": [{"Variable": "$.kind", "StringEquals": "parallel", "Next": "Branches"}],
+        },
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.items",
+            "MaxConcurrencyPath": "$.limit",
+            "ResultPath": "$.out",
+            "Iterator": {"StartAt": "Work", "States": {"Work": {"Type": "Task", "Resource": "work", "End": True}}},
+            "Catch": CATCH_ALL,
+            "Next": "Done",
+        },
+        "Branches": {
+            "Type": "Parallel",
+            "ResultPath": "$.out",
+            "Catch": CATCH_ALL,
+            "Next": "Done",
+            "Branches": [
+                {
+                    "StartAt": f"B{i}",
+                    "States": {
+                        f"B{i}": {"Type": "Task", "Resource": "work", "InputPath": f"$.items[{i}]", "End": True}
+                    },
+                }
+                for i in range(3)
+            ],
+        },
         "Done": {"Type": "Pass", "End": True},
         "Caught": {"Type": "Pass", "End": True},
     },
@@ -349,8 +413,10 @@ def stress_inputs(n: int, seed: int) -> list[tuple[dict[str, Any], dict[str, Any
         size = 3 if kind == "parallel" else rng.choice([1, 2, 4, 6, 6, 6, 8])
         fails = rng.random() < 0.2
         spread = rng.choice([0, 0, 3, 30])  # items finishing together race hardest; apart, in every order
-        items = [{"v": j, "sleep_ms": rng.randrange(0, spread + 1), "fail": fails and rng.random() < 0.5}
-                 for j in range(size)]
+        items = [
+            {"v": j, "sleep_ms": rng.randrange(0, spread + 1), "fail": fails and rng.random() < 0.5}
+            for j in range(size)
+        ]
         if fails and not any(it["fail"] for it in items):
             items[rng.randrange(size)]["fail"] = True
         request = {"kind": kind, "limit": rng.choice([0, 1, 2, 3, 4, 6, 8]), "items": items}
@@ -382,5 +448,7 @@ def test_maps_and_parallels_in_the_emulator_give_one_right_answer(tmp_path: Any)
                 ends[out["execution_id"]] = ends.get(out["execution_id"], 0) + 1
     wrong = [(run[0], got) for run, (got, _) in zip(runs, answers, strict=True) if got != run[1]]
     twice = [(eid, n) for eid, n in ends.items() if n != 1]
-    assert not wrong and not twice, f"{len(wrong)} wrong answers of {len(runs)}, e.g. {wrong[:2]}; " \
-                                    f"{len(twice)} executions with more than one end: {twice[:3]}"
+    assert not wrong and not twice, (
+        f"{len(wrong)} wrong answers of {len(runs)}, e.g. {wrong[:2]}; "
+        f"{len(twice)} executions with more than one end: {twice[:3]}"
+    )

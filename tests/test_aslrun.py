@@ -74,8 +74,10 @@ class Ctx:
 def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int = 0) -> Any:
     """Run ``machine`` as the platform would; the workflow's output (or its error value)."""
     wf = parse_workflow(machine)
-    handlers = {g: make_handler(wf, g, (lambda fn: (lambda event, context: fn(event)))(tasks[w.code])
-                                if w.code else None) for g, w in wf.grains.items()}
+    handlers = {
+        g: make_handler(wf, g, (lambda fn: lambda event, context: fn(event))(tasks[w.code]) if w.code else None)
+        for g, w in wf.grains.items()
+    }
     rng = random.Random(seed)
     data = Data()
     pending: list[tuple[str, Any, str]] = [(wf.entry, value, "")]  # (grain, value, the grain that sent it)
@@ -114,28 +116,55 @@ def boom(event: Any) -> Any:
 
 TASKS = {"hello": hello, "boom": boom, "double": lambda e: e * 2, "echo": lambda e: e}
 
+
 def knix_machine(hello: str = "hello", boom: str = "boom") -> dict[str, Any]:
     """The state machine of tests/e2e/test_knix.py (there over KNIX functions), with its two Resources named."""
     return {
         "StartAt": "Route",
         "States": {
-            "Route": {"Type": "Choice", "Default": "Greet", "Choices": [
-                {"And": [{"Variable": "$.kind", "IsPresent": True}, {"Variable": "$.kind", "StringEquals": "many"}],
-                 "Next": "Each"},
-                {"And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
-                 "Next": "Both"}]},
+            "Route": {
+                "Type": "Choice",
+                "Default": "Greet",
+                "Choices": [
+                    {
+                        "And": [
+                            {"Variable": "$.kind", "IsPresent": True},
+                            {"Variable": "$.kind", "StringEquals": "many"},
+                        ],
+                        "Next": "Each",
+                    },
+                    {
+                        "And": [{"Variable": "$.n", "IsPresent": True}, {"Variable": "$.n", "NumericGreaterThan": 10}],
+                        "Next": "Both",
+                    },
+                ],
+            },
             "Greet": {"Type": "Task", "Resource": hello, "ResultPath": "$.greeting", "Next": "Shape"},
             "Shape": {"Type": "Pass", "Parameters": {"text.$": "$.greeting", "who.$": "$.name"}, "End": True},
-            "Each": {"Type": "Map", "ItemsPath": "$.names", "MaxConcurrency": 2,
-                     "Parameters": {"name.$": "$$.Map.Item.Value"}, "End": True,
-                     "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": hello,
-                                                                       "End": True}}}},
-            "Both": {"Type": "Parallel", "Next": "Risky", "Branches": [
-                {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": hello, "End": True}}},
-                {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}}]},
-            "Risky": {"Type": "Task", "Resource": boom, "Parameters": {"name": "boom"}, "Next": "Recovered",
-                      "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
-                      "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}]},
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.names",
+                "MaxConcurrency": 2,
+                "Parameters": {"name.$": "$$.Map.Item.Value"},
+                "End": True,
+                "Iterator": {"StartAt": "Hi", "States": {"Hi": {"Type": "Task", "Resource": hello, "End": True}}},
+            },
+            "Both": {
+                "Type": "Parallel",
+                "Next": "Risky",
+                "Branches": [
+                    {"StartAt": "B1", "States": {"B1": {"Type": "Task", "Resource": hello, "End": True}}},
+                    {"StartAt": "B2", "States": {"B2": {"Type": "Pass", "Result": "second", "End": True}}},
+                ],
+            },
+            "Risky": {
+                "Type": "Task",
+                "Resource": boom,
+                "Parameters": {"name": "boom"},
+                "Next": "Recovered",
+                "Retry": [{"ErrorEquals": ["ValueError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
+                "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$", "Next": "Recovered"}],
+            },
             "Recovered": {"Type": "Pass", "Parameters": {"caught.$": "$.Error", "cause.$": "$.Cause"}, "End": True},
         },
     }
@@ -143,9 +172,11 @@ def knix_machine(hello: str = "hello", boom: str = "boom") -> dict[str, Any]:
 
 KNIX = knix_machine()
 # what the machine gives for an input: the same in this test and through the platform (tests/e2e/test_knix.py)
-KNIX_RUNS = [({"name": "SAND"}, {"text": "Hello SAND", "who": "SAND"}),
-             ({"kind": "many", "names": ["a", "b", "c"]}, ["Hello a", "Hello b", "Hello c"]),
-             ({"name": "x", "n": 11}, {"caught": "ValueError", "cause": "no boom"})]
+KNIX_RUNS = [
+    ({"name": "SAND"}, {"text": "Hello SAND", "who": "SAND"}),
+    ({"kind": "many", "names": ["a", "b", "c"]}, ["Hello a", "Hello b", "Hello c"]),
+    ({"name": "x", "n": 11}, {"caught": "ValueError", "cause": "no boom"}),
+]
 
 MACHINES: list[tuple[str, dict[str, Any], Any]] = [
     ("default route", KNIX, {"name": "SAND"}),
@@ -153,32 +184,84 @@ MACHINES: list[tuple[str, dict[str, Any], Any]] = [
     ("parallel then retry and catch", KNIX, {"name": "x", "n": 11}),
     ("empty map", KNIX, {"kind": "many", "names": []}),
     ("fail state", {"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "Bad", "Cause": "why"}}}, {}),
-    ("no choice matched", {"StartAt": "C", "States": {
-        "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "NumericEquals": 1, "Next": "P"}]},
-        "P": {"Type": "Pass", "End": True}}}, {"x": 2}),
-    ("a failing branch is the parallel's error, caught", {"StartAt": "P", "States": {
-        "P": {"Type": "Parallel", "Next": "Done", "ResultPath": "$.out",
-              "Catch": [{"ErrorEquals": ["ValueError"], "ResultPath": "$.err", "Next": "Done"}],
-              "Branches": [{"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "echo", "End": True}}},
-                           {"StartAt": "B", "States": {"B": {"Type": "Task", "Resource": "boom", "End": True}}}]},
-        "Done": {"Type": "Succeed"}}}, {"name": "b"}),
-    ("uncaught task error", {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": "boom", "End": True}}},
-     {"name": "z"}),
-    ("nested map in parallel, paths", {"StartAt": "P", "States": {
-        "P": {"Type": "Parallel", "End": True, "OutputPath": "$[1]", "Branches": [
-            {"StartAt": "Id", "States": {"Id": {"Type": "Pass", "End": True}}},
-            {"StartAt": "M", "States": {"M": {"Type": "Map", "ItemsPath": "$.xs", "End": True,
-                                              "Iterator": {"StartAt": "D", "States": {
-                                                  "D": {"Type": "Task", "Resource": "double", "Next": "W"},
-                                                  "W": {"Type": "Wait", "Seconds": 0, "End": True}}}}}}]}}},
-     {"xs": [1, 2, 3, 4, 5]}),
+    (
+        "no choice matched",
+        {
+            "StartAt": "C",
+            "States": {
+                "C": {"Type": "Choice", "Choices": [{"Variable": "$.x", "NumericEquals": 1, "Next": "P"}]},
+                "P": {"Type": "Pass", "End": True},
+            },
+        },
+        {"x": 2},
+    ),
+    (
+        "a failing branch is the parallel's error, caught",
+        {
+            "StartAt": "P",
+            "States": {
+                "P": {
+                    "Type": "Parallel",
+                    "Next": "Done",
+                    "ResultPath": "$.out",
+                    "Catch": [{"ErrorEquals": ["ValueError"], "ResultPath": "$.err", "Next": "Done"}],
+                    "Branches": [
+                        {"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "echo", "End": True}}},
+                        {"StartAt": "B", "States": {"B": {"Type": "Task", "Resource": "boom", "End": True}}},
+                    ],
+                },
+                "Done": {"Type": "Succeed"},
+            },
+        },
+        {"name": "b"},
+    ),
+    (
+        "uncaught task error",
+        {"StartAt": "T", "States": {"T": {"Type": "Task", "Resource": "boom", "End": True}}},
+        {"name": "z"},
+    ),
+    (
+        "nested map in parallel, paths",
+        {
+            "StartAt": "P",
+            "States": {
+                "P": {
+                    "Type": "Parallel",
+                    "End": True,
+                    "OutputPath": "$[1]",
+                    "Branches": [
+                        {"StartAt": "Id", "States": {"Id": {"Type": "Pass", "End": True}}},
+                        {
+                            "StartAt": "M",
+                            "States": {
+                                "M": {
+                                    "Type": "Map",
+                                    "ItemsPath": "$.xs",
+                                    "End": True,
+                                    "Iterator": {
+                                        "StartAt": "D",
+                                        "States": {
+                                            "D": {"Type": "Task", "Resource": "double", "Next": "W"},
+                                            "W": {"Type": "Wait", "Seconds": 0, "End": True},
+                                        },
+                                    },
+                                }
+                            },
+                        },
+                    ],
+                }
+            },
+        },
+        {"xs": [1, 2, 3, 4, 5]},
+    ),
 ]
 
 
 @pytest.mark.parametrize(("name", "machine", "value"), MACHINES, ids=[m[0] for m in MACHINES])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_states_as_grains_give_what_the_reference_interpreter_gives(name: str, machine: dict[str, Any], value: Any,
-                                                                    seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_states_as_grains_give_what_the_reference_interpreter_gives(
+    name: str, machine: dict[str, Any], value: Any, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
     got = drive(machine, value, TASKS, seed)
     want = reference(machine, value, TASKS)
@@ -197,18 +280,34 @@ def test_the_knix_machine_gives_the_outputs_the_e2e_test_expects(monkeypatch: py
 def test_a_request_cannot_pose_as_a_states_handover() -> None:
     """A caller's body that looks like the wrapper between states is the machine's input, not a branch's output:
     it cannot jump past the charge of a Parallel (its join) to the states after it."""
-    forged = {MARK: {"frames": [{"id": "x", "grain": "Both", "kind": "parallel", "count": 1, "index": 0,
-                                 "input": {}, "ctx": {}}], "ctx": {}}, "input": {"name": "mallory"}}
+    forged = {
+        MARK: {
+            "frames": [
+                {"id": "x", "grain": "Both", "kind": "parallel", "count": 1, "index": 0, "input": {}, "ctx": {}}
+            ],
+            "ctx": {},
+        },
+        "input": {"name": "mallory"},
+    }
     out = drive(KNIX, forged, TASKS)
     # it started at Route, which sent it (no kind, no n) to Greet, whose grain found no "name" in the body
     assert out["error"]["type"] == "KeyError" and out["error"]["grain"] == "Greet", out
 
 
 def test_a_task_that_runs_too_long_is_a_states_timeout() -> None:
-    machine = {"StartAt": "T", "States": {
-        "T": {"Type": "Task", "Resource": "slow", "TimeoutSeconds": 1, "End": True,
-              "Catch": [{"ErrorEquals": ["States.Timeout"], "Next": "Late"}]},
-        "Late": {"Type": "Pass", "Result": "timed out", "End": True}}}
+    machine = {
+        "StartAt": "T",
+        "States": {
+            "T": {
+                "Type": "Task",
+                "Resource": "slow",
+                "TimeoutSeconds": 1,
+                "End": True,
+                "Catch": [{"ErrorEquals": ["States.Timeout"], "Next": "Late"}],
+            },
+            "Late": {"Type": "Pass", "Result": "timed out", "End": True},
+        },
+    }
 
     def slow(event: Any) -> Any:
         import time

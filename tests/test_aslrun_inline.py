@@ -42,8 +42,10 @@ class Run:
 
 def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int = 0) -> Run:
     wf = parse_workflow(machine)
-    handlers = {g: make_handler(wf, g, (lambda fn: (lambda event, context: fn(event)))(tasks[w.code])
-                                if w.code else None) for g, w in wf.grains.items()}
+    handlers = {
+        g: make_handler(wf, g, (lambda fn: lambda event, context: fn(event))(tasks[w.code]) if w.code else None)
+        for g, w in wf.grains.items()
+    }
     rng = random.Random(seed)
     data = Data()
     pending: list[tuple[str, Any, str, int]] = [(wf.entry, value, "", 1)]  # ..., instances so far on its path
@@ -72,8 +74,14 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
     return run
 
 
-def hopping(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int,
-            monkeypatch: pytest.MonkeyPatch, inline: frozenset[str] = frozenset()) -> Run:
+def hopping(
+    machine: dict[str, Any],
+    value: Any,
+    tasks: dict[str, Callable[[Any], Any]],
+    seed: int,
+    monkeypatch: pytest.MonkeyPatch,
+    inline: frozenset[str] = frozenset(),
+) -> Run:
     """The runtime before issue 27: every state a hop (or only the states not in ``inline``)."""
     with monkeypatch.context() as m:
         m.setattr(aslrun, "INLINE", inline)
@@ -95,65 +103,143 @@ def task(name: str, nxt: str | None = None, **more: Any) -> dict[str, Any]:
     return {"Type": "Task", "Resource": name, **({"Next": nxt} if nxt else {"End": True}), **more}
 
 
-CHAIN = {"StartAt": "Route", "States": {
-    "Route": {"Type": "Choice", "Choices": [{"Variable": "$.n", "NumericGreaterThan": 0, "Next": "Shape"}],
-              "Default": "Nothing"},
-    "Shape": {"Type": "Pass", "Parameters": {"x.$": "$.n", "who": "me"}, "ResultPath": "$.shaped", "Next": "Twice"},
-    "Twice": task("double", "Check", InputPath="$.shaped.x", ResultPath="$.twice"),
-    "Check": {"Type": "Choice", "Choices": [{"Variable": "$.twice", "NumericLessThan": 10, "Next": "Done"}],
-              "Default": "Big"},
-    "Done": {"Type": "Succeed", "OutputPath": "$.twice"},
-    "Big": {"Type": "Fail", "Error": "TooBig", "Cause": "more than 9"},
-    "Nothing": {"Type": "Pass", "Result": {"nothing": True}, "End": True}}}
+CHAIN = {
+    "StartAt": "Route",
+    "States": {
+        "Route": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.n", "NumericGreaterThan": 0, "Next": "Shape"}],
+            "Default": "Nothing",
+        },
+        "Shape": {"Type": "Pass", "Parameters": {"x.$": "$.n", "who": "me"}, "ResultPath": "$.shaped", "Next": "Twice"},
+        "Twice": task("double", "Check", InputPath="$.shaped.x", ResultPath="$.twice"),
+        "Check": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.twice", "NumericLessThan": 10, "Next": "Done"}],
+            "Default": "Big",
+        },
+        "Done": {"Type": "Succeed", "OutputPath": "$.twice"},
+        "Big": {"Type": "Fail", "Error": "TooBig", "Cause": "more than 9"},
+        "Nothing": {"Type": "Pass", "Result": {"nothing": True}, "End": True},
+    },
+}
 
 # The newcomer's application of the issue: Choice, Map of 6 items x 2 Tasks, Task, Parallel of 2, Choice, Pass.
-NEWCOMER = {"StartAt": "Valid", "States": {
-    "Valid": {"Type": "Choice", "Choices": [{"Variable": "$.xs", "IsPresent": True, "Next": "Each"}],
-              "Default": "Invalid"},
-    "Invalid": {"Type": "Fail", "Error": "Invalid", "CausePath": "States.Format('no xs in {}', $.name)"},
-    "Each": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.ys", "Next": "Sum",
-             "ItemProcessor": {"StartAt": "D1", "States": {"D1": task("double", "D2"), "D2": task("double")}}},
-    "Sum": task("sum", "Both", InputPath="$.ys", ResultPath="$.total"),
-    "Both": {"Type": "Parallel", "ResultPath": "$.both", "Next": "Size",
-             "Branches": [{"StartAt": "E", "States": {"E": task("echo", InputPath="$.total")}},
-                          {"StartAt": "F", "States": {"F": task("double", InputPath="$.total")}}]},
-    "Size": {"Type": "Choice", "Choices": [{"Variable": "$.total", "NumericGreaterThan": 100, "Next": "Large"}],
-             "Default": "Small"},
-    "Large": {"Type": "Pass", "Parameters": {"size": "large", "both.$": "$.both"}, "End": True},
-    "Small": {"Type": "Pass", "Parameters": {"size": "small", "both.$": "$.both"}, "End": True}}}
+NEWCOMER = {
+    "StartAt": "Valid",
+    "States": {
+        "Valid": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.xs", "IsPresent": True, "Next": "Each"}],
+            "Default": "Invalid",
+        },
+        "Invalid": {"Type": "Fail", "Error": "Invalid", "CausePath": "States.Format('no xs in {}', $.name)"},
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "ResultPath": "$.ys",
+            "Next": "Sum",
+            "ItemProcessor": {"StartAt": "D1", "States": {"D1": task("double", "D2"), "D2": task("double")}},
+        },
+        "Sum": task("sum", "Both", InputPath="$.ys", ResultPath="$.total"),
+        "Both": {
+            "Type": "Parallel",
+            "ResultPath": "$.both",
+            "Next": "Size",
+            "Branches": [
+                {"StartAt": "E", "States": {"E": task("echo", InputPath="$.total")}},
+                {"StartAt": "F", "States": {"F": task("double", InputPath="$.total")}},
+            ],
+        },
+        "Size": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.total", "NumericGreaterThan": 100, "Next": "Large"}],
+            "Default": "Small",
+        },
+        "Large": {"Type": "Pass", "Parameters": {"size": "large", "both.$": "$.both"}, "End": True},
+        "Small": {"Type": "Pass", "Parameters": {"size": "small", "both.$": "$.both"}, "End": True},
+    },
+}
 
 MORE = {**TASKS, "sum": sum}
 
 # Branches and iterations that start with a Pass or end in one or in a Succeed; a Catch going to a Pass; a Fail in
 # a branch caught by its Parallel; a Map in a Parallel whose iterations are only Choice/Pass/Succeed states.
-BRANCHES = {"StartAt": "P", "States": {
-    "P": {"Type": "Parallel", "Next": "After", "ResultSelector": {"a.$": "$[0]", "b.$": "$[1]", "c.$": "$[2]"},
-          "Branches": [
-              {"StartAt": "Start", "States": {
-                  "Start": {"Type": "Pass", "Parameters": {"v.$": "$.n"}, "Next": "T"},
-                  "T": task("echo", "Out", InputPath="$.v"),
-                  "Out": {"Type": "Succeed"}}},
-              {"StartAt": "M", "States": {
-                  "M": {"Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 2, "Next": "Tail",
-                        "ItemSelector": {"x.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index"},
-                        "ItemProcessor": {"StartAt": "Odd", "States": {
-                            "Odd": {"Type": "Choice", "Choices": [
-                                {"Variable": "$.i", "NumericEquals": 1, "Next": "One"}], "Default": "Keep"},
-                            "One": {"Type": "Pass", "Result": "one", "Next": "End"},
-                            "Keep": {"Type": "Pass", "InputPath": "$.x", "Next": "End"},
-                            "End": {"Type": "Succeed"}}}},
-                  "Tail": {"Type": "Pass", "End": True}}},
-              {"StartAt": "Risky", "States": {
-                  "Risky": task("boom", "Never", Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.err",
-                                                          "Next": "Caught"}]),
-                  "Never": {"Type": "Pass", "End": True},
-                  "Caught": {"Type": "Pass", "InputPath": "$.err.Error", "End": True}}}]},
-    "After": {"Type": "Parallel", "Next": "Last", "ResultPath": "$.failed",
-              "Catch": [{"ErrorEquals": ["Nope"], "ResultPath": "$.failed", "Next": "Last"}],
-              "Branches": [{"StartAt": "Q", "States": {"Q": {"Type": "Pass", "Next": "No"},
-                                                       "No": {"Type": "Fail", "Error": "Nope", "Cause": "branch"}}},
-                           {"StartAt": "R", "States": {"R": task("echo")}}]},
-    "Last": {"Type": "Succeed"}}}
+BRANCHES = {
+    "StartAt": "P",
+    "States": {
+        "P": {
+            "Type": "Parallel",
+            "Next": "After",
+            "ResultSelector": {"a.$": "$[0]", "b.$": "$[1]", "c.$": "$[2]"},
+            "Branches": [
+                {
+                    "StartAt": "Start",
+                    "States": {
+                        "Start": {"Type": "Pass", "Parameters": {"v.$": "$.n"}, "Next": "T"},
+                        "T": task("echo", "Out", InputPath="$.v"),
+                        "Out": {"Type": "Succeed"},
+                    },
+                },
+                {
+                    "StartAt": "M",
+                    "States": {
+                        "M": {
+                            "Type": "Map",
+                            "ItemsPath": "$.xs",
+                            "MaxConcurrency": 2,
+                            "Next": "Tail",
+                            "ItemSelector": {"x.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index"},
+                            "ItemProcessor": {
+                                "StartAt": "Odd",
+                                "States": {
+                                    "Odd": {
+                                        "Type": "Choice",
+                                        "Choices": [{"Variable": "$.i", "NumericEquals": 1, "Next": "One"}],
+                                        "Default": "Keep",
+                                    },
+                                    "One": {"Type": "Pass", "Result": "one", "Next": "End"},
+                                    "Keep": {"Type": "Pass", "InputPath": "$.x", "Next": "End"},
+                                    "End": {"Type": "Succeed"},
+                                },
+                            },
+                        },
+                        "Tail": {"Type": "Pass", "End": True},
+                    },
+                },
+                {
+                    "StartAt": "Risky",
+                    "States": {
+                        "Risky": task(
+                            "boom",
+                            "Never",
+                            Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.err", "Next": "Caught"}],
+                        ),
+                        "Never": {"Type": "Pass", "End": True},
+                        "Caught": {"Type": "Pass", "InputPath": "$.err.Error", "End": True},
+                    },
+                },
+            ],
+        },
+        "After": {
+            "Type": "Parallel",
+            "Next": "Last",
+            "ResultPath": "$.failed",
+            "Catch": [{"ErrorEquals": ["Nope"], "ResultPath": "$.failed", "Next": "Last"}],
+            "Branches": [
+                {
+                    "StartAt": "Q",
+                    "States": {
+                        "Q": {"Type": "Pass", "Next": "No"},
+                        "No": {"Type": "Fail", "Error": "Nope", "Cause": "branch"},
+                    },
+                },
+                {"StartAt": "R", "States": {"R": task("echo")}},
+            ],
+        },
+        "Last": {"Type": "Succeed"},
+    },
+}
 
 MACHINES = [
     ("choice pass task choice succeed", CHAIN, {"n": 3}),
@@ -168,7 +254,8 @@ MACHINES = [
 @pytest.mark.parametrize(("name", "machine", "value"), MACHINES, ids=[m[0] for m in MACHINES])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_inline_states_give_what_the_reference_and_the_hopping_runtime_give(
-        name: str, machine: dict[str, Any], value: Any, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str, machine: dict[str, Any], value: Any, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
     got = drive(machine, value, MORE, seed)
     same(got.output, reference(machine, value, MORE))
@@ -211,11 +298,18 @@ def test_the_newcomers_application_hops_where_work_is_done(monkeypatch: pytest.M
 
 
 def test_a_loop_without_a_task_hops_after_max_inline_states_and_still_ends(monkeypatch: pytest.MonkeyPatch) -> None:
-    loop = {"StartAt": "Count", "States": {
-        "Count": {"Type": "Pass", "Parameters": {"n.$": "States.MathAdd($.n, 1)"}, "Next": "Enough"},
-        "Enough": {"Type": "Choice", "Choices": [{"Variable": "$.n", "NumericGreaterThanEquals": 2500,
-                                                  "Next": "Done"}], "Default": "Count"},
-        "Done": {"Type": "Succeed"}}}
+    loop = {
+        "StartAt": "Count",
+        "States": {
+            "Count": {"Type": "Pass", "Parameters": {"n.$": "States.MathAdd($.n, 1)"}, "Next": "Enough"},
+            "Enough": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.n", "NumericGreaterThanEquals": 2500, "Next": "Done"}],
+                "Default": "Count",
+            },
+            "Done": {"Type": "Succeed"},
+        },
+    }
     run = drive(loop, {"n": 0}, TASKS)
     assert run.output == {"n": 2500} == reference(loop, {"n": 0}, TASKS)
     assert run.hops == 4  # 5001 states: per instance its own and at most MAX_INLINE (1000) inline
@@ -225,11 +319,18 @@ def test_a_loop_without_a_task_hops_after_max_inline_states_and_still_ends(monke
 def test_an_endless_loop_is_still_one_short_instance_per_hop() -> None:
     """A Choice -> Pass -> Choice loop that never ends runs as before (one instance after another, each bounded by
     the grain's timeout): one instance stops after MAX_INLINE states with one event for the next."""
-    loop = {"StartAt": "Again", "States": {
-        "Again": {"Type": "Choice", "Choices": [{"Variable": "$.stop", "IsPresent": True, "Next": "Out"}],
-                  "Default": "Spin"},
-        "Spin": {"Type": "Pass", "Next": "Again"},
-        "Out": {"Type": "Succeed"}}}
+    loop = {
+        "StartAt": "Again",
+        "States": {
+            "Again": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.stop", "IsPresent": True, "Next": "Out"}],
+                "Default": "Spin",
+            },
+            "Spin": {"Type": "Pass", "Next": "Again"},
+            "Out": {"Type": "Succeed"},
+        },
+    }
     wf = parse_workflow(loop)
     ctx = InlineCtx(Data(), "Again")
     assert make_handler(wf, "Again", None)({"x": 1}, ctx) is None
@@ -243,10 +344,16 @@ def test_an_event_for_an_inlinable_state_still_runs_it() -> None:
     sent to it directly (a hop from a runtime of before, a recovery) runs it and what follows it."""
     wf = parse_workflow(CHAIN)
     ctx = InlineCtx(Data(), "Shape", sender="Route")
-    make_handler(wf, "Shape", None)({MARK: {"frames": [], "ctx": {"input": {}, "start": "t"}}, "input": {"n": 2}},
-                                    ctx)
-    assert ctx.ran_inline == [] and ctx.sent == [("Twice", {MARK: {"frames": [], "ctx": {"input": {}, "start": "t"}},
-                                                           "input": {"n": 2, "shaped": {"x": 2, "who": "me"}}})]
+    make_handler(wf, "Shape", None)({MARK: {"frames": [], "ctx": {"input": {}, "start": "t"}}, "input": {"n": 2}}, ctx)
+    assert ctx.ran_inline == [] and ctx.sent == [
+        (
+            "Twice",
+            {
+                MARK: {"frames": [], "ctx": {"input": {}, "start": "t"}},
+                "input": {"n": 2, "shaped": {"x": 2, "who": "me"}},
+            },
+        )
+    ]
 
 
 def test_the_trace_shows_the_inlined_states_after_the_instance_that_ran_them() -> None:
@@ -260,17 +367,34 @@ def test_the_trace_shows_the_inlined_states_after_the_instance_that_ran_them() -
     wf = parse_workflow(CHAIN)
     bus = Bus()
     entry = ["agent.in", "h", 1, 2]
-    event = {"id": "e", "execution_id": "x", "app": "a", "grain": "Twice", "from": "Route", "trace": [entry],
-             "value": {MARK: {"frames": [], "ctx": {"input": {"n": 3}, "start": "t"}},
-                       "input": {"n": 3, "shaped": {"x": 3, "who": "me"}}}}
-    run_instance(json.dumps(event).encode(), InstanceSpec("a", "Twice", wf, frozenset(wf.grains), timeout_s=5.0),
-                 make_handler(wf, "Twice", lambda e, c: e * 2), bus, lambda: None)
+    event = {
+        "id": "e",
+        "execution_id": "x",
+        "app": "a",
+        "grain": "Twice",
+        "from": "Route",
+        "trace": [entry],
+        "value": {
+            MARK: {"frames": [], "ctx": {"input": {"n": 3}, "start": "t"}},
+            "input": {"n": 3, "shaped": {"x": 3, "who": "me"}},
+        },
+    }
+    run_instance(
+        json.dumps(event).encode(),
+        InstanceSpec("a", "Twice", wf, frozenset(wf.grains), timeout_s=5.0),
+        make_handler(wf, "Twice", lambda e, c: e * 2),
+        bus,
+        lambda: None,
+    )
     report = decode(bus.batches[-1][-1][1])
     [out] = report["outputs"]
     assert out["grain"] == END and out["value"] == 6
     trace = out["trace"]
-    assert trace[0] == entry and [(e[0], e[1]) for e in trace[1:]] == [("grain", "Twice"), ("grain", "Check"),
-                                                                      ("grain", "Done")]
+    assert trace[0] == entry and [(e[0], e[1]) for e in trace[1:]] == [
+        ("grain", "Twice"),
+        ("grain", "Check"),
+        ("grain", "Done"),
+    ]
     published = trace[1][-1]
     assert trace[2][2:] == trace[3][2:] == [published] * 5  # the timeline stays in order
     times = [t for e in trace[1:] for t in e[2:]]
@@ -278,6 +402,7 @@ def test_the_trace_shows_the_inlined_states_after_the_instance_that_ran_them() -
 
 
 # ---- Parallel and Map fanned out by the instance that reaches them
+
 
 def fanout_tasks() -> dict[str, Callable[[Any], Any]]:
     """MORE, and ``flaky``, which fails the first time it sees a value (fresh per run: the reference runs it too)."""
@@ -303,67 +428,177 @@ CAUGHT = {"Type": "Pass", "InputPath": "$.err.Error", "End": True}
 
 # A Map as the machine's first state (ItemsPath, ItemSelector with $$.Map.Item and $$.State.Name, MaxConcurrency:
 # the items held back are sent by the branches' joins), then a Parallel reached from its join.
-MAP_FIRST = {"StartAt": "Each", "States": {
-    "Each": {"Type": "Map", "ItemsPath": "$.in.xs", "MaxConcurrency": 2, "ResultPath": "$.ys", "Next": "Both",
-             "ItemSelector": {"v.$": "$$.Map.Item.Value", "i.$": "$$.Map.Item.Index", "at.$": "$$.State.Name",
-                              "k.$": "$.k"},
-             "ItemProcessor": {"StartAt": "Keep", "States": {
-                 "Keep": {"Type": "Pass", "Parameters": {"v.$": "$.v", "i.$": "$.i", "at.$": "$.at", "k.$": "$.k"},
-                          "Next": "Twice"},
-                 "Twice": task("double", InputPath="$.v", ResultPath="$.v")}}},
-    "Both": {"Type": "Parallel", "ResultSelector": {"first.$": "$[0]", "n.$": "States.ArrayLength($[1])"},
-             "Branches": [{"StartAt": "A", "States": {"A": task("echo", InputPath="$.k")}},
-                          {"StartAt": "B", "States": {"B": {"Type": "Pass", "InputPath": "$.ys", "End": True}}}],
-             "End": True}}}
+MAP_FIRST = {
+    "StartAt": "Each",
+    "States": {
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.in.xs",
+            "MaxConcurrency": 2,
+            "ResultPath": "$.ys",
+            "Next": "Both",
+            "ItemSelector": {
+                "v.$": "$$.Map.Item.Value",
+                "i.$": "$$.Map.Item.Index",
+                "at.$": "$$.State.Name",
+                "k.$": "$.k",
+            },
+            "ItemProcessor": {
+                "StartAt": "Keep",
+                "States": {
+                    "Keep": {
+                        "Type": "Pass",
+                        "Parameters": {"v.$": "$.v", "i.$": "$.i", "at.$": "$.at", "k.$": "$.k"},
+                        "Next": "Twice",
+                    },
+                    "Twice": task("double", InputPath="$.v", ResultPath="$.v"),
+                },
+            },
+        },
+        "Both": {
+            "Type": "Parallel",
+            "ResultSelector": {"first.$": "$[0]", "n.$": "States.ArrayLength($[1])"},
+            "Branches": [
+                {"StartAt": "A", "States": {"A": task("echo", InputPath="$.k")}},
+                {"StartAt": "B", "States": {"B": {"Type": "Pass", "InputPath": "$.ys", "End": True}}},
+            ],
+            "End": True,
+        },
+    },
+}
 
 # A Map with no items, first and after a Task; its output is [] at once, in the instance that reached it.
-EMPTY = {"StartAt": "None", "States": {
-    "None": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.a", "Next": "T", "ItemProcessor": item("I1")},
-    "T": task("echo", "Again"),
-    "Again": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.b", "MaxConcurrency": 1, "Next": "Done",
-              "ItemProcessor": item("I2")},
-    "Done": {"Type": "Succeed"}}}
+EMPTY = {
+    "StartAt": "None",
+    "States": {
+        "None": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.a", "Next": "T", "ItemProcessor": item("I1")},
+        "T": task("echo", "Again"),
+        "Again": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "ResultPath": "$.b",
+            "MaxConcurrency": 1,
+            "Next": "Done",
+            "ItemProcessor": item("I2"),
+        },
+        "Done": {"Type": "Succeed"},
+    },
+}
 
 # A Parallel first; a Map as a branch's first state; a Map reached inline in a branch after a Task, with a Map in
 # its iterator (nested: the outer item's instance fans the inner Map out).
-NESTED = {"StartAt": "P", "States": {"P": {"Type": "Parallel", "End": True, "Branches": [
-    {"StartAt": "M", "States": {"M": {"Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1,
-                                      "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "ItemProcessor": item("I3"),
-                                      "End": True}}},
-    {"StartAt": "T", "States": {
-        "T": task("echo", "Rows", InputPath="$.rows"),
-        "Rows": {"Type": "Map", "MaxConcurrency": 2, "End": True, "ItemProcessor": {"StartAt": "Cells", "States": {
-            "Cells": {"Type": "Map", "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "ItemProcessor": item("I4"),
-                      "End": True}}}}}}]}}}
+NESTED = {
+    "StartAt": "P",
+    "States": {
+        "P": {
+            "Type": "Parallel",
+            "End": True,
+            "Branches": [
+                {
+                    "StartAt": "M",
+                    "States": {
+                        "M": {
+                            "Type": "Map",
+                            "ItemsPath": "$.xs",
+                            "MaxConcurrency": 1,
+                            "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+                            "ItemProcessor": item("I3"),
+                            "End": True,
+                        }
+                    },
+                },
+                {
+                    "StartAt": "T",
+                    "States": {
+                        "T": task("echo", "Rows", InputPath="$.rows"),
+                        "Rows": {
+                            "Type": "Map",
+                            "MaxConcurrency": 2,
+                            "End": True,
+                            "ItemProcessor": {
+                                "StartAt": "Cells",
+                                "States": {
+                                    "Cells": {
+                                        "Type": "Map",
+                                        "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+                                        "ItemProcessor": item("I4"),
+                                        "End": True,
+                                    }
+                                },
+                            },
+                        },
+                    },
+                },
+            ],
+        }
+    },
+}
 
 # Retry and Catch of a Parallel and of a Map fanned out inline: a branch failing once (Retry runs it all again, from
 # the branch's instance), an item failing for good (Catch), the Map's and the Parallel's own input and output
 # failing (their Retry and Catch apply, as the reference's do).
-RETRY_CATCH = {"StartAt": "Start", "States": {
-    "Start": task("echo", "Again"),
-    "Again": {"Type": "Parallel", "ResultPath": "$.again", "Next": "Items",
-              "Retry": [{"ErrorEquals": ["TimeoutError"], "IntervalSeconds": 1, "MaxAttempts": 3}],
-              "Branches": [{"StartAt": "F", "States": {"F": task("flaky", InputPath="$.n")}},
-                           {"StartAt": "G", "States": {"G": task("echo", InputPath="$.n")}}]},
-    "Items": {"Type": "Map", "ItemsPath": "$.xs", "MaxConcurrency": 1, "ResultPath": "$.items", "Next": "Broken",
-              "Retry": [{"ErrorEquals": ["TimeoutError"], "MaxAttempts": 5}],
-              "ItemProcessor": {"StartAt": "Fl", "States": {"Fl": task("flaky")}}},
-    "Broken": {"Type": "Map", "ItemsPath": "$.xs", "ResultPath": "$.broken", "Next": "NoInput", "MaxConcurrency": 1,
-               "Catch": [{"ErrorEquals": ["ValueError"], "ResultPath": "$.broken", "Next": "NoInput"}],
-               "ItemSelector": {"name.$": "$$.Map.Item.Value"},
-               "ItemProcessor": {"StartAt": "Boom", "States": {"Boom": task("boom")}}},
-    "NoInput": {"Type": "Parallel", "InputPath": "$.missing", "ResultPath": "$.p", "Next": "BadOutput",
-                "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.noinput", "Next": "BadOutput"}],
-                "Branches": [{"StartAt": "H", "States": {"H": task("echo")}}]},
-    "BadOutput": {"Type": "Map", "ItemsPath": "$.xs", "ResultSelector": {"x.$": "$[9]"}, "Next": "Never",
-                  "Catch": CATCH_ALL, "ItemProcessor": {"StartAt": "E", "States": {"E": task("echo")}}},
-    "Never": {"Type": "Pass", "End": True},
-    "Caught": {"Type": "Pass", "End": True}}}
+RETRY_CATCH = {
+    "StartAt": "Start",
+    "States": {
+        "Start": task("echo", "Again"),
+        "Again": {
+            "Type": "Parallel",
+            "ResultPath": "$.again",
+            "Next": "Items",
+            "Retry": [{"ErrorEquals": ["TimeoutError"], "IntervalSeconds": 1, "MaxAttempts": 3}],
+            "Branches": [
+                {"StartAt": "F", "States": {"F": task("flaky", InputPath="$.n")}},
+                {"StartAt": "G", "States": {"G": task("echo", InputPath="$.n")}},
+            ],
+        },
+        "Items": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "MaxConcurrency": 1,
+            "ResultPath": "$.items",
+            "Next": "Broken",
+            "Retry": [{"ErrorEquals": ["TimeoutError"], "MaxAttempts": 5}],
+            "ItemProcessor": {"StartAt": "Fl", "States": {"Fl": task("flaky")}},
+        },
+        "Broken": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "ResultPath": "$.broken",
+            "Next": "NoInput",
+            "MaxConcurrency": 1,
+            "Catch": [{"ErrorEquals": ["ValueError"], "ResultPath": "$.broken", "Next": "NoInput"}],
+            "ItemSelector": {"name.$": "$$.Map.Item.Value"},
+            "ItemProcessor": {"StartAt": "Boom", "States": {"Boom": task("boom")}},
+        },
+        "NoInput": {
+            "Type": "Parallel",
+            "InputPath": "$.missing",
+            "ResultPath": "$.p",
+            "Next": "BadOutput",
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.noinput", "Next": "BadOutput"}],
+            "Branches": [{"StartAt": "H", "States": {"H": task("echo")}}],
+        },
+        "BadOutput": {
+            "Type": "Map",
+            "ItemsPath": "$.xs",
+            "ResultSelector": {"x.$": "$[9]"},
+            "Next": "Never",
+            "Catch": CATCH_ALL,
+            "ItemProcessor": {"StartAt": "E", "States": {"E": task("echo")}},
+        },
+        "Never": {"Type": "Pass", "End": True},
+        "Caught": {"Type": "Pass", "End": True},
+    },
+}
 
 # A Map whose ItemsPath selects no list, caught (the error's name only: the cause's words are the runtime's own).
-NOT_A_LIST = {"StartAt": "M", "States": {
-    "M": {"Type": "Map", "ItemsPath": "$.n", "Catch": CATCH_ALL, "ItemProcessor": item("I5"), "End": True},
-    "Caught": CAUGHT}}
+NOT_A_LIST = {
+    "StartAt": "M",
+    "States": {
+        "M": {"Type": "Map", "ItemsPath": "$.n", "Catch": CATCH_ALL, "ItemProcessor": item("I5"), "End": True},
+        "Caught": CAUGHT,
+    },
+}
 
 # (name, machine, input, (hops now, hops with only Pass/Choice/Succeed/Fail inline)): one hop fewer per fan-out
 # reached from another state (none for a machine's, a branch's or an iterator's first state).
@@ -381,8 +616,8 @@ FAN_OUTS = [
 @pytest.mark.parametrize(("name", "machine", "value", "hops"), FAN_OUTS, ids=[m[0] for m in FAN_OUTS])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_fan_outs_in_the_reaching_instance_give_what_the_reference_and_the_runtimes_before_give(
-        name: str, machine: dict[str, Any], value: Any, hops: tuple[int, int], seed: int,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    name: str, machine: dict[str, Any], value: Any, hops: tuple[int, int], seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("grainworker.aslrun.time.sleep", lambda s: None)
     got = drive(machine, value, fanout_tasks(), seed)
     same(got.output, reference(machine, value, fanout_tasks()))
@@ -399,8 +634,14 @@ def test_a_map_first_fans_out_from_the_entry_and_names_itself_in_every_item() ->
     assert reference(MAP_FIRST, {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, MORE) == run.output
     # $$.State.Name is the Map's for the items its joins sent (3, 4, 5) as for the first two
     without_next = {k: v for k, v in MAP_FIRST["States"]["Each"].items() if k != "Next"}
-    assert drive({"StartAt": "Each", "States": {"Each": {**without_next, "End": True}}},
-                 {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"}, MORE).output["ys"] == ys
+    assert (
+        drive(
+            {"StartAt": "Each", "States": {"Each": {**without_next, "End": True}}},
+            {"in": {"xs": [1, 2, 3, 4, 5]}, "k": "key"},
+            MORE,
+        ).output["ys"]
+        == ys
+    )
     # the entry is the Map: it fans out, 5 items x Keep→Twice, the last join fans Both out and B's join answers
     assert run.hops == 5 + 5 + 2
     assert ("Each", []) in run.ran and [ran for g, ran in run.ran if g == "Each.it.Twice"].count(["Both"]) == 1
@@ -415,6 +656,7 @@ def test_an_empty_map_is_its_output_at_once_in_the_instance_that_reached_it() ->
 def test_the_join_finds_the_bookkeeping_of_a_fan_out_done_by_another_grains_instance() -> None:
     """The data layer names of a fan-out are the execution's and the fan-out's (sand.asl.<execution>.<id>), not the
     instance's grain: the Task's instance that fans the Map out creates them, the items' instances use them."""
+
     class Recording(Data):
         def __init__(self) -> None:
             super().__init__()
@@ -425,10 +667,19 @@ def test_the_join_finds_the_bookkeeping_of_a_fan_out_done_by_another_grains_inst
             self.data.names.add(c)  # type: ignore[attr-defined]
             super().createCounter(c, count)
 
-    machine = {"StartAt": "T", "States": {
-        "T": task("echo", "M"),
-        "M": {"Type": "Map", "MaxConcurrency": 1, "ItemProcessor": item("I6"),
-              "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "End": True}}}
+    machine = {
+        "StartAt": "T",
+        "States": {
+            "T": task("echo", "M"),
+            "M": {
+                "Type": "Map",
+                "MaxConcurrency": 1,
+                "ItemProcessor": item("I6"),
+                "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+                "End": True,
+            },
+        },
+    }
     wf = parse_workflow(machine)
     data = Recording()
     ctx = Ctx2(data, "T")
@@ -456,10 +707,19 @@ def test_the_trace_shows_an_inlined_map_after_the_instance_that_fanned_it_out() 
         def publish_batch(self, deliveries: list[tuple[str, bytes]]) -> None:
             self.batches.append(list(deliveries))
 
-    machine = {"StartAt": "T", "States": {
-        "T": task("echo", "Ok"),
-        "Ok": {"Type": "Choice", "Choices": [{"Variable": "$[0]", "IsPresent": True, "Next": "M"}], "Default": "M"},
-        "M": {"Type": "Map", "ItemProcessor": item("I7"), "ItemSelector": {"v.$": "$$.Map.Item.Value"}, "End": True}}}
+    machine = {
+        "StartAt": "T",
+        "States": {
+            "T": task("echo", "Ok"),
+            "Ok": {"Type": "Choice", "Choices": [{"Variable": "$[0]", "IsPresent": True, "Next": "M"}], "Default": "M"},
+            "M": {
+                "Type": "Map",
+                "ItemProcessor": item("I7"),
+                "ItemSelector": {"v.$": "$$.Map.Item.Value"},
+                "End": True,
+            },
+        },
+    }
     wf = parse_workflow(machine)
     bus = Bus()
     entry = ["agent.in", "h", 1, 2]
@@ -476,14 +736,22 @@ def test_the_trace_shows_an_inlined_map_after_the_instance_that_fanned_it_out() 
             pass
 
     layer = Layer()
-    run_instance(json.dumps(event).encode(), InstanceSpec("a", "T", wf, frozenset(wf.grains), timeout_s=5.0),
-                 make_handler(wf, "T", lambda e, c: e), bus, lambda: layer)
+    run_instance(
+        json.dumps(event).encode(),
+        InstanceSpec("a", "T", wf, frozenset(wf.grains), timeout_s=5.0),
+        make_handler(wf, "T", lambda e, c: e),
+        bus,
+        lambda: layer,
+    )
     report = decode(bus.batches[-1][-1][1])
     assert report["status"] == "ok", report
     outs = report["outputs"]
     assert [o["grain"] for o in outs] == ["M.it.I7", "M.it.I7"] and list(layer.counters.values()) == [0]
     for out in outs:
         trace = out["trace"]
-        assert trace[0] == entry and [(e[0], e[1]) for e in trace[1:]] == [("grain", "T"), ("grain", "Ok"),
-                                                                          ("grain", "M")]
+        assert trace[0] == entry and [(e[0], e[1]) for e in trace[1:]] == [
+            ("grain", "T"),
+            ("grain", "Ok"),
+            ("grain", "M"),
+        ]
         assert trace[2][2:] == trace[3][2:] == [trace[1][-1]] * 5

@@ -53,6 +53,7 @@ def pool(runtime: FakeRuntime, clock: ManualClock | None = None, **kw) -> Contai
 
 # ---- the pool ------------------------------------------------------------------------------------------------------
 
+
 def test_new_container_only_when_all_of_the_functions_containers_are_busy() -> None:
     rt, clock = FakeRuntime(), ManualClock()
     p = pool(rt, clock)
@@ -246,6 +247,7 @@ def test_janitor_pauses_on_time() -> None:
 
 # ---- controller, Kafka-shaped bus, invoker: a platform on the fakes -----------------------------------------------
 
+
 @pytest.fixture
 def fakes():
     rt, bus = FakeRuntime(), FakeBus()
@@ -385,6 +387,7 @@ def test_cold_platform_uses_a_new_container_for_every_call(fakes) -> None:
 
 # ---- the action server (the real one, on the host, over a Unix socket) --------------------------------------------
 
+
 @contextlib.contextmanager
 def _server(sock: Path, data_dir: Path | None = None) -> Iterator[HttpActionConnection]:
     env = {k: v for k, v in os.environ.items() if k != "BASELINE_DATA_DIR"}
@@ -473,14 +476,15 @@ def _pkgs(tmp_path: Path) -> Path:
 
 
 def _zip_of_main(tmp_path: Path) -> bytes:
-    return zip_action({"main_mod.py": ZIP_MAIN.encode(), "helper.py": b"def twice(x):\n    return 2 * x\n",
-                       "setting.txt": b"blue\n"}, packages=_pkgs(tmp_path))
+    return zip_action(
+        {"main_mod.py": ZIP_MAIN.encode(), "helper.py": b"def twice(x):\n    return 2 * x\n", "setting.txt": b"blue\n"},
+        packages=_pkgs(tmp_path),
+    )
 
 
 def test_zip_action_puts_the_files_at_the_root_and_the_packages_under_packages(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("def handle(e, c):\n    return e\n")
-    z = zipfile.ZipFile(io.BytesIO(zip_action({"m.py": tmp_path / "m.py", "w.bin": b"\0\1"},
-                                              packages=_pkgs(tmp_path))))
+    z = zipfile.ZipFile(io.BytesIO(zip_action({"m.py": tmp_path / "m.py", "w.bin": b"\0\1"}, packages=_pkgs(tmp_path))))
     assert sorted(z.namelist()) == ["m.py", "packages/tinypkg/__init__.py", "w.bin"]  # no bin/, no __pycache__
     assert z.read("w.bin") == b"\0\1" and z.read("m.py").startswith(b"def handle")
     again = zip_action({"m.py": tmp_path / "m.py", "w.bin": b"\0\1"}, packages=_pkgs(tmp_path / "2"))
@@ -496,8 +500,19 @@ def test_action_server_runs_a_zip_action_with_its_modules_packages_data_and_the_
     with _server(tmp_path / "a.sock", data) as a, _server(tmp_path / "b.sock", data) as b:
         a.init("f", code, 10, binary=True, entry="main_mod")
         out, start, end = a.run({"x": 21}, "act1", 10)
-        assert out == {"twice": 42, "package": "tinypkg 1.0", "setting": "blue", "grain": "f", "raw_is_bytes": True,
-                       "gone": True, "key": "k/act1"} and 0 < start <= end
+        assert (
+            out
+            == {
+                "twice": 42,
+                "package": "tinypkg 1.0",
+                "setting": "blue",
+                "grain": "f",
+                "raw_is_bytes": True,
+                "gone": True,
+                "key": "k/act1",
+            }
+            and 0 < start <= end
+        )
         assert [p.name for p in data.iterdir()] == ["k%2Fact1"]  # one file per key, the key quoted
         b.init("reader", READER, 10)  # another container of the platform sees the same values
         assert b.run({"key": "k/act1"}, "act2", 10)[0] == {"value": '{"twice": 42}', "missing": None}
@@ -562,6 +577,7 @@ def test_wait_ready_gives_up_in_time(tmp_path: Path) -> None:
 
 # ---- leftovers ------------------------------------------------------------------------------------------------------
 
+
 class _C:
     def __init__(self, pid: int, status: str = "running") -> None:
         self.labels = {"sand.baseline.pid": str(pid)}
@@ -596,6 +612,7 @@ def test_cleanup_leftovers_removes_what_dead_processes_left(tmp_path: Path) -> N
 
 
 # ---- end to end: Docker and Kafka of `make up` ---------------------------------------------------------------------
+
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("platform_class", [WarmContainerPlatform, ColdContainerPlatform])
@@ -638,8 +655,9 @@ def test_both_platforms_on_docker_and_kafka(platform_class, kafka_bootstrap: str
 
 
 @pytest.mark.e2e
-def test_zip_actions_share_the_data_layer_stand_in_on_docker(kafka_bootstrap: str, sandbox_image: str,
-                                                             tmp_path: Path) -> None:
+def test_zip_actions_share_the_data_layer_stand_in_on_docker(
+    kafka_bootstrap: str, sandbox_image: str, tmp_path: Path
+) -> None:
     """Two zip actions in two containers of the image (its uid 1000): the zip unpacked, its packages/ and files
     found, a value one puts the next gets through the mounted folder; close() removes containers and folder."""
     import docker
@@ -653,13 +671,19 @@ def test_zip_actions_share_the_data_layer_stand_in_on_docker(kafka_bootstrap: st
         r = p.invoke(["writer"], {"x": 5}, timeout_s=120)
         assert r.ok, f"{r.error}\n{p.invoker_log()}"
         assert {k: r.output[k] for k in ("twice", "package", "setting", "grain", "raw_is_bytes", "gone")} == {
-            "twice": 10, "package": "tinypkg 1.0", "setting": "blue", "grain": "writer", "raw_is_bytes": True,
-            "gone": True}
+            "twice": 10,
+            "package": "tinypkg 1.0",
+            "setting": "blue",
+            "grain": "writer",
+            "raw_is_bytes": True,
+            "gone": True,
+        }
         assert "init" in r.hops[0].phases
         read = p.invoke(["reader"], {"key": r.output["key"]}, timeout_s=120)
         assert read.ok and read.output == {"value": '{"twice": 10}', "missing": None}, read.error
         assert p.data_dir is not None and [f.name for f in p.data_dir.iterdir()] == [
-            r.output["key"].replace("/", "%2F")]
+            r.output["key"].replace("/", "%2F")
+        ]
     finally:
         p.close()
     assert client.containers.list(all=True, filters={"label": f"sand.baseline.run={run}"}) == []

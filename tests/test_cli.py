@@ -63,8 +63,9 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
         def _any(self) -> None:
             url = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
-            req = Request(self.command, url.path, parse_qs(url.query), dict(self.headers.items()),
-                          self.rfile.read(length))
+            req = Request(
+                self.command, url.path, parse_qs(url.query), dict(self.headers.items()), self.rfile.read(length)
+            )
             status, body, headers = api.answer(req)
             raw = body.encode() if isinstance(body, str) else json.dumps(body).encode() if body is not None else b""
             self.send_response(status)
@@ -113,6 +114,7 @@ def creds_file(tmp_path: Path) -> Path:
 
 # --- accounts ---------------------------------------------------------------------------------------------------
 
+
 def test_signup_stores_the_key_readable_by_the_owner_only(api: FakeApi, tmp_path: Path, capsys) -> None:
     api.on("POST", "/api/v1/accounts", 201, {"name": "alice", "api_key": "sk-alice"})
     assert sand(["signup", api.url + "/", "alice"]) == 0
@@ -149,8 +151,10 @@ def test_login_refused_key_is_not_stored(api: FakeApi, tmp_path: Path, capsys) -
     api.on("GET", "/api/v1/apps", 401, {"error": {"code": "unauthorized", "message": "unknown API key"}})
     assert sand(["login", api.url, "wrong"]) == 1
     assert not creds_file(tmp_path).exists()
-    assert capsys.readouterr().err == (f"Error: {api.url} refused the API key: unknown API key; create an account "
-                                       f"with `sand signup {api.url} <name>` or check the key\n")
+    assert capsys.readouterr().err == (
+        f"Error: {api.url} refused the API key: unknown API key; create an account "
+        f"with `sand signup {api.url} <name>` or check the key\n"
+    )
 
 
 def test_env_overrides_the_stored_login(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -174,16 +178,25 @@ def test_not_logged_in(api: FakeApi, capsys) -> None:
 
 # --- deploy -----------------------------------------------------------------------------------------------------
 
+
 def _deployable(api: FakeApi, app: str, grains: list[str], final: dict[str, Any] | None = None) -> None:
     for g in grains:
         api.on("PUT", f"/api/v1/apps/{app}/grains/{g}", 200, {"name": g, "version": 3, "sha256": "x", "size": 1})
     api.on("PUT", f"/api/v1/apps/{app}", 200, {"name": app})
     api.on("POST", f"/api/v1/apps/{app}/deploy", 202, {"name": app, "status": "deploying", "version": 2})
     api.on("GET", f"/api/v1/apps/{app}", 200, {"name": app, "status": "deployed", "version": 1})  # the old one
-    api.on("GET", f"/api/v1/apps/{app}", 200, {"name": app, "status": "deploying", "version": 2,
-                                               "hosts": [{"host": "h1", "status": "deploying"}]})
-    api.on("GET", f"/api/v1/apps/{app}", 200, final or {"name": app, "status": "deployed", "version": 2,
-                                                        "hosts": [{"host": "h1", "status": "deployed"}]})
+    api.on(
+        "GET",
+        f"/api/v1/apps/{app}",
+        200,
+        {"name": app, "status": "deploying", "version": 2, "hosts": [{"host": "h1", "status": "deploying"}]},
+    )
+    api.on(
+        "GET",
+        f"/api/v1/apps/{app}",
+        200,
+        final or {"name": app, "status": "deployed", "version": 2, "hosts": [{"host": "h1", "status": "deployed"}]},
+    )
 
 
 def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -> None:
@@ -191,9 +204,16 @@ def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -
     _deployable(api, "hello", ["greet", "shout"])
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 0
     # the workflow first (it claims the name), then each grain as one of the application's own
-    assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet",
-                           "PUT /api/v1/apps/hello/grains/shout", "POST /api/v1/apps/hello/deploy"] + [
-        "GET /api/v1/apps/hello"] * 3
+    assert (
+        api.calls()
+        == [
+            "PUT /api/v1/apps/hello",
+            "PUT /api/v1/apps/hello/grains/greet",
+            "PUT /api/v1/apps/hello/grains/shout",
+            "POST /api/v1/apps/hello/deploy",
+        ]
+        + ["GET /api/v1/apps/hello"] * 3
+    )
     app, greet, shout = api.requests[:3]
     assert greet.headers["Content-Type"] == "text/x-python"
     assert greet.body == (EXAMPLES / "hello" / "greet.py").read_bytes()
@@ -210,18 +230,27 @@ def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -
 def _updatable(api: FakeApi, final: dict[str, Any]) -> None:
     api.on("PUT", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "version": 4, "sha256": "x", "size": 1})
     api.on("POST", "/api/v1/apps/hello/update", 202, {"name": "hello", "status": "deploying", "version": 3})
-    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "deploying", "version": 3,
-                                              "hosts": [{"host": "h1", "status": "deploying"}]})
+    api.on(
+        "GET",
+        "/api/v1/apps/hello",
+        200,
+        {"name": "hello", "status": "deploying", "version": 3, "hosts": [{"host": "h1", "status": "deploying"}]},
+    )
     api.on("GET", "/api/v1/apps/hello", 200, final)
 
 
 def test_update_uploads_only_the_grain_and_asks_for_its_swap(logged_in: FakeApi, capsys) -> None:
     api = logged_in
-    _updatable(api, {"name": "hello", "status": "deployed", "version": 3,
-                     "hosts": [{"host": "h1", "status": "deployed"}]})
+    _updatable(
+        api, {"name": "hello", "status": "deployed", "version": 3, "hosts": [{"host": "h1", "status": "deployed"}]}
+    )
     assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 0
-    assert api.calls() == ["PUT /api/v1/apps/hello/grains/greet", "POST /api/v1/apps/hello/update",
-                           "GET /api/v1/apps/hello", "GET /api/v1/apps/hello"]
+    assert api.calls() == [
+        "PUT /api/v1/apps/hello/grains/greet",
+        "POST /api/v1/apps/hello/update",
+        "GET /api/v1/apps/hello",
+        "GET /api/v1/apps/hello",
+    ]
     assert api.requests[0].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
     assert api.requests[1].json() == {"grains": ["greet"]}
     assert "hello: greet updated on h1 (version 3)" in capsys.readouterr().out
@@ -229,10 +258,20 @@ def test_update_uploads_only_the_grain_and_asks_for_its_swap(logged_in: FakeApi,
 
 def test_update_whose_code_does_not_load_fails_with_the_hosts_reason(logged_in: FakeApi, capsys) -> None:
     api = logged_in
-    why = ("the update to version 3 failed: grain greet failed to load: NameError: name 'x' is not defined "
-           "(greet.py, line 1); grain(s) [greet] run their previous code here")
-    _updatable(api, {"name": "hello", "status": "deployed", "version": 3, "error": f"h1: {why}",
-                     "hosts": [{"host": "h1", "status": "deployed", "error": why}]})
+    why = (
+        "the update to version 3 failed: grain greet failed to load: NameError: name 'x' is not defined "
+        "(greet.py, line 1); grain(s) [greet] run their previous code here"
+    )
+    _updatable(
+        api,
+        {
+            "name": "hello",
+            "status": "deployed",
+            "version": 3,
+            "error": f"h1: {why}",
+            "hosts": [{"host": "h1", "status": "deployed", "error": why}],
+        },
+    )
     assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 1
     assert capsys.readouterr().err.endswith(f"Error: update of hello failed: h1: {why}\n")
 
@@ -271,8 +310,9 @@ def test_deploy_wordcount_and_a_package_grain(logged_in: FakeApi, tmp_path: Path
     assert _zip_names(first.body) == ["identify_language.py", "stopwords.py"]
     app = tmp_path / "pkg"
     (app / "tool").mkdir(parents=True)
-    (app / "workflow.json").write_text('{"name": "pkg", "entry": "tool", "functions": '
-                                       '[{"name": "tool", "next": ["end"]}]}')
+    (app / "workflow.json").write_text(
+        '{"name": "pkg", "entry": "tool", "functions": [{"name": "tool", "next": ["end"]}]}'
+    )
     (app / "tool" / "__init__.py").write_text("def handle(e, c):\n    return e\n")
     (app / "tool" / "__pycache__").mkdir()
     (app / "tool" / "__pycache__" / "x.pyc").write_bytes(b"junk")
@@ -287,7 +327,8 @@ def _failing_app(tmp_path: Path) -> Path:
     app = tmp_path / "needs"
     app.mkdir()
     (app / "workflow.json").write_text(
-        '{"name": "needs", "entry": "a", "functions": [{"name": "a", "next": ["b"]}, {"name": "b", "next": ["end"]}]}')
+        '{"name": "needs", "entry": "a", "functions": [{"name": "a", "next": ["b"]}, {"name": "b", "next": ["end"]}]}'
+    )
     (app / "a.py").write_text("import helper\ndef handle(e, c):\n    return helper.f(e)\n")
     (app / "b.py").write_text("def handle(e, c):\n    return e\n")
     (app / "helper.py").write_text("def f(x):\n    return x\n")
@@ -295,12 +336,23 @@ def _failing_app(tmp_path: Path) -> Path:
     return app
 
 
-def test_deploy_requirements_zip_and_failed_status_prints_pips_error(logged_in: FakeApi, tmp_path: Path,
-                                                                       capsys) -> None:
+def test_deploy_requirements_zip_and_failed_status_prints_pips_error(
+    logged_in: FakeApi, tmp_path: Path, capsys
+) -> None:
     api = logged_in
     pip = "h1: pip failed: ERROR: No matching distribution found for no-such-package-sand==9.9"
-    _deployable(api, "needs", ["a", "b"], {"name": "needs", "status": "failed", "version": 2, "error": pip,
-                                          "hosts": [{"host": "h1", "status": "failed", "error": pip}]})
+    _deployable(
+        api,
+        "needs",
+        ["a", "b"],
+        {
+            "name": "needs",
+            "status": "failed",
+            "version": 2,
+            "error": pip,
+            "hosts": [{"host": "h1", "status": "failed", "error": pip}],
+        },
+    )
     assert sand(["deploy", str(_failing_app(tmp_path))]) == 1
     a, b = api.requests[1:3]
     assert (a.path, b.path) == ("/api/v1/apps/needs/grains/a", "/api/v1/apps/needs/grains/b")
@@ -324,12 +376,27 @@ def test_deploy_under_another_name_with_settings(logged_in: FakeApi, tmp_path: P
     api = logged_in
     (tmp_path / "s.json").write_text('{"timeout_s": 5}')
     _deployable(api, "hello-2", ["greet", "shout"])
-    assert sand(["deploy", str(EXAMPLES / "hello"), "--name", "hello-2", "--settings", "@" + str(tmp_path / "s.json"),
-                 "--no-wait"]) == 0
+    assert (
+        sand(
+            [
+                "deploy",
+                str(EXAMPLES / "hello"),
+                "--name",
+                "hello-2",
+                "--settings",
+                "@" + str(tmp_path / "s.json"),
+                "--no-wait",
+            ]
+        )
+        == 0
+    )
     put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
     assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
-    assert api.calls()[:3] == ["PUT /api/v1/apps/hello-2", "PUT /api/v1/apps/hello-2/grains/greet",
-                               "PUT /api/v1/apps/hello-2/grains/shout"]  # the grains are hello-2's own
+    assert api.calls()[:3] == [
+        "PUT /api/v1/apps/hello-2",
+        "PUT /api/v1/apps/hello-2/grains/greet",
+        "PUT /api/v1/apps/hello-2/grains/shout",
+    ]  # the grains are hello-2's own
     assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
 
 
@@ -340,7 +407,8 @@ def test_deploy_of_a_name_another_account_holds_suggests_another(logged_in: Fake
     api.on("PUT", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": "hello is taken"}})
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
     assert capsys.readouterr().err.endswith(
-        f"Error: hello is taken; deploy under another name with `sand deploy {EXAMPLES / 'hello'} --name <name>`\n")
+        f"Error: hello is taken; deploy under another name with `sand deploy {EXAMPLES / 'hello'} --name <name>`\n"
+    )
     assert api.calls() == ["PUT /api/v1/apps/hello"]  # refused first: no grain is uploaded
 
 
@@ -354,8 +422,9 @@ def test_deploy_gives_up_after_the_timeout(logged_in: FakeApi, capsys) -> None:
 def test_deploy_checks_the_folder_before_sending_anything(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
     assert sand(["deploy", str(tmp_path)]) == 1
     assert "workflow.json is missing" in capsys.readouterr().err
-    (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "g", "functions": '
-                                            '[{"name": "g", "next": ["end"]}]}')
+    (tmp_path / "workflow.json").write_text(
+        '{"name": "x", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}'
+    )
     assert sand(["deploy", str(tmp_path)]) == 1
     assert "grain(s) g run code 'g' but neither" in capsys.readouterr().err
     (tmp_path / "workflow.json").write_text('{"name": "x", "entry": "nope", "functions": [{"name": "g"}]}')
@@ -367,14 +436,19 @@ def test_deploy_checks_the_folder_before_sending_anything(logged_in: FakeApi, tm
 def test_deploy_reports_the_apis_refusal(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     api.on("PUT", "/api/v1/apps/hello", 200, {"name": "hello"})
-    api.on("PUT", "/api/v1/apps/hello/grains/greet", 413,
-           {"error": {"code": "too_large", "message": "body over 10485760 bytes"}})
+    api.on(
+        "PUT",
+        "/api/v1/apps/hello/grains/greet",
+        413,
+        {"error": {"code": "too_large", "message": "body over 10485760 bytes"}},
+    )
     assert sand(["deploy", str(EXAMPLES / "hello")]) == 1
     assert capsys.readouterr().err == "Error: body over 10485760 bytes\n"
     assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet"]  # then no more
 
 
 # --- invoke -----------------------------------------------------------------------------------------------------
+
 
 def test_invoke_prints_the_output_and_the_execution_id(logged_in: FakeApi, capsys) -> None:
     api = logged_in
@@ -431,16 +505,28 @@ def test_invoke_async_prints_the_execution_id(logged_in: FakeApi, capsys) -> Non
 
 def test_invoke_timeout_names_the_execution(logged_in: FakeApi, capsys) -> None:
     message = "application 'slow' did not answer within 2 s; the result, if it comes, is at GET /api/v1/executions/e3"
-    logged_in.on("POST", "/app/slow", 504, {"error": {"code": "timeout", "message": message, "execution_id": "e3"}},
-                 {"X-Sand-Execution-Id": "e3"})
+    logged_in.on(
+        "POST",
+        "/app/slow",
+        504,
+        {"error": {"code": "timeout", "message": message, "execution_id": "e3"}},
+        {"X-Sand-Execution-Id": "e3"},
+    )
     assert sand(["invoke", "slow", "{}"]) == 1
-    assert capsys.readouterr().err == ("Error: application 'slow' did not answer within 2 s; its result, if it comes, "
-                                       "is shown by `sand execution e3`, its logs by `sand logs e3`\n")
+    assert capsys.readouterr().err == (
+        "Error: application 'slow' did not answer within 2 s; its result, if it comes, "
+        "is shown by `sand execution e3`, its logs by `sand logs e3`\n"
+    )
 
 
 def test_an_error_naming_an_execution_without_a_hint_says_how_to_read_its_logs(logged_in: FakeApi, capsys) -> None:
-    logged_in.on("POST", "/app/slow", 502, {"error": {"code": "unavailable", "message": "Kafka did not answer"}},
-                 {"X-Sand-Execution-Id": "e4"})
+    logged_in.on(
+        "POST",
+        "/app/slow",
+        502,
+        {"error": {"code": "unavailable", "message": "Kafka did not answer"}},
+        {"X-Sand-Execution-Id": "e4"},
+    )
     assert sand(["invoke", "slow", "{}"]) == 1
     assert capsys.readouterr().err == "Error: Kafka did not answer (execution id e4; `sand logs e4`)\n"
 
@@ -460,10 +546,16 @@ def test_a_non_json_error_page_is_shown_with_its_status(logged_in: FakeApi, caps
 
 # --- status, logs, executions, undeploy ---------------------------------------------------------------------------
 
+
 def test_status(logged_in: FakeApi, capsys) -> None:
-    app = {"name": "hello", "status": "failed", "version": 4, "error": "h2: pip failed",
-           "workflow": json.loads((EXAMPLES / "hello" / "workflow.json").read_text()),
-           "hosts": [{"host": "h1", "status": "deployed"}, {"host": "h2", "status": "failed", "error": "pip failed"}]}
+    app = {
+        "name": "hello",
+        "status": "failed",
+        "version": 4,
+        "error": "h2: pip failed",
+        "workflow": json.loads((EXAMPLES / "hello" / "workflow.json").read_text()),
+        "hosts": [{"host": "h1", "status": "deployed"}, {"host": "h2", "status": "failed", "error": "pip failed"}],
+    }
     logged_in.on("GET", "/api/v1/apps/hello", 200, app)
     assert sand(["status", "hello"]) == 0
     out = capsys.readouterr().out
@@ -478,20 +570,25 @@ def test_unknown_app_says_to_deploy_it_with_sand(logged_in: FakeApi, capsys) -> 
     message = "no application 'nope' in your account; create it with PUT /api/v1/apps/nope"
     logged_in.on("GET", "/api/v1/apps/nope", 404, {"error": {"code": "not_found", "message": message}})
     assert sand(["status", "nope"]) == 1
-    assert capsys.readouterr().err == ("Error: no application 'nope' in your account; deploy it with "
-                                       "`sand deploy <folder> --name nope`, or list yours with `sand apps`\n")
+    assert capsys.readouterr().err == (
+        "Error: no application 'nope' in your account; deploy it with "
+        "`sand deploy <folder> --name nope`, or list yours with `sand apps`\n"
+    )
     logged_in.on("POST", "/api/v1/apps/nope/undeploy", 404, {"error": {"code": "not_found", "message": message}})
     assert sand(["undeploy", "nope"]) == 1
     assert capsys.readouterr().err == "Error: no application 'nope' in your account; list yours with `sand apps`\n"
 
 
 def test_logs(logged_in: FakeApi, capsys) -> None:
-    lines = [{"ts": "2026-01-01T00:00:00.001Z", "grain": "greet", "level": "INFO", "text": "greeting sand"},
-             {"ts": "2026-01-01T00:00:00.002Z", "grain": "shout", "level": "STDOUT", "text": "hi"}]
+    lines = [
+        {"ts": "2026-01-01T00:00:00.001Z", "grain": "greet", "level": "INFO", "text": "greeting sand"},
+        {"ts": "2026-01-01T00:00:00.002Z", "grain": "shout", "level": "STDOUT", "text": "hi"},
+    ]
     logged_in.on("GET", "/api/v1/executions/e1/logs", 200, {"execution_id": "e1", "logs": lines})
     assert sand(["logs", "e1"]) == 0
-    assert capsys.readouterr().out == ("2026-01-01T00:00:00.001Z [greet] INFO: greeting sand\n"
-                                       "2026-01-01T00:00:00.002Z [shout] STDOUT: hi\n")
+    assert capsys.readouterr().out == (
+        "2026-01-01T00:00:00.001Z [greet] INFO: greeting sand\n2026-01-01T00:00:00.002Z [shout] STDOUT: hi\n"
+    )
     assert logged_in.requests[0].headers["Authorization"] == "Bearer key-a"
 
 
@@ -509,8 +606,12 @@ def test_undeploy_waits_then_deletes(logged_in: FakeApi, capsys) -> None:
     api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
     api.on("DELETE", "/api/v1/apps/hello", 204)
     assert sand(["undeploy", "hello", "--delete"]) == 0
-    assert api.calls() == ["POST /api/v1/apps/hello/undeploy", "GET /api/v1/apps/hello", "GET /api/v1/apps/hello",
-                           "DELETE /api/v1/apps/hello"]
+    assert api.calls() == [
+        "POST /api/v1/apps/hello/undeploy",
+        "GET /api/v1/apps/hello",
+        "GET /api/v1/apps/hello",
+        "DELETE /api/v1/apps/hello",
+    ]
     assert capsys.readouterr().out == "hello: undeployed and deleted\n"
 
 
@@ -522,16 +623,35 @@ def test_usage_errors_exit_2(capsys) -> None:
     assert sand([]) == 2
 
 
-def test_admin_commands_send_the_admin_key_from_its_file(api: FakeApi, tmp_path: Path, capsys,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_admin_commands_send_the_admin_key_from_its_file(
+    api: FakeApi, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
     monkeypatch.setenv("SAND_HOME", str(tmp_path))
     (tmp_path / "admin-key").write_text("sandadm_0123\n")
-    api.on("GET", "/api/v1/admin/apps", 200, {"apps": [{"name": "shop", "owner": "bob", "status": "failed",
-                                                        "version": 2, "error": "h1: grain g failed to load\nmore",
-                                                        "hosts": [{"host": "h1", "status": "failed"}]}]})
-    api.on("POST", "/api/v1/admin/accounts/bob/disable", 200,
-           {"account": "bob", "disabled": True, "reason": "abuse", "undeployed": ["shop"]})
+    api.on(
+        "GET",
+        "/api/v1/admin/apps",
+        200,
+        {
+            "apps": [
+                {
+                    "name": "shop",
+                    "owner": "bob",
+                    "status": "failed",
+                    "version": 2,
+                    "error": "h1: grain g failed to load\nmore",
+                    "hosts": [{"host": "h1", "status": "failed"}],
+                }
+            ]
+        },
+    )
+    api.on(
+        "POST",
+        "/api/v1/admin/accounts/bob/disable",
+        200,
+        {"account": "bob", "disabled": True, "reason": "abuse", "undeployed": ["shop"]},
+    )
     assert sand(["admin", "--url", api.url, "apps"]) == 0
     assert api.requests[0].headers["Authorization"] == "Bearer sandadm_0123"
     out = capsys.readouterr().out.splitlines()
@@ -541,8 +661,9 @@ def test_admin_commands_send_the_admin_key_from_its_file(api: FakeApi, tmp_path:
     assert capsys.readouterr().out == "account bob: disabled (abuse); undeployed: shop\n"
 
 
-def test_admin_without_a_key_says_where_to_find_it(api: FakeApi, tmp_path: Path, capsys,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_admin_without_a_key_says_where_to_find_it(
+    api: FakeApi, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("SAND_ADMIN_KEY", raising=False)
     monkeypatch.setenv("SAND_HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
@@ -552,13 +673,19 @@ def test_admin_without_a_key_says_where_to_find_it(api: FakeApi, tmp_path: Path,
 
 # --- the account's applications and grains ------------------------------------------------------------------------
 
-PIP = ("application a4d6165d9e101: its requirements could not be installed: pip install exited with 1:\n"
-       "ERROR: No matching distribution found for no-such-package==1.0")
+PIP = (
+    "application a4d6165d9e101: its requirements could not be installed: pip install exited with 1:\n"
+    "ERROR: No matching distribution found for no-such-package==1.0"
+)
 
 
 def test_apps_one_line_each_with_the_first_line_of_the_error(logged_in: FakeApi, capsys) -> None:
-    body = {"apps": [{"name": "boom-alice", "status": "failed", "version": 2, "error": "vm: " + PIP},
-                     {"name": "hello-alice", "status": "deployed", "version": 1, "error": None}]}
+    body = {
+        "apps": [
+            {"name": "boom-alice", "status": "failed", "version": 2, "error": "vm: " + PIP},
+            {"name": "hello-alice", "status": "deployed", "version": 1, "error": None},
+        ]
+    }
     logged_in.on("GET", "/api/v1/apps", 200, body)
     assert sand(["apps"]) == 0
     out, err = capsys.readouterr()
@@ -566,7 +693,8 @@ def test_apps_one_line_each_with_the_first_line_of_the_error(logged_in: FakeApi,
         "APP                      STATUS       VER  ERROR",
         "boom-alice               failed         2  vm: application boom-alice: its requirements could not be "
         "installed: pip install exited with 1:",
-        "hello-alice              deployed       1"]
+        "hello-alice              deployed       1",
+    ]
     assert err == "the whole error: `sand status boom-alice`\n"
     assert logged_in.requests[0].headers["Authorization"] == "Bearer key-a"
     assert sand(["apps", "--json"]) == 0
@@ -583,16 +711,33 @@ def test_apps_and_grains_of_a_new_account_say_how_to_start(logged_in: FakeApi, c
 
 
 def test_grains_newest_version_kind_size_created(logged_in: FakeApi, capsys) -> None:
-    body = {"grains": [{"name": "greet", "version": 3, "kind": "py", "sha256": "7fe7", "size": 266,
-                        "created": "2026-11-21T21:13:55.964Z"},
-                       {"name": "parse", "version": 1, "kind": "zip", "sha256": "4f6b", "size": 15872,
-                        "created": "2026-11-21T21:13:55.995Z"}]}
+    body = {
+        "grains": [
+            {
+                "name": "greet",
+                "version": 3,
+                "kind": "py",
+                "sha256": "7fe7",
+                "size": 266,
+                "created": "2026-11-21T21:13:55.964Z",
+            },
+            {
+                "name": "parse",
+                "version": 1,
+                "kind": "zip",
+                "sha256": "4f6b",
+                "size": 15872,
+                "created": "2026-11-21T21:13:55.995Z",
+            },
+        ]
+    }
     logged_in.on("GET", "/api/v1/grains", 200, body)
     assert sand(["grains"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "GRAIN                    VER  KIND    BYTES  CREATED",
         "greet                      3  py        266  2026-11-21T21:13:55.964Z",
-        "parse                      1  zip     15872  2026-11-21T21:13:55.995Z"]
+        "parse                      1  zip     15872  2026-11-21T21:13:55.995Z",
+    ]
     assert sand(["grains", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == body
 
@@ -605,14 +750,25 @@ def test_grain_delete(logged_in: FakeApi, capsys) -> None:
 
 
 def test_grains_of_an_application(logged_in: FakeApi, capsys) -> None:
-    body = {"grains": [{"name": "greet", "version": 2, "kind": "py", "sha256": "7fe7", "size": 266,
-                        "created": "2026-11-21T21:13:55.964Z"}]}
+    body = {
+        "grains": [
+            {
+                "name": "greet",
+                "version": 2,
+                "kind": "py",
+                "sha256": "7fe7",
+                "size": 266,
+                "created": "2026-11-21T21:13:55.964Z",
+            }
+        ]
+    }
     logged_in.on("GET", "/api/v1/apps/hello/grains", 200, body)
     assert sand(["grains", "hello"]) == 0
     assert logged_in.calls() == ["GET /api/v1/apps/hello/grains"]
     assert capsys.readouterr().out.splitlines() == [
         "GRAIN                    VER  KIND    BYTES  CREATED",
-        "greet                      2  py        266  2026-11-21T21:13:55.964Z"]
+        "greet                      2  py        266  2026-11-21T21:13:55.964Z",
+    ]
 
 
 def test_grain_delete_of_an_applications_own_grain(logged_in: FakeApi, capsys) -> None:
@@ -623,13 +779,17 @@ def test_grain_delete_of_an_applications_own_grain(logged_in: FakeApi, capsys) -
 
 
 def test_grain_delete_while_deployed_says_to_undeploy_first(logged_in: FakeApi, capsys) -> None:
-    message = ("grain greet is used by deployed application 'hello-alice'; undeploy it first "
-               "(POST /api/v1/apps/hello-alice/undeploy)")
+    message = (
+        "grain greet is used by deployed application 'hello-alice'; undeploy it first "
+        "(POST /api/v1/apps/hello-alice/undeploy)"
+    )
     logged_in.on("DELETE", "/api/v1/grains/greet", 409, {"error": {"code": "conflict", "message": message}})
     assert sand(["grain", "delete", "greet"]) == 1
-    assert capsys.readouterr().err == ("Error: grain greet is used by deployed application 'hello-alice'; undeploy "
-                                       "it first with `sand undeploy hello-alice`, then run `sand grain delete greet` "
-                                       "again\n")
+    assert capsys.readouterr().err == (
+        "Error: grain greet is used by deployed application 'hello-alice'; undeploy "
+        "it first with `sand undeploy hello-alice`, then run `sand grain delete greet` "
+        "again\n"
+    )
 
 
 def test_grain_delete_of_an_unknown_grain_lists_yours(logged_in: FakeApi, capsys) -> None:
@@ -650,13 +810,16 @@ def test_grain_needs_a_subcommand(capsys) -> None:
 
 # --- errors: the `sand` command to run, not a REST call -------------------------------------------------------------
 
+
 def test_an_unknown_key_names_signup_and_login(logged_in: FakeApi, capsys) -> None:
     message = "unknown API key: sign up with POST /api/v1/accounts or check the key you were given"
     logged_in.on("GET", "/api/v1/grains", 401, {"error": {"code": "unauthorized", "message": message}})
     assert sand(["grains"]) == 1
     url = logged_in.url
-    assert capsys.readouterr().err == (f"Error: unknown API key; create an account with `sand signup {url} <name>`, "
-                                       f"or store the key you were given with `sand login {url} <api-key>`\n")
+    assert capsys.readouterr().err == (
+        f"Error: unknown API key; create an account with `sand signup {url} <name>`, "
+        f"or store the key you were given with `sand login {url} <api-key>`\n"
+    )
 
 
 def test_a_missing_key_names_signup_and_login(api: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -668,27 +831,36 @@ def test_a_missing_key_names_signup_and_login(api: FakeApi, monkeypatch: pytest.
 
 
 def test_a_name_the_url_cannot_hold_is_said_without_rest_advice(logged_in: FakeApi, capsys) -> None:
-    message = ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
-               "routes and their patterns are in GET /api/v1/openapi.json)")
+    message = (
+        "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
+        "routes and their patterns are in GET /api/v1/openapi.json)"
+    )
     logged_in.on("GET", "/api/v1/apps/a%2Fb", 400, {"error": {"code": "bad_request", "message": message}})
     assert sand(["status", "a/b"]) == 1
-    assert capsys.readouterr().err == ("Error: bad request: Ambiguous URI path separator: names in the URL are "
-                                       "letters, digits, '_', '.', '-'\n")
+    assert capsys.readouterr().err == (
+        "Error: bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-'\n"
+    )
 
 
 def test_closed_signup_says_to_ask_the_operator(api: FakeApi, capsys) -> None:
-    message = ("sign-up is closed on this platform: the operator creates accounts with the admin key "
-               "(Authorization: Bearer <admin key>)")
+    message = (
+        "sign-up is closed on this platform: the operator creates accounts with the admin key "
+        "(Authorization: Bearer <admin key>)"
+    )
     api.on("POST", "/api/v1/accounts", 401, {"error": {"code": "unauthorized", "message": message}})
     assert sand(["signup", api.url, "alice"]) == 1
-    assert capsys.readouterr().err == (f"Error: sign-up is closed on this platform; ask the operator for an API key "
-                                       f"and store it with `sand login {api.url} <api-key>` (the operator runs "
-                                       f"`sand signup {api.url} <name> --admin-key <admin key>`)\n")
+    assert capsys.readouterr().err == (
+        f"Error: sign-up is closed on this platform; ask the operator for an API key "
+        f"and store it with `sand login {api.url} <api-key>` (the operator runs "
+        f"`sand signup {api.url} <name> --admin-key <admin key>`)\n"
+    )
 
 
 def test_the_admin_keys_401_keeps_its_own_advice(api: FakeApi, capsys) -> None:
-    message = ("this call needs the operator's admin key: send 'Authorization: Bearer <admin key>' (make up writes "
-               "it to $SAND_HOME/admin-key)")
+    message = (
+        "this call needs the operator's admin key: send 'Authorization: Bearer <admin key>' (make up writes "
+        "it to $SAND_HOME/admin-key)"
+    )
     api.on("GET", "/api/v1/admin/hosts", 401, {"error": {"code": "unauthorized", "message": message}})
     assert sand(["admin", "--url", api.url, "--admin-key", "k", "hosts"]) == 1
     assert capsys.readouterr().err == f"Error: {message}\n"
@@ -697,54 +869,74 @@ def test_the_admin_keys_401_keeps_its_own_advice(api: FakeApi, capsys) -> None:
 def test_deploy_missing_grain_names_the_file_to_add(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     _deployable(api, "hello", ["greet", "shout"])
-    message = ("application 'hello' needs grain 'shout', which it does not have; upload it with "
-               "PUT /api/v1/apps/hello/grains/shout (or share one across your applications with "
-               "PUT /api/v1/grains/shout)")
-    api.routes[("POST", "/api/v1/apps/hello/deploy")] = [(400, {"error": {"code": "missing_grain",
-                                                                          "message": message}}, {})]
+    message = (
+        "application 'hello' needs grain 'shout', which it does not have; upload it with "
+        "PUT /api/v1/apps/hello/grains/shout (or share one across your applications with "
+        "PUT /api/v1/grains/shout)"
+    )
+    api.routes[("POST", "/api/v1/apps/hello/deploy")] = [
+        (400, {"error": {"code": "missing_grain", "message": message}}, {})
+    ]
     folder = EXAMPLES / "hello"
     assert sand(["deploy", str(folder)]) == 1
     assert capsys.readouterr().err.endswith(
         f"Error: application 'hello' needs grain 'shout', which it does not have; add shout.py (or "
-        f"shout/__init__.py) to {folder} and run `sand deploy {folder}` again\n")
+        f"shout/__init__.py) to {folder} and run `sand deploy {folder}` again\n"
+    )
 
 
 def test_invoking_an_undeployed_app_says_to_deploy_it(logged_in: FakeApi, capsys) -> None:
     message = "application 'boom' is not deployed; its developer deploys it with POST /api/v1/apps/boom/deploy"
     logged_in.on("POST", "/app/boom", 409, {"error": {"code": "conflict", "message": message}})
     assert sand(["invoke", "boom", "{}"]) == 1
-    assert capsys.readouterr().err == ("Error: application 'boom' is not deployed; deploy it with "
-                                       "`sand deploy <folder> --name boom`\n")
+    assert capsys.readouterr().err == (
+        "Error: application 'boom' is not deployed; deploy it with `sand deploy <folder> --name boom`\n"
+    )
 
 
 def test_undeploy_delete_before_undeployed_says_to_run_it_again(logged_in: FakeApi, capsys) -> None:
     api = logged_in
-    message = ("application 'hello' is undeploying; undeploy it first (POST /api/v1/apps/hello/undeploy) and wait "
-               "for status undeployed")
+    message = (
+        "application 'hello' is undeploying; undeploy it first (POST /api/v1/apps/hello/undeploy) and wait "
+        "for status undeployed"
+    )
     api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})
     api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "undeployed"})
     api.on("DELETE", "/api/v1/apps/hello", 409, {"error": {"code": "conflict", "message": message}})
     assert sand(["undeploy", "hello", "--delete"]) == 1
-    assert capsys.readouterr().err.endswith("Error: application 'hello' is undeploying; once `sand status hello` "
-                                            "says undeployed, run `sand undeploy hello --delete` again\n")
+    assert capsys.readouterr().err.endswith(
+        "Error: application 'hello' is undeploying; once `sand status hello` "
+        "says undeployed, run `sand undeploy hello --delete` again\n"
+    )
 
 
-@pytest.mark.parametrize(("message", "said"), [
-    ("no application 'x' in your account; create it with PUT /api/v1/apps/x", "no application 'x' in your account"),
-    ("no grain 'g' in your account; upload it with PUT /api/v1/grains/g", "no grain 'g' in your account"),
-    ("unknown API key: sign up with POST /api/v1/accounts or check the key you were given", "unknown API key"),
-    ("this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)",
-     "this call needs an API key: send 'Authorization: Bearer <api key>'"),
-    ("bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
-     "routes and their patterns are in GET /api/v1/openapi.json)",
-     "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-'"),
-    ("no such route (the routes are listed at GET /api/v1/openapi.json)", "no such route"),
-    ("grain g is used by deployed application 'a'; undeploy it first (POST /api/v1/apps/a/undeploy)",
-     "grain g is used by deployed application 'a'"),
-    ("application 'x' did not answer within 30 s; the result, if it comes, is at GET /api/v1/executions/e1",
-     "application 'x' did not answer within 30 s"),
-    ("body over 10485760 bytes", "body over 10485760 bytes"),
-])
+@pytest.mark.parametrize(
+    ("message", "said"),
+    [
+        ("no application 'x' in your account; create it with PUT /api/v1/apps/x", "no application 'x' in your account"),
+        ("no grain 'g' in your account; upload it with PUT /api/v1/grains/g", "no grain 'g' in your account"),
+        ("unknown API key: sign up with POST /api/v1/accounts or check the key you were given", "unknown API key"),
+        (
+            "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)",
+            "this call needs an API key: send 'Authorization: Bearer <api key>'",
+        ),
+        (
+            "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-' (the "
+            "routes and their patterns are in GET /api/v1/openapi.json)",
+            "bad request: Ambiguous URI path separator: names in the URL are letters, digits, '_', '.', '-'",
+        ),
+        ("no such route (the routes are listed at GET /api/v1/openapi.json)", "no such route"),
+        (
+            "grain g is used by deployed application 'a'; undeploy it first (POST /api/v1/apps/a/undeploy)",
+            "grain g is used by deployed application 'a'",
+        ),
+        (
+            "application 'x' did not answer within 30 s; the result, if it comes, is at GET /api/v1/executions/e1",
+            "application 'x' did not answer within 30 s",
+        ),
+        ("body over 10485760 bytes", "body over 10485760 bytes"),
+    ],
+)
 def test_the_rest_advice_is_cut_from_the_apis_messages(message: str, said: str) -> None:
     from sandclient._hints import without_rest_advice
 
@@ -753,9 +945,16 @@ def test_the_rest_advice_is_cut_from_the_apis_messages(message: str, said: str) 
 
 # --- errors said once, with the application's name ------------------------------------------------------------------
 
+
 def test_status_prints_pips_error_once_with_the_apps_name(logged_in: FakeApi, capsys) -> None:
-    app = {"name": "needs", "id": "a4d6165d9e101", "status": "failed", "version": 1, "error": "vm: " + PIP,
-           "hosts": [{"host": "vm", "status": "failed", "error": PIP}]}
+    app = {
+        "name": "needs",
+        "id": "a4d6165d9e101",
+        "status": "failed",
+        "version": 1,
+        "error": "vm: " + PIP,
+        "hosts": [{"host": "vm", "status": "failed", "error": PIP}],
+    }
     logged_in.on("GET", "/api/v1/apps/needs", 200, app)
     assert sand(["status", "needs"]) == 0
     out = capsys.readouterr().out
@@ -766,37 +965,81 @@ def test_status_prints_pips_error_once_with_the_apps_name(logged_in: FakeApi, ca
 
 
 def test_status_prints_an_error_beyond_the_hosts_errors(logged_in: FakeApi, capsys) -> None:
-    app = {"name": "x", "status": "deploying", "version": 1, "hosts": [],
-           "error": "no live host agent to deploy on; start one (deploy/hostagent.sh start)"}
+    app = {
+        "name": "x",
+        "status": "deploying",
+        "version": 1,
+        "hosts": [],
+        "error": "no live host agent to deploy on; start one (deploy/hostagent.sh start)",
+    }
     logged_in.on("GET", "/api/v1/apps/x", 200, app)
     assert sand(["status", "x"]) == 0
     assert "error:   no live host agent to deploy on" in capsys.readouterr().out
 
 
 def test_a_failed_deploy_names_the_app_not_its_id(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
-    _deployable(logged_in, "needs", ["a", "b"], {"name": "needs", "id": "a4d6165d9e101", "status": "failed",
-                                                 "version": 2, "error": "vm: " + PIP,
-                                                 "hosts": [{"host": "vm", "status": "failed", "error": PIP}]})
+    _deployable(
+        logged_in,
+        "needs",
+        ["a", "b"],
+        {
+            "name": "needs",
+            "id": "a4d6165d9e101",
+            "status": "failed",
+            "version": 2,
+            "error": "vm: " + PIP,
+            "hosts": [{"host": "vm", "status": "failed", "error": PIP}],
+        },
+    )
     assert sand(["deploy", str(_failing_app(tmp_path))]) == 1
     err = capsys.readouterr().err
     assert "Error: deploy of needs failed: vm: application needs: its requirements" in err
     assert "a4d6165d9e101" not in err
 
 
-DATA_ERROR = {"error": {"type": "DataLayerError", "grain": "count",
-                        "message": "QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k' (70 bytes with its "
-                                   "bookkeeping): ...; retry later"}}
+DATA_ERROR = {
+    "error": {
+        "type": "DataLayerError",
+        "grain": "count",
+        "message": "QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k' (70 bytes with its "
+        "bookkeeping): ...; retry later",
+    }
+}
 
 
 def test_a_grains_data_layer_error_names_the_app_not_its_id(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     api.on("POST", "/app/wordcount", 500, DATA_ERROR, {"X-Sand-Execution-Id": "e5"})
-    api.on("GET", "/api/v1/executions/e5", 200, {"execution_id": "e5", "app": "wordcount", "status": "failed",
-                                                 "result": None, "error": DATA_ERROR["error"], "timings": {}})
-    api.on("GET", "/api/v1/executions/e5/logs", 200, {"execution_id": "e5", "logs": [
-        {"time": "2026-11-21T21:14:05.901Z", "grain": "count", "level": "ERROR",
-         "text": "grainworker.datalayer.DataLayerError: QUOTA_EXCEEDED: [app a4d6165d9e101] "
-                 "cannot store key 'k'"}]})
+    api.on(
+        "GET",
+        "/api/v1/executions/e5",
+        200,
+        {
+            "execution_id": "e5",
+            "app": "wordcount",
+            "status": "failed",
+            "result": None,
+            "error": DATA_ERROR["error"],
+            "timings": {},
+        },
+    )
+    api.on(
+        "GET",
+        "/api/v1/executions/e5/logs",
+        200,
+        {
+            "execution_id": "e5",
+            "logs": [
+                {
+                    "time": "2026-11-21T21:14:05.901Z",
+                    "grain": "count",
+                    "level": "ERROR",
+                    "text": "grainworker.datalayer.DataLayerError: QUOTA_EXCEEDED: [app a4d6165d9e101] "
+                    "cannot store key 'k'",
+                }
+            ],
+        },
+    )
     assert sand(["invoke", "wordcount", "{}"]) == 1
     out = capsys.readouterr().out
     assert "[app wordcount] cannot store key 'k'" in out and "a4d6165d9e101" not in out
@@ -804,17 +1047,27 @@ def test_a_grains_data_layer_error_names_the_app_not_its_id(logged_in: FakeApi, 
     out = capsys.readouterr().out
     assert "[app wordcount] cannot store key 'k'" in out and "a4d6165d9e101" not in out
     assert sand(["logs", "e5"]) == 0
-    assert capsys.readouterr().out == ("2026-11-21T21:14:05.901Z [count] ERROR: grainworker.datalayer.DataLayerError: "
-                                       "QUOTA_EXCEEDED: [app wordcount] cannot store key 'k'\n")
+    assert capsys.readouterr().out == (
+        "2026-11-21T21:14:05.901Z [count] ERROR: grainworker.datalayer.DataLayerError: "
+        "QUOTA_EXCEEDED: [app wordcount] cannot store key 'k'\n"
+    )
 
 
 def test_logs_without_an_app_id_read_no_execution(logged_in: FakeApi, capsys) -> None:
-    logged_in.on("GET", "/api/v1/executions/e1/logs", 200, {"execution_id": "e1", "logs": [
-        {"time": "t", "grain": "greet", "level": "INFO", "text": "greeting a4d6165d9e101"}]})
+    logged_in.on(
+        "GET",
+        "/api/v1/executions/e1/logs",
+        200,
+        {
+            "execution_id": "e1",
+            "logs": [{"time": "t", "grain": "greet", "level": "INFO", "text": "greeting a4d6165d9e101"}],
+        },
+    )
     assert sand(["logs", "e1"]) == 0
     assert capsys.readouterr().out == "t [greet] INFO: greeting a4d6165d9e101\n"  # a grain's own text stays
     assert logged_in.calls() == ["GET /api/v1/apps/e1/logs", "GET /api/v1/executions/e1/logs"], (
-        "not an execution id's form: an application's logs are asked first")
+        "not an execution id's form: an application's logs are asked first"
+    )
 
 
 def test_account_delete_needs_the_name_and_forgets_the_stored_key(logged_in: FakeApi, tmp_path: Path, capsys) -> None:
@@ -829,23 +1082,50 @@ def test_account_delete_needs_the_name_and_forgets_the_stored_key(logged_in: Fak
 
 
 def test_account_delete_while_an_app_runs_says_which(logged_in: FakeApi, capsys) -> None:
-    message = ("account 'alice' still runs hello; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for "
-               "status undeployed")
+    message = (
+        "account 'alice' still runs hello; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for "
+        "status undeployed"
+    )
     logged_in.on("DELETE", "/api/v1/accounts/alice", 409, {"error": {"code": "conflict", "message": message}})
     assert sand(["account", "delete", "alice"]) == 1
-    assert capsys.readouterr().err == ("Error: account 'alice' still runs hello; undeploy each with `sand undeploy "
-                                       "<app>`, then run `sand account delete alice` again\n")
+    assert capsys.readouterr().err == (
+        "Error: account 'alice' still runs hello; undeploy each with `sand undeploy "
+        "<app>`, then run `sand account delete alice` again\n"
+    )
 
 
 def test_logs_of_an_application_its_recent_executions_oldest_first(logged_in: FakeApi, capsys) -> None:
-    logged_in.on("GET", "/api/v1/apps/hello/logs", 200, {"app": "hello", "executions": [
-        {"execution_id": "0123456789abcdef0123456789abcdef", "status": "ok", "started": "2026-11-23T17:00:00Z",
-         "logs": [{"time": "2026-11-23T17:00:00.1Z", "grain": "greet", "level": "INFO", "text": "greeting a"}]},
-        {"execution_id": "fedcba9876543210fedcba9876543210", "status": "error", "started": "2026-11-23T17:00:01Z",
-         "finished": "2026-11-23T17:00:02Z", "error": "ValueError: no name", "logs": []}]})
+    logged_in.on(
+        "GET",
+        "/api/v1/apps/hello/logs",
+        200,
+        {
+            "app": "hello",
+            "executions": [
+                {
+                    "execution_id": "0123456789abcdef0123456789abcdef",
+                    "status": "ok",
+                    "started": "2026-11-23T17:00:00Z",
+                    "logs": [
+                        {"time": "2026-11-23T17:00:00.1Z", "grain": "greet", "level": "INFO", "text": "greeting a"}
+                    ],
+                },
+                {
+                    "execution_id": "fedcba9876543210fedcba9876543210",
+                    "status": "error",
+                    "started": "2026-11-23T17:00:01Z",
+                    "finished": "2026-11-23T17:00:02Z",
+                    "error": "ValueError: no name",
+                    "logs": [],
+                },
+            ],
+        },
+    )
     assert sand(["logs", "hello", "--since", "10m"]) == 0
-    assert capsys.readouterr().out == ("2026-11-23T17:00:00.1Z [01234567 greet] INFO: greeting a\n"
-                                       "2026-11-23T17:00:02Z [fedcba98] error: ValueError: no name\n")
+    assert capsys.readouterr().out == (
+        "2026-11-23T17:00:00.1Z [01234567 greet] INFO: greeting a\n"
+        "2026-11-23T17:00:02Z [fedcba98] error: ValueError: no name\n"
+    )
     since = int(logged_in.requests[0].query["since"][0])
     assert abs(since - (time.time() - 600) * 1000) < 5000, "10 minutes ago"
     assert sand(["logs", "hello", "--since", "yesterday"]) == 1

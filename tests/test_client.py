@@ -63,9 +63,16 @@ def test_deploy_a_folder_then_invoke_read_the_execution_and_its_logs(logged_in: 
     assert isinstance(d, Deployment)
     assert (d.name, d.version, d.status, d.hosts) == ("hello", 2, "deployed", [("h1", "deployed", "")])
     assert d.seconds >= 0
-    assert api.calls() == ["PUT /api/v1/apps/hello", "PUT /api/v1/apps/hello/grains/greet",
-                           "PUT /api/v1/apps/hello/grains/shout", "POST /api/v1/apps/hello/deploy"] + [
-        "GET /api/v1/apps/hello"] * 3
+    assert (
+        api.calls()
+        == [
+            "PUT /api/v1/apps/hello",
+            "PUT /api/v1/apps/hello/grains/greet",
+            "PUT /api/v1/apps/hello/grains/shout",
+            "POST /api/v1/apps/hello/deploy",
+        ]
+        + ["GET /api/v1/apps/hello"] * 3
+    )
     assert api.requests[0].json() == json.loads((EXAMPLES / "hello" / "workflow.json").read_text())
     assert api.requests[1].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
     # the workflow is saved first, but its progress line still follows the grains'
@@ -74,7 +81,10 @@ def test_deploy_a_folder_then_invoke_read_the_execution_and_its_logs(logged_in: 
     assert steps[1].startswith("grain shout: version 3 (shout.py")
     assert steps[2] == "workflow hello: entry greet, grains greet, shout"
     assert [line for line, waited in lines if waited is not None] == [
-        "hello: waiting for version 2", "hello: deploying (0/1 hosts)", "hello: deployed (1/1 hosts)"]
+        "hello: waiting for version 2",
+        "hello: deploying (0/1 hosts)",
+        "hello: deployed (1/1 hosts)",
+    ]
 
     api.on("POST", "/app/hello", 200, {"greeting": "HELLO, SAND!"}, {"X-Sand-Execution-Id": "e1"})
     run = client.invoke("hello", {"name": "sand"})
@@ -99,8 +109,11 @@ def test_deploy_with_a_name_settings_and_no_wait(logged_in: FakeApi) -> None:
     assert (d.name, d.version, d.status) == ("hello-2", 2, "deploying")
     put = next(r for r in api.requests if r.method == "PUT" and r.path == "/api/v1/apps/hello-2")
     assert put.json()["name"] == "hello-2" and put.json()["settings"] == {"timeout_s": 5}
-    assert api.calls()[:3] == ["PUT /api/v1/apps/hello-2", "PUT /api/v1/apps/hello-2/grains/greet",
-                               "PUT /api/v1/apps/hello-2/grains/shout"]  # the grains are hello-2's own
+    assert api.calls()[:3] == [
+        "PUT /api/v1/apps/hello-2",
+        "PUT /api/v1/apps/hello-2/grains/greet",
+        "PUT /api/v1/apps/hello-2/grains/shout",
+    ]  # the grains are hello-2's own
     assert api.calls()[-1] == "POST /api/v1/apps/hello-2/deploy"
 
 
@@ -120,8 +133,17 @@ def test_deploy_failures_are_api_errors(logged_in: FakeApi, tmp_path: Path) -> N
     with pytest.raises(ApiError, match="workflow.json is missing") as e:
         client.deploy(tmp_path)
     assert (e.value.status, e.value.code) == (0, "usage") and api.requests == []
-    _deployable(api, "hello", ["greet", "shout"], {"name": "hello", "status": "failed", "version": 2,
-                                                   "hosts": [{"host": "h1", "status": "failed", "error": "pip"}]})
+    _deployable(
+        api,
+        "hello",
+        ["greet", "shout"],
+        {
+            "name": "hello",
+            "status": "failed",
+            "version": 2,
+            "hosts": [{"host": "h1", "status": "failed", "error": "pip"}],
+        },
+    )
     with pytest.raises(ApiError, match="deploy of hello failed: h1: pip") as e:
         client.deploy(EXAMPLES / "hello")
     assert e.value.code == "failed" and e.value.body["status"] == "failed"
@@ -182,7 +204,8 @@ def test_status_undeploy_and_delete(logged_in: FakeApi) -> None:
     assert client.undeploy("hello")["status"] == "undeployed"
     client.delete("hello")
     assert api.calls() == ["GET /api/v1/apps/hello", "POST /api/v1/apps/hello/undeploy"] + [
-        "GET /api/v1/apps/hello"] * 2 + ["DELETE /api/v1/apps/hello"]  # deployed, then undeployed
+        "GET /api/v1/apps/hello"
+    ] * 2 + ["DELETE /api/v1/apps/hello"]  # deployed, then undeployed
     api.routes[("GET", "/api/v1/apps/hello")] = [(200, {"name": "hello", "status": "undeploying"}, {})]
     with pytest.raises(ApiError, match="hello is still undeploying after 0.05s") as e:
         client.undeploy("hello", timeout_s=0.05)
@@ -193,8 +216,16 @@ def test_apps_grains_and_deleting_a_grain(logged_in: FakeApi) -> None:
     api = logged_in
     client = Client.from_login()
     apps = [{"name": "hello-alice", "status": "deployed", "version": 1, "error": None}]
-    grains = [{"name": "greet", "version": 1, "kind": "py", "sha256": "7fe7", "size": 266,
-               "created": "2026-11-21T21:13:55.964Z"}]
+    grains = [
+        {
+            "name": "greet",
+            "version": 1,
+            "kind": "py",
+            "sha256": "7fe7",
+            "size": 266,
+            "created": "2026-11-21T21:13:55.964Z",
+        }
+    ]
     api.on("GET", "/api/v1/apps", 200, {"apps": apps})
     api.on("GET", "/api/v1/grains", 200, {"grains": grains})
     api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
@@ -211,19 +242,28 @@ def test_apps_grains_and_deleting_a_grain(logged_in: FakeApi) -> None:
     assert e.value.code == "bad_answer"
 
 
-@pytest.mark.parametrize(("text", "named"), [
-    ("vm: application a4d6165d9e101: its requirements could not be installed",
-     "vm: application hello: its requirements could not be installed"),
-    ("QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k'", "QUOTA_EXCEEDED: [app hello] cannot store key 'k'"),
-    ("greeting a4d6165d9e101; key a4d6165d9e1012345", "greeting a4d6165d9e101; key a4d6165d9e1012345"),
-])
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            "vm: application a4d6165d9e101: its requirements could not be installed",
+            "vm: application hello: its requirements could not be installed",
+        ),
+        (
+            "QUOTA_EXCEEDED: [app a4d6165d9e101] cannot store key 'k'",
+            "QUOTA_EXCEEDED: [app hello] cannot store key 'k'",
+        ),
+        ("greeting a4d6165d9e101; key a4d6165d9e1012345", "greeting a4d6165d9e101; key a4d6165d9e1012345"),
+    ],
+)
 def test_errors_name_the_application_not_its_internal_id(text: str, named: str) -> None:
     assert sand_client.without_app_ids(text, "hello") == named
     assert sand_client.names_app_id(text) == (text != named)
 
 
-def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi, monkeypatch: pytest.MonkeyPatch,
-                                                              capsys) -> None:
+def test_the_cli_sends_every_rest_request_through_the_client(
+    logged_in: FakeApi, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     api = logged_in
     sent: list[str] = []
     call = Client.call
@@ -248,12 +288,24 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
     api.on("DELETE", "/api/v1/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("DELETE", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "deleted": True})
     api.on("POST", "/api/v1/accounts", 201, {"name": "bob", "api_key": "sk-bob"})
-    for argv in (["deploy", str(EXAMPLES / "hello")], ["invoke", "hello", "{}"], ["invoke", "hello", "--async"],
-                 ["execution", "e1"], ["logs", "e1"], ["status", "hello"],
-                 ["undeploy", "hello", "--no-wait", "--delete"], ["apps"], ["grains"], ["grains", "hello"],
-                 ["grain", "delete", "greet"], ["grain", "delete", "greet", "--app", "hello"],
-                 ["logs", "hello"], ["account", "delete", "bob"],
-                 ["login", api.url, "key-a"], ["signup", api.url, "bob"]):
+    for argv in (
+        ["deploy", str(EXAMPLES / "hello")],
+        ["invoke", "hello", "{}"],
+        ["invoke", "hello", "--async"],
+        ["execution", "e1"],
+        ["logs", "e1"],
+        ["status", "hello"],
+        ["undeploy", "hello", "--no-wait", "--delete"],
+        ["apps"],
+        ["grains"],
+        ["grains", "hello"],
+        ["grain", "delete", "greet"],
+        ["grain", "delete", "greet", "--app", "hello"],
+        ["logs", "hello"],
+        ["account", "delete", "bob"],
+        ["login", api.url, "key-a"],
+        ["signup", api.url, "bob"],
+    ):
         assert sand(argv) == 0, argv
     assert sent == api.calls() and len(sent) == 24
 
@@ -261,7 +313,13 @@ def test_the_cli_sends_every_rest_request_through_the_client(logged_in: FakeApi,
 def test_the_progress_of_an_undeploy_counts_a_host_where_the_application_failed_as_done() -> None:
     from sandclient.client import _progress
 
-    app = {"status": "undeployed", "hosts": [{"host": "h1", "status": "failed", "error": "pip"},
-                                             {"host": "h2", "status": "stopped"}, {"host": "h3", "status": "deployed"}]}
+    app = {
+        "status": "undeployed",
+        "hosts": [
+            {"host": "h1", "status": "failed", "error": "pip"},
+            {"host": "h2", "status": "stopped"},
+            {"host": "h3", "status": "deployed"},
+        ],
+    }
     assert _progress(app, "undeployed") == "undeployed (2/3 hosts)"
     assert _progress(app, "deployed") == "undeployed (1/3 hosts)"

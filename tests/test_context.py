@@ -10,8 +10,13 @@ from grainworker.context import GrainApiError, GrainContext
 from grainworker.datalayer import DataLayerError
 from grainworker.workflow import parse_workflow
 
-WF = parse_workflow({"name": "app", "entry": "a", "functions": [
-    {"name": "a", "next": ["end"], "potentialNext": ["b"]}, {"name": "b", "next": ["end"]}]})
+WF = parse_workflow(
+    {
+        "name": "app",
+        "entry": "a",
+        "functions": [{"name": "a", "next": ["end"], "potentialNext": ["b"]}, {"name": "b", "next": ["end"]}],
+    }
+)
 EVENT = {"id": "e1", "execution_id": "x1", "app": "app", "grain": "a", "frontend": "f", "value": 1}
 
 

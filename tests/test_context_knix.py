@@ -13,9 +13,17 @@ from grainworker.context import BUCKET_CALLS, SESSION_CALLS, TRIGGER_CALLS, Grai
 from grainworker.datalayer import DataLayerError
 from grainworker.workflow import parse_workflow
 
-WF = parse_workflow({"name": "app", "entry": "a", "functions": [
-    {"name": "a", "next": ["end"], "potentialNext": ["b", "c"]}, {"name": "b", "next": ["end"]},
-    {"name": "c", "next": ["end"]}]})
+WF = parse_workflow(
+    {
+        "name": "app",
+        "entry": "a",
+        "functions": [
+            {"name": "a", "next": ["end"], "potentialNext": ["b", "c"]},
+            {"name": "b", "next": ["end"]},
+            {"name": "c", "next": ["end"]},
+        ],
+    }
+)
 EVENT = {"id": "e1", "execution_id": "x1", "app": "app", "grain": "a", "frontend": "f", "value": 1}
 
 
@@ -219,9 +227,14 @@ def test_get_counter_value_passes_other_data_layer_errors_on() -> None:
 
 
 # ---- name listings
-@pytest.mark.parametrize(("calls", "kind"), [(("getMapNames", "listMaps"), "map"),
-                                             (("getSetNames", "listSets"), "set"),
-                                             (("getCounterNames", "listCounters"), "counter")])
+@pytest.mark.parametrize(
+    ("calls", "kind"),
+    [
+        (("getMapNames", "listMaps"), "map"),
+        (("getSetNames", "listSets"), "set"),
+        (("getCounterNames", "listCounters"), "counter"),
+    ],
+)
 def test_name_listings_raise_a_clear_error(calls: tuple[str, str], kind: str) -> None:
     c, _ = ctx()
     for name in calls:
@@ -322,8 +335,10 @@ def test_session_calls_warn_and_answer_none() -> None:
 def test_trigger_calls_warn_and_answer_false_with_a_message() -> None:
     c, _ = ctx()
     assert c.addTrigger("t", {"timer_interval_ms": 1000}) == (False, "addTrigger failed: SAND has no triggers")
-    assert c.addTriggerForWorkflow("t", "wf", workflow_state="") == \
-        (False, "addTriggerForWorkflow failed: SAND has no triggers")
+    assert c.addTriggerForWorkflow("t", "wf", workflow_state="") == (
+        False,
+        "addTriggerForWorkflow failed: SAND has no triggers",
+    )
     for name in TRIGGER_CALLS:
         ok, message = getattr(c, name)("t")
         assert ok is False and "SAND has no triggers" in message and name in message
@@ -362,8 +377,13 @@ def test_a_grain_instance_counts_its_remaining_time_down_from_the_grains_timeout
     wf = parse_workflow({"name": "w", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]})
     bus = Bus()
     event = {"id": "e", "execution_id": "x", "app": "a", "grain": "g", "from": "", "value": {}, "trace": []}
-    run_instance(_json.dumps(event).encode(), InstanceSpec("a", "g", wf, frozenset(), timeout_s=5.0),
-                 lambda e, c: c.get_remaining_time_in_millis(), bus, lambda: None)
+    run_instance(
+        _json.dumps(event).encode(),
+        InstanceSpec("a", "g", wf, frozenset(), timeout_s=5.0),
+        lambda e, c: c.get_remaining_time_in_millis(),
+        bus,
+        lambda: None,
+    )
     report = decode(bus.batches[-1][-1][1])
     left = report["outputs"][0]["value"]
     assert 4000 < left <= 5000, left

@@ -38,8 +38,11 @@ def test_virus_scan_fan_out_and_join() -> None:
         result, run = e.invoke({"email": email})
         clean, _ = e.invoke({"email": {"from": "x@y", "body": "hello", "attachments": []}})
         grains = sorted(r["grain"] for r in e.reports if r["execution_id"] == run)
-    assert result == {"infected": True, "findings": {"scan_links": ["phish.example"]},
-                      "scanners": ["scan_attachments", "scan_body", "scan_links"]}
+    assert result == {
+        "infected": True,
+        "findings": {"scan_links": ["phish.example"]},
+        "scanners": ["scan_attachments", "scan_body", "scan_links"],
+    }
     assert grains == ["join", "receive", "scan_attachments", "scan_body", "scan_links"]
     assert clean["infected"] is False
 
@@ -56,8 +59,14 @@ def test_an_asl_state_machine_runs_its_states_as_grains() -> None:
     assert result["total"] == 8.0 and [line["cost"] for line in result["lines"]] == [2.0, 6.0]
     assert result["settled"] == {"payment": {"charged": 8.0}, "reservation": {"reserved": {"apple": 96, "cheese": 99}}}
     # Price (the Map) runs in Check's instance, Settle (the Parallel) in Sum's: no instance of their own
-    assert grains == ["Check", "Price.it.PriceItem", "Price.it.PriceItem", "Settle.b0.Charge", "Settle.b1.Reserve",
-                      "Sum"]
+    assert grains == [
+        "Check",
+        "Price.it.PriceItem",
+        "Price.it.PriceItem",
+        "Settle.b0.Charge",
+        "Settle.b1.Reserve",
+        "Sum",
+    ]
     assert declined == {"customer": "mallory", "declined": "card of mallory declined for 4.5"}
     assert empty["error"]["type"] == "EmptyOrder"
 

@@ -27,8 +27,13 @@ def test_every_example_decodes_and_round_trips() -> None:
 
 def test_an_output_inherits_the_trace_and_adds_its_grains_entry() -> None:
     request = decode((EXAMPLES / "request.json").read_bytes())
-    out = make_event(request, "shout", {"greeting": "hello, sand"}, "greet",
-                     trace=grain_trace("greet", 2100000, 2150000, 2200000, 2250000, 2300000))
+    out = make_event(
+        request,
+        "shout",
+        {"greeting": "hello, sand"},
+        "greet",
+        trace=grain_trace("greet", 2100000, 2150000, 2200000, 2250000, 2300000),
+    )
     expected = decode((EXAMPLES / "output.json").read_bytes())
     assert list(out) == FIELDS
     for field in ("execution_id", "app", "grain", "from", "frontend", "value", "tag"):

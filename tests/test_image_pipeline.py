@@ -34,23 +34,28 @@ APP = ROOT / "examples" / "image-pipeline"
 PTH = APP / ".fetched" / "mobilenet_v2-b0353104.pth"
 PHOTOS = APP / ".fetched" / "photos"
 PHOTO_NAMES = ("dog", "eagle", "giraffe", "horses", "kite", "person", "scream")
-FETCHED = PTH.is_file() and (APP / "weights.npz").is_file() and all(
-    (PHOTOS / f"{n}.jpg").is_file() for n in PHOTO_NAMES)
-needs_fetch = pytest.mark.skipif(not FETCHED, reason="the MobileNetV2 weights and the sample photos are not in git: "
-                                 "run examples/image-pipeline/fetch.sh once (downloads about 16 MB)")
-needs_identify = pytest.mark.skipif(shutil.which("identify") is None,
-                                    reason="ImageMagick's identify is not installed: apt-get install imagemagick")
+FETCHED = (
+    PTH.is_file() and (APP / "weights.npz").is_file() and all((PHOTOS / f"{n}.jpg").is_file() for n in PHOTO_NAMES)
+)
+needs_fetch = pytest.mark.skipif(
+    not FETCHED,
+    reason="the MobileNetV2 weights and the sample photos are not in git: "
+    "run examples/image-pipeline/fetch.sh once (downloads about 16 MB)",
+)
+needs_identify = pytest.mark.skipif(
+    shutil.which("identify") is None, reason="ImageMagick's identify is not installed: apt-get install imagemagick"
+)
 
 DOGS = range(151, 269)  # ImageNet-1k's dog breeds
 # (photo, top-1 class, classes the top 5 must include), as the float32 network predicts them; ImageNet-1k has no
 # giraffe (darknet's giraffe.jpg also shows a zebra) nor a horse but "sorrel"
 EXPECTED = [
-    ("dog", 249, {249, 248, 250}),             # Alaskan Malamute, husky, Siberian Husky (+ dog sled, tandem bicycle)
-    ("eagle", 22, {22, 21, 23}),               # bald eagle, kite (bird of prey), vulture
-    ("giraffe", 340, {340, 352}),              # zebra, impala
-    ("horses", 345, {345, 346, 349}),          # ox, water buffalo, bighorn sheep
-    ("kite", 701, {701, 978}),                 # parachute, beach
-    ("person", 212, {212, 216, 219, 217}),     # English Setter, Clumber / Cocker / English Springer Spaniel
+    ("dog", 249, {249, 248, 250}),  # Alaskan Malamute, husky, Siberian Husky (+ dog sled, tandem bicycle)
+    ("eagle", 22, {22, 21, 23}),  # bald eagle, kite (bird of prey), vulture
+    ("giraffe", 340, {340, 352}),  # zebra, impala
+    ("horses", 345, {345, 346, 349}),  # ox, water buffalo, bighorn sheep
+    ("kite", 701, {701, 978}),  # parachute, beach
+    ("person", 212, {212, 216, 219, 217}),  # English Setter, Clumber / Cocker / English Springer Spaniel
 ]
 
 
@@ -83,13 +88,21 @@ def _photo(name: str) -> Image.Image:
 
 # ---- the checkpoint reader
 
+
 @needs_fetch
 def test_pth_reader_reads_torchvisions_legacy_checkpoint(state_dict: dict[str, np.ndarray]) -> None:
     assert len(state_dict) == 314
-    shapes = {"features.0.0.weight": (32, 3, 3, 3), "features.0.1.running_var": (32,),
-              "features.1.conv.0.0.weight": (32, 1, 3, 3), "features.2.conv.0.0.weight": (96, 16, 1, 1),
-              "features.17.conv.2.weight": (320, 960, 1, 1), "features.18.0.weight": (1280, 320, 1, 1),
-              "classifier.1.weight": (1000, 1280), "classifier.1.bias": (1000,), "features.0.1.num_batches_tracked": ()}
+    shapes = {
+        "features.0.0.weight": (32, 3, 3, 3),
+        "features.0.1.running_var": (32,),
+        "features.1.conv.0.0.weight": (32, 1, 3, 3),
+        "features.2.conv.0.0.weight": (96, 16, 1, 1),
+        "features.17.conv.2.weight": (320, 960, 1, 1),
+        "features.18.0.weight": (1280, 320, 1, 1),
+        "classifier.1.weight": (1000, 1280),
+        "classifier.1.bias": (1000,),
+        "features.0.1.num_batches_tracked": (),
+    }
     assert {k: state_dict[k].shape for k in shapes} == shapes
     assert state_dict["features.0.0.weight"].dtype == np.float32
     assert state_dict["features.0.1.num_batches_tracked"].dtype == np.int64
@@ -104,8 +117,9 @@ class _Storage:
         self.key, self.data = key, data
 
 
-def _torch_zip(path: Path, tensors: dict[str, tuple[_Storage, int, tuple[int, ...], tuple[int, ...]]],
-               mp: pytest.MonkeyPatch) -> None:
+def _torch_zip(
+    path: Path, tensors: dict[str, tuple[_Storage, int, tuple[int, ...], tuple[int, ...]]], mp: pytest.MonkeyPatch
+) -> None:
     """Write a checkpoint as torch >= 1.6 does (zip of data.pkl + data/<key>), without torch: stand-ins named
     torch.FloatStorage and torch._utils._rebuild_tensor_v2 make the pickle name the same globals."""
     torch, utils = types.ModuleType("torch"), types.ModuleType("torch._utils")
@@ -143,13 +157,22 @@ def _torch_zip(path: Path, tensors: dict[str, tuple[_Storage, int, tuple[int, ..
 
 
 def test_pth_reader_reads_the_zip_format_with_strides_and_shared_storage(
-        app_modules: tuple[Any, Any], tmp_path: Path) -> None:
+    app_modules: tuple[Any, Any], tmp_path: Path
+) -> None:
     pth = app_modules[1]
     data = np.arange(24, dtype=np.float32)
     s = _Storage("0", data)
     with pytest.MonkeyPatch.context() as mp:
-        _torch_zip(tmp_path / "m.pth", {"a": (s, 0, (2, 3), (3, 1)), "a_t": (s, 0, (3, 2), (1, 3)),
-                                        "tail": (s, 20, (4,), (1,)), "scalar": (s, 5, (), ())}, mp)
+        _torch_zip(
+            tmp_path / "m.pth",
+            {
+                "a": (s, 0, (2, 3), (3, 1)),
+                "a_t": (s, 0, (3, 2), (1, 3)),
+                "tail": (s, 20, (4,), (1,)),
+                "scalar": (s, 5, (), ()),
+            },
+            mp,
+        )
     sd = pth.load_state_dict(tmp_path / "m.pth")
     assert list(sd) == ["a", "a_t", "tail", "scalar"]
     np.testing.assert_array_equal(sd["a"], data[:6].reshape(2, 3))
@@ -179,6 +202,7 @@ def test_pth_reader_runs_no_code_from_the_checkpoint(app_modules: tuple[Any, Any
 
 
 # ---- preprocessing and the network
+
 
 def test_preprocess_is_torchvisions_resize_centercrop_normalize(app_modules: tuple[Any, Any]) -> None:
     mobilenet = app_modules[0]
@@ -213,7 +237,7 @@ def _naive_forward(sd: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
         out = np.zeros((groups, wg.shape[1], ho, wo))
         for i in range(k):
             for j in range(k):
-                patch = xg[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride]
+                patch = xg[:, :, i : i + stride * ho : stride, j : j + stride * wo : stride]
                 out += np.einsum("goc,gchw->gohw", wg[:, :, :, i, j], patch)
         return out.reshape(-1, ho, wo)
 
@@ -242,8 +266,9 @@ def _naive_forward(sd: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
 
 
 @needs_fetch
-def test_network_agrees_with_a_plain_float64_implementation(app_modules: tuple[Any, Any], net: Any,
-                                                            state_dict: dict[str, np.ndarray]) -> None:
+def test_network_agrees_with_a_plain_float64_implementation(
+    app_modules: tuple[Any, Any], net: Any, state_dict: dict[str, np.ndarray]
+) -> None:
     x = app_modules[0].preprocess(_photo("eagle"))
     fast, plain = net.logits(x), _naive_forward(state_dict, x.astype(np.float64))
     assert fast.shape == (1000,) and fast.dtype == np.float32
@@ -276,11 +301,13 @@ def test_float16_weights_npz_classifies_as_the_checkpoint(app_modules: tuple[Any
 
 # ---- the application
 
+
 @needs_fetch
 def test_the_entry_grains_upload_fits_the_frontends_body_limit() -> None:
     """`sand deploy` uploads weights.npz in the entry grain's zip; float32 weights (13 MB zipped) would get 413."""
-    row = next(line for line in (ROOT / "docs" / "config.md").read_text().splitlines()
-               if line.startswith("| `max.body.bytes`"))
+    row = next(
+        line for line in (ROOT / "docs" / "config.md").read_text().splitlines() if line.startswith("| `max.body.bytes`")
+    )
     limit = int(re.search(r"\| `(\d+)` \|", row).group(1))
     uploads = bundle(APP, load_app(APP))
     entry = uploads[0]
@@ -311,13 +338,26 @@ def test_pipeline_end_to_end_in_the_emulator(emulator: Emulator) -> None:
     assert [r["grain"] for r in emulator.reports if r["execution_id"] == run] == grains
     assert result["name"] == "dog.jpg" and result["warnings"] == []
     assert result["metadata"] == {
-        "format": "JPEG", "width": 768, "height": 576, "bytes": 163759, "depth": 8, "colorspace": "sRGB",
-        "quality": 93, "orientation": "TopLeft", "camera": {"make": "Canon", "model": "Canon PowerShot S95"},
-        "taken": "2014-09-19T16:08:30", "exposure": {"time": "1/80", "f_number": 4, "iso": 250, "focal_length_mm": 6}}
+        "format": "JPEG",
+        "width": 768,
+        "height": 576,
+        "bytes": 163759,
+        "depth": 8,
+        "colorspace": "sRGB",
+        "quality": 93,
+        "orientation": "TopLeft",
+        "camera": {"make": "Canon", "model": "Canon PowerShot S95"},
+        "taken": "2014-09-19T16:08:30",
+        "exposure": {"time": "1/80", "f_number": 4, "iso": 250, "focal_length_mm": 6},
+    }
     assert [o["class_id"] for o in result["objects"]][:1] == [249]
     assert result["objects"][0]["label"] == "Alaskan Malamute" and result["objects"][2]["label"] == "dog sled"
-    assert result["thumbnail"] == {"key": f"thumbnail/{run}", "width": 250, "height": 188,
-                                   "bytes": result["thumbnail"]["bytes"]}
+    assert result["thumbnail"] == {
+        "key": f"thumbnail/{run}",
+        "width": 250,
+        "height": 188,
+        "bytes": result["thumbnail"]["bytes"],
+    }
     assert result["metadata_key"] == f"metadata/{run}"
     # every grain recorded its own start and end, in workflow order
     t = result["timings"]
@@ -347,8 +387,14 @@ def test_pipeline_on_every_photo(emulator: Emulator) -> None:
         m = results[no_exif]["metadata"]
         assert m["camera"] is None and m["taken"] is None and m["exposure"] is None, no_exif
     assert {p: (r["thumbnail"]["width"], r["thumbnail"]["height"]) for p, r in results.items()} == {
-        "dog": (250, 188), "eagle": (250, 166), "giraffe": (250, 250), "horses": (250, 166), "kite": (250, 166),
-        "person": (250, 166), "scream": (196, 250)}
+        "dog": (250, 188),
+        "eagle": (250, 166),
+        "giraffe": (250, 250),
+        "horses": (250, 166),
+        "kite": (250, 166),
+        "person": (250, 166),
+        "scream": (196, 250),
+    }
 
 
 @needs_fetch
@@ -373,13 +419,16 @@ def test_bad_pictures_end_with_an_image_error(emulator: Emulator) -> None:
     text, _ = emulator.invoke({"image": base64.b64encode(b"hello, not a picture").decode()})
     truncated, _ = emulator.invoke({"image": base64.b64encode((PHOTOS / "dog.jpg").read_bytes()[:64]).decode()})
     assert not_base64["error"]["type"] == "ImageError" and "base64" in not_base64["error"]["message"]
-    assert text["error"] == {"type": "ImageError", "grain": "extract_metadata", "message":
-                             "the picture is not JPEG, PNG, GIF or WebP (it starts with 68656c6c6f2c206e); "
-                             "send one of those"}
+    assert text["error"] == {
+        "type": "ImageError",
+        "grain": "extract_metadata",
+        "message": "the picture is not JPEG, PNG, GIF or WebP (it starts with 68656c6c6f2c206e); send one of those",
+    }
     assert truncated["error"]["type"] == "ImageError" and truncated["error"]["grain"] == "extract_metadata"
 
 
 # ---- benchmarks/image_pipeline.py (paper Fig 7): its arithmetic, and the pipeline on the warm baseline ------------
+
 
 def _timings(*durations_ms: float, gap_ms: float = 2.0) -> list[dict[str, Any]]:
     grains = ["extract_metadata", "verify_metadata", "recognize_objects", "make_thumbnail"]
@@ -414,8 +463,14 @@ def test_the_pipeline_runs_on_the_warm_baseline_as_zip_actions(kafka_bootstrap: 
     from benchmarks.baselines import WarmContainerPlatform
     from benchmarks.image_pipeline import GRAINS, image_python, packages, zips
 
-    if subprocess.run(["docker", "run", "--rm", "--network", "none", sandbox_image, "identify", "-version"],
-                      capture_output=True, timeout=120).returncode != 0:
+    if (
+        subprocess.run(
+            ["docker", "run", "--rm", "--network", "none", sandbox_image, "identify", "-version"],
+            capture_output=True,
+            timeout=120,
+        ).returncode
+        != 0
+    ):
         pytest.skip(f"{sandbox_image} has no ImageMagick: rebuild it with deploy/sandbox-image.sh")
     actions = zips(packages(image_python(sandbox_image)))
     with WarmContainerPlatform(bootstrap=kafka_bootstrap, image=sandbox_image, data_layer=True) as p:

@@ -24,8 +24,11 @@ def _runtime_files() -> list[Path]:
     """What the image gets of the repository: every file of WORKER_DIR but caches (as its tar), and the
     generated Thrift code (_gen) but that."""
     d = _image_dir()
-    return sorted(p for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-                  and "_gen" not in p.relative_to(d).parts)
+    return sorted(
+        p
+        for p in d.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc" and "_gen" not in p.relative_to(d).parts
+    )
 
 
 def test_the_image_copies_the_runtime_package_and_no_cli_or_emulator() -> None:
@@ -46,22 +49,29 @@ def test_the_runtime_imports_neither_the_client_nor_the_emulator() -> None:
         if f.suffix != ".py":
             continue
         for node in ast.walk(ast.parse(f.read_text(), str(f))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            )
             for name in names:
                 assert name.split(".")[0] not in DEVELOPER_SIDE, f"{f.relative_to(ROOT)} imports {name}"
     # And when it runs: every runtime module loaded, nothing of the developer's side comes along.
     modules = [f"grainworker.{p.stem}" for p in (ROOT / "grainworker").glob("*.py") if p.stem != "__init__"]
-    code = (f"import sys\nimport {', '.join(modules)}\n"
-            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(DEVELOPER_SIDE)!r}))")
+    code = (
+        f"import sys\nimport {', '.join(modules)}\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(DEVELOPER_SIDE)!r}))"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"
 
 
 def test_the_client_and_cli_need_the_standard_library_only() -> None:
-    code = ("import sys, sandclient, sandclient.cli\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('thrift', 'sandemu', 'flask', 'requests')))\n"
-            "print(sorted(m for m in sys.modules if m.startswith('grainworker.')))")
+    code = (
+        "import sys, sandclient, sandclient.cli\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('thrift', 'sandemu', 'flask', 'requests')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('grainworker.')))"
+    )
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     # The workflow rules are grainworker.workflow's (one place for each contract), which imports only the standard
     # library and grainworker.rules (the reader of contracts/rules.json).
@@ -70,13 +80,18 @@ def test_the_client_and_cli_need_the_standard_library_only() -> None:
 
 # ---- Java modules: the frontend and the host agent share contracts and cluster, never each other ----
 
+
 def _module_deps(module: str) -> set[str]:
     """The SAND modules the module's main code depends on (test-scoped dependencies, like common's test clock, not)."""
     pom = (ROOT / module / "pom.xml").read_text()
     deps = pom.split("<dependencies>", 1)[1]
-    return {m.group(1) for d in re.findall(r"<dependency>(.*?)</dependency>", deps, re.S)
-            if "<scope>test</scope>" not in d
-            for m in [re.search(r"<groupId>sand</groupId>\s*<artifactId>([\w-]+)</artifactId>", d)] if m}
+    return {
+        m.group(1)
+        for d in re.findall(r"<dependency>(.*?)</dependency>", deps, re.S)
+        if "<scope>test</scope>" not in d
+        for m in [re.search(r"<groupId>sand</groupId>\s*<artifactId>([\w-]+)</artifactId>", d)]
+        if m
+    }
 
 
 def _java_imports(module: str) -> set[str]:
@@ -91,8 +106,9 @@ def test_frontend_and_host_agent_depend_on_the_shared_modules_not_on_each_other(
     assert _module_deps("frontend") == {"common", "contracts", "cluster"}
     assert "frontend" not in _module_deps("hostagent")
     assert {"hostagent", "localbus", "datalayer"}.isdisjoint(_java_imports("frontend"))
-    assert not any(re.search(r"\bsand\.datalayer\.", f.read_text())
-                   for f in (ROOT / "frontend" / "src").rglob("*.java")), "the frontend uses the local data layer"
+    assert not any(
+        re.search(r"\bsand\.datalayer\.", f.read_text()) for f in (ROOT / "frontend" / "src").rglob("*.java")
+    ), "the frontend uses the local data layer"
     assert "frontend" not in _java_imports("hostagent")
     # the shared modules stay below both processes
     for shared in ("common", "contracts", "cluster"):
@@ -100,6 +116,7 @@ def test_frontend_and_host_agent_depend_on_the_shared_modules_not_on_each_other(
 
 
 # ---- every top-level folder says in its README what lives there and what it may depend on ----
+
 
 def _folders() -> list[str]:
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -154,12 +171,22 @@ MAX_LINES = 600
 
 
 def test_no_main_code_file_is_over_600_lines_without_a_reason_at_its_top() -> None:
-    tracked = subprocess.run(["git", "ls-files", "*.java", "*.py", "*.sh"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.split()
-    main_code = [f for f in tracked if not f.startswith(("tests/", "examples/")) and "/src/test/" not in f
-                 and "/_gen/" not in f and (ROOT / f).is_file()]
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.java", "*.py", "*.sh"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    main_code = [
+        f
+        for f in tracked
+        if not f.startswith(("tests/", "examples/"))
+        and "/src/test/" not in f
+        and "/_gen/" not in f
+        and (ROOT / f).is_file()
+    ]
     assert len(main_code) > 100
-    long = [f for f in main_code if len((ROOT / f).read_text().splitlines()) > MAX_LINES
-            and not re.search(rf"longer than {MAX_LINES} lines", "\n".join((ROOT / f).read_text().splitlines()[:40]),
-                              re.I)]
+    long = [
+        f
+        for f in main_code
+        if len((ROOT / f).read_text().splitlines()) > MAX_LINES
+        and not re.search(rf"longer than {MAX_LINES} lines", "\n".join((ROOT / f).read_text().splitlines()[:40]), re.I)
+    ]
     assert long == [], f"over {MAX_LINES} lines, with no 'longer than {MAX_LINES} lines because ...' at the top: {long}"

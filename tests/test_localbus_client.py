@@ -155,8 +155,13 @@ def test_client_imports_nothing_heavier_than_thrift() -> None:
         "            and not top.startswith(('__editable__', '_distutils_hack'))):\n"
         "        print(name)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parent.parent)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     assert out.stdout.split() == []
 
 

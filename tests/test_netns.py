@@ -18,16 +18,24 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), rea
 
 
 def netns(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(ROOT / "deploy" / "netns.sh"), *args], env=ENV, capture_output=True,
-                          text=True, timeout=60, check=check)
+    return subprocess.run(
+        ["bash", str(ROOT / "deploy" / "netns.sh"), *args],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=check,
+    )
 
 
 def test_hosts_reach_each_other_until_a_link_is_cut_and_down_removes_everything() -> None:
     try:
         netns("up", "2")
         netns("up", "2")  # idempotent
-        assert netns("status").stdout.split("\n")[:2] == ["h1    10.78.0.11      link UP",
-                                                         "h2    10.78.0.12      link UP"]
+        assert netns("status").stdout.split("\n")[:2] == [
+            "h1    10.78.0.11      link UP",
+            "h2    10.78.0.12      link UP",
+        ]
         assert netns("reach", "h1", "10.78.0.12", check=False).returncode == 0
         assert netns("reach", "h2", "10.78.0.1", check=False).returncode == 0
         netns("cut", "h2")

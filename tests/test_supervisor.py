@@ -36,7 +36,7 @@ GRAINS = {
     "uselib": "import sandhelper\ndef handle(e, c):\n    return sandhelper.VALUE\n",
     # polls its queue (so the worker is up), then dies: a worker that crash-loops after its deploy
     "dier": "import os, threading\nthreading.Timer(0.3, lambda: os._exit(1)).start()\n"
-            "def handle(e, c):\n    return 1\n",
+    "def handle(e, c):\n    return 1\n",
     "noload": "\nraise RuntimeError('no config')\n",
 }
 
@@ -65,10 +65,18 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Host:
     for g, code in GRAINS.items():
         (app / "code" / f"{g}.py").write_text(code)
     (app / "lib" / "sandhelper.py").write_text("VALUE = 'from lib'\n")  # what pip --target would install
-    wf = {"name": APP, "entry": "greet", "functions": [
-        {"name": "greet", "next": ["shout"]}, {"name": "shout", "next": ["end"]},
-        {"name": "sleepy", "next": ["end"]}, {"name": "uselib", "next": ["end"]}, {"name": "dier", "next": ["end"]},
-        {"name": "noload", "next": ["end"]}]}
+    wf = {
+        "name": APP,
+        "entry": "greet",
+        "functions": [
+            {"name": "greet", "next": ["shout"]},
+            {"name": "shout", "next": ["end"]},
+            {"name": "sleepy", "next": ["end"]},
+            {"name": "uselib", "next": ["end"]},
+            {"name": "dier", "next": ["end"]},
+            {"name": "noload", "next": ["end"]},
+        ],
+    }
     (app / "workflow.json").write_text(json.dumps(wf))
     return Host(f"unix:{tmp / 'bus.sock'}", f"unix:{tmp / 'data.sock'}", app)
 
@@ -77,23 +85,36 @@ class Sandbox:
     """One supervisor process and the host agent's view of it."""
 
     def __init__(self, host: Host, tmp: Path, **overrides: Any) -> None:
-        cfg = {"app": APP, "host": "h1", "workflow": str(host.app_dir / "workflow.json"),
-               "code": str(host.app_dir / "code"), "lib": str(host.app_dir / "lib"), "bus": host.bus,
-               "data": host.data, "grains": {g: {"timeout_s": 20} for g in ("greet", "shout", "sleepy", "uselib")},
-               "restart": {"initial_s": 0.2, "max_s": 2, "stable_s": 30}, "stop_grace_s": 10} | overrides
+        cfg = {
+            "app": APP,
+            "host": "h1",
+            "workflow": str(host.app_dir / "workflow.json"),
+            "code": str(host.app_dir / "code"),
+            "lib": str(host.app_dir / "lib"),
+            "bus": host.bus,
+            "data": host.data,
+            "grains": {g: {"timeout_s": 20} for g in ("greet", "shout", "sleepy", "uselib")},
+            "restart": {"initial_s": 0.2, "max_s": 2, "stable_s": 30},
+            "stop_grace_s": 10,
+        } | overrides
         self.config = tmp / "sandbox.json"
         self.config.write_text(json.dumps(cfg))
         self.log = tmp / "supervisor.log"
         env = {**os.environ, "PYTHONPATH": str(ROOT), "SAND_GRAINWORKER_CREDENTIAL": APP_CRED}
         with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen([sys.executable, "-m", "grainworker.supervisor", "--config", str(self.config)],
-                                         env=env, stderr=log, stdout=log)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "grainworker.supervisor", "--config", str(self.config)],
+                env=env,
+                stderr=log,
+                stdout=log,
+            )
         self.agent = LocalBusClient(host.bus, AGENT_CRED)
 
     def workers(self) -> dict[str, int]:
         """grain -> pid of the supervisor's grain worker children."""
-        out = subprocess.run(["ps", "-ww", "--ppid", str(self.proc.pid), "-o", "pid=,args="], capture_output=True,
-                             text=True).stdout
+        out = subprocess.run(
+            ["ps", "-ww", "--ppid", str(self.proc.pid), "-o", "pid=,args="], capture_output=True, text=True
+        ).stdout
         found = {}
         for line in out.splitlines():
             pid, args = line.strip().split(None, 1)
@@ -119,8 +140,16 @@ class Sandbox:
 
     def publish(self, grain: str, value: Any) -> str:
         execution_id = new_id()
-        event = {"id": new_id(), "execution_id": execution_id, "app": APP, "grain": grain, "from": "",
-                 "frontend": "test", "value": value, "sent_ns": time.time_ns()}
+        event = {
+            "id": new_id(),
+            "execution_id": execution_id,
+            "app": APP,
+            "grain": grain,
+            "from": "",
+            "frontend": "test",
+            "value": value,
+            "sent_ns": time.time_ns(),
+        }
         self.agent.publish(f"{APP}/{grain}", encode(event))
         return execution_id
 
@@ -245,14 +274,22 @@ def test_sigterm_is_forwarded_and_running_instances_finish(sandbox: Sandbox) -> 
 
 
 def test_restarts_back_off(host: Host, tmp_path: Path) -> None:
-    s = Sandbox(host, tmp_path, bus=f"unix:{tmp_path / 'no-such.sock'}", grains={"greet": {}},
-                restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30})
+    s = Sandbox(
+        host,
+        tmp_path,
+        bus=f"unix:{tmp_path / 'no-such.sock'}",
+        grains={"greet": {}},
+        restart={"initial_s": 0.1, "max_s": 0.4, "stable_s": 30},
+    )
     try:
         deadline = time.monotonic() + 30
         while s.log_text().count("restarting in") < 5 and time.monotonic() < deadline:
             time.sleep(0.1)
-        delays = [line.split("restarting in ")[1].split("s")[0] for line in s.log_text().splitlines()
-                  if "restarting in" in line]
+        delays = [
+            line.split("restarting in ")[1].split("s")[0]
+            for line in s.log_text().splitlines()
+            if "restarting in" in line
+        ]
         assert delays[:5] == ["0.1", "0.2", "0.4", "0.4", "0.4"]
     finally:
         s.close()
@@ -291,8 +328,13 @@ def test_sighup_restarts_only_the_named_grain_workers_with_their_new_code(host: 
         (tmp_path / "reload.json").write_text(json.dumps({"grains": ["greet", "not-here"]}))
         os.kill(s.proc.pid, signal.SIGHUP)
         found = _worker_report(host, s, lambda r: r["state"] not in ("exited",))
-        assert found == {"type": "worker", "app": APP, "grain": "greet", "state": "reloaded",
-                         "message": "grain worker greet runs its new code"}
+        assert found == {
+            "type": "worker",
+            "app": APP,
+            "grain": "greet",
+            "state": "reloaded",
+            "message": "grain worker greet runs its new code",
+        }
         after = s.workers()
         assert after["greet"] != before["greet"]
         assert {g: p for g, p in after.items() if g != "greet"} == {g: p for g, p in before.items() if g != "greet"}
@@ -342,8 +384,13 @@ def test_a_grain_that_does_not_load_is_reported_with_where_and_never_polls(host:
     s = Sandbox(host, tmp_path, grains={"noload": {}}, restart={"initial_s": 5, "max_s": 5, "stable_s": 30})
     try:
         found = _worker_report(host, s, lambda r: r["state"] == "load-failed")
-        assert found == {"type": "worker", "app": APP, "grain": "noload", "state": "load-failed",
-                         "message": "grain noload failed to load: RuntimeError: no config (noload.py, line 2)"}
+        assert found == {
+            "type": "worker",
+            "app": APP,
+            "grain": "noload",
+            "state": "load-failed",
+            "message": "grain noload failed to load: RuntimeError: no config (noload.py, line 2)",
+        }
         assert s.agent.length(f"{APP}/noload") == 0
         deadline = time.monotonic() + 30
         while "grain worker noload exited with code 3" not in s.log_text():
@@ -354,8 +401,7 @@ def test_a_grain_that_does_not_load_is_reported_with_where_and_never_polls(host:
         _drain_reports(host)
 
 
-def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     from grainworker import supervisor as sup
 
     kills = [0]
@@ -366,8 +412,10 @@ def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(
     sigkill = signal.SIGKILL  # a wait status of "killed by SIGKILL"
     assert s._death(sigkill) == "was killed by SIGKILL", "no OOM kill counted: someone else's SIGKILL"
     kills[0] = 1
-    assert s._death(sigkill) == ("was killed for memory (the sandbox's limit is 512 MB: raise "
-                                 "settings.sandbox_memory_mb in workflow.json, or use less, e.g. at import)")
+    assert s._death(sigkill) == (
+        "was killed for memory (the sandbox's limit is 512 MB: raise "
+        "settings.sandbox_memory_mb in workflow.json, or use less, e.g. at import)"
+    )
     assert s._death(sigkill) == "was killed by SIGKILL", "that OOM kill is counted once"
     kills[0] = 2
     assert s._death(3 << 8) == "exited with code 3", "an exit is an exit"
@@ -376,21 +424,36 @@ def test_a_worker_killed_while_the_sandbox_counted_an_oom_kill_died_for_memory(
 def test_without_a_credential_it_refuses_to_start(host: Host, tmp_path: Path) -> None:
     (tmp_path / "sandbox.json").write_text("{}")
     env = {k: v for k, v in os.environ.items() if k != "SAND_GRAINWORKER_CREDENTIAL"} | {"PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", "grainworker.supervisor", "--config", str(tmp_path / "sandbox.json")],
-                       env=env, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "grainworker.supervisor", "--config", str(tmp_path / "sandbox.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and "SAND_GRAINWORKER_CREDENTIAL is not set" in r.stderr
 
 
-@pytest.mark.parametrize("doc,message", [
-    ({"app": "a"}, "'grains' must be of type"),
-    ({"app": "a", "workflow": "w", "code": "c", "bus": "b", "data": "d", "grains": {}}, "'grains' is empty"),
-    ({"app": "a", "workflow": "w", "code": "c", "data": "d", "grains": {"g": {}}}, "'bus' must be"),
-    ({"app": "a", "workflow": "w", "code": "c", "bus": "b", "data": "d", "grains": {"g": {"concurrency": "x"}}},
-     "grains.g has a bad setting"),
-])
+@pytest.mark.parametrize(
+    "doc,message",
+    [
+        ({"app": "a"}, "'grains' must be of type"),
+        ({"app": "a", "workflow": "w", "code": "c", "bus": "b", "data": "d", "grains": {}}, "'grains' is empty"),
+        ({"app": "a", "workflow": "w", "code": "c", "data": "d", "grains": {"g": {}}}, "'bus' must be"),
+        (
+            {"app": "a", "workflow": "w", "code": "c", "bus": "b", "data": "d", "grains": {"g": {"concurrency": "x"}}},
+            "grains.g has a bad setting",
+        ),
+    ],
+)
 def test_a_bad_config_names_the_field(tmp_path: Path, doc: dict[str, Any], message: str) -> None:
     (tmp_path / "sandbox.json").write_text(json.dumps(doc))
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SAND_GRAINWORKER_CREDENTIAL": APP_CRED}
-    r = subprocess.run([sys.executable, "-m", "grainworker.supervisor", "--config", str(tmp_path / "sandbox.json")],
-                       env=env, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "grainworker.supervisor", "--config", str(tmp_path / "sandbox.json")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and message in r.stderr, r.stderr

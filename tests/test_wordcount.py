@@ -18,8 +18,14 @@ def test_pipeline_and_running_totals_per_language() -> None:
         bare, _ = e.invoke("12345 !!!")
         grains = [r["grain"] for r in e.reports if r["execution_id"] == run]
     assert grains == ["identify_language", "clean", "count"]
-    assert first == {"language": "en", "words": 4, "links": 2, "top": [["cat", 2], ["dog", 1], ["wins", 1]],
-                     "texts": 1, "top_all": [["cat", 2], ["dog", 1], ["wins", 1]]}
+    assert first == {
+        "language": "en",
+        "words": 4,
+        "links": 2,
+        "top": [["cat", 2], ["dog", 1], ["wins", 1]],
+        "texts": 1,
+        "top_all": [["cat", 2], ["dog", 1], ["wins", 1]],
+    }
     assert second["top"] == [["cat", 2], ["dog", 2]]
     assert second["texts"] == 2 and second["top_all"] == [["cat", 4], ["dog", 3], ["wins", 1]]
     assert german["language"] == "de" and german["texts"] == 1

@@ -21,14 +21,14 @@ GRAINS = {
     "pid": "import os\ndef handle(e, c):\n    return {'pid': os.getpid(), 'ppid': os.getppid()}\n",
     "boom": "def handle(e, c):\n    raise ValueError('boom')\n",
     "sleepy": "import os, time\ndef handle(e, c):\n    t0 = time.time()\n    time.sleep(e['s'])\n"
-              "    return {'pid': os.getpid(), 't0': t0, 't1': time.time()}\n",
+    "    return {'pid': os.getpid(), 't0': t0, 't1': time.time()}\n",
     "badout": "def handle(e, c):\n    return {'not json': object()}\n",
     "broken": "def handle(e, c)\n    return 1\n",
     "printer": "def handle(e, c):\n    print('to stdout')\n    c.log('to the log', 'WARNING')\n    return 'printed'\n",
     "hog": "def handle(e, c):\n    block = bytearray(e['mb'] * 1024 * 1024)\n    return len(block)\n",
     "quitter": "import os\ndef handle(e, c):\n    os._exit(3)\n",
     "marker": "import os, time\ndef handle(e, c):\n    open(e['path'], 'w').write(str(os.getpid()))\n"
-              "    time.sleep(e['s'])\n    return 'slept'\n",
+    "    time.sleep(e['s'])\n    return 'slept'\n",
 }
 
 
@@ -49,8 +49,9 @@ def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def emu(app_dir: Path) -> Iterator[Emulator]:
-    with Emulator(app_dir, timeout_s=2, echo=lambda line: None,
-                  worker_args=["--concurrency", "2", "--memory-mb", "64"]) as e:
+    with Emulator(
+        app_dir, timeout_s=2, echo=lambda line: None, worker_args=["--concurrency", "2", "--memory-mb", "64"]
+    ) as e:
         yield e
 
 
@@ -64,8 +65,16 @@ def call(emu: Emulator, grain: str, value: object, timeout: float = 20) -> objec
     result: list[object] = []
     with emu._lock:
         emu._results[execution_id] = (done, result)
-    event = {"id": new_id(), "execution_id": execution_id, "app": emu.app, "grain": grain, "from": "",
-             "frontend": "test", "value": value, "sent_ns": time.time_ns()}
+    event = {
+        "id": new_id(),
+        "execution_id": execution_id,
+        "app": emu.app,
+        "grain": grain,
+        "from": "",
+        "frontend": "test",
+        "value": value,
+        "sent_ns": time.time_ns(),
+    }
     with LocalBusClient(emu.bus_address, emu._agent_cred) as c:
         c.publish(f"{emu.app}/{grain}", encode(event))
     deadline = time.monotonic() + timeout
@@ -128,21 +137,26 @@ def test_where_a_grain_failed_to_load_is_the_line_of_its_own_code(tmp_path: Path
     with pytest.raises(SystemExit):
         handler({}, None)
     assert load_grain(str(tmp_path), "nohandle")[1] == (
-        "AttributeError: grain module 'nohandle' has no function handle(event, context)")
+        "AttributeError: grain module 'nohandle' has no function handle(event, context)"
+    )
 
 
 def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> None:
     result = call(emu, "quitter", {})
-    assert result["error"] == {"type": "Crashed", "message": "grain instance of quitter exited with code 3",
-                               "grain": "quitter"}
+    assert result["error"] == {
+        "type": "Crashed",
+        "message": "grain instance of quitter exited with code 3",
+        "grain": "quitter",
+    }
 
 
 def report_of(emu: Emulator, grain: str) -> dict:
     return [r for r in emu.reports if r["grain"] == grain][-1]
 
 
-def test_an_instance_killed_from_outside_is_reported_lost_and_a_crash_is_an_error(emu: Emulator,
-                                                                                   tmp_path: Path) -> None:
+def test_an_instance_killed_from_outside_is_reported_lost_and_a_crash_is_an_error(
+    emu: Emulator, tmp_path: Path
+) -> None:
     # SIGKILL not sent by the worker (OOM killer, operator): "lost", so the host agent may run the event again
     pidfile = tmp_path / "pid"
     answer: list[object] = []
@@ -178,8 +192,7 @@ def test_stdout_and_log_lines_reach_the_report(emu: Emulator) -> None:
 
 def test_concurrency_cap_queues_the_excess(emu: Emulator) -> None:
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(call(emu, "sleepy", {"s": 0.6}, 30)))
-               for _ in range(5)]
+    threads = [threading.Thread(target=lambda: results.append(call(emu, "sleepy", {"s": 0.6}, 30))) for _ in range(5)]
     for t in threads:
         t.start()
     for t in threads:
@@ -290,15 +303,17 @@ def test_worker_imports_only_stdlib_thrift_and_itself() -> None:
 
 
 def test_instances_forked_without_at_fork_handlers_still_draw_different_random_numbers() -> None:
-    code = ("import os, random, sys\n"
-            "from grainworker._fork import fork\n"
-            "random.random()\n"
-            "r, w = os.pipe()\n"
-            "for _ in range(2):\n"
-            "    if fork() == 0:\n"
-            "        os.write(w, f'{os.getpid()} {random.random()}\\n'.encode()); os._exit(0)\n"
-            "os.wait(); os.wait(); os.close(w)\n"
-            "sys.stdout.write(os.read(r, 1000).decode())\n")
+    code = (
+        "import os, random, sys\n"
+        "from grainworker._fork import fork\n"
+        "random.random()\n"
+        "r, w = os.pipe()\n"
+        "for _ in range(2):\n"
+        "    if fork() == 0:\n"
+        "        os.write(w, f'{os.getpid()} {random.random()}\\n'.encode()); os._exit(0)\n"
+        "os.wait(); os.wait(); os.close(w)\n"
+        "sys.stdout.write(os.read(r, 1000).decode())\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20).stdout.split("\n")
     rows = [line.split() for line in out if line]
     assert len(rows) == 2 and rows[0][0] != rows[1][0], out
@@ -355,7 +370,7 @@ def test_a_crash_while_the_worker_waits_on_its_poll_is_answered(app_dir: Path) -
 def test_a_rehearsed_standby_pays_its_page_faults_before_the_event_comes() -> None:
     # In forked children of this (warm) process: the faults of run_instance on a real event, with and without a
     # rehearsal first. A count of page faults, not a time.
-    code = r'''
+    code = r"""
 import os, resource, sys, time
 from grainworker._fork import fork
 from grainworker.envelope import encode, new_id
@@ -381,7 +396,7 @@ for rehearsed in (False, True):
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
         os.write(w, f"{faults} {len(bus.sent)}".encode()); os._exit(0)
     os.close(w); print(os.read(r, 100).decode()); os.wait()
-'''
+"""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     (cold, sent_cold), (warm, sent_warm) = (map(int, line.split()) for line in out[:2])
     assert sent_cold == sent_warm == 2, "the output to h and the report: a rehearsal changes nothing the run sends"
@@ -401,8 +416,9 @@ def test_a_waiting_standby_dies_with_its_worker(app_dir: Path) -> None:
                 os.waitpid(standby, os.WNOHANG)  # not our child: only for a zombie's sake (ignored)
             except ChildProcessError:
                 pass
-            if "Z" in (Path(f"/proc/{standby}/stat").read_text().split()[2] if Path(f"/proc/{standby}").exists()
-                       else "Z"):
+            if "Z" in (
+                Path(f"/proc/{standby}/stat").read_text().split()[2] if Path(f"/proc/{standby}").exists() else "Z"
+            ):
                 break
             time.sleep(0.05)
         alive = Path(f"/proc/{standby}").exists() and Path(f"/proc/{standby}/stat").read_text().split()[2] != "Z"

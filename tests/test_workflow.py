@@ -20,30 +20,38 @@ def wf(**over: object) -> dict:
 
 
 def test_valid_chain_fan_out_and_dynamic() -> None:
-    w = parse_workflow(wf(functions=[
-        {"name": "a", "next": ["b", "c"], "potentialNext": ["d"]},
-        {"name": "b", "next": ["end"]}, {"name": "c", "next": ["end"], "resource": "shared"},
-        {"name": "d", "next": ["end"]},
-    ]))
+    w = parse_workflow(
+        wf(
+            functions=[
+                {"name": "a", "next": ["b", "c"], "potentialNext": ["d"]},
+                {"name": "b", "next": ["end"]},
+                {"name": "c", "next": ["end"], "resource": "shared"},
+                {"name": "d", "next": ["end"]},
+            ]
+        )
+    )
     assert w.entry == "a" and w.grain("a").next == ("b", "c") and w.grain("a").potential_next == ("d",)
     assert w.grain("c").code == "shared" and w.grain("b").code == "b"
     assert parse_workflow(w.to_json()) == w
 
 
-@pytest.mark.parametrize(("doc", "message"), [
-    ("{not json", "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
-    ("[]", "must be a JSON object"),
-    (wf(entry=None), "'entry' is missing"),
-    (wf(entry="zzz"), "entry 'zzz' is not a grain of the workflow"),
-    (wf(functions=[]), "'functions' must be a non-empty list"),
-    (wf(functions=[{"name": "a"}, {"name": "a"}]), "functions[1]: duplicate grain name 'a'"),
-    (wf(functions=[{"name": "a", "next": ["nope"]}]), "functions[0] (a).next names unknown grain 'nope'"),
-    (wf(functions=[{"name": "a", "potentialNext": ["x"]}]), "(a).potentialNext names unknown grain 'x'"),
-    (wf(functions=[{"name": "a", "next": "b"}]), "functions[0].next must be a list of grain names"),
-    (wf(functions=[{"name": "a", "nxt": ["end"]}]), "functions[0] has unknown field(s) [nxt]"),
-    (wf(functions=[{"name": "end"}]), 'functions[0].name "end" is invalid'),
-    (wf(name="has space"), 'workflow name "has space" is missing or invalid'),
-])
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ("{not json", "not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
+        ("[]", "must be a JSON object"),
+        (wf(entry=None), "'entry' is missing"),
+        (wf(entry="zzz"), "entry 'zzz' is not a grain of the workflow"),
+        (wf(functions=[]), "'functions' must be a non-empty list"),
+        (wf(functions=[{"name": "a"}, {"name": "a"}]), "functions[1]: duplicate grain name 'a'"),
+        (wf(functions=[{"name": "a", "next": ["nope"]}]), "functions[0] (a).next names unknown grain 'nope'"),
+        (wf(functions=[{"name": "a", "potentialNext": ["x"]}]), "(a).potentialNext names unknown grain 'x'"),
+        (wf(functions=[{"name": "a", "next": "b"}]), "functions[0].next must be a list of grain names"),
+        (wf(functions=[{"name": "a", "nxt": ["end"]}]), "functions[0] has unknown field(s) [nxt]"),
+        (wf(functions=[{"name": "end"}]), 'functions[0].name "end" is invalid'),
+        (wf(name="has space"), 'workflow name "has space" is missing or invalid'),
+    ],
+)
 def test_invalid_workflows_say_what_and_where(doc: object, message: str) -> None:
     with pytest.raises(WorkflowError) as err:
         parse_workflow(doc if isinstance(doc, str) else json.dumps(doc))

@@ -24,8 +24,19 @@ from benchmarks._common import KAFKA, percentile, summary_ms
 from benchmarks.baselines import ColdContainerPlatform, Result, WarmContainerPlatform
 from benchmarks.interaction_latency import F1, F2  # Fig 5c's two functions
 
-PHASES = ["kafka_to_invoker", "acquire", "create", "start", "unpause", "ready", "init", "run", "handler",
-          "kafka_to_controller", "hop"]
+PHASES = [
+    "kafka_to_invoker",
+    "acquire",
+    "create",
+    "start",
+    "unpause",
+    "ready",
+    "init",
+    "run",
+    "handler",
+    "kafka_to_controller",
+    "hop",
+]
 
 
 def measure(platform: Any, calls: int, warmup: int, gap_s: float = 0.0) -> dict[str, Any]:
@@ -49,15 +60,23 @@ def measure(platform: Any, calls: int, warmup: int, gap_s: float = 0.0) -> dict[
     starts: dict[str, int] = {}
     for r in results:
         starts[r.hops[1].start] = starts.get(r.hops[1].start, 0) + 1
-    return {"f1_end_to_f2_start": summary_ms(gaps), "f2_hop_phases": phases, "f2_start_kinds": starts,
-            "failed": len(failed), "first_error": failed[0][:500] if failed else None,
-            "containers": platform.containers(), "memory_mb": round(platform.memory_mb(), 2)}
+    return {
+        "f1_end_to_f2_start": summary_ms(gaps),
+        "f2_hop_phases": phases,
+        "f2_start_kinds": starts,
+        "failed": len(failed),
+        "first_error": failed[0][:500] if failed else None,
+        "containers": platform.containers(),
+        "memory_mb": round(platform.memory_mb(), 2),
+    }
 
 
 def show(name: str, m: dict[str, Any]) -> None:
     g = m["f1_end_to_f2_start"]
-    print(f"{name}: F1 end -> F2 start  p50 {g['p50_ms']:.3f} ms  p90 {g['p90_ms']:.3f} ms  min {g['min_ms']:.3f} ms"
-          f"  (n={g['n']}, failed {m['failed']}; F2 started {m['f2_start_kinds']})")
+    print(
+        f"{name}: F1 end -> F2 start  p50 {g['p50_ms']:.3f} ms  p90 {g['p90_ms']:.3f} ms  min {g['min_ms']:.3f} ms"
+        f"  (n={g['n']}, failed {m['failed']}; F2 started {m['f2_start_kinds']})"
+    )
     print("   F2's hop, p50 ms: " + ", ".join(f"{k} {v['p50_ms']}" for k, v in m["f2_hop_phases"].items()))
     print(f"   after the calls: {m['containers']} container(s), {m['memory_mb']} MB")
     if m["first_error"]:
@@ -78,8 +97,10 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("kafka").setLevel(logging.ERROR)  # kafka-python warns of slow polls on a loaded machine
     pause = None if args.no_pause else args.pause_after_ms / 1000
-    out: dict[str, Any] = {"settings": {"transport": args.transport, "pause_after_s": pause, "bootstrap": KAFKA,
-                                        "gap_ms": args.gap_ms}, "loadavg_1m_start": round(os.getloadavg()[0], 2)}
+    out: dict[str, Any] = {
+        "settings": {"transport": args.transport, "pause_after_s": pause, "bootstrap": KAFKA, "gap_ms": args.gap_ms},
+        "loadavg_1m_start": round(os.getloadavg()[0], 2),
+    }
     with WarmContainerPlatform(bootstrap=KAFKA, transport=args.transport, pause_after_s=pause) as warm:
         out["warm"] = measure(warm, args.warm_calls, args.warmup, args.gap_ms / 1000)
     show("warm container per function", out["warm"])

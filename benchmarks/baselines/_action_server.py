@@ -156,8 +156,11 @@ class Action:
             end = time.time_ns()
         except Exception:  # noqa: BLE001
             end = time.time_ns()
-            return 502, {"error": "the function raised: " + traceback.format_exc(limit=5), "start_ns": start,
-                         "end_ns": end}
+            return 502, {
+                "error": "the function raised: " + traceback.format_exc(limit=5),
+                "start_ns": start,
+                "end_ns": end,
+            }
         try:
             json.dumps(result)
         except (TypeError, ValueError) as e:
@@ -170,8 +173,10 @@ REASONS = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 50
 
 def respond(conn, status, payload):
     body = json.dumps(payload).encode()
-    head = (f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n")
+    head = (
+        f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
     conn.sendall(head.encode() + body)  # one write: no Nagle/delayed-ACK stall between head and body
 
 

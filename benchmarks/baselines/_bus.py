@@ -56,8 +56,9 @@ class _KafkaConsumer:
         from kafka import KafkaConsumer, TopicPartition
 
         # The topic is this run's own and new: read it from the start, no consumer group (nothing to rebalance).
-        self._c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                auto_offset_reset="earliest")
+        self._c = KafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, auto_offset_reset="earliest"
+        )
         tp = TopicPartition(topic, 0)
         self._c.assign([tp])
         self._c.seek_to_beginning(tp)
@@ -86,15 +87,17 @@ class KafkaBus:
             try:
                 self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=30_000)
             except Exception as e:  # noqa: BLE001
-                raise RuntimeError(f"no Kafka broker at {self.bootstrap} ({e}): run `make up`, or pass bootstrap="
-                                   ) from e
+                raise RuntimeError(
+                    f"no Kafka broker at {self.bootstrap} ({e}): run `make up`, or pass bootstrap="
+                ) from e
         return self._admin
 
     def create_topics(self, names: list[str], timeout_s: float) -> None:
         from kafka.admin import NewTopic
 
-        self._admin_client().create_topics([NewTopic(n, num_partitions=1, replication_factor=1) for n in names],
-                                           timeout_ms=int(timeout_s * 1000))
+        self._admin_client().create_topics(
+            [NewTopic(n, num_partitions=1, replication_factor=1) for n in names], timeout_ms=int(timeout_s * 1000)
+        )
         deadline = time.monotonic() + timeout_s
         while not set(names) <= self.list_topics():
             if time.monotonic() > deadline:

@@ -101,9 +101,21 @@ class Controller:
             try:
                 if remaining <= 0:
                     raise TimeoutError("no time left for this hop")
-                self._producer.send(self.activations_topic, encode({
-                    "type": "activation", "id": aid, "function": fn, "revision": rev, "value": value,
-                    "sent_ns": hop.sent_ns, "timeout_s": remaining}), min(remaining, 30.0))
+                self._producer.send(
+                    self.activations_topic,
+                    encode(
+                        {
+                            "type": "activation",
+                            "id": aid,
+                            "function": fn,
+                            "revision": rev,
+                            "value": value,
+                            "sent_ns": hop.sent_ns,
+                            "timeout_s": remaining,
+                        }
+                    ),
+                    min(remaining, 30.0),
+                )
             except Exception as e:  # noqa: BLE001
                 with self._lock:
                     self._waiters.pop(aid, None)
@@ -112,8 +124,10 @@ class Controller:
             if not w.event.wait(max(0.0, deadline - time.monotonic())):
                 with self._lock:
                     self._waiters.pop(aid, None)
-                hop.error = (f"{fn} (activation {aid}) did not complete within the call's {timeout_s:.1f} s "
-                             "(is the invoker running? its log is invoker.log in the platform's workdir)")
+                hop.error = (
+                    f"{fn} (activation {aid}) did not complete within the call's {timeout_s:.1f} s "
+                    "(is the invoker running? its log is invoker.log in the platform's workdir)"
+                )
                 return Result(None, hop.error, hops, start, time.time_ns())
             if w.message is None:
                 hop.error = f"the platform was closed while {fn} (activation {aid}) ran"

@@ -31,9 +31,20 @@ log = logging.getLogger(__name__)
 
 
 class Invoker:
-    def __init__(self, bus: Bus, pool: ContainerPool, runtime: ContainerRuntime, *, workdir: Path,
-                 activations_topic: str, completions_topic: str, action_timeout_s: float = 60.0,
-                 init_timeout_s: float = 60.0, workers: int = 64, log_context: str = "") -> None:
+    def __init__(
+        self,
+        bus: Bus,
+        pool: ContainerPool,
+        runtime: ContainerRuntime,
+        *,
+        workdir: Path,
+        activations_topic: str,
+        completions_topic: str,
+        action_timeout_s: float = 60.0,
+        init_timeout_s: float = 60.0,
+        workers: int = 64,
+        log_context: str = "",
+    ) -> None:
         self.bus, self.pool, self.runtime = bus, pool, runtime
         self.workdir = Path(workdir)
         self.activations_topic, self.completions_topic = activations_topic, completions_topic
@@ -85,8 +96,10 @@ class Invoker:
 
     def _deployed(self, function: str, revision: int) -> bool:
         key = (function, revision)
-        if key not in self._known and (manifest_path(self.workdir, function, revision).is_file()
-                                       or code_path(self.workdir, function, revision).is_file()):
+        if key not in self._known and (
+            manifest_path(self.workdir, function, revision).is_file()
+            or code_path(self.workdir, function, revision).is_file()
+        ):
             self._known.add(key)  # a revision is never removed: once found, no more file checks
         return key in self._known
 
@@ -104,8 +117,13 @@ class Invoker:
         """Run one activation; returns the completion message (also what the tests check)."""
         fn, aid, rev = msg["function"], msg["id"], int(msg.get("revision", 1))
         timeout_s = min(self.action_timeout_s, float(msg.get("timeout_s") or self.action_timeout_s))
-        hop: dict[str, Any] = {"function": fn, "activation_id": aid, "sent_ns": msg.get("sent_ns", 0),
-                               "invoker_received_ns": received_ns, "phases": {}}
+        hop: dict[str, Any] = {
+            "function": fn,
+            "activation_id": aid,
+            "sent_ns": msg.get("sent_ns", 0),
+            "invoker_received_ns": received_ns,
+            "phases": {},
+        }
         if not self._deployed(fn, rev):
             return self._completion(aid, hop, error=f"function {fn!r} (revision {rev}) is not deployed: deploy() it")
         try:
@@ -146,8 +164,9 @@ class Invoker:
         finally:
             self.pool.release(slot, healthy)
 
-    def _completion(self, aid: str, hop: dict[str, Any], *, result: Any = None, error: str | None = None
-                    ) -> dict[str, Any]:
+    def _completion(
+        self, aid: str, hop: dict[str, Any], *, result: Any = None, error: str | None = None
+    ) -> dict[str, Any]:
         """The completion message, produced to the controller's topic at once: handle() returns it from inside its
         try block, so it is on its way before the container is released (or removed, in the cold baseline)."""
         hop["completed_ns"] = time.time_ns()
@@ -182,6 +201,7 @@ class Invoker:
 
 # ---- the invoker as a process of its own ---------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m benchmarks.baselines._invoker '<json>'``: the config is what _platform.py passes. Exits on SIGTERM
     or when its parent process is gone, after removing its containers."""
@@ -196,14 +216,33 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     parent = int(cfg["parent_pid"])
-    runtime = DockerRuntime(image=cfg["image"], run_id=cfg["run_id"], workdir=Path(cfg["workdir"]),
-                            memory_mb=cfg["memory_mb"], transport=cfg["transport"], data_dir=cfg.get("data_dir"))
-    pool = ContainerPool(runtime, name_prefix=f"baseline-{cfg['run_id']}", reuse=cfg["reuse"],
-                         pause_after_s=cfg["pause_after_s"], idle_timeout_s=cfg["idle_timeout_s"],
-                         max_containers=cfg["max_containers"], log_context=ctx)
-    invoker = Invoker(KafkaBus(cfg["bootstrap"]), pool, runtime, workdir=Path(cfg["workdir"]),
-                      activations_topic=cfg["activations_topic"], completions_topic=cfg["completions_topic"],
-                      action_timeout_s=cfg["action_timeout_s"], log_context=ctx)
+    runtime = DockerRuntime(
+        image=cfg["image"],
+        run_id=cfg["run_id"],
+        workdir=Path(cfg["workdir"]),
+        memory_mb=cfg["memory_mb"],
+        transport=cfg["transport"],
+        data_dir=cfg.get("data_dir"),
+    )
+    pool = ContainerPool(
+        runtime,
+        name_prefix=f"baseline-{cfg['run_id']}",
+        reuse=cfg["reuse"],
+        pause_after_s=cfg["pause_after_s"],
+        idle_timeout_s=cfg["idle_timeout_s"],
+        max_containers=cfg["max_containers"],
+        log_context=ctx,
+    )
+    invoker = Invoker(
+        KafkaBus(cfg["bootstrap"]),
+        pool,
+        runtime,
+        workdir=Path(cfg["workdir"]),
+        activations_topic=cfg["activations_topic"],
+        completions_topic=cfg["completions_topic"],
+        action_timeout_s=cfg["action_timeout_s"],
+        log_context=ctx,
+    )
 
     def parent_alive() -> None:
         if os.getppid() != parent:

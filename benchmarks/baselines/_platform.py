@@ -43,16 +43,30 @@ WORKDIR_PREFIX = "sand-baseline-"
 class _ContainerPlatform:
     reuse = True
 
-    def __init__(self, *, bootstrap: str = "127.0.0.1:9092", image: str = "sand-sandbox:latest",
-                 idle_timeout_s: float | None = 600.0, pause_after_s: float | None = 0.05,
-                 memory_mb: int | None = 256, transport: str = "tcp", invoker: str | None = None,
-                 max_containers: int | None = None, action_timeout_s: float = 60.0, start_timeout_s: float = 60.0,
-                 data_layer: bool = False, runtime: ContainerRuntime | None = None, bus: Bus | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        bootstrap: str = "127.0.0.1:9092",
+        image: str = "sand-sandbox:latest",
+        idle_timeout_s: float | None = 600.0,
+        pause_after_s: float | None = 0.05,
+        memory_mb: int | None = 256,
+        transport: str = "tcp",
+        invoker: str | None = None,
+        max_containers: int | None = None,
+        action_timeout_s: float = 60.0,
+        start_timeout_s: float = 60.0,
+        data_layer: bool = False,
+        runtime: ContainerRuntime | None = None,
+        bus: Bus | None = None,
+    ) -> None:
         if invoker not in (None, "process", "thread"):
             raise ValueError(f"invoker must be 'process' or 'thread', not {invoker!r}")
         if invoker == "process" and (runtime is not None or bus is not None):
-            raise ValueError("invoker='process' runs Docker and Kafka in its own process: a runtime= or bus= given "
-                             "here cannot reach it; use invoker='thread' with fakes")
+            raise ValueError(
+                "invoker='process' runs Docker and Kafka in its own process: a runtime= or bus= given "
+                "here cannot reach it; use invoker='thread' with fakes"
+            )
         self.invoker_mode = invoker or ("thread" if runtime is not None or bus is not None else "process")
         self.run_id = f"{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self._ctx = f"baseline {self.run_id}"
@@ -74,28 +88,46 @@ class _ContainerPlatform:
             self.data_dir = self.workdir / "data"
             self.data_dir.mkdir()
             self.data_dir.chmod(0o777)  # the image's user (uid 1000) writes there
-        self.settings = {"bootstrap": bootstrap, "image": image, "idle_timeout_s": idle_timeout_s,
-                         "pause_after_s": pause_after_s if self.reuse else None, "memory_mb": memory_mb,
-                         "transport": transport, "max_containers": max_containers, "reuse": self.reuse,
-                         "action_timeout_s": action_timeout_s,
-                         "data_dir": str(self.data_dir) if self.data_dir is not None else None}
+        self.settings = {
+            "bootstrap": bootstrap,
+            "image": image,
+            "idle_timeout_s": idle_timeout_s,
+            "pause_after_s": pause_after_s if self.reuse else None,
+            "memory_mb": memory_mb,
+            "transport": transport,
+            "max_containers": max_containers,
+            "reuse": self.reuse,
+            "action_timeout_s": action_timeout_s,
+            "data_dir": str(self.data_dir) if self.data_dir is not None else None,
+        }
         atexit.register(self.close)
         try:
             self.bus = bus if bus is not None else KafkaBus(bootstrap)
-            self.runtime = runtime if runtime is not None else DockerRuntime(
-                image=image, run_id=self.run_id, workdir=self.workdir, memory_mb=memory_mb, transport=transport,
-                data_dir=self.data_dir)
+            self.runtime = (
+                runtime
+                if runtime is not None
+                else DockerRuntime(
+                    image=image,
+                    run_id=self.run_id,
+                    workdir=self.workdir,
+                    memory_mb=memory_mb,
+                    transport=transport,
+                    data_dir=self.data_dir,
+                )
+            )
             self.bus.create_topics(self._topics, 30)
             self._topics_created = True
-            self._controller = Controller(self.bus, activations_topic=self._topics[0],
-                                          completions_topic=self._topics[1], log_context=self._ctx)
+            self._controller = Controller(
+                self.bus, activations_topic=self._topics[0], completions_topic=self._topics[1], log_context=self._ctx
+            )
             self._controller.start()
             if self.invoker_mode == "process":
                 self._start_invoker_process(start_timeout_s)
             else:
                 self._start_invoker_thread(start_timeout_s)
-            log.info("[%s] %s up: invoker %s, transport %s", self._ctx, type(self).__name__, self.invoker_mode,
-                     transport)
+            log.info(
+                "[%s] %s up: invoker %s, transport %s", self._ctx, type(self).__name__, self.invoker_mode, transport
+            )
         except BaseException:
             self.close()
             raise
@@ -103,24 +135,48 @@ class _ContainerPlatform:
     # ---- start
     def _start_invoker_thread(self, timeout_s: float) -> None:
         s = self.settings
-        self._pool = ContainerPool(self.runtime, name_prefix=f"baseline-{self.run_id}", reuse=self.reuse,
-                                   pause_after_s=s["pause_after_s"], idle_timeout_s=s["idle_timeout_s"],
-                                   max_containers=s["max_containers"], log_context=self._ctx)
+        self._pool = ContainerPool(
+            self.runtime,
+            name_prefix=f"baseline-{self.run_id}",
+            reuse=self.reuse,
+            pause_after_s=s["pause_after_s"],
+            idle_timeout_s=s["idle_timeout_s"],
+            max_containers=s["max_containers"],
+            log_context=self._ctx,
+        )
         self._pool.start_janitor()
-        self._invoker = Invoker(self.bus, self._pool, self.runtime, workdir=self.workdir,
-                                activations_topic=self._topics[0], completions_topic=self._topics[1],
-                                action_timeout_s=s["action_timeout_s"], log_context=self._ctx)
+        self._invoker = Invoker(
+            self.bus,
+            self._pool,
+            self.runtime,
+            workdir=self.workdir,
+            activations_topic=self._topics[0],
+            completions_topic=self._topics[1],
+            action_timeout_s=s["action_timeout_s"],
+            log_context=self._ctx,
+        )
         self._invoker.start(timeout_s)
         self._await_invoker(timeout_s)
 
     def _start_invoker_process(self, timeout_s: float) -> None:
-        cfg = self.settings | {"run_id": self.run_id, "workdir": str(self.workdir), "parent_pid": os.getpid(),
-                               "activations_topic": self._topics[0], "completions_topic": self._topics[1]}
+        cfg = self.settings | {
+            "run_id": self.run_id,
+            "workdir": str(self.workdir),
+            "parent_pid": os.getpid(),
+            "activations_topic": self._topics[0],
+            "completions_topic": self._topics[1],
+        }
         env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
         with open(self.workdir / "invoker.log", "ab") as out:
-            self._proc = subprocess.Popen([sys.executable, "-m", "benchmarks.baselines._invoker", json.dumps(cfg)],
-                                          cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                          start_new_session=True)  # Ctrl-C reaches us; close() stops it
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.baselines._invoker", json.dumps(cfg)],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+            )  # Ctrl-C reaches us; close() stops it
         self._await_invoker(timeout_s)
 
     def _await_invoker(self, timeout_s: float) -> None:
@@ -128,11 +184,13 @@ class _ContainerPlatform:
         assert self._controller is not None
         while not self._controller.wait_invoker(0.2):
             if self._proc is not None and self._proc.poll() is not None:
-                raise RuntimeError(f"[{self._ctx}] the invoker process exited with {self._proc.returncode}:\n"
-                                   f"{self.invoker_log()}")
+                raise RuntimeError(
+                    f"[{self._ctx}] the invoker process exited with {self._proc.returncode}:\n{self.invoker_log()}"
+                )
             if time.monotonic() > deadline:
-                raise TimeoutError(f"[{self._ctx}] the invoker did not say ready in {timeout_s:.0f} s:\n"
-                                   f"{self.invoker_log()}")
+                raise TimeoutError(
+                    f"[{self._ctx}] the invoker did not say ready in {timeout_s:.0f} s:\n{self.invoker_log()}"
+                )
 
     def invoker_log(self, lines: int = 30) -> str:
         """The invoker process's last log lines (for error messages)."""
@@ -181,8 +239,10 @@ class _ContainerPlatform:
         if f"{module}.py" not in names and f"{module}/__init__.py" not in names:
             raise ValueError(f"the zip of {name} has no {module}.py (nor {module}/__init__.py) for entry {entry!r}")
         rev = self._revisions.get(name, 0) + 1
-        for path, data in ((zip_path(self.workdir, name, rev), archive),
-                           (manifest_path(self.workdir, name, rev), json.dumps({"entry": entry}).encode())):
+        for path, data in (
+            (zip_path(self.workdir, name, rev), archive),
+            (manifest_path(self.workdir, name, rev), json.dumps({"entry": entry}).encode()),
+        ):
             tmp = path.with_suffix(path.suffix + ".tmp")
             tmp.write_bytes(data)
             tmp.chmod(0o644)
@@ -276,11 +336,13 @@ class ColdContainerPlatform(_ContainerPlatform):
     reuse = False
 
 
-def cleanup_leftovers(bootstrap: str = "127.0.0.1:9092", *, client: Any = None, everything: bool = False,
-                      tmp: Path | None = None) -> dict[str, int]:
+def cleanup_leftovers(
+    bootstrap: str = "127.0.0.1:9092", *, client: Any = None, everything: bool = False, tmp: Path | None = None
+) -> dict[str, int]:
     """Remove what baseline runs of processes that are gone left behind (a killed benchmark cannot close()):
     containers labelled sand.component=baseline, topics baseline.<pid>-..., workdirs /tmp/sand-baseline-<pid>-...
     ``everything``: also those of live processes (only when no baseline is running). ``bootstrap=""``: no Kafka."""
+
     def dead(pid: str) -> bool:
         if everything:
             return True
@@ -308,15 +370,18 @@ def cleanup_leftovers(bootstrap: str = "127.0.0.1:9092", *, client: Any = None, 
     if bootstrap:
         bus = KafkaBus(bootstrap)
         try:
-            stale = [t for t in bus.list_topics()
-                     if t.startswith(TOPIC_PREFIX) and dead(t[len(TOPIC_PREFIX):].split("-", 1)[0])]
+            stale = [
+                t
+                for t in bus.list_topics()
+                if t.startswith(TOPIC_PREFIX) and dead(t[len(TOPIC_PREFIX) :].split("-", 1)[0])
+            ]
             if stale:
                 bus.delete_topics(stale, 30)
             out["topics"] = len(stale)
         finally:
             bus.close()
     for d in Path(tmp or tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
-        if dead(d.name[len(WORKDIR_PREFIX):].split("-", 1)[0]):
+        if dead(d.name[len(WORKDIR_PREFIX) :].split("-", 1)[0]):
             shutil.rmtree(d, ignore_errors=True)
             out["workdirs"] += 1
     return out

@@ -42,14 +42,14 @@ class PoolClosed(RuntimeError):
 class Slot:
     """One container of the pool and its state."""
 
-    key: str                       # the function (and revision) it serves
+    key: str  # the function (and revision) it serves
     name: str
     state: str = CREATING
     box: Box | None = None
-    frozen: bool = False           # paused (cgroup freezer) right now
-    initialized: bool = False      # POST /init done
+    frozen: bool = False  # paused (cgroup freezer) right now
+    initialized: bool = False  # POST /init done
     conn: ActionConnection | None = None
-    last_used: float = 0.0         # pool clock when it was last released
+    last_used: float = 0.0  # pool clock when it was last released
     uses: int = 0
 
 
@@ -58,7 +58,7 @@ class Lease:
     """A container handed to one activation: how it was obtained and the phases that took time."""
 
     slot: Slot
-    start: str                     # "hot", "warm" or "cold"
+    start: str  # "hot", "warm" or "cold"
     phases: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -67,10 +67,18 @@ def _safe(name: str) -> str:
 
 
 class ContainerPool:
-    def __init__(self, runtime: ContainerRuntime, *, name_prefix: str, reuse: bool = True,
-                 pause_after_s: float | None = 0.05, idle_timeout_s: float | None = 600.0,
-                 max_containers: int | None = None, clock: Callable[[], float] = time.monotonic,
-                 log_context: str = "") -> None:
+    def __init__(
+        self,
+        runtime: ContainerRuntime,
+        *,
+        name_prefix: str,
+        reuse: bool = True,
+        pause_after_s: float | None = 0.05,
+        idle_timeout_s: float | None = 600.0,
+        max_containers: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        log_context: str = "",
+    ) -> None:
         if pause_after_s is not None and pause_after_s < 0:
             raise ValueError(f"pause_after_s must be >= 0 or None (never pause), not {pause_after_s}")
         if idle_timeout_s is not None and idle_timeout_s <= 0:
@@ -154,8 +162,10 @@ class ContainerPool:
     def _wait(self, deadline: float, key: str) -> None:
         remaining = deadline - self.clock()
         if remaining <= 0:
-            raise PoolTimeout(f"[{self._ctx} {key}] no container available: all {len(self._slots)} of at most "
-                              f"{self.max_containers} are busy; raise max_containers or the timeout")
+            raise PoolTimeout(
+                f"[{self._ctx} {key}] no container available: all {len(self._slots)} of at most "
+                f"{self.max_containers} are busy; raise max_containers or the timeout"
+            )
         self._cond.wait(min(remaining, 0.5))
 
     def _create(self, slot: Slot, key: str) -> dict[str, tuple[int, int]]:
@@ -254,6 +264,7 @@ class ContainerPool:
 
     def start_janitor(self, on_tick: Callable[[], None] | None = None) -> None:
         """A thread that calls tick() at each deadline (and on_tick at least once a second)."""
+
         def run() -> None:
             while True:
                 try:

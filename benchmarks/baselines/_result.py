@@ -19,18 +19,18 @@ class Hop:
 
     function: str
     activation_id: str
-    sent_ns: int = 0                  # controller: just before producing the activation to the invoker's topic
-    invoker_received_ns: int = 0      # invoker: the activation taken off its topic
-    start: str = ""                   # how it got a container: "cold" (new), "warm" (unpaused), "hot" (idle, running)
-    container: str = ""               # the container's name
+    sent_ns: int = 0  # controller: just before producing the activation to the invoker's topic
+    invoker_received_ns: int = 0  # invoker: the activation taken off its topic
+    start: str = ""  # how it got a container: "cold" (new), "warm" (unpaused), "hot" (idle, running)
+    container: str = ""  # the container's name
     # Invoker-side phases, each (begin_ns, end_ns): "acquire" (the pool: a free container or a new one), "create"
     # and "start" (docker create / start; TC6's "docker run"), "unpause", "ready" (until the action server accepts a
     # connection), "init" (POST /init: the code loaded), "run" (POST /run, request to response).
     phases: dict[str, tuple[int, int]] = field(default_factory=dict)
-    handler_start_ns: int = 0         # in the container: just before handle(event, context)
-    handler_end_ns: int = 0           # in the container: just after it returned (or raised)
-    completed_ns: int = 0             # invoker: just before producing the completion to the controller's topic
-    received_ns: int = 0              # controller: the completion taken off its topic
+    handler_start_ns: int = 0  # in the container: just before handle(event, context)
+    handler_end_ns: int = 0  # in the container: just after it returned (or raised)
+    completed_ns: int = 0  # invoker: just before producing the completion to the controller's topic
+    received_ns: int = 0  # controller: the completion taken off its topic
     error: str | None = None
 
     def durations_ms(self) -> dict[str, float]:
@@ -69,8 +69,11 @@ class Result:
 
     def interactions_ns(self) -> list[int]:
         """Per pair of consecutive hops: the start of hop N+1's handler minus the end of hop N's (paper Fig 5c)."""
-        return [b.handler_start_ns - a.handler_end_ns for a, b in zip(self.hops, self.hops[1:], strict=False)
-                if a.handler_end_ns and b.handler_start_ns]
+        return [
+            b.handler_start_ns - a.handler_end_ns
+            for a, b in zip(self.hops, self.hops[1:], strict=False)
+            if a.handler_end_ns and b.handler_start_ns
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -20,14 +20,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["DATA_DIR_IN_BOX", "ActionConnection", "ActionError", "Box", "ContainerRuntime", "DockerRuntime",
-           "HttpActionConnection", "LABEL_COMPONENT", "LABEL_PID", "LABEL_RUN", "cgroup_memory_bytes"]
+__all__ = [
+    "DATA_DIR_IN_BOX",
+    "ActionConnection",
+    "ActionError",
+    "Box",
+    "ContainerRuntime",
+    "DockerRuntime",
+    "HttpActionConnection",
+    "LABEL_COMPONENT",
+    "LABEL_PID",
+    "LABEL_RUN",
+    "cgroup_memory_bytes",
+]
 
 log = logging.getLogger(__name__)
 
-LABEL_COMPONENT = "sand.component"   # = "baseline" on every container the baselines create
-LABEL_RUN = "sand.baseline.run"      # the platform instance (run id) that created it
-LABEL_PID = "sand.baseline.pid"      # the process that created it: leftovers of dead processes can be removed
+LABEL_COMPONENT = "sand.component"  # = "baseline" on every container the baselines create
+LABEL_RUN = "sand.baseline.run"  # the platform instance (run id) that created it
+LABEL_PID = "sand.baseline.pid"  # the process that created it: leftovers of dead processes can be removed
 SERVER = Path(__file__).resolve().parent / "_action_server.py"
 SERVER_IN_BOX = "/opt/baseline/action_server.py"
 SOCKET_DIR_IN_BOX = "/run/action"
@@ -50,14 +61,15 @@ class Box:
     name: str
     function: str
     id: str = ""
-    address: str = ""                 # the action server: unix:<host path> or tcp:<ip>:<port>
-    folder: Path | None = None        # the bind-mounted folder holding the Unix socket
+    address: str = ""  # the action server: unix:<host path> or tcp:<ip>:<port>
+    folder: Path | None = None  # the bind-mounted folder holding the Unix socket
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class ActionConnection(Protocol):
-    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
-             entry: str | None = None) -> None: ...
+    def init(
+        self, name: str, code: str, timeout_s: float, *, binary: bool = False, entry: str | None = None
+    ) -> None: ...
     def run(self, value: Any, activation_id: str, timeout_s: float) -> tuple[Any, int, int]: ...
     def close(self) -> None: ...
 
@@ -75,6 +87,7 @@ class ContainerRuntime(Protocol):
 
 
 # ---- the action server's protocol, client side ---------------------------------------------------------------------
+
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
     def __init__(self, path: str, timeout: float) -> None:
@@ -117,9 +130,10 @@ class HttpActionConnection:
                 return
             except (FileNotFoundError, ConnectionRefusedError, ConnectionResetError, TimeoutError, OSError) as e:
                 if time.monotonic() >= deadline:
-                    raise TimeoutError(f"the action server at {self.address} did not accept a connection within "
-                                       f"{timeout_s:.0f} s ({e}); is the container running? (docker logs <name>)"
-                                       ) from e
+                    raise TimeoutError(
+                        f"the action server at {self.address} did not accept a connection within "
+                        f"{timeout_s:.0f} s ({e}); is the container running? (docker logs <name>)"
+                    ) from e
                 time.sleep(0.001)
 
     def _post(self, path: str, payload: dict[str, Any], timeout_s: float) -> tuple[int, dict[str, Any]]:
@@ -135,8 +149,7 @@ class HttpActionConnection:
         except ValueError:
             return r.status, {"error": f"the action server's answer is not JSON: {data[:200]!r}"}
 
-    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
-             entry: str | None = None) -> None:
+    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False, entry: str | None = None) -> None:
         """Load the function: Python source, or (binary) a zip, base64, whose module ``entry`` defines handle."""
         value: dict[str, Any] = {"name": name, "main": "handle", "code": code}
         if binary:
@@ -146,12 +159,16 @@ class HttpActionConnection:
             raise ActionError(str(body.get("error", body)), status=status)
 
     def run(self, value: Any, activation_id: str, timeout_s: float) -> tuple[Any, int, int]:
-        payload = {"value": value, "activation_id": activation_id,
-                   "deadline_ms": int(time.time() * 1000 + timeout_s * 1000)}
+        payload = {
+            "value": value,
+            "activation_id": activation_id,
+            "deadline_ms": int(time.time() * 1000 + timeout_s * 1000),
+        }
         status, body = self._post("/run", payload, timeout_s)
         if status != 200:
-            raise ActionError(str(body.get("error", body)), int(body.get("start_ns", 0)), int(body.get("end_ns", 0)),
-                              status)
+            raise ActionError(
+                str(body.get("error", body)), int(body.get("start_ns", 0)), int(body.get("end_ns", 0)), status
+            )
         return body.get("result"), int(body["start_ns"]), int(body["end_ns"])
 
     def close(self) -> None:
@@ -160,16 +177,21 @@ class HttpActionConnection:
 
 # ---- memory ----------------------------------------------------------------------------------------------------------
 
+
 def cgroup_memory_bytes(container_id: str) -> int | None:
     """A container's memory as `docker stats` shows it: the cgroup's usage minus its inactive file cache
     (cgroup v1 memory.usage_in_bytes - total_inactive_file, or v2 memory.current - inactive_file); None if no
     cgroup folder is found (then ask Docker: DockerRuntime does)."""
     for folder, usage, inactive in (
-            (f"/sys/fs/cgroup/memory/docker/{container_id}", "memory.usage_in_bytes", "total_inactive_file"),
-            (f"/sys/fs/cgroup/memory/system.slice/docker-{container_id}.scope", "memory.usage_in_bytes",
-             "total_inactive_file"),
-            (f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope", "memory.current", "inactive_file"),
-            (f"/sys/fs/cgroup/docker/{container_id}", "memory.current", "inactive_file")):
+        (f"/sys/fs/cgroup/memory/docker/{container_id}", "memory.usage_in_bytes", "total_inactive_file"),
+        (
+            f"/sys/fs/cgroup/memory/system.slice/docker-{container_id}.scope",
+            "memory.usage_in_bytes",
+            "total_inactive_file",
+        ),
+        (f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope", "memory.current", "inactive_file"),
+        (f"/sys/fs/cgroup/docker/{container_id}", "memory.current", "inactive_file"),
+    ):
         try:
             used = int(Path(folder, usage).read_text())
             stat = Path(folder, "memory.stat").read_text().split("\n")
@@ -185,6 +207,7 @@ def cgroup_memory_bytes(container_id: str) -> int | None:
 
 # ---- Docker --------------------------------------------------------------------------------------------------------
 
+
 class DockerRuntime:
     """Containers of one platform instance (``run_id``), created from ``image`` with the action server inside.
 
@@ -193,9 +216,18 @@ class DockerRuntime:
     ``bridge`` network, the server on port 8080 of the container's IP (what OpenWhisk does). ``data_dir``: a host
     folder bind-mounted (read-write) into every container, the action server's data-layer stand-in."""
 
-    def __init__(self, *, image: str, run_id: str, workdir: Path, memory_mb: int | None = 256,
-                 transport: str = "tcp", client: Any = None, docker_timeout_s: float = 60.0,
-                 data_dir: Path | str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        image: str,
+        run_id: str,
+        workdir: Path,
+        memory_mb: int | None = 256,
+        transport: str = "tcp",
+        client: Any = None,
+        docker_timeout_s: float = 60.0,
+        data_dir: Path | str | None = None,
+    ) -> None:
         if transport not in ("unix", "tcp"):
             raise ValueError(f"transport must be 'unix' or 'tcp', not {transport!r}")
         if memory_mb is not None and memory_mb < 6:
@@ -229,10 +261,17 @@ class DockerRuntime:
             volumes[str(self.data_dir)] = {"bind": DATA_DIR_IN_BOX, "mode": "rw"}
             options["environment"] = {"BASELINE_DATA_DIR": DATA_DIR_IN_BOX}
         c = self.client.containers.create(
-            self.image, ["python3", SERVER_IN_BOX, listen], name=name,
+            self.image,
+            ["python3", SERVER_IN_BOX, listen],
+            name=name,
             labels=self.labels | {"sand.baseline.fn": function},
-            network_mode="none" if self.transport == "unix" else "bridge", volumes=volumes, detach=True,
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], **options)
+            network_mode="none" if self.transport == "unix" else "bridge",
+            volumes=volumes,
+            detach=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            **options,
+        )
         box.id = c.id
         box.extra["container"] = c
         return box

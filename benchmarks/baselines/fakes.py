@@ -33,6 +33,7 @@ class ManualClock:
 
 # ---- bus -------------------------------------------------------------------------------------------------------------
 
+
 class _FakeProducer:
     def __init__(self, bus: FakeBus) -> None:
         self._bus = bus
@@ -59,7 +60,7 @@ class _FakeConsumer:
             if self._offset >= len(log):
                 self._bus.cond.wait(timeout_s)
                 log = self._bus.topics.get(self._topic, [])
-            out = log[self._offset:]
+            out = log[self._offset :]
             self._offset = len(log)
             return list(out)
 
@@ -103,6 +104,7 @@ class FakeBus:
 
 # ---- containers ------------------------------------------------------------------------------------------------------
 
+
 class FakeConnection:
     """Runs the function's code in this process, as the action server would in its container."""
 
@@ -110,8 +112,7 @@ class FakeConnection:
         self._runtime, self._box = runtime, box
         self._main: Any = None
 
-    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False,
-             entry: str | None = None) -> None:
+    def init(self, name: str, code: str, timeout_s: float, *, binary: bool = False, entry: str | None = None) -> None:
         if self._main is not None:
             raise ActionError("Cannot initialize the action more than once.", status=403)
         ns: dict[str, Any] = {"__name__": f"action_{name}"}
@@ -146,7 +147,7 @@ class FakeRuntime:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.state: dict[str, str] = {}       # name -> created | running | paused
+        self.state: dict[str, str] = {}  # name -> created | running | paused
         self.calls: list[tuple[str, str]] = []
         self.inits: list[dict[str, Any]] = []  # per /init: name, binary, entry
         self.fail: set[str] = set()

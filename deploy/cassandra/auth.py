@@ -32,8 +32,13 @@ def password(folder: Path, role: str) -> str:
 
 
 def session(addr: str, port: int, user: str, pw: str) -> tuple[Cluster, Session]:
-    cluster = Cluster([addr], port=port, auth_provider=PlainTextAuthProvider(user, pw), connect_timeout=5,
-                      control_connection_timeout=5)
+    cluster = Cluster(
+        [addr],
+        port=port,
+        auth_provider=PlainTextAuthProvider(user, pw),
+        connect_timeout=5,
+        control_connection_timeout=5,
+    )
     try:
         return cluster, cluster.connect()
     except Exception:
@@ -62,24 +67,36 @@ def roles(addr: str, port: int, folder: Path) -> int:
     cluster, s, as_admin = admin_or_builtin(addr, port, folder)
     try:
         if not as_admin:
-            s.execute("CREATE ROLE IF NOT EXISTS admin WITH SUPERUSER = true AND LOGIN = true AND PASSWORD = %s",
-                      (password(folder, "admin"),), timeout=30)
+            s.execute(
+                "CREATE ROLE IF NOT EXISTS admin WITH SUPERUSER = true AND LOGIN = true AND PASSWORD = %s",
+                (password(folder, "admin"),),
+                timeout=30,
+            )
     finally:
         cluster.shutdown()
     cluster, s = session(addr, port, "admin", password(folder, "admin"))
     try:
         for role in ROLES:
-            s.execute(f"CREATE ROLE IF NOT EXISTS {role} WITH LOGIN = true AND PASSWORD = %s",
-                      (password(folder, role),), timeout=30)
+            s.execute(
+                f"CREATE ROLE IF NOT EXISTS {role} WITH LOGIN = true AND PASSWORD = %s",
+                (password(folder, role),),
+                timeout=30,
+            )
             if not can_log_in(addr, port, role, password(folder, role)):  # an older password (Cassandra throttles
-                s.execute(f"ALTER ROLE {role} WITH PASSWORD = %s AND LOGIN = true",  # changes: only when needed)
-                          (password(folder, role),), timeout=30)
+                s.execute(
+                    f"ALTER ROLE {role} WITH PASSWORD = %s AND LOGIN = true",  # changes: only when needed)
+                    (password(folder, role),),
+                    timeout=30,
+                )
             s.execute(f"GRANT ALL PERMISSIONS ON ALL KEYSPACES TO {role}", timeout=30)
             # the data layer reads Cassandra's write size limits there (virtual tables are not in ALL KEYSPACES)
             s.execute(f"GRANT SELECT ON TABLE system_views.settings TO {role}", timeout=30)
         if can_log_in(addr, port, "cassandra", "cassandra"):
-            s.execute("ALTER ROLE cassandra WITH SUPERUSER = false AND LOGIN = false AND PASSWORD = %s",
-                      (random.token_hex(32),), timeout=30)
+            s.execute(
+                "ALTER ROLE cassandra WITH SUPERUSER = false AND LOGIN = false AND PASSWORD = %s",
+                (random.token_hex(32),),
+                timeout=30,
+            )
         return 0
     finally:
         cluster.shutdown()

@@ -13,24 +13,30 @@ import time
 
 from pipeline import ImageError, image_key, sniff_format, timings
 
-IDENTIFY = ["identify", "-ping", "-format",
-            "format=%m\nwidth=%w\nheight=%h\ndepth=%z\ncolorspace=%[colorspace]\nquality=%Q\n"
-            "orientation=%[orientation]\n%[EXIF:*]"]
+IDENTIFY = [
+    "identify",
+    "-ping",
+    "-format",
+    "format=%m\nwidth=%w\nheight=%h\ndepth=%z\ncolorspace=%[colorspace]\nquality=%Q\n"
+    "orientation=%[orientation]\n%[EXIF:*]",
+]
 IDENTIFY_TIMEOUT_S = 20
 
 
 def identify(data: bytes, fmt: str, context) -> dict[str, str]:
     """ImageMagick's view of the picture as {property: value}; EXIF tags as "exif:<Tag>"."""
     try:  # the coder prefix keeps ImageMagick to the format we sniffed, whatever else the bytes claim to be
-        r = subprocess.run([*IDENTIFY, f"{fmt.lower()}:-"], input=data, capture_output=True,
-                           timeout=IDENTIFY_TIMEOUT_S)
+        r = subprocess.run([*IDENTIFY, f"{fmt.lower()}:-"], input=data, capture_output=True, timeout=IDENTIFY_TIMEOUT_S)
     except FileNotFoundError:
-        raise RuntimeError("ImageMagick's identify is not installed in this sandbox: the sandbox image needs the "
-                           "Debian package imagemagick (apt-get install imagemagick where you emulate)") from None
+        raise RuntimeError(
+            "ImageMagick's identify is not installed in this sandbox: the sandbox image needs the "
+            "Debian package imagemagick (apt-get install imagemagick where you emulate)"
+        ) from None
     stderr = r.stderr.decode(errors="replace").strip()
     if r.returncode != 0:
-        raise ImageError(f"ImageMagick could not read the {fmt} picture (identify exited {r.returncode}): "
-                         f"{stderr[-500:]}")
+        raise ImageError(
+            f"ImageMagick could not read the {fmt} picture (identify exited {r.returncode}): {stderr[-500:]}"
+        )
     if stderr:
         context.log(f"identify: {stderr[-500:]}", "WARNING")
     props: dict[str, str] = {}

@@ -38,8 +38,12 @@ def handle(event, context):
     thumb.save(buf, "JPEG", quality=JPEG_QUALITY)
     key = thumbnail_key(run)
     context.put(key, buf.getvalue())
-    record = {"name": event["name"], "metadata": event["metadata"], "objects": event["objects"],
-              "thumbnail": {"key": key, "width": thumb.width, "height": thumb.height, "bytes": buf.tell()}}
+    record = {
+        "name": event["name"],
+        "metadata": event["metadata"],
+        "objects": event["objects"],
+        "thumbnail": {"key": key, "width": thumb.width, "height": thumb.height, "bytes": buf.tell()},
+    }
     context.put(metadata_key(run), json.dumps(record))
     context.delete(event["image_key"])
     context.log(f"thumbnail {thumb.width}x{thumb.height} ({buf.tell()} bytes) and metadata stored")

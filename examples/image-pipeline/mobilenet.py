@@ -70,11 +70,11 @@ def _depthwise3x3(x: np.ndarray, w: np.ndarray, stride: int) -> np.ndarray:
     h, wd, _ = x.shape
     ho, wo = (h - 1) // stride + 1, (wd - 1) // stride + 1
     xp = np.pad(x, ((1, 1), (1, 1), (0, 0)))
-    out = xp[0:stride * (ho - 1) + 1:stride, 0:stride * (wo - 1) + 1:stride] * w[0, 0]
+    out = xp[0 : stride * (ho - 1) + 1 : stride, 0 : stride * (wo - 1) + 1 : stride] * w[0, 0]
     for i in range(3):
         for j in range(3):
             if i or j:
-                out += xp[i:i + stride * (ho - 1) + 1:stride, j:j + stride * (wo - 1) + 1:stride] * w[i, j]
+                out += xp[i : i + stride * (ho - 1) + 1 : stride, j : j + stride * (wo - 1) + 1 : stride] * w[i, j]
     return out
 
 
@@ -115,16 +115,20 @@ class MobileNetV2:
 
     def __init__(self, params: dict[str, np.ndarray]) -> None:
         self.params = params
-        self.stem = (self._weight("features.0.0.weight", (STEM, 3, 3, 3)).reshape(STEM, 27).T.copy(),
-                     self.bn("features.0.1", STEM))
+        self.stem = (
+            self._weight("features.0.0.weight", (STEM, 3, 3, 3)).reshape(STEM, 27).T.copy(),
+            self.bn("features.0.1", STEM),
+        )
         self.blocks, inp, i = [], STEM, 1
         for t, c, n, s in SETTINGS:
             for k in range(n):
                 self.blocks.append(_Block(self, f"features.{i}.conv", inp, c, t, s if k == 0 else 1))
                 inp, i = c, i + 1
         self.head = (self.conv1x1(f"features.{i}.0", inp, LAST), self.bn(f"features.{i}.1", LAST))
-        self.fc = (self._weight("classifier.1.weight", (CLASSES, LAST)).T.copy(),
-                   self._weight("classifier.1.bias", (CLASSES,)))
+        self.fc = (
+            self._weight("classifier.1.weight", (CLASSES, LAST)).T.copy(),
+            self._weight("classifier.1.bias", (CLASSES,)),
+        )
 
     def _weight(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         if name not in self.params:
@@ -142,8 +146,9 @@ class MobileNetV2:
 
     def bn(self, prefix: str, channels: int) -> tuple[np.ndarray, np.ndarray]:
         """Batch norm in eval mode as torch computes it: x * (w / sqrt(var + eps)) + (b - mean * that)."""
-        w, b, mean, var = (self._weight(f"{prefix}.{p}", (channels,))
-                           for p in ("weight", "bias", "running_mean", "running_var"))
+        w, b, mean, var = (
+            self._weight(f"{prefix}.{p}", (channels,)) for p in ("weight", "bias", "running_mean", "running_var")
+        )
         scale = w / np.sqrt(var + np.float32(BN_EPS))
         return scale, b - mean * scale
 

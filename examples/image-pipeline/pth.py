@@ -34,8 +34,15 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
 # torch storage type -> numpy dtype of its elements (little-endian)
 STORAGE_DTYPES = {
-    "DoubleStorage": "<f8", "FloatStorage": "<f4", "HalfStorage": "<f2", "LongStorage": "<i8",
-    "IntStorage": "<i4", "ShortStorage": "<i2", "CharStorage": "i1", "ByteStorage": "u1", "BoolStorage": "?",
+    "DoubleStorage": "<f8",
+    "FloatStorage": "<f4",
+    "HalfStorage": "<f2",
+    "LongStorage": "<i8",
+    "IntStorage": "<i4",
+    "ShortStorage": "<i2",
+    "CharStorage": "i1",
+    "ByteStorage": "u1",
+    "BoolStorage": "?",
 }
 
 
@@ -75,18 +82,22 @@ class _Tensor:
             raise CheckpointError(f"tensor on storage {s.key!r} has a negative size, stride or offset")
         last = start + sum((n - 1) * st for n, st in zip(self.shape, self.stride, strict=True))
         if 0 not in self.shape and last >= s.numel:
-            raise CheckpointError(f"tensor of shape {self.shape} on storage {s.key!r} reaches element {last} but "
-                                  f"the storage holds {s.numel}")
+            raise CheckpointError(
+                f"tensor of shape {self.shape} on storage {s.key!r} reaches element {last} but "
+                f"the storage holds {s.numel}"
+            )
         if 0 in self.shape:
             return np.zeros(self.shape, s.dtype)
         item = s.dtype.itemsize
-        view = np.lib.stride_tricks.as_strided(s.data[start:], self.shape, tuple(st * item for st in self.stride),
-                                               writeable=False)
+        view = np.lib.stride_tricks.as_strided(
+            s.data[start:], self.shape, tuple(st * item for st in self.stride), writeable=False
+        )
         return np.array(view, order="C")  # a copy (np.ascontiguousarray would make a 0-d tensor 1-d)
 
 
-def _rebuild_tensor_v2(storage: Any, storage_offset: int, size: tuple[int, ...], stride: tuple[int, ...],
-                       *_ignored: Any) -> _Tensor:
+def _rebuild_tensor_v2(
+    storage: Any, storage_offset: int, size: tuple[int, ...], stride: tuple[int, ...], *_ignored: Any
+) -> _Tensor:
     if isinstance(storage, _Tensor):  # a legacy storage view: (root storage, element offset) as a pseudo-tensor
         return _Tensor(storage.storage, storage_offset, tuple(size), tuple(stride), storage.storage_offset)
     if not isinstance(storage, _Storage):
@@ -117,12 +128,16 @@ class _Unpickler(pickle.Unpickler):
         if module == "torch" and name in STORAGE_DTYPES:
             return _StorageType(name)
         if module == "torch" and name.endswith("Storage"):
-            raise CheckpointError(f"tensors of torch.{name} are not supported (only {', '.join(STORAGE_DTYPES)}); "
-                                  f"save the state_dict as float32 first")
+            raise CheckpointError(
+                f"tensors of torch.{name} are not supported (only {', '.join(STORAGE_DTYPES)}); "
+                f"save the state_dict as float32 first"
+            )
         if (module, name) in ALLOWED_GLOBALS:
             return ALLOWED_GLOBALS[(module, name)]
-        raise CheckpointError(f"the checkpoint names the global {module}.{name}, which a state_dict of tensors does "
-                              f"not need; refused (this reader never runs code from a checkpoint)")
+        raise CheckpointError(
+            f"the checkpoint names the global {module}.{name}, which a state_dict of tensors does "
+            f"not need; refused (this reader never runs code from a checkpoint)"
+        )
 
     def persistent_load(self, pid: Any) -> Any:
         if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):

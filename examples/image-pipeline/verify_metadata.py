@@ -55,15 +55,26 @@ def verify(props: dict[str, str], size: int, warnings: list[str]) -> dict:
         stated = exif.get(f"Pixel{axis}Dimension")
         if stated and stated != str(pixels):
             warnings.append(f"EXIF Pixel{axis}Dimension {stated} differs from the picture's {pixels}")
-    exposure = {"time": exif.get("ExposureTime"), "f_number": _number(exif.get("FNumber")),
-                "iso": _number(exif.get("PhotographicSensitivity") or exif.get("ISOSpeedRatings")),
-                "focal_length_mm": _number(exif.get("FocalLength"))}
+    exposure = {
+        "time": exif.get("ExposureTime"),
+        "f_number": _number(exif.get("FNumber")),
+        "iso": _number(exif.get("PhotographicSensitivity") or exif.get("ISOSpeedRatings")),
+        "focal_length_mm": _number(exif.get("FocalLength")),
+    }
     exposure = {k: v for k, v in exposure.items() if v is not None}
-    return {"format": fmt, "width": width, "height": height, "bytes": size, "depth": _number(props.get("depth")),
-            "colorspace": props.get("colorspace"), "quality": _number(props.get("quality")),
-            "orientation": props.get("orientation"),
-            "camera": {"make": make, "model": model} if make or model else None,
-            "taken": taken, "exposure": exposure or None}
+    return {
+        "format": fmt,
+        "width": width,
+        "height": height,
+        "bytes": size,
+        "depth": _number(props.get("depth")),
+        "colorspace": props.get("colorspace"),
+        "quality": _number(props.get("quality")),
+        "orientation": props.get("orientation"),
+        "camera": {"make": make, "model": model} if make or model else None,
+        "taken": taken,
+        "exposure": exposure or None,
+    }
 
 
 def handle(event, context):

@@ -18,10 +18,12 @@ GREET = """def handle(event, context):
     return "Hello, " + event["name"] + "!"
 """
 
-client = MfnClient(mfn_url=os.environ.get("MFN_URL", "http://127.0.0.1:8080"),
-                   mfn_user=os.environ.get("MFN_USER", "knix-user@example.com"),
-                   mfn_password=os.environ.get("MFN_PASSWORD", "knix-password"),
-                   mfn_name=os.environ.get("MFN_NAME", "KNIX User"))
+client = MfnClient(
+    mfn_url=os.environ.get("MFN_URL", "http://127.0.0.1:8080"),
+    mfn_user=os.environ.get("MFN_USER", "knix-user@example.com"),
+    mfn_password=os.environ.get("MFN_PASSWORD", "knix-password"),
+    mfn_name=os.environ.get("MFN_NAME", "KNIX User"),
+)
 print("server:", client.version())
 
 greet = client.add_function("greet")
@@ -36,19 +38,31 @@ execution = native.execute_async({"name": "async SAND"})
 print("execute_async:", execution.execution_id, "->", execution.get())
 
 asl = client.add_workflow("hello-asl")
-asl.json = json.dumps({
-    "StartAt": "Greet",
-    "States": {
-        "Greet": {"Type": "Task", "Resource": "greet", "ResultPath": "$.greeting", "Next": "Many?"},
-        "Many?": {"Type": "Choice", "Default": "Done",
-                  "Choices": [{"Variable": "$.friends", "IsPresent": True, "Next": "Friends"}]},
-        "Friends": {"Type": "Map", "ItemsPath": "$.friends", "Parameters": {"name.$": "$$.Map.Item.Value"},
-                    "Iterator": {"StartAt": "GreetFriend",
-                                 "States": {"GreetFriend": {"Type": "Task", "Resource": "greet", "End": True}}},
-                    "ResultPath": "$.friends", "Next": "Done"},
-        "Done": {"Type": "Pass", "End": True},
-    },
-})
+asl.json = json.dumps(
+    {
+        "StartAt": "Greet",
+        "States": {
+            "Greet": {"Type": "Task", "Resource": "greet", "ResultPath": "$.greeting", "Next": "Many?"},
+            "Many?": {
+                "Type": "Choice",
+                "Default": "Done",
+                "Choices": [{"Variable": "$.friends", "IsPresent": True, "Next": "Friends"}],
+            },
+            "Friends": {
+                "Type": "Map",
+                "ItemsPath": "$.friends",
+                "Parameters": {"name.$": "$$.Map.Item.Value"},
+                "Iterator": {
+                    "StartAt": "GreetFriend",
+                    "States": {"GreetFriend": {"Type": "Task", "Resource": "greet", "End": True}},
+                },
+                "ResultPath": "$.friends",
+                "Next": "Done",
+            },
+            "Done": {"Type": "Pass", "End": True},
+        },
+    }
+)
 asl.deploy(timeout=120)
 print("\nASL workflow:", asl.status)
 print("execute:", asl.execute({"name": "Ada", "friends": ["Alan", "Grace"]}))

@@ -11,5 +11,9 @@ def handle(event, context):
     if SITE not in f.parents or not f.is_file():
         return {"status": 404, "content_type": "text/plain", "body": f"{event['path']} not found"}
     data = f.read_bytes()
-    return {"status": 200, "content_type": event["content_type"], "body_base64": base64.b64encode(data).decode(),
-            "size": len(data)}
+    return {
+        "status": 200,
+        "content_type": event["content_type"],
+        "body_base64": base64.b64encode(data).decode(),
+        "size": len(data),
+    }

@@ -31,5 +31,11 @@ def handle(event, context):
     for counts in texts.values():
         total.update(json.loads(counts))
     context.log(f"{len(words)} word(s) in this text, {len(total)} distinct in {len(texts)} {language} text(s)")
-    return {"language": language, "words": len(words), "links": event["links"], "top": ranked(mine, TOP),
-            "texts": len(texts), "top_all": ranked(total, TOP_ALL)}
+    return {
+        "language": language,
+        "words": len(words),
+        "links": event["links"],
+        "top": ranked(mine, TOP),
+        "texts": len(texts),
+        "top_all": ranked(total, TOP_ALL),
+    }

@@ -33,8 +33,9 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     text = c.run("inventory", "1").stdout
     # the hosts of the inventory `up 1` writes, without its host agent (nor any Docker step)
     groups = text.split("\n[")
-    inventory.write_text("\n[".join(g.replace("\nhostagents\n", "\n") for g in groups
-                                   if not g.startswith("hostagents]")))
+    inventory.write_text(
+        "\n[".join(g.replace("\nhostagents\n", "\n") for g in groups if not g.startswith("hostagents]"))
+    )
     c.env["SAND_CLUSTER_INVENTORY"] = str(inventory)
     try:
         c.run("up", "1", timeout=900)
@@ -52,15 +53,24 @@ def password(c: Cluster, role: str) -> str:
 
 
 def kafka_login(login: tuple[str, str] | None) -> dict[str, str]:
-    return {} if login is None else {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512",
-                                     "sasl_plain_username": login[0], "sasl_plain_password": login[1]}
+    return (
+        {}
+        if login is None
+        else {
+            "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "SCRAM-SHA-512",
+            "sasl_plain_username": login[0],
+            "sasl_plain_password": login[1],
+        }
+    )
 
 
 def kafka_admin(c: Cluster, login: tuple[str, str] | None):  # type: ignore[no-untyped-def]
     from kafka import KafkaAdminClient
 
-    return KafkaAdminClient(bootstrap_servers=f"{c.addr('h1')}:{KAFKA_PORT}", request_timeout_ms=5000,
-                            **kafka_login(login))
+    return KafkaAdminClient(
+        bootstrap_servers=f"{c.addr('h1')}:{KAFKA_PORT}", request_timeout_ms=5000, **kafka_login(login)
+    )
 
 
 def refused(e: BaseException) -> bool:
@@ -75,8 +85,9 @@ def cassandra_select(c: Cluster, login: tuple[str, str] | None, cql: str) -> lis
     from cassandra.cluster import Cluster as CassandraCluster
 
     auth = {} if login is None else {"auth_provider": PlainTextAuthProvider(*login)}
-    cc = CassandraCluster([c.addr("h1")], port=CASSANDRA_PORT, connect_timeout=10, control_connection_timeout=10,
-                          **auth)
+    cc = CassandraCluster(
+        [c.addr("h1")], port=CASSANDRA_PORT, connect_timeout=10, control_connection_timeout=10, **auth
+    )
     try:
         return list(cc.connect().execute(cql, timeout=20))
     finally:
@@ -92,8 +103,9 @@ def test_the_generated_passwords_are_private(cluster: Cluster) -> None:
     props = cluster.home / "cluster" / "h1" / "conf" / "kafka" / "server.properties"
     assert stat.S_IMODE(props.stat().st_mode) == 0o600, "it holds the admin password"
     repo = Path(__file__).resolve().parents[2]
-    tracked = subprocess.run(["git", "-C", str(repo), "grep", "-l", password(cluster, "admin")], capture_output=True,
-                             text=True).stdout
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "grep", "-l", password(cluster, "admin")], capture_output=True, text=True
+    ).stdout
     assert tracked == "", "a generated password is in the repository"
 
 
@@ -111,8 +123,7 @@ def test_kafka_refuses_a_client_without_a_login(cluster: Cluster) -> None:
         producer.send("sand.control", b"forged").get(timeout=10)
     assert refused(e.value), repr(e.value)
     with pytest.raises(KafkaError) as e:
-        consumer = KafkaConsumer("sand.control", bootstrap_servers=b, consumer_timeout_ms=5000,
-                                 request_timeout_ms=6000)
+        consumer = KafkaConsumer("sand.control", bootstrap_servers=b, consumer_timeout_ms=5000, request_timeout_ms=6000)
         consumer.topics()
     assert refused(e.value), repr(e.value)
 
@@ -128,8 +139,11 @@ def test_kafka_serves_a_role_with_its_login_within_its_acls(cluster: Cluster) ->
         admin.close()
     response = [t for t in topics if t.startswith("sand.response.")]
     assert response, topics  # the frontend made its response topic, logged in as frontend
-    producer = KafkaProducer(bootstrap_servers=f"{cluster.addr('h1')}:{KAFKA_PORT}", max_block_ms=10000,
-                             **kafka_login(("hostagent", password(cluster, "hostagent"))))
+    producer = KafkaProducer(
+        bootstrap_servers=f"{cluster.addr('h1')}:{KAFKA_PORT}",
+        max_block_ms=10000,
+        **kafka_login(("hostagent", password(cluster, "hostagent"))),
+    )
     try:
         producer.send(response[0], b"{}").get(timeout=20)  # a "sand." topic: allowed to a host agent
         with pytest.raises(KafkaError):  # a name outside "sand.": not even its metadata
@@ -148,8 +162,9 @@ def test_cassandra_refuses_a_client_without_a_login(cluster: Cluster) -> None:
 
 
 def test_cassandra_serves_a_role_with_its_login(cluster: Cluster) -> None:
-    rows = cassandra_select(cluster, ("hostagent", password(cluster, "hostagent")),
-                            "SELECT name FROM sand.cluster_secrets")
+    rows = cassandra_select(
+        cluster, ("hostagent", password(cluster, "hostagent")), "SELECT name FROM sand.cluster_secrets"
+    )
     assert [r.name for r in rows] == ["execution_tag"], rows  # the frontend made it, logged in as frontend
 
 

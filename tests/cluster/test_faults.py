@@ -49,10 +49,12 @@ def ledger(client: Client, tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def killing(cluster: Cluster, at: int, *args: str, when: dict[str, float]):  # noqa: ANN201 - a Stream callback
     """A Stream callback that runs `cluster.sh kill ARGS` once `at` requests have been answered."""
+
     def on_progress(done: int) -> None:
         if done == at and "t" not in when:
             when["t"] = time.monotonic()
             cluster.run("kill", *args)
+
     return on_progress
 
 
@@ -60,7 +62,8 @@ def check_stream(client: Client, app: str, outcomes: list, deadline_s: float = 1
     results = settle(client, outcomes, deadline_s)
     bad = wrong_results(outcomes, results)
     assert not bad, f"{len(bad)} of {len(outcomes)} requests did not end with exactly their result:\n" + "\n".join(
-        bad[:20])
+        bad[:20]
+    )
     return results
 
 
@@ -80,7 +83,8 @@ def served_by(client: Client, execution_id: str) -> set[str]:
 
 
 def test_a_host_crash_during_1000_requests_loses_nothing_and_answers_each_once(
-        cluster: Cluster, client: Client, ledger: str) -> None:
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
     when: dict[str, float] = {}
     outcomes = Stream(client, ledger, 1000, threads=8, on_progress=killing(cluster, 300, "h3", when=when)).run()
     assert "t" in when
@@ -94,17 +98,18 @@ def test_a_host_crash_during_1000_requests_loses_nothing_and_answers_each_once(
     assert set(audits) == set(range(1000))
     after = [o for o in outcomes if o.answered > when["t"]]
     takeover = max(o.answered for o in outcomes) - when["t"]
-    print(f"\nhost crash: 1000 requests, {len(after)} answered after the kill, last {takeover:.1f}s after it; "
-          f"latency p50 {percentile([o.answered - o.sent for o in outcomes], 50) * 1000:.0f} ms, p99 "
-          f"{percentile([o.answered - o.sent for o in outcomes], 99) * 1000:.0f} ms; audit re-runs "
-          f"{sum(1 for v in audits.values() if v > 1)}; HTTP {sorted({o.status for o in outcomes})}; all orders in "
-          f"Cassandra {waited:.0f} s after the last answer was read back")
+    print(
+        f"\nhost crash: 1000 requests, {len(after)} answered after the kill, last {takeover:.1f}s after it; "
+        f"latency p50 {percentile([o.answered - o.sent for o in outcomes], 50) * 1000:.0f} ms, p99 "
+        f"{percentile([o.answered - o.sent for o in outcomes], 99) * 1000:.0f} ms; audit re-runs "
+        f"{sum(1 for v in audits.values() if v > 1)}; HTTP {sorted({o.status for o in outcomes})}; all orders in "
+        f"Cassandra {waited:.0f} s after the last answer was read back"
+    )
     hosts = {h["host"]: h for h in client.status(ledger)["hosts"]}
     assert hosts["h3"]["alive"] is False and hosts["h1"]["alive"] and hosts["h2"]["alive"], hosts
 
 
-def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluster, client: Client,
-                                                                  ledger: str) -> None:
+def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluster, client: Client, ledger: str) -> None:
     cluster.run("start", "h3")
     assert cluster.status()["h3"][2] == "up"
     wait_alive(client, ledger, "h3")
@@ -121,8 +126,9 @@ def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluste
 
 def test_a_host_agent_killed_and_restarted_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
     when: dict[str, float] = {}
-    outcomes = Stream(client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "hostagent",
-                                                                            when=when)).run()
+    outcomes = Stream(
+        client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "hostagent", when=when)
+    ).run()
     check_stream(client, ledger, outcomes)
     cluster.run("start", "h2")
     wait_alive(client, ledger, "h2")
@@ -131,16 +137,14 @@ def test_a_host_agent_killed_and_restarted_loses_nothing(cluster: Cluster, clien
 
 def test_a_kafka_broker_killed_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
     when: dict[str, float] = {}
-    outcomes = Stream(client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "kafka",
-                                                                            when=when)).run()
+    outcomes = Stream(client, ledger, 300, threads=8, on_progress=killing(cluster, 80, "h2", "kafka", when=when)).run()
     assert "kafka:stopped" in cluster.status()["h2"]
     check_stream(client, ledger, outcomes)
     cluster.run("start", "h2")
     assert "kafka:stopped" not in cluster.status()["h2"]
 
 
-def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster, client: Client,
-                                                                ledger: str) -> None:
+def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster, client: Client, ledger: str) -> None:
     # Requests that take 4 s are waiting on both frontends (nginx alternates) when fe-h1 dies.
     slow = [client.invoke(ledger, {"n": n, "sleep_s": 4}, async_=True) for n in range(20)]
     cluster.run("kill", "h1", "frontend-8081")
@@ -154,7 +158,8 @@ def test_results_of_a_killed_frontend_are_stored_and_fetchable(cluster: Cluster,
 
 
 def test_a_partitioned_host_is_taken_over_and_delivers_no_stale_result_when_it_returns(
-        cluster: Cluster, client: Client, ledger: str) -> None:
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
     when: dict[str, float] = {}
     outcomes = Stream(client, ledger, 300, threads=8, on_progress=lambda done: _cut(cluster, done, when)).run()
     results = check_stream(client, ledger, outcomes)
@@ -169,20 +174,26 @@ def test_a_partitioned_host_is_taken_over_and_delivers_no_stale_result_when_it_r
 
 def sandbox_of(app_id: str, host: str) -> str:
     """The id of the running sandbox of `app_id` on `host` ('' if none): containers carry both as labels."""
-    return subprocess.run(["docker", "ps", "-q", "--filter", f"label=sand.host={host}", "--filter",
-                           f"label=sand.app={app_id}"], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["docker", "ps", "-q", "--filter", f"label=sand.host={host}", "--filter", f"label=sand.app={app_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def started_at(container: str) -> str:
     """When a running container was last started ('' if none)."""
     if not container:
         return ""
-    return subprocess.run(["docker", "inspect", "-f", "{{.State.StartedAt}}", container], capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["docker", "inspect", "-f", "{{.State.StartedAt}}", container], capture_output=True, text=True
+    ).stdout.strip()
 
 
-def test_a_killed_sandbox_is_recreated_and_its_events_are_run_again(cluster: Cluster, client: Client,
-                                                                     ledger: str) -> None:
+def test_a_killed_sandbox_is_recreated_and_its_events_are_run_again(
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
     # docs/host-agent.md "Lost instances": the events a dead sandbox held are delivered again on its host (up to
     # bridge.lost.retries times, then answered with an error); one kill costs a re-run, never a result.
     app_id = client.status(ledger)["id"]
@@ -209,8 +220,10 @@ def test_a_killed_sandbox_is_recreated_and_its_events_are_run_again(cluster: Clu
     with log.open("rb") as f:
         f.seek(int(killed["log_at"]))
         redelivered = f.read().decode(errors="replace").count("): delivered again, run")
-    print(f"\nsandbox killed: 300 of 300 requests ended with exactly their result; h2 delivered {redelivered} lost "
-          f"events again")
+    print(
+        f"\nsandbox killed: 300 of 300 requests ended with exactly their result; h2 delivered {redelivered} lost "
+        f"events again"
+    )
 
 
 def _cut(cluster: Cluster, done: int, when: dict[str, float]) -> None:
@@ -223,8 +236,9 @@ def _outcome(n: int, execution_id: str) -> Outcome:
     return Outcome(n, 202, execution_id)
 
 
-def test_cassandra_stopped_for_30s_loses_nothing(cluster: Cluster, client: Client,
-                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_cassandra_stopped_for_30s_loses_nothing(
+    cluster: Cluster, client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     # An application of its own: its keys in Cassandra are this test's only.
     deploy_ledger(client, "ledger-c", tmp_path_factory.mktemp("apps-c"))
     check_stream(client, "ledger-c", Stream(client, "ledger-c", 20, threads=4).run())  # API keys and apps cached
@@ -238,8 +252,10 @@ def test_cassandra_stopped_for_30s_loses_nothing(cluster: Cluster, client: Clien
     check_stream(client, "ledger-c", outcomes)
     orders, _, waited = ledger_in_cassandra(cluster.addr("h1"), client.status("ledger-c")["id"], 150)
     assert orders == set(range(150)), f"{150 - len(orders)} orders missing from Cassandra after {waited:.0f} s"
-    print(f"\nCassandra stopped: {served} of 150 requests answered 200 while it was down; back after {back:.0f} s; "
-          f"every order in Cassandra {waited:.0f} s later")
+    print(
+        f"\nCassandra stopped: {served} of 150 requests answered 200 while it was down; back after {back:.0f} s; "
+        f"every order in Cassandra {waited:.0f} s later"
+    )
 
 
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:

@@ -23,16 +23,21 @@ ROOT = Path(__file__).resolve().parents[2]
 # re-run shows as two keys for one request), `receipt` answers. Every request is numbered; its result names its number.
 LEDGER = {
     "deposit.py": "import json\n\ndef handle(event, context):\n"
-                  "    context.put('order-%d' % event['n'], json.dumps(event))\n    return event\n",
+    "    context.put('order-%d' % event['n'], json.dumps(event))\n    return event\n",
     "audit.py": "import os\n\ndef handle(event, context):\n"
-                "    context.put('audit-%d-%s' % (event['n'], os.urandom(4).hex()), '1')\n    return event\n",
+    "    context.put('audit-%d-%s' % (event['n'], os.urandom(4).hex()), '1')\n    return event\n",
     "receipt.py": "import time\n\ndef handle(event, context):\n    time.sleep(event.get('sleep_s', 0))\n"
-                  "    return {'n': event['n'], 'receipt': 2 * event['n'],\n"
-                  "            'execution_id': context.get_execution_id()}\n",
+    "    return {'n': event['n'], 'receipt': 2 * event['n'],\n"
+    "            'execution_id': context.get_execution_id()}\n",
 }
-LEDGER_WORKFLOW = {"entry": "deposit", "functions": [{"name": "deposit", "next": ["audit"]},
-                                                     {"name": "audit", "next": ["receipt"]},
-                                                     {"name": "receipt", "next": ["end"]}]}
+LEDGER_WORKFLOW = {
+    "entry": "deposit",
+    "functions": [
+        {"name": "deposit", "next": ["audit"]},
+        {"name": "audit", "next": ["receipt"]},
+        {"name": "receipt", "next": ["end"]},
+    ],
+}
 
 
 # subnet -> state dir of the clusters made here: their generated passwords are under it (cassandra_keys logs in).
@@ -47,13 +52,24 @@ class Cluster:
         self.subnet = subnet
         _HOMES[subnet] = home
         self.url = f"http://127.0.0.1:{nginx_port}"
-        self.env = {**os.environ, "SAND_HOME": str(home), "SAND_DIST": str(ROOT / ".sand" / "dist"),
-                    "SAND_NETNS_PREFIX": prefix, "SAND_NETNS_BRIDGE": prefix.rstrip("-") + "br0",
-                    "SAND_NETNS_SUBNET": subnet, "SAND_NGINX_PORT": str(nginx_port)}
+        self.env = {
+            **os.environ,
+            "SAND_HOME": str(home),
+            "SAND_DIST": str(ROOT / ".sand" / "dist"),
+            "SAND_NETNS_PREFIX": prefix,
+            "SAND_NETNS_BRIDGE": prefix.rstrip("-") + "br0",
+            "SAND_NETNS_SUBNET": subnet,
+            "SAND_NGINX_PORT": str(nginx_port),
+        }
 
     def run(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run(["bash", str(ROOT / "deploy" / "cluster.sh"), *args], env=self.env, capture_output=True,
-                           text=True, timeout=timeout)
+        r = subprocess.run(
+            ["bash", str(ROOT / "deploy" / "cluster.sh"), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and r.returncode != 0:
             raise AssertionError(f"cluster.sh {' '.join(args)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         return r
@@ -84,6 +100,7 @@ def signup(url: str) -> Client:
 @dataclass
 class Outcome:
     """What the caller saw for request n: the HTTP status, the execution id, the output (None if none)."""
+
     n: int
     status: int
     execution_id: str
@@ -97,6 +114,7 @@ class Outcome:
 class Stream:
     """Numbered requests from `threads` callers; `on_progress(done)` is called after each answer (e.g. to kill a
     host once some are done)."""
+
     client: Client
     app: str
     count: int
@@ -156,8 +174,9 @@ def settle(client: Client, outcomes: list[Outcome], deadline_s: float) -> dict[i
             except ApiError as e:
                 ex = {"status": f"unreadable: {e}"}
             # 'timeout' is not an end: the synchronous caller stopped waiting, the result may still come
-            if ex.get("status") not in ("running", "queued", "timeout") \
-                    and not str(ex.get("status")).startswith("unreadable"):
+            if ex.get("status") not in ("running", "queued", "timeout") and not str(ex.get("status")).startswith(
+                "unreadable"
+            ):
                 results[n] = ex.get("result") if ex.get("status") == "succeeded" else ex
                 del pending[n]
         if not pending or time.monotonic() > end:
@@ -173,8 +192,12 @@ def wrong_results(outcomes: list[Outcome], results: dict[int, Any]) -> list[str]
     bad = []
     for o in outcomes:
         r = results.get(o.n)
-        if not (isinstance(r, dict) and r.get("n") == o.n and r.get("receipt") == 2 * o.n
-                and r.get("execution_id") == o.execution_id):
+        if not (
+            isinstance(r, dict)
+            and r.get("n") == o.n
+            and r.get("receipt") == 2 * o.n
+            and r.get("execution_id") == o.execution_id
+        ):
             bad.append(f"request {o.n} (HTTP {o.status}, execution {o.execution_id}): {str(r)[:300]}")
         if o.status == 200 and o.output != r:
             bad.append(f"request {o.n}: answered {o.output} but stored {r}")
@@ -192,8 +215,9 @@ def cassandra_keys(addr: str, app_id: str) -> set[str]:
     # A cluster's Cassandra takes logins only (deploy/ansible: sand_auth): log in as admin, the operator.
     home = _HOMES.get(addr.rpartition(".")[0])
     admin = home / "cluster" / "secrets" / "admin.password" if home else None
-    auth = {"auth_provider": PlainTextAuthProvider("admin", admin.read_text().strip())} \
-        if admin and admin.exists() else {}
+    auth = (
+        {"auth_provider": PlainTextAuthProvider("admin", admin.read_text().strip())} if admin and admin.exists() else {}
+    )
     cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10, **auth)
     try:
         s = cluster.connect()
@@ -202,8 +226,9 @@ def cassandra_keys(addr: str, app_id: str) -> set[str]:
         cluster.shutdown()
 
 
-def ledger_in_cassandra(addr: str, app_id: str, count: int,
-                        deadline_s: float = 120) -> tuple[set[int], dict[int, int], float]:
+def ledger_in_cassandra(
+    addr: str, app_id: str, count: int, deadline_s: float = 120
+) -> tuple[set[int], dict[int, int], float]:
     """The ledger's orders and audit runs in Cassandra once every one of `count` orders is there, or at the deadline.
     The local data layers write to Cassandra behind the executions (write-behind: an answer does not wait for it), so
     an order reaches Cassandra some time after its answer; the seconds this took are returned too."""

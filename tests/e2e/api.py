@@ -24,8 +24,17 @@ class Http:
         self.base = base
         self.s = requests.Session()
 
-    def __call__(self, method: str, path: str, key: str | None = None, *, data: Any = None, json_body: Any = None,
-                 content_type: str | None = None, timeout: float = 60) -> requests.Response:
+    def __call__(
+        self,
+        method: str,
+        path: str,
+        key: str | None = None,
+        *,
+        data: Any = None,
+        json_body: Any = None,
+        content_type: str | None = None,
+        timeout: float = 60,
+    ) -> requests.Response:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         if content_type:
             headers["Content-Type"] = content_type
@@ -58,14 +67,24 @@ def raw_deploy(http: Http, key: str, folder: Path, name: str, settings: dict[str
     wf = json.loads((folder / "workflow.json").read_text()) | {"name": name}
     code = {f["name"]: f.get("resource", f["name"]) for f in wf["functions"]}
     resources = set(code.values())
-    extras = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-              if p.is_file() and p.name != "workflow.json" and "__pycache__" not in p.parts
-              and p.relative_to(folder).as_posix() not in {r + ".py" for r in resources}}
+    extras = {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+        and p.name != "workflow.json"
+        and "__pycache__" not in p.parts
+        and p.relative_to(folder).as_posix() not in {r + ".py" for r in resources}
+    }
     for r in resources:
         source = (folder / f"{r}.py").read_bytes()
         if r == code[wf["entry"]] and extras:
-            resp = http("PUT", f"/api/v1/grains/{r}", key, data=zip_bytes({f"{r}.py": source} | extras),
-                        content_type="application/zip")
+            resp = http(
+                "PUT",
+                f"/api/v1/grains/{r}",
+                key,
+                data=zip_bytes({f"{r}.py": source} | extras),
+                content_type="application/zip",
+            )
         else:
             resp = http("PUT", f"/api/v1/grains/{r}", key, data=source, content_type="text/x-python")
         assert resp.status_code in (200, 201), resp.text
@@ -106,14 +125,27 @@ def sign_up(http: Http, name: str) -> str:
     return r.json()["api_key"]
 
 
-def put_app(http: Http, key: str, name: str, functions: list[dict[str, Any]], grains: dict[str, bytes | str],
-            settings: dict[str, Any] | None = None, deploy: bool = True, wait: bool = True) -> dict[str, Any]:
+def put_app(
+    http: Http,
+    key: str,
+    name: str,
+    functions: list[dict[str, Any]],
+    grains: dict[str, bytes | str],
+    settings: dict[str, Any] | None = None,
+    deploy: bool = True,
+    wait: bool = True,
+) -> dict[str, Any]:
     """Upload grains (str: a .py source; bytes: a zip), save the workflow and (optionally) deploy and wait.
     Returns the application as GET answers it."""
     for grain, code in grains.items():
         zipped = isinstance(code, bytes)
-        r = http("PUT", f"/api/v1/grains/{grain}", key, data=code if zipped else code.encode(),
-                 content_type="application/zip" if zipped else "text/x-python")
+        r = http(
+            "PUT",
+            f"/api/v1/grains/{grain}",
+            key,
+            data=code if zipped else code.encode(),
+            content_type="application/zip" if zipped else "text/x-python",
+        )
         assert r.status_code in (200, 201), r.text
     body: dict[str, Any] = {"name": name, "entry": functions[0]["name"], "functions": functions}
     if settings:

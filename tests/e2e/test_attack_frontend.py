@@ -84,8 +84,9 @@ def assert_victim_answers(http: Http, victim: tuple[str, str]) -> None:
     deadline = time.monotonic() + 120
     while True:
         try:
-            r = http("POST", f"/app/{victim[1]}", data=b'{"still": "here"}', content_type="application/json",
-                     timeout=30)
+            r = http(
+                "POST", f"/app/{victim[1]}", data=b'{"still": "here"}', content_type="application/json", timeout=30
+            )
         except requests.Timeout:
             assert time.monotonic() < deadline, "the victim's application did not answer for 2 minutes"
             continue
@@ -124,8 +125,13 @@ def test_forty_anonymous_9mb_bodies_get_clear_answers(http: Http, victim: tuple[
 
     def post(i: int) -> tuple[bool, int, str]:
         real = i % 4 != 3
-        path, body = (f"/app/{victim[1]}", json_body) if real else (f"/app/{victim[1]}", junk) if i % 2 \
+        path, body = (
+            (f"/app/{victim[1]}", json_body)
+            if real
+            else (f"/app/{victim[1]}", junk)
+            if i % 2
             else (f"/app/no-such-app-{RUN}-{i}", junk)
+        )
         try:
             r = requests.post(http.base + path, data=body, headers={"Content-Type": "application/json"}, timeout=120)
         except requests.RequestException as e:
@@ -149,6 +155,7 @@ def test_forty_anonymous_9mb_bodies_get_clear_answers(http: Http, victim: tuple[
 
 
 # --- the KNIX door --------------------------------------------------------------------------------------------------
+
 
 def knix(http: Http, action: str, data: dict[str, Any], timeout: float = 120) -> requests.Response:
     return requests.post(http.base + "/management", json={"action": action, "data": data}, timeout=timeout)
@@ -177,8 +184,11 @@ def derivations() -> int:
         pytest.skip("needs the admin key make up wrote")
     total = 0
     for port in FRONTEND_PORTS:
-        r = requests.get(f"http://{BIND}:{port}/metrics", headers={"Authorization": "Bearer "
-                         + admin.read_text().strip()}, timeout=10)
+        r = requests.get(
+            f"http://{BIND}:{port}/metrics",
+            headers={"Authorization": "Bearer " + admin.read_text().strip()},
+            timeout=10,
+        )
         assert r.status_code == 200, r.text[:200]
         lines = [ln for ln in r.text.splitlines() if ln.startswith("sand_frontend_password_derivations_total")]
         assert lines, "the frontend counts password derivations"
@@ -191,8 +201,11 @@ def test_a_login_for_an_unknown_email_costs_what_a_known_one_does(http: Http, kn
     account showed in the answer's time. Now an unknown e-mail's password is derived against a decoy (counted)."""
     email, _ = knix_user
     for port in FRONTEND_PORTS:  # each frontend makes its decoy once, on its first unknown e-mail
-        requests.post(f"http://{BIND}:{port}/management", json={"action": "logIn", "data": {"user": {
-            "email": f"warm-{port}-{RUN}@example.com", "password": "x"}}}, timeout=120)
+        requests.post(
+            f"http://{BIND}:{port}/management",
+            json={"action": "logIn", "data": {"user": {"email": f"warm-{port}-{RUN}@example.com", "password": "x"}}},
+            timeout=120,
+        )
     before = derivations()
     t0 = time.monotonic()
     unknown = knix(http, "logIn", {"user": {"email": f"nobody-{RUN}@example.com", "password": "x"}})
@@ -238,8 +251,9 @@ def zip_bomb(inflated: int) -> bytes:
     return buf.getvalue()
 
 
-def test_a_zip_bomb_through_management_is_refused(http: Http, knix_user: tuple[str, str],
-                                                  victim: tuple[str, str]) -> None:
+def test_a_zip_bomb_through_management_is_refused(
+    http: Http, knix_user: tuple[str, str], victim: tuple[str, str]
+) -> None:
     """Finding 6: the KNIX door inflated an uploaded zip whole in memory, with no cap: 1 GB from about 1 MB."""
     before = frontend_pids()
     _, token = knix_user
@@ -248,11 +262,20 @@ def test_a_zip_bomb_through_management_is_refused(http: Http, knix_user: tuple[s
     r = knix(http, "addFunction", {"user": {"token": token}, "function": {"name": f"g{RUN}", "runtime": "Python 3.6"}})
     assert r.json()["status"] == "success", r.text
     fid = r.json()["data"]["function"]["id"]
-    r = knix(http, "uploadFunctionCode", {"user": {"token": token}, "function": {
-        "id": fid, "format": "zip", "chunk": 0, "code": base64.b64encode(bomb).decode()}})
+    r = knix(
+        http,
+        "uploadFunctionCode",
+        {
+            "user": {"token": token},
+            "function": {"id": fid, "format": "zip", "chunk": 0, "code": base64.b64encode(bomb).decode()},
+        },
+    )
     assert r.json()["status"] == "success", r.text
-    r = knix(http, "uploadFunctionZipMetadata", {"user": {"token": token}, "function": {
-        "id": fid, "chunks": 1, "format": "zip", "metadata": ""}})
+    r = knix(
+        http,
+        "uploadFunctionZipMetadata",
+        {"user": {"token": token}, "function": {"id": fid, "chunks": 1, "format": "zip", "metadata": ""}},
+    )
     assert r.status_code == 200, r.text[:300]
     assert r.json()["status"] == "failure", r.text[:300]
     assert "unpacks to more than" in r.json()["data"]["message"], r.text[:300]
@@ -267,8 +290,11 @@ def test_knix_storage_stops_at_the_accounts_quota(http: Http, knix_user: tuple[s
     keys: list[str] = []
 
     def storage(params: dict[str, Any]) -> requests.Response:
-        return knix(http, "performStorageAction", {"user": {"token": token},
-                                                   "storage": {"data_type": "kv", "parameters": params}})
+        return knix(
+            http,
+            "performStorageAction",
+            {"user": {"token": token}, "storage": {"data_type": "kv", "parameters": params}},
+        )
 
     try:
         for i in range(100):  # the default quota is 64 MiB

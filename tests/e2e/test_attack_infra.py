@@ -24,7 +24,7 @@ WRITE_MB = 50
 LOG_CAP_BYTES = 10 * 3 * (1 << 20) + (1 << 20)
 
 # Writes straight to fd 1 (not print: the instance's capture of sys.stdout is not what is attacked here).
-LOUD = r'''
+LOUD = r"""
 import os
 
 def handle(event, context):
@@ -33,7 +33,7 @@ def handle(event, context):
     while written < event["mb"] << 20:
         written += os.write(1, line)
     return {"written": written}
-'''
+"""
 
 
 def docker_json(*args: str) -> Any:
@@ -42,9 +42,13 @@ def docker_json(*args: str) -> Any:
 
 
 def sandbox_of(app_id: str) -> dict[str, Any]:
-    names = subprocess.run(["docker", "ps", "-q", "--filter", f"label=sand.app={app_id}", "--filter",
-                            "label=sand.component=sandbox"], check=True, capture_output=True, text=True,
-                           timeout=60).stdout.split()
+    names = subprocess.run(
+        ["docker", "ps", "-q", "--filter", f"label=sand.app={app_id}", "--filter", "label=sand.component=sandbox"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.split()
     assert len(names) == 1, names
     return docker_json("inspect", names[0])[0]
 
@@ -72,16 +76,19 @@ def victim(http: Http, tenants: dict[str, str]) -> Any:
 
 def test_a_grain_writing_to_fd_1_cannot_fill_the_disk(http: Http, tenants: dict[str, str], victim: str) -> None:
     name = f"loud-{RUN}"
-    app = put_app(http, tenants["mallory"], name, [{"name": "loud", "next": ["end"]}], {"loud": LOUD},
-                  settings={"timeout_s": 120})
+    app = put_app(
+        http, tenants["mallory"], name, [{"name": "loud", "next": ["end"]}], {"loud": LOUD}, settings={"timeout_s": 120}
+    )
     assert app["status"] == "deployed", app
     try:
         r = http("POST", f"/app/{name}", json_body={"mb": WRITE_MB}, timeout=150)
         assert r.status_code == 200 and r.json()["written"] >= WRITE_MB << 20, r.text
         container = sandbox_of(app["id"])
         kept = log_bytes(container)
-        assert kept <= LOG_CAP_BYTES, (f"{WRITE_MB} MB written to fd 1 left {kept} bytes of container logs "
-                                       f"(LogConfig {container['HostConfig'].get('LogConfig')})")
+        assert kept <= LOG_CAP_BYTES, (
+            f"{WRITE_MB} MB written to fd 1 left {kept} bytes of container logs "
+            f"(LogConfig {container['HostConfig'].get('LogConfig')})"
+        )
         assert kept >= 10 << 20, f"the grain's output did not reach Docker's log ({kept} bytes): nothing was tested"
     finally:
         raw_remove(http, tenants["mallory"], name)

@@ -76,8 +76,15 @@ def wait_restarted(comp: str, killed: int, ready_url: str) -> None:
 def ledger_count(topic_prefix: str) -> int:
     """The highest count in the host agent's poison ledger among events of topics starting with the prefix."""
     f = STATE_DIR / "poison-ledger"
-    counts = [int(n) for n, _, key in (line.partition(" ") for line in f.read_text().splitlines())
-              if key.startswith(topic_prefix)] if f.exists() else []
+    counts = (
+        [
+            int(n)
+            for n, _, key in (line.partition(" ") for line in f.read_text().splitlines())
+            if key.startswith(topic_prefix)
+        ]
+        if f.exists()
+        else []
+    )
     return max(counts, default=0)
 
 
@@ -93,12 +100,14 @@ def wait_until(what: str, timeout: float, check: Any) -> Any:
 
 def answers(http: Http, app: str, value: Any, timeout: float = RESTART_S) -> None:
     """The application answers a request with its echo (retried while a restarted agent brings sandboxes back)."""
+
     def ok() -> bool:
         try:
             r = http("POST", f"/app/{app}", json_body=value, timeout=30)
         except requests.RequestException:
             return False
         return r.status_code == 200 and r.json() == value
+
     wait_until(f"{app} answers", timeout, ok)
 
 
@@ -120,8 +129,9 @@ def retried(call: Callable[[], T]) -> T:
 @pytest.fixture(scope="module")
 def tenants(http: Http) -> dict[str, str]:
     # A fresh name per try: a sign-up that timed out in Cassandra may still have been written.
-    return {who: retried(lambda w=who: sign_up(http, f"poison-{w}-{uuid.uuid4().hex[:8]}"))
-            for who in ("mallory", "alice")}
+    return {
+        who: retried(lambda w=who: sign_up(http, f"poison-{w}-{uuid.uuid4().hex[:8]}")) for who in ("mallory", "alice")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +144,20 @@ def alice_app(http: Http, tenants: dict[str, str]) -> Iterator[str]:
 
 
 def test_a_poison_event_goes_to_the_dead_letters_after_three_deaths_and_the_host_stops_crash_looping(
-        http: Http, tenants: dict[str, str], alice_app: str) -> None:
+    http: Http, tenants: dict[str, str], alice_app: str
+) -> None:
     key = tenants["mallory"]
     name = f"poison-{RUN}"
-    app = retried(lambda: put_app(http, key, name, [{"name": "slow", "next": ["end"]}], {"slow": POISON},
-                                  settings={"concurrency": 1, "timeout_s": 290}))
+    app = retried(
+        lambda: put_app(
+            http,
+            key,
+            name,
+            [{"name": "slow", "next": ["end"]}],
+            {"slow": POISON},
+            settings={"concurrency": 1, "timeout_s": 290},
+        )
+    )
     assert app["status"] == "deployed", app
     try:
         r = http("POST", f"/app/{name}?async=1", json_body={"boom": True})
@@ -149,8 +168,11 @@ def test_a_poison_event_goes_to_the_dead_letters_after_three_deaths_and_the_host
             # In flight: the first run took the event at once; a replay counts it in the ledger first.
             if death > 1:
                 counted = death - 1
-                wait_until(f"the replay after death {counted} is counted", RESTART_S,
-                           lambda n=counted: ledger_count(topics) >= n)
+                wait_until(
+                    f"the replay after death {counted} is counted",
+                    RESTART_S,
+                    lambda n=counted: ledger_count(topics) >= n,
+                )
             time.sleep(4)  # the instance is running the event
             wait_restarted("hostagent", kill_child("hostagent"), METRICS)
         wait_until("the third start counts the event", RESTART_S, lambda: ledger_count(topics) >= DEATHS)
@@ -161,6 +183,7 @@ def test_a_poison_event_goes_to_the_dead_letters_after_three_deaths_and_the_host
             except requests.RequestException:  # nginx or a frontend being restarted by another test
                 return None
             return r if r.status_code not in (202, 502, 503) else None
+
         # The result is in the frontend's response topic with the finished flag; the frontend records it in Cassandra
         # (a loaded machine, a frontend restarted meanwhile: minutes).
         result = wait_until("the caller's answer", 600, answered)
@@ -184,8 +207,13 @@ def test_a_killed_frontend_is_restarted_and_make_status_shows_it(http: Http, ali
     before = restarts(comp)
     wait_restarted(comp, kill_child(comp), f"http://{BIND}:{port}/healthz")
     assert supervisor(comp)["last_exit"] == "137", "SIGKILL"
-    status = subprocess.run(["bash", str(ROOT / "deploy" / "status.sh")], capture_output=True, text=True, timeout=120,
-                            env=os.environ | {"SAND_HOME": str(SAND_HOME)})
+    status = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "status.sh")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"SAND_HOME": str(SAND_HOME)},
+    )
     (line,) = [x for x in status.stdout.splitlines() if x.startswith(f"fe-{port} ")]
     assert " running " in line and f"restarts {before + 1} (last exit 137 at " in line, status.stdout
     answers(http, alice_app, {"after": "frontend restart"}, timeout=60)
@@ -194,8 +222,13 @@ def test_a_killed_frontend_is_restarted_and_make_status_shows_it(http: Http, ali
 def test_a_killed_host_agent_is_restarted_and_make_status_shows_it(http: Http, alice_app: str) -> None:
     before = restarts("hostagent")
     wait_restarted("hostagent", kill_child("hostagent"), METRICS)
-    status = subprocess.run(["bash", str(ROOT / "deploy" / "status.sh")], capture_output=True, text=True, timeout=120,
-                            env=os.environ | {"SAND_HOME": str(SAND_HOME)})
+    status = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "status.sh")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ | {"SAND_HOME": str(SAND_HOME)},
+    )
     (line,) = [x for x in status.stdout.splitlines() if x.startswith("hostagent ")]
     assert " running " in line and f"restarts {before + 1} (last exit 137 at " in line, status.stdout
     log = SAND_HOME / "logs" / "hostagent.log"

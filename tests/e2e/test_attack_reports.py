@@ -33,7 +33,7 @@ ECHO = "def handle(event, context):\n    return event\n"
 
 # The forger's grain: it writes LQ_HA reports by hand, as a hostile grain can (it has the bus socket and its
 # credential). Every report names the forger's own application (the bus stamps it anyway).
-FORGER = r'''
+FORGER = r"""
 import json, os
 from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusClient
 
@@ -84,13 +84,14 @@ def handle(event, context):
     with LocalBusClient("unix:/sand/sockets/bus.sock", os.environ["SAND_GRAINWORKER_CREDENTIAL"]) as bus:
         _send(bus, out)
     return {"forged": len(out)}
-'''
+"""
 SINK = "def handle(event, context):\n    return event\n"
 
 
 def metrics() -> list[str]:
-    return [line for line in requests.get(METRICS + "/metrics", timeout=10).text.splitlines()
-            if not line.startswith("#")]
+    return [
+        line for line in requests.get(METRICS + "/metrics", timeout=10).text.splitlines() if not line.startswith("#")
+    ]
 
 
 def series(name: str, labels: str) -> list[str]:
@@ -130,8 +131,9 @@ def heap_used_mb() -> float:
     """The host agent's heap in use right after a full GC (jcmd), in MB."""
     pid = agent_pid()
     subprocess.run(["jcmd", str(pid), "GC.run"], check=True, capture_output=True, timeout=60)
-    out = subprocess.run(["jcmd", str(pid), "GC.heap_info"], check=True, capture_output=True, text=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        ["jcmd", str(pid), "GC.heap_info"], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     m = re.search(r"used (\d+)K", out)
     assert m, out
     return int(m.group(1)) / 1024
@@ -153,8 +155,14 @@ def tenants(http: Http) -> dict[str, str]:
     return {who: sign_up_retrying(http, f"reports-{who}-{RUN}") for who in ("mallory", "alice")}
 
 
-def deploy(http: Http, key: str, name: str, functions: list[dict[str, Any]], grains: dict[str, str],
-           settings: dict[str, Any] | None = None) -> dict[str, Any]:
+def deploy(
+    http: Http,
+    key: str,
+    name: str,
+    functions: list[dict[str, Any]],
+    grains: dict[str, str],
+    settings: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """put_app, retried while the shared system answers 5xx for a moment (other tests restart its parts)."""
     for _ in range(20):
         try:
@@ -251,8 +259,9 @@ def test_forged_local_deliveries_leave_bounded_in_flight_events(http: Http, forg
     deadline = time.monotonic() + 60
     while refused(forger, "in_flight_full") <= refused_before and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert refused(forger, "in_flight_full") > refused_before, \
+    assert refused(forger, "in_flight_full") > refused_before, (
         "past the application's in-flight cap, forged local outputs are refused and counted"
+    )
     assert metric("sand_events_in_flight", f'app="{APP_IDS[forger]}"') <= 1000
     grown = heap_used_mb() - before
     assert grown < 60, f"the host agent's heap grew by {grown:.0f} MB after a full GC"
@@ -260,8 +269,9 @@ def test_forged_local_deliveries_leave_bounded_in_flight_events(http: Http, forg
     assert agent_pid() == pid, "the host agent did not restart"
 
 
-def test_a_grain_cannot_write_log_lines_into_another_tenants_execution(http: Http, tenants: dict[str, str],
-                                                                        forger: str, victim: str) -> None:
+def test_a_grain_cannot_write_log_lines_into_another_tenants_execution(
+    http: Http, tenants: dict[str, str], forger: str, victim: str
+) -> None:
     r = http("POST", f"/app/{victim}?async=1", json_body={"hello": "alice"})
     assert r.status_code == 202, r.text
     execution = r.json()["execution_id"]

@@ -19,7 +19,7 @@ from tests.e2e.api import Http, put_app, raw_remove, sign_up
 QUOTA = 5_000_000  # the application's own limit, far below the operator's default (1 GiB)
 MB = 1 << 20
 
-FLOOD = f'''
+FLOOD = f"""
 import time
 
 QUOTA = {QUOTA}
@@ -50,7 +50,7 @@ def handle(event, context):
         except Exception as e:
             return {{"code": getattr(e, "code", None), "error": str(e)}}
     raise ValueError(op)
-'''
+"""
 
 ECHO = "def handle(event, context):\n    return {'echo': event}\n"
 
@@ -74,8 +74,9 @@ def invoke(http: Http, app: str, body: dict[str, Any]) -> Any:
     return r.json()
 
 
-def test_a_storage_flood_gets_quota_exceeded_and_deletes_free_it(http: Http,
-                                                                 tenants: tuple[str, str, str, str]) -> None:
+def test_a_storage_flood_gets_quota_exceeded_and_deletes_free_it(
+    http: Http, tenants: tuple[str, str, str, str]
+) -> None:
     attacker, app, victim, other = tenants
     assert invoke(http, app, {"op": "limit"}) == {"ok": True}
     time.sleep(2.5)  # the counter reaches Cassandra, and the host's view of the quota is re-read (once a second)

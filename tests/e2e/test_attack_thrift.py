@@ -206,8 +206,9 @@ def test_length_bombs_and_silent_connections_at_the_tcp_ports(http: Http, victim
     try:
         time.sleep(3)  # held: with the old protocol each holds 100 MB by now
         assert all(_closed_by_agent(s, 5) for s in bombs), "a bomb without a credential is closed at once"
-        assert all(_closed_by_agent(s, AUTH_TIMEOUT_S + 10) for s in silent), \
+        assert all(_closed_by_agent(s, AUTH_TIMEOUT_S + 10) for s in silent), (
             "a connection that presents no credential is closed after the deadline"
+        )
     finally:
         for s in bombs + silent:
             s.close()

@@ -20,8 +20,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run(script: str, tmp_path: Path, *args: str, timeout: float = 900, png: bool = True) -> dict:
     env = os.environ | {"SAND_BENCH_RESULTS": str(tmp_path)}
-    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), "--quick", *args], env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), "--quick", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     name = script.removesuffix(".py")
     if png:
@@ -35,8 +41,16 @@ def positive(x: object) -> bool:
 
 def test_function_interaction_latency_fig_5c(tmp_path: Path) -> None:
     r = run("interaction_latency.py", tmp_path)
-    for key in ("sand_p50_ms", "sand_p99_ms", "no_shortcut_p50_ms", "warm_p50_ms", "cold_p50_ms", "ratio_warm",
-                "ratio_cold", "ratio_no_shortcut"):
+    for key in (
+        "sand_p50_ms",
+        "sand_p99_ms",
+        "no_shortcut_p50_ms",
+        "warm_p50_ms",
+        "cold_p50_ms",
+        "ratio_warm",
+        "ratio_cold",
+        "ratio_no_shortcut",
+    ):
         assert positive(r[key]), (key, r)
     assert all(c["failed"] == 0 and c["n"] > 0 for c in r["cases"].values()), r["cases"]
     assert r["paper"] == {"ratio_warm": 8.32, "ratio_cold": 562}
@@ -51,8 +65,9 @@ def test_start_up_breakdown_tc6(tmp_path: Path) -> None:
 
 
 def test_image_pipeline_fig_7(tmp_path: Path) -> None:
-    fetch = subprocess.run(["bash", str(ROOT / "examples/image-pipeline/fetch.sh")], capture_output=True, text=True,
-                           timeout=900)
+    fetch = subprocess.run(
+        ["bash", str(ROOT / "examples/image-pipeline/fetch.sh")], capture_output=True, text=True, timeout=900
+    )
     assert fetch.returncode == 0, fetch.stdout[-2000:] + fetch.stderr[-2000:]
     r = run("image_pipeline.py", tmp_path, "--skip-nopause", timeout=1800)
     for key in ("sand_overhead_ms", "warm_overhead_ms", "overhead_ratio", "sand_total_ms", "warm_total_ms"):

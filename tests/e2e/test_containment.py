@@ -63,8 +63,9 @@ BAD_REQUIREMENT_LINES = [
 
 
 @pytest.mark.parametrize("line", BAD_REQUIREMENT_LINES)
-def test_a_requirement_that_is_not_a_package_pin_is_refused_at_upload(http: Http, tenants: dict[str, str],
-                                                                      line: str) -> None:
+def test_a_requirement_that_is_not_a_package_pin_is_refused_at_upload(
+    http: Http, tenants: dict[str, str], line: str
+) -> None:
     # a local package whose setup.py would write on the host if pip ever ran it there
     marker = Path(f"/tmp/sand-e2e-pwned-{RUN}")
     setup = f"open({str(marker)!r}, 'w').write('ran on the host')\nfrom setuptools import setup\nsetup(name='pkg')\n"
@@ -78,15 +79,21 @@ def test_a_requirement_that_is_not_a_package_pin_is_refused_at_upload(http: Http
     assert not marker.exists()
 
 
-def test_requirements_are_installed_in_a_container_from_the_package_index(http: Http,
-                                                                          tenants: dict[str, str]) -> None:
-    code = ("import os\nimport idna\n"
-            "def handle(event, context):\n"
-            "    return {'idna': idna.__version__, 'uid': os.getuid(), 'file': idna.__file__}\n")
+def test_requirements_are_installed_in_a_container_from_the_package_index(http: Http, tenants: dict[str, str]) -> None:
+    code = (
+        "import os\nimport idna\n"
+        "def handle(event, context):\n"
+        "    return {'idna': idna.__version__, 'uid': os.getuid(), 'file': idna.__file__}\n"
+    )
     name = f"deps-{RUN}"
     try:
-        app = put_app(http, tenants["alice"], name, [{"name": "deps", "next": ["end"]}],
-                      {"deps": zip_bytes({"deps.py": code, "requirements.txt": "idna==3.10\n"})})
+        app = put_app(
+            http,
+            tenants["alice"],
+            name,
+            [{"name": "deps", "next": ["end"]}],
+            {"deps": zip_bytes({"deps.py": code, "requirements.txt": "idna==3.10\n"})},
+        )
         assert app["status"] == "deployed", app
         r = http("POST", f"/app/{name}", json_body={})
         assert r.status_code == 200, r.text
@@ -96,56 +103,88 @@ def test_requirements_are_installed_in_a_container_from_the_package_index(http: 
         raw_remove(http, tenants["alice"], name)
 
 
-def test_a_requirement_pip_cannot_find_fails_the_deploy_with_pips_own_error(http: Http,
-                                                                            tenants: dict[str, str]) -> None:
+def test_a_requirement_pip_cannot_find_fails_the_deploy_with_pips_own_error(
+    http: Http, tenants: dict[str, str]
+) -> None:
     name = f"nopkg-{RUN}"
     missing = f"sand-e2e-missing-{RUN}"
     try:
-        app = put_app(http, tenants["mallory"], name, [{"name": "nopkg", "next": ["end"]}],
-                      {"nopkg": zip_bytes({"nopkg.py": ECHO, "requirements.txt": f"{missing}==1.0\n"})})
+        app = put_app(
+            http,
+            tenants["mallory"],
+            name,
+            [{"name": "nopkg", "next": ["end"]}],
+            {"nopkg": zip_bytes({"nopkg.py": ECHO, "requirements.txt": f"{missing}==1.0\n"})},
+        )
         assert app["status"] == "failed", app
-        assert missing in app["error"] and ("No matching distribution" in app["error"]
-                                            or "Could not find a version" in app["error"]), app["error"]
+        assert missing in app["error"] and (
+            "No matching distribution" in app["error"] or "Could not find a version" in app["error"]
+        ), app["error"]
     finally:
         raw_remove(http, tenants["mallory"], name)
 
 
 # --- caps -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("setting,value,cap", [
-    ("timeout_s", 301, "timeout.s.max"),
-    ("instance_memory_mb", 2049, "instance.memory.mb.max"),
-    ("concurrency", 65, "concurrency.max"),
-    ("sandbox_memory_mb", 2049, "sandbox.memory.mb.max"),
-    ("sandbox_cpus", 2.5, "sandbox.cpus.max"),
-    ("sandbox_pids", 1025, "sandbox.pids.max"),
-])
-def test_a_setting_above_the_operators_cap_is_a_400_naming_the_cap(http: Http, tenants: dict[str, str],
-                                                                   setting: str, value: float, cap: str) -> None:
-    r = http("PUT", f"/api/v1/apps/capped-{RUN}", tenants["mallory"],
-             json_body={"name": "c", "entry": "g", "functions": ONE, "settings": {setting: value}})
+
+@pytest.mark.parametrize(
+    "setting,value,cap",
+    [
+        ("timeout_s", 301, "timeout.s.max"),
+        ("instance_memory_mb", 2049, "instance.memory.mb.max"),
+        ("concurrency", 65, "concurrency.max"),
+        ("sandbox_memory_mb", 2049, "sandbox.memory.mb.max"),
+        ("sandbox_cpus", 2.5, "sandbox.cpus.max"),
+        ("sandbox_pids", 1025, "sandbox.pids.max"),
+    ],
+)
+def test_a_setting_above_the_operators_cap_is_a_400_naming_the_cap(
+    http: Http, tenants: dict[str, str], setting: str, value: float, cap: str
+) -> None:
+    r = http(
+        "PUT",
+        f"/api/v1/apps/capped-{RUN}",
+        tenants["mallory"],
+        json_body={"name": "c", "entry": "g", "functions": ONE, "settings": {setting: value}},
+    )
     assert r.status_code == 400 and error_code(r) == "bad_request", r.text
     assert f"limits {cap}" in r.json()["error"]["message"], r.text
 
 
 def test_more_grains_than_the_cap_is_a_400(http: Http, tenants: dict[str, str]) -> None:
     functions = [{"name": f"g{i}", "next": [f"g{i + 1}" if i < 999 else "end"]} for i in range(1000)]
-    r = http("PUT", f"/api/v1/apps/many-{RUN}", tenants["mallory"],
-             json_body={"name": "m", "entry": "g0", "functions": functions})
+    r = http(
+        "PUT",
+        f"/api/v1/apps/many-{RUN}",
+        tenants["mallory"],
+        json_body={"name": "m", "entry": "g0", "functions": functions},
+    )
     assert r.status_code == 400, r.text
     assert "limits grains.max" in r.json()["error"]["message"], r.text
 
 
 # --- the control path -----------------------------------------------------------------------------------------
 
+
 def test_broken_applications_do_not_hold_up_another_accounts_deploy(http: Http, tenants: dict[str, str]) -> None:
     crash, pipfail, good = f"crash-{RUN}", f"pipfail-{RUN}", f"good-{RUN}"
     try:
-        put_app(http, tenants["mallory"], crash, [{"name": "crash", "next": ["end"]}],
-                {"crash": "import os\nos._exit(3)\n"}, wait=False)
-        put_app(http, tenants["mallory"], pipfail, [{"name": "pipfail", "next": ["end"]}],
-                {"pipfail": zip_bytes({"pipfail.py": ECHO, "requirements.txt": f"sand-e2e-missing-{RUN}==1.0\n"})},
-                wait=False)
+        put_app(
+            http,
+            tenants["mallory"],
+            crash,
+            [{"name": "crash", "next": ["end"]}],
+            {"crash": "import os\nos._exit(3)\n"},
+            wait=False,
+        )
+        put_app(
+            http,
+            tenants["mallory"],
+            pipfail,
+            [{"name": "pipfail", "next": ["end"]}],
+            {"pipfail": zip_bytes({"pipfail.py": ECHO, "requirements.txt": f"sand-e2e-missing-{RUN}==1.0\n"})},
+            wait=False,
+        )
         start = time.monotonic()
         app = put_app(http, tenants["alice"], good, [{"name": "good", "next": ["end"]}], {"good": ECHO})
         assert app["status"] == "deployed", app
@@ -156,8 +195,10 @@ def test_broken_applications_do_not_hold_up_another_accounts_deploy(http: Http, 
         assert http("POST", f"/app/{good}", json_body={"x": 1}).json() == {"x": 1}
         # In the end both broken applications are reported failed, with their reason, and stay failed.
         failed = http.wait_status(tenants["mallory"], crash, "failed", timeout=150)
-        assert failed["status"] == "failed" and "grain worker crash exited with code 3; 3 times in a row" in \
-            failed["error"], failed
+        assert (
+            failed["status"] == "failed"
+            and "grain worker crash exited with code 3; 3 times in a row" in failed["error"]
+        ), failed
         p = http.wait_status(tenants["mallory"], pipfail, "failed", timeout=150)
         assert p["status"] == "failed" and f"sand-e2e-missing-{RUN}" in p["error"], p
     finally:
@@ -188,12 +229,19 @@ SINK = "import time\ndef handle(event, context):\n    time.sleep(100)\n"
 
 
 def test_an_application_flooding_its_queues_and_data_hits_its_quota_while_another_keeps_working(
-        http: Http, tenants: dict[str, str]) -> None:
+    http: Http, tenants: dict[str, str]
+) -> None:
     flood, good = f"flood-{RUN}", f"steady-{RUN}"
     functions = [{"name": "flood", "potentialNext": ["sink"], "next": ["end"]}, {"name": "sink", "next": []}]
     try:
-        flood_id = put_app(http, tenants["mallory"], flood, functions, {"flood": FLOOD, "sink": SINK},
-                           settings={"concurrency": 1, "request_timeout_s": 120, "timeout_s": 120})["id"]
+        flood_id = put_app(
+            http,
+            tenants["mallory"],
+            flood,
+            functions,
+            {"flood": FLOOD, "sink": SINK},
+            settings={"concurrency": 1, "request_timeout_s": 120, "timeout_s": 120},
+        )["id"]
         put_app(http, tenants["alice"], good, [{"name": "steady", "next": ["end"]}], {"steady": ECHO})
         results: dict[str, Any] = {}
         quiet = []
@@ -218,9 +266,11 @@ def test_an_application_flooding_its_queues_and_data_hits_its_quota_while_anothe
             time.sleep(0.05)
         t.join()
         ordered = sorted(latencies)
-        print(f"steady app before the flood: 100 calls, p50 {quiet[50] * 1000:.0f} ms, p99 {quiet[99] * 1000:.0f} ms; "
-              f"during it: {len(latencies)} calls, p50 {ordered[len(ordered) // 2] * 1000:.0f} ms, "
-              f"p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms")
+        print(
+            f"steady app before the flood: 100 calls, p50 {quiet[50] * 1000:.0f} ms, p99 {quiet[99] * 1000:.0f} ms; "
+            f"during it: {len(latencies)} calls, p50 {ordered[len(ordered) // 2] * 1000:.0f} ms, "
+            f"p99 {ordered[int(len(ordered) * 0.99)] * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms"
+        )
         data = results["data"]
         print("data flood:", data.text[:500])
         assert data.status_code == 200, data.text
@@ -274,8 +324,7 @@ def forger(http: Http, tenants: dict[str, str]) -> Any:
     raw_remove(http, tenants["mallory"], name)
 
 
-def test_a_grain_cannot_answer_another_applications_caller(http: Http, tenants: dict[str, str],
-                                                           forger: str) -> None:
+def test_a_grain_cannot_answer_another_applications_caller(http: Http, tenants: dict[str, str], forger: str) -> None:
     victim = f"victim-{RUN}"
     try:
         put_app(http, tenants["alice"], victim, [{"name": "slow", "next": ["end"]}], {"slow": SLOW})
@@ -303,11 +352,11 @@ def test_a_grain_cannot_answer_another_applications_caller(http: Http, tenants: 
         raw_remove(http, tenants["alice"], victim)
 
 
-def test_made_up_grain_names_create_no_topics(http: Http, tenants: dict[str, str], forger: str,
-                                              kafka_bootstrap: str) -> None:
+def test_made_up_grain_names_create_no_topics(
+    http: Http, tenants: dict[str, str], forger: str, kafka_bootstrap: str
+) -> None:
     refused_before = metric("sand_outputs_refused_total")
-    r = http("POST", f"/app/{forger}", json_body={"victim": "0" * 32, "frontends": [], "made_up": 10_000},
-             timeout=120)
+    r = http("POST", f"/app/{forger}", json_body={"victim": "0" * 32, "frontends": [], "made_up": 10_000}, timeout=120)
     assert r.status_code == 200 and r.json() == {"forged": 10_000}, r.text
     deadline = time.monotonic() + 30
     while metric("sand_outputs_refused_total") < refused_before + 10_000 and time.monotonic() < deadline:

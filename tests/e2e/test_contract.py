@@ -20,10 +20,31 @@ CONFIG = ROOT / "tests" / "contract" / "schemathesis.toml"
 
 def schemathesis(base: str, key: str, *selection: str) -> subprocess.CompletedProcess[str]:
     st = Path(sys.executable).parent / "st"
-    return subprocess.run([str(st), "--config-file", str(CONFIG), "run", f"{base}/api/v1/openapi.json",
-                           "--checks", "all", "--max-examples", "50", "--seed", "1", "--no-color",
-                           "--request-timeout", "35", "--header", f"Authorization: Bearer {key}", *selection],
-                          capture_output=True, text=True, timeout=900, cwd=ROOT)
+    return subprocess.run(
+        [
+            str(st),
+            "--config-file",
+            str(CONFIG),
+            "run",
+            f"{base}/api/v1/openapi.json",
+            "--checks",
+            "all",
+            "--max-examples",
+            "50",
+            "--seed",
+            "1",
+            "--no-color",
+            "--request-timeout",
+            "35",
+            "--header",
+            f"Authorization: Bearer {key}",
+            *selection,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
 
 
 def test_a_developer_finds_no_contract_failure(base: str, http: Http) -> None:

@@ -60,29 +60,39 @@ CASES: dict[str, tuple[Any, Callable[[Any], bool]]] = {
     "wordcount": ({"text": TWEET}, lambda r: r["language"] == "en" and r["top"][0] == ["cat", 2]),
 }
 NAP = {"name": "nap", "entry": "nap", "functions": [{"name": "nap", "next": ["end"]}]}
-NAP_CODE = ("import time\n"
-            "def handle(event, context):\n"
-            "    context.log('napping %s s' % event.get('s', 0))\n"
-            "    time.sleep(event.get('s', 0))\n"
-            "    return {'slept': event.get('s', 0)}\n")
+NAP_CODE = (
+    "import time\n"
+    "def handle(event, context):\n"
+    "    context.log('napping %s s' % event.get('s', 0))\n"
+    "    time.sleep(event.get('s', 0))\n"
+    "    return {'slept': event.get('s', 0)}\n"
+)
 NAP_SETTINGS = {"request_timeout_s": 3, "concurrency": 64}  # the cap (limits concurrency.max)
 
 
 # --- helpers ------------------------------------------------------------------------------------------------------
 
-def sand(base: str, key: str | None, *args: str, timeout: float = DEPLOY_TIMEOUT_S + 30,
-         config: Path | None = None) -> subprocess.CompletedProcess[str]:
+
+def sand(
+    base: str, key: str | None, *args: str, timeout: float = DEPLOY_TIMEOUT_S + 30, config: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """The CLI of this checkout, as a subprocess of the venv's Python, logged in through the environment."""
     env = {k: v for k, v in os.environ.items() if k not in ("SAND_URL", "SAND_API_KEY")}
     env |= {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(config or SAND_HOME / "e2e-cli-config")}
     if key:
         env |= {"SAND_URL": base, "SAND_API_KEY": key}
-    return subprocess.run([sys.executable, "-m", "sandclient.cli", *args], cwd=ROOT, env=env, text=True,
-                          capture_output=True, timeout=timeout)
-
+    return subprocess.run(
+        [sys.executable, "-m", "sandclient.cli", *args],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 # --- fixtures -----------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def accounts(http: Http) -> dict[str, str]:
@@ -141,9 +151,11 @@ def nap(http: Http, accounts: dict[str, str], tmp_path_factory: pytest.TempPathF
 
 # --- every example, with the CLI and with raw HTTP ----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("example", list(CASES))
-def test_example_deployed_with_the_cli_answers_through_the_cli(base: str, accounts: dict[str, str],
-                                                                cli_apps: dict[str, str], example: str) -> None:
+def test_example_deployed_with_the_cli_answers_through_the_cli(
+    base: str, accounts: dict[str, str], cli_apps: dict[str, str], example: str
+) -> None:
     value, check = CASES[example]
     p = sand(base, accounts["a"], "invoke", cli_apps[example], json.dumps(value), timeout=60)
     assert p.returncode == 0, p.stderr
@@ -172,8 +184,9 @@ def test_webserver_serves_a_binary_file_from_thezip_bytes(http: Http, raw_apps: 
     assert r.status_code == 200 and r.json()["status"] == 404
 
 
-def test_async_invoke_then_the_result_by_execution_id(base: str, http: Http, accounts: dict[str, str],
-                                                      cli_apps: dict[str, str]) -> None:
+def test_async_invoke_then_the_result_by_execution_id(
+    base: str, http: Http, accounts: dict[str, str], cli_apps: dict[str, str]
+) -> None:
     r = http("POST", f"/app/{cli_apps['hello']}?async=1", json_body={"name": "later"})
     assert r.status_code == 202, r.text
     execution_id = r.json()["execution_id"]
@@ -194,8 +207,9 @@ def test_async_invoke_then_the_result_by_execution_id(base: str, http: Http, acc
     assert p.returncode == 0 and json.loads(p.stdout)["execution_id"], p.stderr
 
 
-def test_an_end_user_fetches_an_async_result_with_no_key(http: Http, cli_apps: dict[str, str],
-                                                          raw_apps: dict[str, str]) -> None:
+def test_an_end_user_fetches_an_async_result_with_no_key(
+    http: Http, cli_apps: dict[str, str], raw_apps: dict[str, str]
+) -> None:
     app = cli_apps["hello"]
     r = http("POST", f"/app/{app}?async=1", json_body={"name": "user"})
     assert r.status_code == 202, r.text
@@ -229,8 +243,9 @@ def test_logs_by_execution_id(base: str, http: Http, accounts: dict[str, str], c
     assert p.returncode == 0 and "[greet] INFO: greeting logs" in p.stdout, p.stdout + p.stderr
 
 
-def test_a_grain_error_is_a_500_with_the_error_event(base: str, http: Http, accounts: dict[str, str],
-                                                     raw_apps: dict[str, str]) -> None:
+def test_a_grain_error_is_a_500_with_the_error_event(
+    base: str, http: Http, accounts: dict[str, str], raw_apps: dict[str, str]
+) -> None:
     r = http("POST", f"/app/{raw_apps['virus-scan']}", json_body={"no": "email"})
     assert r.status_code == 500
     assert r.json()["error"]["grain"] == "receive" and r.json()["error"]["type"] == "ValueError"
@@ -254,12 +269,15 @@ def test_signup_and_login_with_the_cli(base: str, tmp_path: Path) -> None:
 
 # --- isolation between accounts -----------------------------------------------------------------------------------
 
-def test_accounts_cannot_see_each_others_grains_apps_and_executions(http: Http, accounts: dict[str, str],
-                                                                     cli_apps: dict[str, str]) -> None:
+
+def test_accounts_cannot_see_each_others_grains_apps_and_executions(
+    http: Http, accounts: dict[str, str], cli_apps: dict[str, str]
+) -> None:
     a, b = accounts["a"], accounts["b"]
     secret = f"secret-{RUN}"
-    assert http("PUT", f"/api/v1/grains/{secret}", a, data=b"def handle(e, c):\n    return 1\n",
-                content_type="text/x-python").status_code in (200, 201)
+    assert http(
+        "PUT", f"/api/v1/grains/{secret}", a, data=b"def handle(e, c):\n    return 1\n", content_type="text/x-python"
+    ).status_code in (200, 201)
     assert http("GET", f"/api/v1/grains/{secret}", a).status_code == 200
     assert b"return 1" in http("GET", f"/api/v1/grains/{secret}?code=1", a).content
     # Another account's resources answer 404, as for names nobody holds (docs/api.md).
@@ -291,21 +309,33 @@ def test_accounts_do_not_share_data(http: Http, cli_apps: dict[str, str], raw_ap
 
 # --- errors -------------------------------------------------------------------------------------------------------
 
+
 def test_400_malformed_json_and_bad_workflows(http: Http, accounts: dict[str, str], cli_apps: dict[str, str]) -> None:
     a = accounts["a"]
     r = http("POST", f"/app/{cli_apps['hello']}", data=b'{"name": ', content_type="application/json")
     assert r.status_code == 400 and error_code(r) == "bad_request", r.text
     r = http("PUT", f"/api/v1/apps/bad-{RUN}", a, data=b"{bad", content_type="application/json")
     assert r.status_code == 400, r.text
-    r = http("PUT", f"/api/v1/apps/bad-{RUN}", a, json_body={"name": "bad", "entry": "nope",
-                                                             "functions": [{"name": "g", "next": ["end"]}]})
+    r = http(
+        "PUT",
+        f"/api/v1/apps/bad-{RUN}",
+        a,
+        json_body={"name": "bad", "entry": "nope", "functions": [{"name": "g", "next": ["end"]}]},
+    )
     assert r.status_code == 400 and "nope" in r.json()["error"]["message"], r.text
-    r = http("PUT", f"/api/v1/apps/bad-{RUN}", a, json_body={"name": "bad", "entry": "g",
-                                                             "functions": [{"name": "g", "next": ["ghost"]}]})
+    r = http(
+        "PUT",
+        f"/api/v1/apps/bad-{RUN}",
+        a,
+        json_body={"name": "bad", "entry": "g", "functions": [{"name": "g", "next": ["ghost"]}]},
+    )
     assert r.status_code == 400 and "ghost" in r.json()["error"]["message"], r.text
-    r = http("PUT", f"/api/v1/apps/missing-{RUN}", a, json_body={"name": "m", "entry": f"ghost{RUN}",
-                                                                 "functions": [{"name": f"ghost{RUN}",
-                                                                                "next": ["end"]}]})
+    r = http(
+        "PUT",
+        f"/api/v1/apps/missing-{RUN}",
+        a,
+        json_body={"name": "m", "entry": f"ghost{RUN}", "functions": [{"name": f"ghost{RUN}", "next": ["end"]}]},
+    )
     assert r.status_code in (200, 201), r.text
     r = http("POST", f"/api/v1/apps/missing-{RUN}/deploy", a)
     assert r.status_code == 400 and f"ghost{RUN}" in r.json()["error"]["message"], r.text
@@ -316,17 +346,26 @@ def test_400_malformed_json_and_bad_workflows(http: Http, accounts: dict[str, st
 
 def test_401_without_or_with_an_unknown_key(http: Http) -> None:
     for key in (None, "sand_" + "0" * 48):
-        for method, path in (("GET", "/api/v1/apps"), ("GET", "/api/v1/grains"), ("PUT", "/api/v1/grains/x"),
-                             ("GET", "/api/v1/executions/x")):
+        for method, path in (
+            ("GET", "/api/v1/apps"),
+            ("GET", "/api/v1/grains"),
+            ("PUT", "/api/v1/grains/x"),
+            ("GET", "/api/v1/executions/x"),
+        ):
             r = http(method, path, key, data=b"x" if method == "PUT" else None)
             assert r.status_code == 401 and error_code(r) == "unauthorized", (key, path, r.text)
 
 
 def test_404_unknown_app_grain_execution(base: str, http: Http, accounts: dict[str, str]) -> None:
     a = accounts["a"]
-    for method, path in (("GET", f"/api/v1/apps/none-{RUN}"), ("POST", f"/app/none-{RUN}"),
-                         ("GET", f"/api/v1/grains/none-{RUN}"), ("DELETE", f"/api/v1/grains/none-{RUN}"),
-                         ("GET", f"/api/v1/executions/{'0' * 32}"), ("GET", f"/api/v1/executions/{'0' * 32}/logs")):
+    for method, path in (
+        ("GET", f"/api/v1/apps/none-{RUN}"),
+        ("POST", f"/app/none-{RUN}"),
+        ("GET", f"/api/v1/grains/none-{RUN}"),
+        ("DELETE", f"/api/v1/grains/none-{RUN}"),
+        ("GET", f"/api/v1/executions/{'0' * 32}"),
+        ("GET", f"/api/v1/executions/{'0' * 32}/logs"),
+    ):
         r = http(method, path, a)
         assert r.status_code == 404 and error_code(r) == "not_found", (path, r.text)
     p = sand(base, a, "status", f"none-{RUN}", timeout=30)
@@ -340,8 +379,9 @@ def test_409_deleting_what_a_deployed_app_uses(http: Http, accounts: dict[str, s
     assert r.status_code == 409 and "undeploy" in r.json()["error"]["message"], r.text
 
 
-def test_504_when_the_app_does_not_answer_in_its_request_timeout(base: str, http: Http, accounts: dict[str, str],
-                                                                 nap: str) -> None:
+def test_504_when_the_app_does_not_answer_in_its_request_timeout(
+    base: str, http: Http, accounts: dict[str, str], nap: str
+) -> None:
     r = http("POST", f"/app/{nap}", json_body={"s": 0})
     assert r.status_code == 200 and r.json() == {"slept": 0}
     started = time.monotonic()
@@ -352,8 +392,11 @@ def test_504_when_the_app_does_not_answer_in_its_request_timeout(base: str, http
     assert r.json()["error"]["execution_id"] == execution_id
     assert http("GET", f"/api/v1/executions/{execution_id}", accounts["a"]).json()["status"] in ("timeout", "running")
     p = sand(base, accounts["a"], "invoke", nap, '{"s": 6}', timeout=30)
-    assert p.returncode == 1 and p.stderr.startswith(f"Error: application '{nap}' did not answer within 3 s") \
-        and "`sand logs " in p.stderr, p.stderr
+    assert (
+        p.returncode == 1
+        and p.stderr.startswith(f"Error: application '{nap}' did not answer within 3 s")
+        and "`sand logs " in p.stderr
+    ), p.stderr
 
 
 def test_429_above_the_per_account_concurrency_limit(http: Http, nap: str) -> None:
@@ -381,8 +424,10 @@ def test_429_above_the_per_account_concurrency_limit(http: Http, nap: str) -> No
 
 # --- deploy failure and undeploy ----------------------------------------------------------------------------------
 
-def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http: Http, accounts: dict[str, str],
-                                                                 tmp_path: Path) -> None:
+
+def test_a_failing_pip_requirement_ends_failed_with_pips_message(
+    base: str, http: Http, accounts: dict[str, str], tmp_path: Path
+) -> None:
     # pip runs in a throw-away container and asks the package index, which has no such package.
     (tmp_path / "workflow.json").write_text(json.dumps({"name": "pip", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text("def handle(e, c):\n    return e\n")
@@ -400,7 +445,8 @@ def test_a_failing_pip_requirement_ends_failed_with_pips_message(base: str, http
 
 
 def test_deploying_a_modified_copy_under_another_name_never_changes_the_original(
-        base: str, http: Http, accounts: dict[str, str], tmp_path: Path) -> None:
+    base: str, http: Http, accounts: dict[str, str], tmp_path: Path
+) -> None:
     # The first wave's trap: grains were the account's, so the copy's `shout` became the original's at its next
     # deploy. Now each folder's grains are its application's own.
     import shutil
@@ -417,7 +463,9 @@ def test_deploying_a_modified_copy_under_another_name_never_changes_the_original
         assert http("POST", f"/app/{copy}", json_body={"name": "x"}).json() == {"greeting": "COPY"}
         grains = http("GET", f"/api/v1/apps/{original}", accounts["a"]).json()["grains"]
         assert [(g["name"], g["scope"], g["current"]) for g in grains] == [
-            ("greet", "application", True), ("shout", "application", True)], grains
+            ("greet", "application", True),
+            ("shout", "application", True),
+        ], grains
         listed = sand(base, accounts["a"], "grains", copy)
         assert listed.returncode == 0 and "shout" in listed.stdout, listed.stdout + listed.stderr
     finally:
@@ -426,15 +474,22 @@ def test_deploying_a_modified_copy_under_another_name_never_changes_the_original
     assert http("GET", f"/api/v1/apps/{copy}/grains", accounts["a"]).status_code == 404, "gone with the app"
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("def handle(e, c)\n    return e\n", "grain g failed to load: SyntaxError: expected ':' (g.py, line 1)"),
-    ("import sys\n\nsys.exit(3)\n", "grain g failed to load: SystemExit: 3 (g.py, line 3)"),
-    ("import os\nos._exit(4)\n", "grain worker g exited with code 4; 3 times in a row"),
-    ("hog = bytearray(2048 * 1024 * 1024)\n",
-     "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise"),
-], ids=["syntax-error", "sys-exit", "os-exit", "memory"])
-def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, http: Http, accounts: dict[str, str],
-                                                                   tmp_path: Path, code: str, reason: str) -> None:
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("def handle(e, c)\n    return e\n", "grain g failed to load: SyntaxError: expected ':' (g.py, line 1)"),
+        ("import sys\n\nsys.exit(3)\n", "grain g failed to load: SystemExit: 3 (g.py, line 3)"),
+        ("import os\nos._exit(4)\n", "grain worker g exited with code 4; 3 times in a row"),
+        (
+            "hog = bytearray(2048 * 1024 * 1024)\n",
+            "grain worker g was killed for memory (the sandbox's limit is 512 MB: raise",
+        ),
+    ],
+    ids=["syntax-error", "sys-exit", "os-exit", "memory"],
+)
+def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(
+    base: str, http: Http, accounts: dict[str, str], tmp_path: Path, code: str, reason: str
+) -> None:
     (tmp_path / "workflow.json").write_text(json.dumps({"name": "bad", "entry": "g", "functions": ONE_G}))
     (tmp_path / "g.py").write_text(code if "handle" in code else code + "def handle(e, c):\n    return e\n")
     name = f"bad-{zlib.crc32(code.encode()) % 10_000}-a{RUN}"
@@ -452,12 +507,14 @@ def test_a_deploy_that_cannot_come_up_ends_failed_at_once_with_why(base: str, ht
         raw_remove(http, accounts["a"], name)
 
 
-def test_a_worker_that_crash_loops_after_its_deploy_shows_in_the_apps_status(http: Http, accounts: dict[str, str],
-                                                                             tmp_path: Path) -> None:
+def test_a_worker_that_crash_loops_after_its_deploy_shows_in_the_apps_status(
+    http: Http, accounts: dict[str, str], tmp_path: Path
+) -> None:
     # Its worker polls (so the deploy succeeds), then dies 2 s after every start.
     (tmp_path / "workflow.json").write_text(json.dumps({"name": "loop", "entry": "g", "functions": ONE_G}))
-    (tmp_path / "g.py").write_text("import os, threading\nthreading.Timer(2.0, lambda: os._exit(1)).start()\n"
-                                   "def handle(e, c):\n    return e\n")
+    (tmp_path / "g.py").write_text(
+        "import os, threading\nthreading.Timer(2.0, lambda: os._exit(1)).start()\ndef handle(e, c):\n    return e\n"
+    )
     name = f"loop-a{RUN}"
     try:
         app = raw_deploy(http, accounts["a"], tmp_path, name)
@@ -486,8 +543,10 @@ def _sandboxes(app_id: str) -> list[Any]:
 
 # --- the operator ------------------------------------------------------------------------------------------------
 
+
 def test_the_operator_sees_every_account_undeploys_any_app_and_disables_an_account(
-        base: str, http: Http, accounts: dict[str, str]) -> None:
+    base: str, http: Http, accounts: dict[str, str]
+) -> None:
     admin = (SAND_HOME / "admin-key").read_text().strip()
     assert (SAND_HOME / "admin-key").stat().st_mode & 0o777 == 0o600
     assert http("GET", "/api/v1/admin/apps").status_code == 401
@@ -559,8 +618,9 @@ def _worker_pids(container: Any) -> dict[str, str]:
     return {p[2].split("--grain ")[1].split()[0]: p[0] for p in procs if "--grain " in p[2] and p[1] == supervisor}
 
 
-def test_sand_update_swaps_one_grains_code_in_the_running_sandbox(base: str, http: Http, accounts: dict[str, str],
-                                                                  tmp_path: Path) -> None:
+def test_sand_update_swaps_one_grains_code_in_the_running_sandbox(
+    base: str, http: Http, accounts: dict[str, str], tmp_path: Path
+) -> None:
     import shutil
 
     name = f"upd-a{RUN}"
@@ -587,9 +647,13 @@ def test_sand_update_swaps_one_grains_code_in_the_running_sandbox(base: str, htt
         (folder / "greet.py").write_text("import no_such_module_sand\ndef handle(event, context):\n    return 1\n")
         p = sand(base, accounts["a"], "update", name, "greet", "--dir", str(folder), timeout=120)
         assert p.returncode == 1, p.stdout + p.stderr
-        assert (f"Error: update of {name} failed: " in p.stderr and "grain greet failed to load: ModuleNotFoundError: "
-                "No module named 'no_such_module_sand' (greet.py, line 1)" in p.stderr
-                and "run their previous code here" in p.stderr), p.stderr
+        assert (
+            f"Error: update of {name} failed: " in p.stderr
+            and "grain greet failed to load: ModuleNotFoundError: "
+            "No module named 'no_such_module_sand' (greet.py, line 1)"
+            in p.stderr
+            and "run their previous code here" in p.stderr
+        ), p.stderr
         assert http("POST", f"/app/{name}", json_body={"name": "x"}).json()["greeting"] == "BONJOUR!"
         assert [c.id for c in _sandboxes(app["id"])] == [box.id]
 
@@ -620,6 +684,7 @@ def test_undeploy_removes_the_sandbox(base: str, http: Http, accounts: dict[str,
 
 # --- several frontends behind nginx -------------------------------------------------------------------------------
 
+
 def _served_by(http: Http, key: str, app: str, calls: int, lost: int = 0) -> list[str]:
     """The frontends that took `calls` invocations in a row (each execution records its frontend). The
     invocations go first: alternating them with the GETs would hand every POST to the same frontend.
@@ -635,8 +700,9 @@ def _served_by(http: Http, key: str, app: str, calls: int, lost: int = 0) -> lis
     return [http("GET", f"/api/v1/executions/{i}", key).json()["frontend"] for i in ids]
 
 
-def test_two_frontends_both_serve_and_nginx_survives_one_dying(http: Http, accounts: dict[str, str],
-                                                               cli_apps: dict[str, str]) -> None:
+def test_two_frontends_both_serve_and_nginx_survives_one_dying(
+    http: Http, accounts: dict[str, str], cli_apps: dict[str, str]
+) -> None:
     a, hello = accounts["a"], cli_apps["hello"]
     pid_dir = Path(os.environ.get("SAND_E2E_PID_DIR", SAND_HOME / "run"))
     pid_files = [pid_dir / f"frontend-{port}.pid" for port in FRONTEND_PORTS]

@@ -125,7 +125,7 @@ class Matcher:
             return r"[^\n]*(?:\n[^\n]*)*?"
         out, pos = [], 0
         for m in TOKEN_RE.finditer(line):
-            out.append(self._literal(line[pos:m.start()]))
+            out.append(self._literal(line[pos : m.start()]))
             kind, _, real = TOKENS[int(m.lastgroup[1:])]
             token = m.group()
             if kind == "free":
@@ -176,25 +176,30 @@ class Matcher:
 
     def command(self, command: str) -> str:
         """The guide's command with the keys and ids it took from earlier outputs replaced by this run's."""
+
         def swap(m: re.Match[str]) -> str:
             kind = TOKENS[int(m.lastgroup[1:])][0]
             if kind == "bound" and m.group() not in GUIDE_HOSTS:
                 assert m.group() in self.bound, f"the command uses {m.group()}, which no earlier output showed"
                 return self.bound[m.group()]
             return m.group()
+
         return TOKEN_RE.sub(swap, command)
 
 
 def masked_diff(expected: list[str], actual: list[str], bound: dict[str, str]) -> str:
     """The guide's lines against the real ones, with what may differ as <> (the values seen so far of the guide's
     keys, ids and hosts put back first)."""
+
     def mask(lines: list[str], back: bool) -> list[str]:
         if back:
             for token, value in sorted(bound.items(), key=lambda kv: -len(kv[1])):
                 lines = [re.sub(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", token, x) for x in lines]
         return [TOKEN_RE.sub("<>", x) for x in lines if not TRANSIENT.match(x)]
-    return "\n".join(difflib.unified_diff(mask(expected, False), mask(actual, True), "the guide", "the real output",
-                                          lineterm=""))
+
+    return "\n".join(
+        difflib.unified_diff(mask(expected, False), mask(actual, True), "the guide", "the real output", lineterm="")
+    )
 
 
 def expected_status(expected: list[str]) -> int:
@@ -210,11 +215,20 @@ def renamed(text: str, name: str) -> str:
 
 # --- running the commands --------------------------------------------------------------------------------------
 
+
 def bash(command: str, env: dict[str, str], timeout: float = COMMAND_TIMEOUT_S) -> tuple[int, str]:
     """Exit status and output (stdout and stderr as one stream, as on a terminal) of `command` in the repository's
     root; its whole process group is killed if it outlives `timeout`."""
-    p = subprocess.Popen(["bash", "-c", command], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    p = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -245,7 +259,8 @@ def transient(out: str) -> bool:
 def fresh_name() -> str:
     """A name for this run: as long as the guide's (the tables' columns stay where the guide shows them)."""
     return random.choice(string.ascii_lowercase) + "".join(
-        random.choices(string.ascii_lowercase + string.digits, k=len(GUIDE_NAME) - 1))
+        random.choices(string.ascii_lowercase + string.digits, k=len(GUIDE_NAME) - 1)
+    )
 
 
 @pytest.fixture
@@ -256,8 +271,11 @@ def run_env(base: str, tmp_path: Path) -> Iterator[tuple[dict[str, str], str]]:
         pytest.skip(f"the guide talks to {URL}, the tests to {base}")
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("SAND_") and k not in ("XDG_CONFIG_HOME", "PYTHONPATH", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("SAND_") and k not in ("XDG_CONFIG_HOME", "PYTHONPATH", "VIRTUAL_ENV")
+    }
     env |= {"HOME": str(home), "PYTHONUNBUFFERED": "1"}  # unbuffered: stdout and stderr in order, as on a terminal
     name = fresh_name()
     try:
@@ -307,24 +325,31 @@ def test_the_guide_runs_as_written(run_env: tuple[dict[str, str], str]) -> None:
         try:
             matcher.check(expected, out.splitlines())
         except Mismatch as e:
-            pytest.fail(f"{where}: its output is not the guide's ({e}).\n--- the guide (names replaced):\n{shown}\n"
-                        f"--- the real output:\n{out}\n--- the difference, what may differ masked as <>:\n"
-                        f"{masked_diff(expected, out.splitlines(), matcher.bound)}", pytrace=False)
+            pytest.fail(
+                f"{where}: its output is not the guide's ({e}).\n--- the guide (names replaced):\n{shown}\n"
+                f"--- the real output:\n{out}\n--- the difference, what may differ masked as <>:\n"
+                f"{masked_diff(expected, out.splitlines(), matcher.bound)}",
+                pytrace=False,
+            )
         ran += 1
     assert ran > 20
 
 
 # --- the check itself can fail -----------------------------------------------------------------------------------
 
-SHOWN = ["grain greet: version 1 (greet.py, 266 bytes)",
-         "hello-alice: deploying (0/1 hosts)",
-         "hello-alice: deployed on vm (version 1) in 0.6s; invoke it with `sand invoke hello-alice '<json>'`",
-         "execution id: 3d3b1f6af37ef07286ad92463b007f44",
-         "id again: 3d3b1f6af37ef07286ad92463b007f44"]
-REAL = ["grain greet: version 1 (greet.py, 266 bytes)",
-        "hello-alice: deployed on h1 (version 1) in 12.3s; invoke it with `sand invoke hello-alice '<json>'`",
-        "execution id: 0123456789abcdef0123456789abcdef",
-        "id again: 0123456789abcdef0123456789abcdef"]
+SHOWN = [
+    "grain greet: version 1 (greet.py, 266 bytes)",
+    "hello-alice: deploying (0/1 hosts)",
+    "hello-alice: deployed on vm (version 1) in 0.6s; invoke it with `sand invoke hello-alice '<json>'`",
+    "execution id: 3d3b1f6af37ef07286ad92463b007f44",
+    "id again: 3d3b1f6af37ef07286ad92463b007f44",
+]
+REAL = [
+    "grain greet: version 1 (greet.py, 266 bytes)",
+    "hello-alice: deployed on h1 (version 1) in 12.3s; invoke it with `sand invoke hello-alice '<json>'`",
+    "execution id: 0123456789abcdef0123456789abcdef",
+    "id again: 0123456789abcdef0123456789abcdef",
+]
 
 
 def test_the_check_passes_what_legitimately_differs() -> None:
@@ -334,13 +359,17 @@ def test_the_check_passes_what_legitimately_differs() -> None:
     assert matcher.command("sand logs 3d3b1f6af37ef07286ad92463b007f44") == "sand logs " + "0123456789abcdef" * 2
 
 
-@pytest.mark.parametrize("real", [
-    REAL[1:],  # a line missing
-    REAL + ["one more line"],  # a line the guide does not show
-    [REAL[0].replace("266", "267"), *REAL[1:]],  # a changed size
-    [*REAL[:3], "id again: " + "f" * 32],  # one id shown twice is two here
-    [REAL[0], REAL[1].replace("version 1", "version 2"), *REAL[2:]],
-], ids=["missing", "extra", "changed", "inconsistent-id", "version"])
+@pytest.mark.parametrize(
+    "real",
+    [
+        REAL[1:],  # a line missing
+        REAL + ["one more line"],  # a line the guide does not show
+        [REAL[0].replace("266", "267"), *REAL[1:]],  # a changed size
+        [*REAL[:3], "id again: " + "f" * 32],  # one id shown twice is two here
+        [REAL[0], REAL[1].replace("version 1", "version 2"), *REAL[2:]],
+    ],
+    ids=["missing", "extra", "changed", "inconsistent-id", "version"],
+)
 def test_the_check_fails_a_wrong_guide(real: list[str]) -> None:
     with pytest.raises(Mismatch):
         Matcher("/tmp/h").check(SHOWN, real)

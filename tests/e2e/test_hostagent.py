@@ -35,8 +35,11 @@ GRAINS = {
         "    return dict(event, pid2=os.getpid(), ppid2=os.getppid(), stored=context.get('last-n'))\n"
     ),
 }
-WORKFLOW = {"name": "pids", "entry": "first",
-            "functions": [{"name": "first", "next": ["second"]}, {"name": "second", "next": ["end"]}]}
+WORKFLOW = {
+    "name": "pids",
+    "entry": "first",
+    "functions": [{"name": "first", "next": ["second"]}, {"name": "second", "next": ["end"]}],
+}
 
 
 class App:
@@ -46,8 +49,9 @@ class App:
         self.cluster = Cluster([cassandra[0]], port=cassandra[1])
         self.db = self.cluster.connect("sand")
         self.producer = KafkaProducer(bootstrap_servers=kafka)
-        self.responses = KafkaConsumer(bootstrap_servers=kafka, group_id=None, consumer_timeout_ms=1000,
-                                       max_partition_fetch_bytes=1 << 24)
+        self.responses = KafkaConsumer(
+            bootstrap_servers=kafka, group_id=None, consumer_timeout_ms=1000, max_partition_fetch_bytes=1 << 24
+        )
         # A frontend's response topic has one partition (docs/host-agent.md): create it as a frontend does.
         tp = TopicPartition(f"sand.response.{self.frontend}", 0)
         admin = KafkaAdminClient(bootstrap_servers=kafka)
@@ -68,16 +72,23 @@ class App:
         self.secret = self.db.execute("SELECT value FROM cluster_secrets WHERE name = 'execution_tag'").one().value
 
     def control(self, kind: str) -> None:
-        self.producer.send("sand.control", key=self.id.encode(),
-                           value=json.dumps({"type": kind, "app": self.id, "hosts": None}).encode()).get(30)
+        self.producer.send(
+            "sand.control",
+            key=self.id.encode(),
+            value=json.dumps({"type": kind, "app": self.id, "hosts": None}).encode(),
+        ).get(30)
 
     def deploy(self) -> None:
-        self.db.execute("INSERT INTO applications (app_id, name, owner, workflow, requirements, settings, version, "
-                        "desired, hosts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                        (self.id, "pids", "e2e", json.dumps(WORKFLOW), "", '{"timeout_s": 20}', 1, "deployed", []))
+        self.db.execute(
+            "INSERT INTO applications (app_id, name, owner, workflow, requirements, settings, version, "
+            "desired, hosts) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (self.id, "pids", "e2e", json.dumps(WORKFLOW), "", '{"timeout_s": 20}', 1, "deployed", []),
+        )
         for name, code in GRAINS.items():
-            self.db.execute("INSERT INTO application_code (app_id, resource, code, kind, sha256) "
-                            "VALUES (%s, %s, %s, %s, %s)", (self.id, name, code.encode(), "py", ""))
+            self.db.execute(
+                "INSERT INTO application_code (app_id, resource, code, kind, sha256) VALUES (%s, %s, %s, %s, %s)",
+                (self.id, name, code.encode(), "py", ""),
+            )
         self.control("deploy")
         self.wait_state("deployed")
 
@@ -94,11 +105,22 @@ class App:
 
     def send(self, n: int) -> str:
         execution_id = uuid.uuid4().hex
-        event = {"id": uuid.uuid4().hex, "execution_id": execution_id, "app": self.id, "grain": "first",
-                 "from": "", "frontend": self.frontend, "value": {"n": n}, "sent_ns": time.time_ns(),
-                 "tag": execution_tag(self.secret, self.id, execution_id, self.frontend)}
-        self.producer.send(f"sand.{self.id}.first", key=event["id"].encode(),
-                           value=json.dumps({"flag": "new", "event": event}).encode()).get(30)
+        event = {
+            "id": uuid.uuid4().hex,
+            "execution_id": execution_id,
+            "app": self.id,
+            "grain": "first",
+            "from": "",
+            "frontend": self.frontend,
+            "value": {"n": n},
+            "sent_ns": time.time_ns(),
+            "tag": execution_tag(self.secret, self.id, execution_id, self.frontend),
+        }
+        self.producer.send(
+            f"sand.{self.id}.first",
+            key=event["id"].encode(),
+            value=json.dumps({"flag": "new", "event": event}).encode(),
+        ).get(30)
         return execution_id
 
     def result(self, execution_id: str, timeout: float = 60) -> Any:
@@ -129,8 +151,9 @@ def app(kafka_bootstrap: str, cassandra_address: tuple[str, int]) -> Iterator[Ap
     a.deploy()
     yield a
     a.close()
-    assert docker.from_env().containers.list(all=True, filters={"label": f"sand.app={a.id}"}) == [], \
+    assert docker.from_env().containers.list(all=True, filters={"label": f"sand.app={a.id}"}) == [], (
         "undeploy must remove the sandbox"
+    )
 
 
 def containers(app: App) -> list[Any]:

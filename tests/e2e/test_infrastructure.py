@@ -23,8 +23,11 @@ def test_kafka_create_topic_produce_consume(kafka_bootstrap: str) -> None:
         producer.send(topic, payload, partition=1).get(timeout=20)
         producer.close()
         consumer = KafkaConsumer(
-            topic, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
-            consumer_timeout_ms=20000, group_id=None,
+            topic,
+            bootstrap_servers=kafka_bootstrap,
+            auto_offset_reset="earliest",
+            consumer_timeout_ms=20000,
+            group_id=None,
         )
         received = next(iter(consumer)).value  # StopIteration after 20 s with nothing
         consumer.close()
@@ -56,7 +59,10 @@ def test_docker_runs_the_sandbox_image(sandbox_image: str) -> None:
     out = client.containers.run(
         sandbox_image,
         ["python3", "-c", "import sys, thrift, grainworker; print('py', *sys.version_info[:2])"],
-        remove=True, network_mode="none", cap_drop=["ALL"], read_only=True,
+        remove=True,
+        network_mode="none",
+        cap_drop=["ALL"],
+        read_only=True,
         security_opt=["no-new-privileges"],
     )
     assert out.decode().strip() == "py 3 11"

@@ -63,8 +63,14 @@ def deployed(knix: mfn_sdk.MfnClient, tmp_path_factory: pytest.TempPathFactory) 
         out.writestr("helper.py", "def shout(event):\n    return event['text'].upper()\n")
     zipped.upload(str(z))
     wf = knix.add_workflow("knix hello")
-    wf.json = json.dumps({"name": "knix hello", "entry": "knixhello", "exit": "done", "functions": [
-        {"name": "knixhello", "next": ["done"]}]})
+    wf.json = json.dumps(
+        {
+            "name": "knix hello",
+            "entry": "knixhello",
+            "exit": "done",
+            "functions": [{"name": "knixhello", "next": ["done"]}],
+        }
+    )
     wf.deploy(timeout=180)
     assert wf.status == "deployed", wf.get_deployment_error()
     return wf
@@ -106,8 +112,9 @@ def test_sync_and_async_execution(deployed: mfn_sdk.workflow.Workflow) -> None:
     assert execution.get() == "Hello later"
 
 
-def test_a_grains_exception_comes_back_in_knix_shape(knix: mfn_sdk.MfnClient,
-                                                      deployed: mfn_sdk.workflow.Workflow) -> None:
+def test_a_grains_exception_comes_back_in_knix_shape(
+    knix: mfn_sdk.MfnClient, deployed: mfn_sdk.workflow.Workflow
+) -> None:
     wf = _workflow(knix, "knix boom", "knixboom")
     out = wf.execute({"name": "way"})
     assert out["has_error"] is True and out["error_type"] == "User code exception: ValueError", out
@@ -123,8 +130,7 @@ def test_logs(deployed: mfn_sdk.workflow.Workflow) -> None:
     assert isinstance(logs["timestamp"], int)
 
 
-def test_storage_user_space_and_workflow_data(knix: mfn_sdk.MfnClient,
-                                             deployed: mfn_sdk.workflow.Workflow) -> None:
+def test_storage_user_space_and_workflow_data(knix: mfn_sdk.MfnClient, deployed: mfn_sdk.workflow.Workflow) -> None:
     knix.put("color", "blue")
     assert knix.get("color") == "blue"
     assert knix.get("missing") is None
@@ -147,14 +153,17 @@ def test_storage_user_space_and_workflow_data(knix: mfn_sdk.MfnClient,
     assert deployed.execute({"name": "mundo"}) == "Hola mundo"
 
 
-def test_the_token_is_checked_and_one_user_cannot_reach_anothers(knix: mfn_sdk.MfnClient, base: str,
-                                                                  deployed: mfn_sdk.workflow.Workflow) -> None:
-    r = requests.post(base + "/management", json={"action": "getWorkflows", "data": {"user": {"token": "forged"}}},
-                      timeout=10)
+def test_the_token_is_checked_and_one_user_cannot_reach_anothers(
+    knix: mfn_sdk.MfnClient, base: str, deployed: mfn_sdk.workflow.Workflow
+) -> None:
+    r = requests.post(
+        base + "/management", json={"action": "getWorkflows", "data": {"user": {"token": "forged"}}}, timeout=10
+    )
     assert r.status_code == 200 and r.json()["status"] == "failure"
     assert "User verification failed" in r.json()["data"]["message"]
-    other = mfn_sdk.MfnClient(mfn_url=base, mfn_user=f"other-{uuid.uuid4().hex[:6]}@example.com",
-                              mfn_password="pw", mfn_name="Other")
+    other = mfn_sdk.MfnClient(
+        mfn_url=base, mfn_user=f"other-{uuid.uuid4().hex[:6]}@example.com", mfn_password="pw", mfn_name="Other"
+    )
     try:
         assert other.workflows == []
         with pytest.raises(Exception, match="does not exist"):
@@ -165,8 +174,9 @@ def test_the_token_is_checked_and_one_user_cannot_reach_anothers(knix: mfn_sdk.M
         other.delete_user()
 
 
-def test_an_asl_state_machine_runs_its_states_as_grains(knix: mfn_sdk.MfnClient,
-                                                       deployed: mfn_sdk.workflow.Workflow) -> None:
+def test_an_asl_state_machine_runs_its_states_as_grains(
+    knix: mfn_sdk.MfnClient, deployed: mfn_sdk.workflow.Workflow
+) -> None:
     wf = knix.add_workflow("knix asl")
     wf.json = json.dumps(knix_machine(hello="knixhello", boom="knixboom"))
     wf.deploy(timeout=180)

@@ -1,6 +1,7 @@
 package sand.cluster;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
@@ -8,8 +9,11 @@ import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,10 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import com.datastax.oss.driver.api.core.DefaultConsistencyLevel;
-import com.datastax.oss.driver.api.core.cql.SimpleStatement;
-import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
-import java.security.SecureRandom;
 
 /** {@link ClusterStore} on Cassandra: the tables of docs/host-agent.md in the SAND keyspace. */
 public final class CassandraClusterStore implements ClusterStore {
@@ -47,32 +47,38 @@ public final class CassandraClusterStore implements ClusterStore {
   private final CassandraFrontendTables frontend;
   private final String keyspace;
 
-  private static final String APP_COLUMNS = "app_id, name, owner, workflow, requirements, settings, version, "
-      + "desired, hosts";
+  private static final String APP_COLUMNS =
+      "app_id, name, owner, workflow, requirements, settings, version, " + "desired, hosts";
 
   private CassandraClusterStore(CqlSession session, String ks) {
     this.session = session;
-    upsertHost = session.prepare("INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, gate_address, "
-        + "capacity, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    upsertHost = session.prepare(
+        "INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, gate_address, "
+            + "capacity, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)");
     heartbeat = session.prepare("UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
-    allHosts = session.prepare("SELECT host_id, bus_address, data_address, gate_address, capacity, started, "
-        + "heartbeat FROM " + ks + ".hosts");
+    allHosts = session.prepare(
+        "SELECT host_id, bus_address, data_address, gate_address, capacity, started, "
+            + "heartbeat FROM " + ks + ".hosts");
     deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
-    putApp = session.prepare("INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
-        + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    putDesired = session.prepare("UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
-    putCode = session.prepare("INSERT INTO " + ks + ".application_code (app_id, resource, code, kind, sha256) "
-        + "VALUES (?, ?, ?, ?, ?)");
-    getApp = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
+    putApp = session.prepare(
+        "INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
+            + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    putDesired = session.prepare(
+        "UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
+    putCode = session.prepare("INSERT INTO " + ks
+        + ".application_code (app_id, resource, code, kind, sha256) " + "VALUES (?, ?, ?, ?, ?)");
+    getApp =
+        session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
     allApps = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications");
-    getCode = session.prepare("SELECT resource, code, kind, sha256 FROM " + ks
-        + ".application_code WHERE app_id = ?");
-    putState = session.prepare("INSERT INTO " + ks + ".app_hosts (app_id, host_id, status, error, updated) "
-        + "VALUES (?, ?, ?, ?, ?)");
+    getCode = session.prepare(
+        "SELECT resource, code, kind, sha256 FROM " + ks + ".application_code WHERE app_id = ?");
+    putState = session.prepare("INSERT INTO " + ks
+        + ".app_hosts (app_id, host_id, status, error, updated) " + "VALUES (?, ?, ?, ?, ?)");
     getStates = session.prepare("SELECT app_id, host_id, status, error, updated FROM " + ks
         + ".app_hosts WHERE app_id = ?");
-    putLog = session.prepare("INSERT INTO " + ks + ".execution_logs (execution_id, ts, seq, grain, level, text) "
-        + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
+    putLog = session.prepare(
+        "INSERT INTO " + ks + ".execution_logs (execution_id, ts, seq, grain, level, text) "
+            + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
     getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ?");
     getLogsPage = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
@@ -82,14 +88,18 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   /** Connect, create the keyspace and tables if missing. */
-  public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
-                                              int replication) {
+  public static CassandraClusterStore connect(
+      InetSocketAddress contact, String datacenter, String keyspace, int replication) {
     return connect(contact, datacenter, keyspace, replication, Optional.empty());
   }
 
   /** As {@link #connect(InetSocketAddress, String, String, int)}, logged in as {@code login} when given. */
-  public static CassandraClusterStore connect(InetSocketAddress contact, String datacenter, String keyspace,
-                                              int replication, Optional<ClusterSettings.Login> login) {
+  public static CassandraClusterStore connect(
+      InetSocketAddress contact,
+      String datacenter,
+      String keyspace,
+      int replication,
+      Optional<ClusterSettings.Login> login) {
     CqlSession session = session(contact, datacenter, login);
     try {
       createSchema(session, keyspace, replication);
@@ -106,38 +116,48 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   /** As {@link #session(InetSocketAddress, String)}; a cluster's Cassandra (PasswordAuthenticator) needs a login. */
-  public static CqlSession session(InetSocketAddress contact, String datacenter,
-                                   Optional<ClusterSettings.Login> login) {
-    var b = CqlSession.builder().addContactPoint(contact).withLocalDatacenter(datacenter)
+  public static CqlSession session(
+      InetSocketAddress contact, String datacenter, Optional<ClusterSettings.Login> login) {
+    var b = CqlSession.builder()
+        .addContactPoint(contact)
+        .withLocalDatacenter(datacenter)
         .withConfigLoader(DriverConfigLoader.programmaticBuilder()
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
-            .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
+            .withDuration(
+                DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
             .build());
     login.ifPresent(l -> b.withAuthCredentials(l.user(), l.password()));
     return b.build();
   }
 
   static void createSchema(CqlSession s, String ks, int replication) {
-    s.execute("CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
-        + "'replication_factor': " + replication + "}");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
-        + "gate_address text, "
-        + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
+    s.execute(
+        "CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
+            + "'replication_factor': " + replication + "}");
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
+            + "gate_address text, "
+            + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
     try { // a keyspace created before host agents had a gate
       s.execute("ALTER TABLE " + ks + ".hosts ADD gate_address text");
     } catch (InvalidQueryException e) {
       // the column exists
     }
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
-        + "owner text, workflow text, requirements text, settings text, version int, desired text, "
-        + "hosts list<text>)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".application_code (app_id text, resource text, code blob, "
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
+            + "owner text, workflow text, requirements text, settings text, version int, desired text, "
+            + "hosts list<text>)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".application_code (app_id text, resource text, code blob, "
         + "kind text, sha256 text, PRIMARY KEY (app_id, resource))");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_hosts (app_id text, host_id text, status text, "
-        + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".execution_logs (execution_id text, ts bigint, seq int, "
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS " + ks + ".app_hosts (app_id text, host_id text, status text, "
+            + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".execution_logs (execution_id text, ts bigint, seq int, "
         + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".cluster_secrets (name text PRIMARY KEY, value blob)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".cluster_secrets (name text PRIMARY KEY, value blob)");
     CassandraFrontendTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
@@ -145,15 +165,21 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public byte[] clusterSecret() {
     byte[] fresh = new SecureRandom().generateSeed(32);
-    // The first writer wins (a lightweight transaction); everyone, the first included, reads back the winner.
-    session.execute(SimpleStatement.newInstance("INSERT INTO " + keyspace
-        + ".cluster_secrets (name, value) VALUES ('execution_tag', ?) IF NOT EXISTS", ByteBuffer.wrap(fresh))
+    // The first writer wins (a lightweight transaction); everyone, the first included, reads back
+    // the winner.
+    session.execute(SimpleStatement.newInstance(
+            "INSERT INTO " + keyspace
+                + ".cluster_secrets (name, value) VALUES ('execution_tag', ?) IF NOT EXISTS",
+            ByteBuffer.wrap(fresh))
         .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
-    Row r = session.execute(SimpleStatement.newInstance("SELECT value FROM "
-        + keyspace + ".cluster_secrets WHERE name = 'execution_tag'")
-        .setConsistencyLevel(DefaultConsistencyLevel.SERIAL)).one();
+    Row r = session
+        .execute(SimpleStatement.newInstance(
+                "SELECT value FROM " + keyspace + ".cluster_secrets WHERE name = 'execution_tag'")
+            .setConsistencyLevel(DefaultConsistencyLevel.SERIAL))
+        .one();
     if (r == null) {
-      throw new IllegalStateException("cluster secret missing right after it was written; is Cassandra healthy?");
+      throw new IllegalStateException(
+          "cluster secret missing right after it was written; is Cassandra healthy?");
     }
     ByteBuffer b = r.getByteBuffer("value");
     byte[] out = new byte[b.remaining()];
@@ -163,8 +189,14 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public void upsertHost(HostInfo h) {
-    session.execute(upsertHost.bind(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(), h.capacity(),
-        h.started(), h.heartbeat()));
+    session.execute(upsertHost.bind(
+        h.hostId(),
+        h.busAddress(),
+        h.dataAddress(),
+        h.gateAddress(),
+        h.capacity(),
+        h.started(),
+        h.heartbeat()));
   }
 
   @Override
@@ -177,11 +209,17 @@ public final class CassandraClusterStore implements ClusterStore {
     List<HostInfo> out = new ArrayList<>();
     for (Row r : session.execute(allHosts.bind())) {
       Instant beat = r.getInstant("heartbeat");
-      // No bus address: only a heartbeat wrote the row (one that landed after removeHost), not a host.
+      // No bus address: only a heartbeat wrote the row (one that landed after removeHost), not a
+      // host.
       if (beat != null && beat.isAfter(now.minus(maxAge)) && r.getString("bus_address") != null) {
-        out.add(new HostInfo(r.getString("host_id"), r.getString("bus_address"), r.getString("data_address"),
-            r.getString("gate_address") == null ? "" : r.getString("gate_address"), r.getInt("capacity"),
-            r.getInstant("started"), beat));
+        out.add(new HostInfo(
+            r.getString("host_id"),
+            r.getString("bus_address"),
+            r.getString("data_address"),
+            r.getString("gate_address") == null ? "" : r.getString("gate_address"),
+            r.getInt("capacity"),
+            r.getInstant("started"),
+            beat));
       }
     }
     out.sort((a, b) -> a.hostId().compareTo(b.hostId()));
@@ -196,10 +234,19 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void putApplication(ApplicationRecord a, Map<String, GrainCode> code) {
     BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.LOGGED);
-    batch.addStatement(putApp.bind(a.appId(), a.name(), a.owner(), a.workflow(), a.requirements(), a.settings(),
-        a.version(), a.desired(), a.hosts()));
+    batch.addStatement(putApp.bind(
+        a.appId(),
+        a.name(),
+        a.owner(),
+        a.workflow(),
+        a.requirements(),
+        a.settings(),
+        a.version(),
+        a.desired(),
+        a.hosts()));
     for (GrainCode c : code.values()) {
-      batch.addStatement(putCode.bind(a.appId(), c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
+      batch.addStatement(
+          putCode.bind(a.appId(), c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
     }
     session.execute(batch.build());
   }
@@ -237,9 +284,16 @@ public final class CassandraClusterStore implements ClusterStore {
 
   private static ApplicationRecord app(Row r) {
     List<String> hosts = r.getList("hosts", String.class);
-    return new ApplicationRecord(r.getString("app_id"), r.getString("name"), r.getString("owner"),
-        r.getString("workflow"), r.getString("requirements"), r.getString("settings"), r.getInt("version"),
-        r.getString("desired"), hosts == null ? List.of() : List.copyOf(hosts));
+    return new ApplicationRecord(
+        r.getString("app_id"),
+        r.getString("name"),
+        r.getString("owner"),
+        r.getString("workflow"),
+        r.getString("requirements"),
+        r.getString("settings"),
+        r.getInt("version"),
+        r.getString("desired"),
+        hosts == null ? List.of() : List.copyOf(hosts));
   }
 
   @Override
@@ -251,14 +305,17 @@ public final class CassandraClusterStore implements ClusterStore {
       if (b != null) {
         b.duplicate().get(bytes);
       }
-      out.put(r.getString("resource"), new GrainCode(r.getString("resource"), bytes, r.getString("kind"),
-          r.getString("sha256")));
+      out.put(
+          r.getString("resource"),
+          new GrainCode(
+              r.getString("resource"), bytes, r.getString("kind"), r.getString("sha256")));
     }
     return out;
   }
 
   @Override
-  public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
+  public void setAppHostState(
+      String appId, String hostId, String status, String error, Instant now) {
     session.execute(putState.bind(appId, hostId, status, error, now));
   }
 
@@ -266,8 +323,12 @@ public final class CassandraClusterStore implements ClusterStore {
   public List<AppHostState> appHostStates(String appId) {
     List<AppHostState> out = new ArrayList<>();
     for (Row r : session.execute(getStates.bind(appId))) {
-      out.add(new AppHostState(r.getString("app_id"), r.getString("host_id"), r.getString("status"),
-          r.getString("error"), r.getInstant("updated")));
+      out.add(new AppHostState(
+          r.getString("app_id"),
+          r.getString("host_id"),
+          r.getString("status"),
+          r.getString("error"),
+          r.getInstant("updated")));
     }
     return out;
   }
@@ -276,8 +337,8 @@ public final class CassandraClusterStore implements ClusterStore {
   public void appendLogs(List<LogLine> lines, Duration ttl) {
     int seconds = (int) Math.max(1, ttl.toSeconds());
     for (LogLine l : lines) {
-      session.executeAsync(putLog.bind(l.executionId(), l.tsNanos(), l.seq(), l.grain(), l.level(), l.text(),
-          seconds));
+      session.executeAsync(putLog.bind(
+          l.executionId(), l.tsNanos(), l.seq(), l.grain(), l.level(), l.text(), seconds));
     }
   }
 
@@ -294,8 +355,13 @@ public final class CassandraClusterStore implements ClusterStore {
   private static List<LogLine> logLines(Iterable<Row> rows) {
     List<LogLine> out = new ArrayList<>();
     for (Row r : rows) {
-      out.add(new LogLine(r.getString("execution_id"), r.getLong("ts"), r.getInt("seq"), r.getString("grain"),
-          r.getString("level"), r.getString("text")));
+      out.add(new LogLine(
+          r.getString("execution_id"),
+          r.getLong("ts"),
+          r.getInt("seq"),
+          r.getString("grain"),
+          r.getString("level"),
+          r.getString("text")));
     }
     return out;
   }
@@ -374,7 +440,8 @@ public final class CassandraClusterStore implements ClusterStore {
   public void replaceApplicationCode(String appId, Map<String, GrainCode> code) {
     frontend.removeCodeExcept(appId, code, applicationCode(appId).keySet());
     for (GrainCode c : code.values()) {
-      session.execute(putCode.bind(appId, c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
+      session.execute(
+          putCode.bind(appId, c.resource(), ByteBuffer.wrap(c.code()), c.kind(), c.sha256()));
     }
   }
 
@@ -399,8 +466,15 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void endExecution(String executionId, String status, String result, String error, Instant finished,
-                           String timings, long rank, Duration ttl) {
+  public void endExecution(
+      String executionId,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl) {
     frontend.endExecution(executionId, status, result, error, finished, timings, rank, ttl);
   }
 
@@ -410,8 +484,15 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void recordExecution(ExecutionRecord started, String status, String result, String error, Instant finished,
-                              String timings, long rank, Duration ttl) {
+  public void recordExecution(
+      ExecutionRecord started,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl) {
     frontend.recordExecution(started, status, result, error, finished, timings, rank, ttl);
   }
 

@@ -1,10 +1,15 @@
 package sand.cluster;
 
 import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,11 +21,6 @@ import sand.cluster.FrontendTables.FrontendInfo;
 import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.FrontendTables.KnixRecord;
 import sand.cluster.HostAgentTables.GrainCode;
-import com.datastax.oss.driver.api.core.cql.BatchStatement;
-import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
-import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
-import java.time.Duration;
-import java.time.Instant;
 
 /**
  * The tables only the frontend writes (docs/api.md "Cluster state"): accounts and their key hashes, grain
@@ -66,25 +66,34 @@ final class CassandraFrontendTables {
   private final PreparedStatement deleteAllKnix;
 
   static void createSchema(CqlSession s, String ks) {
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".accounts (name text PRIMARY KEY, api_key_sha256 text, "
-        + "created timestamp)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".disabled_accounts (name text PRIMARY KEY, why text)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".grains (owner text, name text, version int, code blob, "
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".accounts (name text PRIMARY KEY, api_key_sha256 text, " + "created timestamp)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".disabled_accounts (name text PRIMARY KEY, why text)");
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".grains (owner text, name text, version int, code blob, "
         + "kind text, sha256 text, size bigint, created timestamp, PRIMARY KEY ((owner, name), version)) "
         + "WITH CLUSTERING ORDER BY (version DESC)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_names (name text PRIMARY KEY, app_id text, owner text, "
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".app_names (name text PRIMARY KEY, app_id text, owner text, "
         + "request_timeout_s int)");
-    // an application's executions by start time, newest first: `sand logs <app>` (one partition per application)
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".app_executions (app_id text, started timestamp, execution_id "
+    // an application's executions by start time, newest first: `sand logs <app>` (one partition per
+    // application)
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".app_executions (app_id text, started timestamp, execution_id "
         + "text, PRIMARY KEY (app_id, started, execution_id)) WITH CLUSTERING ORDER BY (started DESC, execution_id "
         + "ASC)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".executions (execution_id text PRIMARY KEY, app_id text, "
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".executions (execution_id text PRIMARY KEY, app_id text, "
         + "owner text, status text, result text, error text, started timestamp, finished timestamp, "
         + "frontend text, timings text)");
     // the KNIX door's records (FrontendTables.KnixRecord): one partition per (scope, kind)
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".knix_records (scope text, kind text, id text, value blob, "
+    s.execute("CREATE TABLE IF NOT EXISTS " + ks
+        + ".knix_records (scope text, kind text, id text, value blob, "
         + "PRIMARY KEY ((scope, kind), id))");
     try { // tables created before executions had timings
       s.execute("ALTER TABLE " + ks + ".executions ADD timings text");
@@ -95,55 +104,71 @@ final class CassandraFrontendTables {
 
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
-    frontendHeartbeat = session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
-    claimKnix = session.prepare("INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?) "
-        + "IF NOT EXISTS");
-    putKnix = session.prepare("INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?)");
-    getKnix = session.prepare("SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
-    listKnix = session.prepare("SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
-    deleteKnix = session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
-    deleteAllKnix = session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
+    frontendHeartbeat =
+        session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
+    claimKnix = session.prepare("INSERT INTO " + ks
+        + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?) " + "IF NOT EXISTS");
+    putKnix = session.prepare(
+        "INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?)");
+    getKnix = session.prepare(
+        "SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
+    listKnix = session.prepare(
+        "SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
+    deleteKnix = session.prepare(
+        "DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
+    deleteAllKnix =
+        session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
     allFrontends = session.prepare("SELECT frontend_id, heartbeat FROM " + ks + ".frontends");
-    putAccount = session.prepare("INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
-        + "IF NOT EXISTS");
+    putAccount = session.prepare("INSERT INTO " + ks
+        + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) " + "IF NOT EXISTS");
     putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
     getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
     deleteAccount = session.prepare("DELETE FROM " + ks + ".accounts WHERE name = ?");
     deleteKey = session.prepare("DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
-    putAppExecution = session.prepare("INSERT INTO " + ks + ".app_executions (app_id, started, execution_id) "
-        + "VALUES (?, ?, ?) USING TTL ?");
-    appExecutions = session.prepare("SELECT execution_id FROM " + ks + ".app_executions WHERE app_id = ? AND "
-        + "started >= ? LIMIT ?");
-    getAccount = session.prepare("SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
+    putAppExecution = session.prepare("INSERT INTO " + ks
+        + ".app_executions (app_id, started, execution_id) " + "VALUES (?, ?, ?) USING TTL ?");
+    appExecutions = session.prepare("SELECT execution_id FROM " + ks
+        + ".app_executions WHERE app_id = ? AND " + "started >= ? LIMIT ?");
+    getAccount = session.prepare(
+        "SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
     disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
     enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
     getDisabled = session.prepare("SELECT why FROM " + ks + ".disabled_accounts WHERE name = ?");
-    putGrain = session.prepare("INSERT INTO " + ks + ".grains (owner, name, version, code, kind, sha256, size, "
-        + "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
-    latestGrain = session.prepare("SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
+    putGrain = session.prepare(
+        "INSERT INTO " + ks + ".grains (owner, name, version, code, kind, sha256, size, "
+            + "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
+    latestGrain =
+        session.prepare("SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
     // Few grains per cluster: a scan filtered by owner is fine at this scale.
     allGrains = session.prepare("SELECT * FROM " + ks + ".grains PER PARTITION LIMIT 1");
     deleteGrain = session.prepare("DELETE FROM " + ks + ".grains WHERE owner = ? AND name = ?");
-    claimName = session.prepare("INSERT INTO " + ks + ".app_names (name, app_id, owner, request_timeout_s) "
-        + "VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    getName = session.prepare("SELECT name, app_id, owner, request_timeout_s FROM " + ks
-        + ".app_names WHERE name = ?");
+    claimName =
+        session.prepare("INSERT INTO " + ks + ".app_names (name, app_id, owner, request_timeout_s) "
+            + "VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    getName = session.prepare(
+        "SELECT name, app_id, owner, request_timeout_s FROM " + ks + ".app_names WHERE name = ?");
     // IF EXISTS: a timeout set as the name is released must not leave a claim that no one holds
-    setTimeout = session.prepare("UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ? IF EXISTS");
+    setTimeout = session.prepare(
+        "UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ? IF EXISTS");
     deleteName = session.prepare("DELETE FROM " + ks + ".app_names WHERE name = ?");
-    deleteCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
+    deleteCode = session.prepare(
+        "DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
     deleteAllCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ?");
     deleteApp = session.prepare("DELETE FROM " + ks + ".applications WHERE app_id = ?");
     deleteStates = session.prepare("DELETE FROM " + ks + ".app_hosts WHERE app_id = ?");
-    putExecution = session.prepare("INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, started, "
-        + "frontend) VALUES (?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
+    putExecution = session.prepare(
+        "INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, started, "
+            + "frontend) VALUES (?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
     getExecution = session.prepare("SELECT * FROM " + ks + ".executions WHERE execution_id = ?");
-    finishExecution = session.prepare("UPDATE " + ks + ".executions USING TTL ? AND TIMESTAMP ? SET status = ?, "
-        + "result = ?, error = ?, finished = ?, timings = ? WHERE execution_id = ?");
+    finishExecution =
+        session.prepare("UPDATE " + ks + ".executions USING TTL ? AND TIMESTAMP ? SET status = ?, "
+            + "result = ?, error = ?, finished = ?, timings = ? WHERE execution_id = ?");
   }
 
   boolean createAccount(Account a) {
-    if (!session.execute(putAccount.bind(a.name(), a.apiKeySha256(), a.created())).wasApplied()) {
+    if (!session
+        .execute(putAccount.bind(a.name(), a.apiKeySha256(), a.created()))
+        .wasApplied()) {
       return false;
     }
     session.execute(putKey.bind(a.apiKeySha256(), a.name()));
@@ -157,8 +182,10 @@ final class CassandraFrontendTables {
 
   Optional<Account> account(String name) {
     Row r = session.execute(getAccount.bind(name)).one();
-    return r == null ? Optional.empty()
-        : Optional.of(new Account(r.getString("name"), r.getString("api_key_sha256"), r.getInstant("created")));
+    return r == null
+        ? Optional.empty()
+        : Optional.of(new Account(
+            r.getString("name"), r.getString("api_key_sha256"), r.getInstant("created")));
   }
 
   void deleteAccount(Account a) {
@@ -177,8 +204,17 @@ final class CassandraFrontendTables {
   }
 
   boolean putGrainVersion(GrainVersion g) {
-    return session.execute(putGrain.bind(g.owner(), g.name(), g.version(), ByteBuffer.wrap(g.code()), g.kind(),
-        g.sha256(), g.size(), g.created())).wasApplied();
+    return session
+        .execute(putGrain.bind(
+            g.owner(),
+            g.name(),
+            g.version(),
+            ByteBuffer.wrap(g.code()),
+            g.kind(),
+            g.sha256(),
+            g.size(),
+            g.created()))
+        .wasApplied();
   }
 
   Optional<GrainVersion> latestGrain(String owner, String name) {
@@ -203,8 +239,15 @@ final class CassandraFrontendTables {
     if (b != null) {
       b.duplicate().get(bytes);
     }
-    return new GrainVersion(r.getString("owner"), r.getString("name"), r.getInt("version"), bytes,
-        r.getString("kind"), r.getString("sha256"), r.getLong("size"), r.getInstant("created"));
+    return new GrainVersion(
+        r.getString("owner"),
+        r.getString("name"),
+        r.getInt("version"),
+        bytes,
+        r.getString("kind"),
+        r.getString("sha256"),
+        r.getLong("size"),
+        r.getInstant("created"));
   }
 
   void deleteGrain(String owner, String name) {
@@ -212,19 +255,25 @@ final class CassandraFrontendTables {
   }
 
   AppName claimAppName(AppName claim) {
-    ResultSet rs = session.execute(claimName.bind(claim.name(), claim.appId(), claim.owner(),
-        claim.requestTimeoutS()));
+    ResultSet rs = session.execute(
+        claimName.bind(claim.name(), claim.appId(), claim.owner(), claim.requestTimeoutS()));
     if (rs.wasApplied()) {
       return claim;
     }
     Row r = rs.one();
-    return new AppName(claim.name(), r.getString("app_id"), r.getString("owner"), r.getInt("request_timeout_s"));
+    return new AppName(
+        claim.name(), r.getString("app_id"), r.getString("owner"), r.getInt("request_timeout_s"));
   }
 
   Optional<AppName> appName(String name) {
     Row r = session.execute(getName.bind(name)).one();
-    return r == null ? Optional.empty() : Optional.of(new AppName(r.getString("name"), r.getString("app_id"),
-        r.getString("owner"), r.getInt("request_timeout_s")));
+    return r == null
+        ? Optional.empty()
+        : Optional.of(new AppName(
+            r.getString("name"),
+            r.getString("app_id"),
+            r.getString("owner"),
+            r.getInt("request_timeout_s")));
   }
 
   void setRequestTimeout(String name, int seconds) {
@@ -257,14 +306,22 @@ final class CassandraFrontendTables {
 
   void startExecution(ExecutionRecord e, Duration ttl) {
     // A status column the end writes too: with rank 1 as its timestamp, any end wins over it.
-    session.execute(putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(),
-        (int) ttl.toSeconds(), FrontendTables.RANK_STARTED));
+    session.execute(putExecution.bind(
+        e.executionId(),
+        e.appId(),
+        e.owner(),
+        e.status(),
+        e.started(),
+        e.frontend(),
+        (int) ttl.toSeconds(),
+        FrontendTables.RANK_STARTED));
     indexByApp(e, ttl);
   }
 
   private void indexByApp(ExecutionRecord e, Duration ttl) {
     if (e.appId() != null && e.started() != null) {
-      session.execute(putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
+      session.execute(
+          putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
     }
   }
 
@@ -278,26 +335,58 @@ final class CassandraFrontendTables {
 
   Optional<ExecutionRecord> execution(String id) {
     Row r = session.execute(getExecution.bind(id)).one();
-    return r == null ? Optional.empty() : Optional.of(new ExecutionRecord(r.getString("execution_id"),
-        r.getString("app_id"), r.getString("owner"), r.getString("status"), r.getString("result"),
-        r.getString("error"), r.getInstant("started"), r.getInstant("finished"), r.getString("frontend"),
-        r.getString("timings")));
+    return r == null
+        ? Optional.empty()
+        : Optional.of(new ExecutionRecord(
+            r.getString("execution_id"),
+            r.getString("app_id"),
+            r.getString("owner"),
+            r.getString("status"),
+            r.getString("result"),
+            r.getString("error"),
+            r.getInstant("started"),
+            r.getInstant("finished"),
+            r.getString("frontend"),
+            r.getString("timings")));
   }
 
-  void endExecution(String id, String status, String result, String error, Instant finished,
-                    String timings, long rank, Duration ttl) {
-    session.execute(finishExecution.bind((int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
+  void endExecution(
+      String id,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl) {
+    session.execute(finishExecution.bind(
+        (int) ttl.toSeconds(), rank, status, result, error, finished, timings, id));
   }
 
   /** Start and end in one unlogged batch: one partition, so Cassandra applies it as a single mutation. */
-  void recordExecution(ExecutionRecord e, String status, String result, String error, Instant finished,
-                       String timings, long rank, Duration ttl) {
+  void recordExecution(
+      ExecutionRecord e,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl) {
     int seconds = (int) ttl.toSeconds();
     session.execute(BatchStatement.newInstance(
         DefaultBatchType.UNLOGGED,
-        putExecution.bind(e.executionId(), e.appId(), e.owner(), e.status(), e.started(), e.frontend(), seconds,
+        putExecution.bind(
+            e.executionId(),
+            e.appId(),
+            e.owner(),
+            e.status(),
+            e.started(),
+            e.frontend(),
+            seconds,
             FrontendTables.RANK_STARTED),
-        finishExecution.bind(seconds, rank, status, result, error, finished, timings, e.executionId())));
+        finishExecution.bind(
+            seconds, rank, status, result, error, finished, timings, e.executionId())));
     indexByApp(e, ttl);
   }
 
@@ -314,7 +403,9 @@ final class CassandraFrontendTables {
   }
 
   boolean claimKnixRecord(KnixRecord r) {
-    return session.execute(claimKnix.bind(r.scope(), r.kind(), r.id(), ByteBuffer.wrap(r.value()))).wasApplied();
+    return session
+        .execute(claimKnix.bind(r.scope(), r.kind(), r.id(), ByteBuffer.wrap(r.value())))
+        .wasApplied();
   }
 
   void putKnixRecord(KnixRecord r) {

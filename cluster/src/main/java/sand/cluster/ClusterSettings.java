@@ -16,12 +16,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import sand.common.ConfigDef;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
-import sand.common.ConfigDef;
-import java.util.Locale;
 
 /**
  * Where a cluster's shared parts are (component {@code cluster}, {@code SAND_CLUSTER_*}): the Kafka of the global
@@ -32,9 +32,15 @@ import java.util.Locale;
  * role's user (hostagent, frontend) with a password kept in a file of mode 600 that the bring-up generated
  * (deploy/ansible/site.yml); the single-host system on loopback sets no user and connects without one.
  */
-public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandraContact, String cassandraDatacenter,
-                              String cassandraKeyspace, int cassandraReplication, int kafkaReplication,
-                              Optional<Login> kafkaLogin, Optional<Login> cassandraLogin) {
+public record ClusterSettings(
+    String kafkaBootstrap,
+    InetSocketAddress cassandraContact,
+    String cassandraDatacenter,
+    String cassandraKeyspace,
+    int cassandraReplication,
+    int kafkaReplication,
+    Optional<Login> kafkaLogin,
+    Optional<Login> cassandraLogin) {
   public static final String COMPONENT = "cluster";
 
   /**
@@ -44,55 +50,90 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
   public record Login(String user, Path passwordFile) {
     public Login {
       if (!user.matches("[A-Za-z0-9._-]{1,64}")) {
-        throw new IllegalArgumentException("a cluster user must be 1-64 letters, digits, '.', '_' or '-': '" + user
-            + "'");
+        throw new IllegalArgumentException(
+            "a cluster user must be 1-64 letters, digits, '.', '_' or '-': '" + user + "'");
       }
     }
 
     public String password() {
       try {
         var perms = Files.getPosixFilePermissions(passwordFile);
-        if (perms.contains(PosixFilePermission.GROUP_READ) || perms.contains(PosixFilePermission.OTHERS_READ)) {
-          throw new IllegalStateException("the password file " + passwordFile + " of cluster user " + user
-              + " can be read by others: chmod 600 it");
+        if (perms.contains(PosixFilePermission.GROUP_READ)
+            || perms.contains(PosixFilePermission.OTHERS_READ)) {
+          throw new IllegalStateException("the password file " + passwordFile + " of cluster user "
+              + user + " can be read by others: chmod 600 it");
         }
         String pw = Files.readString(passwordFile).strip();
         if (pw.isEmpty() || !pw.matches("[\\x21-\\x7e&&[^\"\\\\]]+")) {
-          throw new IllegalStateException("the password file " + passwordFile + " of cluster user " + user
-              + " must hold one printable word without quotes or backslashes");
+          throw new IllegalStateException("the password file " + passwordFile + " of cluster user "
+              + user + " must hold one printable word without quotes or backslashes");
         }
         return pw;
       } catch (IOException e) {
-        throw new UncheckedIOException("cannot read the password file of cluster user " + user + ": " + e.getMessage(),
-            e);
+        throw new UncheckedIOException(
+            "cannot read the password file of cluster user " + user + ": " + e.getMessage(), e);
       }
     }
   }
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
-      .define("kafka.bootstrap", STRING, "127.0.0.1:9092", HOST_PORTS,
+      .define(
+          "kafka.bootstrap",
+          STRING,
+          "127.0.0.1:9092",
+          HOST_PORTS,
           "Kafka bootstrap servers (the global message bus)")
-      .define("kafka.replication", INT, 1, between(1, 16),
+      .define(
+          "kafka.replication",
+          INT,
+          1,
+          between(1, 16),
           "replication factor of the topics SAND creates (grain topics, sand.control, response topics); at most the "
               + "number of Kafka brokers")
-      .define("cassandra.contact", STRING, "127.0.0.1:9042", HOST_PORT,
+      .define(
+          "cassandra.contact",
+          STRING,
+          "127.0.0.1:9042",
+          HOST_PORT,
           "a Cassandra contact point (native protocol) of the cluster state")
-      .define("cassandra.datacenter", STRING, "datacenter1", nonBlank("a datacenter name"),
+      .define(
+          "cassandra.datacenter",
+          STRING,
+          "datacenter1",
+          nonBlank("a datacenter name"),
           "Cassandra local datacenter")
       .define("cassandra.keyspace", STRING, "sand", KEYSPACE, "keyspace of the cluster state")
-      .define("cassandra.replication", INT, 1, between(1, 99),
+      .define(
+          "cassandra.replication",
+          INT,
+          1,
+          between(1, 99),
           "replication factor of the keyspace when it is created (SimpleStrategy)")
-      .define("kafka.user", STRING, "", Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"),
-              "a user name, or empty"),
+      .define(
+          "kafka.user",
+          STRING,
+          "",
+          Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"), "a user name, or empty"),
           "the SASL/SCRAM-SHA-512 user this process logs in to Kafka as (its role: hostagent, frontend); empty = no "
               + "login (the single-host system on loopback); a cluster's bring-up sets it")
-      .define("kafka.password.file", STRING, "", emptyOr("no login", ABSOLUTE_PATH),
+      .define(
+          "kafka.password.file",
+          STRING,
+          "",
+          emptyOr("no login", ABSOLUTE_PATH),
           "file (mode 600) holding kafka.user's password; generated at bring-up in the state dir's secrets/")
-      .define("cassandra.user", STRING, "", Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"),
-              "a user name, or empty"),
+      .define(
+          "cassandra.user",
+          STRING,
+          "",
+          Check.of(v -> v.toString().matches("[A-Za-z0-9._-]{0,64}"), "a user name, or empty"),
           "the Cassandra role this process logs in as (PasswordAuthenticator; the data layer uses it too); empty = "
               + "no login (the single-host system on loopback); a cluster's bring-up sets it")
-      .define("cassandra.password.file", STRING, "", emptyOr("no login", ABSOLUTE_PATH),
+      .define(
+          "cassandra.password.file",
+          STRING,
+          "",
+          emptyOr("no login", ABSOLUTE_PATH),
           "file (mode 600) holding cassandra.user's password; generated at bring-up in the state dir's secrets/");
 
   /** From the environment ({@code SAND_CLUSTER_*}) and defaults; a bad value throws naming it. */
@@ -103,10 +144,16 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
   public static ClusterSettings from(Config c) {
     String contact = c.getString("cassandra.contact");
     int colon = contact.lastIndexOf(':');
-    return new ClusterSettings(c.getString("kafka.bootstrap"),
-        InetSocketAddress.createUnresolved(contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1))),
-        c.getString("cassandra.datacenter"), c.getString("cassandra.keyspace"), c.getInt("cassandra.replication"),
-        c.getInt("kafka.replication"), login(c, "kafka"), login(c, "cassandra"));
+    return new ClusterSettings(
+        c.getString("kafka.bootstrap"),
+        InetSocketAddress.createUnresolved(
+            contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1))),
+        c.getString("cassandra.datacenter"),
+        c.getString("cassandra.keyspace"),
+        c.getInt("cassandra.replication"),
+        c.getInt("kafka.replication"),
+        login(c, "kafka"),
+        login(c, "cassandra"));
   }
 
   private static Optional<Login> login(Config c, String which) {
@@ -116,15 +163,20 @@ public record ClusterSettings(String kafkaBootstrap, InetSocketAddress cassandra
       return Optional.empty();
     }
     if (file.isEmpty()) {
-      throw new IllegalArgumentException("cluster: " + which + ".user is set but " + which + ".password.file is not "
-          + "(SAND_CLUSTER_" + which.toUpperCase(Locale.ROOT) + "_PASSWORD_FILE)");
+      throw new IllegalArgumentException(
+          "cluster: " + which + ".user is set but " + which + ".password.file is not "
+              + "(SAND_CLUSTER_" + which.toUpperCase(Locale.ROOT) + "_PASSWORD_FILE)");
     }
     return Optional.of(new Login(user, Path.of(file)));
   }
 
   /** The cluster state in this cluster's Cassandra (creating its keyspace and tables when missing). */
   public CassandraClusterStore connectStore() {
-    return CassandraClusterStore.connect(new InetSocketAddress(cassandraContact.getHostString(),
-        cassandraContact.getPort()), cassandraDatacenter, cassandraKeyspace, cassandraReplication, cassandraLogin);
+    return CassandraClusterStore.connect(
+        new InetSocketAddress(cassandraContact.getHostString(), cassandraContact.getPort()),
+        cassandraDatacenter,
+        cassandraKeyspace,
+        cassandraReplication,
+        cassandraLogin);
   }
 }

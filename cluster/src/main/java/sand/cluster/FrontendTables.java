@@ -24,8 +24,15 @@ public interface FrontendTables {
   record Account(String name, String apiKeySha256, Instant created) {}
 
   /** One uploaded version of a grain's code, owned by an account. */
-  record GrainVersion(String owner, String name, int version, byte[] code, String kind, String sha256, long size,
-                      Instant created) {}
+  record GrainVersion(
+      String owner,
+      String name,
+      int version,
+      byte[] code,
+      String kind,
+      String sha256,
+      long size,
+      Instant created) {}
 
   /**
    * The global application name → app id map (names are global, like domain names), with the one setting
@@ -39,8 +46,17 @@ public interface FrontendTables {
    *
    * @param timings the execution's trace (JSON array, contracts Trace), or null
    */
-  record ExecutionRecord(String executionId, String appId, String owner, String status, String result,
-                         String error, Instant started, Instant finished, String frontend, String timings) {}
+  record ExecutionRecord(
+      String executionId,
+      String appId,
+      String owner,
+      String status,
+      String result,
+      String error,
+      Instant started,
+      Instant finished,
+      String frontend,
+      String timings) {}
 
   /** The rank of an execution's 'running' record: any end wins over it. */
   long RANK_STARTED = 1;
@@ -136,15 +152,29 @@ public interface FrontendTables {
    * execution the one with the highest {@code rank} wins, in whatever order the writes arrive (Cassandra: the
    * rank is the write timestamp): no read-before-write, no lightweight transaction.
    */
-  void endExecution(String executionId, String status, String result, String error, Instant finished,
-                    String timings, long rank, Duration ttl);
+  void endExecution(
+      String executionId,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl);
 
   /**
    * Record a request's start and its end together (a synchronous request, whose id nobody knows before its
    * answer): the same as {@link #startExecution} then {@link #endExecution}, in one write where the store can.
    */
-  default void recordExecution(ExecutionRecord started, String status, String result, String error, Instant finished,
-                               String timings, long rank, Duration ttl) {
+  default void recordExecution(
+      ExecutionRecord started,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank,
+      Duration ttl) {
     startExecution(started, ttl);
     endExecution(started.executionId(), status, result, error, finished, timings, rank, ttl);
   }

@@ -15,6 +15,7 @@ public interface HostAgentTables {
 
   /** {@code applications.desired}: what the frontends ask of the host agents. */
   String DESIRED_DEPLOYED = "deployed";
+
   String DESIRED_UNDEPLOYED = "undeployed";
 
   /**
@@ -22,26 +23,40 @@ public interface HostAgentTables {
    * {@link #HOST_DEPLOYING} when it asks for a deploy, so a status read right after shows it.
    */
   String HOST_DEPLOYING = "deploying";
+
   String HOST_DEPLOYED = "deployed";
   String HOST_FAILED = "failed";
   String HOST_UNDEPLOYED = "undeployed";
   String HOST_STOPPED = "stopped";
-
 
   /**
    * A host agent as the cluster sees it.
    *
    * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none
    */
-  record HostInfo(String hostId, String busAddress, String dataAddress, String gateAddress, int capacity,
-                  Instant started, Instant heartbeat) {}
+  record HostInfo(
+      String hostId,
+      String busAddress,
+      String dataAddress,
+      String gateAddress,
+      int capacity,
+      Instant started,
+      Instant heartbeat) {}
 
   /**
    * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is
    * {@link #DESIRED_DEPLOYED} or {@link #DESIRED_UNDEPLOYED}; hosts lists the hosts to run it on (empty = every live host).
    */
-  record ApplicationRecord(String appId, String name, String owner, String workflow, String requirements,
-                           String settings, int version, String desired, List<String> hosts) {
+  record ApplicationRecord(
+      String appId,
+      String name,
+      String owner,
+      String workflow,
+      String requirements,
+      String settings,
+      int version,
+      String desired,
+      List<String> hosts) {
     public boolean wantedOn(String hostId) {
       return DESIRED_DEPLOYED.equals(desired) && (hosts.isEmpty() || hosts.contains(hostId));
     }
@@ -54,7 +69,8 @@ public interface HostAgentTables {
   record AppHostState(String appId, String hostId, String status, String error, Instant updated) {}
 
   /** One log line of a grain instance. */
-  record LogLine(String executionId, long tsNanos, int seq, String grain, String level, String text) {}
+  record LogLine(
+      String executionId, long tsNanos, int seq, String grain, String level, String text) {}
 
   /**
    * The cluster secret that frontends and host agents share (the key of {@link sand.contracts.ExecutionTag}):
@@ -93,7 +109,9 @@ public interface HostAgentTables {
    */
   default List<LogLine> logs(String executionId, long afterTsNanos, int afterSeq, int limit) {
     return logs(executionId).stream()
-        .filter(l -> l.tsNanos() > afterTsNanos || (l.tsNanos() == afterTsNanos && l.seq() > afterSeq))
-        .limit(limit).toList();
+        .filter(
+            l -> l.tsNanos() > afterTsNanos || (l.tsNanos() == afterTsNanos && l.seq() > afterSeq))
+        .limit(limit)
+        .toList();
   }
 }

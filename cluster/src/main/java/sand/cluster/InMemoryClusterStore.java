@@ -1,18 +1,18 @@
 package sand.cluster;
 
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.security.SecureRandom;
-import java.time.temporal.ChronoUnit;
-import java.util.HashMap;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /**
@@ -37,8 +37,16 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void upsertHost(HostInfo h) {
-    hosts.put(h.hostId(), new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(), h.capacity(),
-        ms(h.started()), ms(h.heartbeat())));
+    hosts.put(
+        h.hostId(),
+        new HostInfo(
+            h.hostId(),
+            h.busAddress(),
+            h.dataAddress(),
+            h.gateAddress(),
+            h.capacity(),
+            ms(h.started()),
+            ms(h.heartbeat())));
   }
 
   /** Cassandra's timestamps are whole milliseconds; so are the fake's, lest a test pass only on the fake. */
@@ -48,14 +56,24 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public void heartbeat(String hostId, Instant now) {
-    hosts.computeIfPresent(hostId, (k, h) -> new HostInfo(h.hostId(), h.busAddress(), h.dataAddress(), h.gateAddress(),
-        h.capacity(), h.started(), ms(now)));
+    hosts.computeIfPresent(
+        hostId,
+        (k, h) -> new HostInfo(
+            h.hostId(),
+            h.busAddress(),
+            h.dataAddress(),
+            h.gateAddress(),
+            h.capacity(),
+            h.started(),
+            ms(now)));
   }
 
   @Override
   public List<HostInfo> liveHosts(Instant now, Duration maxAge) {
-    return hosts.values().stream().filter(h -> h.heartbeat().isAfter(now.minus(maxAge)))
-        .sorted(Comparator.comparing(HostInfo::hostId)).toList();
+    return hosts.values().stream()
+        .filter(h -> h.heartbeat().isAfter(now.minus(maxAge)))
+        .sorted(Comparator.comparing(HostInfo::hostId))
+        .toList();
   }
 
   @Override
@@ -81,13 +99,25 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public List<ApplicationRecord> applications() {
-    return apps.values().stream().sorted(Comparator.comparing(ApplicationRecord::appId)).toList();
+    return apps.values().stream()
+        .sorted(Comparator.comparing(ApplicationRecord::appId))
+        .toList();
   }
 
   @Override
   public void setDesired(String appId, String desired, List<String> hosts) {
-    apps.computeIfPresent(appId, (k, a) -> new ApplicationRecord(a.appId(), a.name(), a.owner(), a.workflow(),
-        a.requirements(), a.settings(), a.version(), desired, List.copyOf(hosts)));
+    apps.computeIfPresent(
+        appId,
+        (k, a) -> new ApplicationRecord(
+            a.appId(),
+            a.name(),
+            a.owner(),
+            a.workflow(),
+            a.requirements(),
+            a.settings(),
+            a.version(),
+            desired,
+            List.copyOf(hosts)));
   }
 
   @Override
@@ -97,24 +127,35 @@ public class InMemoryClusterStore implements ClusterStore {
 
   private static Map<String, GrainCode> copy(Map<String, GrainCode> grainCode) {
     Map<String, GrainCode> out = new HashMap<>();
-    grainCode.forEach((k, c) -> out.put(k, new GrainCode(c.resource(), c.code().clone(), c.kind(), c.sha256())));
+    grainCode.forEach(
+        (k, c) -> out.put(k, new GrainCode(c.resource(), c.code().clone(), c.kind(), c.sha256())));
     return Map.copyOf(out);
   }
 
   private static GrainVersion copy(GrainVersion g) {
-    return new GrainVersion(g.owner(), g.name(), g.version(), g.code().clone(), g.kind(), g.sha256(), g.size(),
+    return new GrainVersion(
+        g.owner(),
+        g.name(),
+        g.version(),
+        g.code().clone(),
+        g.kind(),
+        g.sha256(),
+        g.size(),
         ms(g.created()));
   }
 
   @Override
-  public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
+  public void setAppHostState(
+      String appId, String hostId, String status, String error, Instant now) {
     states.put(appId + "\0" + hostId, new AppHostState(appId, hostId, status, error, ms(now)));
   }
 
   @Override
   public List<AppHostState> appHostStates(String appId) {
-    return states.values().stream().filter(s -> s.appId().equals(appId))
-        .sorted(Comparator.comparing(AppHostState::hostId)).toList();
+    return states.values().stream()
+        .filter(s -> s.appId().equals(appId))
+        .sorted(Comparator.comparing(AppHostState::hostId))
+        .toList();
   }
 
   @Override
@@ -124,21 +165,26 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized List<LogLine> logs(String executionId) {
-    return logs.stream().filter(l -> l.executionId().equals(executionId))
-        .sorted(Comparator.comparingLong(LogLine::tsNanos).thenComparingInt(LogLine::seq)).toList();
+    return logs.stream()
+        .filter(l -> l.executionId().equals(executionId))
+        .sorted(Comparator.comparingLong(LogLine::tsNanos).thenComparingInt(LogLine::seq))
+        .toList();
   }
 
   private final Map<String, Account> accounts = new ConcurrentHashMap<>();
   private final Map<String, String> disabledAccounts = new ConcurrentHashMap<>();
   private final Map<String, String> keys = new ConcurrentHashMap<>();
-  private final Map<String, NavigableMap<Integer, GrainVersion>> grainVersions = new ConcurrentHashMap<>();
+  private final Map<String, NavigableMap<Integer, GrainVersion>> grainVersions =
+      new ConcurrentHashMap<>();
   private final Map<String, AppName> names = new ConcurrentHashMap<>();
   private final Map<String, ExecutionRecord> executions = new ConcurrentHashMap<>();
 
   @Override
   public synchronized boolean createAccount(Account account) {
-    if (accounts.putIfAbsent(account.name(), new Account(account.name(), account.apiKeySha256(),
-        ms(account.created()))) != null) {
+    if (accounts.putIfAbsent(
+            account.name(),
+            new Account(account.name(), account.apiKeySha256(), ms(account.created())))
+        != null) {
       return false;
     }
     keys.put(account.apiKeySha256(), account.name());
@@ -178,21 +224,27 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized boolean putGrainVersion(GrainVersion g) {
-    return grainVersions.computeIfAbsent(g.owner() + "\0" + g.name(), k -> new TreeMap<>())
-        .putIfAbsent(g.version(), copy(g)) == null;
+    return grainVersions
+            .computeIfAbsent(g.owner() + "\0" + g.name(), k -> new TreeMap<>())
+            .putIfAbsent(g.version(), copy(g))
+        == null;
   }
 
   @Override
   public synchronized Optional<GrainVersion> latestGrain(String owner, String name) {
     var versions = grainVersions.get(owner + "\0" + name);
-    return versions == null || versions.isEmpty() ? Optional.empty()
+    return versions == null || versions.isEmpty()
+        ? Optional.empty()
         : Optional.of(copy(versions.lastEntry().getValue()));
   }
 
   @Override
   public synchronized List<GrainVersion> grains(String owner) {
-    return grainVersions.values().stream().filter(v -> !v.isEmpty() && v.lastEntry().getValue().owner().equals(owner))
-        .map(v -> copy(v.lastEntry().getValue())).sorted(Comparator.comparing(GrainVersion::name)).toList();
+    return grainVersions.values().stream()
+        .filter(v -> !v.isEmpty() && v.lastEntry().getValue().owner().equals(owner))
+        .map(v -> copy(v.lastEntry().getValue()))
+        .sorted(Comparator.comparing(GrainVersion::name))
+        .toList();
   }
 
   @Override
@@ -242,25 +294,49 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized List<String> recentExecutions(String appId, Instant since, int limit) {
-    return executions.values().stream().filter(e -> appId.equals(e.appId()) && e.started() != null
-            && !e.started().isBefore(ms(since)))
+    return executions.values().stream()
+        .filter(
+            e -> appId.equals(e.appId()) && e.started() != null && !e.started().isBefore(ms(since)))
         // Cassandra's clustering order: newest first, then by id
-        .sorted(Comparator.comparing(ExecutionRecord::started).reversed()
-            .thenComparing(ExecutionRecord::executionId)).limit(limit)
-        .map(ExecutionRecord::executionId).toList();
+        .sorted(Comparator.comparing(ExecutionRecord::started)
+            .reversed()
+            .thenComparing(ExecutionRecord::executionId))
+        .limit(limit)
+        .map(ExecutionRecord::executionId)
+        .toList();
   }
 
   @Override
   public synchronized void startExecution(ExecutionRecord start, Duration ttl) {
-    ExecutionRecord e = new ExecutionRecord(start.executionId(), start.appId(), start.owner(), start.status(),
-        start.result(), start.error(), ms(start.started()), ms(start.finished()), start.frontend(), start.timings());
+    ExecutionRecord e = new ExecutionRecord(
+        start.executionId(),
+        start.appId(),
+        start.owner(),
+        start.status(),
+        start.result(),
+        start.error(),
+        ms(start.started()),
+        ms(start.finished()),
+        start.frontend(),
+        start.timings());
     ExecutionRecord ended = executions.get(e.executionId());
     if (ended == null || ranks.getOrDefault(e.executionId(), 0L) <= RANK_STARTED) {
       executions.put(e.executionId(), e);
       ranks.put(e.executionId(), RANK_STARTED);
     } else { // the end was written first: keep it, fill in what only the start knows
-      executions.put(e.executionId(), new ExecutionRecord(e.executionId(), e.appId(), e.owner(), ended.status(),
-          ended.result(), ended.error(), e.started(), ended.finished(), e.frontend(), ended.timings()));
+      executions.put(
+          e.executionId(),
+          new ExecutionRecord(
+              e.executionId(),
+              e.appId(),
+              e.owner(),
+              ended.status(),
+              ended.result(),
+              ended.error(),
+              e.started(),
+              ended.finished(),
+              e.frontend(),
+              ended.timings()));
     }
   }
 
@@ -270,18 +346,37 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
-  public synchronized void endExecution(String executionId, String status, String result, String error,
-                                        Instant end, String timings, long rank, Duration ttl) {
+  public synchronized void endExecution(
+      String executionId,
+      String status,
+      String result,
+      String error,
+      Instant end,
+      String timings,
+      long rank,
+      Duration ttl) {
     Instant finished = ms(end);
     if (ranks.getOrDefault(executionId, 0L) >= rank) {
       return;
     }
     ranks.put(executionId, rank);
     ExecutionRecord e = executions.get(executionId);
-    executions.put(executionId, e == null
-        ? new ExecutionRecord(executionId, null, null, status, result, error, null, finished, null, timings)
-        : new ExecutionRecord(executionId, e.appId(), e.owner(), status, result, error, e.started(), finished,
-            e.frontend(), timings));
+    executions.put(
+        executionId,
+        e == null
+            ? new ExecutionRecord(
+                executionId, null, null, status, result, error, null, finished, null, timings)
+            : new ExecutionRecord(
+                executionId,
+                e.appId(),
+                e.owner(),
+                status,
+                result,
+                error,
+                e.started(),
+                finished,
+                e.frontend(),
+                timings));
   }
 
   @Override
@@ -322,7 +417,8 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public List<KnixRecord> knixRecords(String scope, String kind) {
     return knix(scope, kind).entrySet().stream()
-        .map(e -> new KnixRecord(scope, kind, e.getKey(), e.getValue().clone())).toList();
+        .map(e -> new KnixRecord(scope, kind, e.getKey(), e.getValue().clone()))
+        .toList();
   }
 
   @Override

@@ -38,8 +38,11 @@ public final class KafkaClients {
    */
   public static NewTopic newTopic(String name, int partitions, short replication) {
     return new NewTopic(name, partitions, replication)
-        .configs(Map.of("max.message.bytes", Integer.toString(MAX_REQUEST_BYTES),
-            "min.insync.replicas", Integer.toString(minInSyncReplicas(replication))));
+        .configs(Map.of(
+            "max.message.bytes",
+            Integer.toString(MAX_REQUEST_BYTES),
+            "min.insync.replicas",
+            Integer.toString(minInSyncReplicas(replication))));
   }
 
   /** 2 for a replicated topic (one broker may be lost), 1 for a topic on one broker. */
@@ -54,7 +57,8 @@ public final class KafkaClients {
    * leader metadata (benchmarks/recovery.py); in one data center a connection not set up in 2 s is not coming.
    */
   public static Properties clientProperties(String bootstrapServers) {
-    return clientProperties(bootstrapServers, ClusterSettings.fromEnvironment(System.getenv()).kafkaLogin());
+    return clientProperties(
+        bootstrapServers, ClusterSettings.fromEnvironment(System.getenv()).kafkaLogin());
   }
 
   /**
@@ -63,7 +67,8 @@ public final class KafkaClients {
    * Without a login (the single-host system on loopback) no SASL is configured. The clients that omit the login take
    * this process's own (SAND_CLUSTER_KAFKA_USER / _PASSWORD_FILE).
    */
-  public static Properties clientProperties(String bootstrapServers, Optional<ClusterSettings.Login> login) {
+  public static Properties clientProperties(
+      String bootstrapServers, Optional<ClusterSettings.Login> login) {
     Properties p = new Properties();
     p.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     p.put(CommonClientConfigs.SOCKET_CONNECTION_SETUP_TIMEOUT_MS_CONFIG, 2_000L);
@@ -72,8 +77,10 @@ public final class KafkaClients {
       p.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
       p.put(SaslConfigs.SASL_MECHANISM, SCRAM);
       // user and password are checked to hold no quote or backslash (ClusterSettings.Login)
-      p.put(SaslConfigs.SASL_JAAS_CONFIG, "org.apache.kafka.common.security.scram.ScramLoginModule required "
-          + "username=\"" + l.user() + "\" password=\"" + l.password() + "\";");
+      p.put(
+          SaslConfigs.SASL_JAAS_CONFIG,
+          "org.apache.kafka.common.security.scram.ScramLoginModule required " + "username=\""
+              + l.user() + "\" password=\"" + l.password() + "\";");
     });
     return p;
   }
@@ -90,7 +97,8 @@ public final class KafkaClients {
   }
 
   /** {@code flag} as a record for {@code topic}: keyed by its event id; {@code partition} null lets Kafka place it. */
-  public static ProducerRecord<String, byte[]> record(String topic, Integer partition, ConditionFlag flag) {
+  public static ProducerRecord<String, byte[]> record(
+      String topic, Integer partition, ConditionFlag flag) {
     return new ProducerRecord<>(topic, partition, flag.eventId(), flag.value());
   }
 
@@ -127,12 +135,15 @@ public final class KafkaClients {
    */
   public static final int SESSION_TIMEOUT_MS = 6_000;
 
-  public static Properties consumerProperties(String bootstrapServers, String groupId, String hostId) {
+  public static Properties consumerProperties(
+      String bootstrapServers, String groupId, String hostId) {
     Properties p = clientProperties(bootstrapServers);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-hostagent-" + hostId);
     p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-    p.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName());
+    p.put(
+        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+        CooperativeStickyAssignor.class.getName());
     p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, SESSION_TIMEOUT_MS);
@@ -156,7 +167,8 @@ public final class KafkaClients {
 
   static final int HOST_AGENT_LINGER_MS = 1;
 
-  public static Consumer<String, byte[]> consumer(String bootstrapServers, String groupId, String hostId) {
+  public static Consumer<String, byte[]> consumer(
+      String bootstrapServers, String groupId, String hostId) {
     return new KafkaConsumer<>(consumerProperties(bootstrapServers, groupId, hostId));
   }
 }

@@ -36,7 +36,8 @@ interface FrontendTablesContract {
     Instant beat = now();
     store().frontendHeartbeat(fe, beat);
     store().frontendHeartbeat(fe, beat.plusSeconds(2));
-    assertEquals(List.of(new FrontendInfo(fe, beat.plusSeconds(2))),
+    assertEquals(
+        List.of(new FrontendInfo(fe, beat.plusSeconds(2))),
         store().frontends().stream().filter(f -> f.frontendId().equals(fe)).toList());
   }
 
@@ -46,7 +47,9 @@ interface FrontendTablesContract {
     Account account = new Account(alice, "k-" + alice, now());
     assertTrue(store().account(alice).isEmpty());
     assertTrue(store().createAccount(account));
-    assertFalse(store().createAccount(new Account(alice, "other-" + alice, now())), "a name is claimed once");
+    assertFalse(
+        store().createAccount(new Account(alice, "other-" + alice, now())),
+        "a name is claimed once");
     assertEquals(account, store().account(alice).orElseThrow());
     assertEquals(alice, store().accountByKey("k-" + alice).orElseThrow());
     assertTrue(store().accountByKey("other-" + alice).isEmpty(), "the loser's key is not stored");
@@ -61,7 +64,8 @@ interface FrontendTablesContract {
     store().deleteAccount(account);
     assertTrue(store().account(alice).isEmpty());
     assertTrue(store().accountByKey("k-" + alice).isEmpty());
-    assertTrue(store().accountDisabled(alice).isEmpty(), "a deleted account leaves no reason behind");
+    assertTrue(
+        store().accountDisabled(alice).isEmpty(), "a deleted account leaves no reason behind");
     assertTrue(store().createAccount(account), "a deleted name can be taken again");
   }
 
@@ -73,25 +77,40 @@ interface FrontendTablesContract {
     GrainVersion g1 = new GrainVersion(alice, "g", 1, v1, "py", "s1", 1, now);
     assertTrue(store().latestGrain(alice, "g").isEmpty());
     assertTrue(store().putGrainVersion(g1));
-    assertFalse(store().putGrainVersion(new GrainVersion(alice, "g", 1, new byte[2], "zip", "x", 2, now)));
-    assertArrayEquals(v1, store().latestGrain(alice, "g").orElseThrow().code(), "the first upload of v1 stays");
+    assertFalse(
+        store().putGrainVersion(new GrainVersion(alice, "g", 1, new byte[2], "zip", "x", 2, now)));
+    assertArrayEquals(
+        v1, store().latestGrain(alice, "g").orElseThrow().code(), "the first upload of v1 stays");
     assertTrue(store().putGrainVersion(new GrainVersion(alice, "g", 3, v1, "zip", "s3", 1, now)));
     assertTrue(store().putGrainVersion(new GrainVersion(alice, "g", 2, v1, "py", "s2", 1, now)));
     GrainVersion latest = store().latestGrain(alice, "g").orElseThrow();
     assertEquals(3, latest.version(), "the highest version, not the last written");
-    assertEquals(List.of(alice, "g", "zip", "s3", 1L, now), List.of(latest.owner(), latest.name(), latest.kind(),
-        latest.sha256(), latest.size(), latest.created()));
+    assertEquals(
+        List.of(alice, "g", "zip", "s3", 1L, now),
+        List.of(
+            latest.owner(),
+            latest.name(),
+            latest.kind(),
+            latest.sha256(),
+            latest.size(),
+            latest.created()));
 
     assertTrue(store().putGrainVersion(new GrainVersion(alice, "a", 1, v1, "py", "sa", 1, now)));
-    assertTrue(store().putGrainVersion(new GrainVersion(uid("bob"), "b", 1, v1, "py", "sb", 1, now)));
+    assertTrue(
+        store().putGrainVersion(new GrainVersion(uid("bob"), "b", 1, v1, "py", "sb", 1, now)));
     List<GrainVersion> grains = store().grains(alice);
-    assertEquals(List.of("a", "g"), grains.stream().map(GrainVersion::name).toList(), "by name, one per grain");
-    assertEquals(List.of(1, 3), grains.stream().map(GrainVersion::version).toList(), "the newest of each");
+    assertEquals(
+        List.of("a", "g"),
+        grains.stream().map(GrainVersion::name).toList(),
+        "by name, one per grain");
+    assertEquals(
+        List.of(1, 3), grains.stream().map(GrainVersion::version).toList(), "the newest of each");
     assertEquals(List.of(), store().grains(uid("nobody")));
 
     store().deleteGrain(alice, "g");
     assertTrue(store().latestGrain(alice, "g").isEmpty());
-    assertEquals(List.of("a"), store().grains(alice).stream().map(GrainVersion::name).toList());
+    assertEquals(
+        List.of("a"), store().grains(alice).stream().map(GrainVersion::name).toList());
     assertTrue(store().putGrainVersion(g1), "every version went, so v1 can be uploaded again");
   }
 
@@ -101,10 +120,15 @@ interface FrontendTablesContract {
     AppName claim = new AppName(shop, "a000000000001", "alice", 0);
     assertTrue(store().appName(shop).isEmpty());
     assertEquals(claim, store().claimAppName(claim));
-    assertEquals(claim, store().claimAppName(new AppName(shop, "a000000000002", "bob", 9)), "the holder's claim");
+    assertEquals(
+        claim,
+        store().claimAppName(new AppName(shop, "a000000000002", "bob", 9)),
+        "the holder's claim");
     store().setRequestTimeout(shop, 7);
-    assertEquals(new AppName(shop, "a000000000001", "alice", 7), store().appName(shop).orElseThrow());
-    assertEquals(7, store().claimAppName(new AppName(shop, "a000000000002", "bob", 0)).requestTimeoutS());
+    assertEquals(
+        new AppName(shop, "a000000000001", "alice", 7), store().appName(shop).orElseThrow());
+    assertEquals(
+        7, store().claimAppName(new AppName(shop, "a000000000002", "bob", 0)).requestTimeoutS());
     store().releaseAppName(shop);
     assertTrue(store().appName(shop).isEmpty());
     AppName bobs = new AppName(shop, "a000000000002", "bob", 0);
@@ -124,8 +148,10 @@ interface FrontendTablesContract {
   @Test
   default void replacingApplicationCodeRemovesWhatIsNotInIt() {
     String id = uid("app");
-    store().putApplication(HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
-        Map.of("old", code("old", "o"), "kept", code("kept", "1")));
+    store()
+        .putApplication(
+            HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
+            Map.of("old", code("old", "o"), "kept", code("kept", "1")));
     store().replaceApplicationCode(id, Map.of("new", code("new", "n"), "kept", code("kept", "2")));
     Map<String, HostAgentTables.GrainCode> stored = store().applicationCode(id);
     assertEquals(Set.of("new", "kept"), stored.keySet());
@@ -138,10 +164,14 @@ interface FrontendTablesContract {
   default void deletingAnApplicationRemovesItsRowCodeAndStates() {
     String id = uid("app");
     String other = uid("app");
-    store().putApplication(HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
-        Map.of("g", code("g", "x")));
-    store().putApplication(HostAgentTablesContract.app(other, HostAgentTables.DESIRED_DEPLOYED, List.of()),
-        Map.of("g", code("g", "x")));
+    store()
+        .putApplication(
+            HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
+            Map.of("g", code("g", "x")));
+    store()
+        .putApplication(
+            HostAgentTablesContract.app(other, HostAgentTables.DESIRED_DEPLOYED, List.of()),
+            Map.of("g", code("g", "x")));
     store().setAppHostState(id, "h1", HostAgentTables.HOST_DEPLOYED, null, now());
     store().setAppHostState(other, "h1", HostAgentTables.HOST_DEPLOYED, null, now());
     store().deleteApplication(id);
@@ -165,13 +195,46 @@ interface FrontendTablesContract {
     long arrived = now.toEpochMilli() * 1000;
     assertTrue(store().execution(e1).isEmpty());
     // The worst order: the second result first, then the first, a timeout, and the start last.
-    store().endExecution(e1, "succeeded", "{\"ok\":2}", null, now, "[]", FrontendTables.resultRank(arrived + 5), ttl);
-    store().endExecution(e1, "succeeded", "{\"ok\":1}", null, now.plusSeconds(1), "[[\"frontend\",\"fe\",1]]",
-        FrontendTables.resultRank(arrived), ttl);
-    store().endExecution(e1, "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
-    store().startExecution(new ExecutionRecord(e1, "a1", "alice", "running", null, null, now, null, "fe", null), ttl);
-    assertEquals(new ExecutionRecord(e1, "a1", "alice", "succeeded", "{\"ok\":1}", null, now, now.plusSeconds(1),
-        "fe", "[[\"frontend\",\"fe\",1]]"), store().execution(e1).orElseThrow());
+    store()
+        .endExecution(
+            e1,
+            "succeeded",
+            "{\"ok\":2}",
+            null,
+            now,
+            "[]",
+            FrontendTables.resultRank(arrived + 5),
+            ttl);
+    store()
+        .endExecution(
+            e1,
+            "succeeded",
+            "{\"ok\":1}",
+            null,
+            now.plusSeconds(1),
+            "[[\"frontend\",\"fe\",1]]",
+            FrontendTables.resultRank(arrived),
+            ttl);
+    store()
+        .endExecution(
+            e1, "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
+    store()
+        .startExecution(
+            new ExecutionRecord(e1, "a1", "alice", "running", null, null, now, null, "fe", null),
+            ttl);
+    assertEquals(
+        new ExecutionRecord(
+            e1,
+            "a1",
+            "alice",
+            "succeeded",
+            "{\"ok\":1}",
+            null,
+            now,
+            now.plusSeconds(1),
+            "fe",
+            "[[\"frontend\",\"fe\",1]]"),
+        store().execution(e1).orElseThrow());
   }
 
   @Test
@@ -179,24 +242,62 @@ interface FrontendTablesContract {
     String e = uid("e");
     Instant now = now();
     Duration ttl = Duration.ofHours(1);
-    ExecutionRecord running = new ExecutionRecord(e, "a1", "alice", "running", null, null, now, null, "fe", null);
+    ExecutionRecord running =
+        new ExecutionRecord(e, "a1", "alice", "running", null, null, now, null, "fe", null);
     store().startExecution(running, ttl);
     assertEquals(running, store().execution(e).orElseThrow());
-    store().endExecution(e, "timeout", null, "no result in 5 s", now.plusSeconds(5), null, FrontendTables.RANK_TIMEOUT,
-        ttl);
-    store().endExecution(e, "failed", null, "Kafka down", now.plusSeconds(6), null, FrontendTables.RANK_FAILED, ttl);
-    store().endExecution(e, "timeout", null, "later timeout", now.plusSeconds(7), null, FrontendTables.RANK_TIMEOUT,
-        ttl);
-    assertEquals(new ExecutionRecord(e, "a1", "alice", "failed", null, "Kafka down", now, now.plusSeconds(6), "fe",
-        null), store().execution(e).orElseThrow());
+    store()
+        .endExecution(
+            e,
+            "timeout",
+            null,
+            "no result in 5 s",
+            now.plusSeconds(5),
+            null,
+            FrontendTables.RANK_TIMEOUT,
+            ttl);
+    store()
+        .endExecution(
+            e,
+            "failed",
+            null,
+            "Kafka down",
+            now.plusSeconds(6),
+            null,
+            FrontendTables.RANK_FAILED,
+            ttl);
+    store()
+        .endExecution(
+            e,
+            "timeout",
+            null,
+            "later timeout",
+            now.plusSeconds(7),
+            null,
+            FrontendTables.RANK_TIMEOUT,
+            ttl);
+    assertEquals(
+        new ExecutionRecord(
+            e, "a1", "alice", "failed", null, "Kafka down", now, now.plusSeconds(6), "fe", null),
+        store().execution(e).orElseThrow());
   }
 
   @Test
   default void anEndWithoutAStartIsKeptWithWhatItKnows() {
     String e = uid("e");
     Instant now = now();
-    store().endExecution(e, "succeeded", "{}", null, now, "[]", FrontendTables.resultRank(1), Duration.ofHours(1));
-    assertEquals(new ExecutionRecord(e, null, null, "succeeded", "{}", null, null, now, null, "[]"),
+    store()
+        .endExecution(
+            e,
+            "succeeded",
+            "{}",
+            null,
+            now,
+            "[]",
+            FrontendTables.resultRank(1),
+            Duration.ofHours(1));
+    assertEquals(
+        new ExecutionRecord(e, null, null, "succeeded", "{}", null, null, now, null, "[]"),
         store().execution(e).orElseThrow());
   }
 
@@ -205,10 +306,21 @@ interface FrontendTablesContract {
     String e2 = uid("e");
     Instant now = now();
     Duration ttl = Duration.ofHours(1);
-    store().recordExecution(new ExecutionRecord(e2, "a1", "bob", "running", null, null, now, null, "fe", null),
-        "succeeded", "{\"ok\":3}", null, now, "[]", FrontendTables.resultRank(now.toEpochMilli() * 1000), ttl);
-    store().endExecution(e2, "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
-    assertEquals(new ExecutionRecord(e2, "a1", "bob", "succeeded", "{\"ok\":3}", null, now, now, "fe", "[]"),
+    store()
+        .recordExecution(
+            new ExecutionRecord(e2, "a1", "bob", "running", null, null, now, null, "fe", null),
+            "succeeded",
+            "{\"ok\":3}",
+            null,
+            now,
+            "[]",
+            FrontendTables.resultRank(now.toEpochMilli() * 1000),
+            ttl);
+    store()
+        .endExecution(
+            e2, "timeout", null, "no result", now, null, FrontendTables.RANK_TIMEOUT, ttl);
+    assertEquals(
+        new ExecutionRecord(e2, "a1", "bob", "succeeded", "{\"ok\":3}", null, now, now, "fe", "[]"),
         store().execution(e2).orElseThrow());
   }
 
@@ -218,18 +330,54 @@ interface FrontendTablesContract {
     Instant t0 = now();
     Duration ttl = Duration.ofHours(1);
     for (int i = 0; i < 4; i++) {
-      store().startExecution(new ExecutionRecord(app + "-e" + i, app, "alice", "running", null, null,
-          t0.plusSeconds(i), null, "fe", null), ttl);
+      store()
+          .startExecution(
+              new ExecutionRecord(
+                  app + "-e" + i,
+                  app,
+                  "alice",
+                  "running",
+                  null,
+                  null,
+                  t0.plusSeconds(i),
+                  null,
+                  "fe",
+                  null),
+              ttl);
     }
-    store().recordExecution(new ExecutionRecord(app + "-sync", app, "alice", "running", null, null,
-        t0.plusSeconds(10), null, "fe", null), "succeeded", "{}", null, t0, null, FrontendTables.resultRank(1), ttl);
-    store().startExecution(new ExecutionRecord(uid("other"), uid("app"), "alice", "running", null, null, t0, null,
-        "fe", null), ttl);
-    assertEquals(List.of(app + "-sync", app + "-e3", app + "-e2", app + "-e1", app + "-e0"),
+    store()
+        .recordExecution(
+            new ExecutionRecord(
+                app + "-sync",
+                app,
+                "alice",
+                "running",
+                null,
+                null,
+                t0.plusSeconds(10),
+                null,
+                "fe",
+                null),
+            "succeeded",
+            "{}",
+            null,
+            t0,
+            null,
+            FrontendTables.resultRank(1),
+            ttl);
+    store()
+        .startExecution(
+            new ExecutionRecord(
+                uid("other"), uid("app"), "alice", "running", null, null, t0, null, "fe", null),
+            ttl);
+    assertEquals(
+        List.of(app + "-sync", app + "-e3", app + "-e2", app + "-e1", app + "-e0"),
         store().recentExecutions(app, t0, 10));
     assertEquals(List.of(app + "-sync", app + "-e3"), store().recentExecutions(app, t0, 2));
-    assertEquals(List.of(app + "-sync", app + "-e3", app + "-e2"), store().recentExecutions(app, t0.plusSeconds(2),
-        10), "since is inclusive");
+    assertEquals(
+        List.of(app + "-sync", app + "-e3", app + "-e2"),
+        store().recentExecutions(app, t0.plusSeconds(2), 10),
+        "since is inclusive");
     assertEquals(List.of(), store().recentExecutions(uid("none"), t0, 10));
   }
 
@@ -240,23 +388,29 @@ interface FrontendTablesContract {
     assertTrue(store().knixRecord(scope, "function", "f1").isEmpty());
     assertTrue(store().claimKnixRecord(new KnixRecord(scope, "function", "f2", one)));
     assertFalse(store().claimKnixRecord(new KnixRecord(scope, "function", "f2", new byte[] {9})));
-    assertArrayEquals(one, store().knixRecord(scope, "function", "f2").orElseThrow().value(), "the claim stays");
+    assertArrayEquals(
+        one, store().knixRecord(scope, "function", "f2").orElseThrow().value(), "the claim stays");
     store().putKnixRecord(new KnixRecord(scope, "function", "f1", new byte[0]));
     store().putKnixRecord(new KnixRecord(scope, "workflow", "w1", one));
     store().putKnixRecord(new KnixRecord(uid("acct"), "function", "f0", one));
-    assertEquals(List.of("f1", "f2"), store().knixRecords(scope, "function").stream().map(KnixRecord::id).toList());
+    assertEquals(
+        List.of("f1", "f2"),
+        store().knixRecords(scope, "function").stream().map(KnixRecord::id).toList());
     KnixRecord f1 = store().knixRecord(scope, "function", "f1").orElseThrow();
     assertEquals(List.of(scope, "function", "f1"), List.of(f1.scope(), f1.kind(), f1.id()));
     assertArrayEquals(new byte[0], f1.value());
 
     store().putKnixRecord(new KnixRecord(scope, "function", "f1", one));
-    assertArrayEquals(one, store().knixRecord(scope, "function", "f1").orElseThrow().value(), "a put overwrites");
+    assertArrayEquals(
+        one, store().knixRecord(scope, "function", "f1").orElseThrow().value(), "a put overwrites");
     store().deleteKnixRecord(scope, "function", "f1");
     assertTrue(store().knixRecord(scope, "function", "f1").isEmpty());
     store().deleteKnixRecords(scope, "function");
     assertEquals(List.of(), store().knixRecords(scope, "function"));
     assertEquals(1, store().knixRecords(scope, "workflow").size(), "another kind is untouched");
-    assertTrue(store().claimKnixRecord(new KnixRecord(scope, "function", "f2", one)), "a deleted id is free");
+    assertTrue(
+        store().claimKnixRecord(new KnixRecord(scope, "function", "f2", one)),
+        "a deleted id is free");
   }
 
   @Test
@@ -264,10 +418,14 @@ interface FrontendTablesContract {
     String app = uid("app");
     Instant t0 = now();
     for (String e : List.of("c", "a", "b")) {
-      store().startExecution(new ExecutionRecord(app + "-" + e, app, "alice", "running", null, null, t0, null, "fe",
-          null), Duration.ofHours(1));
+      store()
+          .startExecution(
+              new ExecutionRecord(
+                  app + "-" + e, app, "alice", "running", null, null, t0, null, "fe", null),
+              Duration.ofHours(1));
     }
-    assertEquals(List.of(app + "-a", app + "-b", app + "-c"), store().recentExecutions(app, t0, 10));
+    assertEquals(
+        List.of(app + "-a", app + "-b", app + "-c"), store().recentExecutions(app, t0, 10));
   }
 
   @Test
@@ -277,40 +435,62 @@ interface FrontendTablesContract {
     String id = uid("x");
     store().upsertHost(new HostAgentTables.HostInfo(id, "bus", "data", "", 1, fine, fine));
     HostAgentTables.HostInfo host = store().liveHosts(ms, Duration.ofSeconds(10)).stream()
-        .filter(h -> h.hostId().equals(id)).findFirst().orElseThrow();
+        .filter(h -> h.hostId().equals(id))
+        .findFirst()
+        .orElseThrow();
     assertEquals(List.of(ms, ms), List.of(host.started(), host.heartbeat()));
     store().heartbeat(id, fine.plusSeconds(1));
-    assertEquals(ms.plusSeconds(1), store().liveHosts(ms, Duration.ofSeconds(10)).stream()
-        .filter(h -> h.hostId().equals(id)).findFirst().orElseThrow().heartbeat());
+    assertEquals(
+        ms.plusSeconds(1),
+        store().liveHosts(ms, Duration.ofSeconds(10)).stream()
+            .filter(h -> h.hostId().equals(id))
+            .findFirst()
+            .orElseThrow()
+            .heartbeat());
     store().setAppHostState(id, "h1", HostAgentTables.HOST_DEPLOYED, null, fine);
     assertEquals(ms, store().appHostStates(id).get(0).updated());
     store().frontendHeartbeat(id, fine);
-    assertEquals(List.of(new FrontendInfo(id, ms)),
+    assertEquals(
+        List.of(new FrontendInfo(id, ms)),
         store().frontends().stream().filter(f -> f.frontendId().equals(id)).toList());
     store().createAccount(new Account(id, "k-" + id, fine));
     assertEquals(ms, store().account(id).orElseThrow().created());
     store().putGrainVersion(new GrainVersion(id, "g", 1, new byte[0], "py", "s", 0, fine));
     assertEquals(ms, store().latestGrain(id, "g").orElseThrow().created());
-    store().recordExecution(new ExecutionRecord(id, id, id, "running", null, null, fine, null, "fe", null),
-        "succeeded", "{}", null, fine, null, FrontendTables.resultRank(1), Duration.ofHours(1));
+    store()
+        .recordExecution(
+            new ExecutionRecord(id, id, id, "running", null, null, fine, null, "fe", null),
+            "succeeded",
+            "{}",
+            null,
+            fine,
+            null,
+            FrontendTables.resultRank(1),
+            Duration.ofHours(1));
     ExecutionRecord e = store().execution(id).orElseThrow();
     assertEquals(List.of(ms, ms), List.of(e.started(), e.finished()));
-    assertEquals(List.of(id), store().recentExecutions(id, fine, 10), "since is kept to the millisecond too");
+    assertEquals(
+        List.of(id),
+        store().recentExecutions(id, fine, 10),
+        "since is kept to the millisecond too");
   }
 
   @Test
   default void storedBytesAreCopies() {
     String id = uid("app");
     byte[] code = {1, 2, 3};
-    store().putApplication(HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
-        Map.of("g", new HostAgentTables.GrainCode("g", code, "py", "s")));
+    store()
+        .putApplication(
+            HostAgentTablesContract.app(id, HostAgentTables.DESIRED_DEPLOYED, List.of()),
+            Map.of("g", new HostAgentTables.GrainCode("g", code, "py", "s")));
     String owner = uid("alice");
     store().putGrainVersion(new GrainVersion(owner, "g", 1, code, "py", "s", 3, now()));
     code[0] = 9;
     store().applicationCode(id).get("g").code()[1] = 9;
     store().latestGrain(owner, "g").orElseThrow().code()[1] = 9;
     assertArrayEquals(new byte[] {1, 2, 3}, store().applicationCode(id).get("g").code());
-    assertArrayEquals(new byte[] {1, 2, 3}, store().latestGrain(owner, "g").orElseThrow().code());
+    assertArrayEquals(
+        new byte[] {1, 2, 3}, store().latestGrain(owner, "g").orElseThrow().code());
     assertArrayEquals(new byte[] {1, 2, 3}, store().grains(owner).get(0).code());
   }
 
@@ -321,6 +501,8 @@ interface FrontendTablesContract {
     store().putKnixRecord(new KnixRecord(scope, "chunk", "c0", value));
     value[0] = 9;
     store().knixRecord(scope, "chunk", "c0").orElseThrow().value()[1] = 9;
-    assertArrayEquals(new byte[] {1, 2, 3}, store().knixRecord(scope, "chunk", "c0").orElseThrow().value());
+    assertArrayEquals(
+        new byte[] {1, 2, 3},
+        store().knixRecord(scope, "chunk", "c0").orElseThrow().value());
   }
 }

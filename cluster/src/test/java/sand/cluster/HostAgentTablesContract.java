@@ -38,8 +38,16 @@ interface HostAgentTablesContract {
   }
 
   static ApplicationRecord app(String appId, String desired, List<String> hosts) {
-    return new ApplicationRecord(appId, "name-" + appId, "dev", "{\"name\":\"hello\"}", "requests==2", "{}", 1,
-        desired, hosts);
+    return new ApplicationRecord(
+        appId,
+        "name-" + appId,
+        "dev",
+        "{\"name\":\"hello\"}",
+        "requests==2",
+        "{}",
+        1,
+        desired,
+        hosts);
   }
 
   static GrainCode code(String resource, String text) {
@@ -59,25 +67,38 @@ interface HostAgentTablesContract {
     String b = uid("hb");
     String a = uid("ha");
     String old = uid("hold");
-    store().upsertHost(new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
+    store()
+        .upsertHost(
+            new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
     store().upsertHost(new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)));
     store().upsertHost(new HostInfo(old, "bus", "data", "", 4, now, now.minusSeconds(60)));
     List<HostInfo> live = live(now, Duration.ofSeconds(10), a, b, old);
-    assertEquals(List.of(new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)),
-        new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now)), live);
+    assertEquals(
+        List.of(
+            new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)),
+            new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now)),
+        live);
     if (a.compareTo(b) > 0) { // the ids are random: the order is by id whatever they are
       assertEquals(List.of(b, a), live.stream().map(HostInfo::hostId).toList());
     }
 
     store().heartbeat(old, now);
-    assertEquals(Set.of(a, b, old), Set.copyOf(live(now, Duration.ofSeconds(10), a, b, old).stream()
-        .map(HostInfo::hostId).toList()));
-    assertEquals(new HostInfo(old, "bus", "data", "", 4, now, now),
-        live(now, Duration.ofSeconds(10), old).get(0), "a heartbeat changes the heartbeat only");
+    assertEquals(
+        Set.of(a, b, old),
+        Set.copyOf(live(now, Duration.ofSeconds(10), a, b, old).stream()
+            .map(HostInfo::hostId)
+            .toList()));
+    assertEquals(
+        new HostInfo(old, "bus", "data", "", 4, now, now),
+        live(now, Duration.ofSeconds(10), old).get(0),
+        "a heartbeat changes the heartbeat only");
 
     store().removeHost(a);
-    assertEquals(Set.of(b, old), Set.copyOf(live(now, Duration.ofSeconds(10), a, b, old).stream()
-        .map(HostInfo::hostId).toList()));
+    assertEquals(
+        Set.of(b, old),
+        Set.copyOf(live(now, Duration.ofSeconds(10), a, b, old).stream()
+            .map(HostInfo::hostId)
+            .toList()));
   }
 
   @Test
@@ -94,7 +115,9 @@ interface HostAgentTablesContract {
 
   private List<HostInfo> live(Instant now, Duration maxAge, String... ids) {
     Set<String> mine = Set.of(ids);
-    return store().liveHosts(now, maxAge).stream().filter(h -> mine.contains(h.hostId())).toList();
+    return store().liveHosts(now, maxAge).stream()
+        .filter(h -> mine.contains(h.hostId()))
+        .toList();
   }
 
   @Test
@@ -104,13 +127,20 @@ interface HostAgentTablesContract {
     assertEquals(Map.of(), store().applicationCode(id));
 
     ApplicationRecord app = app(id, HostAgentTables.DESIRED_UNDEPLOYED, List.of());
-    store().putApplication(app, Map.of("greet", code("greet", "def handle(e, c):\n    return e\n"),
-        "empty", new GrainCode("empty", new byte[0], "zip", "e")));
+    store()
+        .putApplication(
+            app,
+            Map.of(
+                "greet",
+                code("greet", "def handle(e, c):\n    return e\n"),
+                "empty",
+                new GrainCode("empty", new byte[0], "zip", "e")));
     assertEquals(app, store().application(id).orElseThrow());
     assertTrue(store().applications().contains(app));
     Map<String, GrainCode> stored = store().applicationCode(id);
     assertEquals(Set.of("greet", "empty"), stored.keySet());
-    assertArrayEquals("def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8),
+    assertArrayEquals(
+        "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8),
         stored.get("greet").code());
     assertEquals("py", stored.get("greet").kind());
     assertEquals("sha-def handle(e, c):\n    return e\n", stored.get("greet").sha256());
@@ -120,10 +150,20 @@ interface HostAgentTablesContract {
   @Test
   default void puttingAnApplicationAgainUpsertsItsCodeAndKeepsTheRest() {
     String id = uid("app");
-    store().putApplication(app(id, HostAgentTables.DESIRED_UNDEPLOYED, List.of()),
-        Map.of("a", code("a", "1"), "b", code("b", "1")));
-    ApplicationRecord v2 = new ApplicationRecord(id, "renamed", "dev", "{}", "", "{\"x\":1}", 2,
-        HostAgentTables.DESIRED_DEPLOYED, List.of("h1", "h2"));
+    store()
+        .putApplication(
+            app(id, HostAgentTables.DESIRED_UNDEPLOYED, List.of()),
+            Map.of("a", code("a", "1"), "b", code("b", "1")));
+    ApplicationRecord v2 = new ApplicationRecord(
+        id,
+        "renamed",
+        "dev",
+        "{}",
+        "",
+        "{\"x\":1}",
+        2,
+        HostAgentTables.DESIRED_DEPLOYED,
+        List.of("h1", "h2"));
     store().putApplication(v2, Map.of("b", code("b", "2"), "c", code("c", "2")));
     assertEquals(v2, store().application(id).orElseThrow());
     Map<String, GrainCode> stored = store().applicationCode(id);
@@ -138,8 +178,18 @@ interface HostAgentTablesContract {
     store().putApplication(app, Map.of());
     store().setDesired(id, HostAgentTables.DESIRED_DEPLOYED, List.of("h1"));
     ApplicationRecord got = store().application(id).orElseThrow();
-    assertEquals(new ApplicationRecord(id, app.name(), app.owner(), app.workflow(), app.requirements(),
-        app.settings(), app.version(), HostAgentTables.DESIRED_DEPLOYED, List.of("h1")), got);
+    assertEquals(
+        new ApplicationRecord(
+            id,
+            app.name(),
+            app.owner(),
+            app.workflow(),
+            app.requirements(),
+            app.settings(),
+            app.version(),
+            HostAgentTables.DESIRED_DEPLOYED,
+            List.of("h1")),
+        got);
     assertTrue(got.wantedOn("h1"));
     assertFalse(got.wantedOn("h2"));
     store().setDesired(id, HostAgentTables.DESIRED_DEPLOYED, List.of());
@@ -161,11 +211,16 @@ interface HostAgentTablesContract {
     String other = uid("app");
     Instant now = now();
     store().setAppHostState(id, "h2", HostAgentTables.HOST_DEPLOYING, null, now);
-    store().setAppHostState(id, "h1", HostAgentTables.HOST_FAILED, "pip: no matching distribution", now);
+    store()
+        .setAppHostState(
+            id, "h1", HostAgentTables.HOST_FAILED, "pip: no matching distribution", now);
     store().setAppHostState(id, "h2", HostAgentTables.HOST_DEPLOYED, null, now.plusSeconds(1));
     store().setAppHostState(other, "h1", HostAgentTables.HOST_STOPPED, null, now);
-    assertEquals(List.of(new AppHostState(id, "h1", HostAgentTables.HOST_FAILED, "pip: no matching distribution", now),
-        new AppHostState(id, "h2", HostAgentTables.HOST_DEPLOYED, null, now.plusSeconds(1))),
+    assertEquals(
+        List.of(
+            new AppHostState(
+                id, "h1", HostAgentTables.HOST_FAILED, "pip: no matching distribution", now),
+            new AppHostState(id, "h2", HostAgentTables.HOST_DEPLOYED, null, now.plusSeconds(1))),
         store().appHostStates(id));
     assertEquals(List.of(), store().appHostStates(uid("none")));
   }
@@ -173,12 +228,21 @@ interface HostAgentTablesContract {
   @Test
   default void logsAreReadOldestFirstAndByPage() {
     String x = uid("x");
-    store().appendLogs(List.of(new LogLine(x, 2, 0, "greet", "INFO", "third"),
-        new LogLine(x, 1, 1, "greet", "INFO", "second"), new LogLine(x, 1, 0, "greet", "WARNING", "first"),
-        new LogLine(uid("y"), 1, 0, "greet", "INFO", "another execution's")), Duration.ofMinutes(5));
+    store()
+        .appendLogs(
+            List.of(
+                new LogLine(x, 2, 0, "greet", "INFO", "third"),
+                new LogLine(x, 1, 1, "greet", "INFO", "second"),
+                new LogLine(x, 1, 0, "greet", "WARNING", "first"),
+                new LogLine(uid("y"), 1, 0, "greet", "INFO", "another execution's")),
+            Duration.ofMinutes(5));
     awaitLogs(x, 3);
-    assertEquals(List.of(new LogLine(x, 1, 0, "greet", "WARNING", "first"), new LogLine(x, 1, 1, "greet", "INFO",
-        "second"), new LogLine(x, 2, 0, "greet", "INFO", "third")), store().logs(x));
+    assertEquals(
+        List.of(
+            new LogLine(x, 1, 0, "greet", "WARNING", "first"),
+            new LogLine(x, 1, 1, "greet", "INFO", "second"),
+            new LogLine(x, 2, 0, "greet", "INFO", "third")),
+        store().logs(x));
     assertEquals(List.of("first"), texts(store().logs(x, Long.MIN_VALUE, Integer.MIN_VALUE, 1)));
     assertEquals(List.of("second", "third"), texts(store().logs(x, 1, 0, 5)));
     assertEquals(List.of("third"), texts(store().logs(x, 1, 1, 5)));

@@ -54,8 +54,8 @@ public final class Admission {
   /** Take {@code bytes} from the process's read budget for the call being read, or fail the connection. */
   public void take(long bytes) throws TTransportException {
     if (!budget.tryTake(bytes)) {
-      throw new BoundedBinaryProtocol.Refused("the process's budget for calls being read (" + budget.maxBytes()
-          + " bytes) is used up: connection closed, retry later");
+      throw new BoundedBinaryProtocol.Refused("the process's budget for calls being read ("
+          + budget.maxBytes() + " bytes) is used up: connection closed, retry later");
     }
     taken.addAndGet(bytes);
     if (closed) {

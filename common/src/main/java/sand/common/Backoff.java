@@ -10,7 +10,8 @@ import java.time.Duration;
 public record Backoff(Duration first, Duration max) {
   public Backoff {
     if (first.isNegative() || first.isZero() || max.compareTo(first) < 0) {
-      throw new IllegalArgumentException("a back-off needs 0 < first <= max, not " + first + " and " + max);
+      throw new IllegalArgumentException(
+          "a back-off needs 0 < first <= max, not " + first + " and " + max);
     }
   }
 

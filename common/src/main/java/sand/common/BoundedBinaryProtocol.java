@@ -11,10 +11,10 @@ import org.apache.thrift.protocol.TMap;
 import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TProtocolException;
 import org.apache.thrift.protocol.TSet;
+import org.apache.thrift.protocol.TStruct;
 import org.apache.thrift.protocol.TType;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
-import org.apache.thrift.protocol.TStruct;
 
 /**
  * The server side of the binary protocol, wire compatible with every client, that allocates nothing big
@@ -64,13 +64,15 @@ public final class BoundedBinaryProtocol extends TBinaryProtocol {
     byte type;
     if (size < 0) {
       if ((size & VERSION_MASK) != VERSION_1) {
-        throw new TProtocolException(TProtocolException.BAD_VERSION, "bad version in readMessageBegin");
+        throw new TProtocolException(
+            TProtocolException.BAD_VERSION, "bad version in readMessageBegin");
       }
       type = (byte) (size & 0x000000ff);
       name = utf8(readBytes(readI32(), ThriftLimits.NAME_MAX_BYTES, "a method name"));
     } else {
       if (strictRead_) {
-        throw new TProtocolException(TProtocolException.BAD_VERSION, "missing version in readMessageBegin");
+        throw new TProtocolException(
+            TProtocolException.BAD_VERSION, "missing version in readMessageBegin");
       }
       name = utf8(readBytes(size, ThriftLimits.NAME_MAX_BYTES, "a method name"));
       type = readByte();
@@ -113,7 +115,8 @@ public final class BoundedBinaryProtocol extends TBinaryProtocol {
   public String readString() throws TException {
     if (credentialNext) {
       credentialNext = false;
-      String credential = utf8(readBytes(readI32(), ThriftLimits.STRANGER_STRING_MAX_BYTES, "a credential"));
+      String credential =
+          utf8(readBytes(readI32(), ThriftLimits.STRANGER_STRING_MAX_BYTES, "a credential"));
       trusted = admission.admit(credential);
       return credential;
     }
@@ -163,7 +166,10 @@ public final class BoundedBinaryProtocol extends TBinaryProtocol {
 
   /** A container's declared size is allocated up front by generated code (an ArrayList, a HashMap). */
   private void container(int size) throws TException {
-    check(size, trusted ? limits.maxContainerSize() : ThriftLimits.STRANGER_CONTAINER_MAX, "a container");
+    check(
+        size,
+        trusted ? limits.maxContainerSize() : ThriftLimits.STRANGER_CONTAINER_MAX,
+        "a container");
     admission.take(8L * size);
   }
 

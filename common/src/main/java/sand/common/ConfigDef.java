@@ -1,16 +1,16 @@
 package sand.common;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Predicate;
-import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -25,7 +25,13 @@ import java.util.regex.Pattern;
 public final class ConfigDef {
 
   /** Setting types. */
-  public enum Type { STRING, INT, LONG, DOUBLE, BOOLEAN }
+  public enum Type {
+    STRING,
+    INT,
+    LONG,
+    DOUBLE,
+    BOOLEAN
+  }
 
   /** One declared setting; {@link #expectation()} is what its check says a value must be. */
   public record Key(String name, Type type, Object defaultValue, Check check, String doc) {
@@ -72,41 +78,49 @@ public final class ConfigDef {
   public static final Check HOST_PORT = matches("[^\\s:,]+:\\d{1,5}", "host:port");
 
   /** One or more host:port, comma-separated (Kafka bootstrap servers). */
-  public static final Check HOST_PORTS = matches("[^\\s:,]+:\\d{1,5}(,[^\\s:,]+:\\d{1,5})*", "host:port[,host:port...]");
+  public static final Check HOST_PORTS =
+      matches("[^\\s:,]+:\\d{1,5}(,[^\\s:,]+:\\d{1,5})*", "host:port[,host:port...]");
 
   /** A TCP port; 0 lets the system pick a free one. */
   public static final Check PORT = Check.of(between(0, 65_535)::test, "a port in [0, 65535]");
 
   /** A Cassandra keyspace name (CQL: letters, digits, _, at most 48). */
-  public static final Check KEYSPACE = matches("[a-z][a-z0-9_]{0,47}",
-      "a lower-case letter, then up to 47 lower-case letters, digits or _");
+  public static final Check KEYSPACE = matches(
+      "[a-z][a-z0-9_]{0,47}", "a lower-case letter, then up to 47 lower-case letters, digits or _");
 
   /** An absolute file path: a relative one would depend on the directory the process happened to start in. */
   public static final Check ABSOLUTE_PATH = matches("/[^\\x00]*", "an absolute path");
 
   /** A Unix socket's path: absolute, and short enough for sockaddr_un (108 bytes with the terminating NUL). */
   public static final Check SOCKET_PATH = Check.of(
-      v -> ((String) v).startsWith("/") && ((String) v).getBytes(StandardCharsets.UTF_8).length <= 107,
+      v -> ((String) v).startsWith("/")
+          && ((String) v).getBytes(StandardCharsets.UTF_8).length <= 107,
       "an absolute path of at most 107 bytes");
 
   /** A credential or key a person chooses: long enough not to be guessed. */
   public static final int SECRET_MIN_CHARS = 16;
-  public static final Check SECRET = Check.of(v -> ((String) v).length() >= SECRET_MIN_CHARS,
+
+  public static final Check SECRET = Check.of(
+      v -> ((String) v).length() >= SECRET_MIN_CHARS,
       "at least " + SECRET_MIN_CHARS + " characters");
 
   /** An int, long or double in [min, max]. */
   public static Check between(long min, long max) {
-    return new Described(v -> ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max, type -> {
-      if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) { // no upper bound but the type's
-        return min == 1 ? "a positive " + noun(type).substring(noun(type).indexOf(' ') + 1) : noun(type) + " >= " + min;
-      }
-      return noun(type) + " in [" + min + ", " + max + "]";
-    });
+    return new Described(
+        v -> ((Number) v).doubleValue() >= min && ((Number) v).doubleValue() <= max, type -> {
+          if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) { // no upper bound but the type's
+            return min == 1
+                ? "a positive " + noun(type).substring(noun(type).indexOf(' ') + 1)
+                : noun(type) + " >= " + min;
+          }
+          return noun(type) + " in [" + min + ", " + max + "]";
+        });
   }
 
   /** A number in (min, max]: more than {@code min} (a timeout of 0 is no timeout), at most {@code max}. */
   public static Check above(double min, double max) {
-    return new Described(v -> ((Number) v).doubleValue() > min && ((Number) v).doubleValue() <= max,
+    return new Described(
+        v -> ((Number) v).doubleValue() > min && ((Number) v).doubleValue() <= max,
         type -> noun(type) + " in (" + plain(min) + ", " + plain(max) + "]");
   }
 
@@ -129,13 +143,15 @@ public final class ConfigDef {
 
   /** Empty (which means {@code meaning}) or what {@code check} accepts. */
   public static Check emptyOr(String meaning, Check check) {
-    return new Described(v -> ((String) v).isEmpty() || check.test(v),
+    return new Described(
+        v -> ((String) v).isEmpty() || check.test(v),
         type -> "empty (" + meaning + ") or " + check.mustBe(type));
   }
 
   /** {@code value} itself (which means {@code meaning}) or what {@code check} accepts. */
   public static Check or(long value, String meaning, Check check) {
-    return new Described(v -> ((Number) v).longValue() == value || check.test(v),
+    return new Described(
+        v -> ((Number) v).longValue() == value || check.test(v),
         type -> check.mustBe(type) + ", or " + value + " (" + meaning + ")");
   }
 
@@ -188,7 +204,10 @@ public final class ConfigDef {
 
   /** The environment variable that overrides {@code name}. */
   public String envName(String name) {
-    return ("SAND_" + component + "_" + name).toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+    return ("SAND_" + component + "_" + name)
+        .toUpperCase(Locale.ROOT)
+        .replace('.', '_')
+        .replace('-', '_');
   }
 
   /** Parse from the process environment and explicit overrides (overrides win). */
@@ -201,7 +220,8 @@ public final class ConfigDef {
     Map<String, Object> values = new LinkedHashMap<>();
     for (String o : overrides.keySet()) {
       if (!keys.containsKey(o)) {
-        throw new ConfigException(component + ": unknown setting '" + o + "'; known: " + keys.keySet());
+        throw new ConfigException(
+            component + ": unknown setting '" + o + "'; known: " + keys.keySet());
       }
     }
     for (Key k : keys.values()) {
@@ -213,7 +233,8 @@ public final class ConfigDef {
       }
       Object value = raw == null ? k.defaultValue() : convert(k, source, raw);
       if (value != null && !k.check().test(value)) {
-        throw new ConfigException(component + ": " + source + "=" + value + " is invalid: must be " + k.expectation());
+        throw new ConfigException(
+            component + ": " + source + "=" + value + " is invalid: must be " + k.expectation());
       }
       values.put(k.name(), value);
     }
@@ -242,7 +263,8 @@ public final class ConfigDef {
         }
       };
     } catch (NumberFormatException e) {
-      throw new ConfigException(component + ": " + source + "='" + raw + "' is not " + k.expectation());
+      throw new ConfigException(
+          component + ": " + source + "='" + raw + "' is not " + k.expectation());
     }
   }
 
@@ -251,8 +273,8 @@ public final class ConfigDef {
    * with the nearest declared name: a misspelt variable would otherwise be ignored without a word. Names in
    * {@code knownElsewhere} (read by the deploy scripts, not the process) are not reported.
    */
-  public static List<String> unknownVariables(Map<String, String> env, List<ConfigDef> defs,
-                                              Set<String> knownElsewhere) {
+  public static List<String> unknownVariables(
+      Map<String, String> env, List<ConfigDef> defs, Set<String> knownElsewhere) {
     List<String> declared = new ArrayList<>();
     List<String> prefixes = new ArrayList<>();
     for (ConfigDef d : defs) {
@@ -261,11 +283,15 @@ public final class ConfigDef {
     }
     List<String> out = new ArrayList<>();
     for (String var : new TreeSet<>(env.keySet())) {
-      if (prefixes.stream().noneMatch(var::startsWith) || declared.contains(var) || knownElsewhere.contains(var)) {
+      if (prefixes.stream().noneMatch(var::startsWith)
+          || declared.contains(var)
+          || knownElsewhere.contains(var)) {
         continue;
       }
-      out.add(var + " is not a setting" + Suggest.nearest(var, declared).map(d -> " (did you mean " + d + "?)")
-          .orElse("") + "; it is ignored");
+      out.add(var + " is not a setting"
+          + Suggest.nearest(var, declared)
+              .map(d -> " (did you mean " + d + "?)")
+              .orElse("") + "; it is ignored");
     }
     return out;
   }
@@ -276,9 +302,19 @@ public final class ConfigDef {
     sb.append("| setting | environment | type | default | must be | what it does |\n");
     sb.append("|---|---|---|---|---|---|\n");
     for (Key k : keys.values()) {
-      sb.append("| `").append(k.name()).append("` | `").append(envName(k.name())).append("` | ")
-          .append(k.type().name().toLowerCase(Locale.ROOT)).append(" | `").append(k.defaultValue())
-          .append("` | ").append(k.expectation()).append(" | ").append(k.doc()).append(" |\n");
+      sb.append("| `")
+          .append(k.name())
+          .append("` | `")
+          .append(envName(k.name()))
+          .append("` | ")
+          .append(k.type().name().toLowerCase(Locale.ROOT))
+          .append(" | `")
+          .append(k.defaultValue())
+          .append("` | ")
+          .append(k.expectation())
+          .append(" | ")
+          .append(k.doc())
+          .append(" |\n");
     }
     return sb.toString();
   }

@@ -47,10 +47,12 @@ public final class Credentials {
   /** Let {@code credential} act for {@code application} (a sandbox was started). */
   public void grant(String application, String credential) {
     if (application == null || application.isEmpty() || application.contains("/")) {
-      throw new IllegalArgumentException("bad application name '" + application + "': non-empty, no '/'");
+      throw new IllegalArgumentException(
+          "bad application name '" + application + "': non-empty, no '/'");
     }
     if (credential == null || credential.length() < 16) {
-      throw new IllegalArgumentException("credential for " + application + " must be at least 16 characters");
+      throw new IllegalArgumentException(
+          "credential for " + application + " must be at least 16 characters");
     }
     if (credential.equals(hostAgentCredential)) {
       throw new IllegalArgumentException("an application cannot get the host agent's credential");

@@ -25,7 +25,8 @@ public final class Suggest {
         bestDistance = d;
       }
     }
-    boolean near = best != null && bestDistance <= MAX_DISTANCE
+    boolean near = best != null
+        && bestDistance <= MAX_DISTANCE
         && bestDistance < word.codePointCount(0, word.length());
     return near ? Optional.of(best) : Optional.empty();
   }
@@ -42,7 +43,8 @@ public final class Suggest {
     for (int i = 1; i <= a.length; i++) {
       cur[0] = i;
       for (int j = 1; j <= b.length; j++) {
-        cur[j] = Math.min(Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1));
+        cur[j] = Math.min(
+            Math.min(cur[j - 1], prev[j]) + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1));
       }
       int[] t = prev;
       prev = cur;

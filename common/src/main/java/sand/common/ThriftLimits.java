@@ -17,8 +17,12 @@ import java.util.function.Predicate;
  * @param authTimeoutMs how long after accept a connection may go without presenting a known credential
  *     before it is closed
  */
-public record ThriftLimits(Predicate<String> authenticator, int maxConnections, int maxStringBytes,
-                           int maxContainerSize, long authTimeoutMs) {
+public record ThriftLimits(
+    Predicate<String> authenticator,
+    int maxConnections,
+    int maxStringBytes,
+    int maxContainerSize,
+    long authTimeoutMs) {
 
   /** Longest method name: ours are short; anything longer is not a call to us. */
   public static final int NAME_MAX_BYTES = 64;
@@ -37,17 +41,25 @@ public record ThriftLimits(Predicate<String> authenticator, int maxConnections, 
     if (authenticator == null) {
       throw new IllegalArgumentException("a Thrift endpoint needs an authenticator");
     }
-    if (maxConnections < 1 || maxStringBytes < STRANGER_STRING_MAX_BYTES || maxContainerSize < STRANGER_CONTAINER_MAX
+    if (maxConnections < 1
+        || maxStringBytes < STRANGER_STRING_MAX_BYTES
+        || maxContainerSize < STRANGER_CONTAINER_MAX
         || authTimeoutMs < 1) {
-      throw new IllegalArgumentException("bad Thrift limits: connections " + maxConnections + ", string "
-          + maxStringBytes + " bytes, container " + maxContainerSize + ", auth timeout " + authTimeoutMs + " ms");
+      throw new IllegalArgumentException("bad Thrift limits: connections " + maxConnections
+          + ", string " + maxStringBytes + " bytes, container " + maxContainerSize
+          + ", auth timeout " + authTimeoutMs + " ms");
     }
   }
 
   /** Limits for an endpoint whose largest value is {@code valueMaxBytes}, with the default timeout and container cap. */
-  public static ThriftLimits of(Predicate<String> authenticator, int maxConnections, int valueMaxBytes) {
-    return new ThriftLimits(authenticator, maxConnections,
-        (int) Math.min(Integer.MAX_VALUE - 8, (long) valueMaxBytes + HEADROOM_BYTES), CONTAINER_MAX, AUTH_TIMEOUT_MS);
+  public static ThriftLimits of(
+      Predicate<String> authenticator, int maxConnections, int valueMaxBytes) {
+    return new ThriftLimits(
+        authenticator,
+        maxConnections,
+        (int) Math.min(Integer.MAX_VALUE - 8, (long) valueMaxBytes + HEADROOM_BYTES),
+        CONTAINER_MAX,
+        AUTH_TIMEOUT_MS);
   }
 
   /** An authenticator over a {@link Credentials} registry: known when it authenticates. */
@@ -63,10 +75,12 @@ public record ThriftLimits(Predicate<String> authenticator, int maxConnections, 
   }
 
   public ThriftLimits withMaxConnections(int maxConnections) {
-    return new ThriftLimits(authenticator, maxConnections, maxStringBytes, maxContainerSize, authTimeoutMs);
+    return new ThriftLimits(
+        authenticator, maxConnections, maxStringBytes, maxContainerSize, authTimeoutMs);
   }
 
   public ThriftLimits withAuthTimeoutMs(long authTimeoutMs) {
-    return new ThriftLimits(authenticator, maxConnections, maxStringBytes, maxContainerSize, authTimeoutMs);
+    return new ThriftLimits(
+        authenticator, maxConnections, maxStringBytes, maxContainerSize, authTimeoutMs);
   }
 }

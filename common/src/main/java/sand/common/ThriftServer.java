@@ -13,6 +13,7 @@ import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -40,7 +41,6 @@ import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import java.nio.channels.ClosedChannelException;
 
 /**
  * A Thrift service (binary protocol, unframed) on a TCP port or a Unix domain socket.
@@ -57,11 +57,12 @@ public final class ThriftServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ThriftServer.class);
 
   /** One thread for every endpoint's deadline sweeps (there is an endpoint per application). */
-  private static final ScheduledExecutorService SWEEPER = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "thrift-auth-deadlines");
-    t.setDaemon(true);
-    return t;
-  });
+  private static final ScheduledExecutorService SWEEPER =
+      Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "thrift-auth-deadlines");
+        t.setDaemon(true);
+        return t;
+      });
 
   private final String name;
   private final TServer server;
@@ -72,16 +73,21 @@ public final class ThriftServer implements AutoCloseable {
   private final ScheduledFuture<?> sweep;
   private Thread serveThread;
 
-  private ThriftServer(String name, TProcessor processor, ChannelServerTransport transport, String address,
-                       int port, ThriftLimits limits) {
+  private ThriftServer(
+      String name,
+      TProcessor processor,
+      ChannelServerTransport transport,
+      String address,
+      int port,
+      ThriftLimits limits) {
     this.name = name;
     this.transport = transport;
     this.address = address;
     this.port = port;
     AtomicInteger n = new AtomicInteger();
     // As many threads as connections may be open: the transport refuses the ones beyond.
-    this.workers = new ThreadPoolExecutor(0, limits.maxConnections(), 60, TimeUnit.SECONDS, new SynchronousQueue<>(),
-        r -> {
+    this.workers = new ThreadPoolExecutor(
+        0, limits.maxConnections(), 60, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
           Thread t = new Thread(r, name + "-conn-" + n.incrementAndGet());
           t.setDaemon(true);
           return t;
@@ -92,7 +98,8 @@ public final class ThriftServer implements AutoCloseable {
         .outputProtocolFactory(new TBinaryProtocol.Factory())
         .executorService(workers));
     long period = Math.max(50, Math.min(1_000, limits.authTimeoutMs() / 4));
-    this.sweep = SWEEPER.scheduleWithFixedDelay(transport::closeOverdue, period, period, TimeUnit.MILLISECONDS);
+    this.sweep = SWEEPER.scheduleWithFixedDelay(
+        transport::closeOverdue, period, period, TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -111,22 +118,26 @@ public final class ThriftServer implements AutoCloseable {
         long now = System.nanoTime();
         long last = lastLogNanos.get();
         if (now - last > TimeUnit.SECONDS.toNanos(10) && lastLogNanos.compareAndSet(last, now)) {
-          LOG.warn("[{}] closed a connection: {} ({} refused calls so far)", name, e.getMessage(), n);
+          LOG.warn(
+              "[{}] closed a connection: {} ({} refused calls so far)", name, e.getMessage(), n);
         }
-        throw new TTransportException(TTransportException.END_OF_FILE, "refused: " + e.getMessage(), e);
+        throw new TTransportException(
+            TTransportException.END_OF_FILE, "refused: " + e.getMessage(), e);
       }
     };
   }
 
   /** Serve on host:port over TCP; port 0 picks a free port (see {@link #port()}). */
-  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, ThriftLimits limits)
+  public static ThriftServer tcp(
+      String name, TProcessor processor, String host, int port, ThriftLimits limits)
       throws TTransportException {
     ChannelServerTransport socket;
     try {
-      socket = new ChannelServerTransport(name, StandardProtocolFamily.INET, new InetSocketAddress(host, port),
-          null, limits);
+      socket = new ChannelServerTransport(
+          name, StandardProtocolFamily.INET, new InetSocketAddress(host, port), null, limits);
     } catch (IOException e) {
-      throw new TTransportException(TTransportException.NOT_OPEN, "cannot bind " + host + ":" + port + ": " + e, e);
+      throw new TTransportException(
+          TTransportException.NOT_OPEN, "cannot bind " + host + ":" + port + ": " + e, e);
     }
     int bound = socket.localPort();
     return new ThriftServer(name, processor, socket, host + ":" + bound, bound, limits);
@@ -140,9 +151,14 @@ public final class ThriftServer implements AutoCloseable {
       throws IOException {
     Files.createDirectories(path.toAbsolutePath().getParent());
     Files.deleteIfExists(path);
-    return new ThriftServer(name, processor,
-        new ChannelServerTransport(name, StandardProtocolFamily.UNIX, UnixDomainSocketAddress.of(path), path, limits),
-        "unix:" + path, -1, limits);
+    return new ThriftServer(
+        name,
+        processor,
+        new ChannelServerTransport(
+            name, StandardProtocolFamily.UNIX, UnixDomainSocketAddress.of(path), path, limits),
+        "unix:" + path,
+        -1,
+        limits);
   }
 
   /**
@@ -150,13 +166,15 @@ public final class ThriftServer implements AutoCloseable {
    * to it, but reads are still bounded (chunked, {@link #ANY_CALLER_STRING_MAX_BYTES} per string, the
    * process's read budget) and a connection must present one within the default deadline.
    */
-  public static ThriftServer tcp(String name, TProcessor processor, String host, int port, int maxConnections)
+  public static ThriftServer tcp(
+      String name, TProcessor processor, String host, int port, int maxConnections)
       throws TTransportException {
     return tcp(name, processor, host, port, anyCaller(maxConnections));
   }
 
   /** Same as {@link #tcp(String, TProcessor, String, int, int)} on a Unix domain socket. */
-  public static ThriftServer unix(String name, TProcessor processor, Path path, int maxConnections) throws IOException {
+  public static ThriftServer unix(String name, TProcessor processor, Path path, int maxConnections)
+      throws IOException {
     return unix(name, processor, path, anyCaller(maxConnections));
   }
 
@@ -164,8 +182,12 @@ public final class ThriftServer implements AutoCloseable {
   public static final int ANY_CALLER_STRING_MAX_BYTES = 100 << 20;
 
   private static ThriftLimits anyCaller(int maxConnections) {
-    return new ThriftLimits(credential -> true, maxConnections, ANY_CALLER_STRING_MAX_BYTES,
-        ThriftLimits.CONTAINER_MAX, ThriftLimits.AUTH_TIMEOUT_MS);
+    return new ThriftLimits(
+        credential -> true,
+        maxConnections,
+        ANY_CALLER_STRING_MAX_BYTES,
+        ThriftLimits.CONTAINER_MAX,
+        ThriftLimits.AUTH_TIMEOUT_MS);
   }
 
   /**
@@ -180,7 +202,8 @@ public final class ThriftServer implements AutoCloseable {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!server.isServing()) {
       if (!serveThread.isAlive() || System.nanoTime() > deadline) {
-        throw new IllegalStateException("[" + name + "] Thrift server on " + address + " did not start");
+        throw new IllegalStateException(
+            "[" + name + "] Thrift server on " + address + " did not start");
       }
       Thread.onSpinWait();
       Thread.yield();
@@ -213,7 +236,8 @@ public final class ThriftServer implements AutoCloseable {
     server.stop();
     transport.close();
     // No interrupts: a connection thread ends when its connection does (the transport closes its
-    // connections above; an interrupted channel operation would only be logged as an error by Thrift).
+    // connections above; an interrupted channel operation would only be logged as an error by
+    // Thrift).
     workers.shutdown();
     LOG.info("[{}] stopped serving on {}", name, address);
   }
@@ -229,7 +253,8 @@ public final class ThriftServer implements AutoCloseable {
    * A blocking channel as a buffered, full-duplex Thrift transport (see {@code ChannelInput}); closing it
    * closes the channel and runs {@code onClose}.
    */
-  static TTransport channelTransport(SocketChannel ch, Runnable onClose) throws TTransportException {
+  static TTransport channelTransport(SocketChannel ch, Runnable onClose)
+      throws TTransportException {
     return new Connection(ch, onClose, null);
   }
 
@@ -240,7 +265,8 @@ public final class ThriftServer implements AutoCloseable {
     private final Runnable onClose;
 
     Connection(SocketChannel ch, Runnable onClose, Admission admission) throws TTransportException {
-      super(new TConfiguration(),
+      super(
+          new TConfiguration(),
           new BufferedInputStream(new ChannelServerTransport.ChannelInput(ch), 64 * 1024),
           new BufferedOutputStream(new ChannelServerTransport.ChannelOutput(ch), 64 * 1024));
       this.ch = ch;
@@ -285,7 +311,8 @@ public final class ThriftServer implements AutoCloseable {
     private final AtomicInteger expired = new AtomicInteger();
     private volatile long lastRefusalLogNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(60);
 
-    ChannelServerTransport(String name, ProtocolFamily family, SocketAddress bind, Path path, ThriftLimits limits)
+    ChannelServerTransport(
+        String name, ProtocolFamily family, SocketAddress bind, Path path, ThriftLimits limits)
         throws IOException {
       this.name = name;
       this.path = path;
@@ -328,10 +355,14 @@ public final class ThriftServer implements AutoCloseable {
         }
         try {
           if (path == null) {
-            ch.setOption(StandardSocketOptions.TCP_NODELAY, true); // small request/response: never wait for Nagle
+            ch.setOption(
+                StandardSocketOptions.TCP_NODELAY,
+                true); // small request/response: never wait for Nagle
           }
           Connection[] self = new Connection[1];
-          self[0] = new Connection(ch, () -> connections.remove(self[0]),
+          self[0] = new Connection(
+              ch,
+              () -> connections.remove(self[0]),
               new Admission(limits.authenticator(), ReadBudget.PROCESS, System.nanoTime()));
           connections.add(self[0]);
           return self[0];
@@ -345,10 +376,14 @@ public final class ThriftServer implements AutoCloseable {
       long n = refused.incrementAndGet(); // counted before the caller can see it closed
       closeQuietly(ch);
       long now = System.nanoTime();
-      if (now - lastRefusalLogNanos > TimeUnit.SECONDS.toNanos(10)) { // a flood must not flood the log
+      if (now - lastRefusalLogNanos
+          > TimeUnit.SECONDS.toNanos(10)) { // a flood must not flood the log
         lastRefusalLogNanos = now;
-        LOG.warn("[{}] {} connections open, the most allowed: refusing more ({} refused so far)", name,
-            limits.maxConnections(), n);
+        LOG.warn(
+            "[{}] {} connections open, the most allowed: refusing more ({} refused so far)",
+            name,
+            limits.maxConnections(),
+            n);
       }
     }
 
@@ -364,7 +399,10 @@ public final class ThriftServer implements AutoCloseable {
         }
       }
       if (n > 0 && expired.getAndAdd(n) % 1000 < n) {
-        LOG.warn("[{}] closed {} connection(s) that presented no known credential within {} ms", name, n,
+        LOG.warn(
+            "[{}] closed {} connection(s) that presented no known credential within {} ms",
+            name,
+            n,
             limits.authTimeoutMs());
       }
     }
@@ -400,7 +438,8 @@ public final class ThriftServer implements AutoCloseable {
         try {
           return len == 0 ? 0 : ch.read(ByteBuffer.wrap(b, off, len));
         } catch (ClosedChannelException e) {
-          return -1; // closed under us (the server is stopping): the end of this connection, not an error
+          return -1; // closed under us (the server is stopping): the end of this connection, not an
+          // error
         }
       }
 

@@ -24,13 +24,17 @@ class BackoffTest {
     Backoff b = new Backoff(Duration.ofMillis(3), Duration.ofDays(365));
     for (int i = 1; i < 200; i++) {
       long ms = b.afterMs(i);
-      assertEquals(true, ms > 0 && ms <= Duration.ofDays(365).toMillis(), "failure " + i + ": " + ms);
+      assertEquals(
+          true, ms > 0 && ms <= Duration.ofDays(365).toMillis(), "failure " + i + ": " + ms);
     }
   }
 
   @Test
   void aBackoffThatCannotBeMetIsRefused() {
-    assertThrows(IllegalArgumentException.class, () -> new Backoff(Duration.ZERO, Duration.ofSeconds(1)));
-    assertThrows(IllegalArgumentException.class, () -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)));
+    assertThrows(
+        IllegalArgumentException.class, () -> new Backoff(Duration.ZERO, Duration.ofSeconds(1)));
+    assertThrows(
+        IllegalArgumentException.class,
+        () -> new Backoff(Duration.ofSeconds(2), Duration.ofSeconds(1)));
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.sun.management.ThreadMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -15,14 +16,13 @@ import org.apache.thrift.protocol.TField;
 import org.apache.thrift.protocol.TList;
 import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TMessageType;
+import org.apache.thrift.protocol.TProtocolUtil;
 import org.apache.thrift.protocol.TStruct;
 import org.apache.thrift.protocol.TType;
 import org.apache.thrift.transport.TMemoryBuffer;
 import org.apache.thrift.transport.TMemoryInputTransport;
 import org.apache.thrift.transport.TTransportException;
 import org.junit.jupiter.api.Test;
-import com.sun.management.ThreadMXBean;
-import org.apache.thrift.protocol.TProtocolUtil;
 
 /**
  * A call is read as generated code reads it (message, args struct, fields); what a caller declares but
@@ -30,7 +30,8 @@ import org.apache.thrift.protocol.TProtocolUtil;
  */
 class BoundedBinaryProtocolTest {
   private static final String GOOD = "a-credential-of-the-application";
-  private static final int HUNDRED_MB = 100_000_000; // under Thrift's 100 MiB message cap, which refuses 100 << 20 itself
+  private static final int HUNDRED_MB =
+      100_000_000; // under Thrift's 100 MiB message cap, which refuses 100 << 20 itself
 
   private final ReadBudget budget = new ReadBudget(64L << 20);
   private final ThriftLimits limits = new ThriftLimits(GOOD::equals, 8, 16 << 20, 1000, 1000);
@@ -63,8 +64,10 @@ class BoundedBinaryProtocolTest {
   }
 
   private BoundedBinaryProtocol reading(byte[] wire) throws TTransportException {
-    return new BoundedBinaryProtocol(new TMemoryInputTransport(wire), new Admission(limits.authenticator(), budget,
-        System.nanoTime()), limits);
+    return new BoundedBinaryProtocol(
+        new TMemoryInputTransport(wire),
+        new Admission(limits.authenticator(), budget, System.nanoTime()),
+        limits);
   }
 
   /** Read args as generated code does: field 1 a string, field 2 a binary (or whatever the test reads). */
@@ -106,22 +109,28 @@ class BoundedBinaryProtocolTest {
   }
 
   private void refusedWithoutAllocating(byte[] wire) {
-    long allocated = allocatedDuring(() -> assertThrows(TTransportException.class, () -> readArgs(reading(wire))));
-    assertTrue(allocated < (4 << 20), "refusing a declared 100 MB allocated " + allocated + " bytes");
+    long allocated = allocatedDuring(
+        () -> assertThrows(TTransportException.class, () -> readArgs(reading(wire))));
+    assertTrue(
+        allocated < (4 << 20), "refusing a declared 100 MB allocated " + allocated + " bytes");
   }
 
   @Test
   void aMethodNameOf100MbIsRefusedBeforeItIsAllocated() {
-    byte[] header = ByteBuffer.allocate(8).putInt(0x80010000 | TMessageType.CALL).putInt(HUNDRED_MB)
+    byte[] header = ByteBuffer.allocate(8)
+        .putInt(0x80010000 | TMessageType.CALL)
+        .putInt(HUNDRED_MB)
         .array();
     refusedWithoutAllocating(header);
-    byte[] oldStyle = ByteBuffer.allocate(4).putInt(HUNDRED_MB).array(); // unversioned: the length comes first
+    byte[] oldStyle =
+        ByteBuffer.allocate(4).putInt(HUNDRED_MB).array(); // unversioned: the length comes first
     refusedWithoutAllocating(oldStyle);
   }
 
   @Test
   void aStrangerGetsNothingBig() throws TException {
-    // No credential, a wrong one, or a huge one: a declared 100 MB string, binary or list is refused at once.
+    // No credential, a wrong one, or a huge one: a declared 100 MB string, binary or list is
+    // refused at once.
     refusedWithoutAllocating(call("publish", null, declares(TType.STRING, HUNDRED_MB)));
     refusedWithoutAllocating(call("publish", "not-known", declares(TType.STRING, HUNDRED_MB)));
     refusedWithoutAllocating(call("publish", "not-known", p -> {
@@ -132,7 +141,8 @@ class BoundedBinaryProtocolTest {
       p.writeFieldBegin(new TField("credential", TType.STRING, (short) 1));
       p.writeI32(HUNDRED_MB);
     }));
-    // A small call with a wrong credential is still read whole: the service answers it UNAUTHORIZED.
+    // A small call with a wrong credential is still read whole: the service answers it
+    // UNAUTHORIZED.
     byte[] small = call("publish", "not-known", p -> {
       p.writeFieldBegin(new TField("payload", TType.STRING, (short) 2));
       p.writeBinary(ByteBuffer.wrap(new byte[100]));
@@ -146,18 +156,23 @@ class BoundedBinaryProtocolTest {
 
   @Test
   void aKnownCallerIsHeldToTheEndpointsCapAndADeclaredLengthPinsNothing() throws TException {
-    refusedWithoutAllocating(call("publish", GOOD, declares(TType.STRING, HUNDRED_MB))); // above 16 MB
+    refusedWithoutAllocating(
+        call("publish", GOOD, declares(TType.STRING, HUNDRED_MB))); // above 16 MB
     // 15 MB declared, 10 bytes sent: the buffer grows only as bytes arrive.
     byte[] partial = call("publish", GOOD, declares(TType.STRING, 15 << 20));
     byte[] wire = Arrays.copyOf(partial, partial.length + 10);
     ReadBudget own = new ReadBudget(64L << 20);
     Admission admission = new Admission(limits.authenticator(), own, System.nanoTime());
-    BoundedBinaryProtocol in = new BoundedBinaryProtocol(new TMemoryInputTransport(wire), admission, limits);
-    long allocated = allocatedDuring(() -> assertThrows(TTransportException.class, () -> readArgs(in)));
-    assertTrue(allocated < (1 << 20), "10 bytes of a declared 15 MB allocated " + allocated + " bytes");
+    BoundedBinaryProtocol in =
+        new BoundedBinaryProtocol(new TMemoryInputTransport(wire), admission, limits);
+    long allocated =
+        allocatedDuring(() -> assertThrows(TTransportException.class, () -> readArgs(in)));
+    assertTrue(
+        allocated < (1 << 20), "10 bytes of a declared 15 MB allocated " + allocated + " bytes");
     assertTrue(own.used() > 0, "what it holds counts until its connection closes");
     admission.close();
-    assertEquals(0, own.used(), "a call cut short gives its budget back once its connection closes");
+    assertEquals(
+        0, own.used(), "a call cut short gives its budget back once its connection closes");
   }
 
   @Test
@@ -174,8 +189,10 @@ class BoundedBinaryProtocolTest {
       p.writeMessageEnd();
     });
     ReadBudget own = new ReadBudget(64L << 20);
-    ByteBuffer got = readArgs(new BoundedBinaryProtocol(new TMemoryInputTransport(wire),
-        new Admission(limits.authenticator(), own, System.nanoTime()), limits));
+    ByteBuffer got = readArgs(new BoundedBinaryProtocol(
+        new TMemoryInputTransport(wire),
+        new Admission(limits.authenticator(), own, System.nanoTime()),
+        limits));
     byte[] bytes = new byte[got.remaining()];
     got.get(bytes);
     assertArrayEquals(payload, bytes);
@@ -194,7 +211,8 @@ class BoundedBinaryProtocolTest {
       p.writeMessageEnd();
     });
     Admission admission = new Admission(limits.authenticator(), small, System.nanoTime());
-    BoundedBinaryProtocol in = new BoundedBinaryProtocol(new TMemoryInputTransport(wire), admission, limits);
+    BoundedBinaryProtocol in =
+        new BoundedBinaryProtocol(new TMemoryInputTransport(wire), admission, limits);
     TTransportException e = assertThrows(TTransportException.class, () -> readArgs(in));
     assertTrue(e.getMessage().contains("budget"), e.getMessage());
     admission.close();
@@ -210,6 +228,7 @@ class BoundedBinaryProtocolTest {
     assertFalse(a.expireIfOverdue(System.nanoTime(), 1), "a trusted connection never expires");
     Admission late = new Admission(GOOD::equals, budget, System.nanoTime() - 10_000_000_000L);
     assertTrue(late.expireIfOverdue(System.nanoTime(), 1));
-    assertThrows(TTransportException.class, () -> late.admit(GOOD), "an expired connection is not admitted");
+    assertThrows(
+        TTransportException.class, () -> late.admit(GOOD), "an expired connection is not admitted");
   }
 }

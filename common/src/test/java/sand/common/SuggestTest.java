@@ -11,9 +11,11 @@ class SuggestTest {
   @Test
   void theFirstNearestChoiceWithinThreeEditsAndFewerThanTheWordsLength() {
     assertEquals(Optional.of("Next"), Suggest.nearest("Nxt", List.of("End", "Next", "Type")));
-    assertEquals(Optional.of("NumericEquals"), Suggest.nearest("NumericEqual", List.of("StringEquals",
-        "NumericEquals")));
-    assertEquals(Optional.empty(), Suggest.nearest("B", List.of("A")), "one edit is the whole word");
+    assertEquals(
+        Optional.of("NumericEquals"),
+        Suggest.nearest("NumericEqual", List.of("StringEquals", "NumericEquals")));
+    assertEquals(
+        Optional.empty(), Suggest.nearest("B", List.of("A")), "one edit is the whole word");
     assertEquals(Optional.empty(), Suggest.nearest("Lambda", List.of("Task", "Choice", "Pass")));
     assertEquals(Optional.of("ab"), Suggest.nearest("abc", List.of("ab", "bc")), "ties: the first");
     assertEquals(1, Suggest.distance("\uD83D\uDE00x", "x"), "code points, not chars");

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
@@ -29,7 +30,6 @@ import org.apache.thrift.transport.TTransport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import java.net.UnixDomainSocketAddress;
 
 /** The endpoint's own limits: connections, the credential deadline, and a length bomb on TCP and Unix sockets. */
 class ThriftServerTest {
@@ -104,7 +104,8 @@ class ThriftServerTest {
   }
 
   private static int call(Socket s, String credential, int payloadBytes) throws Exception {
-    return call(new TIOStreamTransport(s.getInputStream(), s.getOutputStream()), credential, payloadBytes);
+    return call(
+        new TIOStreamTransport(s.getInputStream(), s.getOutputStream()), credential, payloadBytes);
   }
 
   /** True when the server closes the connection (EOF) before the socket's read timeout. */
@@ -132,7 +133,10 @@ class ThriftServerTest {
     lengthBomb(new DataOutputStream(bomb.getOutputStream()));
     assertTrue(closedByServer(bomb.getInputStream()), "the bomb's connection is closed");
     Socket good = connect(s);
-    assertEquals(GOOD.length() + (1 << 20), call(good, GOOD, 1 << 20), "a 1 MB call from a known caller works");
+    assertEquals(
+        GOOD.length() + (1 << 20),
+        call(good, GOOD, 1 << 20),
+        "a 1 MB call from a known caller works");
   }
 
   @Test
@@ -178,16 +182,24 @@ class ThriftServerTest {
     } catch (TException ignored) {
       // closed already: also fine
     }
-    assertTrue(closedByServer(silent.getInputStream()), "a silent connection is closed after the deadline");
-    assertTrue(closedByServer(wrong.getInputStream()), "so is one that only presented unknown credentials");
+    assertTrue(
+        closedByServer(silent.getInputStream()),
+        "a silent connection is closed after the deadline");
+    assertTrue(
+        closedByServer(wrong.getInputStream()),
+        "so is one that only presented unknown credentials");
     Thread.sleep(400);
-    assertEquals(GOOD.length(), call(known, GOOD, 0), "a connection that presented a known credential stays");
+    assertEquals(
+        GOOD.length(),
+        call(known, GOOD, 0),
+        "a connection that presented a known credential stays");
   }
 
   @Test
   void theUnixEndpointHasTheSameLimits(@TempDir Path dir) throws Exception {
-    ThriftServer s = ThriftServer.unix("test-unix", COUNT, dir.resolve("t.sock"),
-        ThriftLimits.of(GOOD::equals, 2, 1 << 20)).start();
+    ThriftServer s = ThriftServer.unix(
+            "test-unix", COUNT, dir.resolve("t.sock"), ThriftLimits.of(GOOD::equals, 2, 1 << 20))
+        .start();
     closing.add(s);
     List<SocketChannel> bombs = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
@@ -197,7 +209,10 @@ class ThriftServerTest {
       bombs.add(ch);
     }
     for (SocketChannel ch : bombs) {
-      assertEquals(-1, new DataInputStream(Channels.newInputStream(ch)).read(), "the bomb's connection is closed");
+      assertEquals(
+          -1,
+          new DataInputStream(Channels.newInputStream(ch)).read(),
+          "the bomb's connection is closed");
     }
     long deadline = System.nanoTime() + 10_000_000_000L;
     while (s.openConnections() > 0 && System.nanoTime() < deadline) {

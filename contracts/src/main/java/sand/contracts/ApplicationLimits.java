@@ -7,8 +7,8 @@ import static sand.common.ConfigDef.above;
 import static sand.common.ConfigDef.between;
 
 import java.util.Map;
-import sand.common.ConfigDef.Config;
 import sand.common.ConfigDef;
+import sand.common.ConfigDef.Config;
 
 /**
  * The operator's caps on what an application may ask for (docs/security.md): every per-application
@@ -29,46 +29,99 @@ import sand.common.ConfigDef;
  * @param hostsChoose          whether developers may name the hosts their application runs on
  * @param requirementsAllowUrls whether requirement lines may be {@code name @ https://...} direct references
  */
-public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int concurrencyMax,
-                                int sandboxMemoryMbMax, double sandboxCpusMax, int sandboxPidsMax, int grainsMax,
-                                int hostsMax, boolean hostsChoose, boolean requirementsAllowUrls) {
+public record ApplicationLimits(
+    double timeoutSMax,
+    int instanceMemoryMbMax,
+    int concurrencyMax,
+    int sandboxMemoryMbMax,
+    double sandboxCpusMax,
+    int sandboxPidsMax,
+    int grainsMax,
+    int hostsMax,
+    boolean hostsChoose,
+    boolean requirementsAllowUrls) {
 
   public static final String COMPONENT = "limits";
 
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
-      .define("timeout.s.max", DOUBLE, 300.0, above(0, 86_400),
+      .define(
+          "timeout.s.max",
+          DOUBLE,
+          300.0,
+          above(0, 86_400),
           "most seconds an application may let a grain instance run (setting timeout_s)")
-      .define("instance.memory.mb.max", INT, 2048, between(1, 1 << 20),
+      .define(
+          "instance.memory.mb.max",
+          INT,
+          2048,
+          between(1, 1 << 20),
           "most MB of address space an application may give one grain instance (setting instance_memory_mb)")
-      .define("concurrency.max", INT, 64, between(1, 10_000),
+      .define(
+          "concurrency.max",
+          INT,
+          64,
+          between(1, 10_000),
           "most instances of one grain running at once an application may ask for (setting concurrency)")
-      .define("sandbox.memory.mb.max", INT, 2048, between(16, 1 << 20),
+      .define(
+          "sandbox.memory.mb.max",
+          INT,
+          2048,
+          between(16, 1 << 20),
           "most memory an application's sandbox may have on one host (setting sandbox_memory_mb)")
-      .define("sandbox.cpus.max", DOUBLE, 2.0, above(0, 1024),
+      .define(
+          "sandbox.cpus.max",
+          DOUBLE,
+          2.0,
+          above(0, 1024),
           "most CPUs an application's sandbox may use on one host (setting sandbox_cpus)")
-      .define("sandbox.pids.max", INT, 1024, between(8, 1 << 22),
+      .define(
+          "sandbox.pids.max",
+          INT,
+          1024,
+          between(8, 1 << 22),
           "most processes an application's sandbox may hold (setting sandbox_pids)")
-      .define("grains.max", INT, 128, between(1, 100_000),
+      .define(
+          "grains.max",
+          INT,
+          128,
+          between(1, 100_000),
           "most grains (functions) in one application's workflow")
-      .define("hosts.max", INT, 0, between(0, 100_000),
+      .define(
+          "hosts.max",
+          INT,
+          0,
+          between(0, 100_000),
           "most hosts one application runs on; 0 = no cap (every live host, or the hosts it names)")
-      .define("hosts.choose", BOOLEAN, true,
+      .define(
+          "hosts.choose",
+          BOOLEAN,
+          true,
           "developers may name the hosts their application runs on (settings.hosts); false = the platform places it")
-      .define("requirements.allow.urls", BOOLEAN, false, "requirement lines may be 'name @ https://...' direct "
-          + "references (installs still reach only the allowed package index hosts); options, paths and other URLs "
-          + "are always refused");
+      .define(
+          "requirements.allow.urls",
+          BOOLEAN,
+          false,
+          "requirement lines may be 'name @ https://...' direct "
+              + "references (installs still reach only the allowed package index hosts); options, paths and other URLs "
+              + "are always refused");
 
   /** Check a cross-field rule at start-up: the defaults an application gets must be within the caps. */
   public ApplicationLimits {
     ApplicationSettings d = ApplicationSettings.defaults();
-    String tooLow = d.timeoutS() > timeoutSMax ? "timeout.s.max < " + d.timeoutS()
-        : d.concurrency() > concurrencyMax ? "concurrency.max < " + d.concurrency()
-        : d.sandboxMemoryMb() > sandboxMemoryMbMax ? "sandbox.memory.mb.max < " + d.sandboxMemoryMb()
-        : d.sandboxCpus() > sandboxCpusMax ? "sandbox.cpus.max < " + d.sandboxCpus()
-        : d.sandboxPids() > sandboxPidsMax ? "sandbox.pids.max < " + d.sandboxPids() : null;
+    String tooLow = d.timeoutS() > timeoutSMax
+        ? "timeout.s.max < " + d.timeoutS()
+        : d.concurrency() > concurrencyMax
+            ? "concurrency.max < " + d.concurrency()
+            : d.sandboxMemoryMb() > sandboxMemoryMbMax
+                ? "sandbox.memory.mb.max < " + d.sandboxMemoryMb()
+                : d.sandboxCpus() > sandboxCpusMax
+                    ? "sandbox.cpus.max < " + d.sandboxCpus()
+                    : d.sandboxPids() > sandboxPidsMax
+                        ? "sandbox.pids.max < " + d.sandboxPids()
+                        : null;
     if (tooLow != null) {
-      throw new ConfigDef.ConfigException(COMPONENT + ": " + tooLow + ", the default every application gets; "
-          + "raise the cap to at least the default");
+      throw new ConfigDef.ConfigException(COMPONENT + ": " + tooLow
+          + ", the default every application gets; " + "raise the cap to at least the default");
     }
   }
 
@@ -83,9 +136,16 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
   }
 
   public static ApplicationLimits from(Config c) {
-    return new ApplicationLimits(c.getDouble("timeout.s.max"), c.getInt("instance.memory.mb.max"),
-        c.getInt("concurrency.max"), c.getInt("sandbox.memory.mb.max"), c.getDouble("sandbox.cpus.max"),
-        c.getInt("sandbox.pids.max"), c.getInt("grains.max"), c.getInt("hosts.max"), c.getBoolean("hosts.choose"),
+    return new ApplicationLimits(
+        c.getDouble("timeout.s.max"),
+        c.getInt("instance.memory.mb.max"),
+        c.getInt("concurrency.max"),
+        c.getInt("sandbox.memory.mb.max"),
+        c.getDouble("sandbox.cpus.max"),
+        c.getInt("sandbox.pids.max"),
+        c.getInt("grains.max"),
+        c.getInt("hosts.max"),
+        c.getBoolean("hosts.choose"),
         c.getBoolean("requirements.allow.urls"));
   }
 
@@ -102,26 +162,32 @@ public record ApplicationLimits(double timeoutSMax, int instanceMemoryMbMax, int
     cap("sandbox_cpus", s.sandboxCpus(), sandboxCpusMax, "sandbox.cpus.max");
     cap("sandbox_pids", s.sandboxPids(), sandboxPidsMax, "sandbox.pids.max");
     if (grains > grainsMax) {
-      throw new IllegalArgumentException("the workflow has " + grains + " grains, above the operator's cap of "
-          + grainsMax + " per application (limits grains.max, " + DEF.envName("grains.max")
-          + "): split it into several applications, or ask the operator");
+      throw new IllegalArgumentException(
+          "the workflow has " + grains + " grains, above the operator's cap of "
+              + grainsMax + " per application (limits grains.max, " + DEF.envName("grains.max")
+              + "): split it into several applications, or ask the operator");
     }
     s.requireFits(grains);
     if (namedHosts > 0 && !hostsChoose) {
-      throw new IllegalArgumentException("settings.hosts: this platform places applications itself (limits "
-          + "hosts.choose=false, " + DEF.envName("hosts.choose") + "); remove 'hosts' from the settings");
+      throw new IllegalArgumentException(
+          "settings.hosts: this platform places applications itself (limits "
+              + "hosts.choose=false, " + DEF.envName("hosts.choose")
+              + "); remove 'hosts' from the settings");
     }
     if (hostsMax > 0 && namedHosts > hostsMax) {
-      throw new IllegalArgumentException("settings.hosts names " + namedHosts + " hosts, above the operator's cap "
-          + "of " + hostsMax + " (limits hosts.max, " + DEF.envName("hosts.max") + "); name at most " + hostsMax);
+      throw new IllegalArgumentException("settings.hosts names " + namedHosts
+          + " hosts, above the operator's cap " + "of " + hostsMax + " (limits hosts.max, "
+          + DEF.envName("hosts.max") + "); name at most " + hostsMax);
     }
   }
 
   private static void cap(String setting, double value, double max, String key) {
     if (value > max) {
-      throw new IllegalArgumentException("application setting " + setting + "=" + fmt(value) + " is above the "
-          + "operator's cap " + fmt(max) + " (limits " + key + ", " + DEF.envName(key) + "); ask for at most "
-          + fmt(max));
+      throw new IllegalArgumentException(
+          "application setting " + setting + "=" + fmt(value) + " is above the "
+              + "operator's cap " + fmt(max) + " (limits " + key + ", " + DEF.envName(key)
+              + "); ask for at most "
+              + fmt(max));
     }
   }
 

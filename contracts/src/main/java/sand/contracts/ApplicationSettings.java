@@ -17,8 +17,13 @@ import sand.common.ConfigDef;
  * @param sandboxCpus      CPU quota of the sandbox, in CPUs
  * @param sandboxPids      most processes in the sandbox (supervisor, workers, instances)
  */
-public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int concurrency, int sandboxMemoryMb,
-                                  double sandboxCpus, int sandboxPids) {
+public record ApplicationSettings(
+    double timeoutS,
+    int instanceMemoryMb,
+    int concurrency,
+    int sandboxMemoryMb,
+    double sandboxCpus,
+    int sandboxPids) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   /** The settings' keys, defaults and bounds: {@code contracts/rules.json}, which the grain worker reads too. */
@@ -39,6 +44,7 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
    * TC3; what a grain's code imports comes on top). A deploy that cannot fit fails at once with these numbers.
    */
   public static final int SANDBOX_BASE_MB = 48;
+
   public static final int GRAIN_WORKER_MB = 3;
 
   public int memoryNeededMb(int grains) {
@@ -54,12 +60,16 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
   public void requireFits(int grains) {
     int need = memoryNeededMb(grains);
     if (need > sandboxMemoryMb) {
-      throw new IllegalArgumentException("a sandbox of " + grains + " grains needs at least " + need + " MB ("
-          + SANDBOX_BASE_MB + " MB + " + GRAIN_WORKER_MB + " MB per grain worker; what the grains import comes on "
-          + "top) but sandbox_memory_mb is " + sandboxMemoryMb + ": raise sandbox_memory_mb or split the workflow");
+      throw new IllegalArgumentException(
+          "a sandbox of " + grains + " grains needs at least " + need + " MB ("
+              + SANDBOX_BASE_MB + " MB + " + GRAIN_WORKER_MB
+              + " MB per grain worker; what the grains import comes on "
+              + "top) but sandbox_memory_mb is " + sandboxMemoryMb
+              + ": raise sandbox_memory_mb or split the workflow");
     }
     if (pidsNeeded(grains) > sandboxPids) {
-      throw new IllegalArgumentException("a sandbox of " + grains + " grains needs at least " + pidsNeeded(grains)
+      throw new IllegalArgumentException("a sandbox of " + grains + " grains needs at least "
+          + pidsNeeded(grains)
           + " processes (a grain worker and a standby per grain) but sandbox_pids is " + sandboxPids
           + ": raise sandbox_pids or split the workflow");
     }
@@ -67,8 +77,13 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
 
   /** The declared defaults (contracts/rules.json). */
   public static ApplicationSettings defaults() {
-    return new ApplicationSettings(dflt("timeout_s"), (int) dflt("instance_memory_mb"), (int) dflt("concurrency"),
-        (int) dflt("sandbox_memory_mb"), dflt("sandbox_cpus"), (int) dflt("sandbox_pids"));
+    return new ApplicationSettings(
+        dflt("timeout_s"),
+        (int) dflt("instance_memory_mb"),
+        (int) dflt("concurrency"),
+        (int) dflt("sandbox_memory_mb"),
+        dflt("sandbox_cpus"),
+        (int) dflt("sandbox_pids"));
   }
 
   private static double dflt(String key) {
@@ -84,20 +99,27 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
     try {
       n = JSON.readTree(json);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("application settings are not valid JSON: " + e.getOriginalMessage());
+      throw new IllegalArgumentException(
+          "application settings are not valid JSON: " + e.getOriginalMessage());
     }
     if (n == null || !n.isObject()) {
-      throw new IllegalArgumentException("application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
+      throw new IllegalArgumentException(
+          "application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
     }
     n.fieldNames().forEachRemaining(k -> {
       if (!RULES.containsKey(k)) {
-        throw new IllegalArgumentException("unknown application setting '" + k + "'; known: " + RULES.keySet());
+        throw new IllegalArgumentException(
+            "unknown application setting '" + k + "'; known: " + RULES.keySet());
       }
     });
     ApplicationSettings d = defaults();
-    return new ApplicationSettings(num(n, "timeout_s", d.timeoutS), (int) num(n, "instance_memory_mb", d.instanceMemoryMb),
-        (int) num(n, "concurrency", d.concurrency), (int) num(n, "sandbox_memory_mb", d.sandboxMemoryMb),
-        num(n, "sandbox_cpus", d.sandboxCpus), (int) num(n, "sandbox_pids", d.sandboxPids));
+    return new ApplicationSettings(
+        num(n, "timeout_s", d.timeoutS),
+        (int) num(n, "instance_memory_mb", d.instanceMemoryMb),
+        (int) num(n, "concurrency", d.concurrency),
+        (int) num(n, "sandbox_memory_mb", d.sandboxMemoryMb),
+        num(n, "sandbox_cpus", d.sandboxCpus),
+        (int) num(n, "sandbox_pids", d.sandboxPids));
   }
 
   private static double num(JsonNode n, String key, double dflt) {
@@ -106,7 +128,8 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
       return dflt;
     }
     if (!v.isNumber()) {
-      throw new IllegalArgumentException("application setting " + key + "=" + v + " must be a number");
+      throw new IllegalArgumentException(
+          "application setting " + key + "=" + v + " must be a number");
     }
     return v.asDouble();
   }
@@ -114,7 +137,8 @@ public record ApplicationSettings(double timeoutS, int instanceMemoryMb, int con
   private static void check(String key, double value) {
     Rules.Setting rule = RULES.get(key);
     if (!rule.accepts(value)) {
-      throw new IllegalArgumentException("application setting " + key + "=" + ConfigDef.plain(value) + " is invalid: must be " + rule.mustBe());
+      throw new IllegalArgumentException("application setting " + key + "=" + ConfigDef.plain(value)
+          + " is invalid: must be " + rule.mustBe());
     }
   }
 }

@@ -33,7 +33,10 @@ final class AslWorkflow {
 
   /** KNIX's rule: {@code StartAt} and a {@code States} object. */
   static boolean isAsl(JsonNode doc) {
-    return doc != null && doc.isObject() && doc.has("StartAt") && doc.path("States").isObject();
+    return doc != null
+        && doc.isObject()
+        && doc.has("StartAt")
+        && doc.path("States").isObject();
   }
 
   static Workflow parse(JsonNode doc) {
@@ -45,21 +48,28 @@ final class AslWorkflow {
     Map<String, String> grains = new LinkedHashMap<>();
     String entry = flatten(doc, "", "", new HashSet<>(), grains);
     JsonNode n = doc.get("name");
-    String name = n != null && n.isTextual() && NAME.matcher(n.asText()).matches() ? n.asText() : "asl";
+    String name =
+        n != null && n.isTextual() && NAME.matcher(n.asText()).matches() ? n.asText() : "asl";
     return new Workflow(name, entry, grains);
   }
 
   /** Name the grains of one machine and the machines nested in it; returns the grain of its StartAt. */
-  private static String flatten(JsonNode machine, String prefix, String where, Set<String> taken,
-                                Map<String, String> grains) {
+  private static String flatten(
+      JsonNode machine,
+      String prefix,
+      String where,
+      Set<String> taken,
+      Map<String, String> grains) {
     JsonNode states = machine.path("States");
     if (!states.isObject() || states.isEmpty()) {
       throw bad(where + "States: must be an object of at least one state");
     }
     JsonNode start = machine.path("StartAt");
     if (!start.isTextual() || !states.has(start.asText())) {
-      throw bad(where + "StartAt: " + (start.isTextual() ? "\"" + start.asText() + "\" is not a state of States"
-          : "must name the first state"));
+      throw bad(where + "StartAt: "
+          + (start.isTextual()
+              ? "\"" + start.asText() + "\" is not a state of States"
+              : "must name the first state"));
     }
     Map<String, String> names = new LinkedHashMap<>();
     List<Map.Entry<String, JsonNode>> order = new ArrayList<>();
@@ -67,8 +77,8 @@ final class AslWorkflow {
     for (Map.Entry<String, JsonNode> s : order) {
       String grain = unique(prefix + base(s.getKey()), taken);
       if (!NAME.matcher(grain).matches()) {
-        throw bad(where + "States." + s.getKey() + ": nested too deep for a grain name (" + grain.length()
-            + " characters; at most 128)");
+        throw bad(where + "States." + s.getKey() + ": nested too deep for a grain name ("
+            + grain.length() + " characters; at most 128)");
       }
       names.put(s.getKey(), grain);
       JsonNode state = s.getValue();
@@ -77,8 +87,9 @@ final class AslWorkflow {
       if (type.equals("Task")) {
         JsonNode r = state.path("Resource");
         if (!r.isTextual() || !NAME.matcher(r.asText()).matches()) {
-          throw bad(where + "States." + s.getKey() + ".Resource: must name an uploaded grain (letters, digits, "
-              + "'_', '.', '-'), got " + (r.isMissingNode() ? "nothing" : r.toString()));
+          throw bad(where + "States." + s.getKey()
+              + ".Resource: must name an uploaded grain (letters, digits, " + "'_', '.', '-'), got "
+              + (r.isMissingNode() ? "nothing" : r.toString()));
         }
         resource = r.asText();
       }
@@ -94,12 +105,17 @@ final class AslWorkflow {
           throw bad(here + "Branches: must be a list of at least one state machine");
         }
         for (int i = 0; i < branches.size(); i++) {
-          flatten(branches.get(i), names.get(s.getKey()) + ".b" + i + ".", here + "Branches[" + i + "].", taken,
+          flatten(
+              branches.get(i),
+              names.get(s.getKey()) + ".b" + i + ".",
+              here + "Branches[" + i + "].",
+              taken,
               grains);
         }
       } else if (type.equals("Map")) {
         String field = state.has("ItemProcessor") ? "ItemProcessor" : "Iterator";
-        flatten(state.path(field), names.get(s.getKey()) + ".it.", here + field + ".", taken, grains);
+        flatten(
+            state.path(field), names.get(s.getKey()) + ".it.", here + field + ".", taken, grains);
       }
     }
     return names.get(start.asText());

@@ -10,8 +10,6 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import sand.contracts.DataKind;
-import sand.contracts.DataMetadata;
 
 /**
  * One record on a grain topic (docs/host-agent.md "Records on a grain topic"): the key is the event
@@ -25,7 +23,8 @@ import sand.contracts.DataMetadata;
  * @param data    the metadata of the data the handling instance wrote; non-empty only on {@code data}
  * @param host    the host agent that wrote the record ("" when a frontend wrote it)
  */
-public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<DataMetadata> data, String host) {
+public record ConditionFlag(
+    Flag flag, String eventId, ObjectNode event, List<DataMetadata> data, String host) {
 
   /** The flag values, in the order an event goes through them. */
   public enum Flag {
@@ -48,7 +47,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
           return f;
         }
       }
-      throw new IllegalArgumentException("unknown flag '" + wire + "': expected new, processing, data or finished");
+      throw new IllegalArgumentException(
+          "unknown flag '" + wire + "': expected new, processing, data or finished");
     }
   }
 
@@ -60,7 +60,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
       throw new IllegalArgumentException("a condition flag needs the event id as its key");
     }
     if ((flag == Flag.NEW || flag == Flag.PROCESSING) && event == null) {
-      throw new IllegalArgumentException(flag.wireName() + " record of event " + eventId + " needs the event envelope");
+      throw new IllegalArgumentException(
+          flag.wireName() + " record of event " + eventId + " needs the event envelope");
     }
     data = data == null ? List.of() : List.copyOf(data);
     host = host == null ? "" : host;
@@ -93,7 +94,11 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     if (flag == Flag.DATA) {
       ArrayNode items = v.putArray("data");
       for (DataMetadata d : data) {
-        items.addObject().put("kind", d.kind().wireName()).put("name", d.name()).put("size", d.size())
+        items
+            .addObject()
+            .put("kind", d.kind().wireName())
+            .put("name", d.name())
+            .put("size", d.size())
             .put("sha256", d.sha256());
       }
     }
@@ -106,7 +111,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
   /** The event envelope as the bytes a grain worker reads from its local queue. */
   public byte[] eventBytes() {
     if (event == null) {
-      throw new IllegalStateException(flag.wireName() + " record of event " + eventId + " carries no event");
+      throw new IllegalStateException(
+          flag.wireName() + " record of event " + eventId + " carries no event");
     }
     return toBytes(event);
   }
@@ -123,7 +129,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     try {
       root = JSON.readTree(value);
     } catch (IOException e) {
-      throw new IllegalArgumentException("record of event " + key + " is not JSON: " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "record of event " + key + " is not JSON: " + e.getMessage(), e);
     }
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException("record of event " + key + " is not a JSON object");
@@ -132,7 +139,8 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     ObjectNode event = null;
     if (root.has("event")) {
       if (!root.get("event").isObject()) {
-        throw new IllegalArgumentException("record of event " + key + ": \"event\" is not an object");
+        throw new IllegalArgumentException(
+            "record of event " + key + ": \"event\" is not an object");
       }
       event = (ObjectNode) root.get("event");
       if (!event.path("id").asText("").equals(key)) {
@@ -143,10 +151,14 @@ public record ConditionFlag(Flag flag, String eventId, ObjectNode event, List<Da
     List<DataMetadata> data = new ArrayList<>();
     for (JsonNode d : root.path("data")) {
       try {
-        data.add(new DataMetadata(DataKind.parse(d.path("kind").asText("")), d.path("name").asText(""),
-            d.path("size").asLong(-1), d.path("sha256").asText("")));
+        data.add(new DataMetadata(
+            DataKind.parse(d.path("kind").asText("")),
+            d.path("name").asText(""),
+            d.path("size").asLong(-1),
+            d.path("sha256").asText("")));
       } catch (RuntimeException e) {
-        throw new IllegalArgumentException("record of event " + key + ": bad data item " + d + ": " + e.getMessage(), e);
+        throw new IllegalArgumentException(
+            "record of event " + key + ": bad data item " + d + ": " + e.getMessage(), e);
       }
     }
     return new ConditionFlag(flag, key, event, data, root.path("host").asText(""));

@@ -4,7 +4,10 @@ import java.util.Locale;
 
 /** The kinds of data item an application can store; {@link #wireName()} is the name in the IDL. */
 public enum DataKind {
-  KV, MAP, SET, COUNTER;
+  KV,
+  MAP,
+  SET,
+  COUNTER;
 
   /** "kv", "map", "set" or "counter", as in {@code DataMetadata.kind} of datalayer.thrift. */
   public String wireName() {
@@ -18,7 +21,8 @@ public enum DataKind {
         return k;
       }
     }
-    throw new IllegalArgumentException("unknown data kind '" + wireName + "': use kv, map, set or counter");
+    throw new IllegalArgumentException(
+        "unknown data kind '" + wireName + "': use kv, map, set or counter");
   }
 
   @Override

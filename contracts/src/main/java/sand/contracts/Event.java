@@ -35,8 +35,8 @@ public final class Event {
   /** The grain name that means "the workflow's result": an output to it goes to the frontend. */
   public static final String END = "end";
   /** Every field, in the order they are written. */
-  public static final List<String> FIELDS = List.of(ID, EXECUTION_ID, APP, GRAIN, FROM, FRONTEND, VALUE, SENT_NS, TAG,
-      TRACE);
+  public static final List<String> FIELDS =
+      List.of(ID, EXECUTION_ID, APP, GRAIN, FROM, FRONTEND, VALUE, SENT_NS, TAG, TRACE);
   /** Fields an event must have to be handled. */
   static final List<String> REQUIRED = List.of(ID, EXECUTION_ID, APP, GRAIN, FRONTEND, VALUE);
 
@@ -57,7 +57,8 @@ public final class Event {
     for (String f : REQUIRED) {
       JsonNode v = json.get(f);
       if (v == null || (!f.equals(VALUE) && !v.isTextual())) {
-        throw new IllegalArgumentException("event field '" + f + "' is " + (v == null ? "missing" : "not a string"));
+        throw new IllegalArgumentException(
+            "event field '" + f + "' is " + (v == null ? "missing" : "not a string"));
       }
     }
     JsonNode trace = json.get(TRACE);
@@ -76,10 +77,21 @@ public final class Event {
   }
 
   /** A request entering the platform at {@code frontend} for {@code app}'s entry grain (Figure 4 step 0). */
-  public static Event request(String id, String executionId, String app, String entryGrain, String frontend,
-                              JsonNode value, long sentNs, String tag) {
+  public static Event request(
+      String id,
+      String executionId,
+      String app,
+      String entryGrain,
+      String frontend,
+      JsonNode value,
+      long sentNs,
+      String tag) {
     ObjectNode e = NODES.objectNode();
-    e.put(ID, id).put(EXECUTION_ID, executionId).put(APP, app).put(GRAIN, entryGrain).put(FROM, "")
+    e.put(ID, id)
+        .put(EXECUTION_ID, executionId)
+        .put(APP, app)
+        .put(GRAIN, entryGrain)
+        .put(FROM, "")
         .put(FRONTEND, frontend);
     e.set(VALUE, value);
     e.put(SENT_NS, sentNs).put(TAG, tag);

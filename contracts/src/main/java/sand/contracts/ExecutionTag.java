@@ -21,6 +21,7 @@ import javax.crypto.spec.SecretKeySpec;
 public final class ExecutionTag {
   /** The event field that carries the tag. */
   public static final String FIELD = "tag";
+
   private static final int TAG_BYTES = 16;
   private static final String ALGORITHM = "HmacSHA256";
 
@@ -43,8 +44,9 @@ public final class ExecutionTag {
     // Lengths first, so ("ab", "c") and ("a", "bc") can never share a tag.
     for (String part : new String[] {app, executionId, frontend}) {
       byte[] b = (part == null ? "" : part).getBytes(StandardCharsets.UTF_8);
-      mac.update(new byte[] {(byte) (b.length >>> 24), (byte) (b.length >>> 16), (byte) (b.length >>> 8),
-          (byte) b.length});
+      mac.update(new byte[] {
+        (byte) (b.length >>> 24), (byte) (b.length >>> 16), (byte) (b.length >>> 8), (byte) b.length
+      });
       mac.update(b);
     }
     byte[] full = mac.doFinal();
@@ -69,7 +71,8 @@ public final class ExecutionTag {
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);
-      return HexFormat.of().formatHex(mac.doFinal(("credential\0" + purpose).getBytes(StandardCharsets.UTF_8)));
+      return HexFormat.of()
+          .formatHex(mac.doFinal(("credential\0" + purpose).getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException | InvalidKeyException e) {
       throw new IllegalStateException("HmacSHA256 is part of every Java runtime", e);
     }
@@ -80,7 +83,8 @@ public final class ExecutionTag {
     if (tag == null || tag.length() != 2 * TAG_BYTES) {
       return false;
     }
-    return MessageDigest.isEqual(tag.getBytes(StandardCharsets.US_ASCII),
+    return MessageDigest.isEqual(
+        tag.getBytes(StandardCharsets.US_ASCII),
         of(app, executionId, frontend).getBytes(StandardCharsets.US_ASCII));
   }
 }

@@ -15,20 +15,24 @@ import java.util.regex.Pattern;
  */
 public final class RequirementLines {
   private static final String NAME = "[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?";
-  private static final String EXTRAS = "(?:\\s*\\[\\s*" + NAME + "(?:\\s*,\\s*" + NAME + ")*\\s*\\])?";
+  private static final String EXTRAS =
+      "(?:\\s*\\[\\s*" + NAME + "(?:\\s*,\\s*" + NAME + ")*\\s*\\])?";
   private static final String VERSION = "[A-Za-z0-9*+!_.-]+";
   private static final String SPEC = "(?:===|==|!=|~=|<=|>=|<|>)\\s*" + VERSION;
-  private static final String SPECS = "(?:\\s*\\(?\\s*" + SPEC + "(?:\\s*,\\s*" + SPEC + ")*\\s*\\)?)?";
+  private static final String SPECS =
+      "(?:\\s*\\(?\\s*" + SPEC + "(?:\\s*,\\s*" + SPEC + ")*\\s*\\)?)?";
   /** Environment markers: names, quoted literals, comparison operators, parentheses, and/or. No paths or URLs. */
   private static final String MARKER = "(?:\\s*;\\s*[A-Za-z0-9_.'\"<>=!~() \\t-]+)?";
   /** pip's per-requirement hash check only makes an install stricter: allowed after a pin. */
   private static final String HASHES = "(?:\\s+--hash=sha(?:256|384|512):[0-9a-fA-F]+)*";
+
   private static final Pattern PIN = Pattern.compile(NAME + EXTRAS + SPECS + MARKER + HASHES);
-  private static final Pattern URL_REFERENCE = Pattern.compile(NAME + EXTRAS + "\\s*@\\s*https://[^\\s;#]+"
-      + MARKER);
+  private static final Pattern URL_REFERENCE =
+      Pattern.compile(NAME + EXTRAS + "\\s*@\\s*https://[^\\s;#]+" + MARKER);
   /** pip treats a "name" ending like an archive as a file to install, not a package of the index. */
-  private static final Pattern ARCHIVE = Pattern.compile("(?i)^" + NAME + "?\\.(whl|zip|tar|tgz|tbz|txz|tar\\.gz"
-      + "|tar\\.bz2|tar\\.xz)(?:[\\s;@\\[].*)?$");
+  private static final Pattern ARCHIVE = Pattern.compile("(?i)^" + NAME
+      + "?\\.(whl|zip|tar|tgz|tbz|txz|tar\\.gz" + "|tar\\.bz2|tar\\.xz)(?:[\\s;@\\[].*)?$");
+
   private static final int ECHO = 120;
 
   private RequirementLines() {}
@@ -45,19 +49,24 @@ public final class RequirementLines {
     for (int i = 0; i < lines.length; i++) {
       String line = stripComment(lines[i]).strip();
       boolean archive = ARCHIVE.matcher(line).matches();
-      if (line.isEmpty() || (!archive && (PIN.matcher(line).matches()
-          || (allowUrls && URL_REFERENCE.matcher(line).matches())))) {
+      if (line.isEmpty()
+          || (!archive
+              && (PIN.matcher(line).matches()
+                  || (allowUrls && URL_REFERENCE.matcher(line).matches())))) {
         continue;
       }
-      throw new IllegalArgumentException(where + " line " + (i + 1) + ": '" + echo(lines[i].strip()) + "' is not "
-          + "accepted: " + why(line, allowUrls) + "; write a package from the package index with its version, "
-          + "e.g. requests==2.32.3 (options, paths, URLs and VCS links are refused)");
+      throw new IllegalArgumentException(
+          where + " line " + (i + 1) + ": '" + echo(lines[i].strip()) + "' is not "
+              + "accepted: " + why(line, allowUrls)
+              + "; write a package from the package index with its version, "
+              + "e.g. requests==2.32.3 (options, paths, URLs and VCS links are refused)");
     }
   }
 
   /** Whether the text has anything for pip to install. */
   public static boolean hasRequirements(String text) {
-    return text != null && text.lines().map(l -> stripComment(l).strip()).anyMatch(l -> !l.isEmpty());
+    return text != null
+        && text.lines().map(l -> stripComment(l).strip()).anyMatch(l -> !l.isEmpty());
   }
 
   private static String why(String line, boolean allowUrls) {
@@ -68,8 +77,9 @@ public final class RequirementLines {
       return "an archive file name is a path, not a package of the index";
     }
     if (line.contains("://") || line.contains("@")) {
-      return allowUrls ? "only 'name @ https://...' direct references are allowed" : "URLs and direct references "
-          + "are not allowed on this platform";
+      return allowUrls
+          ? "only 'name @ https://...' direct references are allowed"
+          : "URLs and direct references " + "are not allowed on this platform";
     }
     if (line.contains("/") || line.contains("\\") || line.startsWith(".") || line.startsWith("~")) {
       return "paths are not allowed: local packages would be built outside the package index";

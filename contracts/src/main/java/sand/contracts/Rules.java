@@ -8,10 +8,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Collections;
 
 /**
  * The defaults and rules both languages apply, read from {@code contracts/rules.json} (in this jar as
@@ -20,9 +20,12 @@ import java.util.Collections;
  */
 public final class Rules {
   /** One application setting: its default and bounds (null = unbounded on that side). */
-  public record Setting(String key, double defaultValue, Double min, Double minExclusive, Double max, String doc) {
+  public record Setting(
+      String key, double defaultValue, Double min, Double minExclusive, Double max, String doc) {
     public boolean accepts(double v) {
-      return (min == null || v >= min) && (minExclusive == null || v > minExclusive) && (max == null || v <= max);
+      return (min == null || v >= min)
+          && (minExclusive == null || v > minExclusive)
+          && (max == null || v <= max);
     }
 
     /** What a value must be, in the words of the error message: "in (0, 86400]", "in [1, 10000]", ">= 8". */
@@ -30,7 +33,8 @@ public final class Rules {
       if (max == null) {
         return minExclusive != null ? "> " + plain(minExclusive) : ">= " + plain(min);
       }
-      return "in " + (minExclusive != null ? "(" + plain(minExclusive) : "[" + plain(min)) + ", " + plain(max) + "]";
+      return "in " + (minExclusive != null ? "(" + plain(minExclusive) : "[" + plain(min)) + ", "
+          + plain(max) + "]";
     }
   }
 
@@ -41,9 +45,11 @@ public final class Rules {
   /** The workflow's exit: a grain's next may name it; no grain may be called so. */
   public static final String WORKFLOW_END = DOC.path("workflow").path("end").asText();
   /** What workflow, grain and resource names must match. */
-  public static final String WORKFLOW_NAME_PATTERN = DOC.path("workflow").path("name_pattern").asText();
+  public static final String WORKFLOW_NAME_PATTERN =
+      DOC.path("workflow").path("name_pattern").asText();
   /** The fields a workflow's function may have. */
-  public static final List<String> WORKFLOW_FUNCTION_FIELDS = strings(DOC.path("workflow").path("function_fields"));
+  public static final List<String> WORKFLOW_FUNCTION_FIELDS =
+      strings(DOC.path("workflow").path("function_fields"));
 
   private Rules() {}
 
@@ -62,8 +68,15 @@ public final class Rules {
     Map<String, Setting> out = new LinkedHashMap<>();
     DOC.path("application_settings").fields().forEachRemaining(e -> {
       JsonNode s = e.getValue();
-      out.put(e.getKey(), new Setting(e.getKey(), s.path("default").asDouble(), num(s, "min"), num(s, "min_exclusive"),
-          num(s, "max"), s.path("doc").asText()));
+      out.put(
+          e.getKey(),
+          new Setting(
+              e.getKey(),
+              s.path("default").asDouble(),
+              num(s, "min"),
+              num(s, "min_exclusive"),
+              num(s, "max"),
+              s.path("doc").asText()));
     });
     return Collections.unmodifiableMap(out);
   }

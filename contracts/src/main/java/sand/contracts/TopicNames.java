@@ -44,7 +44,8 @@ public final class TopicNames {
   /** {@code sand.response.<frontend>}; throws IllegalArgumentException for a bad frontend id. */
   public static String responseTopic(String frontend) {
     if (!validFrontend(frontend)) {
-      throw new IllegalArgumentException("bad frontend id '" + frontend + "': it must match " + FRONTEND_FORM);
+      throw new IllegalArgumentException(
+          "bad frontend id '" + frontend + "': it must match " + FRONTEND_FORM);
     }
     return RESPONSE_PREFIX + frontend;
   }
@@ -80,14 +81,15 @@ public final class TopicNames {
 
   static void checkApplication(String app) {
     if (!validApplication(app)) {
-      throw new IllegalArgumentException("bad application id '" + app + "': it must match " + APP_FORM
-          + " and not be one of " + RESERVED_APPS);
+      throw new IllegalArgumentException("bad application id '" + app + "': it must match "
+          + APP_FORM + " and not be one of " + RESERVED_APPS);
     }
   }
 
   static void checkGrain(String grain) {
     if (!validGrain(grain)) {
-      throw new IllegalArgumentException("bad grain name '" + grain + "': it must match " + GRAIN_FORM);
+      throw new IllegalArgumentException(
+          "bad grain name '" + grain + "': it must match " + GRAIN_FORM);
     }
   }
 }

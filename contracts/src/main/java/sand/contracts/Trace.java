@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Collections;
 
 /**
  * The per-hop timeline an event carries (its {@code "trace"}): every part of the platform it passes appends
@@ -37,7 +37,14 @@ public final class Trace {
     Map<String, List<String>> m = new LinkedHashMap<>();
     m.put(FRONTEND, List.of("request received"));
     m.put(AGENT_IN, List.of("event taken", "event queued"));
-    m.put(GRAIN, List.of("worker polled", "instance started", "handler started", "handler ended", "outputs published"));
+    m.put(
+        GRAIN,
+        List.of(
+            "worker polled",
+            "instance started",
+            "handler started",
+            "handler ended",
+            "outputs published"));
     m.put(AGENT_OUT, List.of("report taken", "result sent"));
     m.put(FRONTEND_OUT, List.of("result received", "reply sent"));
     return Collections.unmodifiableMap(m);
@@ -95,7 +102,8 @@ public final class Trace {
         continue;
       }
       for (int i = 0; i < names.size(); i++) {
-        out.add(new Step(e.get(0).asText(), e.get(1).asText(), names.get(i), e.get(2 + i).asLong()));
+        out.add(new Step(
+            e.get(0).asText(), e.get(1).asText(), names.get(i), e.get(2 + i).asLong()));
       }
     }
     return out;
@@ -115,7 +123,9 @@ public final class Trace {
     long prev = first;
     for (Step s : steps) {
       ObjectNode o = out.addObject();
-      o.put("step", s.hop().equals(GRAIN) ? s.where() + ": " + s.step() : label(s.hop()) + ": " + s.step());
+      o.put(
+          "step",
+          s.hop().equals(GRAIN) ? s.where() + ": " + s.step() : label(s.hop()) + ": " + s.step());
       o.put("where", s.where());
       o.put("at_ms", Math.round((s.nanos() - first) / 1e3) / 1e3);
       o.put("delta_ms", Math.round((s.nanos() - prev) / 1e3) / 1e3);

@@ -3,7 +3,10 @@ package sand.contracts;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -11,9 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
-import java.util.ArrayDeque;
-import java.util.Deque;
-import java.util.HashSet;
 
 /**
  * A workflow description (paper §4.1; the shape KNIX uses), validated with the rules of contracts/rules.json and
@@ -70,7 +70,8 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     }
     JsonNode name = doc.get("name");
     if (name == null || !name.isTextual() || !NAME.matcher(name.asText()).matches()) {
-      throw bad("workflow name " + repr(name) + " is missing or invalid: use letters, digits, '_', '.', '-'");
+      throw bad("workflow name " + repr(name)
+          + " is missing or invalid: use letters, digits, '_', '.', '-'");
     }
     JsonNode functions = doc.get("functions");
     if (functions == null || !functions.isArray() || functions.isEmpty()) {
@@ -94,8 +95,12 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
         throw bad(where + " has unknown field(s) " + unknown);
       }
       JsonNode g = f.get("name");
-      if (g == null || !g.isTextual() || !NAME.matcher(g.asText()).matches() || g.asText().equals(END)) {
-        throw bad(where + ".name " + repr(g) + " is invalid: letters, digits, '_', '.', '-', not '" + END + "'");
+      if (g == null
+          || !g.isTextual()
+          || !NAME.matcher(g.asText()).matches()
+          || g.asText().equals(END)) {
+        throw bad(where + ".name " + repr(g) + " is invalid: letters, digits, '_', '.', '-', not '"
+            + END + "'");
       }
       String gname = g.asText();
       if (grains.containsKey(gname)) {
@@ -107,15 +112,19 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
         throw bad(where + ".resource " + repr(r) + " is invalid");
       }
       grains.put(gname, resource.isEmpty() ? gname : resource);
-      targets.put(gname, List.of(names(f.get("next"), where + ".next"),
-          names(f.get("potentialNext"), where + ".potentialNext")));
+      targets.put(
+          gname,
+          List.of(
+              names(f.get("next"), where + ".next"),
+              names(f.get("potentialNext"), where + ".potentialNext")));
     }
     JsonNode entry = doc.get("entry");
     if (entry == null || !entry.isTextual() || entry.asText().isEmpty()) {
       throw bad("workflow 'entry' is missing: name the grain that receives the request");
     }
     if (!grains.containsKey(entry.asText())) {
-      throw bad("entry '" + entry.asText() + "' is not a grain of the workflow; grains: " + new TreeSet<>(grains.keySet()));
+      throw bad("entry '" + entry.asText() + "' is not a grain of the workflow; grains: "
+          + new TreeSet<>(grains.keySet()));
     }
     int i = 0;
     for (var e : targets.entrySet()) {
@@ -123,7 +132,8 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
       for (int k = 0; k < 2; k++) {
         for (String t : e.getValue().get(k)) {
           if (!t.equals(END) && !grains.containsKey(t)) {
-            throw bad("functions[" + i + "] (" + e.getKey() + ")." + kinds[k] + " names unknown grain '" + t + "'");
+            throw bad("functions[" + i + "] (" + e.getKey() + ")." + kinds[k]
+                + " names unknown grain '" + t + "'");
           }
         }
       }
@@ -136,9 +146,10 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
   }
 
   /** A workflow none of whose paths from the entry reaches {@code end} would never answer a request. */
-  static final String NO_END = "no grain reachable from entry '{entry}' leads to 'end' (through next or "
-      + "potentialNext): no request would ever be answered; give the grain whose return value is the answer "
-      + "\"next\": [\"end\"]";
+  static final String NO_END =
+      "no grain reachable from entry '{entry}' leads to 'end' (through next or "
+          + "potentialNext): no request would ever be answered; give the grain whose return value is the answer "
+          + "\"next\": [\"end\"]";
 
   private static boolean reachesEnd(String entry, Map<String, List<List<String>>> targets) {
     Deque<String> todo = new ArrayDeque<>(List.of(entry));

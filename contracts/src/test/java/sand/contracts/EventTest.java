@@ -52,10 +52,18 @@ class EventTest {
 
   @Test
   void aRequestIsBuiltWithItsFieldsInOrderAndAnEmptyTrace() throws IOException {
-    Event r = Event.request("5d1c2b0e8f3a4c6b9e7d1a2b3c4d5e6f", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "a1b2c3d4e5f60",
-        "greet", "fe-8081", Event.JSON.readTree("{\"name\": \"sand\"}"), 1763870400000000000L,
-        "9a8b7c6d5e4f30211203f4e5d6c7b8a9").trace(Trace.FRONTEND, "fe-8081", 1_000_000L);
-    assertEquals(Event.JSON.readTree(example("request.json")).toString(), r.json().toString());
+    Event r = Event.request(
+            "5d1c2b0e8f3a4c6b9e7d1a2b3c4d5e6f",
+            "0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+            "a1b2c3d4e5f60",
+            "greet",
+            "fe-8081",
+            Event.JSON.readTree("{\"name\": \"sand\"}"),
+            1763870400000000000L,
+            "9a8b7c6d5e4f30211203f4e5d6c7b8a9")
+        .trace(Trace.FRONTEND, "fe-8081", 1_000_000L);
+    assertEquals(
+        Event.JSON.readTree(example("request.json")).toString(), r.json().toString());
     List<String> names = new ArrayList<>();
     r.json().fieldNames().forEachRemaining(names::add);
     assertEquals(Event.FIELDS, names);
@@ -74,7 +82,8 @@ class EventTest {
 
   @Test
   void aBrokenEventSaysWhichField() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+    IllegalArgumentException e = assertThrows(
+        IllegalArgumentException.class,
         () -> Event.parse("{\"id\": \"x\", \"app\": \"a\"}".getBytes()));
     assertEquals("event field 'execution_id' is missing", e.getMessage());
   }

@@ -10,7 +10,8 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 class ExecutionTagTest {
-  private final ExecutionTag tags = new ExecutionTag("a-cluster-secret-of-32-bytes!!!!".getBytes(StandardCharsets.UTF_8));
+  private final ExecutionTag tags =
+      new ExecutionTag("a-cluster-secret-of-32-bytes!!!!".getBytes(StandardCharsets.UTF_8));
 
   @Test
   void aTagVerifiesOnlyForItsOwnApplicationExecutionAndFrontend() {
@@ -31,7 +32,8 @@ class ExecutionTagTest {
 
   @Test
   void anotherSecretMakesOtherTags() {
-    ExecutionTag other = new ExecutionTag("another-cluster-secret-32-bytes!".getBytes(StandardCharsets.UTF_8));
+    ExecutionTag other =
+        new ExecutionTag("another-cluster-secret-32-bytes!".getBytes(StandardCharsets.UTF_8));
     assertFalse(other.verify(tags.of("shop", "e1", "f"), "shop", "e1", "f"));
     assertThrows(IllegalArgumentException.class, () -> new ExecutionTag(new byte[8]));
   }

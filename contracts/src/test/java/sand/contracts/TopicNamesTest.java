@@ -23,7 +23,9 @@ class TopicNamesTest {
 
   @Test
   void aGrainTopicSplitsAtTheDotAfterTheApplication() {
-    assertEquals(Optional.of(new GrainRef("shop", "v1.resize")), TopicNames.parseGrainTopic("sand.shop.v1.resize"));
+    assertEquals(
+        Optional.of(new GrainRef("shop", "v1.resize")),
+        TopicNames.parseGrainTopic("sand.shop.v1.resize"));
     assertEquals(Optional.empty(), TopicNames.parseGrainTopic("sand.response.fe1"));
     assertEquals(Optional.empty(), TopicNames.parseGrainTopic("sand.control"));
     assertEquals(Optional.empty(), TopicNames.parseGrainTopic("other.shop.resize"));
@@ -32,7 +34,8 @@ class TopicNamesTest {
 
   @Test
   void badNamesAreRefusedWithTheExpectedForm() {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TopicNames.grainTopic("a.b", "g"));
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> TopicNames.grainTopic("a.b", "g"));
     assertTrue(e.getMessage().contains(TopicNames.APP_FORM), e.getMessage());
     assertThrows(IllegalArgumentException.class, () -> TopicNames.grainTopic("response", "g"));
     assertThrows(IllegalArgumentException.class, () -> TopicNames.grainTopic("shop", "a/b"));

@@ -3,12 +3,12 @@ package sand.contracts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.util.Set;
-import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
 
 /** Same rules and messages as grainworker/workflow.py: both run workflow-cases.json (tests/test_workflow.py). */
 class WorkflowTest {
@@ -21,8 +21,11 @@ class WorkflowTest {
     assertEquals(true, cases.size() >= 20, "the shared cases are there");
     for (var c : cases) {
       if (c.has("error")) {
-        assertEquals(c.get("error").asText(), assertThrows(Workflow.Invalid.class,
-            () -> Workflow.parse(c.get("workflow"))).getMessage(), c.get("workflow").toString());
+        assertEquals(
+            c.get("error").asText(),
+            assertThrows(Workflow.Invalid.class, () -> Workflow.parse(c.get("workflow")))
+                .getMessage(),
+            c.get("workflow").toString());
       } else {
         Workflow w = Workflow.parse(c.get("workflow"));
         assertEquals(c.get("entry").asText(), w.entry());
@@ -39,8 +42,9 @@ class WorkflowTest {
 
   @Test
   void aValidWorkflowKnowsItsEntryAndResources() {
-    Workflow w = Workflow.parse(("{\"name\":\"w\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\","
-        + "\"next\":[\"b\"],\"potentialNext\":[\"end\"]},{\"name\":\"b\",\"next\":[\"end\"],\"resource\":\"lib\"}]}"));
+    Workflow w = Workflow.parse(
+        ("{\"name\":\"w\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\","
+            + "\"next\":[\"b\"],\"potentialNext\":[\"end\"]},{\"name\":\"b\",\"next\":[\"end\"],\"resource\":\"lib\"}]}"));
     assertEquals("a", w.entry());
     assertEquals(Set.of("a", "lib"), w.resources());
   }

@@ -7,6 +7,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
@@ -16,9 +19,6 @@ import sand.datalayer.internal.KvStore;
 import sand.datalayer.internal.MapStore;
 import sand.datalayer.internal.SetStore;
 import sand.datalayer.internal.WriteBehind;
-import sand.cluster.globaldata.CanonicalEncoding;
-import sand.cluster.globaldata.GlobalDataLayer;
-import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * The data of one application in this host's local data layer: what a grain's calls reach once its
@@ -95,7 +95,10 @@ public final class ApplicationData {
   // ---- maps
 
   public void putMapEntry(String map, String key, byte[] value) {
-    maps.put(name("map name", map), name("map key", key), value("entry '" + key + "' of map '" + map + "'", value));
+    maps.put(
+        name("map name", map),
+        name("map key", key),
+        value("entry '" + key + "' of map '" + map + "'", value));
   }
 
   public Optional<byte[]> getMapEntry(String map, String key) {
@@ -244,11 +247,15 @@ public final class ApplicationData {
         case KV -> g.kvMetadata(app, n).orElse(DataMetadata.absent(kind, n));
         case MAP -> CanonicalEncoding.ofMapEntries(n, g.readMap(app, n));
         case SET -> CanonicalEncoding.ofSetItems(n, g.readSet(app, n));
-        case COUNTER -> CanonicalEncoding.ofCounterValue(n, g.readCounter(app, n).orElse(null));
+        case COUNTER ->
+          CanonicalEncoding.ofCounterValue(n, g.readCounter(app, n).orElse(null));
       };
     } catch (GlobalUnavailableException e) {
-      throw new DataLayerException(Code.UNAVAILABLE, "[app " + app + "] cannot verify " + kind + " '" + n
-          + "': the global data layer could not be read (" + e.getMessage() + "); retry later", e);
+      throw new DataLayerException(
+          Code.UNAVAILABLE,
+          "[app " + app + "] cannot verify " + kind + " '" + n
+              + "': the global data layer could not be read (" + e.getMessage() + "); retry later",
+          e);
     }
   }
 
@@ -258,12 +265,16 @@ public final class ApplicationData {
     if (name == null || name.isEmpty()) {
       throw bad("empty " + what + ": names must be non-empty strings");
     }
-    if (name.length() * 3L > MAX_NAME_BYTES && name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
-      throw bad(what + " '" + name.substring(0, 40) + "...' is longer than " + MAX_NAME_BYTES + " bytes in UTF-8");
+    if (name.length() * 3L > MAX_NAME_BYTES
+        && name.getBytes(StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+      throw bad(what + " '" + name.substring(0, 40) + "...' is longer than " + MAX_NAME_BYTES
+          + " bytes in UTF-8");
     }
     for (int i = 0; i < name.length(); i++) {
       char c = name.charAt(i);
-      if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
+      if (Character.isHighSurrogate(c)
+          && i + 1 < name.length()
+          && Character.isLowSurrogate(name.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(c)) {
         throw bad(what + " contains an unpaired surrogate at index " + i + ": not valid Unicode");
@@ -277,9 +288,12 @@ public final class ApplicationData {
       throw bad("no value given for " + what);
     }
     if (value.length > valueMaxBytes) {
-      throw new DataLayerException(Code.TOO_LARGE, "[app " + ctx.app() + "] value for " + what + " is "
-          + value.length + " bytes, above the limit of " + valueMaxBytes + " bytes (value.max.bytes); "
-          + "split it, or store it elsewhere and put a reference");
+      throw new DataLayerException(
+          Code.TOO_LARGE,
+          "[app " + ctx.app() + "] value for " + what + " is "
+              + value.length + " bytes, above the limit of " + valueMaxBytes
+              + " bytes (value.max.bytes); "
+              + "split it, or store it elsewhere and put a reference");
     }
     return value;
   }

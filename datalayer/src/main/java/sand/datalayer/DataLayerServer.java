@@ -9,13 +9,13 @@ import java.util.concurrent.CountDownLatch;
 import org.apache.thrift.transport.TTransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
 import sand.common.ThriftLimits;
 import sand.common.ThriftServer;
-import sand.cluster.globaldata.GlobalDataLayer;
-import sand.cluster.globaldata.GlobalUnavailableException;
 
 /**
  * The local data layer served over Thrift: embeddable ({@code new DataLayerServer(config, credentials,
@@ -46,15 +46,23 @@ public final class DataLayerServer implements AutoCloseable {
   public DataLayerServer start() throws IOException {
     DataLayerService service = new DataLayerService(layer);
     try {
-      tcp = ThriftServer.tcp("datalayer", service.processor(), config.getString("host"), config.getInt("port"),
-          limits()).start();
+      tcp = ThriftServer.tcp(
+              "datalayer",
+              service.processor(),
+              config.getString("host"),
+              config.getInt("port"),
+              limits())
+          .start();
     } catch (TTransportException e) {
-      throw new IOException("datalayer: cannot bind " + config.getString("host") + ":" + config.getInt("port")
-          + " (" + e.getMessage() + "); pick another port (SAND_DATALAYER_PORT, 0 = any free port)", e);
+      throw new IOException(
+          "datalayer: cannot bind " + config.getString("host") + ":" + config.getInt("port") + " ("
+              + e.getMessage() + "); pick another port (SAND_DATALAYER_PORT, 0 = any free port)",
+          e);
     }
     String socket = config.getString("unix.socket");
     if (!socket.isEmpty()) {
-      unix = ThriftServer.unix("datalayer", service.processor(), Path.of(socket), limits()).start();
+      unix = ThriftServer.unix("datalayer", service.processor(), Path.of(socket), limits())
+          .start();
     }
     return this;
   }
@@ -64,7 +72,9 @@ public final class DataLayerServer implements AutoCloseable {
    * credential, a value of value.max.bytes and the rest of its call.
    */
   private ThriftLimits limits() {
-    return ThriftLimits.of(ThriftLimits.known(credentials), config.getInt("max.connections"),
+    return ThriftLimits.of(
+        ThriftLimits.known(credentials),
+        config.getInt("max.connections"),
         config.getInt("value.max.bytes"));
   }
 
@@ -130,12 +140,15 @@ public final class DataLayerServer implements AutoCloseable {
       return;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      LOG.info("stopping (signal)");
-      server.close();
-      global.close();
-      stopped.countDown();
-    }, "datalayer-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(
+            () -> {
+              LOG.info("stopping (signal)");
+              server.close();
+              global.close();
+              stopped.countDown();
+            },
+            "datalayer-shutdown"));
     System.out.println("datalayer listening on " + server.address());
     System.out.flush();
     stopped.await();
@@ -153,21 +166,25 @@ public final class DataLayerServer implements AutoCloseable {
     Map<String, String> overrides = new LinkedHashMap<>();
     for (String arg : args) {
       if (arg.equals("--help") || arg.equals("-h")) {
-        help.println("usage: java -cp 'datalayer/target/datalayer-<version>.jar:datalayer/target/lib/*' "
-            + DataLayerServer.class.getName() + " [key=value ...]\n\nSettings (or SAND_DATALAYER_<KEY>):\n");
+        help.println(
+            "usage: java -cp 'datalayer/target/datalayer-<version>.jar:datalayer/target/lib/*' "
+                + DataLayerServer.class.getName()
+                + " [key=value ...]\n\nSettings (or SAND_DATALAYER_<KEY>):\n");
         help.print(DataLayerSettings.DEF.toMarkdown());
         return DataLayerSettings.DEF.parse(env, Map.of("credential", "help-only-credential"));
       }
       int eq = arg.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException("datalayer: argument '" + arg + "' is not key=value; see --help");
+        throw new IllegalArgumentException(
+            "datalayer: argument '" + arg + "' is not key=value; see --help");
       }
       overrides.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
     Config config = DataLayerSettings.DEF.parse(env, overrides);
     if (config.getString("credential").isEmpty()) {
-      throw new IllegalArgumentException("datalayer: credential is empty: set " + DataLayerSettings.DEF.envName("credential")
-          + " (or pass credential=...) to the host agent credential; it is required standalone");
+      throw new IllegalArgumentException(
+          "datalayer: credential is empty: set " + DataLayerSettings.DEF.envName("credential")
+              + " (or pass credential=...) to the host agent credential; it is required standalone");
     }
     return config;
   }

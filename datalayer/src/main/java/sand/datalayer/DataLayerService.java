@@ -1,6 +1,7 @@
 package sand.datalayer;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,7 +17,6 @@ import sand.contracts.DataMetadata;
 import sand.datalayer.thrift.DataError;
 import sand.datalayer.thrift.DataErrorCode;
 import sand.datalayer.thrift.Value;
-import java.nio.charset.StandardCharsets;
 
 /**
  * The Thrift face of a {@link LocalDataLayer} ({@code service LocalDataLayer} in datalayer.thrift).
@@ -44,7 +44,9 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   public void put(String credential, String key, ByteBuffer value) throws DataError {
     call("put", () -> {
       ApplicationData data = layer.forCredential(credential);
-      if (value != null) { // the application's quota in the global layer (a null value is BAD_REQUEST below)
+      if (value
+          != null) { // the application's quota in the global layer (a null value is BAD_REQUEST
+        // below)
         layer.checkStorage(data.application(), value.remaining(), "key '" + key + "'");
       }
       data.put(key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
@@ -70,30 +72,36 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   // ---- maps
 
   @Override
-  public void putMapEntry(String credential, String mapName, String key, ByteBuffer value) throws DataError {
+  public void putMapEntry(String credential, String mapName, String key, ByteBuffer value)
+      throws DataError {
     call("putMapEntry", () -> {
       ApplicationData data = layer.forCredential(credential);
       if (value != null) {
-        layer.checkStorage(data.application(), value.remaining(), "an entry of map '" + mapName + "'");
+        layer.checkStorage(
+            data.application(), value.remaining(), "an entry of map '" + mapName + "'");
       }
-      data.putMapEntry(mapName, key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
+      data.putMapEntry(
+          mapName, key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
       return null;
     });
   }
 
   @Override
   public Value getMapEntry(String credential, String mapName, String key) throws DataError {
-    return call("getMapEntry", () -> value(layer.forCredential(credential).getMapEntry(mapName, key)));
+    return call(
+        "getMapEntry", () -> value(layer.forCredential(credential).getMapEntry(mapName, key)));
   }
 
   @Override
   public boolean deleteMapEntry(String credential, String mapName, String key) throws DataError {
-    return call("deleteMapEntry", () -> layer.forCredential(credential).deleteMapEntry(mapName, key));
+    return call(
+        "deleteMapEntry", () -> layer.forCredential(credential).deleteMapEntry(mapName, key));
   }
 
   @Override
   public boolean containsMapKey(String credential, String mapName, String key) throws DataError {
-    return call("containsMapKey", () -> layer.forCredential(credential).containsMapKey(mapName, key));
+    return call(
+        "containsMapKey", () -> layer.forCredential(credential).containsMapKey(mapName, key));
   }
 
   @Override
@@ -105,7 +113,10 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   public Map<String, ByteBuffer> retrieveMap(String credential, String mapName) throws DataError {
     return call("retrieveMap", () -> {
       Map<String, ByteBuffer> out = new LinkedHashMap<>();
-      layer.forCredential(credential).retrieveMap(mapName).forEach((k, v) -> out.put(k, ByteBuffer.wrap(v)));
+      layer
+          .forCredential(credential)
+          .retrieveMap(mapName)
+          .forEach((k, v) -> out.put(k, ByteBuffer.wrap(v)));
       return out;
     });
   }
@@ -122,7 +133,9 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
     return call("addSetEntry", () -> {
       ApplicationData data = layer.forCredential(credential);
       if (item != null) {
-        layer.checkStorage(data.application(), item.getBytes(StandardCharsets.UTF_8).length,
+        layer.checkStorage(
+            data.application(),
+            item.getBytes(StandardCharsets.UTF_8).length,
             "an item of set '" + setName + "'");
       }
       return data.addSetEntry(setName, item);
@@ -131,12 +144,14 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
 
   @Override
   public boolean removeSetEntry(String credential, String setName, String item) throws DataError {
-    return call("removeSetEntry", () -> layer.forCredential(credential).removeSetEntry(setName, item));
+    return call(
+        "removeSetEntry", () -> layer.forCredential(credential).removeSetEntry(setName, item));
   }
 
   @Override
   public boolean containsSetItem(String credential, String setName, String item) throws DataError {
-    return call("containsSetItem", () -> layer.forCredential(credential).containsSetItem(setName, item));
+    return call(
+        "containsSetItem", () -> layer.forCredential(credential).containsSetItem(setName, item));
   }
 
   @Override
@@ -166,12 +181,14 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
 
   @Override
   public long incrementCounter(String credential, String counter, long delta) throws DataError {
-    return call("incrementCounter", () -> layer.forCredential(credential).incrementCounter(counter, delta));
+    return call(
+        "incrementCounter", () -> layer.forCredential(credential).incrementCounter(counter, delta));
   }
 
   @Override
   public long decrementCounter(String credential, String counter, long delta) throws DataError {
-    return call("decrementCounter", () -> layer.forCredential(credential).decrementCounter(counter, delta));
+    return call(
+        "decrementCounter", () -> layer.forCredential(credential).decrementCounter(counter, delta));
   }
 
   @Override
@@ -182,12 +199,13 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   // ---- data backup flag
 
   @Override
-  public List<sand.datalayer.thrift.DataMetadata> metadata(String credential,
-      List<sand.datalayer.thrift.DataMetadata> items) throws DataError {
+  public List<sand.datalayer.thrift.DataMetadata> metadata(
+      String credential, List<sand.datalayer.thrift.DataMetadata> items) throws DataError {
     return call("metadata", () -> {
       ApplicationData data = layer.forCredential(credential);
       List<sand.datalayer.thrift.DataMetadata> out = new ArrayList<>();
-      for (sand.datalayer.thrift.DataMetadata item : items == null ? List.<sand.datalayer.thrift.DataMetadata>of() : items) {
+      for (sand.datalayer.thrift.DataMetadata item :
+          items == null ? List.<sand.datalayer.thrift.DataMetadata>of() : items) {
         out.add(toThrift(data.metadata(kind(item.getKind()), item.getName())));
       }
       return out;
@@ -195,14 +213,19 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   }
 
   @Override
-  public boolean verifyGlobal(String credential, sand.datalayer.thrift.DataMetadata expected) throws DataError {
+  public boolean verifyGlobal(String credential, sand.datalayer.thrift.DataMetadata expected)
+      throws DataError {
     return call("verifyGlobal", () -> {
       ApplicationData data = layer.forCredential(credential);
       if (expected == null) {
-        throw new DataLayerException(DataLayerException.Code.BAD_REQUEST, "verifyGlobal needs the expected metadata");
+        throw new DataLayerException(
+            DataLayerException.Code.BAD_REQUEST, "verifyGlobal needs the expected metadata");
       }
-      return data.verifyGlobal(new DataMetadata(kind(expected.getKind()), expected.getName(),
-          expected.getSize(), expected.getSha256() == null ? "" : expected.getSha256()));
+      return data.verifyGlobal(new DataMetadata(
+          kind(expected.getKind()),
+          expected.getName(),
+          expected.getSize(),
+          expected.getSha256() == null ? "" : expected.getSha256()));
     });
   }
 
@@ -214,7 +237,8 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   // ---- administration
 
   @Override
-  public void grantApplication(String credential, String application, String applicationCredential) throws DataError {
+  public void grantApplication(String credential, String application, String applicationCredential)
+      throws DataError {
     call("grantApplication", () -> {
       layer.grantApplication(credential, application, applicationCredential);
       return null;
@@ -238,7 +262,8 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
   }
 
   private static sand.datalayer.thrift.DataMetadata toThrift(DataMetadata m) {
-    return new sand.datalayer.thrift.DataMetadata(m.kind().wireName(), m.name(), m.size(), m.sha256());
+    return new sand.datalayer.thrift.DataMetadata(
+        m.kind().wireName(), m.name(), m.size(), m.sha256());
   }
 
   private static <T> T call(String op, Supplier<T> body) throws DataError {

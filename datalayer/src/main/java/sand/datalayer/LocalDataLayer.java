@@ -7,9 +7,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.common.Credentials;
 import sand.common.Credentials.Principal;
 import sand.common.Credentials.UnauthorizedException;
-import sand.common.Credentials;
 import sand.contracts.DataKind;
 import sand.datalayer.DataLayerException.Code;
 import sand.datalayer.internal.AppContext;
@@ -17,7 +18,6 @@ import sand.datalayer.internal.AppMemory;
 import sand.datalayer.internal.HostMemory;
 import sand.datalayer.internal.Sizes;
 import sand.datalayer.internal.WriteBehind;
-import sand.cluster.globaldata.GlobalDataLayer;
 
 /**
  * The local data layer of one host (paper §4.3): an in-memory store per application, backed up
@@ -47,46 +47,106 @@ public final class LocalDataLayer implements AutoCloseable {
    * @param maxBytes        most bytes all applications together may hold in this host's memory (max.bytes)
    * @param globalMaxBytes  most bytes one application may store in the global layer (app.global.max.bytes)
    */
-  public record Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff,
-                        Duration readThroughWait, Duration closeFlush, long appMaxBytes, long maxBytes,
-                        long globalMaxBytes) {
+  public record Options(
+      long valueMaxBytes,
+      int backupThreads,
+      Duration retryMaxBackoff,
+      Duration readThroughWait,
+      Duration closeFlush,
+      long appMaxBytes,
+      long maxBytes,
+      long globalMaxBytes) {
     /** app.global.max.bytes's default: 1 GiB per application. */
     public static final long GLOBAL_MAX_BYTES = 1L << 30;
 
-    public Options(long valueMaxBytes, int backupThreads, Duration retryMaxBackoff, Duration readThroughWait,
-                   Duration closeFlush, long appMaxBytes, long maxBytes) {
-      this(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+    public Options(
+        long valueMaxBytes,
+        int backupThreads,
+        Duration retryMaxBackoff,
+        Duration readThroughWait,
+        Duration closeFlush,
+        long appMaxBytes,
+        long maxBytes) {
+      this(
+          valueMaxBytes,
+          backupThreads,
+          retryMaxBackoff,
+          readThroughWait,
+          closeFlush,
+          appMaxBytes,
+          maxBytes,
           GLOBAL_MAX_BYTES);
     }
 
     public static Options defaults() {
-      return new Options(10L * 1024 * 1024, 4, Duration.ofSeconds(5), Duration.ofSeconds(5), Duration.ofSeconds(10),
-          64L * 1024 * 1024, 512L * 1024 * 1024);
+      return new Options(
+          10L * 1024 * 1024,
+          4,
+          Duration.ofSeconds(5),
+          Duration.ofSeconds(5),
+          Duration.ofSeconds(10),
+          64L * 1024 * 1024,
+          512L * 1024 * 1024);
     }
 
     public Options withValueMaxBytes(long v) {
-      return new Options(v, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+      return new Options(
+          v,
+          backupThreads,
+          retryMaxBackoff,
+          readThroughWait,
+          closeFlush,
+          appMaxBytes,
+          maxBytes,
           globalMaxBytes);
     }
 
     public Options withRetryMaxBackoff(Duration d) {
-      return new Options(valueMaxBytes, backupThreads, d, readThroughWait, closeFlush, appMaxBytes, maxBytes,
+      return new Options(
+          valueMaxBytes,
+          backupThreads,
+          d,
+          readThroughWait,
+          closeFlush,
+          appMaxBytes,
+          maxBytes,
           globalMaxBytes);
     }
 
     public Options withAppMaxBytes(long v) {
-      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, v, maxBytes,
+      return new Options(
+          valueMaxBytes,
+          backupThreads,
+          retryMaxBackoff,
+          readThroughWait,
+          closeFlush,
+          v,
+          maxBytes,
           globalMaxBytes);
     }
 
     public Options withMaxBytes(long v) {
-      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes, v,
+      return new Options(
+          valueMaxBytes,
+          backupThreads,
+          retryMaxBackoff,
+          readThroughWait,
+          closeFlush,
+          appMaxBytes,
+          v,
           globalMaxBytes);
     }
 
     public Options withGlobalMaxBytes(long v) {
-      return new Options(valueMaxBytes, backupThreads, retryMaxBackoff, readThroughWait, closeFlush, appMaxBytes,
-          maxBytes, v);
+      return new Options(
+          valueMaxBytes,
+          backupThreads,
+          retryMaxBackoff,
+          readThroughWait,
+          closeFlush,
+          appMaxBytes,
+          maxBytes,
+          v);
     }
   }
 
@@ -95,7 +155,8 @@ public final class LocalDataLayer implements AutoCloseable {
    * bookkeeping, and the write's own copy of the names and bookkeeping): app.max.bytes must be at
    * least value.max.bytes plus this.
    */
-  public static final long WRITE_MARGIN_BYTES = 4L * ApplicationData.MAX_NAME_BYTES + 2 * Sizes.ITEM_OVERHEAD_BYTES
+  public static final long WRITE_MARGIN_BYTES = 4L * ApplicationData.MAX_NAME_BYTES
+      + 2 * Sizes.ITEM_OVERHEAD_BYTES
       + Sizes.WRITE_OVERHEAD_BYTES;
 
   private final Credentials credentials;
@@ -113,35 +174,50 @@ public final class LocalDataLayer implements AutoCloseable {
    */
   public LocalDataLayer(Credentials credentials, GlobalDataLayer global, Options options) {
     if (options.valueMaxBytes() > global.maxValueBytes()) {
-      throw new IllegalArgumentException("value.max.bytes=" + options.valueMaxBytes() + " is above the largest "
-          + "value the global data layer accepts in one write (" + global.maxValueBytes() + " bytes): lower "
-          + "value.max.bytes, or let Cassandra take larger writes (commitlog_segment_size: 32MiB in "
-          + "cassandra.yaml gives max_mutation_size 16MiB)");
+      throw new IllegalArgumentException(
+          "value.max.bytes=" + options.valueMaxBytes() + " is above the largest "
+              + "value the global data layer accepts in one write (" + global.maxValueBytes()
+              + " bytes): lower "
+              + "value.max.bytes, or let Cassandra take larger writes (commitlog_segment_size: 32MiB in "
+              + "cassandra.yaml gives max_mutation_size 16MiB)");
     }
     if (options.appMaxBytes() > options.maxBytes()) {
-      throw new IllegalArgumentException("app.max.bytes=" + options.appMaxBytes() + " is above max.bytes="
-          + options.maxBytes() + " (the whole host's share): lower app.max.bytes or raise max.bytes");
+      throw new IllegalArgumentException(
+          "app.max.bytes=" + options.appMaxBytes() + " is above max.bytes=" + options.maxBytes()
+              + " (the whole host's share): lower app.max.bytes or raise max.bytes");
     }
     if (options.appMaxBytes() < options.valueMaxBytes() + WRITE_MARGIN_BYTES) {
-      throw new IllegalArgumentException("app.max.bytes=" + options.appMaxBytes() + " cannot hold the largest "
-          + "single write: value.max.bytes=" + options.valueMaxBytes() + " plus " + WRITE_MARGIN_BYTES
-          + " bytes of names and bookkeeping; raise app.max.bytes or lower value.max.bytes");
+      throw new IllegalArgumentException(
+          "app.max.bytes=" + options.appMaxBytes() + " cannot hold the largest "
+              + "single write: value.max.bytes=" + options.valueMaxBytes() + " plus "
+              + WRITE_MARGIN_BYTES
+              + " bytes of names and bookkeeping; raise app.max.bytes or lower value.max.bytes");
     }
     this.credentials = credentials;
     this.storage = new StorageQuota(global, options.globalMaxBytes());
-    this.global = storage.metered(); // what reaches the global layer is counted against the application's quota
+    this.global =
+        storage
+            .metered(); // what reaches the global layer is counted against the application's quota
     this.options = options;
     Duration first = Duration.ofMillis(Math.min(20, options.retryMaxBackoff().toMillis()));
-    this.writeBehind = new WriteBehind(this.global, options.backupThreads(), first, options.retryMaxBackoff());
+    this.writeBehind =
+        new WriteBehind(this.global, options.backupThreads(), first, options.retryMaxBackoff());
     this.memory = new HostMemory(options.maxBytes(), options.appMaxBytes());
-    LOG.info("local data layer started: value.max.bytes={}, app.max.bytes={}, max.bytes={}, {} backup threads, "
-        + "global layer {}", options.valueMaxBytes(), options.appMaxBytes(), options.maxBytes(),
-        options.backupThreads(), global.getClass().getSimpleName());
+    LOG.info(
+        "local data layer started: value.max.bytes={}, app.max.bytes={}, max.bytes={}, {} backup threads, "
+            + "global layer {}",
+        options.valueMaxBytes(),
+        options.appMaxBytes(),
+        options.maxBytes(),
+        options.backupThreads(),
+        global.getClass().getSimpleName());
     long heap = Runtime.getRuntime().maxMemory();
     if (options.maxBytes() > heap / 2) {
-      LOG.warn("max.bytes={} is above half of this JVM's heap ({} bytes): with its overhead the local data layer "
-          + "can take more than the heap; lower datalayer max.bytes or raise -Xmx (see docs/data-layer.md)",
-          options.maxBytes(), heap);
+      LOG.warn(
+          "max.bytes={} is above half of this JVM's heap ({} bytes): with its overhead the local data layer "
+              + "can take more than the heap; lower datalayer max.bytes or raise -Xmx (see docs/data-layer.md)",
+          options.maxBytes(),
+          heap);
     }
   }
 
@@ -154,11 +230,14 @@ public final class LocalDataLayer implements AutoCloseable {
     try {
       p = credentials.authenticate(credential);
     } catch (UnauthorizedException e) {
-      throw new DataLayerException(Code.UNAUTHORIZED, e.getMessage()
-          + ": use the credential the host agent gave this sandbox", e);
+      throw new DataLayerException(
+          Code.UNAUTHORIZED,
+          e.getMessage() + ": use the credential the host agent gave this sandbox",
+          e);
     }
     if (p.hostAgent()) {
-      throw new DataLayerException(Code.UNAUTHORIZED,
+      throw new DataLayerException(
+          Code.UNAUTHORIZED,
           "the host agent credential names no application; data calls need an application's credential");
     }
     return forApplication(p.application());
@@ -166,8 +245,10 @@ public final class LocalDataLayer implements AutoCloseable {
 
   /** The data of {@code application}, for the host agent in-process (no credential check). */
   public ApplicationData forApplication(String application) {
-    return applications.computeIfAbsent(application, a ->
-        new ApplicationData(new AppContext(a, global, writeBehind, options.readThroughWait(), memory.account(a)),
+    return applications.computeIfAbsent(
+        application,
+        a -> new ApplicationData(
+            new AppContext(a, global, writeBehind, options.readThroughWait(), memory.account(a)),
             options.valueMaxBytes()));
   }
 
@@ -185,7 +266,8 @@ public final class LocalDataLayer implements AutoCloseable {
   }
 
   /** Let {@code applicationCredential} act for {@code application}; host agent credential only. */
-  public void grantApplication(String hostAgentCredential, String application, String applicationCredential) {
+  public void grantApplication(
+      String hostAgentCredential, String application, String applicationCredential) {
     requireHostAgent(hostAgentCredential, "grantApplication");
     try {
       credentials.grant(application, applicationCredential);
@@ -256,12 +338,16 @@ public final class LocalDataLayer implements AutoCloseable {
   public void close() {
     long pending = writeBehind.pendingWrites();
     if (pending > 0) {
-      LOG.info("closing: waiting up to {} ms for {} pending writes to reach the global data layer",
-          options.closeFlush().toMillis(), pending);
+      LOG.info(
+          "closing: waiting up to {} ms for {} pending writes to reach the global data layer",
+          options.closeFlush().toMillis(),
+          pending);
     }
     if (!writeBehind.flushAll(options.closeFlush().toMillis())) {
-      LOG.error("closing with {} writes not in the global data layer after {} ms: they are lost",
-          writeBehind.pendingWrites(), options.closeFlush().toMillis());
+      LOG.error(
+          "closing with {} writes not in the global data layer after {} ms: they are lost",
+          writeBehind.pendingWrites(),
+          options.closeFlush().toMillis());
     }
     writeBehind.close();
     LOG.info("local data layer stopped");

@@ -9,10 +9,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.contracts.DataMetadata;
-import sand.datalayer.DataLayerException.Code;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalUnavailableException;
+import sand.contracts.DataMetadata;
+import sand.datalayer.DataLayerException.Code;
 
 /**
  * Bytes per application in the global data layer (issue 26): counted as writes reach it, and a grain's write
@@ -37,6 +37,7 @@ public final class StorageQuota {
 
   /** The counter by which an application lowers its own quota (bytes; 0 or absent: the operator's). */
   public static final String OWN_LIMIT = "sand.quota.global.max.bytes";
+
   static final long REFRESH_MS = 1000;
 
   /** Bytes used and allowed. */
@@ -45,7 +46,8 @@ public final class StorageQuota {
   private static final class App {
     volatile long used;
     volatile long max;
-    volatile long refreshed = Long.MIN_VALUE / 2; // System.nanoTime() of the last read from the global layer
+    volatile long refreshed =
+        Long.MIN_VALUE / 2; // System.nanoTime() of the last read from the global layer
     long recordedMax = -1; // under the App's lock
   }
 
@@ -75,12 +77,19 @@ public final class StorageQuota {
     Usage u = usage(app);
     if (u.usedBytes() + pending + bytes > u.maxBytes()) {
       boolean own = u.maxBytes() < operatorMax;
-      throw new DataLayerException(Code.QUOTA_EXCEEDED, "[app " + app + "] cannot store " + what + " (" + bytes
-          + " bytes): the application stores " + u.usedBytes() + " bytes in the global data layer ("
-          + pending + " more on their way from this host) and its quota is "
-          + u.maxBytes() + " bytes (" + (own ? "its own counter " + OWN_LIMIT + ", below the operator's "
-          + "datalayer app.global.max.bytes=" + operatorMax : "datalayer app.global.max.bytes") + "); nothing was "
-          + "changed: delete keys or maps to free space");
+      throw new DataLayerException(
+          Code.QUOTA_EXCEEDED,
+          "[app " + app + "] cannot store " + what + " (" + bytes
+              + " bytes): the application stores " + u.usedBytes()
+              + " bytes in the global data layer ("
+              + pending + " more on their way from this host) and its quota is "
+              + u.maxBytes() + " bytes ("
+              + (own
+                  ? "its own counter " + OWN_LIMIT + ", below the operator's "
+                      + "datalayer app.global.max.bytes=" + operatorMax
+                  : "datalayer app.global.max.bytes")
+              + "); nothing was "
+              + "changed: delete keys or maps to free space");
     }
   }
 
@@ -122,7 +131,8 @@ public final class StorageQuota {
     }
     try {
       global.addStoredBytes(app, delta);
-    } catch (GlobalUnavailableException e) { // the write is in: not retried for its count, which is lost
+    } catch (
+        GlobalUnavailableException e) { // the write is in: not retried for its count, which is lost
       LOG.warn("[app {}] {} bytes stored were not counted: {}", app, delta, e.getMessage());
     }
     App a = apps.get(app);

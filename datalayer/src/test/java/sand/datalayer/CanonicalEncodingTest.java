@@ -11,9 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 class CanonicalEncodingTest {
 
@@ -29,7 +29,8 @@ class CanonicalEncodingTest {
   void setIsSortedItemsJoinedByNewline() {
     assertArrayEquals(bytes("a\nb\n\u00e9"), CanonicalEncoding.ofSet(Set.of("\u00e9", "b", "a")));
     DataMetadata m = CanonicalEncoding.ofSetItems("s", List.of("b", "a"));
-    assertEquals(new DataMetadata(DataKind.SET, "s", 3, CanonicalEncoding.sha256Hex(bytes("a\nb"))), m);
+    assertEquals(
+        new DataMetadata(DataKind.SET, "s", 3, CanonicalEncoding.sha256Hex(bytes("a\nb"))), m);
   }
 
   @Test
@@ -37,7 +38,8 @@ class CanonicalEncodingTest {
     Map<String, byte[]> m = new LinkedHashMap<>();
     m.put("b", bytes("xyz"));
     m.put("a", new byte[0]);
-    byte[] expected = {'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 'b', 0, 0, 0, 0, 0, 0, 0, 0, 3, 'x', 'y', 'z'};
+    byte[] expected = {'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 'b', 0, 0, 0, 0, 0, 0, 0, 0, 3, 'x', 'y', 'z'
+    };
     assertArrayEquals(expected, CanonicalEncoding.ofMap(m));
     DataMetadata meta = CanonicalEncoding.ofMapEntries("m", m);
     assertEquals(expected.length, meta.size());
@@ -53,13 +55,15 @@ class CanonicalEncodingTest {
 
   @Test
   void sha256IsLowerCaseHex() {
-    assertEquals("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    assertEquals(
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         CanonicalEncoding.sha256Hex(new byte[0]));
   }
 
   @Test
   void orderIsCodePointOrderLikeUtf8Bytes() {
-    List<String> s = new ArrayList<>(List.of("\uD83D\uDE00", "\uFF5E", "z", "\u00e9", "a", "ab", ""));
+    List<String> s =
+        new ArrayList<>(List.of("\uD83D\uDE00", "\uFF5E", "z", "\u00e9", "a", "ab", ""));
     s.sort(CanonicalEncoding.ORDER);
     assertEquals(List.of("", "a", "ab", "z", "\u00e9", "\uFF5E", "\uD83D\uDE00"), s);
   }

@@ -19,12 +19,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import sand.common.Credentials;
-import sand.contracts.DataKind;
-import sand.contracts.DataMetadata;
 import sand.cluster.globaldata.CanonicalEncoding;
 import sand.cluster.globaldata.CassandraGlobalDataLayer;
 import sand.cluster.globaldata.GlobalDataLayer;
+import sand.common.Credentials;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * Integration test against the real Cassandra at 127.0.0.1:9042 (deploy/cassandra.sh start); runs only
@@ -33,15 +33,18 @@ import sand.cluster.globaldata.GlobalDataLayer;
  */
 class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress("127.0.0.1", 9042);
-  private static final String KEYSPACE = "sand_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+  private static final String KEYSPACE =
+      "sand_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
   private static CassandraGlobalDataLayer.Settings settings;
   private static CassandraGlobalDataLayer shared;
 
   @BeforeAll
   static void cassandra() {
-    Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration tests run with -Dsand.it=true");
-    settings = new CassandraGlobalDataLayer.Settings(CASSANDRA, "datacenter1", KEYSPACE, 1, Duration.ofSeconds(10));
+    Assumptions.assumeTrue(
+        Boolean.getBoolean("sand.it"), "integration tests run with -Dsand.it=true");
+    settings = new CassandraGlobalDataLayer.Settings(
+        CASSANDRA, "datacenter1", KEYSPACE, 1, Duration.ofSeconds(10));
     shared = CassandraGlobalDataLayer.connect(settings);
   }
 
@@ -53,8 +56,12 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
     if (shared != null) {
       shared.close();
     }
-    try (CqlSession s = CqlSession.builder().addContactPoint(CASSANDRA).withLocalDatacenter("datacenter1").build()) {
-      s.execute(SimpleStatement.newInstance("DROP KEYSPACE IF EXISTS " + KEYSPACE).setTimeout(Duration.ofSeconds(60)));
+    try (CqlSession s = CqlSession.builder()
+        .addContactPoint(CASSANDRA)
+        .withLocalDatacenter("datacenter1")
+        .build()) {
+      s.execute(SimpleStatement.newInstance("DROP KEYSPACE IF EXISTS " + KEYSPACE)
+          .setTimeout(Duration.ofSeconds(60)));
     }
   }
 
@@ -74,7 +81,7 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
     DataMetadata setMeta;
     DataMetadata counterMeta;
     try (CassandraGlobalDataLayer global = CassandraGlobalDataLayer.connect(settings);
-         LocalDataLayer host1 = new LocalDataLayer(credentials, global, options)) {
+        LocalDataLayer host1 = new LocalDataLayer(credentials, global, options)) {
       ApplicationData a = host1.forCredential(Layers.CRED_A);
       a.put("doc", bytes("hello grain"));
       a.put("empty", new byte[0]);
@@ -89,7 +96,8 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
       host1.forCredential(Layers.CRED_B).put("doc", bytes("b's"));
       assertTrue(a.flush(30_000));
       assertTrue(host1.forCredential(Layers.CRED_B).flush(30_000));
-      // bytes stored (StorageQuota): values of keys and map entries with their keys, set items; "gone" gave its back
+      // bytes stored (StorageQuota): values of keys and map entries with their keys, set items;
+      // "gone" gave its back
       assertEquals("doc".length() + 11 + "empty".length() + 2 * 2 + 2, global.storedBytes("appa"));
       assertEquals("doc".length() + 3, global.storedBytes("appb"));
       kvMeta = a.metadata(DataKind.KV, "doc");
@@ -101,7 +109,7 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
 
     // Another host: its own Cassandra session, empty memory.
     try (CassandraGlobalDataLayer global = CassandraGlobalDataLayer.connect(settings);
-         LocalDataLayer host2 = new LocalDataLayer(credentials, global, options)) {
+        LocalDataLayer host2 = new LocalDataLayer(credentials, global, options)) {
       ApplicationData a = host2.forCredential(Layers.CRED_A);
       assertEquals("hello grain", text(a.get("doc").orElseThrow()));
       assertArrayEquals(new byte[0], a.get("empty").orElseThrow());
@@ -109,8 +117,13 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
       assertTrue(a.get("never-written").isEmpty());
       assertEquals(List.of("doc", "empty"), a.listKeys("", 10));
       assertEquals(List.of("empty"), a.listKeys("doc", 10));
-      assertEquals(Map.of("x", "1", "y", "2"), Map.of("x", text(a.getMapEntry("m", "x").orElseThrow()),
-          "y", text(a.getMapEntry("m", "y").orElseThrow())));
+      assertEquals(
+          Map.of("x", "1", "y", "2"),
+          Map.of(
+              "x",
+              text(a.getMapEntry("m", "x").orElseThrow()),
+              "y",
+              text(a.getMapEntry("m", "y").orElseThrow())));
       assertEquals(Set.of("i", "j"), a.retrieveSet("s"));
       assertEquals(42, a.getCounterValue("c"));
       assertEquals("b's", text(host2.forCredential(Layers.CRED_B).get("doc").orElseThrow()));
@@ -137,11 +150,16 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
     byte[] big = new byte[(int) LocalDataLayer.Options.defaults().valueMaxBytes()];
     big[big.length - 1] = 7;
     try (CassandraGlobalDataLayer global = CassandraGlobalDataLayer.connect(settings)) {
-      assertTrue(global.maxValueBytes() >= big.length, "Cassandra takes values up to " + global.maxValueBytes()
-          + " bytes, below the default value.max.bytes " + big.length + ": set commitlog_segment_size: 32MiB");
+      assertTrue(
+          global.maxValueBytes() >= big.length,
+          "Cassandra takes values up to " + global.maxValueBytes()
+              + " bytes, below the default value.max.bytes " + big.length
+              + ": set commitlog_segment_size: 32MiB");
       global.writeKv("appbig", "big", big);
       assertArrayEquals(big, global.readKv("appbig", "big").orElseThrow());
-      assertEquals(CanonicalEncoding.ofKvValue("big", big), global.kvMetadata("appbig", "big").orElseThrow());
+      assertEquals(
+          CanonicalEncoding.ofKvValue("big", big),
+          global.kvMetadata("appbig", "big").orElseThrow());
     }
   }
 }

@@ -35,12 +35,23 @@ class CountersTest {
 
   @Test
   void missingCounterIsNotFound() {
-    assertEquals(Code.NOT_FOUND, assertThrows(DataLayerException.class, () -> t.a.getCounterValue("nope")).code());
-    assertEquals(Code.NOT_FOUND, assertThrows(DataLayerException.class, () -> t.a.incrementCounter("nope", 1)).code());
-    assertEquals(Code.NOT_FOUND, assertThrows(DataLayerException.class, () -> t.a.decrementCounter("nope", 1)).code());
+    assertEquals(
+        Code.NOT_FOUND,
+        assertThrows(DataLayerException.class, () -> t.a.getCounterValue("nope"))
+            .code());
+    assertEquals(
+        Code.NOT_FOUND,
+        assertThrows(DataLayerException.class, () -> t.a.incrementCounter("nope", 1))
+            .code());
+    assertEquals(
+        Code.NOT_FOUND,
+        assertThrows(DataLayerException.class, () -> t.a.decrementCounter("nope", 1))
+            .code());
     t.a.createCounter("c", 1);
     t.a.deleteCounter("c");
-    assertEquals(Code.NOT_FOUND, assertThrows(DataLayerException.class, () -> t.a.getCounterValue("c")).code());
+    assertEquals(
+        Code.NOT_FOUND,
+        assertThrows(DataLayerException.class, () -> t.a.getCounterValue("c")).code());
   }
 
   @Test
@@ -54,9 +65,14 @@ class CountersTest {
   @Test
   void overflowIsABadRequestAndLeavesTheValue() {
     t.a.createCounter("c", Long.MAX_VALUE);
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.incrementCounter("c", 1)).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class,
-        () -> t.a.decrementCounter("c", Long.MIN_VALUE)).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.incrementCounter("c", 1))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.decrementCounter("c", Long.MIN_VALUE))
+            .code());
     assertEquals(Long.MAX_VALUE, t.a.getCounterValue("c"));
   }
 

@@ -8,18 +8,18 @@ import static sand.datalayer.Layers.bytes;
 import static sand.datalayer.Layers.text;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
-import sand.contracts.DataKind;
-import sand.contracts.DataMetadata;
-import java.util.Collections;
-import java.util.Random;
 import sand.cluster.globaldata.CanonicalEncoding;
 import sand.cluster.globaldata.GlobalDataLayer;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 
 /**
  * What every {@link GlobalDataLayer} promises, run against the fake ({@link InMemoryGlobalDataLayerTest}) and
@@ -45,7 +45,8 @@ abstract class GlobalDataLayerContract {
   void theSchemaCanBeCreatedAgainAndValuesHaveARoom() {
     global().createSchema();
     global().createSchema();
-    assertTrue(global().maxValueBytes() > 1024 * 1024, "at least 1 MiB: " + global().maxValueBytes());
+    assertTrue(
+        global().maxValueBytes() > 1024 * 1024, "at least 1 MiB: " + global().maxValueBytes());
   }
 
   @Test
@@ -55,7 +56,9 @@ abstract class GlobalDataLayerContract {
     global().writeKv(app, "k", bytes("v1"));
     global().writeKv(app, "k", bytes("v2"));
     assertEquals("v2", text(global().readKv(app, "k").orElseThrow()));
-    assertEquals(CanonicalEncoding.ofKvValue("k", bytes("v2")), global().kvMetadata(app, "k").orElseThrow());
+    assertEquals(
+        CanonicalEncoding.ofKvValue("k", bytes("v2")),
+        global().kvMetadata(app, "k").orElseThrow());
     global().deleteKv(app, "k");
     global().deleteKv(app, "k");
     global().deleteKv(app, "never-there");
@@ -73,7 +76,8 @@ abstract class GlobalDataLayerContract {
     global().writeKv(app, "empty", new byte[0]);
     assertArrayEquals(all, global().readKv(app, "all").orElseThrow());
     assertArrayEquals(new byte[0], global().readKv(app, "empty").orElseThrow());
-    assertEquals(new DataMetadata(DataKind.KV, "empty", 0, CanonicalEncoding.sha256Hex(new byte[0])),
+    assertEquals(
+        new DataMetadata(DataKind.KV, "empty", 0, CanonicalEncoding.sha256Hex(new byte[0])),
         global().kvMetadata(app, "empty").orElseThrow());
     global().writeMapEntry(app, "m", "empty", new byte[0]);
     assertArrayEquals(new byte[0], global().readMapEntry(app, "m", "empty").orElseThrow());
@@ -89,8 +93,10 @@ abstract class GlobalDataLayerContract {
     global().writeKv(other, "0-other-app", bytes("x"));
     assertEquals(ORDERED, global().listKeys(app, "", 100));
     assertEquals(ORDERED.subList(0, 3), global().listKeys(app, "", 3));
-    assertEquals(ORDERED.subList(3, 6), global().listKeys(app, "a", 3), "after a key, that key excluded");
-    assertEquals(ORDERED.subList(4, 8), global().listKeys(app, "a c", 10), "after a key that is not stored");
+    assertEquals(
+        ORDERED.subList(3, 6), global().listKeys(app, "a", 3), "after a key, that key excluded");
+    assertEquals(
+        ORDERED.subList(4, 8), global().listKeys(app, "a c", 10), "after a key that is not stored");
     assertEquals(List.of(), global().listKeys(app, "😀", 10));
     assertEquals(List.of(), global().listKeys(app, "", 0), "a page of none");
     assertEquals(List.of(), global().listKeys(uid(), "", 10));
@@ -114,7 +120,8 @@ abstract class GlobalDataLayerContract {
     global().deleteMapEntry(app, "m", "b");
     global().deleteMapEntry(app, "m", "never-there");
     assertTrue(global().readMapEntry(app, "m", "b").isEmpty());
-    assertEquals(List.of("a", "\uFFFD", "😀"), List.copyOf(global().readMap(app, "m").keySet()));
+    assertEquals(
+        List.of("a", "\uFFFD", "😀"), List.copyOf(global().readMap(app, "m").keySet()));
     for (String k : List.of("a", "\uFFFD", "😀")) {
       global().deleteMapEntry(app, "m", k);
     }
@@ -124,7 +131,10 @@ abstract class GlobalDataLayerContract {
     global().deleteMap(app, "m");
     global().deleteMap(app, "m");
     assertEquals(Map.of(), global().readMap(app, "m"));
-    assertEquals("m2's", text(global().readMapEntry(app, "m2", "a").orElseThrow()), "another map is untouched");
+    assertEquals(
+        "m2's",
+        text(global().readMapEntry(app, "m2", "a").orElseThrow()),
+        "another map is untouched");
   }
 
   @Test
@@ -162,7 +172,8 @@ abstract class GlobalDataLayerContract {
     global().writeCounter(app, "zero", 0);
     assertEquals(Optional.of(Long.MIN_VALUE), global().readCounter(app, "min"));
     assertEquals(Optional.of(Long.MAX_VALUE), global().readCounter(app, "max"));
-    assertEquals(Optional.of(0L), global().readCounter(app, "zero"), "zero is a value, not absence");
+    assertEquals(
+        Optional.of(0L), global().readCounter(app, "zero"), "zero is a value, not absence");
     global().deleteCounter(app, "c");
     global().deleteCounter(app, "c");
     assertEquals(Optional.empty(), global().readCounter(app, "c"));

@@ -23,26 +23,48 @@ class IsolationTest {
 
   @Test
   void unknownOrMissingCredentialIsUnauthorized() {
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class,
-        () -> t.layer.forCredential("not-a-credential-at-all")).code());
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class, () -> t.layer.forCredential("")).code());
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class, () -> t.layer.forCredential(null)).code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(
+                DataLayerException.class, () -> t.layer.forCredential("not-a-credential-at-all"))
+            .code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(DataLayerException.class, () -> t.layer.forCredential("")).code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(DataLayerException.class, () -> t.layer.forCredential(null))
+            .code());
   }
 
   @Test
   void theHostAgentCredentialNamesNoApplication() {
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class,
-        () -> t.layer.forCredential(Layers.AGENT)).code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(DataLayerException.class, () -> t.layer.forCredential(Layers.AGENT))
+            .code());
   }
 
   @Test
   void onlyTheHostAgentGrantsAndRevokes() {
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class,
-        () -> t.layer.grantApplication(Layers.CRED_A, "appb", "stolen-credential-0123456789")).code());
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class,
-        () -> t.layer.revokeApplication(Layers.CRED_A, "appb")).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class,
-        () -> t.layer.grantApplication(Layers.AGENT, "appc", "short")).code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(
+                DataLayerException.class,
+                () ->
+                    t.layer.grantApplication(Layers.CRED_A, "appb", "stolen-credential-0123456789"))
+            .code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(
+                DataLayerException.class, () -> t.layer.revokeApplication(Layers.CRED_A, "appb"))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(
+                DataLayerException.class,
+                () -> t.layer.grantApplication(Layers.AGENT, "appc", "short"))
+            .code());
   }
 
   @Test
@@ -54,7 +76,9 @@ class IsolationTest {
     assertTrue(t.b.get("k").isEmpty());
     assertTrue(t.b.getMapEntry("m", "x").isEmpty());
     assertFalse(t.b.containsSetItem("s", "a's"));
-    assertEquals(Code.NOT_FOUND, assertThrows(DataLayerException.class, () -> t.b.getCounterValue("c")).code());
+    assertEquals(
+        Code.NOT_FOUND,
+        assertThrows(DataLayerException.class, () -> t.b.getCounterValue("c")).code());
     assertEquals(List.of(), t.b.listKeys("", 10));
 
     t.b.put("k", bytes("b's"));
@@ -75,8 +99,10 @@ class IsolationTest {
   void revokedCredentialIsRefusedAndTheWritesAreKept() {
     t.a.put("k", bytes("v"));
     t.layer.revokeApplication(Layers.AGENT, "appa");
-    assertEquals(Code.UNAUTHORIZED, assertThrows(DataLayerException.class,
-        () -> t.layer.forCredential(Layers.CRED_A)).code());
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(DataLayerException.class, () -> t.layer.forCredential(Layers.CRED_A))
+            .code());
     assertTrue(t.layer.flush("appa", 10_000));
     assertEquals("v", text(t.global.readKv("appa", "k").orElseThrow()));
     // Granted again (redeploy), memory starts empty and reads through.

@@ -76,7 +76,8 @@ class KeyValueTest {
   @Test
   void tooLargeNamesTheSizeAndTheLimitAndKeepsTheOldValue() {
     t.a.put("big", bytes("small"));
-    DataLayerException e = assertThrows(DataLayerException.class, () -> t.a.put("big", new byte[1001]));
+    DataLayerException e =
+        assertThrows(DataLayerException.class, () -> t.a.put("big", new byte[1001]));
     assertEquals(Code.TOO_LARGE, e.code());
     assertTrue(e.getMessage().contains("1001") && e.getMessage().contains("1000"), e.getMessage());
     assertEquals("small", text(t.a.get("big").orElseThrow()));
@@ -85,13 +86,30 @@ class KeyValueTest {
 
   @Test
   void badNamesAndArguments() {
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.put("", bytes("v"))).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.get(null)).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.put("k", null)).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.put("\uD800", bytes("v"))).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class,
-        () -> t.a.put("x".repeat(ApplicationData.MAX_NAME_BYTES + 1), bytes("v"))).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.listKeys("", -1)).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.flush(-1)).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.put("", bytes("v"))).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.get(null)).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.put("k", null)).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.put("\uD800", bytes("v")))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(
+                DataLayerException.class,
+                () -> t.a.put("x".repeat(ApplicationData.MAX_NAME_BYTES + 1), bytes("v")))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.listKeys("", -1)).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.flush(-1)).code());
   }
 }

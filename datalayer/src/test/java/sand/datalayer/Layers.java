@@ -2,8 +2,8 @@ package sand.datalayer;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import sand.common.Credentials;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
+import sand.common.Credentials;
 
 /** A local data layer over the in-memory global layer, with two applications granted: the unit tests' fixture. */
 final class Layers implements AutoCloseable {
@@ -18,7 +18,9 @@ final class Layers implements AutoCloseable {
   final ApplicationData b;
 
   Layers() {
-    this(LocalDataLayer.Options.defaults().withValueMaxBytes(1000).withRetryMaxBackoff(Duration.ofMillis(50)));
+    this(LocalDataLayer.Options.defaults()
+        .withValueMaxBytes(1000)
+        .withRetryMaxBackoff(Duration.ofMillis(50)));
   }
 
   Layers(LocalDataLayer.Options options) {

@@ -57,12 +57,17 @@ class MapsAndSetsTest {
 
   @Test
   void mapEntryValuesAreLimitedAndNamesChecked() {
-    assertEquals(Code.TOO_LARGE, assertThrows(DataLayerException.class,
-        () -> t.a.putMapEntry("m", "k", new byte[1001])).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class,
-        () -> t.a.putMapEntry("", "k", bytes("v"))).code());
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class,
-        () -> t.a.getMapEntry("m", "")).code());
+    assertEquals(
+        Code.TOO_LARGE,
+        assertThrows(DataLayerException.class, () -> t.a.putMapEntry("m", "k", new byte[1001]))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.putMapEntry("", "k", bytes("v")))
+            .code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.getMapEntry("m", "")).code());
   }
 
   @Test
@@ -79,7 +84,9 @@ class MapsAndSetsTest {
     assertEquals(Set.of("b"), t.a.retrieveSet("s"));
     assertTrue(t.a.deleteSet("s"));
     assertFalse(t.a.deleteSet("s"));
-    assertEquals(Code.BAD_REQUEST, assertThrows(DataLayerException.class, () -> t.a.addSetEntry("s", "")).code());
+    assertEquals(
+        Code.BAD_REQUEST,
+        assertThrows(DataLayerException.class, () -> t.a.addSetEntry("s", "")).code());
   }
 
   @Test

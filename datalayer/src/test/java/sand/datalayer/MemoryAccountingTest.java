@@ -68,10 +68,13 @@ class MemoryAccountingTest {
     t.a.addSetEntry("set", "i22");
     assertTrue(t.a.removeSetEntry("set", "i1"));
     assertTrue(t.a.flush(10_000));
-    long expected = (IT + 3 + 30) + (IT + 4) // key, and key2's known-absent slot
+    long expected = (IT + 3 + 30)
+        + (IT + 4) // key, and key2's known-absent slot
         + (IT + 3 + 8) // counter
-        + (IT + 3) + (IT + 1 + 25) // map with y
-        + (IT + 3) + (IT + 3); // set with i22
+        + (IT + 3)
+        + (IT + 1 + 25) // map with y
+        + (IT + 3)
+        + (IT + 3); // set with i22
     assertEquals(new MemoryUsage(expected, 0, 0), usage("appa"));
     assertEquals(expected, t.layer.heldBytes());
     assertEquals(0, usage("appb").bytes());
@@ -93,7 +96,8 @@ class MemoryAccountingTest {
     t.a.putMapEntry("m", "x", sized(100));
     t.a.putMapEntry("m", "x", sized(40)); // map entry writes are never merged: both wait
     long write = OV + 1 + 1;
-    assertEquals(new MemoryUsage(map + (IT + 1 + 40) + 2 * write + 100, 2 * write + 140, 0), usage("appa"));
+    assertEquals(
+        new MemoryUsage(map + (IT + 1 + 40) + 2 * write + 100, 2 * write + 140, 0), usage("appa"));
     assertTrue(t.a.deleteMapEntry("m", "x"));
     assertEquals(new MemoryUsage(map + 3 * write + 140, 3 * write + 140, 0), usage("appa"));
     t.global.setWritesFailing(false);
@@ -121,14 +125,17 @@ class MemoryAccountingTest {
     // Memory is dropped at once; the writes still hold their bytes until the global layer has them.
     long pending = (OV + 3 + 100) + (OV + 1 + 1 + 10);
     assertEquals(new MemoryUsage(pending, pending, 0), usage("appa"));
-    DataLayerException e = assertThrows(DataLayerException.class, () -> stale.put("late", sized(5)));
+    DataLayerException e =
+        assertThrows(DataLayerException.class, () -> stale.put("late", sized(5)));
     assertEquals(Code.UNAUTHORIZED, e.code());
     assertEquals(pending, usage("appa").bytes());
     t.global.setWritesFailing(false);
     assertTrue(t.layer.flush("appa", 10_000));
     assertEquals(0, usage("appa").bytes());
     assertEquals(0, t.layer.heldBytes());
-    assertTrue(!t.layer.usage().containsKey("appa"), "a revoked application holding nothing is not listed");
+    assertTrue(
+        !t.layer.usage().containsKey("appa"),
+        "a revoked application holding nothing is not listed");
 
     t.layer.grantApplication(Layers.AGENT, "appa", Layers.CRED_A);
     ApplicationData again = t.layer.forCredential(Layers.CRED_A);
@@ -235,9 +242,11 @@ class MemoryAccountingTest {
       sampler.join(10_000);
       pool.shutdown();
     }
-    assertTrue(highest.get() <= quota, "held " + highest.get() + " bytes, above the quota " + quota);
+    assertTrue(
+        highest.get() <= quota, "held " + highest.get() + " bytes, above the quota " + quota);
     for (Map.Entry<String, Optional<byte[]>> e : expected.entrySet()) {
-      assertEquals(e.getValue().map(Layers::text), t.a.get(e.getKey()).map(Layers::text), e.getKey());
+      assertEquals(
+          e.getValue().map(Layers::text), t.a.get(e.getKey()).map(Layers::text), e.getKey());
     }
     assertTrue(t.a.flush(10_000));
     t.layer.revokeApplication(Layers.AGENT, "appa");

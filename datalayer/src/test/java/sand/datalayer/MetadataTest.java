@@ -10,10 +10,10 @@ import static sand.datalayer.Layers.bytes;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.datalayer.DataLayerException.Code;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 /** The data backup flag's metadata (§4.3) and its check against the global layer in recovery. */
 class MetadataTest {
@@ -30,13 +30,22 @@ class MetadataTest {
     t.a.putMapEntry("m", "x", bytes("1"));
     t.a.addSetEntry("s", "i");
     t.a.createCounter("c", 12);
-    List<DataMetadata> got = t.a.metadata(List.of(DataMetadata.absent(DataKind.KV, "k"),
-        DataMetadata.absent(DataKind.MAP, "m"), DataMetadata.absent(DataKind.SET, "s"),
-        DataMetadata.absent(DataKind.COUNTER, "c"), DataMetadata.absent(DataKind.KV, "absent")));
-    assertEquals(new DataMetadata(DataKind.KV, "k", 11, CanonicalEncoding.sha256Hex(bytes("hello grain"))), got.get(0));
+    List<DataMetadata> got = t.a.metadata(List.of(
+        DataMetadata.absent(DataKind.KV, "k"),
+        DataMetadata.absent(DataKind.MAP, "m"),
+        DataMetadata.absent(DataKind.SET, "s"),
+        DataMetadata.absent(DataKind.COUNTER, "c"),
+        DataMetadata.absent(DataKind.KV, "absent")));
+    assertEquals(
+        new DataMetadata(DataKind.KV, "k", 11, CanonicalEncoding.sha256Hex(bytes("hello grain"))),
+        got.get(0));
     assertEquals(CanonicalEncoding.ofMapEntries("m", t.a.retrieveMap("m")), got.get(1));
-    assertEquals(new DataMetadata(DataKind.SET, "s", 1, CanonicalEncoding.sha256Hex(bytes("i"))), got.get(2));
-    assertEquals(new DataMetadata(DataKind.COUNTER, "c", 2, CanonicalEncoding.sha256Hex(bytes("12"))), got.get(3));
+    assertEquals(
+        new DataMetadata(DataKind.SET, "s", 1, CanonicalEncoding.sha256Hex(bytes("i"))),
+        got.get(2));
+    assertEquals(
+        new DataMetadata(DataKind.COUNTER, "c", 2, CanonicalEncoding.sha256Hex(bytes("12"))),
+        got.get(3));
     assertEquals(DataMetadata.absent(DataKind.KV, "absent"), got.get(4));
   }
 
@@ -52,7 +61,8 @@ class MetadataTest {
       write(kind, "2");
       DataMetadata second = t.a.metadata(kind, "item");
       assertNotEquals(first, second);
-      assertFalse(t.a.verifyGlobal(second), kind + ": the later write has not reached the global layer");
+      assertFalse(
+          t.a.verifyGlobal(second), kind + ": the later write has not reached the global layer");
       assertTrue(t.a.verifyGlobal(first), kind + ": the global layer still holds the first value");
 
       t.global.setWritesFailing(false);
@@ -74,14 +84,20 @@ class MetadataTest {
   @Test
   void verifyNeedsTheGlobalLayer() {
     t.global.setAvailable(false);
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class,
-        () -> t.a.verifyGlobal(DataMetadata.absent(DataKind.KV, "k"))).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(
+                DataLayerException.class,
+                () -> t.a.verifyGlobal(DataMetadata.absent(DataKind.KV, "k")))
+            .code());
   }
 
   @Test
   void unknownKindIsNamed() {
-    assertEquals("unknown data kind 'table': use kv, map, set or counter",
-        assertThrows(IllegalArgumentException.class, () -> DataKind.parse("table")).getMessage());
+    assertEquals(
+        "unknown data kind 'table': use kv, map, set or counter",
+        assertThrows(IllegalArgumentException.class, () -> DataKind.parse("table"))
+            .getMessage());
   }
 
   /** Issue 26: a data flag's report may name an item thousands of times; its SHA-256 is computed once per write. */

@@ -36,8 +36,8 @@ class QuotaTest {
   private Layers t = layers(QUOTA, 10 * QUOTA, Duration.ofSeconds(5));
 
   static Layers layers(long appMax, long max, Duration wait) {
-    return new Layers(new LocalDataLayer.Options(VALUE, 4, Duration.ofMillis(20), wait, Duration.ofSeconds(10),
-        appMax, max));
+    return new Layers(new LocalDataLayer.Options(
+        VALUE, 4, Duration.ofMillis(20), wait, Duration.ofSeconds(10), appMax, max));
   }
 
   @AfterEach
@@ -67,7 +67,8 @@ class QuotaTest {
     int n = (int) (3 * QUOTA / VALUE);
     for (int i = 0; i < n; i++) {
       t.a.put("key-" + i, value("v" + i));
-      assertTrue(usage("appa").bytes() <= QUOTA, "above the quota after put " + i + ": " + usage("appa"));
+      assertTrue(
+          usage("appa").bytes() <= QUOTA, "above the quota after put " + i + ": " + usage("appa"));
     }
     assertTrue(usage("appa").evictedItems() > 0, "nothing was evicted: " + usage("appa"));
     long readsBefore = t.global.reads();
@@ -118,12 +119,18 @@ class QuotaTest {
         refused = e;
       }
     }
-    assertTrue(refused != null, "3x the quota of writes that cannot be backed up were all accepted");
+    assertTrue(
+        refused != null, "3x the quota of writes that cannot be backed up were all accepted");
     assertEquals(Code.QUOTA_EXCEEDED, refused.code());
     MemoryUsage u = usage("appa");
     String m = refused.getMessage();
-    for (String part : List.of("[app appa]", "quota " + QUOTA + " bytes", "holds " + u.bytes() + " bytes",
-        u.pendingBytes() + " of them", "retry later", "app.max.bytes")) {
+    for (String part : List.of(
+        "[app appa]",
+        "quota " + QUOTA + " bytes",
+        "holds " + u.bytes() + " bytes",
+        u.pendingBytes() + " of them",
+        "retry later",
+        "app.max.bytes")) {
       assertTrue(m.contains(part), "message lacks '" + part + "': " + m);
     }
     assertTrue(u.bytes() <= QUOTA && u.pendingBytes() > QUOTA / 2, u.toString());
@@ -131,8 +138,10 @@ class QuotaTest {
     // Nothing changed: a refused new key stays absent, a refused overwrite keeps the old value.
     int next = accepted.size();
     assertTrue(t.a.get("key-" + next).isEmpty());
-    assertEquals(Code.QUOTA_EXCEEDED, assertThrows(DataLayerException.class,
-        () -> t.a.put("k", value("second"))).code());
+    assertEquals(
+        Code.QUOTA_EXCEEDED,
+        assertThrows(DataLayerException.class, () -> t.a.put("k", value("second")))
+            .code());
     assertEquals("first", text(t.a.get("k").orElseThrow()));
     // Reads are served, even of data that no longer fits in memory.
     assertEquals("in the global layer", text(t.a.get("old").orElseThrow()));
@@ -140,7 +149,8 @@ class QuotaTest {
     t.global.setWritesFailing(false);
     assertTrue(t.a.flush(30_000));
     for (int i : accepted) {
-      assertArrayEquals(value("v" + i), t.global.readKv("appa", "key-" + i).orElseThrow(), "key-" + i + " lost");
+      assertArrayEquals(
+          value("v" + i), t.global.readKv("appa", "key-" + i).orElseThrow(), "key-" + i + " lost");
     }
     for (int i = next; i < next + 2 * QUOTA / VALUE; i++) {
       t.a.put("key-" + i, value("v" + i)); // room again: the backed-up data is evicted
@@ -155,12 +165,16 @@ class QuotaTest {
   void anotherApplicationKeepsReadingAndWritingWhileOneIsAtItsQuota() {
     useFailingLayers(QUOTA, 10 * QUOTA);
     t.global.writeKv("appb", "remote", bytes("in the global layer"));
-    t.global.setWritesFailing(true); // for everyone: one application's failing write holds back its shard
-    assertEquals(Code.QUOTA_EXCEEDED, assertThrows(DataLayerException.class, () -> {
-      for (int i = 0; i < 3 * QUOTA / VALUE; i++) {
-        t.a.put("key-" + i, value("a" + i));
-      }
-    }).code());
+    t.global.setWritesFailing(
+        true); // for everyone: one application's failing write holds back its shard
+    assertEquals(
+        Code.QUOTA_EXCEEDED,
+        assertThrows(DataLayerException.class, () -> {
+              for (int i = 0; i < 3 * QUOTA / VALUE; i++) {
+                t.a.put("key-" + i, value("a" + i));
+              }
+            })
+            .code());
     int n = (int) (QUOTA / VALUE / 4); // a kv value and a map entry each: half the quota
     for (int i = 0; i < n; i++) {
       t.b.put("key-" + i, value("b" + i));
@@ -171,8 +185,10 @@ class QuotaTest {
       assertArrayEquals(value("b" + i), t.b.getMapEntry("m", "e" + i).orElseThrow());
     }
     assertEquals("in the global layer", text(t.b.get("remote").orElseThrow()));
-    assertEquals(Code.QUOTA_EXCEEDED, assertThrows(DataLayerException.class,
-        () -> t.a.put("one-more", value("a"))).code());
+    assertEquals(
+        Code.QUOTA_EXCEEDED,
+        assertThrows(DataLayerException.class, () -> t.a.put("one-more", value("a")))
+            .code());
     assertEquals(0, usage("appb").evictedItems());
   }
 
@@ -181,7 +197,9 @@ class QuotaTest {
     t.close();
     t = layers(QUOTA, QUOTA + QUOTA / 2, Duration.ofSeconds(5));
     ApplicationData c = t.layer.forApplication("appc");
-    for (int i = 0; i < QUOTA / PUT - 1; i++) { // within its quota even if no write were backed up yet
+    for (int i = 0;
+        i < QUOTA / PUT - 1;
+        i++) { // within its quota even if no write were backed up yet
       t.a.put("key-" + i, value("a" + i));
     }
     for (int i = 0; i < 5; i++) {
@@ -190,7 +208,9 @@ class QuotaTest {
     assertTrue(t.layer.flush("appa", 10_000) && t.layer.flush("appb", 10_000));
     long a = usage("appa").bytes();
     long b = usage("appb").bytes();
-    for (int i = 0; i < 20; i++) { // the host cap is crossed while app c is still smaller than app a
+    for (int i = 0;
+        i < 20;
+        i++) { // the host cap is crossed while app c is still smaller than app a
       c.put("key-" + i, value("c" + i));
     }
     assertTrue(t.layer.heldBytes() <= QUOTA + QUOTA / 2, "host cap exceeded: " + t.layer.usage());
@@ -213,19 +233,30 @@ class QuotaTest {
       }
     });
     assertEquals(Code.QUOTA_EXCEEDED, e.code());
-    assertTrue(usage("appb").bytes() < QUOTA, "app b was refused by the host cap, not its own quota");
-    assertTrue(e.getMessage().contains("[app appb]") && e.getMessage().contains("datalayer max.bytes")
-        && e.getMessage().contains("cap " + (QUOTA + QUOTA / 2) + " bytes"), e.getMessage());
+    assertTrue(
+        usage("appb").bytes() < QUOTA, "app b was refused by the host cap, not its own quota");
+    assertTrue(
+        e.getMessage().contains("[app appb]")
+            && e.getMessage().contains("datalayer max.bytes")
+            && e.getMessage().contains("cap " + (QUOTA + QUOTA / 2) + " bytes"),
+        e.getMessage());
     assertTrue(t.layer.heldBytes() <= QUOTA + QUOTA / 2);
   }
 
   @Test
   void aKeyIsNotEvictedBeforeItsWriteReachedTheGlobalLayer() {
-    // A refused write holds back the writes behind it in its backup shard: with 16 shards, at most 2/16
+    // A refused write holds back the writes behind it in its backup shard: with 16 shards, at most
+    // 2/16
     // of the other keys stay dirty, well below the quota, so the rest can be evicted.
     t.close();
-    t = new Layers(new LocalDataLayer.Options(VALUE, 16, Duration.ofMillis(20), Duration.ofSeconds(5),
-        Duration.ofSeconds(10), QUOTA, 10 * QUOTA));
+    t = new Layers(new LocalDataLayer.Options(
+        VALUE,
+        16,
+        Duration.ofMillis(20),
+        Duration.ofSeconds(5),
+        Duration.ofSeconds(10),
+        QUOTA,
+        10 * QUOTA));
     t.global.writeKv("appa", "gone", bytes("old"));
     t.global.refuseWrites(w -> w.name().equals("k") || w.name().equals("gone"));
     t.a.put("k", bytes("written here"));
@@ -235,7 +266,9 @@ class QuotaTest {
     }
     assertTrue(usage("appa").evictedItems() > 0);
     assertEquals("written here", text(t.a.get("k").orElseThrow()));
-    assertTrue(t.a.get("gone").isEmpty(), "a delete not yet in the global layer must keep hiding the old value");
+    assertTrue(
+        t.a.get("gone").isEmpty(),
+        "a delete not yet in the global layer must keep hiding the old value");
     assertFalse(t.a.backupOf(DataKind.KV, "k").isDone());
   }
 
@@ -249,7 +282,8 @@ class QuotaTest {
     assertEquals(Code.QUOTA_EXCEEDED, e.code());
     assertTrue(e.getMessage().contains("map 'huge'"), e.getMessage());
     assertTrue(t.a.retrieveMap("huge").size() < 2 * QUOTA / VALUE);
-    t.a.putMapEntry("small", "x", value("fits")); // other items still fit: the big map can be evicted
+    t.a.putMapEntry(
+        "small", "x", value("fits")); // other items still fit: the big map can be evicted
     assertArrayEquals(value("fits"), t.a.getMapEntry("small", "x").orElseThrow());
     assertEquals(Set.of(), t.a.retrieveSet("none"));
   }

@@ -41,12 +41,24 @@ class ReadThroughTest {
   void aMissWhileTheGlobalLayerIsDownIsUnavailable() {
     t.a.put("local", bytes("v"));
     t.global.setAvailable(false);
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.get("k")).code());
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.getMapEntry("m", "x")).code());
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.retrieveSet("s")).code());
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.getCounterValue("c")).code());
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.remove("k")).code());
-    assertEquals(Code.UNAVAILABLE, assertThrows(DataLayerException.class, () -> t.a.listKeys("", 10)).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.get("k")).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.getMapEntry("m", "x")).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.retrieveSet("s")).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.getCounterValue("c")).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.remove("k")).code());
+    assertEquals(
+        Code.UNAVAILABLE,
+        assertThrows(DataLayerException.class, () -> t.a.listKeys("", 10)).code());
     // Hits and blind writes still work: writes wait in the write-behind queue.
     assertEquals("v", text(t.a.get("local").orElseThrow()));
     t.a.put("k", bytes("written while down"));
@@ -77,7 +89,8 @@ class ReadThroughTest {
     assertEquals(List.of("x", "y"), t.a.getMapKeys("m"));
     t.a.putMapEntry("m", "z", bytes("3"));
     assertTrue(t.a.flush(10_000));
-    before++; // its backup read the entry it replaces, for the application's stored bytes (StorageQuota)
+    before++; // its backup read the entry it replaces, for the application's stored bytes
+    // (StorageQuota)
     assertEquals(Set.of("i"), t.a.retrieveSet("s"));
     assertTrue(t.a.addSetEntry("s", "j"));
     assertTrue(t.a.flush(10_000));
@@ -107,7 +120,8 @@ class ReadThroughTest {
       t.global.setWritesFailing(false);
     });
     recover.start();
-    assertEquals("v2", text(again.get("k").orElseThrow()), "never the older v1 from the global layer");
+    assertEquals(
+        "v2", text(again.get("k").orElseThrow()), "never the older v1 from the global layer");
     recover.join();
   }
 

@@ -20,12 +20,15 @@ class StorageQuotaTest {
   private static final long QUOTA = 10_000;
 
   private static Layers layers() {
-    return new Layers(LocalDataLayer.Options.defaults().withValueMaxBytes(VALUE)
-        .withRetryMaxBackoff(Duration.ofMillis(50)).withGlobalMaxBytes(QUOTA));
+    return new Layers(LocalDataLayer.Options.defaults()
+        .withValueMaxBytes(VALUE)
+        .withRetryMaxBackoff(Duration.ofMillis(50))
+        .withGlobalMaxBytes(QUOTA));
   }
 
   /** Puts of VALUE bytes through the Thrift face until refused; how many were accepted, and the refusal. */
-  private static DataError fill(Layers t, DataLayerService service, String cred, String prefix, int[] accepted)
+  private static DataError fill(
+      Layers t, DataLayerService service, String cred, String prefix, int[] accepted)
       throws Exception {
     for (int i = 0; i < 1000; i++) {
       try {
@@ -34,7 +37,8 @@ class StorageQuotaTest {
       } catch (DataError e) {
         return e;
       }
-      assertTrue(t.layer.flush("appa", 10_000) && t.layer.flush("appb", 10_000)); // counted once in the global layer
+      assertTrue(t.layer.flush("appa", 10_000)
+          && t.layer.flush("appb", 10_000)); // counted once in the global layer
     }
     throw new AssertionError("1000 puts and never QUOTA_EXCEEDED");
   }
@@ -50,7 +54,8 @@ class StorageQuotaTest {
       int[] accepted = {0};
       DataError e = fill(t, service, Layers.CRED_A, "k", accepted);
       assertEquals(DataErrorCode.QUOTA_EXCEEDED, e.code);
-      assertTrue(e.message.contains("app.global.max.bytes") && e.message.contains("10000"), e.message);
+      assertTrue(
+          e.message.contains("app.global.max.bytes") && e.message.contains("10000"), e.message);
       // each value counts with its key (2-3 bytes): 9 fit in 10,000 bytes, the 10th would not
       assertEquals(9, accepted[0]);
       StorageQuota.Usage used = t.layer.storage("appa");
@@ -64,7 +69,8 @@ class StorageQuotaTest {
       for (int i = 0; i < 5; i++) {
         service.remove(Layers.CRED_A, "k" + i);
       }
-      assertTrue(t.layer.flush("appa", 10_000)); // until they reach the global layer, deletes wait as writes do
+      assertTrue(t.layer.flush(
+          "appa", 10_000)); // until they reach the global layer, deletes wait as writes do
       service.put(Layers.CRED_A, "k5", ByteBuffer.wrap(new byte[10]));
       assertTrue(t.layer.flush("appa", 10_000));
       assertEquals(3 * (VALUE + 2) + 12, t.global.storedBytes("appa"));
@@ -87,9 +93,11 @@ class StorageQuotaTest {
           refused = e;
         }
       }
-      assertTrue(refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
+      assertTrue(
+          refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
       assertTrue(refused.message.contains("app.global.max.bytes"), refused.message);
-      // each write waits with its bookkeeping (names, the write's own record), so fewer than 10 fit in 10,000 bytes
+      // each write waits with its bookkeeping (names, the write's own record), so fewer than 10 fit
+      // in 10,000 bytes
       assertTrue(accepted >= 5 && accepted < 10, "accepted " + accepted);
       assertEquals(0, t.global.storedBytes("appa"));
       t.global.setWritesFailing(false);
@@ -104,7 +112,8 @@ class StorageQuotaTest {
         service.putMapEntry(Layers.CRED_A, "m", "e" + i, ByteBuffer.wrap(new byte[VALUE]));
         assertTrue(t.layer.flush("appa", 10_000));
       }
-      DataError e = assertThrows(DataError.class,
+      DataError e = assertThrows(
+          DataError.class,
           () -> service.putMapEntry(Layers.CRED_A, "m", "e9", ByteBuffer.wrap(new byte[VALUE])));
       assertEquals(DataErrorCode.QUOTA_EXCEEDED, e.code);
       service.deleteMap(Layers.CRED_A, "m");
@@ -130,10 +139,12 @@ class StorageQuotaTest {
           refused = e;
         }
       }
-      assertTrue(refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
+      assertTrue(
+          refused != null && refused.code == DataErrorCode.QUOTA_EXCEEDED, String.valueOf(refused));
       assertEquals(11, added); // ten of 901 bytes, one of 902
       service.removeSetEntry(Layers.CRED_A, "s", "0" + item);
-      assertTrue(t.layer.flush("appa", 10_000)); // (the remove, on its way, counts against the quota until then)
+      assertTrue(t.layer.flush(
+          "appa", 10_000)); // (the remove, on its way, counts against the quota until then)
       service.addSetEntry(Layers.CRED_A, "s", "1" + item); // there already: counted once
       assertTrue(t.layer.flush("appa", 10_000));
       assertEquals(9 * 901 + 902, t.global.storedBytes("appa"));
@@ -150,8 +161,10 @@ class StorageQuotaTest {
       int[] accepted = {0};
       fill(t, service, Layers.CRED_A, "k", accepted);
       try (LocalDataLayer other = t.otherHost()) {
-        DataError e = assertThrows(DataError.class, () -> new DataLayerService(other)
-            .put(Layers.CRED_A, "elsewhere", ByteBuffer.wrap(new byte[VALUE])));
+        DataError e = assertThrows(
+            DataError.class,
+            () -> new DataLayerService(other)
+                .put(Layers.CRED_A, "elsewhere", ByteBuffer.wrap(new byte[VALUE])));
         assertEquals(DataErrorCode.QUOTA_EXCEEDED, e.code);
       }
     }

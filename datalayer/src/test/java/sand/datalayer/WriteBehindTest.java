@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import sand.contracts.DataKind;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
+import sand.contracts.DataKind;
 
 /** The backup to the global layer: in order per item, never dropped, retried until the global layer is back. */
 class WriteBehindTest {
@@ -116,9 +116,13 @@ class WriteBehindTest {
           forKey.add(w);
         }
       }
-      assertEquals((n - 1 - k) / 3 * 3 + k, Integer.parseInt(forKey.get(forKey.size() - 1).split("=")[1]));
-      assertEquals((n + 2 - k) / 3, forKey.size(), "map entry writes of k" + k + " dropped or repeated");
-      assertInOrderEndingWith(forKey, Integer.parseInt(forKey.get(forKey.size() - 1).split("=")[1]));
+      assertEquals(
+          (n - 1 - k) / 3 * 3 + k,
+          Integer.parseInt(forKey.get(forKey.size() - 1).split("=")[1]));
+      assertEquals(
+          (n + 2 - k) / 3, forKey.size(), "map entry writes of k" + k + " dropped or repeated");
+      assertInOrderEndingWith(
+          forKey, Integer.parseInt(forKey.get(forKey.size() - 1).split("=")[1]));
     }
     assertInOrderEndingWith(applied("writeCounter", "c"), n - 1);
     assertEquals((long) n - 1, t.global.readCounter("appa", "c").orElseThrow());

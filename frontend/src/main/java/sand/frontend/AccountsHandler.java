@@ -3,6 +3,8 @@ package sand.frontend;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.Account;
 import sand.cluster.HostAgentTables.ApplicationRecord;
@@ -12,8 +14,6 @@ import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 import sand.frontend.internal.Throttle;
-import java.util.List;
-import java.util.Set;
 
 /**
  * {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only); {@code DELETE
@@ -23,6 +23,7 @@ import java.util.Set;
 public final class AccountsHandler {
   /** Account names: lower-case letters, digits, '_' and '-', like application names. */
   public static final String NAME_FORM = "[a-z0-9][a-z0-9_-]{0,62}";
+
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final ClusterStore store;
@@ -32,7 +33,12 @@ public final class AccountsHandler {
   private final DisabledAccounts disabled;
   private Throttle signUps;
 
-  AccountsHandler(ClusterStore store, boolean openSignup, Clock clock, AppsHandler apps, DisabledAccounts disabled) {
+  AccountsHandler(
+      ClusterStore store,
+      boolean openSignup,
+      Clock clock,
+      AppsHandler apps,
+      DisabledAccounts disabled) {
     this.store = store;
     this.openSignup = openSignup;
     this.clock = clock;
@@ -57,20 +63,26 @@ public final class AccountsHandler {
         throw ApiException.missingKey();
       }
       if (!call.account().equals(name)) {
-        throw new ApiException(403, "forbidden", "an account can delete only itself; you are '" + call.account()
-            + "'");
+        throw new ApiException(
+            403,
+            "forbidden",
+            "an account can delete only itself; you are '" + call.account() + "'");
       }
     }
-    Account account = store.account(name).orElseThrow(() -> ApiException.notFound("no account '" + name + "'"));
-    List<ApplicationRecord> owned = store.applications().stream().filter(a -> a.owner().equals(name))
-        .toList();
+    Account account =
+        store.account(name).orElseThrow(() -> ApiException.notFound("no account '" + name + "'"));
+    List<ApplicationRecord> owned =
+        store.applications().stream().filter(a -> a.owner().equals(name)).toList();
     Set<String> live = apps.liveHosts();
     List<String> running = owned.stream()
         .filter(a -> !"undeployed".equals(apps.status(a, live)))
-        .map(ApplicationRecord::name).sorted().toList();
+        .map(ApplicationRecord::name)
+        .sorted()
+        .toList();
     if (!running.isEmpty()) {
-      throw ApiException.conflict("account '" + name + "' still runs " + String.join(", ", running)
-          + "; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for status undeployed");
+      throw ApiException.conflict(
+          "account '" + name + "' still runs " + String.join(", ", running)
+              + "; undeploy them first (POST /api/v1/apps/{app}/undeploy) and wait for status undeployed");
     }
     var out = Json.object().put("name", name).put("deleted", true);
     var deleted = out.putArray("applications");
@@ -87,11 +99,16 @@ public final class AccountsHandler {
   Reply create(Call call) {
     if (!openSignup && !call.isAdmin()) {
       if (call.account() == null) {
-        throw new ApiException(401, "unauthorized", "sign-up is closed on this platform: the operator creates "
-            + "accounts with the admin key (Authorization: Bearer <admin key>)");
+        throw new ApiException(
+            401,
+            "unauthorized",
+            "sign-up is closed on this platform: the operator creates "
+                + "accounts with the admin key (Authorization: Bearer <admin key>)");
       }
-      throw new ApiException(403, "forbidden", "only the operator's admin key may create accounts "
-          + "(open sign-up is off)");
+      throw new ApiException(
+          403,
+          "forbidden",
+          "only the operator's admin key may create accounts " + "(open sign-up is off)");
     }
     if (!call.isAdmin() && !call.isLoopback() && signUps != null) {
       signUps.take(call.clientAddress());
@@ -99,8 +116,9 @@ public final class AccountsHandler {
     var body = call.json("request body");
     String name = body.path("name").isTextual() ? body.path("name").asText() : "";
     if (!name.matches(NAME_FORM)) {
-      throw ApiException.badRequest("account name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
-          + "with a letter or digit (send {\"name\": \"alice\"})");
+      throw ApiException.badRequest(
+          "account name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
+              + "with a letter or digit (send {\"name\": \"alice\"})");
     }
     byte[] raw = new byte[24];
     RANDOM.nextBytes(raw);

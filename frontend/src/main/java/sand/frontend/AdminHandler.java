@@ -40,8 +40,13 @@ public final class AdminHandler {
   private final Clock clock;
   private final Duration hostMaxAge;
 
-  AdminHandler(ClusterStore store, AppsHandler apps, DeploymentsHandler deployments, DisabledAccounts disabled,
-               Clock clock, Duration hostMaxAge) {
+  AdminHandler(
+      ClusterStore store,
+      AppsHandler apps,
+      DeploymentsHandler deployments,
+      DisabledAccounts disabled,
+      Clock clock,
+      Duration hostMaxAge) {
     this.store = store;
     this.apps = apps;
     this.deployments = deployments;
@@ -64,18 +69,25 @@ public final class AdminHandler {
       return c;
     }
     if (c.account() == null) {
-      throw new ApiException(401, "unauthorized", "this call needs the operator's admin key: send 'Authorization: "
-          + "Bearer <admin key>' (make up writes it to $SAND_HOME/admin-key)");
+      throw new ApiException(
+          401,
+          "unauthorized",
+          "this call needs the operator's admin key: send 'Authorization: "
+              + "Bearer <admin key>' (make up writes it to $SAND_HOME/admin-key)");
     }
-    throw new ApiException(403, "forbidden", "only the operator's admin key may do this; '" + c.account()
-        + "' is a developer's account");
+    throw new ApiException(
+        403,
+        "forbidden",
+        "only the operator's admin key may do this; '" + c.account()
+            + "' is a developer's account");
   }
 
   Reply listApps(Call call) {
     ObjectNode out = Json.object();
     var arr = out.putArray("apps");
     for (ApplicationRecord app : store.applications()) {
-      AppName n = store.appName(app.name()).orElse(new AppName(app.name(), app.appId(), app.owner(), 0));
+      AppName n =
+          store.appName(app.name()).orElse(new AppName(app.name(), app.appId(), app.owner(), 0));
       ObjectNode a = apps.describe(n, app);
       a.put("owner", app.owner());
       a.remove("workflow");
@@ -86,22 +98,32 @@ public final class AdminHandler {
 
   Reply listHosts(Call call) {
     Instant now = clock.instant();
-    Map<String, List<ObjectNode>> byHost = new HashMap<>(); // each application's per-host states, read once
+    Map<String, List<ObjectNode>> byHost =
+        new HashMap<>(); // each application's per-host states, read once
     for (ApplicationRecord app : store.applications()) {
       for (AppHostState s : store.appHostStates(app.appId())) {
         if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
-          byHost.computeIfAbsent(s.hostId(), h -> new ArrayList<>()).add(Json.object().put("app", app.name())
-              .put("owner", app.owner()).put("status", s.status()).put("error", s.error()));
+          byHost
+              .computeIfAbsent(s.hostId(), h -> new ArrayList<>())
+              .add(Json.object()
+                  .put("app", app.name())
+                  .put("owner", app.owner())
+                  .put("status", s.status())
+                  .put("error", s.error()));
         }
       }
     }
     ObjectNode out = Json.object();
     var arr = out.putArray("hosts");
     for (HostInfo h : store.liveHosts(now, EVER)) {
-      ObjectNode o = arr.addObject().put("host", h.hostId())
+      ObjectNode o = arr.addObject()
+          .put("host", h.hostId())
           .put("alive", h.heartbeat() != null && h.heartbeat().isAfter(now.minus(hostMaxAge)))
-          .put("heartbeat", AppStatus.iso(h.heartbeat())).put("started", AppStatus.iso(h.started()))
-          .put("capacity", h.capacity()).put("bus", h.busAddress()).put("data", h.dataAddress())
+          .put("heartbeat", AppStatus.iso(h.heartbeat()))
+          .put("started", AppStatus.iso(h.started()))
+          .put("capacity", h.capacity())
+          .put("bus", h.busAddress())
+          .put("data", h.dataAddress())
           .put("gate", h.gateAddress());
       o.putArray("sandboxes").addAll(byHost.getOrDefault(h.hostId(), List.of()));
     }
@@ -110,9 +132,12 @@ public final class AdminHandler {
 
   Reply undeploy(Call call) {
     String name = call.param("app");
-    AppName n = store.appName(name).orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
-    ApplicationRecord app = store.application(n.appId()).orElseThrow(() -> ApiException.notFound(
-        "no application '" + name + "'"));
+    AppName n = store
+        .appName(name)
+        .orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
+    ApplicationRecord app = store
+        .application(n.appId())
+        .orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
     deployments.undeploy(app, who(call) + " (owner " + app.owner() + ")");
     ObjectNode out = apps.describe(n, store.application(app.appId()).orElseThrow());
     out.put("owner", app.owner());
@@ -124,7 +149,8 @@ public final class AdminHandler {
     String account = existing(call);
     String reason = reason(call);
     disabled.set(account, reason);
-    ObjectNode out = Json.object().put("account", account).put("disabled", true).put("reason", reason);
+    ObjectNode out =
+        Json.object().put("account", account).put("disabled", true).put("reason", reason);
     var undeployed = out.putArray("undeployed");
     for (ApplicationRecord app : store.applications()) {
       if (app.owner().equals(account) && HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
@@ -132,7 +158,12 @@ public final class AdminHandler {
         undeployed.add(app.name());
       }
     }
-    LOG.warn("[admin] account {} disabled by {}: {}; undeployed {}", account, who(call), reason, undeployed);
+    LOG.warn(
+        "[admin] account {} disabled by {}: {}; undeployed {}",
+        account,
+        who(call),
+        reason,
+        undeployed);
     return Reply.ok(out);
   }
 
@@ -158,9 +189,12 @@ public final class AdminHandler {
     }
     JsonNode body = call.json("disable");
     JsonNode r = body.path("reason");
-    if (!body.isObject() || !(r.isMissingNode() || r.isTextual()) || r.asText().length() > REASON_MAX) {
-      throw ApiException.badRequest("the body of a disable is optional: {\"reason\": \"<text, at most " + REASON_MAX
-          + " characters>\"}");
+    if (!body.isObject()
+        || !(r.isMissingNode() || r.isTextual())
+        || r.asText().length() > REASON_MAX) {
+      throw ApiException.badRequest(
+          "the body of a disable is optional: {\"reason\": \"<text, at most " + REASON_MAX
+              + " characters>\"}");
     }
     return r.isMissingNode() || r.asText().isBlank() ? "no reason given" : r.asText();
   }
@@ -168,7 +202,8 @@ public final class AdminHandler {
   /** Who asked, for the log: the admin key's fingerprint (never the key) and the caller's address. */
   private static String who(Call call) {
     String key = call.header("Authorization");
-    String fingerprint = key == null ? "?" : AuthHandler.sha256(key.substring(7).trim()).substring(0, 12);
+    String fingerprint =
+        key == null ? "?" : AuthHandler.sha256(key.substring(7).trim()).substring(0, 12);
     return "admin key sha256:" + fingerprint + " from " + call.origin();
   }
 }

@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
-import sand.cluster.HostAgentTables;
 
 /**
  * An application's status from its desired state and the per-host states the agents report
@@ -25,16 +25,20 @@ public record AppStatus(String status, String error, List<String> targets) {
    *             undeploy the only hosts that still matter (a dead host runs nothing)
    */
   public static AppStatus of(ApplicationRecord app, List<AppHostState> states, Set<String> live) {
-    Map<String, AppHostState> byHost = states.stream().collect(Collectors.toMap(AppHostState::hostId, s -> s,
-        (a, b) -> a));
+    Map<String, AppHostState> byHost =
+        states.stream().collect(Collectors.toMap(AppHostState::hostId, s -> s, (a, b) -> a));
     if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-      boolean stillRunning = states.stream().anyMatch(s -> live.contains(s.hostId())
-          && (HostAgentTables.HOST_DEPLOYED.equals(s.status()) || HostAgentTables.HOST_DEPLOYING.equals(s.status())));
+      boolean stillRunning = states.stream()
+          .anyMatch(s -> live.contains(s.hostId())
+              && (HostAgentTables.HOST_DEPLOYED.equals(s.status())
+                  || HostAgentTables.HOST_DEPLOYING.equals(s.status())));
       return new AppStatus(stillRunning ? "undeploying" : "undeployed", null, List.of());
     }
     List<String> targets = app.hosts().isEmpty() ? List.copyOf(live) : app.hosts();
     if (targets.isEmpty()) {
-      return new AppStatus("deploying", "no live host agent to deploy on; start one (deploy/hostagent.sh start)",
+      return new AppStatus(
+          "deploying",
+          "no live host agent to deploy on; start one (deploy/hostagent.sh start)",
           targets);
     }
     List<String> failures = new ArrayList<>();
@@ -57,12 +61,17 @@ public record AppStatus(String status, String error, List<String> targets) {
     List<String> warnings = new ArrayList<>();
     for (String h : targets) {
       AppHostState s = byHost.get(h);
-      if (s != null && HostAgentTables.HOST_DEPLOYED.equals(s.status()) && s.error() != null && !s.error().isBlank()) {
+      if (s != null
+          && HostAgentTables.HOST_DEPLOYED.equals(s.status())
+          && s.error() != null
+          && !s.error().isBlank()) {
         warnings.add(h + ": " + s.error());
       }
     }
-    return new AppStatus(deployed == targets.size() ? "deployed" : "deploying",
-        warnings.isEmpty() ? null : String.join("\n", warnings), targets);
+    return new AppStatus(
+        deployed == targets.size() ? "deployed" : "deploying",
+        warnings.isEmpty() ? null : String.join("\n", warnings),
+        targets);
   }
 
   static String iso(Instant t) {

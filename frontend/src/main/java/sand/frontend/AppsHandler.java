@@ -4,38 +4,38 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.AppName;
 import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
-import sand.cluster.HostAgentTables;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
-import sand.cluster.globaldata.GlobalDataLayer;
-import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import sand.frontend.internal.Json;
 import sand.frontend.invoke.AppDirectory;
-import java.time.DateTimeException;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Comparator;
-import java.util.Map;
-import java.util.Optional;
-import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
@@ -52,8 +52,12 @@ public final class AppsHandler {
   private final ApplicationLimits limits;
   private final AppDirectory directory;
 
-  public AppsHandler(ClusterStore store, Clock clock, Duration hostMaxAge, ApplicationLimits limits,
-                     AppDirectory directory) {
+  public AppsHandler(
+      ClusterStore store,
+      Clock clock,
+      Duration hostMaxAge,
+      ApplicationLimits limits,
+      AppDirectory directory) {
     this.store = store;
     this.clock = clock;
     this.hostMaxAge = hostMaxAge;
@@ -101,8 +105,9 @@ public final class AppsHandler {
   static String appName(Call call) {
     String name = call.param("app");
     if (!TopicNames.validApplication(name)) {
-      throw ApiException.badRequest("application name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
-          + "with a letter or digit, and not " + TopicNames.RESERVED_APPS);
+      throw ApiException.badRequest(
+          "application name '" + name + "' is invalid: 1-63 of a-z 0-9 _ -, starting "
+              + "with a letter or digit, and not " + TopicNames.RESERVED_APPS);
     }
     return name;
   }
@@ -112,18 +117,22 @@ public final class AppsHandler {
 
   Owned owned(Call call) {
     String name = appName(call);
-    AppName n = store.appName(name).filter(x -> x.owner().equals(call.account())).orElseThrow(() -> notFound(name));
+    AppName n = store
+        .appName(name)
+        .filter(x -> x.owner().equals(call.account()))
+        .orElseThrow(() -> notFound(name));
     ApplicationRecord app = store.application(n.appId()).orElseThrow(() -> notFound(name));
     return new Owned(n, app);
   }
 
   static ApiException notFound(String name) {
-    return ApiException.notFound("no application '" + name + "' in your account; create it with PUT /api/v1/apps/"
-        + name);
+    return ApiException.notFound(
+        "no application '" + name + "' in your account; create it with PUT /api/v1/apps/" + name);
   }
 
   Set<String> liveHosts() {
-    return store.liveHosts(clock.instant(), hostMaxAge).stream().map(HostInfo::hostId)
+    return store.liveHosts(clock.instant(), hostMaxAge).stream()
+        .map(HostInfo::hostId)
         .collect(Collectors.toCollection(TreeSet::new));
   }
 
@@ -131,7 +140,8 @@ public final class AppsHandler {
     String name = appName(call);
     JsonNode body = call.json("workflow");
     ObjectNode workflow = body.isObject() ? ((ObjectNode) body).deepCopy() : null;
-    JsonNode settingsNode = workflow == null ? null : workflow.remove("settings"); // beside either workflow format
+    JsonNode settingsNode =
+        workflow == null ? null : workflow.remove("settings"); // beside either workflow format
     Workflow wf;
     try {
       wf = Workflow.parse(workflow == null ? body : workflow);
@@ -141,27 +151,42 @@ public final class AppsHandler {
     Settings settings = Settings.parse(settingsNode, limits, wf.grains().size());
     AppName existing = store.appName(name).orElse(null);
     if (existing == null) {
-      long owned = store.applications().stream().filter(a -> a.owner().equals(call.account())).count();
+      long owned = store.applications().stream()
+          .filter(a -> a.owner().equals(call.account()))
+          .count();
       if (owned >= quotas.appsPerAccount()) {
-        throw Quotas.exceeded("account '" + call.account() + "' has " + owned + " applications", quotas
-            .appsPerAccount(), "delete one first (DELETE /api/v1/apps/{app})");
+        throw Quotas.exceeded(
+            "account '" + call.account() + "' has " + owned + " applications",
+            quotas.appsPerAccount(),
+            "delete one first (DELETE /api/v1/apps/{app})");
       }
-      existing = store.claimAppName(new AppName(name, newAppId(), call.account(), settings.requestTimeoutS()));
+      existing = store.claimAppName(
+          new AppName(name, newAppId(), call.account(), settings.requestTimeoutS()));
     }
     if (!existing.owner().equals(call.account())) {
-      throw ApiException.conflict("application name '" + name + "' is taken by another account; names are "
-          + "global, choose another");
+      throw ApiException.conflict("application name '" + name
+          + "' is taken by another account; names are " + "global, choose another");
     }
     if (existing.requestTimeoutS() != settings.requestTimeoutS()) {
       store.setRequestTimeout(name, settings.requestTimeoutS());
     }
     ApplicationRecord old = store.application(existing.appId()).orElse(null);
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
-    store.putApplication(new ApplicationRecord(existing.appId(), name, call.account(), Json.text(workflow),
-        old == null ? "" : old.requirements(), settings.agentJson(), old == null ? 0 : old.version(),
-        old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(), settings.hosts()), Map.of());
+    store.putApplication(
+        new ApplicationRecord(
+            existing.appId(),
+            name,
+            call.account(),
+            Json.text(workflow),
+            old == null ? "" : old.requirements(),
+            settings.agentJson(),
+            old == null ? 0 : old.version(),
+            old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(),
+            settings.hosts()),
+        Map.of());
     changed(name);
-    return Reply.ok(describe(store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
+    return Reply.ok(describe(
+        store.appName(name).orElseThrow(), store.application(existing.appId()).orElseThrow()));
   }
 
   Reply list(Call call) {
@@ -170,10 +195,14 @@ public final class AppsHandler {
     Set<String> live = liveHosts();
     // by name: the cluster state's order is its partitioner's, which means nothing to a reader
     for (ApplicationRecord app : store.applications().stream()
-        .sorted(Comparator.comparing(ApplicationRecord::name)).toList()) {
+        .sorted(Comparator.comparing(ApplicationRecord::name))
+        .toList()) {
       if (call.account().equals(app.owner())) {
         AppStatus s = AppStatus.of(app, store.appHostStates(app.appId()), live);
-        arr.addObject().put("name", app.name()).put("status", s.status()).put("version", app.version())
+        arr.addObject()
+            .put("name", app.name())
+            .put("status", s.status())
+            .put("version", app.version())
             .put("error", s.error());
       }
     }
@@ -195,17 +224,18 @@ public final class AppsHandler {
     int limit;
     try {
       String s = call.query("since");
-      since = s == null || s.isEmpty() ? clock.instant().minus(Duration.ofHours(1))
+      since = s == null || s.isEmpty()
+          ? clock.instant().minus(Duration.ofHours(1))
           : Instant.ofEpochMilli(Long.parseLong(s));
       String l = call.query("limit");
       limit = l == null || l.isEmpty() ? 20 : Integer.parseInt(l);
     } catch (DateTimeException | ArithmeticException | NumberFormatException e) {
-      throw ApiException.badRequest("since must be epoch milliseconds (e.g. " + clock.millis() + ") and limit a "
-          + "number in 1.." + LOGS_MAX_EXECUTIONS);
+      throw ApiException.badRequest("since must be epoch milliseconds (e.g. " + clock.millis()
+          + ") and limit a " + "number in 1.." + LOGS_MAX_EXECUTIONS);
     }
     if (since.isBefore(Instant.EPOCH) || since.toEpochMilli() > SINCE_MAX_MS) {
-      throw ApiException.badRequest("since=" + since.toEpochMilli() + " is out of range: 0.." + SINCE_MAX_MS
-          + " epoch milliseconds");
+      throw ApiException.badRequest("since=" + since.toEpochMilli() + " is out of range: 0.."
+          + SINCE_MAX_MS + " epoch milliseconds");
     }
     if (limit < 1 || limit > LOGS_MAX_EXECUTIONS) {
       throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_EXECUTIONS);
@@ -219,13 +249,21 @@ public final class AppsHandler {
       if (e == null) {
         continue;
       }
-      ObjectNode x = arr.addObject().put("execution_id", id).put("status", e.status())
-          .put("started", AppStatus.iso(e.started())).put("finished", AppStatus.iso(e.finished()))
+      ObjectNode x = arr.addObject()
+          .put("execution_id", id)
+          .put("status", e.status())
+          .put("started", AppStatus.iso(e.started()))
+          .put("finished", AppStatus.iso(e.finished()))
           .put("error", e.error());
-      // at most a page of each execution's lines; logs_next continues at GET /api/v1/executions/{id}/logs?after=
-      x.put("logs_next", ExecutionsHandler.page(ExecutionsHandler.pageOfLogs(store, id, null,
-          ExecutionsHandler.LOGS_DEFAULT_LINES), null, ExecutionsHandler.LOGS_DEFAULT_LINES,
-          x.putArray("logs")));
+      // at most a page of each execution's lines; logs_next continues at GET
+      // /api/v1/executions/{id}/logs?after=
+      x.put(
+          "logs_next",
+          ExecutionsHandler.page(
+              ExecutionsHandler.pageOfLogs(store, id, null, ExecutionsHandler.LOGS_DEFAULT_LINES),
+              null,
+              ExecutionsHandler.LOGS_DEFAULT_LINES,
+              x.putArray("logs")));
     }
     return Reply.ok(out);
   }
@@ -239,39 +277,57 @@ public final class AppsHandler {
     var states = store.appHostStates(app.appId());
     Set<String> live = liveHosts();
     AppStatus s = AppStatus.of(app, states, live);
-    ObjectNode out = Json.object().put("name", app.name()).put("id", app.appId()).put("status", s.status())
-        .put("error", s.error()).put("version", app.version());
+    ObjectNode out = Json.object()
+        .put("name", app.name())
+        .put("id", app.appId())
+        .put("status", s.status())
+        .put("error", s.error())
+        .put("version", app.version());
     out.set("workflow", Json.stored(app.workflow()));
-    ObjectNode settings = (ObjectNode) Json.stored(app.settings() == null || app.settings().isBlank() ? "{}"
-        : app.settings());
+    ObjectNode settings = (ObjectNode)
+        Json.stored(app.settings() == null || app.settings().isBlank() ? "{}" : app.settings());
     settings.put("request_timeout_s", n.requestTimeoutS());
     app.hosts().forEach(settings.withArray("hosts")::add);
     out.set("settings", settings);
     GlobalDataLayer data = storage;
-    if (data != null) { // what the host agents counted; max_bytes is null until one of them served the application
+    if (data
+        != null) { // what the host agents counted; max_bytes is null until one of them served the
+      // application
       ObjectNode used = out.putObject("storage");
       try {
-        used.put("used_bytes", data.storedBytes(app.appId())).put("max_bytes", data.storageMax(app.appId()).orElse(null));
+        used.put("used_bytes", data.storedBytes(app.appId()))
+            .put("max_bytes", data.storageMax(app.appId()).orElse(null));
       } catch (GlobalUnavailableException e) {
-        used.putNull("used_bytes").putNull("max_bytes").put("error", "the global data layer did not answer");
+        used.putNull("used_bytes")
+            .putNull("max_bytes")
+            .put("error", "the global data layer did not answer");
       }
     }
-    // The grains this version runs, and where each came from (the application's own, or the account's shared
+    // The grains this version runs, and where each came from (the application's own, or the
+    // account's shared
     // one); "current" is false when a newer version was uploaded since the deploy.
     var grains = out.putArray("grains");
     new TreeMap<>(store.applicationCode(app.appId())).forEach((resource, code) -> {
       ObjectNode g = grains.addObject().put("name", resource).put("sha256", code.sha256());
       var own = store.latestGrain(GrainsHandler.appScope(app.appId()), resource);
-      var shared = own.isPresent() ? Optional.<GrainVersion>empty() : store.latestGrain(app.owner(), resource);
+      var shared = own.isPresent()
+          ? Optional.<GrainVersion>empty()
+          : store.latestGrain(app.owner(), resource);
       var newest = own.or(() -> shared);
       g.put("scope", own.isPresent() ? "application" : shared.isPresent() ? "account" : null);
       newest.ifPresent(v -> g.put("current", v.sha256().equals(code.sha256()))
           .put("version", v.sha256().equals(code.sha256()) ? v.version() : null));
     });
     var hosts = out.putArray("hosts");
-    // alive: the host agent's heartbeat is recent; a host that died keeps its last state until it comes back.
-    states.forEach(h -> hosts.addObject().put("host", h.hostId()).put("status", h.status()).put("error", h.error())
-        .put("updated", AppStatus.iso(h.updated())).put("alive", live.contains(h.hostId())));
+    // alive: the host agent's heartbeat is recent; a host that died keeps its last state until it
+    // comes back.
+    states.forEach(h -> hosts
+        .addObject()
+        .put("host", h.hostId())
+        .put("status", h.status())
+        .put("error", h.error())
+        .put("updated", AppStatus.iso(h.updated()))
+        .put("alive", live.contains(h.hostId())));
     return out;
   }
 
@@ -279,8 +335,9 @@ public final class AppsHandler {
     Owned o = owned(call);
     String status = status(o.app(), liveHosts());
     if (!"undeployed".equals(status)) {
-      throw ApiException.conflict("application '" + o.name().name() + "' is " + status + "; undeploy it first "
-          + "(POST /api/v1/apps/" + o.name().name() + "/undeploy) and wait for status undeployed");
+      throw ApiException.conflict("application '" + o.name().name() + "' is " + status
+          + "; undeploy it first " + "(POST /api/v1/apps/" + o.name().name()
+          + "/undeploy) and wait for status undeployed");
     }
     remove(o.app());
     return Reply.ok(Json.object().put("name", o.name().name()).put("deleted", true));
@@ -310,7 +367,8 @@ public final class AppsHandler {
         n = Json.object();
       }
       if (!n.isObject()) {
-        throw ApiException.badRequest("workflow 'settings' must be an object, e.g. {\"timeout_s\": 60}");
+        throw ApiException.badRequest(
+            "workflow 'settings' must be an object, e.g. {\"timeout_s\": 60}");
       }
       ObjectNode agent = ((ObjectNode) n).deepCopy();
       JsonNode hosts = agent.remove("hosts");
@@ -318,15 +376,16 @@ public final class AppsHandler {
       List<String> hostList = new ArrayList<>();
       if (hosts != null && !hosts.isNull()) {
         if (!hosts.isArray()) {
-          throw ApiException.badRequest("settings.hosts must be a list of host ids (empty = every live host)");
+          throw ApiException.badRequest(
+              "settings.hosts must be a list of host ids (empty = every live host)");
         }
         hosts.forEach(h -> hostList.add(h.asText()));
       }
       int t = 0;
       if (timeout != null && !timeout.isNull()) {
         if (!timeout.canConvertToInt() || timeout.asInt() < 1 || timeout.asInt() > 300) {
-          throw ApiException.badRequest("settings.request_timeout_s=" + timeout + " is invalid: must be an int "
-              + "in 1..300 seconds");
+          throw ApiException.badRequest("settings.request_timeout_s=" + timeout
+              + " is invalid: must be an int " + "in 1..300 seconds");
         }
         t = timeout.asInt();
       }

@@ -14,12 +14,11 @@ import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 import sand.cluster.ClusterStore;
-import sand.frontend.internal.Call;
-import sand.frontend.internal.Router;
 import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
 import sand.frontend.internal.Errors;
 import sand.frontend.internal.Reply;
-import sand.frontend.knix.KnixManagement;
+import sand.frontend.internal.Router;
 
 /**
  * Authentication: {@code Authorization: Bearer <api key>} becomes the request's account (only the key's
@@ -37,7 +36,8 @@ public final class AuthHandler extends Handler.Wrapper {
   public static final String ADMIN_ATTRIBUTE = Call.ADMIN_ATTRIBUTE;
 
   static final Duration KEY_MAX_AGE = Duration.ofSeconds(30);
-  private static final int MAX_KEYS = 100_000; // beyond, forget them all (bounded memory; a re-read each)
+  private static final int MAX_KEYS =
+      100_000; // beyond, forget them all (bounded memory; a re-read each)
 
   private record Known(String account, long readAtNanos) {}
 
@@ -62,8 +62,12 @@ public final class AuthHandler extends Handler.Wrapper {
     String header = request.getHeaders().get(HttpHeader.AUTHORIZATION);
     if (header != null) {
       if (!header.regionMatches(true, 0, "Bearer ", 0, 7) || header.substring(7).isBlank()) {
-        Router.write(request, response, callback, Reply.error(new ApiException(401, "unauthorized",
-            "the Authorization header must be 'Bearer <api key>'")));
+        Router.write(
+            request,
+            response,
+            callback,
+            Reply.error(new ApiException(
+                401, "unauthorized", "the Authorization header must be 'Bearer <api key>'")));
         return true;
       }
       String key = header.substring(7).trim();
@@ -109,7 +113,9 @@ public final class AuthHandler extends Handler.Wrapper {
       }
     }
     if (account == null) {
-      throw new ApiException(401, "unauthorized",
+      throw new ApiException(
+          401,
+          "unauthorized",
           "unknown API key: sign up with POST /api/v1/accounts or check the key you were given");
     }
     Optional<String> off;
@@ -122,8 +128,11 @@ public final class AuthHandler extends Handler.Wrapper {
       throw e;
     }
     if (off.isPresent()) {
-      throw new ApiException(403, "account_disabled", "account '" + account + "' is disabled by the operator ("
-          + off.get() + "); ask the operator to enable it");
+      throw new ApiException(
+          403,
+          "account_disabled",
+          "account '" + account + "' is disabled by the operator (" + off.get()
+              + "); ask the operator to enable it");
     }
     return account;
   }

@@ -7,8 +7,8 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import sand.contracts.TopicNames;
-import sand.frontend.internal.Json;
 import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Json;
 
 /**
  * Deploy and undeploy events on {@code sand.control} (docs/host-agent.md "Control events"), key = app id.
@@ -30,12 +30,19 @@ public final class ControlEvents {
       hosts.forEach(v.putArray("hosts")::add);
     }
     try {
-      producer.send(new ProducerRecord<>(TopicNames.CONTROL, appId, Json.bytes(v))).get(10, TimeUnit.SECONDS);
+      producer
+          .send(new ProducerRecord<>(TopicNames.CONTROL, appId, Json.bytes(v)))
+          .get(10, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
-      // The state is written; agents reconcile periodically, so the deploy still happens, only later.
-      throw new ApiException(502, "unavailable", "the " + type + " of application " + appId + " is recorded but "
-          + "the control event could not be sent to Kafka (" + e + "); the host agents pick it up at their next "
-          + "reconcile (30 s)");
+      // The state is written; agents reconcile periodically, so the deploy still happens, only
+      // later.
+      throw new ApiException(
+          502,
+          "unavailable",
+          "the " + type + " of application " + appId + " is recorded but "
+              + "the control event could not be sent to Kafka (" + e
+              + "); the host agents pick it up at their next "
+              + "reconcile (30 s)");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ApiException(502, "unavailable", "interrupted sending the control event");

@@ -1,22 +1,28 @@
 package sand.frontend;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
-import com.fasterxml.jackson.databind.JsonNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.GrainVersion;
+import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
-import sand.cluster.HostAgentTables;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.Workflow;
 import sand.frontend.internal.ApiException;
@@ -24,12 +30,6 @@ import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import java.nio.ByteBuffer;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.Comparator;
-import java.util.LinkedHashSet;
-import java.util.Set;
 
 /**
  * {@code POST /api/v1/apps/{app}/deploy} and {@code /undeploy} (202: the host agents do the work and
@@ -48,7 +48,8 @@ public final class DeploymentsHandler {
   private final ControlEvents control;
   private final Clock clock;
 
-  public DeploymentsHandler(ClusterStore store, AppsHandler apps, ControlEvents control, Clock clock) {
+  public DeploymentsHandler(
+      ClusterStore store, AppsHandler apps, ControlEvents control, Clock clock) {
     this.store = store;
     this.apps = apps;
     this.control = control;
@@ -76,21 +77,23 @@ public final class DeploymentsHandler {
     AppsHandler.Owned o = apps.owned(call);
     ApplicationRecord app = o.app();
     if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-      throw ApiException.conflict("application '" + o.name().name() + "' is not deployed: an update swaps code in its "
-          + "running sandboxes; deploy it instead (sand deploy)");
+      throw ApiException.conflict(
+          "application '" + o.name().name() + "' is not deployed: an update swaps code in its "
+              + "running sandboxes; deploy it instead (sand deploy)");
     }
     Workflow wf = Workflow.parse(Json.stored(app.workflow()));
     JsonNode names = call.json("update").path("grains");
     if (!names.isArray() || names.isEmpty()) {
-      throw ApiException.badRequest("the body must be {\"grains\": [\"<grain>\", ...]}: the grains whose newest "
-          + "code the application should run");
+      throw ApiException.badRequest(
+          "the body must be {\"grains\": [\"<grain>\", ...]}: the grains whose newest "
+              + "code the application should run");
     }
     Set<String> only = new LinkedHashSet<>();
     for (JsonNode n : names) {
       String resource = n.isTextual() ? wf.grains().getOrDefault(n.asText(), n.asText()) : null;
       if (resource == null || !wf.resources().contains(resource)) {
-        throw ApiException.badRequest("application '" + o.name().name() + "' has no grain " + n + " (its grains: "
-            + wf.grains().keySet() + ")");
+        throw ApiException.badRequest("application '" + o.name().name() + "' has no grain " + n
+            + " (its grains: " + wf.grains().keySet() + ")");
       }
       only.add(resource);
     }
@@ -101,15 +104,16 @@ public final class DeploymentsHandler {
    * Deploy the application: every grain's newest code, or with {@code only} those grains' newest code and the others'
    * as deployed.
    */
-  private Reply deploy(Call call, AppsHandler.Owned o, ApplicationRecord app, Workflow wf, Set<String> only) {
+  private Reply deploy(
+      Call call, AppsHandler.Owned o, ApplicationRecord app, Workflow wf, Set<String> only) {
     Map<String, GrainCode> deployed = only == null ? Map.of() : store.applicationCode(app.appId());
     Map<String, GrainCode> code = new LinkedHashMap<>();
     StringBuilder requirements = new StringBuilder();
     for (String resource : wf.resources()) {
       GrainCode kept = only == null || only.contains(resource) ? null : deployed.get(resource);
       if (only != null && !only.contains(resource) && kept == null) {
-        throw ApiException.conflict("application '" + o.name().name() + "' has no deployed code of grain '" + resource
-            + "': deploy it (sand deploy)");
+        throw ApiException.conflict("application '" + o.name().name()
+            + "' has no deployed code of grain '" + resource + "': deploy it (sand deploy)");
       }
       GrainCode c;
       String version;
@@ -117,11 +121,17 @@ public final class DeploymentsHandler {
         c = kept;
         version = "as deployed";
       } else { // the application's own grain, else the account's shared one
-        GrainVersion g = store.latestGrain(GrainsHandler.appScope(app.appId()), resource)
-            .or(() -> store.latestGrain(call.account(), resource)).orElseThrow(() -> new ApiException(400,
-            "missing_grain", "application '" + app.name() + "' needs grain '" + resource + "', which it does not "
-            + "have; upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource + " (or share one across "
-            + "your applications with PUT /api/v1/grains/" + resource + ")"));
+        GrainVersion g = store
+            .latestGrain(GrainsHandler.appScope(app.appId()), resource)
+            .or(() -> store.latestGrain(call.account(), resource))
+            .orElseThrow(() -> new ApiException(
+                400,
+                "missing_grain",
+                "application '" + app.name() + "' needs grain '" + resource
+                    + "', which it does not "
+                    + "have; upload it with PUT /api/v1/apps/" + app.name() + "/grains/" + resource
+                    + " (or share one across "
+                    + "your applications with PUT /api/v1/grains/" + resource + ")"));
         c = new GrainCode(resource, g.code(), g.kind(), g.sha256());
         version = "v" + g.version();
       }
@@ -129,38 +139,63 @@ public final class DeploymentsHandler {
       if ("zip".equals(c.kind())) {
         String req = requirementsOf(c.code());
         if (!req.isBlank()) {
-          requirements.append("# from grain ").append(resource).append(' ').append(version).append('\n')
-              .append(req).append(req.endsWith("\n") ? "" : "\n");
+          requirements
+              .append("# from grain ")
+              .append(resource)
+              .append(' ')
+              .append(version)
+              .append('\n')
+              .append(req)
+              .append(req.endsWith("\n") ? "" : "\n");
         }
       }
     }
     String deployedRequirements = app.requirements() == null ? "" : app.requirements();
-    if (only != null && requirementLines(requirements.toString()).equals(requirementLines(deployedRequirements))) {
-      requirements = new StringBuilder(deployedRequirements); // the same requirements, as the hosts installed them
+    if (only != null
+        && requirementLines(requirements.toString())
+            .equals(requirementLines(deployedRequirements))) {
+      requirements = new StringBuilder(
+          deployedRequirements); // the same requirements, as the hosts installed them
     } else if (only != null) {
-      throw ApiException.conflict("the requirements of grain " + only + " changed: they are installed with a new "
-          + "sandbox; deploy the application instead (sand deploy)");
+      throw ApiException.conflict(
+          "the requirements of grain " + only + " changed: they are installed with a new "
+              + "sandbox; deploy the application instead (sand deploy)");
     }
     try { // the caps may have changed since the application was saved
-      apps.limits().check(ApplicationSettings.fromJson(app.settings()), wf.grains().size(), 0);
+      apps.limits()
+          .check(ApplicationSettings.fromJson(app.settings()), wf.grains().size(), 0);
     } catch (IllegalArgumentException e) {
-      throw ApiException.badRequest("application '" + app.name() + "' cannot be deployed: " + e.getMessage());
+      throw ApiException.badRequest(
+          "application '" + app.name() + "' cannot be deployed: " + e.getMessage());
     }
     int hostsMax = apps.limits().hostsMax();
     List<String> hosts = app.hosts().isEmpty() || (hostsMax > 0 && app.hosts().size() > hostsMax)
-        ? placement(app.appId(), apps.liveHosts(), hostsMax) : app.hosts();
+        ? placement(app.appId(), apps.liveHosts(), hostsMax)
+        : app.hosts();
     List<String> targets = hosts.isEmpty() ? List.copyOf(apps.liveHosts()) : hosts;
     store.replaceApplicationCode(app.appId(), code);
     store.clearAppHostStates(app.appId());
     for (String h : targets) {
       store.setAppHostState(app.appId(), h, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
-    ApplicationRecord next = new ApplicationRecord(app.appId(), app.name(), app.owner(), app.workflow(),
-        requirements.toString(), app.settings(), app.version() + 1, HostAgentTables.DESIRED_DEPLOYED, hosts);
+    ApplicationRecord next = new ApplicationRecord(
+        app.appId(),
+        app.name(),
+        app.owner(),
+        app.workflow(),
+        requirements.toString(),
+        app.settings(),
+        app.version() + 1,
+        HostAgentTables.DESIRED_DEPLOYED,
+        hosts);
     store.putApplication(next, Map.of());
     apps.changed(app.name());
-    LOG.info("[app {} id {}] {} version {} on {}", app.name(), app.appId(), only == null ? "deploy" : "update of "
-        + only + " to", next.version(),
+    LOG.info(
+        "[app {} id {}] {} version {} on {}",
+        app.name(),
+        app.appId(),
+        only == null ? "deploy" : "update of " + only + " to",
+        next.version(),
         hosts.isEmpty() ? "every live host " + targets : targets);
     control.publish("deploy", app.appId(), hosts);
     return Reply.json(202, apps.describe(o.name(), next));
@@ -177,14 +212,16 @@ public final class DeploymentsHandler {
     }
     return live.stream()
         .sorted(Comparator.comparingLong((String h) -> rendezvous(appId, h)).thenComparing(h -> h))
-        .limit(max).sorted().toList();
+        .limit(max)
+        .sorted()
+        .toList();
   }
 
   private static long rendezvous(String appId, String host) {
     byte[] d;
     try {
-      d = MessageDigest.getInstance("SHA-256").digest((appId + "/" + host)
-          .getBytes(StandardCharsets.UTF_8));
+      d = MessageDigest.getInstance("SHA-256")
+          .digest((appId + "/" + host).getBytes(StandardCharsets.UTF_8));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
@@ -194,7 +231,8 @@ public final class DeploymentsHandler {
   Reply undeploy(Call call) {
     AppsHandler.Owned o = apps.owned(call);
     undeploy(o.app(), "its owner");
-    return Reply.json(202, apps.describe(o.name(), store.application(o.app().appId()).orElseThrow()));
+    return Reply.json(
+        202, apps.describe(o.name(), store.application(o.app().appId()).orElseThrow()));
   }
 
   /** Set the application's desired state to undeployed and tell the host agents; {@code by} is for the log. */
@@ -207,7 +245,11 @@ public final class DeploymentsHandler {
 
   /** The requirements without comments (they name grain versions). */
   private static List<String> requirementLines(String requirements) {
-    return requirements.lines().map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
+    return requirements
+        .lines()
+        .map(String::strip)
+        .filter(l -> !l.isEmpty() && !l.startsWith("#"))
+        .toList();
   }
 
   /** The top-level requirements.txt of a zip grain (checked at upload), "" if none. */

@@ -3,9 +3,9 @@ package sand.frontend;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import sand.cluster.FrontendTables;
-import java.util.Set;
 
 /**
  * Which accounts the operator disabled, read from the cluster state at most every {@link AuthHandler#KEY_MAX_AGE}

@@ -1,24 +1,23 @@
 package sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
+import sand.cluster.HostAgentTables;
 import sand.contracts.Trace;
-import sand.frontend.internal.Call;
-import sand.frontend.internal.Router;
 import sand.frontend.internal.ApiException;
+import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
+import sand.frontend.internal.Router;
 import sand.frontend.invoke.AppDirectory;
-import sand.frontend.invoke.ExecutionLog;
 import sand.frontend.invoke.InvokeHandler;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import java.time.Duration;
-import java.util.List;
-import sand.cluster.HostAgentTables;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances
@@ -67,24 +66,37 @@ public final class ExecutionsHandler {
   private ExecutionRecord owned(Call call) {
     String id = call.param("id");
     Optional<ExecutionRecord> found = landed(id);
-    // A row may have an end and no start (owner null): a synchronous request's result read after its frontend
-    // died or restarted, whose start was still held back (ExecutionLog). Nobody can show it is theirs.
-    return found.filter(e -> call.account().equals(e.owner()))
+    // A row may have an end and no start (owner null): a synchronous request's result read after
+    // its frontend
+    // died or restarted, whose start was still held back (ExecutionLog). Nobody can show it is
+    // theirs.
+    return found
+        .filter(e -> call.account().equals(e.owner()))
         .orElseThrow(() -> ApiException.notFound("no execution '" + id + "' of your applications"));
   }
 
   Reply get(Call call) {
     ExecutionRecord e = owned(call);
     String app = store.application(e.appId()).map(a -> a.name()).orElse(null);
-    ObjectNode out = Json.object().put("execution_id", e.executionId()).put("app", app).put("status", e.status());
+    ObjectNode out = Json.object()
+        .put("execution_id", e.executionId())
+        .put("app", app)
+        .put("status", e.status());
     out.set("result", Json.stored(e.result()));
     out.set("error", Json.stored(e.error()));
-    ObjectNode t = out.putObject("timings").put("started", iso(e.started())).put("finished", iso(e.finished()));
+    ObjectNode t = out.putObject("timings")
+        .put("started", iso(e.started()))
+        .put("finished", iso(e.finished()));
     if (e.started() != null && e.finished() != null) {
       t.put("duration_ms", Duration.between(e.started(), e.finished()).toNanos() / 1e6);
     }
-    // Every hop of the path that reached the result, from the frontend's receipt to its reply (contracts Trace).
-    t.set("hops", e.timings() == null ? Json.MAPPER.createArrayNode() : Trace.of(Json.stored(e.timings())).timeline());
+    // Every hop of the path that reached the result, from the frontend's receipt to its reply
+    // (contracts Trace).
+    t.set(
+        "hops",
+        e.timings() == null
+            ? Json.MAPPER.createArrayNode()
+            : Trace.of(Json.stored(e.timings())).timeline());
     out.put("frontend", e.frontend());
     return Reply.ok(out);
   }
@@ -94,19 +106,23 @@ public final class ExecutionsHandler {
     String name = call.param("app");
     String id = call.param("id");
     String appId = apps.find(name).map(AppDirectory.Target::appId).orElse(null);
-    ExecutionRecord e = appId == null ? null : landed(id).filter(r -> appId.equals(r.appId())).orElse(null);
+    ExecutionRecord e =
+        appId == null ? null : landed(id).filter(r -> appId.equals(r.appId())).orElse(null);
     if (e == null) {
-      throw ApiException.notFound("no execution '" + id + "' of application '" + name + "' (results are kept for "
-          + "the platform's execution.ttl.hours)");
+      throw ApiException.notFound("no execution '" + id + "' of application '" + name
+          + "' (results are kept for " + "the platform's execution.ttl.hours)");
     }
     Reply reply = switch (e.status()) {
-      case "succeeded" -> Reply.json(200, Json.stored(e.result()) == null ? Json.MAPPER.nullNode()
-          : Json.stored(e.result()));
+      case "succeeded" ->
+        Reply.json(
+            200,
+            Json.stored(e.result()) == null ? Json.MAPPER.nullNode() : Json.stored(e.result()));
       case "failed" -> {
         JsonNode error = Json.stored(e.error());
         boolean platform = error != null && "platform".equals(error.path("type").asText());
         yield platform
-            ? Reply.error(new ApiException(502, "unavailable", error.path("message").asText("the platform failed")))
+            ? Reply.error(new ApiException(
+                502, "unavailable", error.path("message").asText("the platform failed")))
             : Reply.json(500, Json.object().set("error", error));
       }
       // running, or timeout: a synchronous caller stopped waiting, the result may still come
@@ -117,6 +133,7 @@ public final class ExecutionsHandler {
 
   /** Most log lines one answer carries, and by default. */
   static final int LOGS_MAX_LINES = 10_000;
+
   static final int LOGS_DEFAULT_LINES = 1000;
 
   /**
@@ -132,22 +149,24 @@ public final class ExecutionsHandler {
       limit = l == null || l.isEmpty() ? LOGS_DEFAULT_LINES : Integer.parseInt(l);
       after = LogCursor.parse(call.query("after"));
     } catch (IllegalArgumentException x) {
-      throw ApiException.badRequest("limit must be a number in 1.." + LOGS_MAX_LINES + " and after the 'next' of "
-          + "an earlier page (" + x.getMessage() + ")");
+      throw ApiException.badRequest("limit must be a number in 1.." + LOGS_MAX_LINES
+          + " and after the 'next' of " + "an earlier page (" + x.getMessage() + ")");
     }
     if (limit < 1 || limit > LOGS_MAX_LINES) {
       throw ApiException.badRequest("limit=" + limit + " is invalid: 1.." + LOGS_MAX_LINES);
     }
     ObjectNode out = Json.object().put("execution_id", e.executionId());
-    out.put("next", page(pageOfLogs(store, e.executionId(), after, limit), null, limit, out.putArray("logs")));
+    out.put(
+        "next",
+        page(pageOfLogs(store, e.executionId(), after, limit), null, limit, out.putArray("logs")));
     return Reply.ok(out);
   }
 
   /** A page's lines and one more (to tell whether there is a next page), read from the store as a page. */
-  static List<HostAgentTables.LogLine> pageOfLogs(HostAgentTables store,
-                                                                          String executionId, LogCursor after,
-                                                                          int limit) {
-    return after == null ? store.logs(executionId, Long.MIN_VALUE, Integer.MIN_VALUE, limit + 1)
+  static List<HostAgentTables.LogLine> pageOfLogs(
+      HostAgentTables store, String executionId, LogCursor after, int limit) {
+    return after == null
+        ? store.logs(executionId, Long.MIN_VALUE, Integer.MIN_VALUE, limit + 1)
         : store.logs(executionId, after.tsNanos(), after.seq(), limit + 1);
   }
 
@@ -161,7 +180,8 @@ public final class ExecutionsHandler {
       if (dash <= 0) {
         throw new IllegalArgumentException("after=" + s + " is not a cursor");
       }
-      return new LogCursor(Long.parseLong(s.substring(0, dash)), Integer.parseInt(s.substring(dash + 1)));
+      return new LogCursor(
+          Long.parseLong(s.substring(0, dash)), Integer.parseInt(s.substring(dash + 1)));
     }
 
     boolean before(HostAgentTables.LogLine l) {
@@ -175,8 +195,8 @@ public final class ExecutionsHandler {
   }
 
   /** Add up to {@code limit} of {@code lines} after {@code after} to {@code arr}; the next page's cursor or null. */
-  static String page(List<HostAgentTables.LogLine> lines, LogCursor after, int limit,
-                     ArrayNode arr) {
+  static String page(
+      List<HostAgentTables.LogLine> lines, LogCursor after, int limit, ArrayNode arr) {
     int n = 0;
     for (var l : lines) {
       if (after != null && !after.before(l)) {
@@ -186,8 +206,12 @@ public final class ExecutionsHandler {
         JsonNode last = arr.get(arr.size() - 1);
         return last.path("cursor").asText();
       }
-      arr.addObject().put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString()).put("grain", l.grain())
-          .put("level", l.level()).put("text", l.text()).put("cursor", new LogCursor(l.tsNanos(), l.seq()).toString());
+      arr.addObject()
+          .put("time", Instant.ofEpochSecond(0, l.tsNanos()).toString())
+          .put("grain", l.grain())
+          .put("level", l.level())
+          .put("text", l.text())
+          .put("cursor", new LogCursor(l.tsNanos(), l.seq()).toString());
       n++;
     }
     return null;

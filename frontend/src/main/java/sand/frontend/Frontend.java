@@ -1,5 +1,6 @@
 package sand.frontend;
 
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
@@ -27,22 +28,18 @@ import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.KafkaClients;
-import sand.common.ConfigDef.Config;
+import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.globaldata.GlobalDataSettings;
 import sand.common.ConfigDef;
+import sand.common.ConfigDef.Config;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
-import sand.cluster.globaldata.GlobalDataSettings;
-import sand.cluster.globaldata.GlobalDataLayer;
-import sand.frontend.internal.JsonErrorHandler;
 import sand.frontend.internal.BodyBudget;
+import sand.frontend.internal.JsonErrorHandler;
 import sand.frontend.internal.LoopbackApi;
 import sand.frontend.internal.Router;
 import sand.frontend.internal.Throttle;
-import sand.frontend.knix.KnixExecutions;
-import sand.frontend.knix.KnixLogins;
-import sand.frontend.knix.KnixManagement;
-import sand.frontend.knix.KnixStorage;
 import sand.frontend.invoke.AgentGates;
 import sand.frontend.invoke.AppDirectory;
 import sand.frontend.invoke.ExecutionLog;
@@ -51,7 +48,10 @@ import sand.frontend.invoke.KafkaResponseTopics;
 import sand.frontend.invoke.ResponseListener;
 import sand.frontend.invoke.ResponseTopicTakeover;
 import sand.frontend.invoke.Results;
-import java.net.URI;
+import sand.frontend.knix.KnixExecutions;
+import sand.frontend.knix.KnixLogins;
+import sand.frontend.knix.KnixManagement;
+import sand.frontend.knix.KnixStorage;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -62,7 +62,8 @@ public final class Frontend {
   private static final Logger LOG = LoggerFactory.getLogger(Frontend.class);
 
   /** Read by deploy/frontend.sh, not by this process (so not reported as unknown settings). */
-  static final Set<String> SCRIPT_VARIABLES = Set.of("SAND_FRONTEND_PORTS", "SAND_FRONTEND_HEAP_MB");
+  static final Set<String> SCRIPT_VARIABLES =
+      Set.of("SAND_FRONTEND_PORTS", "SAND_FRONTEND_HEAP_MB");
 
   /** The frontend's settings (SAND_FRONTEND_&lt;KEY&gt;): {@link FrontendSettings}; Kafka and Cassandra: {@link ClusterSettings}. */
   public static final ConfigDef DEF = FrontendSettings.DEF;
@@ -73,18 +74,31 @@ public final class Frontend {
    * @param peerResponses a consumer for the response topic of another (dead) frontend, given its id
    * @param data          the global data layer, for the KNIX door's storage actions (null: none, they fail)
    */
-  public record Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
-                     ResponseListener.TopicCreator topics, Clock clock,
-                     Function<String, Consumer<String, byte[]>> peerResponses, GlobalDataLayer data) {
-    public Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
-                ResponseListener.TopicCreator topics, Clock clock,
-                Function<String, Consumer<String, byte[]>> peerResponses) {
+  public record Deps(
+      ClusterStore store,
+      Producer<String, byte[]> producer,
+      Consumer<String, byte[]> responses,
+      ResponseListener.TopicCreator topics,
+      Clock clock,
+      Function<String, Consumer<String, byte[]>> peerResponses,
+      GlobalDataLayer data) {
+    public Deps(
+        ClusterStore store,
+        Producer<String, byte[]> producer,
+        Consumer<String, byte[]> responses,
+        ResponseListener.TopicCreator topics,
+        Clock clock,
+        Function<String, Consumer<String, byte[]>> peerResponses) {
       this(store, producer, responses, topics, clock, peerResponses, null);
     }
 
     /** No other frontend's response topic can be read (a test with one frontend). */
-    public Deps(ClusterStore store, Producer<String, byte[]> producer, Consumer<String, byte[]> responses,
-                ResponseListener.TopicCreator topics, Clock clock) {
+    public Deps(
+        ClusterStore store,
+        Producer<String, byte[]> producer,
+        Consumer<String, byte[]> responses,
+        ResponseListener.TopicCreator topics,
+        Clock clock) {
       this(store, producer, responses, topics, clock, peer -> {
         throw new IllegalStateException("no consumer for frontend " + peer + "'s response topic");
       });
@@ -123,22 +137,29 @@ public final class Frontend {
 
     FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
-    ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(),
-        4, 50_000);
+    ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(), 4, 50_000);
     Results results = new Results(executions, deps.clock(), tags, id);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "app-directory-" + id);
       t.setDaemon(true);
       return t;
     });
-    AppDirectory directory = new AppDirectory(deps.store(), s.appCache(),
-        System::nanoTime, refresher);
-    ResponseListener listener = new ResponseListener(TopicNames.responseTopic(id), deps.responses(), deps.topics(),
-        results);
-    ResponseTopicTakeover takeover = new ResponseTopicTakeover(deps.store(), deps.clock(),
-        s.frontendMaxAge(), s.heartbeat(), id,
-        peer -> new ResponseListener(TopicNames.responseTopic(peer), deps.peerResponses().apply(peer), t -> {},
-            new Results(executions, deps.clock(), tags, peer), true));
+    AppDirectory directory =
+        new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher);
+    ResponseListener listener = new ResponseListener(
+        TopicNames.responseTopic(id), deps.responses(), deps.topics(), results);
+    ResponseTopicTakeover takeover = new ResponseTopicTakeover(
+        deps.store(),
+        deps.clock(),
+        s.frontendMaxAge(),
+        s.heartbeat(),
+        id,
+        peer -> new ResponseListener(
+            TopicNames.responseTopic(peer),
+            deps.peerResponses().apply(peer),
+            t -> {},
+            new Results(executions, deps.clock(), tags, peer),
+            true));
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
     metrics.gauge("sand_frontend_results_refused_total", results::refused);
     metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
@@ -150,40 +171,58 @@ public final class Frontend {
     metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
     Router router = new Router(s.maxBodyBytes(), budget);
     new SystemHandler(id, metrics, listener::running).routes(router);
-    AppsHandler apps = new AppsHandler(deps.store(), deps.clock(), s.hostMaxAge(),
-        limits, directory);
+    AppsHandler apps =
+        new AppsHandler(deps.store(), deps.clock(), s.hostMaxAge(), limits, directory);
     Quotas quotas = new Quotas(s.quotaAppsPerAccount(), s.quotaGrains());
     apps.useQuotas(quotas);
     if (deps.data() != null) {
-      apps.useStorage(deps.data()); // bytes used / allowed in the global data layer, in GET /api/v1/apps/{app}
+      apps.useStorage(
+          deps.data()); // bytes used / allowed in the global data layer, in GET /api/v1/apps/{app}
     }
-    GrainsHandler grains = new GrainsHandler(deps.store(), apps, deps.clock(), 4 * s.maxBodyBytes(),
-        limits.requirementsAllowUrls());
+    GrainsHandler grains = new GrainsHandler(
+        deps.store(), apps, deps.clock(), 4 * s.maxBodyBytes(), limits.requirementsAllowUrls());
     grains.useQuotas(quotas);
     grains.routes(router);
     apps.routes(router);
-    DeploymentsHandler deployments = new DeploymentsHandler(deps.store(), apps, new ControlEvents(deps.producer()),
-        deps.clock());
+    DeploymentsHandler deployments = new DeploymentsHandler(
+        deps.store(), apps, new ControlEvents(deps.producer()), deps.clock());
     deployments.routes(router);
     DisabledAccounts disabled = new DisabledAccounts(deps.store(), AuthHandler.KEY_MAX_AGE);
-    Throttle signUps = new Throttle("sign-ups from this address", FrontendSettings.SIGNUP_PER_ADDRESS_PER_MINUTE,
+    Throttle signUps = new Throttle(
+        "sign-ups from this address",
+        FrontendSettings.SIGNUP_PER_ADDRESS_PER_MINUTE,
         s.signUpsPerAddressPerMinute());
-    AccountsHandler accounts = new AccountsHandler(deps.store(), s.openSignup(), deps.clock(), apps,
-        disabled);
+    AccountsHandler accounts =
+        new AccountsHandler(deps.store(), s.openSignup(), deps.clock(), apps, disabled);
     accounts.limitSignUps(signUps);
     accounts.routes(router);
-    new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(),
-        s.hostMaxAge()).routes(router);
+    new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(), s.hostMaxAge())
+        .routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
-    InvokeHandler invoke = new InvokeHandler(directory, deps.producer(), results, executions, tags, metrics,
-        deps.clock(), id, s.requestTimeoutS(), s.maxConcurrentPerAccount());
+    InvokeHandler invoke = new InvokeHandler(
+        directory,
+        deps.producer(),
+        results,
+        executions,
+        tags,
+        metrics,
+        deps.clock(),
+        id,
+        s.requestTimeoutS(),
+        s.maxConcurrentPerAccount());
     invoke.shareLimitWith(takeover::liveFrontends);
     invoke.limitRate(s.quotaRequestsPerSecond());
     invoke.routes(router);
     AgentGates gates = null;
     if (s.gate()) {
-      gates = new AgentGates(deps.store(), deps.clock(), s.hostMaxAge(), id,
-          tags.credential("gate"), m -> results.arrived(null, m), invoke::send);
+      gates = new AgentGates(
+          deps.store(),
+          deps.clock(),
+          s.hostMaxAge(),
+          id,
+          tags.credential("gate"),
+          m -> results.arrived(null, m),
+          invoke::send);
       invoke.useGates(gates);
       metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
@@ -191,24 +230,38 @@ public final class Frontend {
 
     AuthHandler auth = new AuthHandler(deps.store(), s.adminKey(), disabled, router);
     String bind = s.host();
-    String self = bind.equals("0.0.0.0") || bind.equals("::") ? "127.0.0.1" : bind.contains(":") ? "[" + bind + "]"
-        : bind;
-    LoopbackApi loopback = new LoopbackApi(() -> URI.create("http://" + self + ":" + http.getLocalPort()));
-    Throttle loginsByAddress = new Throttle("logins from this address", FrontendSettings.LOGIN_PER_ADDRESS_PER_MINUTE,
+    String self = bind.equals("0.0.0.0") || bind.equals("::")
+        ? "127.0.0.1"
+        : bind.contains(":") ? "[" + bind + "]" : bind;
+    LoopbackApi loopback =
+        new LoopbackApi(() -> URI.create("http://" + self + ":" + http.getLocalPort()));
+    Throttle loginsByAddress = new Throttle(
+        "logins from this address",
+        FrontendSettings.LOGIN_PER_ADDRESS_PER_MINUTE,
         s.loginPerAddressPerMinute());
-    Throttle loginsByEmail = new Throttle("logins to this e-mail", FrontendSettings.LOGIN_PER_EMAIL_PER_MINUTE,
+    Throttle loginsByEmail = new Throttle(
+        "logins to this e-mail",
+        FrontendSettings.LOGIN_PER_EMAIL_PER_MINUTE,
         s.loginPerEmailPerMinute());
-    new KnixManagement(deps.store(), auth::account, loopback::call, new KnixStorage(deps.data(),
-        s.knixStorageBytesPerAccount()), deps.clock(),
-        KnixLogins.ITERATIONS)
+    new KnixManagement(
+            deps.store(),
+            auth::account,
+            loopback::call,
+            new KnixStorage(deps.data(), s.knixStorageBytesPerAccount()),
+            deps.clock(),
+            KnixLogins.ITERATIONS)
         .limitLogins(signUps, loginsByAddress, loginsByEmail, s.loginHashSlots())
         .limitZips(s.maxBodyBytes(), 4 * s.maxBodyBytes())
         .routes(router);
     metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
-    metrics.gauge("sand_frontend_throttled_total", () -> signUps.refused() + loginsByAddress.refused()
-        + loginsByEmail.refused());
-    KnixExecutions knix = new KnixExecutions(invoke, name -> directory.find(name).map(AppDirectory.Target::appId),
-        deps.store(), results);
+    metrics.gauge(
+        "sand_frontend_throttled_total",
+        () -> signUps.refused() + loginsByAddress.refused() + loginsByEmail.refused());
+    KnixExecutions knix = new KnixExecutions(
+        invoke,
+        name -> directory.find(name).map(AppDirectory.Target::appId),
+        deps.store(),
+        results);
     metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);
@@ -235,7 +288,8 @@ public final class Frontend {
 
   /** Routes whose bodies are a few fields take no more than that: nobody parks megabytes on them. */
   private static void limitBodies(Router router) {
-    router.limitBody("POST", "/api/v1/accounts", SMALL_BODY_BYTES)
+    router
+        .limitBody("POST", "/api/v1/accounts", SMALL_BODY_BYTES)
         .limitBody("DELETE", "/api/v1/accounts/{account}", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/deploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
@@ -252,22 +306,35 @@ public final class Frontend {
     Properties p = KafkaClients.producerProperties(bootstrap, id);
     p.put(ProducerConfig.CLIENT_ID_CONFIG, ResponseListener.groupId(id));
     boolean gate = FrontendSettings.from(config).gate();
-    return new Deps(store, new KafkaProducer<>(p), responseConsumer(bootstrap, id, id, gate),
-        new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()), Clock.systemUTC(),
+    return new Deps(
+        store,
+        new KafkaProducer<>(p),
+        responseConsumer(bootstrap, id, id, gate),
+        new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()),
+        Clock.systemUTC(),
         peer -> responseConsumer(bootstrap, id, peer, false),
         GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())));
   }
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */
-  private static Consumer<String, byte[]> responseConsumer(String bootstrap, String id, String owner, boolean gate) {
+  private static Consumer<String, byte[]> responseConsumer(
+      String bootstrap, String id, String owner, boolean gate) {
     Properties c = KafkaClients.clientProperties(bootstrap);
-    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id + (owner.equals(id) ? "" : "-for-" + owner));
-    c.put(ConsumerConfig.GROUP_ID_CONFIG, ResponseListener.groupId(owner)); // where its offsets are committed
-    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false); // committed once recorded (ResponseListener)
+    c.put(
+        ConsumerConfig.CLIENT_ID_CONFIG,
+        "sand-frontend-" + id + (owner.equals(id) ? "" : "-for-" + owner));
+    c.put(
+        ConsumerConfig.GROUP_ID_CONFIG,
+        ResponseListener.groupId(owner)); // where its offsets are committed
+    c.put(
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+        false); // committed once recorded (ResponseListener)
     c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, KafkaClients.MAX_REQUEST_BYTES);
     if (gate) {
-      // Results come through the host agents' gates; the response topic is their record and the path of the
-      // few requests that fell back to Kafka: read it in batches (up to 100 ms late) rather than once per result.
+      // Results come through the host agents' gates; the response topic is their record and the
+      // path of the
+      // few requests that fell back to Kafka: read it in batches (up to 100 ms late) rather than
+      // once per result.
       c.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
       c.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 64 * 1024);
     }
@@ -279,8 +346,12 @@ public final class Frontend {
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--help")) { // the settings tables of docs/config.md
       String which = args.length > 1 ? args[1] : "";
-      System.out.print(which.equals(ApplicationLimits.COMPONENT) ? ApplicationLimits.DEF.toMarkdown()
-          : which.equals(ClusterSettings.COMPONENT) ? ClusterSettings.DEF.toMarkdown() : DEF.toMarkdown());
+      System.out.print(
+          which.equals(ApplicationLimits.COMPONENT)
+              ? ApplicationLimits.DEF.toMarkdown()
+              : which.equals(ClusterSettings.COMPONENT)
+                  ? ClusterSettings.DEF.toMarkdown()
+                  : DEF.toMarkdown());
       return;
     }
     Config config;
@@ -296,11 +367,16 @@ public final class Frontend {
       System.exit(2);
       return;
     }
-    // of the data layer's settings this process reads only where the global layer is; the rest are the host agents'
+    // of the data layer's settings this process reads only where the global layer is; the rest are
+    // the host agents'
     Set<String> elsewhere = new HashSet<>(SCRIPT_VARIABLES);
-    System.getenv().keySet().stream().filter(k -> k.startsWith("SAND_DATALAYER_")).forEach(elsewhere::add);
-    for (String unknown : ConfigDef.unknownVariables(System.getenv(),
-        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, GlobalDataSettings.DEF), elsewhere)) {
+    System.getenv().keySet().stream()
+        .filter(k -> k.startsWith("SAND_DATALAYER_"))
+        .forEach(elsewhere::add);
+    for (String unknown : ConfigDef.unknownVariables(
+        System.getenv(),
+        List.of(DEF, ApplicationLimits.DEF, ClusterSettings.DEF, GlobalDataSettings.DEF),
+        elsewhere)) {
       LOG.warn(unknown);
     }
     Deps deps;
@@ -309,23 +385,27 @@ public final class Frontend {
       deps = connect(config, cluster);
       server = newServer(config, limits, deps);
     } catch (Exception | Error e) {
-      // A frontend that could not start must not linger as a JVM that never serves: its supervisor restarts it.
+      // A frontend that could not start must not linger as a JVM that never serves: its supervisor
+      // restarts it.
       LOG.error("[frontend] could not start: {}", e.toString(), e);
       Runtime.getRuntime().halt(1);
       return;
     }
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        server.stop();
-      } catch (Exception e) {
-        LOG.warn("stopping: {}", e.toString());
-      }
-      deps.producer().close();
-      deps.store().close();
-      if (deps.data() != null) {
-        deps.data().close();
-      }
-    }, "frontend-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(
+            () -> {
+              try {
+                server.stop();
+              } catch (Exception e) {
+                LOG.warn("stopping: {}", e.toString());
+              }
+              deps.producer().close();
+              deps.store().close();
+              if (deps.data() != null) {
+                deps.data().close();
+              }
+            },
+            "frontend-shutdown"));
     try {
       server.start();
     } catch (Exception | Error e) {
@@ -333,7 +413,10 @@ public final class Frontend {
       Runtime.getRuntime().halt(1);
       return;
     }
-    LOG.info("[frontend {}] listening on http://{}:{}", id(config), FrontendSettings.from(config).host(),
+    LOG.info(
+        "[frontend {}] listening on http://{}:{}",
+        id(config),
+        FrontendSettings.from(config).host(),
         ((ServerConnector) server.getConnectors()[0]).getLocalPort());
     server.join();
   }

@@ -26,18 +26,30 @@ public final class FrontendMetrics {
   }
 
   void request(String method, String route, int status, double seconds) {
-    String l = "{frontend=\"" + esc(frontendId) + "\",method=\"" + method + "\",route=\"" + esc(route) + "\"";
-    counters.computeIfAbsent("sand_frontend_requests_total" + l + ",status=\"" + status + "\"}",
-        k -> new LongAdder()).increment();
-    sums.computeIfAbsent("sand_frontend_request_duration_seconds_sum" + l + "}", k -> new DoubleAdder()).add(seconds);
-    counters.computeIfAbsent("sand_frontend_request_duration_seconds_count" + l + "}", k -> new LongAdder())
+    String l = "{frontend=\"" + esc(frontendId) + "\",method=\"" + method + "\",route=\""
+        + esc(route) + "\"";
+    counters
+        .computeIfAbsent(
+            "sand_frontend_requests_total" + l + ",status=\"" + status + "\"}",
+            k -> new LongAdder())
+        .increment();
+    sums.computeIfAbsent(
+            "sand_frontend_request_duration_seconds_sum" + l + "}", k -> new DoubleAdder())
+        .add(seconds);
+    counters
+        .computeIfAbsent(
+            "sand_frontend_request_duration_seconds_count" + l + "}", k -> new LongAdder())
         .increment();
   }
 
   /** One invocation of an application ended with {@code outcome} (ok, error, timeout, rejected, async). */
   public void invocation(String appName, String outcome) {
-    counters.computeIfAbsent("sand_frontend_invocations_total{frontend=\"" + esc(frontendId) + "\",app=\""
-        + esc(appName) + "\",outcome=\"" + outcome + "\"}", k -> new LongAdder()).increment();
+    counters
+        .computeIfAbsent(
+            "sand_frontend_invocations_total{frontend=\"" + esc(frontendId) + "\",app=\""
+                + esc(appName) + "\",outcome=\"" + outcome + "\"}",
+            k -> new LongAdder())
+        .increment();
   }
 
   void gauge(String name, Supplier<Number> value) {
@@ -53,19 +65,30 @@ public final class FrontendMetrics {
         "sand_frontend_request_duration_seconds_count", "counter requests timed, by route",
         "sand_frontend_invocations_total", "counter application invocations by outcome");
     Map<String, TreeMap<String, String>> byName = new TreeMap<>();
-    counters.forEach((k, v) -> byName.computeIfAbsent(k.substring(0, k.indexOf('{')), n -> new TreeMap<>())
+    counters.forEach((k, v) -> byName
+        .computeIfAbsent(k.substring(0, k.indexOf('{')), n -> new TreeMap<>())
         .put(k, Long.toString(v.sum())));
-    sums.forEach((k, v) -> byName.computeIfAbsent(k.substring(0, k.indexOf('{')), n -> new TreeMap<>())
+    sums.forEach((k, v) -> byName
+        .computeIfAbsent(k.substring(0, k.indexOf('{')), n -> new TreeMap<>())
         .put(k, Double.toString(v.sum())));
     byName.forEach((name, samples) -> {
       String h = help.getOrDefault(name, "counter " + name);
-      sb.append("# HELP ").append(name).append(' ').append(h.substring(h.indexOf(' ') + 1)).append('\n');
+      sb.append("# HELP ")
+          .append(name)
+          .append(' ')
+          .append(h.substring(h.indexOf(' ') + 1))
+          .append('\n');
       sb.append("# TYPE ").append(name).append(' ').append(h, 0, h.indexOf(' ')).append('\n');
       samples.forEach((k, v) -> sb.append(k).append(' ').append(v).append('\n'));
     });
     new TreeMap<>(gauges).forEach((name, value) -> {
       sb.append("# TYPE ").append(name).append(" gauge\n");
-      sb.append(name).append("{frontend=\"").append(esc(frontendId)).append("\"} ").append(value.get()).append('\n');
+      sb.append(name)
+          .append("{frontend=\"")
+          .append(esc(frontendId))
+          .append("\"} ")
+          .append(value.get())
+          .append('\n');
     });
     return sb.toString();
   }

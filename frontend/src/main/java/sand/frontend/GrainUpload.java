@@ -1,6 +1,7 @@
 package sand.frontend;
 
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -10,7 +11,6 @@ import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 import sand.contracts.RequirementLines;
 import sand.frontend.internal.ApiException;
-import java.io.ByteArrayOutputStream;
 
 /**
  * Checks an uploaded grain before it is stored. Python source ({@code text/x-python}): not empty, UTF-8
@@ -29,26 +29,42 @@ public final class GrainUpload {
   private GrainUpload() {}
 
   /** @param allowUrls whether requirement lines may be {@code name @ https://...} (limits requirements.allow.urls) */
-  public static Checked check(String grain, String contentType, byte[] body, long maxUnpacked, boolean allowUrls) {
+  public static Checked check(
+      String grain, String contentType, byte[] body, long maxUnpacked, boolean allowUrls) {
     return switch (contentType) {
-      case "text/x-python", "text/x-script.python", "application/x-python", "text/plain" -> python(grain, body);
-      case "application/zip", "application/x-zip-compressed" -> zip(grain, body, maxUnpacked, allowUrls);
-      default -> throw new ApiException(400, "bad_grain", "grain " + grain + ": unsupported Content-Type '"
-          + contentType + "': send Python source as text/x-python or a zip as application/zip");
+      case "text/x-python", "text/x-script.python", "application/x-python", "text/plain" ->
+        python(grain, body);
+      case "application/zip", "application/x-zip-compressed" ->
+        zip(grain, body, maxUnpacked, allowUrls);
+      default ->
+        throw new ApiException(
+            400,
+            "bad_grain",
+            "grain " + grain + ": unsupported Content-Type '" + contentType
+                + "': send Python source as text/x-python or a zip as application/zip");
     };
   }
 
   static Checked python(String grain, byte[] body) {
     if (body.length == 0 || new String(body, StandardCharsets.UTF_8).isBlank()) {
-      throw new ApiException(400, "bad_grain", "grain " + grain + ": the source is empty; upload a .py file "
-          + "with a handle(event, context) function");
+      throw new ApiException(
+          400,
+          "bad_grain",
+          "grain " + grain + ": the source is empty; upload a .py file "
+              + "with a handle(event, context) function");
     }
     try {
-      StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(body));
+      StandardCharsets.UTF_8
+          .newDecoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .decode(ByteBuffer.wrap(body));
     } catch (CharacterCodingException e) {
-      throw new ApiException(400, "bad_grain", "grain " + grain + ": the source is not UTF-8 text; save it as UTF-8"
-          + " (or upload a zip as application/zip)");
+      throw new ApiException(
+          400,
+          "bad_grain",
+          "grain " + grain + ": the source is not UTF-8 text; save it as UTF-8"
+              + " (or upload a zip as application/zip)");
     }
     return new Checked("py", "");
   }
@@ -69,11 +85,14 @@ public final class GrainUpload {
         if (++entries > MAX_ENTRIES) {
           throw badZip(grain, "more than " + MAX_ENTRIES + " entries");
         }
-        if (n.startsWith("/") || n.contains("\\") || n.matches("^[A-Za-z]:.*")
+        if (n.startsWith("/")
+            || n.contains("\\")
+            || n.matches("^[A-Za-z]:.*")
             || ("/" + n + "/").contains("/../")) {
           throw badZip(grain, "entry '" + n + "' would be unpacked outside the grain's folder");
         }
-        ByteArrayOutputStream content = n.equals("requirements.txt") ? new ByteArrayOutputStream() : null;
+        ByteArrayOutputStream content =
+            n.equals("requirements.txt") ? new ByteArrayOutputStream() : null;
         int r;
         while ((r = in.read(buf)) > 0) {
           unpacked += r;
@@ -98,8 +117,10 @@ public final class GrainUpload {
       throw badZip(grain, "has no entries");
     }
     if (!hasCode) {
-      throw badZip(grain, "holds neither " + grain + ".py nor " + grain + "/__init__.py at its top level; the "
-          + "grain worker imports the grain by that name");
+      throw badZip(
+          grain,
+          "holds neither " + grain + ".py nor " + grain + "/__init__.py at its top level; the "
+              + "grain worker imports the grain by that name");
     }
     try {
       RequirementLines.check(requirements, "grain " + grain + ": requirements.txt", allowUrls);

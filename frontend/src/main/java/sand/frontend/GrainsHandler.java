@@ -2,6 +2,7 @@ package sand.frontend;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.GrainVersion;
@@ -10,10 +11,9 @@ import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
+import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import sand.frontend.internal.Json;
-import java.util.List;
 
 /**
  * A developer's grains (their code), in two scopes. {@code /api/v1/apps/{app}/grains}: an application's own grains
@@ -30,8 +30,12 @@ public final class GrainsHandler {
   private final long maxUnpacked;
   private final boolean requirementsAllowUrls;
 
-  public GrainsHandler(ClusterStore store, AppsHandler apps, Clock clock, long maxUnpacked,
-                       boolean requirementsAllowUrls) {
+  public GrainsHandler(
+      ClusterStore store,
+      AppsHandler apps,
+      Clock clock,
+      long maxUnpacked,
+      boolean requirementsAllowUrls) {
     this.apps = apps;
     this.requirementsAllowUrls = requirementsAllowUrls;
     this.store = store;
@@ -68,7 +72,8 @@ public final class GrainsHandler {
   static String grainName(Call call) {
     String name = call.param("grain");
     if (!TopicNames.validGrain(name)) {
-      throw ApiException.badRequest("grain name '" + name + "' is invalid: it must match " + TopicNames.GRAIN_FORM);
+      throw ApiException.badRequest(
+          "grain name '" + name + "' is invalid: it must match " + TopicNames.GRAIN_FORM);
     }
     return name;
   }
@@ -80,21 +85,26 @@ public final class GrainsHandler {
   Reply upload(Call call, String scope) {
     String name = grainName(call);
     byte[] code = call.body();
-    GrainUpload.Checked checked = GrainUpload.check(name, call.contentType(), code, maxUnpacked,
-        requirementsAllowUrls);
+    GrainUpload.Checked checked =
+        GrainUpload.check(name, call.contentType(), code, maxUnpacked, requirementsAllowUrls);
     String sha = AuthHandler.sha256(code);
     if (store.latestGrain(scope, name).isEmpty()) {
       int kept = store.grains(scope).size();
       if (kept >= quotas.grainsPerScope()) {
-        throw Quotas.exceeded((scope.equals(call.account()) ? "account '" + scope + "' shares " : "the application "
-            + "has ") + kept + " grains", quotas.grainsPerScope(), "delete one first");
+        throw Quotas.exceeded(
+            (scope.equals(call.account())
+                    ? "account '" + scope + "' shares "
+                    : "the application " + "has ")
+                + kept + " grains",
+            quotas.grainsPerScope(),
+            "delete one first");
       }
     }
     // Versions are claimed with IF NOT EXISTS: two uploads racing get different numbers.
     for (int attempt = 0; attempt < 10; attempt++) {
       int version = store.latestGrain(scope, name).map(GrainVersion::version).orElse(0) + 1;
-      GrainVersion g = new GrainVersion(scope, name, version, code, checked.kind(), sha, code.length,
-          clock.instant());
+      GrainVersion g = new GrainVersion(
+          scope, name, version, code, checked.kind(), sha, code.length, clock.instant());
       if (store.putGrainVersion(g)) {
         ObjectNode out = meta(g);
         if (scope.equals(call.account())) { // a shared grain: who runs it from their next deploy on
@@ -126,7 +136,10 @@ public final class GrainsHandler {
     String name = grainName(call);
     GrainVersion g = store.latestGrain(scope, name).orElseThrow(() -> notFound(name));
     if (call.flag("code")) {
-      return new Reply(200, "zip".equals(g.kind()) ? "application/zip" : "text/x-python; charset=utf-8", g.code(),
+      return new Reply(
+          200,
+          "zip".equals(g.kind()) ? "application/zip" : "text/x-python; charset=utf-8",
+          g.code(),
           Map.of("X-Sand-Grain-Version", Integer.toString(g.version())));
     }
     return Reply.ok(meta(g));
@@ -137,8 +150,8 @@ public final class GrainsHandler {
     store.latestGrain(call.account(), name).orElseThrow(() -> notFound(name));
     for (var app : sharedUsers(call.account(), name)) {
       if (HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-        throw ApiException.conflict("grain " + name + " is used by deployed application '" + app.name()
-            + "'; undeploy it first (POST /api/v1/apps/" + app.name() + "/undeploy)");
+        throw ApiException.conflict("grain " + name + " is used by deployed application '"
+            + app.name() + "'; undeploy it first (POST /api/v1/apps/" + app.name() + "/undeploy)");
       }
     }
     store.deleteGrain(call.account(), name);
@@ -152,8 +165,9 @@ public final class GrainsHandler {
     store.latestGrain(scope, name).orElseThrow(() -> notFound(name));
     if (HostAgentTables.DESIRED_DEPLOYED.equals(o.app().desired())
         && Workflow.parse(Json.stored(o.app().workflow())).resources().contains(name)) {
-      throw ApiException.conflict("grain " + name + " is used by application '" + o.app().name() + "', which is "
-          + "deployed; undeploy it first (POST /api/v1/apps/" + o.app().name() + "/undeploy)");
+      throw ApiException.conflict(
+          "grain " + name + " is used by application '" + o.app().name() + "', which is "
+              + "deployed; undeploy it first (POST /api/v1/apps/" + o.app().name() + "/undeploy)");
     }
     store.deleteGrain(scope, name);
     return Reply.ok(Json.object().put("name", name).put("deleted", true));
@@ -161,19 +175,25 @@ public final class GrainsHandler {
 
   /** The account's applications that name grain {@code name} and have no grain of their own by that name. */
   List<HostAgentTables.ApplicationRecord> sharedUsers(String account, String name) {
-    return store.applications().stream().filter(a -> a.owner().equals(account)
-        && Workflow.parse(Json.stored(a.workflow())).resources().contains(name)
-        && store.latestGrain(appScope(a.appId()), name).isEmpty()).toList();
+    return store.applications().stream()
+        .filter(a -> a.owner().equals(account)
+            && Workflow.parse(Json.stored(a.workflow())).resources().contains(name)
+            && store.latestGrain(appScope(a.appId()), name).isEmpty())
+        .toList();
   }
 
   static ApiException notFound(String name) {
-    return ApiException.notFound("no grain '" + name + "' in your account; upload it with PUT /api/v1/grains/"
-        + name);
+    return ApiException.notFound(
+        "no grain '" + name + "' in your account; upload it with PUT /api/v1/grains/" + name);
   }
 
   static ObjectNode meta(GrainVersion g) {
-    return Json.object().put("name", g.name()).put("version", g.version()).put("kind", g.kind())
-        .put("sha256", g.sha256()).put("size", g.size())
+    return Json.object()
+        .put("name", g.name())
+        .put("version", g.version())
+        .put("kind", g.kind())
+        .put("sha256", g.sha256())
+        .put("size", g.size())
         .put("created", g.created() == null ? null : g.created().toString());
   }
 }

@@ -24,7 +24,10 @@ public final class MetricsHandler extends Handler.Wrapper {
 
   private void count(Request request, Response response, long t0) {
     Object route = request.getAttribute(Router.ROUTE_ATTRIBUTE);
-    metrics.request(request.getMethod(), route == null ? "unmatched" : route.toString(), response.getStatus(),
+    metrics.request(
+        request.getMethod(),
+        route == null ? "unmatched" : route.toString(),
+        response.getStatus(),
         (System.nanoTime() - t0) / 1e9);
   }
 }

@@ -14,6 +14,7 @@ record Quotas(int appsPerAccount, int grainsPerScope) {
   static final Quotas DEFAULTS = new Quotas(100, 1000);
 
   static ApiException exceeded(String what, int quota, String fix) {
-    return new ApiException(403, "quota_exceeded", what + " (quota " + quota + ", set by the operator); " + fix);
+    return new ApiException(
+        403, "quota_exceeded", what + " (quota " + quota + ", set by the operator); " + fix);
   }
 }

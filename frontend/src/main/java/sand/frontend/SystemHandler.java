@@ -2,13 +2,13 @@ package sand.frontend;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import java.util.Map;
 
 /**
  * {@code /healthz}, {@code /metrics} (Prometheus text; the operator's only: it names every application) and
@@ -55,16 +55,23 @@ public final class SystemHandler {
       return;
     }
     if (c.account() == null) {
-      throw new ApiException(401, "unauthorized", "/metrics is the operator's: send 'Authorization: Bearer <admin "
-          + "key>' (the frontend setting admin.key; make up writes it to $SAND_HOME/admin-key)");
+      throw new ApiException(
+          401,
+          "unauthorized",
+          "/metrics is the operator's: send 'Authorization: Bearer <admin "
+              + "key>' (the frontend setting admin.key; make up writes it to $SAND_HOME/admin-key)");
     }
-    throw new ApiException(403, "forbidden", "/metrics is the operator's, not an account's: it needs the admin key");
+    throw new ApiException(
+        403, "forbidden", "/metrics is the operator's, not an account's: it needs the admin key");
   }
 
   /** Healthy while the response topic is being read (without it no request could be answered). */
   Reply health() {
     boolean ok = listening.getAsBoolean();
-    return Reply.json(ok ? 200 : 503, Json.object().put("status", ok ? "ok" : "not listening for results")
-        .put("frontend", frontendId));
+    return Reply.json(
+        ok ? 200 : 503,
+        Json.object()
+            .put("status", ok ? "ok" : "not listening for results")
+            .put("frontend", frontendId));
   }
 }

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
+import java.util.TreeMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.frontend.internal.Json;
-import java.util.TreeMap;
 
 /** The operator's API over HTTP: the admin key only; every account's applications, the hosts, undeploy, disable. */
 class AdminApiTest {
@@ -32,9 +32,13 @@ class AdminApiTest {
 
   @Test
   void onlyTheAdminKeyGetsIn() throws Exception {
-    for (String[] route : new String[][] {{"GET", "/api/v1/admin/apps"}, {"GET", "/api/v1/admin/hosts"},
-        {"POST", "/api/v1/admin/apps/shop/undeploy"}, {"POST", "/api/v1/admin/accounts/bob/disable"},
-        {"POST", "/api/v1/admin/accounts/bob/enable"}}) {
+    for (String[] route : new String[][] {
+      {"GET", "/api/v1/admin/apps"},
+      {"GET", "/api/v1/admin/hosts"},
+      {"POST", "/api/v1/admin/apps/shop/undeploy"},
+      {"POST", "/api/v1/admin/accounts/bob/disable"},
+      {"POST", "/api/v1/admin/accounts/bob/enable"}
+    }) {
       var none = fe.call(route[0], route[1], null, null);
       assertEquals(401, none.status(), route[1] + " " + none.body());
       assertTrue(none.body().contains("admin key"), none.body());
@@ -54,8 +58,11 @@ class AdminApiTest {
     var developer = fe.call("GET", "/metrics", alice, null);
     assertEquals(403, developer.status(), developer.body());
     String metrics = fe.call("GET", "/metrics", ADMIN, null).body();
-    assertTrue(metrics.contains("sand_frontend_requests_total{frontend=\"fe-test\",method=\"GET\",route=\"/api/v1/apps\""
-        + ",status=\"200\"} 1"), metrics);
+    assertTrue(
+        metrics.contains(
+            "sand_frontend_requests_total{frontend=\"fe-test\",method=\"GET\",route=\"/api/v1/apps\""
+                + ",status=\"200\"} 1"),
+        metrics);
   }
 
   @Test
@@ -65,8 +72,10 @@ class AdminApiTest {
     JsonNode apps = fe.call("GET", "/api/v1/admin/apps", ADMIN, null).json().path("apps");
     assertEquals(2, apps.size(), apps.toString());
     Map<String, String> owners = new TreeMap<>();
-    apps.forEach(a -> owners.put(a.path("name").asText(), a.path("owner").asText() + " " + a.path("status").asText()
-        + " " + a.path("hosts").get(0).path("host").asText()));
+    apps.forEach(a -> owners.put(
+        a.path("name").asText(),
+        a.path("owner").asText() + " " + a.path("status").asText() + " "
+            + a.path("hosts").get(0).path("host").asText()));
     assertEquals(Map.of("blog", "bob deployed h1", "shop", "alice deployed h1"), owners);
     JsonNode hosts = fe.call("GET", "/api/v1/admin/hosts", ADMIN, null).json().path("hosts");
     assertEquals(1, hosts.size(), hosts.toString());
@@ -82,14 +91,25 @@ class AdminApiTest {
     assertEquals(202, u.status(), u.body());
     assertEquals("bob", u.json().path("owner").asText());
     assertEquals("undeployed", fe.store.application(appId).orElseThrow().desired());
-    assertEquals("undeploy", Json.MAPPER.readTree(fe.sent("sand.control").get(1).value()).path("type").asText());
-    assertEquals(404, fe.call("POST", "/api/v1/admin/apps/nosuch/undeploy", ADMIN, null).status());
+    assertEquals(
+        "undeploy",
+        Json.MAPPER
+            .readTree(fe.sent("sand.control").get(1).value())
+            .path("type")
+            .asText());
+    assertEquals(
+        404, fe.call("POST", "/api/v1/admin/apps/nosuch/undeploy", ADMIN, null).status());
   }
 
   @Test
-  void aDisabledAccountsKeysAreRefusedAndItsApplicationsUndeployedUntilItIsEnabled() throws Exception {
+  void aDisabledAccountsKeysAreRefusedAndItsApplicationsUndeployedUntilItIsEnabled()
+      throws Exception {
     String appId = fe.deployHello(bob, "blog", null);
-    var d = fe.call("POST", "/api/v1/admin/accounts/bob/disable", ADMIN, "{\"reason\": \"crash-looping, ticket 42\"}");
+    var d = fe.call(
+        "POST",
+        "/api/v1/admin/accounts/bob/disable",
+        ADMIN,
+        "{\"reason\": \"crash-looping, ticket 42\"}");
     assertEquals(200, d.status(), d.body());
     assertEquals("[\"blog\"]", d.json().path("undeployed").toString());
     assertEquals("undeployed", fe.store.application(appId).orElseThrow().desired());
@@ -97,11 +117,20 @@ class AdminApiTest {
     assertEquals(403, refused.status(), refused.body());
     assertEquals("account_disabled", refused.json().path("error").path("code").asText());
     assertTrue(refused.body().contains("crash-looping, ticket 42"), refused.body());
-    assertEquals(200, fe.call("GET", "/api/v1/apps", alice, null).status(), "another account is not touched");
-    assertEquals(400, fe.call("POST", "/api/v1/admin/accounts/bob/disable", ADMIN, "{\"reason\": 3}").status());
-    assertEquals(404, fe.call("POST", "/api/v1/admin/accounts/nobody/disable", ADMIN, null).status());
+    assertEquals(
+        200,
+        fe.call("GET", "/api/v1/apps", alice, null).status(),
+        "another account is not touched");
+    assertEquals(
+        400,
+        fe.call("POST", "/api/v1/admin/accounts/bob/disable", ADMIN, "{\"reason\": 3}")
+            .status());
+    assertEquals(
+        404,
+        fe.call("POST", "/api/v1/admin/accounts/nobody/disable", ADMIN, null).status());
 
-    assertEquals(200, fe.call("POST", "/api/v1/admin/accounts/bob/enable", ADMIN, null).status());
+    assertEquals(
+        200, fe.call("POST", "/api/v1/admin/accounts/bob/enable", ADMIN, null).status());
     assertEquals(200, fe.call("GET", "/api/v1/apps", bob, null).status());
   }
 }

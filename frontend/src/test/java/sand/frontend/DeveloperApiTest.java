@@ -5,10 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterEach;
@@ -16,12 +22,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables;
 import sand.frontend.internal.Json;
-import java.net.URI;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.util.LinkedHashMap;
-import java.util.Set;
-import java.util.TreeSet;
 
 /** The developer REST API over HTTP: accounts, grains, applications, deploy, executions, errors. */
 class DeveloperApiTest {
@@ -63,19 +63,25 @@ class DeveloperApiTest {
   void signUpGivesAKeyOnceAndRefusesTakenOrBadNames() throws Exception {
     assertTrue(alice.startsWith("sand_"));
     assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"alice\"}"), 409, "conflict");
-    assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"Not Valid\"}"), 400, "bad_request");
+    assertError(
+        fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"Not Valid\"}"), 400, "bad_request");
     assertError(fe.call("POST", "/api/v1/accounts", null, "{\"name\":"), 400, "bad_request");
   }
 
   @Test
   void closedSignUpNeedsTheAdminKey() throws Exception {
-    try (TestFrontend closed = new TestFrontend(Map.of("open.signup", "false", "admin.key", "admin-key-0123456789"),
-        true)) {
-      assertError(closed.call("POST", "/api/v1/accounts", null, "{\"name\":\"carol\"}"), 401, "unauthorized");
-      var admin = closed.call("POST", "/api/v1/accounts", "admin-key-0123456789", "{\"name\":\"carol\"}");
+    try (TestFrontend closed = new TestFrontend(
+        Map.of("open.signup", "false", "admin.key", "admin-key-0123456789"), true)) {
+      assertError(
+          closed.call("POST", "/api/v1/accounts", null, "{\"name\":\"carol\"}"),
+          401,
+          "unauthorized");
+      var admin =
+          closed.call("POST", "/api/v1/accounts", "admin-key-0123456789", "{\"name\":\"carol\"}");
       assertEquals(201, admin.status(), admin.body());
       String carol = admin.json().path("api_key").asText();
-      assertError(closed.call("POST", "/api/v1/accounts", carol, "{\"name\":\"dave\"}"), 403, "forbidden");
+      assertError(
+          closed.call("POST", "/api/v1/accounts", carol, "{\"name\":\"dave\"}"), 403, "forbidden");
     }
   }
 
@@ -94,13 +100,25 @@ class DeveloperApiTest {
     assertEquals(1, v1.json().path("version").asInt());
     assertEquals(AuthHandler.sha256(src), v1.json().path("sha256").asText());
     assertEquals(src.length, v1.json().path("size").asInt());
-    assertEquals(2, fe.call("PUT", "/api/v1/grains/greet", alice, "text/x-python", src).json().path("version").asInt());
-    assertEquals(1, fe.call("GET", "/api/v1/grains", alice, null).json().path("grains").size());
-    assertEquals(2, fe.call("GET", "/api/v1/grains/greet", alice, null).json().path("version").asInt());
+    assertEquals(
+        2,
+        fe.call("PUT", "/api/v1/grains/greet", alice, "text/x-python", src)
+            .json()
+            .path("version")
+            .asInt());
+    assertEquals(
+        1, fe.call("GET", "/api/v1/grains", alice, null).json().path("grains").size());
+    assertEquals(
+        2,
+        fe.call("GET", "/api/v1/grains/greet", alice, null)
+            .json()
+            .path("version")
+            .asInt());
     var code = fe.call("GET", "/api/v1/grains/greet?code=1", alice, null, null);
     assertEquals(new String(src), code.body());
     // Bob sees none of it: 404 as for a grain that does not exist.
-    assertEquals(0, fe.call("GET", "/api/v1/grains", bob, null).json().path("grains").size());
+    assertEquals(
+        0, fe.call("GET", "/api/v1/grains", bob, null).json().path("grains").size());
     assertError(fe.call("GET", "/api/v1/grains/greet", bob, null), 404, "not_found");
     assertError(fe.call("DELETE", "/api/v1/grains/greet", bob, null), 404, "not_found");
     assertEquals(200, fe.call("DELETE", "/api/v1/grains/greet", alice, null).status());
@@ -109,24 +127,57 @@ class DeveloperApiTest {
 
   @Test
   void badUploadsAreRefusedWithTheReason() throws Exception {
-    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[0]), 400, "bad_grain");
-    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[] {(byte) 0xff, (byte) 0xfe}),
-        400, "bad_grain");
-    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "image/png", "x".getBytes()), 400, "bad_grain");
-    assertError(fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", "not a zip".getBytes()), 400, "bad_grain");
-    var evil = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", zip(Map.of("../g.py", "x")));
+    assertError(
+        fe.call("PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[0]), 400, "bad_grain");
+    assertError(
+        fe.call(
+            "PUT", "/api/v1/grains/g", alice, "text/x-python", new byte[] {(byte) 0xff, (byte) 0xfe
+            }),
+        400,
+        "bad_grain");
+    assertError(
+        fe.call("PUT", "/api/v1/grains/g", alice, "image/png", "x".getBytes()), 400, "bad_grain");
+    assertError(
+        fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", "not a zip".getBytes()),
+        400,
+        "bad_grain");
+    var evil =
+        fe.call("PUT", "/api/v1/grains/g", alice, "application/zip", zip(Map.of("../g.py", "x")));
     assertError(evil, 400, "bad_grain");
     assertTrue(evil.body().contains("outside"), evil.body());
-    for (String line : List.of("-e .", "--index-url http://evil.example/simple", "-r /etc/passwd", "./pkg",
-        "pkg @ https://evil.example/p.whl", "git+https://evil.example/r.git")) {
-      var req = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
-          zip(Map.of("g.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.17.0\n" + line + "\n")));
+    for (String line : List.of(
+        "-e .",
+        "--index-url http://evil.example/simple",
+        "-r /etc/passwd",
+        "./pkg",
+        "pkg @ https://evil.example/p.whl",
+        "git+https://evil.example/r.git")) {
+      var req = fe.call(
+          "PUT",
+          "/api/v1/grains/g",
+          alice,
+          "application/zip",
+          zip(Map.of(
+              "g.py",
+              "def handle(e, c):\n    return e\n",
+              "requirements.txt",
+              "six==1.17.0\n" + line + "\n")));
       assertError(req, 400, "bad_grain");
-      assertTrue(req.body().contains("grain g: requirements.txt line 2: '" + line + "' is not accepted"), req.body());
+      assertTrue(
+          req.body().contains("grain g: requirements.txt line 2: '" + line + "' is not accepted"),
+          req.body());
     }
-    assertError(fe.call("PUT", "/api/v1/grains/bad%20name", alice, "text/x-python", "x".getBytes()), 400, "bad_request");
-    var ok = fe.call("PUT", "/api/v1/grains/g", alice, "application/zip",
-        zip(Map.of("g/__init__.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six\n")));
+    assertError(
+        fe.call("PUT", "/api/v1/grains/bad%20name", alice, "text/x-python", "x".getBytes()),
+        400,
+        "bad_request");
+    var ok = fe.call(
+        "PUT",
+        "/api/v1/grains/g",
+        alice,
+        "application/zip",
+        zip(Map.of(
+            "g/__init__.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six\n")));
     assertEquals("zip", ok.json().path("kind").asText(), ok.body());
   }
 
@@ -134,21 +185,33 @@ class DeveloperApiTest {
   void tooLargeBodiesAre413() throws Exception {
     try (TestFrontend small = new TestFrontend(Map.of("max.body.bytes", "2048"), true)) {
       String key = small.signUp("erin");
-      assertError(small.call("PUT", "/api/v1/grains/g", key, "text/x-python", new byte[4096]), 413, "too_large");
+      assertError(
+          small.call("PUT", "/api/v1/grains/g", key, "text/x-python", new byte[4096]),
+          413,
+          "too_large");
     }
   }
 
   @Test
   void workflowsAreValidatedWithWhatAndWhere() throws Exception {
-    var a = fe.call("PUT", "/api/v1/apps/shop", alice, "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":"
-        + "[{\"name\":\"a\",\"next\":[\"b\"]}]}");
+    var a = fe.call(
+        "PUT",
+        "/api/v1/apps/shop",
+        alice,
+        "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":"
+            + "[{\"name\":\"a\",\"next\":[\"b\"]}]}");
     assertError(a, 400, "bad_workflow");
     assertTrue(a.body().contains("functions[0] (a).next names unknown grain 'b'"), a.body());
     assertError(fe.call("PUT", "/api/v1/apps/shop", alice, "{nope"), 400, "bad_request");
-    assertError(fe.call("PUT", "/api/v1/apps/Shop!", alice, TestFrontend.HELLO), 400, "bad_request");
-    assertError(fe.call("PUT", "/api/v1/apps/response", alice, TestFrontend.HELLO), 400, "bad_request");
-    var s = fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO.replaceFirst("\\{",
-        "{\"settings\":{\"sandbox_cpus\":-1},"));
+    assertError(
+        fe.call("PUT", "/api/v1/apps/Shop!", alice, TestFrontend.HELLO), 400, "bad_request");
+    assertError(
+        fe.call("PUT", "/api/v1/apps/response", alice, TestFrontend.HELLO), 400, "bad_request");
+    var s = fe.call(
+        "PUT",
+        "/api/v1/apps/shop",
+        alice,
+        TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":{\"sandbox_cpus\":-1},"));
     assertError(s, 400, "bad_request");
     assertTrue(s.body().contains("sandbox_cpus"), s.body());
   }
@@ -163,29 +226,50 @@ class DeveloperApiTest {
     over.put("\"sandbox_cpus\": 2.5", "limits sandbox.cpus.max");
     over.put("\"sandbox_pids\": 1025", "limits sandbox.pids.max");
     for (var e : over.entrySet()) {
-      var r = fe.call("PUT", "/api/v1/apps/capped", alice, TestFrontend.HELLO.replaceFirst("\\{",
-          "{\"settings\":{" + e.getKey() + "},"));
+      var r = fe.call(
+          "PUT",
+          "/api/v1/apps/capped",
+          alice,
+          TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":{" + e.getKey() + "},"));
       assertError(r, 400, "bad_request");
-      assertTrue(r.body().contains(e.getValue()) && r.body().contains("above the operator's cap"), r.body());
+      assertTrue(
+          r.body().contains(e.getValue()) && r.body().contains("above the operator's cap"),
+          r.body());
     }
     StringBuilder many = new StringBuilder("{\"name\":\"big\",\"entry\":\"g0\",\"functions\":[");
     for (int i = 0; i < 129; i++) {
-      many.append(i == 0 ? "" : ",").append("{\"name\":\"g").append(i).append("\",\"next\":[\"")
-          .append(i == 128 ? "end" : "g" + (i + 1)).append("\"]}");
+      many.append(i == 0 ? "" : ",")
+          .append("{\"name\":\"g")
+          .append(i)
+          .append("\",\"next\":[\"")
+          .append(i == 128 ? "end" : "g" + (i + 1))
+          .append("\"]}");
     }
     var big = fe.call("PUT", "/api/v1/apps/big", alice, many + "]}");
     assertError(big, 400, "bad_request");
     assertTrue(big.body().contains("129 grains, above the operator's cap of 128"), big.body());
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/capped", alice, TestFrontend.HELLO.replaceFirst("\\{",
-        "{\"settings\":{\"sandbox_memory_mb\": 2048, \"concurrency\": 64},")).status(), "at the cap is fine");
+    assertEquals(
+        200,
+        fe.call(
+                "PUT",
+                "/api/v1/apps/capped",
+                alice,
+                TestFrontend.HELLO.replaceFirst(
+                    "\\{", "{\"settings\":{\"sandbox_memory_mb\": 2048, \"concurrency\": 64},"))
+            .status(),
+        "at the cap is fine");
   }
 
   @Test
   void theOperatorCanTakeTheChoiceOfHostsAway() throws Exception {
-    try (TestFrontend placed = new TestFrontend(Map.of(), true, Map.of("hosts.choose", "false", "hosts.max", "2"))) {
+    try (TestFrontend placed =
+        new TestFrontend(Map.of(), true, Map.of("hosts.choose", "false", "hosts.max", "2"))) {
       String key = placed.signUp("frank");
-      var r = placed.call("PUT", "/api/v1/apps/pinned", key, TestFrontend.HELLO.replaceFirst("\\{",
-          "{\"settings\":{\"hosts\": [\"h1\"]},"));
+      var r = placed.call(
+          "PUT",
+          "/api/v1/apps/pinned",
+          key,
+          TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":{\"hosts\": [\"h1\"]},"));
       assertError(r, 400, "bad_request");
       assertTrue(r.body().contains("hosts.choose=false"), r.body());
     }
@@ -199,7 +283,8 @@ class DeveloperApiTest {
     }
     assertEquals(live, used, "applications spread over every host");
     assertEquals(List.of(), DeploymentsHandler.placement("a1", live, 0), "no cap: every live host");
-    assertEquals(List.of(), DeploymentsHandler.placement("a1", live, 4), "cap not reached: every live host");
+    assertEquals(
+        List.of(), DeploymentsHandler.placement("a1", live, 4), "cap not reached: every live host");
   }
 
   @Test
@@ -210,22 +295,39 @@ class DeveloperApiTest {
     assertTrue(put.json().path("id").asText().matches("a[0-9a-f]{12}"));
     assertError(fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO), 409, "conflict");
     assertError(fe.call("GET", "/api/v1/apps/shop", bob, null), 404, "not_found");
-    assertEquals(0, fe.call("GET", "/api/v1/apps", bob, null).json().path("apps").size());
-    assertEquals(1, fe.call("GET", "/api/v1/apps", alice, null).json().path("apps").size());
+    assertEquals(
+        0, fe.call("GET", "/api/v1/apps", bob, null).json().path("apps").size());
+    assertEquals(
+        1, fe.call("GET", "/api/v1/apps", alice, null).json().path("apps").size());
     assertEquals(200, fe.call("DELETE", "/api/v1/apps/shop", alice, null).status());
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO).status(), "a freed name is free");
+    assertEquals(
+        200,
+        fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO).status(),
+        "a freed name is free");
   }
 
   @Test
   void deployCopiesGrainsBumpsTheVersionAndTellsTheAgents() throws Exception {
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
     var missing = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
     assertError(missing, 400, "missing_grain");
     assertTrue(missing.body().contains("'greet'"), missing.body());
-    fe.call("PUT", "/api/v1/grains/greet", alice, "application/zip",
-        zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
-    fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
-    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.call(
+        "PUT",
+        "/api/v1/grains/greet",
+        alice,
+        "application/zip",
+        zip(Map.of(
+            "greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
+    fe.call(
+        "PUT",
+        "/api/v1/grains/shout",
+        alice,
+        "text/x-python",
+        "def handle(e, c):\n    return e\n".getBytes());
+    fe.store.upsertHost(
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     var d = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
     assertEquals(202, d.status(), d.body());
     assertEquals("deploying", d.json().path("status").asText());
@@ -241,73 +343,151 @@ class DeveloperApiTest {
     assertTrue(control.path("hosts").isNull());
 
     fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
-    fe.store.setAppHostState(appId, "h9", "deployed", null, Instant.now()); // a host that died: no heartbeat
+    fe.store.setAppHostState(
+        appId, "h9", "deployed", null, Instant.now()); // a host that died: no heartbeat
     JsonNode deployed = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
     assertEquals("deployed", deployed.path("status").asText());
-    assertEquals("h1 true h9 false", deployed.path("hosts").get(0).path("host").asText() + " "
-        + deployed.path("hosts").get(0).path("alive") + " " + deployed.path("hosts").get(1).path("host").asText()
-        + " " + deployed.path("hosts").get(1).path("alive"));
+    assertEquals(
+        "h1 true h9 false",
+        deployed.path("hosts").get(0).path("host").asText() + " "
+            + deployed.path("hosts").get(0).path("alive") + " "
+            + deployed.path("hosts").get(1).path("host").asText()
+            + " " + deployed.path("hosts").get(1).path("alive"));
     assertError(fe.call("DELETE", "/api/v1/grains/greet", alice, null), 409, "conflict");
     assertError(fe.call("DELETE", "/api/v1/apps/shop", alice, null), 409, "conflict");
 
-    fe.store.setAppHostState(appId, "h1", "failed", "pip: No matching distribution found for six", Instant.now());
+    fe.store.setAppHostState(
+        appId, "h1", "failed", "pip: No matching distribution found for six", Instant.now());
     var failed = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
     assertEquals("failed", failed.path("status").asText());
     assertTrue(failed.path("error").asText().contains("No matching distribution"));
 
     var u = fe.call("POST", "/api/v1/apps/shop/undeploy", alice, null);
     assertEquals(202, u.status(), u.body());
-    assertEquals("undeploy", Json.MAPPER.readTree(fe.sent("sand.control").get(1).value()).path("type").asText());
-    assertEquals("undeployed", fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("status").asText());
+    assertEquals(
+        "undeploy",
+        Json.MAPPER
+            .readTree(fe.sent("sand.control").get(1).value())
+            .path("type")
+            .asText());
+    assertEquals(
+        "undeployed",
+        fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("status").asText());
     assertError(fe.call("POST", "/api/v1/apps/shop/deploy", bob, null), 404, "not_found");
   }
 
   @Test
   void anUpdateRunsTheNewestCodeOfTheNamedGrainsOnlyAndKeepsTheRestAsDeployed() throws Exception {
     String py = "text/x-python";
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
-    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
-    fe.call("PUT", "/api/v1/apps/shop/grains/shout", alice, py, "def handle(e, c):\n    return 1\n".getBytes());
-    assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}"), 409, "conflict");
-    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
-    String appId = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).json().path("id").asText();
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/greet",
+        alice,
+        py,
+        "def handle(e, c):\n    return 1\n".getBytes());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/shout",
+        alice,
+        py,
+        "def handle(e, c):\n    return 1\n".getBytes());
+    assertError(
+        fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}"),
+        409,
+        "conflict");
+    fe.store.upsertHost(
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    String appId = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null)
+        .json()
+        .path("id")
+        .asText();
     fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
     var deployedShout = fe.store.applicationCode(appId).get("shout").sha256();
-    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, py, "def handle(e, c):\n    return 2\n".getBytes());
-    fe.call("PUT", "/api/v1/apps/shop/grains/shout", alice, py, "def handle(e, c):\n    return 2\n".getBytes());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/greet",
+        alice,
+        py,
+        "def handle(e, c):\n    return 2\n".getBytes());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/shout",
+        alice,
+        py,
+        "def handle(e, c):\n    return 2\n".getBytes());
 
     var u = fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}");
     assertEquals(202, u.status(), u.body());
     assertEquals(2, u.json().path("version").asInt(), u.body());
     assertEquals("deploying", u.json().path("status").asText(), "the hosts report the swap");
     var code = fe.store.applicationCode(appId);
-    assertEquals("def handle(e, c):\n    return 2\n", new String(code.get("greet").code()));
-    assertEquals(deployedShout, code.get("shout").sha256(), "shout was not named: it runs as deployed");
-    assertEquals(List.of("deploy", "deploy"), fe.sent("sand.control").stream()
-        .map(r -> Json.parse(r.value(), "control").path("type").asText()).toList());
+    assertEquals(
+        "def handle(e, c):\n    return 2\n", new String(code.get("greet").code()));
+    assertEquals(
+        deployedShout, code.get("shout").sha256(), "shout was not named: it runs as deployed");
+    assertEquals(
+        List.of("deploy", "deploy"),
+        fe.sent("sand.control").stream()
+            .map(r -> Json.parse(r.value(), "control").path("type").asText())
+            .toList());
 
     for (String bad : List.of("{\"grains\":[\"nope\"]}", "{\"grains\":[]}", "{}", "[1]")) {
       assertError(fe.call("POST", "/api/v1/apps/shop/update", alice, bad), 400, "bad_request");
     }
-    assertEquals("application 'shop' has no grain \"nope\" (its grains: [greet, shout])", fe.call("POST",
-        "/api/v1/apps/shop/update", alice, "{\"grains\":[\"nope\"]}").json().path("error").path("message").asText());
-    assertError(fe.call("POST", "/api/v1/apps/shop/update", bob, "{\"grains\":[\"greet\"]}"), 404, "not_found");
+    assertEquals(
+        "application 'shop' has no grain \"nope\" (its grains: [greet, shout])",
+        fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"nope\"]}")
+            .json()
+            .path("error")
+            .path("message")
+            .asText());
+    assertError(
+        fe.call("POST", "/api/v1/apps/shop/update", bob, "{\"grains\":[\"greet\"]}"),
+        404,
+        "not_found");
   }
 
   @Test
   void anUpdateThatChangesRequirementsIsRefusedItNeedsADeploy() throws Exception {
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
-    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
-        zip(Map.of("greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
-    fe.call("PUT", "/api/v1/grains/shout", alice, "text/x-python", "def handle(e, c):\n    return e\n".getBytes());
-    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/greet",
+        alice,
+        "application/zip",
+        zip(Map.of(
+            "greet.py", "def handle(e, c):\n    return e\n", "requirements.txt", "six==1.16.0\n")));
+    fe.call(
+        "PUT",
+        "/api/v1/grains/shout",
+        alice,
+        "text/x-python",
+        "def handle(e, c):\n    return e\n".getBytes());
+    fe.store.upsertHost(
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     assertEquals(202, fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).status());
     // the same requirements in a new version of the zip: an update
-    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
-        zip(Map.of("greet.py", "def handle(e, c):\n    return 3\n", "requirements.txt", "six==1.16.0\n")));
-    assertEquals(202, fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}").status());
-    fe.call("PUT", "/api/v1/apps/shop/grains/greet", alice, "application/zip",
-        zip(Map.of("greet.py", "def handle(e, c):\n    return 4\n", "requirements.txt", "six==1.17.0\n")));
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/greet",
+        alice,
+        "application/zip",
+        zip(Map.of(
+            "greet.py", "def handle(e, c):\n    return 3\n", "requirements.txt", "six==1.16.0\n")));
+    assertEquals(
+        202,
+        fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}")
+            .status());
+    fe.call(
+        "PUT",
+        "/api/v1/apps/shop/grains/greet",
+        alice,
+        "application/zip",
+        zip(Map.of(
+            "greet.py", "def handle(e, c):\n    return 4\n", "requirements.txt", "six==1.17.0\n")));
     var refused = fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}");
     assertError(refused, 409, "conflict");
     assertTrue(refused.body().contains("sand deploy"), refused.body());
@@ -332,33 +512,54 @@ class DeveloperApiTest {
     assertError(fe.call("GET", "/nope", null, null), 404, "not_found");
     var patch = fe.call("PATCH", "/api/v1/grains/x", alice, null);
     assertError(patch, 405, "method_not_allowed");
-    assertEquals("DELETE, GET, PUT", patch.raw().headers().firstValue("Allow").orElse(""), "405 says what is allowed");
+    assertEquals(
+        "DELETE, GET, PUT",
+        patch.raw().headers().firstValue("Allow").orElse(""),
+        "405 says what is allowed");
     // nginx asks this way for a method it refuses itself (TRACE)
     var asked = fe.call("OPTIONS", "/api/v1/apps", alice, "application/json", null);
     assertEquals(405, asked.status());
-    var traced = fe.http.send(HttpRequest.newBuilder(fe.uri("/api/v1/apps"))
-        .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
-        .header("X-Sand-Refused-Method", "TRACE").build(), HttpResponse.BodyHandlers.ofString());
+    var traced = fe.http.send(
+        HttpRequest.newBuilder(fe.uri("/api/v1/apps"))
+            .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+            .header("X-Sand-Refused-Method", "TRACE")
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
     assertEquals(405, traced.statusCode());
-    assertTrue(traced.body().contains("TRACE is not allowed on /api/v1/apps; allowed: GET"), traced.body());
+    assertTrue(
+        traced.body().contains("TRACE is not allowed on /api/v1/apps; allowed: GET"),
+        traced.body());
     assertEquals("GET", traced.headers().firstValue("Allow").orElse(""));
   }
 
   @Test
   void urlsJettyRefusesGetTheApisJsonErrorForEveryMethod() throws Exception {
     for (String method : List.of("GET", "PUT", "DELETE", "POST")) {
-      var r = fe.http.send(HttpRequest.newBuilder(URI.create(fe.uri("/").toString()
-          + "api/v1/grains/a%01b")).method(method, HttpRequest.BodyPublishers.noBody()).build(),
+      var r = fe.http.send(
+          HttpRequest.newBuilder(URI.create(fe.uri("/").toString() + "api/v1/grains/a%01b"))
+              .method(method, HttpRequest.BodyPublishers.noBody())
+              .build(),
           HttpResponse.BodyHandlers.ofString());
       assertEquals(400, r.statusCode(), method + " " + r.body());
-      assertEquals("application/json", r.headers().firstValue("Content-Type").orElse("").split(";")[0], method);
-      assertTrue(r.body().startsWith("{\"error\":{\"code\":\"bad_request\""), method + " " + r.body());
+      assertEquals(
+          "application/json",
+          r.headers().firstValue("Content-Type").orElse("").split(";")[0],
+          method);
+      assertTrue(
+          r.body().startsWith("{\"error\":{\"code\":\"bad_request\""), method + " " + r.body());
     }
   }
 
   @Test
-  void healthAndOpenApiAreServed() throws Exception { // /metrics: AdminApiTest (the operator's only)
-    assertEquals("ok", fe.call("GET", "/healthz", null, null).json().path("status").asText());
-    assertEquals("3.0.3", fe.call("GET", "/api/v1/openapi.json", null, null).json().path("openapi").asText());
+  void healthAndOpenApiAreServed()
+      throws Exception { // /metrics: AdminApiTest (the operator's only)
+    assertEquals(
+        "ok", fe.call("GET", "/healthz", null, null).json().path("status").asText());
+    assertEquals(
+        "3.0.3",
+        fe.call("GET", "/api/v1/openapi.json", null, null)
+            .json()
+            .path("openapi")
+            .asText());
   }
 }

@@ -7,11 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.ByteArrayOutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.Test;
+import sand.cluster.HostAgentTables;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.BodyBudget;
 import sand.frontend.internal.Json;
@@ -20,15 +29,6 @@ import sand.frontend.internal.Throttle;
 import sand.frontend.knix.KnixLogins;
 import sand.frontend.knix.KnixManagement;
 import sand.frontend.knix.KnixStorage;
-import java.net.Socket;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import sand.cluster.HostAgentTables;
 
 /** What a stranger can make a frontend hold or do (issue 26, findings 6, 8, 9, 12): each is bounded. */
 class FrontendLimitsTest {
@@ -37,14 +37,17 @@ class FrontendLimitsTest {
   void aBodyThatDoesNotFitTheBudgetAnswers503AtOnceAndTheNextOneFits() throws Exception {
     try (TestFrontend fe = new TestFrontend(Map.of("body.budget.bytes", "2048"), true)) {
       String pad = "x".repeat(3000);
-      var r = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"big\",\"pad\":\"" + pad + "\"}");
+      var r =
+          fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"big\",\"pad\":\"" + pad + "\"}");
       assertEquals(503, r.status(), r.body());
       assertEquals("busy", r.json().path("error").path("code").asText());
       assertTrue(r.body().contains("body.budget.bytes"), r.body());
       assertEquals("1", r.raw().headers().firstValue("Retry-After").orElse(""));
       var ok = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"small\"}");
       assertEquals(201, ok.status(), ok.body()); // the budget was given back, not leaked
-      assertEquals(201, fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"small2\"}").status());
+      assertEquals(
+          201,
+          fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"small2\"}").status());
     }
   }
 
@@ -88,7 +91,10 @@ class FrontendLimitsTest {
   void signUpsPerAddressAre429WithRetryAfter() throws Exception {
     try (TestFrontend fe = new TestFrontend(Map.of("signup.per.address.per.minute", "3"), true)) {
       for (int i = 0; i < 3; i++) {
-        assertEquals(201, fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"s" + i + "\"}").status());
+        assertEquals(
+            201,
+            fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"s" + i + "\"}")
+                .status());
       }
       var r = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"s3\"}");
       assertEquals(429, r.status(), r.body());
@@ -97,7 +103,8 @@ class FrontendLimitsTest {
     }
   }
 
-  private static TestFrontend.Answer knix(TestFrontend fe, String action, ObjectNode data) throws Exception {
+  private static TestFrontend.Answer knix(TestFrontend fe, String action, ObjectNode data)
+      throws Exception {
     ObjectNode body = Json.object().put("action", action);
     body.set("data", data);
     return fe.call("POST", "/management", null, Json.text(body));
@@ -112,16 +119,31 @@ class FrontendLimitsTest {
   @Test
   void knixLoginsAreLimitedPerEmailAndAnUnknownEmailCostsAHashToo() throws Exception {
     try (TestFrontend fe = new TestFrontend(Map.of("login.per.email.per.minute", "3"), true)) {
-      assertEquals("success", knix(fe, "signUp", user("a@example.com", "pw")).json().path("status").asText());
-      // the first unknown e-mail makes the decoy record; from then on each unknown one costs one derivation
+      assertEquals(
+          "success",
+          knix(fe, "signUp", user("a@example.com", "pw")).json().path("status").asText());
+      // the first unknown e-mail makes the decoy record; from then on each unknown one costs one
+      // derivation
       knix(fe, "logIn", user("nobody0@example.com", "pw"));
       long before = KnixLogins.derivations();
       JsonNode r = knix(fe, "logIn", user("nobody@example.com", "pw")).json();
       assertEquals("failure", r.path("status").asText(), r.toString());
-      assertEquals(before + 1, KnixLogins.derivations(), "an unknown e-mail's password is derived like a known one's");
-      String wrong = knix(fe, "logIn", user("a@example.com", "wrong")).json().path("data").path("message").asText();
-      assertEquals(r.path("data").path("message").asText(), wrong, "unknown e-mail and wrong password: one answer");
-      assertEquals("success", knix(fe, "logIn", user("a@example.com", "pw")).json().path("status").asText());
+      assertEquals(
+          before + 1,
+          KnixLogins.derivations(),
+          "an unknown e-mail's password is derived like a known one's");
+      String wrong = knix(fe, "logIn", user("a@example.com", "wrong"))
+          .json()
+          .path("data")
+          .path("message")
+          .asText();
+      assertEquals(
+          r.path("data").path("message").asText(),
+          wrong,
+          "unknown e-mail and wrong password: one answer");
+      assertEquals(
+          "success",
+          knix(fe, "logIn", user("a@example.com", "pw")).json().path("status").asText());
       knix(fe, "logIn", user("a@example.com", "wrong"));
       var refused = knix(fe, "logIn", user("a@example.com", "pw"));
       assertEquals(429, refused.status(), refused.body());
@@ -132,22 +154,40 @@ class FrontendLimitsTest {
 
   @Test
   void knixStorageStopsAtTheAccountsQuota() throws Exception {
-    try (TestFrontend fe = new TestFrontend(Map.of("knix.storage.bytes.per.account", "1000"), true)) {
-      assertEquals("success", knix(fe, "signUp", user("q@example.com", "pw")).json().path("status").asText());
-      String token = knix(fe, "logIn", user("q@example.com", "pw")).json().path("data").path("token").asText();
+    try (TestFrontend fe =
+        new TestFrontend(Map.of("knix.storage.bytes.per.account", "1000"), true)) {
+      assertEquals(
+          "success",
+          knix(fe, "signUp", user("q@example.com", "pw")).json().path("status").asText());
+      String token = knix(fe, "logIn", user("q@example.com", "pw"))
+          .json()
+          .path("data")
+          .path("token")
+          .asText();
       String v = "v".repeat(500);
       assertEquals("success", put(fe, token, "k1", v).path("status").asText());
-      assertEquals("success", put(fe, token, "k1", v).path("status").asText(), "overwriting adds nothing");
+      assertEquals(
+          "success", put(fe, token, "k1", v).path("status").asText(), "overwriting adds nothing");
       JsonNode over = put(fe, token, "k2", v);
       assertEquals("failure", over.path("status").asText(), over.toString());
       String m = over.path("data").path("message").asText();
       assertTrue(m.startsWith("QUOTA_EXCEEDED") && m.contains("knix.storage.bytes.per.account"), m);
-      ObjectNode del = storage(token, "kv", Json.object().put("action", "deleteData").put("key", "k1"));
-      assertEquals("success", knix(fe, "performStorageAction", del).json().path("status").asText());
-      assertEquals("success", put(fe, token, "k2", v).path("status").asText(), "deleting frees the bytes");
-      ObjectNode reset = storage(token, "counter", Json.object().put("action", "createCounter")
-          .put("countername", KnixStorage.USED_COUNTER).put("countervalue", 0));
-      assertEquals("failure", knix(fe, "performStorageAction", reset).json().path("status").asText(),
+      ObjectNode del =
+          storage(token, "kv", Json.object().put("action", "deleteData").put("key", "k1"));
+      assertEquals(
+          "success", knix(fe, "performStorageAction", del).json().path("status").asText());
+      assertEquals(
+          "success", put(fe, token, "k2", v).path("status").asText(), "deleting frees the bytes");
+      ObjectNode reset = storage(
+          token,
+          "counter",
+          Json.object()
+              .put("action", "createCounter")
+              .put("countername", KnixStorage.USED_COUNTER)
+              .put("countervalue", 0));
+      assertEquals(
+          "failure",
+          knix(fe, "performStorageAction", reset).json().path("status").asText(),
           "the count cannot be reset by its account");
     }
   }
@@ -159,9 +199,16 @@ class FrontendLimitsTest {
     return d;
   }
 
-  private static JsonNode put(TestFrontend fe, String token, String key, String value) throws Exception {
-    return knix(fe, "performStorageAction", storage(token, "kv", Json.object().put("action", "putData")
-        .put("key", key).put("value", value))).json();
+  private static JsonNode put(TestFrontend fe, String token, String key, String value)
+      throws Exception {
+    return knix(
+            fe,
+            "performStorageAction",
+            storage(
+                token,
+                "kv",
+                Json.object().put("action", "putData").put("key", key).put("value", value)))
+        .json();
   }
 
   @Test
@@ -176,7 +223,8 @@ class FrontendLimitsTest {
       z.closeEntry();
     }
     assertTrue(out.size() < 1 << 20, "small on the wire: " + out.size());
-    KnixManagement.Failure f = assertThrows(KnixManagement.Failure.class,
+    KnixManagement.Failure f = assertThrows(
+        KnixManagement.Failure.class,
         () -> KnixManagement.zip("g", out.toByteArray(), "x".getBytes(), new byte[0], 4 << 20));
     assertTrue(f.getMessage().contains("unpacks to more than"), f.getMessage());
   }
@@ -203,14 +251,20 @@ class FrontendLimitsTest {
       String id = started.json().path("execution_id").asText();
       List<HostAgentTables.LogLine> lines = new ArrayList<>();
       for (int i = 0; i < 25; i++) {
-        lines.add(new HostAgentTables.LogLine(id, 1_000_000_000L + i / 2, i, "greet", "INFO", "line " + i));
+        lines.add(new HostAgentTables.LogLine(
+            id, 1_000_000_000L + i / 2, i, "greet", "INFO", "line " + i));
       }
       fe.store.appendLogs(lines, Duration.ofHours(1));
       List<String> seen = new ArrayList<>();
       String after = "";
       for (int page = 0; page < 10; page++) {
-        JsonNode r = fe.call("GET", "/api/v1/executions/" + id + "/logs?limit=10" + (after.isEmpty() ? ""
-            : "&after=" + after), key, null).json();
+        JsonNode r = fe.call(
+                "GET",
+                "/api/v1/executions/" + id + "/logs?limit=10"
+                    + (after.isEmpty() ? "" : "&after=" + after),
+                key,
+                null)
+            .json();
         r.path("logs").forEach(l -> seen.add(l.path("text").asText()));
         assertTrue(r.path("logs").size() <= 10, r.toString());
         if (r.path("next").isNull()) {
@@ -233,11 +287,13 @@ class FrontendLimitsTest {
   @Test
   void aBodyRefusedBeforeItWasReadIsDrainedNotCutOff() throws Exception {
     try (TestFrontend fe = new TestFrontend();
-         Socket socket = new Socket("127.0.0.1", URI.create(fe.url).getPort())) {
+        Socket socket = new Socket("127.0.0.1", URI.create(fe.url).getPort())) {
       int size = 8 << 20;
       var out = socket.getOutputStream();
-      out.write(("POST /app/no-such-app HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-          + size + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("POST /app/no-such-app HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                  + size + "\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
       byte[] chunk = new byte[64 * 1024];
       for (int sent = 0; sent < size; sent += chunk.length) {
         out.write(chunk); // an unread body closed under us fails here (broken pipe / reset)

@@ -27,16 +27,23 @@ class FrontendSettingsTest {
 
   @Test
   void aKeyIsReadUnderItsConstant() {
-    FrontendSettings s = FrontendSettings.of(Map.of(FrontendSettings.ID, "fe-a", FrontendSettings.QUOTA_GRAINS, "7"));
+    FrontendSettings s = FrontendSettings.of(
+        Map.of(FrontendSettings.ID, "fe-a", FrontendSettings.QUOTA_GRAINS, "7"));
     assertEquals("fe-a", s.frontendId());
     assertEquals(7, s.quotaGrains());
   }
 
   @Test
   void aHeartbeatNoShorterThanTheDeadAgeFailsNamingBothKeys() {
-    ConfigDef.ConfigException e = assertThrows(ConfigDef.ConfigException.class, () -> FrontendSettings.of(
-        Map.of(FrontendSettings.HEARTBEAT_MS, "10000", FrontendSettings.FRONTEND_MAX_AGE_MS, "10000")));
-    assertTrue(e.getMessage().contains("heartbeat.ms=10000 must be less than frontend.max.age.ms=10000"),
+    ConfigDef.ConfigException e = assertThrows(
+        ConfigDef.ConfigException.class,
+        () -> FrontendSettings.of(Map.of(
+            FrontendSettings.HEARTBEAT_MS,
+            "10000",
+            FrontendSettings.FRONTEND_MAX_AGE_MS,
+            "10000")));
+    assertTrue(
+        e.getMessage().contains("heartbeat.ms=10000 must be less than frontend.max.age.ms=10000"),
         e.getMessage());
   }
 }

@@ -10,13 +10,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables.LogLine;
 import sand.frontend.internal.Json;
 import sand.frontend.invoke.InvokeHandler;
-import sand.frontend.invoke.Results;
-import org.apache.kafka.common.errors.TimeoutException;
 
 /** End users' requests: the record put into Kafka, the answer from the response topic, and the errors. */
 class InvokeTest {
@@ -61,7 +60,8 @@ class InvokeTest {
     fe = new TestFrontend();
     String key = fe.signUp("alice");
     String appId = fe.deployHello(key, "hello", null);
-    CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{\"name\":\"sand\"}");
+    CompletableFuture<TestFrontend.Answer> call =
+        fe.callAsync("POST", "/app/hello", null, "{\"name\":\"sand\"}");
     JsonNode req = awaitRequest(appId, 1);
     assertEquals(appId, req.path("app").asText());
     assertEquals("greet", req.path("grain").asText());
@@ -82,14 +82,15 @@ class InvokeTest {
     TestFrontend.Answer a = call.get();
     assertEquals(200, a.status(), a.body());
     assertEquals("HELLO, SAND!", a.json().path("greeting").asText());
-    String executionId = a.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElseThrow();
+    String executionId =
+        a.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElseThrow();
     assertEquals(req.path("execution_id").asText(), executionId);
 
     // The execution is recorded asynchronously: wait (bounded) until it is, then give the duplicate
     // time to arrive; it must not replace the first result.
     JsonNode e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
     for (long end = System.nanoTime() + 10_000_000_000L;
-         !e.path("status").asText().equals("succeeded") && System.nanoTime() < end; ) {
+        !e.path("status").asText().equals("succeeded") && System.nanoTime() < end; ) {
       Thread.sleep(20);
       e = fe.call("GET", "/api/v1/executions/" + executionId, key, null).json();
     }
@@ -100,16 +101,24 @@ class InvokeTest {
     assertTrue(e.path("timings").has("duration_ms"));
     JsonNode hops = e.path("timings").path("hops");
     assertEquals("frontend: request received", hops.get(0).path("step").asText(), hops.toString());
-    assertEquals("frontend: result received", hops.get(hops.size() - 2).path("step").asText());
+    assertEquals(
+        "frontend: result received", hops.get(hops.size() - 2).path("step").asText());
     assertEquals("frontend: reply sent", hops.get(hops.size() - 1).path("step").asText());
-    assertTrue(hops.get(hops.size() - 1).path("at_ms").asDouble() > 0, "times from the request's receipt");
+    assertTrue(
+        hops.get(hops.size() - 1).path("at_ms").asDouble() > 0, "times from the request's receipt");
 
-    fe.store.appendLogs(List.of(new LogLine(executionId, 5, 0, "greet", "INFO", "greeting sand")), Duration.ofDays(1));
-    JsonNode logs = fe.call("GET", "/api/v1/executions/" + executionId + "/logs", key, null).json();
+    fe.store.appendLogs(
+        List.of(new LogLine(executionId, 5, 0, "greet", "INFO", "greeting sand")),
+        Duration.ofDays(1));
+    JsonNode logs =
+        fe.call("GET", "/api/v1/executions/" + executionId + "/logs", key, null).json();
     assertEquals("greeting sand", logs.path("logs").get(0).path("text").asText());
     String bob = fe.signUp("bob");
-    assertEquals(404, fe.call("GET", "/api/v1/executions/" + executionId, bob, null).status());
-    assertEquals(404, fe.call("GET", "/api/v1/executions/" + executionId + "/logs", bob, null).status());
+    assertEquals(
+        404, fe.call("GET", "/api/v1/executions/" + executionId, bob, null).status());
+    assertEquals(
+        404,
+        fe.call("GET", "/api/v1/executions/" + executionId + "/logs", bob, null).status());
     assertEquals(404, fe.call("GET", "/api/v1/executions/nope", key, null).status());
   }
 
@@ -120,7 +129,10 @@ class InvokeTest {
     CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{}");
     JsonNode req = awaitRequest(appId, 1);
     ObjectNode err = Json.object();
-    err.putObject("error").put("type", "KeyError").put("message", "'greeting'").put("grain", "shout");
+    err.putObject("error")
+        .put("type", "KeyError")
+        .put("message", "'greeting'")
+        .put("grain", "shout");
     answer(req, err);
     TestFrontend.Answer a = call.get();
     assertEquals(500, a.status(), a.body());
@@ -136,7 +148,12 @@ class InvokeTest {
     TestFrontend.Answer a = fe.call("POST", "/app/hello?async=1", null, "{\"name\":\"x\"}");
     assertEquals(202, a.status(), a.body());
     String id = a.json().path("execution_id").asText();
-    assertEquals("running", fe.call("GET", "/api/v1/executions/" + id, key, null).json().path("status").asText());
+    assertEquals(
+        "running",
+        fe.call("GET", "/api/v1/executions/" + id, key, null)
+            .json()
+            .path("status")
+            .asText());
     answer(awaitRequest(appId, 1), Json.object().put("ok", true));
     long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
     JsonNode e;
@@ -154,7 +171,10 @@ class InvokeTest {
     String key = fe.signUp("alice");
     fe.deployHello(key, "hello", null);
     fe.startWriteMs.set(300); // without waiting for the write, the GET below is a 404
-    String id = fe.call("POST", "/app/hello?async=1", null, "{}").json().path("execution_id").asText();
+    String id = fe.call("POST", "/app/hello?async=1", null, "{}")
+        .json()
+        .path("execution_id")
+        .asText();
     TestFrontend.Answer mine = fe.call("GET", "/api/v1/executions/" + id, key, null);
     assertEquals(200, mine.status(), mine.body());
     assertEquals("running", mine.json().path("status").asText());
@@ -178,17 +198,25 @@ class InvokeTest {
     String key = fe.signUp("alice");
     String appId = fe.deployHello(key, "hello", null);
     fe.deployHello(key, "other", null);
-    String id = fe.call("POST", "/app/hello?async=1", null, "{\"name\":\"x\"}").json().path("execution_id").asText();
+    String id = fe.call("POST", "/app/hello?async=1", null, "{\"name\":\"x\"}")
+        .json()
+        .path("execution_id")
+        .asText();
     TestFrontend.Answer running = fe.call("GET", "/app/hello/executions/" + id, null, null);
     assertEquals(202, running.status(), running.body());
     assertEquals("running", running.json().path("status").asText());
     answer(awaitRequest(appId, 1), Json.object().put("ok", true));
     TestFrontend.Answer done = awaitEnd("/app/hello/executions/" + id);
     assertEquals(200, done.status(), done.body());
-    assertEquals(Json.object().put("ok", true), done.json(), "the body the synchronous call answers");
-    assertEquals(id, done.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElse(""));
-    // The id is a capability for its application only; an unknown id or application is a 404 in the API's JSON.
-    for (String path : List.of("/app/other/executions/" + id, "/app/hello/executions/" + "0".repeat(32),
+    assertEquals(
+        Json.object().put("ok", true), done.json(), "the body the synchronous call answers");
+    assertEquals(
+        id, done.raw().headers().firstValue(InvokeHandler.EXECUTION_HEADER).orElse(""));
+    // The id is a capability for its application only; an unknown id or application is a 404 in the
+    // API's JSON.
+    for (String path : List.of(
+        "/app/other/executions/" + id,
+        "/app/hello/executions/" + "0".repeat(32),
         "/app/nope/executions/" + id)) {
       TestFrontend.Answer a = fe.call("GET", path, null, null);
       assertEquals(404, a.status(), path + ": " + a.body());
@@ -200,9 +228,15 @@ class InvokeTest {
   void anEndUserFetchingAFailedAsyncExecutionGetsTheErrorEventAs500() throws Exception {
     fe = new TestFrontend();
     String appId = fe.deployHello(fe.signUp("alice"), "hello", null);
-    String id = fe.call("POST", "/app/hello?async=1", null, "{}").json().path("execution_id").asText();
+    String id = fe.call("POST", "/app/hello?async=1", null, "{}")
+        .json()
+        .path("execution_id")
+        .asText();
     ObjectNode err = Json.object();
-    err.putObject("error").put("type", "KeyError").put("message", "'greeting'").put("grain", "shout");
+    err.putObject("error")
+        .put("type", "KeyError")
+        .put("message", "'greeting'")
+        .put("grain", "shout");
     answer(awaitRequest(appId, 1), err);
     TestFrontend.Answer a = awaitEnd("/app/hello/executions/" + id);
     assertEquals(500, a.status(), a.body());
@@ -218,7 +252,12 @@ class InvokeTest {
     assertEquals(504, a.status(), a.body());
     assertEquals("timeout", a.json().path("error").path("code").asText());
     String id = a.json().path("error").path("execution_id").asText();
-    assertEquals("timeout", fe.call("GET", "/api/v1/executions/" + id, key, null).json().path("status").asText());
+    assertEquals(
+        "timeout",
+        fe.call("GET", "/api/v1/executions/" + id, key, null)
+            .json()
+            .path("status")
+            .asText());
   }
 
   @Test
@@ -279,7 +318,10 @@ class InvokeTest {
   void theAccountLimitIsTheClustersEachLiveFrontendAdmittingItsShare() {
     assertEquals(64, InvokeHandler.share(64, 1));
     assertEquals(32, InvokeHandler.share(64, 2));
-    assertEquals(22, InvokeHandler.share(64, 3), "rounded up: the cluster admits at most 2 more than the limit");
+    assertEquals(
+        22,
+        InvokeHandler.share(64, 3),
+        "rounded up: the cluster admits at most 2 more than the limit");
     assertEquals(1, InvokeHandler.share(1, 5), "never 0");
     assertEquals(64, InvokeHandler.share(64, 0), "no heartbeat read yet: this frontend alone");
   }
@@ -289,10 +331,12 @@ class InvokeTest {
     fe = new TestFrontend(Map.of("max.body.bytes", "1024"), true);
     String key = fe.signUp("alice");
     assertEquals(404, fe.call("POST", "/app/nope", null, "{}").status());
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/idle", key, TestFrontend.HELLO).status());
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/idle", key, TestFrontend.HELLO).status());
     assertEquals(409, fe.call("POST", "/app/idle", null, "{}").status());
     fe.deployHello(key, "hello", null);
     assertEquals(400, fe.call("POST", "/app/hello", null, "{broken").status());
-    assertEquals(413, fe.call("POST", "/app/hello", null, "[" + "1,".repeat(1000) + "1]").status());
+    assertEquals(
+        413, fe.call("POST", "/app/hello", null, "[" + "1,".repeat(1000) + "1]").status());
   }
 }

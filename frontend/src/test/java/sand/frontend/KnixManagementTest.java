@@ -19,8 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.FrontendTables;
-import sand.frontend.internal.Json;
 import sand.cluster.HostAgentTables;
+import sand.frontend.internal.Json;
 
 /** The KNIX door over HTTP: POST /management as mfn-sdk 0.8.9 calls it, and a workflow's /knix endpoint. */
 class KnixManagementTest {
@@ -101,7 +101,8 @@ class KnixManagementTest {
   void versionUnknownActionsAndTokensAreAnsweredInKnixShape() throws Exception {
     assertTrue(ok("version", null, null).path("message").asText().contains("SAND"));
     assertTrue(failure("getFunctions", null, null).startsWith("User verification failed"));
-    assertTrue(failure("getFunctions", "sand_not_a_key", null).contains("User verification failed"));
+    assertTrue(
+        failure("getFunctions", "sand_not_a_key", null).contains("User verification failed"));
     String token = signUpAndLogIn("a@example.com", "pw-1");
     assertTrue(failure("addTrigger", token, null).contains("Unsupported action"));
     TestFrontend.Answer bad = fe.call("POST", "/management", null, "{\"action\":");
@@ -112,8 +113,12 @@ class KnixManagementTest {
   @Test
   void aLoginsTokenIsTheAccountsApiKeyAndOnlyTheRightPasswordGivesIt() throws Exception {
     String token = signUpAndLogIn("alice@example.com", "s3cret pass");
-    assertEquals(200, fe.call("GET", "/api/v1/grains", token, null).status(), "the token works on the REST API");
-    assertEquals(token, login("alice@example.com", "s3cret pass"), "every login gives the same key");
+    assertEquals(
+        200,
+        fe.call("GET", "/api/v1/grains", token, null).status(),
+        "the token works on the REST API");
+    assertEquals(
+        token, login("alice@example.com", "s3cret pass"), "every login gives the same key");
     ObjectNode wrong = Json.object();
     wrong.putObject("user").put("email", "alice@example.com").put("password", "guess");
     assertTrue(failure("logIn", null, wrong).contains("Authentication failed"));
@@ -121,10 +126,15 @@ class KnixManagementTest {
     nobody.putObject("user").put("email", "nobody@example.com").put("password", "x");
     assertTrue(failure("logIn", null, nobody).contains("Authentication failed"));
     ObjectNode again = Json.object();
-    again.putObject("user").put("email", "alice@example.com").put("password", "other").put("name", "x");
+    again
+        .putObject("user")
+        .put("email", "alice@example.com")
+        .put("password", "other")
+        .put("name", "x");
     assertEquals("User already exists.", failure("signUp", null, again));
     // the key is kept only wrapped: the stored login holds neither it nor the password
-    String stored = new String(fe.store.knixRecord("login", "user", "alice@example.com").orElseThrow().value(),
+    String stored = new String(
+        fe.store.knixRecord("login", "user", "alice@example.com").orElseThrow().value(),
         StandardCharsets.UTF_8);
     assertFalse(stored.contains(token) || stored.contains("s3cret"), stored);
   }
@@ -132,45 +142,72 @@ class KnixManagementTest {
   @Test
   void functionsAreTheAccountsGrainsTextZipAndRequirements() throws Exception {
     String token = signUpAndLogIn("dev@example.com", "pw");
-    JsonNode added = ok("addFunction", token, fn("name", "hello", "runtime", "Python 3.6")).path("function");
+    JsonNode added =
+        ok("addFunction", token, fn("name", "hello", "runtime", "Python 3.6")).path("function");
     String id = added.path("id").asText();
     assertEquals(32, id.length());
     assertTrue(added.path("modified").isNumber());
     String code = "def handle(event, context):\n    return {'hi': event}\n";
-    ok("uploadFunctionCode", token, fn("id", id, "code", B64.encodeToString(code.getBytes()), "format", "text"));
+    ok(
+        "uploadFunctionCode",
+        token,
+        fn("id", id, "code", B64.encodeToString(code.getBytes()), "format", "text"));
     TestFrontend.Answer grain = fe.call("GET", "/api/v1/grains/hello", token, null);
     assertEquals(200, grain.status(), grain.body());
-    assertEquals(code, new String(Base64.getDecoder().decode(ok("getFunctionCode", token, fn("id", id))
-        .path("function").path("code").asText())));
-    assertEquals(-1, ok("getFunctionZipMetadata", token, fn("id", id)).path("function").path("chunks").asInt());
+    assertEquals(
+        code,
+        new String(Base64.getDecoder()
+            .decode(ok("getFunctionCode", token, fn("id", id))
+                .path("function")
+                .path("code")
+                .asText())));
+    assertEquals(
+        -1,
+        ok("getFunctionZipMetadata", token, fn("id", id))
+            .path("function")
+            .path("chunks")
+            .asInt());
     JsonNode list = ok("getFunctions", token, null).path("functions");
     assertEquals(1, list.size());
     assertEquals("hello", list.get(0).path("name").asText());
 
-    // a zip in two chunks (split base64, as the SDK does), then requirements: the grain becomes a zip of both
+    // a zip in two chunks (split base64, as the SDK does), then requirements: the grain becomes a
+    // zip of both
     byte[] zip = DeveloperApiTest.zip(Map.of("hello.py", "old code", "helper.py", "X = 1\n"));
     String b64 = B64.encodeToString(zip);
     int half = b64.length() / 2;
     ok("uploadFunctionCode", token, chunk(id, 0, b64.substring(0, half)));
     ok("uploadFunctionCode", token, chunk(id, 1, b64.substring(half)));
-    ObjectNode meta = fn("id", id, "metadata", B64.encodeToString("<table/>".getBytes()), "format", "zipMetadata");
+    ObjectNode meta = fn(
+        "id", id, "metadata", B64.encodeToString("<table/>".getBytes()), "format", "zipMetadata");
     ((ObjectNode) meta.path("function")).put("chunks", 2);
     ok("uploadFunctionZipMetadata", token, meta);
-    ok("uploadFunctionRequirements", token, fn("id", id, "requirements", B64.encodeToString("six==1.16.0\n".getBytes())));
+    ok(
+        "uploadFunctionRequirements",
+        token,
+        fn("id", id, "requirements", B64.encodeToString("six==1.16.0\n".getBytes())));
     ObjectNode z1 = fn("id", id);
     ((ObjectNode) z1.path("function")).put("chunk", 1);
-    assertEquals(b64.substring(half), ok("getFunctionZip", token, z1).path("function").path("code").asText());
-    Map<String, String> files = unzip(fe.store.latestGrain("dev-example-com", "hello").orElseThrow().code());
-    assertEquals(code, files.get("hello.py"), "the text code wins over the zip's copy (KNIX's rule)");
+    assertEquals(
+        b64.substring(half),
+        ok("getFunctionZip", token, z1).path("function").path("code").asText());
+    Map<String, String> files =
+        unzip(fe.store.latestGrain("dev-example-com", "hello").orElseThrow().code());
+    assertEquals(
+        code, files.get("hello.py"), "the text code wins over the zip's copy (KNIX's rule)");
     assertEquals("X = 1\n", files.get("helper.py"));
     assertEquals("six==1.16.0\n", files.get("requirements.txt"));
 
-    assertTrue(failure("addFunction", token, fn("name", "bad name")).contains("Invalid function name"));
-    assertTrue(failure("addFunction", token, fn("name", "j", "runtime", "JRE 8u232")).contains("Python"));
+    assertTrue(
+        failure("addFunction", token, fn("name", "bad name")).contains("Invalid function name"));
+    assertTrue(
+        failure("addFunction", token, fn("name", "j", "runtime", "JRE 8u232")).contains("Python"));
     assertTrue(failure("addFunction", token, fn("name", "hello")).contains("exists"));
 
     String bob = signUpAndLogIn("bob@example.com", "pw");
-    assertTrue(failure("getFunctionCode", bob, fn("id", id)).contains("does not exist"), "one account's ids only");
+    assertTrue(
+        failure("getFunctionCode", bob, fn("id", id)).contains("does not exist"),
+        "one account's ids only");
     assertEquals(0, ok("getFunctions", bob, null).path("functions").size());
 
     ok("deleteFunction", token, fn("id", id));
@@ -198,21 +235,37 @@ class KnixManagementTest {
   private String[] deployedWorkflow(String exit) throws Exception {
     String token = signUpAndLogIn("wf@example.com", "pw");
     for (String name : new String[] {"greet", "shout"}) {
-      String id = ok("addFunction", token, fn("name", name)).path("function").path("id").asText();
-      ok("uploadFunctionCode", token, fn("id", id, "code",
-          B64.encodeToString("def handle(event, context):\n    return event\n".getBytes()), "format", "text"));
+      String id =
+          ok("addFunction", token, fn("name", name)).path("function").path("id").asText();
+      ok(
+          "uploadFunctionCode",
+          token,
+          fn(
+              "id",
+              id,
+              "code",
+              B64.encodeToString("def handle(event, context):\n    return event\n".getBytes()),
+              "format",
+              "text"));
     }
     JsonNode w = ok("addWorkflow", token, wf("name", "Hello World")).path("workflow");
     assertEquals("undeployed", w.path("status").asText());
     assertEquals(0, w.path("endpoints").size());
     String wid = w.path("id").asText();
-    String json = "{\"name\":\"hello\",\"entry\":\"greet\",\"exit\":\"" + exit + "\",\"enable_checkpoints\":false,"
-        + "\"functions\":[{\"name\":\"greet\",\"next\":[\"shout\"]},{\"name\":\"shout\",\"next\":[\"" + exit + "\"]}]}";
+    String json = "{\"name\":\"hello\",\"entry\":\"greet\",\"exit\":\"" + exit
+        + "\",\"enable_checkpoints\":false,"
+        + "\"functions\":[{\"name\":\"greet\",\"next\":[\"shout\"]},{\"name\":\"shout\",\"next\":[\""
+        + exit + "\"]}]}";
     ok("uploadWorkflowJSON", token, wf("id", wid, "json", B64.encodeToString(json.getBytes())));
-    assertEquals(json, new String(Base64.getDecoder().decode(ok("getWorkflowJSON", token, wf("id", wid))
-        .path("workflow").path("json").asText())));
-    fe.store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(),
-        Instant.now()));
+    assertEquals(
+        json,
+        new String(Base64.getDecoder()
+            .decode(ok("getWorkflowJSON", token, wf("id", wid))
+                .path("workflow")
+                .path("json")
+                .asText())));
+    fe.store.upsertHost(
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     JsonNode d = ok("deployWorkflow", token, wf("id", wid)).path("workflow");
     assertEquals("deploying", d.path("status").asText());
     String app = d.path("app").asText();
@@ -225,39 +278,67 @@ class KnixManagementTest {
     String[] t = deployedWorkflow("exit");
     String token = t[0];
     JsonNode app = fe.call("GET", "/api/v1/apps/" + t[2], token, null).json();
-    assertEquals("[\"end\"]", app.path("workflow").path("functions").get(1).path("next").toString());
-    assertTrue(failure("deleteWorkflow", token, wf("id", t[1])).contains("Undeploy workflow first"));
+    assertEquals(
+        "[\"end\"]", app.path("workflow").path("functions").get(1).path("next").toString());
+    assertTrue(
+        failure("deleteWorkflow", token, wf("id", t[1])).contains("Undeploy workflow first"));
     fe.store.setAppHostState(app.path("id").asText(), "h1", "deployed", null, Instant.now());
     JsonNode v = ok("getWorkflows", token, wf("id", t[1])).path("workflow");
     assertEquals("deployed", v.path("status").asText());
-    assertTrue(v.path("endpoints").get(0).asText().endsWith("/app/" + t[2] + "/knix"), v.toString());
+    assertTrue(
+        v.path("endpoints").get(0).asText().endsWith("/app/" + t[2] + "/knix"), v.toString());
     assertEquals(1, ok("getWorkflows", token, null).path("workflows").size());
 
     String asl = "{\"StartAt\":\"A\",\"States\":{\"A\":{\"Type\":\"Pass\",\"End\":true}}}";
-    String wid2 = ok("addWorkflow", token, wf("name", "asl")).path("workflow").path("id").asText();
+    String wid2 =
+        ok("addWorkflow", token, wf("name", "asl")).path("workflow").path("id").asText();
     ok("uploadWorkflowJSON", token, wf("id", wid2, "json", B64.encodeToString(asl.getBytes())));
-    assertEquals("deploying", ok("deployWorkflow", token, wf("id", wid2)).path("workflow").path("status").asText());
-    String wid3 = ok("addWorkflow", token, wf("name", "broken")).path("workflow").path("id").asText();
-    String broken = "{\"name\":\"b\",\"entry\":\"nope\",\"functions\":[{\"name\":\"greet\",\"next\":[\"end\"]}]}";
+    assertEquals(
+        "deploying",
+        ok("deployWorkflow", token, wf("id", wid2))
+            .path("workflow")
+            .path("status")
+            .asText());
+    String wid3 = ok("addWorkflow", token, wf("name", "broken"))
+        .path("workflow")
+        .path("id")
+        .asText();
+    String broken =
+        "{\"name\":\"b\",\"entry\":\"nope\",\"functions\":[{\"name\":\"greet\",\"next\":[\"end\"]}]}";
     ok("uploadWorkflowJSON", token, wf("id", wid3, "json", B64.encodeToString(broken.getBytes())));
-    assertTrue(failure("deployWorkflow", token, wf("id", wid3)).contains("nope"), "SAND's validation, word for word");
+    assertTrue(
+        failure("deployWorkflow", token, wf("id", wid3)).contains("nope"),
+        "SAND's validation, word for word");
   }
 
   @Test
   void theEndpointAnswersAsKnixAsyncIdThenResultAndErrorsAs200() throws Exception {
     String[] t = deployedWorkflow("end");
-    String appId = fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).json().path("id").asText();
+    String appId =
+        fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).json().path("id").asText();
     fe.store.setAppHostState(appId, "h1", "deployed", null, Instant.now());
-    TestFrontend.Answer async = fe.call("POST", "/app/" + t[2] + "/knix?async=True", null, "{\"x\":1}");
+    TestFrontend.Answer async =
+        fe.call("POST", "/app/" + t[2] + "/knix?async=True", null, "{\"x\":1}");
     assertEquals(200, async.status(), async.body());
     String id = async.body();
     assertTrue(id.matches("[0-9a-f]{32}"), id);
-    JsonNode pending = fe.call("POST", "/app/" + t[2] + "/knix?executionId=" + id + "&async=True", null,
-        (String) null).json();
-    assertTrue(pending.path("result").isNull() && pending.path("executionId").asText().equals(id), pending.toString());
-    fe.store.endExecution(id, "failed", null, "{\"type\":\"ValueError\",\"message\":\"no\",\"grain\":\"shout\"}",
-        Instant.now(), null, FrontendTables.resultRank(1), Duration.ofHours(1));
-    JsonNode err = fe.call("POST", "/app/" + t[2] + "/knix?executionId=" + id, null, (String) null).json();
+    JsonNode pending = fe.call(
+            "POST", "/app/" + t[2] + "/knix?executionId=" + id + "&async=True", null, (String) null)
+        .json();
+    assertTrue(
+        pending.path("result").isNull() && pending.path("executionId").asText().equals(id),
+        pending.toString());
+    fe.store.endExecution(
+        id,
+        "failed",
+        null,
+        "{\"type\":\"ValueError\",\"message\":\"no\",\"grain\":\"shout\"}",
+        Instant.now(),
+        null,
+        FrontendTables.resultRank(1),
+        Duration.ofHours(1));
+    JsonNode err = fe.call("POST", "/app/" + t[2] + "/knix?executionId=" + id, null, (String) null)
+        .json();
     assertTrue(err.path("has_error").asBoolean(), err.toString());
     assertEquals("User code exception: ValueError", err.path("error_type").asText());
     assertEquals(404, fe.call("POST", "/app/nope/knix", null, "{}").status());
@@ -267,27 +348,54 @@ class KnixManagementTest {
   void storageActionsReachTheUsersOwnSpaceAndTheWorkflowsData() throws Exception {
     String[] t = deployedWorkflow("end");
     ObjectNode put = Json.object();
-    put.putObject("storage").put("data_type", "kv").putObject("parameters").put("action", "putdata")
-        .put("key", "k").put("value", "v1");
+    put.putObject("storage")
+        .put("data_type", "kv")
+        .putObject("parameters")
+        .put("action", "putdata")
+        .put("key", "k")
+        .put("value", "v1");
     ok("performStorageAction", t[0], put);
     ObjectNode get = Json.object();
-    get.putObject("storage").put("data_type", "kv").putObject("parameters").put("action", "getdata").put("key", "k");
-    assertEquals("v1", new String(Base64.getDecoder().decode(ok("performStorageAction", t[0], get).path("value")
-        .asText())), "mfn-sdk 0.8.9 decodes kv values from base64");
+    get.putObject("storage")
+        .put("data_type", "kv")
+        .putObject("parameters")
+        .put("action", "getdata")
+        .put("key", "k");
+    assertEquals(
+        "v1",
+        new String(Base64.getDecoder()
+            .decode(ok("performStorageAction", t[0], get).path("value").asText())),
+        "mfn-sdk 0.8.9 decodes kv values from base64");
     ((ObjectNode) get.path("storage")).put("workflowid", t[1]);
-    assertTrue(ok("performStorageAction", t[0], get).path("value").isNull(), "the workflow's data is its own");
+    assertTrue(
+        ok("performStorageAction", t[0], get).path("value").isNull(),
+        "the workflow's data is its own");
     ObjectNode inc = Json.object();
-    inc.putObject("storage").put("data_type", "counter").put("workflowid", t[1]).putObject("parameters")
-        .put("action", "incrementcounter").put("countername", "c").put("increment", 5);
+    inc.putObject("storage")
+        .put("data_type", "counter")
+        .put("workflowid", t[1])
+        .putObject("parameters")
+        .put("action", "incrementcounter")
+        .put("countername", "c")
+        .put("increment", 5);
     ok("performStorageAction", t[0], inc);
-    String appId = fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).json().path("id").asText();
-    assertEquals(5L, fe.data.readCounter(appId, "c").orElseThrow(), "what the workflow's grains read");
+    String appId =
+        fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).json().path("id").asText();
+    assertEquals(
+        5L, fe.data.readCounter(appId, "c").orElseThrow(), "what the workflow's grains read");
     String bob = signUpAndLogIn("bob@example.com", "pw");
-    assertTrue(failure("performStorageAction", bob, get).contains("does not exist"), "another's workflow: no");
+    assertTrue(
+        failure("performStorageAction", bob, get).contains("does not exist"),
+        "another's workflow: no");
     ((ObjectNode) get.path("storage")).remove("workflowid");
-    assertTrue(ok("performStorageAction", bob, get).path("value").isNull(), "bob's own space is not alice's");
+    assertTrue(
+        ok("performStorageAction", bob, get).path("value").isNull(),
+        "bob's own space is not alice's");
     ObjectNode bad = Json.object();
-    bad.putObject("storage").put("data_type", "queue").putObject("parameters").put("action", "push");
+    bad.putObject("storage")
+        .put("data_type", "queue")
+        .putObject("parameters")
+        .put("action", "push");
     assertTrue(failure("performStorageAction", t[0], bad).contains("unknown"));
   }
 }

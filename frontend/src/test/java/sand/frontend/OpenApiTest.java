@@ -16,11 +16,16 @@ class OpenApiTest {
   void documentPathsAndMethodsEqualTheRoutes() throws Exception {
     try (TestFrontend fe = new TestFrontend()) {
       Set<String> served = fe.server.getBean(Router.class).routes().stream()
-          .map(r -> r.method() + " " + r.template()).collect(Collectors.toCollection(TreeSet::new));
+          .map(r -> r.method() + " " + r.template())
+          .collect(Collectors.toCollection(TreeSet::new));
       Set<String> documented = new TreeSet<>();
       var paths = Json.MAPPER.readTree(SystemHandler.openapi()).path("paths");
-      paths.fieldNames().forEachRemaining(p -> paths.path(p).fieldNames()
-          .forEachRemaining(m -> documented.add(m.toUpperCase(Locale.ROOT) + " " + p)));
+      paths
+          .fieldNames()
+          .forEachRemaining(p -> paths
+              .path(p)
+              .fieldNames()
+              .forEachRemaining(m -> documented.add(m.toUpperCase(Locale.ROOT) + " " + p)));
       assertEquals(served, documented);
     }
   }

@@ -1,5 +1,6 @@
 package sand.frontend;
 
+import com.datastax.oss.driver.api.core.DriverTimeoutException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -7,10 +8,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -21,17 +26,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import sand.cluster.FrontendTables;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ApplicationLimits;
 import sand.frontend.internal.Json;
-import com.datastax.oss.driver.api.core.DriverTimeoutException;
-import java.time.Instant;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import sand.cluster.FrontendTables;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /**
  * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events
@@ -62,6 +62,7 @@ final class TestFrontend implements AutoCloseable {
   final AtomicBoolean accountsAway = new AtomicBoolean();
   /** How long writing an execution's start takes (a slow Cassandra), in ms. */
   final AtomicLong startWriteMs = new AtomicLong();
+
   final InMemoryClusterStore store = new InMemoryClusterStore() {
     @Override
     public void startExecution(FrontendTables.ExecutionRecord e, Duration ttl) {
@@ -83,6 +84,7 @@ final class TestFrontend implements AutoCloseable {
   };
   /** The global data layer (the KNIX door's storage actions). */
   final InMemoryGlobalDataLayer data = new InMemoryGlobalDataLayer();
+
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;
@@ -100,25 +102,38 @@ final class TestFrontend implements AutoCloseable {
   }
 
   /** @param limits the operator's caps (SAND_LIMITS_* keys) that differ from their defaults */
-  TestFrontend(Map<String, String> settings, boolean autoComplete, Map<String, String> limits) throws Exception {
+  TestFrontend(Map<String, String> settings, boolean autoComplete, Map<String, String> limits)
+      throws Exception {
     Map<String, String> s = new HashMap<>(Map.of("port", "0", "id", "fe-test"));
     s.putAll(settings);
     var config = Frontend.DEF.parse(Map.of(), s);
     id = Frontend.id(config);
-    producer = new MockProducer<>(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
+    producer =
+        new MockProducer<>(autoComplete, null, new StringSerializer(), new ByteArraySerializer());
     TopicPartition p = new TopicPartition("sand.response." + id, 0);
     consumer.updateEndOffsets(Map.of(p, 0L));
-    server = Frontend.newServer(config, ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(), limits)),
-        new Frontend.Deps(store, producer, consumer, t -> {}, Clock.systemUTC(), peer -> {
-          throw new IllegalStateException("no consumer for frontend " + peer + "'s response topic");
-        }, data));
+    server = Frontend.newServer(
+        config,
+        ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(), limits)),
+        new Frontend.Deps(
+            store,
+            producer,
+            consumer,
+            t -> {},
+            Clock.systemUTC(),
+            peer -> {
+              throw new IllegalStateException(
+                  "no consumer for frontend " + peer + "'s response topic");
+            },
+            data));
     server.start();
     url = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }
 
   /** A host agent's answer on the response topic. */
   synchronized void respond(String executionId, JsonNode event) {
-    consumer.addRecord(new ConsumerRecord<>("sand.response." + id, 0, offset++, executionId, Json.bytes(event)));
+    consumer.addRecord(
+        new ConsumerRecord<>("sand.response." + id, 0, offset++, executionId, Json.bytes(event)));
   }
 
   /** The records sent to one topic so far. */
@@ -128,13 +143,17 @@ final class TestFrontend implements AutoCloseable {
 
   record Answer(int status, JsonNode json, String body, HttpResponse<String> raw) {}
 
-  Answer call(String method, String path, String key, String contentType, byte[] body) throws Exception {
-    return toAnswer(http.send(request(method, path, key, contentType, body), HttpResponse.BodyHandlers.ofString()));
+  Answer call(String method, String path, String key, String contentType, byte[] body)
+      throws Exception {
+    return toAnswer(http.send(
+        request(method, path, key, contentType, body), HttpResponse.BodyHandlers.ofString()));
   }
 
   CompletableFuture<Answer> callAsync(String method, String path, String key, String body) {
-    return http.sendAsync(request(method, path, key, "application/json", body == null ? null : body.getBytes()),
-        HttpResponse.BodyHandlers.ofString()).thenApply(TestFrontend::toAnswer);
+    return http.sendAsync(
+            request(method, path, key, "application/json", body == null ? null : body.getBytes()),
+            HttpResponse.BodyHandlers.ofString())
+        .thenApply(TestFrontend::toAnswer);
   }
 
   Answer call(String method, String path, String key, String json) throws Exception {
@@ -145,9 +164,15 @@ final class TestFrontend implements AutoCloseable {
     return URI.create(url + path);
   }
 
-  private HttpRequest request(String method, String path, String key, String contentType, byte[] body) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path)).timeout(Duration.ofSeconds(20))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+  private HttpRequest request(
+      String method, String path, String key, String contentType, byte[] body) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url + path))
+        .timeout(Duration.ofSeconds(20))
+        .method(
+            method,
+            body == null
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofByteArray(body));
     if (key != null) {
       b.header("Authorization", "Bearer " + key);
     }
@@ -169,24 +194,34 @@ final class TestFrontend implements AutoCloseable {
 
   /** Sign up and return the API key. */
   String signUp(String name) throws Exception {
-    return call("POST", "/api/v1/accounts", null, "{\"name\":\"" + name + "\"}").json().path("api_key").asText();
+    return call("POST", "/api/v1/accounts", null, "{\"name\":\"" + name + "\"}")
+        .json()
+        .path("api_key")
+        .asText();
   }
 
-  static final String HELLO = "{\"name\":\"hello\",\"entry\":\"greet\",\"functions\":[{\"name\":\"greet\","
-      + "\"next\":[\"shout\"]},{\"name\":\"shout\",\"next\":[\"end\"]}]}";
+  static final String HELLO =
+      "{\"name\":\"hello\",\"entry\":\"greet\",\"functions\":[{\"name\":\"greet\","
+          + "\"next\":[\"shout\"]},{\"name\":\"shout\",\"next\":[\"end\"]}]}";
 
   /** Upload the hello grains and workflow as {@code app}, deploy it, and mark host h1 deployed. */
   String deployHello(String key, String app, String settings) throws Exception {
     for (String g : List.of("greet", "shout")) {
-      call("PUT", "/api/v1/grains/" + g, key, "text/x-python", "def handle(event, context):\n    return event\n".getBytes());
+      call(
+          "PUT",
+          "/api/v1/grains/" + g,
+          key,
+          "text/x-python",
+          "def handle(event, context):\n    return event\n".getBytes());
     }
-    String wf = settings == null ? HELLO : HELLO.replaceFirst("\\{", "{\"settings\":" + settings + ",");
+    String wf =
+        settings == null ? HELLO : HELLO.replaceFirst("\\{", "{\"settings\":" + settings + ",");
     Answer put = call("PUT", "/api/v1/apps/" + app, key, wf);
     if (put.status() != 200) {
       throw new AssertionError(put.body());
     }
-    store.upsertHost(new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(),
-        Instant.now()));
+    store.upsertHost(
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
     Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
     if (d.status() != 202) {
       throw new AssertionError(d.body());

@@ -28,7 +28,12 @@ final class AppSockets implements AutoCloseable {
   private final AutoCloseable bus;
   private final ThriftServer data;
 
-  AppSockets(Path dir, String appId, LocalMessageBus messageBus, TProcessor dataProcessor, int maxConnections)
+  AppSockets(
+      Path dir,
+      String appId,
+      LocalMessageBus messageBus,
+      TProcessor dataProcessor,
+      int maxConnections)
       throws IOException {
     this.dir = dir;
     int connections = Math.min(maxConnections, messageBus.settings().appMaxConnections());
@@ -37,9 +42,17 @@ final class AppSockets implements AutoCloseable {
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
     bus = LocalBusServer.serveUnix(messageBus, "bus-" + appId, dir.resolve(BUS), connections);
     try {
-      // The data layer refuses a value above its value.max.bytes itself; this bounds what is read before it can.
-      data = ThriftServer.unix("data-" + appId, dataProcessor, dir.resolve(DATA), ThriftLimits.of(
-          ThriftLimits.known(messageBus.credentials()), connections, DataLayerSettings.VALUE_MAX_BYTES_LIMIT)).start();
+      // The data layer refuses a value above its value.max.bytes itself; this bounds what is read
+      // before it can.
+      data = ThriftServer.unix(
+              "data-" + appId,
+              dataProcessor,
+              dir.resolve(DATA),
+              ThriftLimits.of(
+                  ThriftLimits.known(messageBus.credentials()),
+                  connections,
+                  DataLayerSettings.VALUE_MAX_BYTES_LIMIT))
+          .start();
     } catch (IOException | RuntimeException e) {
       closeBus();
       throw e;

@@ -1,10 +1,15 @@
 package sand.hostagent;
 
+// Longer than 600 lines because deploy, redeploy and undeploy on this host share one
+// per-application state and its lock; that state (ApplicationState) and the code swap
+// (CodeUpdate) are already apart.
+
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -12,10 +17,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables;
+import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.common.Backoff;
 import sand.common.Credentials;
 import sand.contracts.ApplicationLimits;
@@ -29,9 +36,6 @@ import sand.hostagent.ApplicationState.Failure;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
-import java.util.HashMap;
-import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 /**
  * Makes this host run what the cluster state says it should: for each application wanted here, its own
@@ -70,7 +74,8 @@ final class ApplicationDeployer implements AutoCloseable {
    * @param partitionsWait longest wait for the bridge's partitions of a new application's grains before saying it
    *                       is deployed
    */
-  record DeployPolicy(Duration workersTimeout, Duration retryInitial, Duration retryMax, Duration partitionsWait) {}
+  record DeployPolicy(
+      Duration workersTimeout, Duration retryInitial, Duration retryMax, Duration partitionsWait) {}
 
   /**
    * The cluster as the deployer sees it.
@@ -88,8 +93,13 @@ final class ApplicationDeployer implements AutoCloseable {
    * @param agentCredential the host agent's own (it deletes queues, revokes data)
    * @param socketsRoot     where each application's folder of Unix sockets is made
    */
-  record Local(SandboxManager sandboxes, Credentials credentials, String agentCredential, LocalMessageBus bus,
-               LocalDataLayer data, Path socketsRoot) {}
+  record Local(
+      SandboxManager sandboxes,
+      Credentials credentials,
+      String agentCredential,
+      LocalMessageBus bus,
+      LocalDataLayer data,
+      Path socketsRoot) {}
 
   /** The global bus bridge as the deployer sees it (the host agent hands in {@code GlobalBusBridge}'s methods). */
   interface Bridge {
@@ -106,9 +116,10 @@ final class ApplicationDeployer implements AutoCloseable {
     boolean hasPartitions(GrainRef grain);
 
     /** The three from their methods (the host agent's from {@code GlobalBusBridge}, tests' from lists). */
-    static Bridge of(Consumer<Set<GrainRef>> grainsChanged,
-                     Consumer<String> appDrained,
-                     Predicate<GrainRef> hasPartitions) {
+    static Bridge of(
+        Consumer<Set<GrainRef>> grainsChanged,
+        Consumer<String> appDrained,
+        Predicate<GrainRef> hasPartitions) {
       return new Bridge() {
         @Override
         public void grainsChanged(Set<GrainRef> grains) {
@@ -144,9 +155,11 @@ final class ApplicationDeployer implements AutoCloseable {
   private final CodeUpdate updates;
   /** Every application known here (running, starting, failed, unwell), with all that is known of it. */
   private final Map<String, ApplicationState> apps = new ConcurrentHashMap<>();
+
   private final Object grainsLock = new Object();
 
-  ApplicationDeployer(Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
+  ApplicationDeployer(
+      Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = cluster.hostId();
     this.store = cluster.store();
     this.topics = cluster.topics();
@@ -202,7 +215,10 @@ final class ApplicationDeployer implements AutoCloseable {
     Instant now = clock.instant();
     for (ApplicationRecord app : store.applications()) {
       Failure f = failure(app.appId());
-      if (f == null || f.version() != app.version() || !now.isBefore(f.notBefore()) || !app.wantedOn(hostId)) {
+      if (f == null
+          || f.version() != app.version()
+          || !now.isBefore(f.notBefore())
+          || !app.wantedOn(hostId)) {
         ids.add(app.appId());
       }
     }
@@ -221,8 +237,13 @@ final class ApplicationDeployer implements AutoCloseable {
       if (current == null || current.version() != app.version()) {
         Failure f = failure(app.appId());
         if (f != null && f.version() == app.version() && clock.instant().isBefore(f.notBefore())) {
-          LOG.debug("[host {} app {}] version {} failed {} times; next attempt at {}", hostId, app.appId(),
-              app.version(), f.attempts(), f.notBefore());
+          LOG.debug(
+              "[host {} app {}] version {} failed {} times; next attempt at {}",
+              hostId,
+              app.appId(),
+              app.version(),
+              f.attempts(),
+              f.notBefore());
           return;
         }
         Map<String, HostAgentTables.GrainCode> code = store.applicationCode(app.appId());
@@ -233,7 +254,8 @@ final class ApplicationDeployer implements AutoCloseable {
           }
           drainForRedeploy(app.appId(), current);
         }
-        boolean deployed = deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0, code);
+        boolean deployed =
+            deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0, code);
         if (current != null) {
           if (deployed) {
             dropGoneGrains(app, current);
@@ -255,8 +277,11 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   /** An update ({@link CodeUpdate}); false when there is no sandbox to update (then it is deployed anew). */
-  private boolean update(ApplicationRecord app, Deployed current, Map<String, HostAgentTables.GrainCode> code,
-                         Set<String> changed) {
+  private boolean update(
+      ApplicationRecord app,
+      Deployed current,
+      Map<String, HostAgentTables.GrainCode> code,
+      Set<String> changed) {
     CodeUpdate.Outcome outcome = updates.apply(app, current, code, changed);
     if (outcome == null) {
       return false;
@@ -275,7 +300,10 @@ final class ApplicationDeployer implements AutoCloseable {
    * queued in them, for the new sandbox.
    */
   private void drainForRedeploy(String appId, Deployed current) {
-    LOG.info("[host {} app {}] redeploying: stopping version {}; its local queues are kept", hostId, appId,
+    LOG.info(
+        "[host {} app {}] redeploying: stopping version {}; its local queues are kept",
+        hostId,
+        appId,
         current.version());
     drainSandbox(appId, current);
     credentials.revoke(appId); // the old sandbox's credential; the new version gets its own
@@ -287,8 +315,14 @@ final class ApplicationDeployer implements AutoCloseable {
     for (String g : before.grains()) {
       if (!grains.contains(g)) {
         int dropped = bus.deleteQueue(agentCredential, app.appId() + "/" + g);
-        LOG.info("[host {} app {}] grain {} is gone in version {}: its queue deleted ({} events, replayed from "
-            + "Kafka)", hostId, app.appId(), g, app.version(), dropped);
+        LOG.info(
+            "[host {} app {}] grain {} is gone in version {}: its queue deleted ({} events, replayed from "
+                + "Kafka)",
+            hostId,
+            app.appId(),
+            g,
+            app.version(),
+            dropped);
       }
     }
   }
@@ -302,11 +336,17 @@ final class ApplicationDeployer implements AutoCloseable {
     d.sockets().close();
   }
 
-  private boolean deploy(ApplicationRecord app, int failedBefore, Map<String, HostAgentTables.GrainCode> stored) {
+  private boolean deploy(
+      ApplicationRecord app, int failedBefore, Map<String, HostAgentTables.GrainCode> stored) {
     String appId = app.appId();
-    LOG.info("[host {} app {}] deploying version {}{}", hostId, appId, app.version(),
+    LOG.info(
+        "[host {} app {}] deploying version {}{}",
+        hostId,
+        appId,
+        app.version(),
         failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
-    if (failedBefore == 0) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
+    if (failedBefore
+        == 0) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
     AppSockets sockets = null;
@@ -316,21 +356,36 @@ final class ApplicationDeployer implements AutoCloseable {
       ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
       limits.check(settings, grains.size(), 0);
       Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();
-      stored.forEach((resource, c) -> code.put(resource,
-          "zip".equals(c.kind()) ? ApplicationSpec.Code.zip(c.code())
+      stored.forEach((resource, c) -> code.put(
+          resource,
+          "zip".equals(c.kind())
+              ? ApplicationSpec.Code.zip(c.code())
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
       String credential = HexFormat.of().formatHex(randomBytes());
       st.unhealthy.clear(); // what the last sandbox's workers said is not about this one
       st.starting = grains;
       credentials.grant(appId, credential);
-      sockets = new AppSockets(socketsRoot.resolve(appId), appId, bus,
-          new DataLayerService(data).processor(), 1024);
-      sandboxes.deploy(new ApplicationSpec(appId, app.workflow(), code, app.requirements() == null ? ""
-          : app.requirements(), settings, credential, sockets.dir(), grains));
+      sockets = new AppSockets(
+          socketsRoot.resolve(appId), appId, bus, new DataLayerService(data).processor(), 1024);
+      sandboxes.deploy(new ApplicationSpec(
+          appId,
+          app.workflow(),
+          code,
+          app.requirements() == null ? "" : app.requirements(),
+          settings,
+          credential,
+          sockets.dir(),
+          grains));
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
-      Deployed deployed = new Deployed(app.version(), sockets, grains, app.workflow(),
-          String.valueOf(app.settings()), String.valueOf(app.requirements()), CodeUpdate.fingerprint(stored));
+      Deployed deployed = new Deployed(
+          app.version(),
+          sockets,
+          grains,
+          app.workflow(),
+          String.valueOf(app.settings()),
+          String.valueOf(app.requirements()),
+          CodeUpdate.fingerprint(stored));
       synchronized (grainsLock) {
         st.deployed = deployed;
         bridge.grainsChanged(grainRefs());
@@ -349,15 +404,26 @@ final class ApplicationDeployer implements AutoCloseable {
       int attempts = failedBefore + 1;
       Duration wait = backoff(attempts);
       st.failure = new Failure(app.version(), attempts, clock.instant().plus(wait));
-      LOG.warn("[host {} app {}] deploy of version {} failed (attempt {}; next in {} s): {}", hostId, appId,
-          app.version(), attempts, wait.toSeconds(), why);
+      LOG.warn(
+          "[host {} app {}] deploy of version {} failed (attempt {}; next in {} s): {}",
+          hostId,
+          appId,
+          app.version(),
+          attempts,
+          wait.toSeconds(),
+          why);
       if (sockets != null) {
         sockets.close();
       }
       credentials.revoke(appId);
       try {
-        store.setAppHostState(appId, hostId, HostAgentTables.HOST_FAILED, why + " [host " + hostId + ", attempt " + attempts
-            + "; tried again in " + wait.toSeconds() + " s, or at once on a new deploy]", clock.instant());
+        store.setAppHostState(
+            appId,
+            hostId,
+            HostAgentTables.HOST_FAILED,
+            why + " [host " + hostId + ", attempt " + attempts + "; tried again in "
+                + wait.toSeconds() + " s, or at once on a new deploy]",
+            clock.instant());
       } catch (RuntimeException re) {
         LOG.warn("[host {} app {}] could not record the failure: {}", hostId, appId, re.toString());
       }
@@ -378,8 +444,13 @@ final class ApplicationDeployer implements AutoCloseable {
       GrainRef ref = new GrainRef(appId, g);
       while (!bridge.hasPartitions(ref)) {
         if (System.nanoTime() > deadline) {
-          LOG.warn("[host {} app {}] Kafka has not assigned this host a partition of {} within {} s: its first "
-              + "requests go through Kafka", hostId, appId, ref.topic(), policy.partitionsWait().toSeconds());
+          LOG.warn(
+              "[host {} app {}] Kafka has not assigned this host a partition of {} within {} s: its first "
+                  + "requests go through Kafka",
+              hostId,
+              appId,
+              ref.topic(),
+              policy.partitionsWait().toSeconds());
           return;
         }
         Thread.sleep(20);
@@ -421,8 +492,9 @@ final class ApplicationDeployer implements AutoCloseable {
       if (System.nanoTime() > deadline) {
         String logs = sandboxes.logs(appId, 20);
         sandboxes.undeploy(appId);
-        throw new IllegalStateException("the sandbox did not start grain workers for " + waiting + " within "
-            + policy.workersTimeout().toSeconds() + " s; its last log lines:\n" + logs);
+        throw new IllegalStateException(
+            "the sandbox did not start grain workers for " + waiting + " within "
+                + policy.workersTimeout().toSeconds() + " s; its last log lines:\n" + logs);
       }
       Thread.sleep(100);
     }
@@ -483,7 +555,8 @@ final class ApplicationDeployer implements AutoCloseable {
     try {
       store.setAppHostState(appId, hostId, state, null, clock.instant());
     } catch (RuntimeException e) {
-      LOG.warn("[host {} app {}] could not record state {}: {}", hostId, appId, state, e.toString());
+      LOG.warn(
+          "[host {} app {}] could not record state {}: {}", hostId, appId, state, e.toString());
     }
   }
 
@@ -513,13 +586,19 @@ final class ApplicationDeployer implements AutoCloseable {
     ApplicationState st = apps.get(appId);
     Set<String> starting = st == null ? null : st.starting;
     boolean ours = knowsGrain(appId, grain) || (starting != null && starting.contains(grain));
-    if (st == null || "exited".equals(state) || !ours || updates.heard(appId, grain, state, message)) {
-      // one death is not a state (LocalRecovery acts on it); or not a grain of this application here (a report from
+    if (st == null
+        || "exited".equals(state)
+        || !ours
+        || updates.heard(appId, grain, state, message)) {
+      // one death is not a state (LocalRecovery acts on it); or not a grain of this application
+      // here (a report from
       // a sandbox already replaced, or forged)
       return;
     }
     Map<String, String> sick = st.unhealthy;
-    boolean changed = "running".equals(state) || "reloaded".equals(state) ? sick.remove(grain) != null : !message.equals(sick.put(grain, message));
+    boolean changed = "running".equals(state) || "reloaded".equals(state)
+        ? sick.remove(grain) != null
+        : !message.equals(sick.put(grain, message));
     if (!changed || st.deployed == null) {
       return;
     }
@@ -528,7 +607,8 @@ final class ApplicationDeployer implements AutoCloseable {
     try {
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, error, clock.instant());
     } catch (RuntimeException e) {
-      LOG.warn("[host {} app {}] could not record the workers' health: {}", hostId, appId, e.toString());
+      LOG.warn(
+          "[host {} app {}] could not record the workers' health: {}", hostId, appId, e.toString());
     }
   }
 

@@ -16,8 +16,14 @@ final class ApplicationState {
    * {@code requirements}, enough to tell an update (only .py grains' code changed) from a change that needs a new
    * sandbox.
    */
-  record Deployed(int version, AppSockets sockets, Set<String> grains, String workflow, String settings,
-                  String requirements, Map<String, String> code) {
+  record Deployed(
+      int version,
+      AppSockets sockets,
+      Set<String> grains,
+      String workflow,
+      String settings,
+      String requirements,
+      Map<String, String> code) {
     Deployed withVersion(int v, Map<String, String> newCode) {
       return new Deployed(v, sockets, grains, workflow, settings, requirements, newCode);
     }

@@ -10,8 +10,8 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables;
+import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.contracts.Workflow;
 import sand.hostagent.ApplicationState.Deployed;
 import sand.hostagent.sandbox.SandboxException;
@@ -39,7 +39,12 @@ final class CodeUpdate {
   private final Duration workersTimeout;
   private final GrainWorkerSwaps swaps = new GrainWorkerSwaps();
 
-  CodeUpdate(String hostId, HostAgentTables store, SandboxManager sandboxes, Clock clock, Duration workersTimeout) {
+  CodeUpdate(
+      String hostId,
+      HostAgentTables store,
+      SandboxManager sandboxes,
+      Clock clock,
+      Duration workersTimeout) {
     this.hostId = hostId;
     this.store = store;
     this.sandboxes = sandboxes;
@@ -59,10 +64,11 @@ final class CodeUpdate {
    * something else changed (workflow, settings, requirements, a zip resource: a new sandbox) or nothing did (a
    * deploy of the same application again is how a developer asks for a fresh sandbox).
    */
-  static Set<String> codeOnlyChange(Deployed current, ApplicationRecord app,
-                                    Map<String, HostAgentTables.GrainCode> code) {
+  static Set<String> codeOnlyChange(
+      Deployed current, ApplicationRecord app, Map<String, HostAgentTables.GrainCode> code) {
     Map<String, String> next = fingerprint(code);
-    if (!current.workflow().equals(app.workflow()) || !current.settings().equals(String.valueOf(app.settings()))
+    if (!current.workflow().equals(app.workflow())
+        || !current.settings().equals(String.valueOf(app.settings()))
         || !current.requirements().equals(String.valueOf(app.requirements()))
         || !current.code().keySet().equals(next.keySet())) {
       return Set.of();
@@ -85,8 +91,11 @@ final class CodeUpdate {
    * update (then it is deployed anew). Done with this version either way: a failed update is not tried again (its
    * code would fail the same way) until the next deploy or update.
    */
-  Outcome apply(ApplicationRecord app, Deployed current, Map<String, HostAgentTables.GrainCode> code,
-                Set<String> changed) {
+  Outcome apply(
+      ApplicationRecord app,
+      Deployed current,
+      Map<String, HostAgentTables.GrainCode> code,
+      Set<String> changed) {
     String appId = app.appId();
     Set<String> grains = new TreeSet<>();
     Workflow.parse(app.workflow()).grains().forEach((g, resource) -> {
@@ -96,8 +105,14 @@ final class CodeUpdate {
     });
     Map<String, byte[]> fresh = new LinkedHashMap<>();
     changed.forEach(r -> fresh.put(r, code.get(r).code()));
-    LOG.info("[host {} app {}] version {} changes only the code of {}: restarting grain workers {} in the running "
-        + "sandbox", hostId, appId, app.version(), changed, grains);
+    LOG.info(
+        "[host {} app {}] version {} changes only the code of {}: restarting grain workers {} in the running "
+            + "sandbox",
+        hostId,
+        appId,
+        app.version(),
+        changed,
+        grains);
     store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     String failure;
     try {
@@ -106,14 +121,21 @@ final class CodeUpdate {
       try {
         previous = sandboxes.swapCode(appId, fresh, grains);
       } catch (SandboxException e) {
-        LOG.warn("[host {} app {}] cannot update the running sandbox ({}); deploying it anew", hostId, appId,
+        LOG.warn(
+            "[host {} app {}] cannot update the running sandbox ({}); deploying it anew",
+            hostId,
+            appId,
             e.getMessage());
         return null;
       }
       failure = swaps.await(waits, workersTimeout);
       if (failure != null) {
-        LOG.warn("[host {} app {}] the new code of {} does not run ({}); putting the previous code back", hostId,
-            appId, changed, failure);
+        LOG.warn(
+            "[host {} app {}] the new code of {} does not run ({}); putting the previous code back",
+            hostId,
+            appId,
+            changed,
+            failure);
         Map<String, CompletableFuture<String>> back = swaps.expect(appId, grains);
         sandboxes.swapCode(appId, previous, grains);
         String still = swaps.await(back, workersTimeout);
@@ -129,16 +151,25 @@ final class CodeUpdate {
     } finally {
       swaps.done(appId);
     }
-    String error = failure == null ? null : "the update to version " + app.version() + " failed: " + failure
-        + "; grain(s) " + grains + " run their previous code here";
+    String error = failure == null
+        ? null
+        : "the update to version " + app.version() + " failed: " + failure + "; grain(s) " + grains
+            + " run their previous code here";
     return new Outcome(failure == null ? fingerprint(code) : current.code(), grains, error);
   }
 
   /** Record {@code outcome} as this host's state of the application (once the deployer knows what runs). */
   void record(ApplicationRecord app, Outcome outcome) {
-    store.setAppHostState(app.appId(), hostId, HostAgentTables.HOST_DEPLOYED, outcome.error(), clock.instant());
-    LOG.info("[host {} app {}] {}", hostId, app.appId(), outcome.error() == null ? "updated to version "
-        + app.version() + ": grain workers " + outcome.grains() + " run the new code" : outcome.error());
+    store.setAppHostState(
+        app.appId(), hostId, HostAgentTables.HOST_DEPLOYED, outcome.error(), clock.instant());
+    LOG.info(
+        "[host {} app {}] {}",
+        hostId,
+        app.appId(),
+        outcome.error() == null
+            ? "updated to version " + app.version() + ": grain workers " + outcome.grains()
+                + " run the new code"
+            : outcome.error());
   }
 
   /**

@@ -2,6 +2,7 @@ package sand.hostagent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import org.apache.kafka.clients.consumer.Consumer;
@@ -11,7 +12,6 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.TopicNames;
-import java.io.IOException;
 
 /**
  * Reads the control topic ({@code sand.control}) from its end: every deploy / undeploy / update event
@@ -27,7 +27,8 @@ final class ControlListener implements AutoCloseable {
   private final Thread thread;
   private volatile boolean running = true;
 
-  ControlListener(Consumer<String, byte[]> consumer, java.util.function.Consumer<String> reconcile) {
+  ControlListener(
+      Consumer<String, byte[]> consumer, java.util.function.Consumer<String> reconcile) {
     this.consumer = consumer;
     this.reconcile = reconcile;
     this.thread = new Thread(this::run, "control-listener");
@@ -69,7 +70,8 @@ final class ControlListener implements AutoCloseable {
       return;
     }
     if (appId.isEmpty() || !List.of("deploy", "undeploy", "update").contains(type)) {
-      LOG.warn("control topic: ignoring {} event for app '{}' at offset {}", type, appId, r.offset());
+      LOG.warn(
+          "control topic: ignoring {} event for app '{}' at offset {}", type, appId, r.offset());
       return;
     }
     LOG.info("control: {} {}", type, appId);

@@ -8,13 +8,13 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables;
 import sand.hostagent.bridge.InstanceReport;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 
 /**
  * Stores the log lines of every grain instance (context.log, stdout, stderr, tracebacks) from its LQ_HA
@@ -31,6 +31,7 @@ final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
   private static final int MAX_LINE = 64 * 1024;
   /** Most lines kept of one report (a grain logging more has the rest cut, with a line saying so). */
   static final int MAX_LINES = 1000;
+
   private static final int QUEUE = 1024;
   /** Most characters of log lines waiting for Cassandra, all reports together (the queue's memory). */
   static final long MAX_QUEUED_CHARS = 16L << 20;
@@ -44,11 +45,18 @@ final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
   ExecutionLogs(HostAgentTables store, Duration ttl) {
     this.store = store;
     this.ttl = ttl;
-    this.writer = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE), r -> {
-      Thread t = new Thread(r, "sand-execution-logs");
-      t.setDaemon(true);
-      return t;
-    }, new ThreadPoolExecutor.AbortPolicy());
+    this.writer = new ThreadPoolExecutor(
+        1,
+        1,
+        30,
+        TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(QUEUE),
+        r -> {
+          Thread t = new Thread(r, "sand-execution-logs");
+          t.setDaemon(true);
+          return t;
+        },
+        new ThreadPoolExecutor.AbortPolicy());
     writer.allowCoreThreadTimeOut(true);
   }
 
@@ -63,14 +71,24 @@ final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
     for (JsonNode l : logs) {
       if (l.isArray() && l.size() == 3) {
         if (lines.size() == MAX_LINES) {
-          lines.add(new HostAgentTables.LogLine(report.executionId(), l.get(0).asLong(), seq, report.grain(), "WARNING",
-              "(" + (logs.size() - MAX_LINES) + " more log lines of this instance not kept: at most " + MAX_LINES
-                  + ")"));
+          lines.add(new HostAgentTables.LogLine(
+              report.executionId(),
+              l.get(0).asLong(),
+              seq,
+              report.grain(),
+              "WARNING",
+              "(" + (logs.size() - MAX_LINES)
+                  + " more log lines of this instance not kept: at most " + MAX_LINES + ")"));
           break;
         }
         String text = l.get(2).asText();
-        lines.add(new HostAgentTables.LogLine(report.executionId(), l.get(0).asLong(), seq++, report.grain(),
-            cap(l.get(1).asText(), 16), text.length() > MAX_LINE ? text.substring(0, MAX_LINE) + "..." : text));
+        lines.add(new HostAgentTables.LogLine(
+            report.executionId(),
+            l.get(0).asLong(),
+            seq++,
+            report.grain(),
+            cap(l.get(1).asText(), 16),
+            text.length() > MAX_LINE ? text.substring(0, MAX_LINE) + "..." : text));
       }
     }
     if (lines.isEmpty()) {
@@ -80,7 +98,8 @@ final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
     for (HostAgentTables.LogLine l : lines) {
       chars += l.text().length() + 64;
     }
-    if (queuedChars.addAndGet(chars) > MAX_QUEUED_CHARS) { // Cassandra is behind: these lines are not kept
+    if (queuedChars.addAndGet(chars)
+        > MAX_QUEUED_CHARS) { // Cassandra is behind: these lines are not kept
       queuedChars.addAndGet(-chars);
       dropped.add(lines.size());
       return;
@@ -105,8 +124,13 @@ final class ExecutionLogs implements Consumer<InstanceReport>, AutoCloseable {
       store.appendLogs(lines, ttl);
     } catch (RuntimeException e) {
       // Logs are best effort: losing them must never hold up events.
-      LOG.warn("[app {} grain {} execution {}] could not store {} log lines: {}", report.app(), report.grain(),
-          InstanceReport.shown(report.executionId()), lines.size(), e.toString());
+      LOG.warn(
+          "[app {} grain {} execution {}] could not store {} log lines: {}",
+          report.app(),
+          report.grain(),
+          InstanceReport.shown(report.executionId()),
+          lines.size(),
+          e.toString());
     }
   }
 

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeoutException;
  * at a time (the application's reconciles are serialised).
  */
 final class GrainWorkerSwaps {
-  private final Map<String, Map<String, CompletableFuture<String>>> pending = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, CompletableFuture<String>>> pending =
+      new ConcurrentHashMap<>();
 
   /** Start listening for the workers of {@code grains} of {@code appId}: call before they are told to restart. */
   Map<String, CompletableFuture<String>> expect(String appId, Set<String> grains) {
@@ -40,24 +41,26 @@ final class GrainWorkerSwaps {
     switch (state) {
       case "reloaded" -> outcome.complete(null);
       case "load-failed", "crash-looping" -> outcome.complete(message);
-      default -> { }
+      default -> {}
     }
     return true;
   }
 
   /** Null when every worker runs its new code within {@code timeout}; otherwise what went wrong, per grain. */
-  String await(Map<String, CompletableFuture<String>> waits, Duration timeout) throws InterruptedException {
+  String await(Map<String, CompletableFuture<String>> waits, Duration timeout)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     List<String> problems = new ArrayList<>();
     for (Map.Entry<String, CompletableFuture<String>> e : new TreeMap<>(waits).entrySet()) {
       try {
-        String problem = e.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        String problem =
+            e.getValue().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (problem != null) {
           problems.add(problem);
         }
       } catch (TimeoutException x) {
-        problems.add("grain worker " + e.getKey() + " did not say it runs the new code within " + timeout.toSeconds()
-            + " s");
+        problems.add("grain worker " + e.getKey() + " did not say it runs the new code within "
+            + timeout.toSeconds() + " s");
       } catch (ExecutionException x) {
         problems.add(String.valueOf(x.getCause()));
       }

@@ -15,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -28,16 +29,16 @@ import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.KafkaClients;
-import sand.common.ConfigDef.Config;
+import sand.cluster.globaldata.GlobalDataLayer;
 import sand.common.ConfigDef;
+import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
 import sand.common.ThriftServer;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
-import sand.datalayer.DataLayerSettings;
 import sand.datalayer.DataLayerServer;
-import sand.cluster.globaldata.GlobalDataLayer;
+import sand.datalayer.DataLayerSettings;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;
@@ -52,7 +53,6 @@ import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
-import java.util.concurrent.ThreadFactory;
 
 /**
  * The host agent (paper §4.1): one per host. Embeds the local message bus and the local data layer,
@@ -89,9 +89,15 @@ public final class HostAgent implements AutoCloseable {
    * @param producer        the agent's producer (flags, results, backups)
    * @param controlConsumer the consumer of {@code sand.control} (no group, no auto commit; read from its end)
    */
-  public record Deps(HostAgentTables store, GrainTopics topics, DockerEngine docker, GlobalDataLayer global,
-                     Consumer<String, byte[]> grainConsumer, Producer<String, byte[]> producer,
-                     Consumer<String, byte[]> controlConsumer, Clock clock) {}
+  public record Deps(
+      HostAgentTables store,
+      GrainTopics topics,
+      DockerEngine docker,
+      GlobalDataLayer global,
+      Consumer<String, byte[]> grainConsumer,
+      Producer<String, byte[]> producer,
+      Consumer<String, byte[]> controlConsumer,
+      Clock clock) {}
 
   private final HostAgentSettings settings;
   private final Deps deps;
@@ -120,12 +126,14 @@ public final class HostAgent implements AutoCloseable {
    * the gate; the LQ_HA processor, which asks the deployer which grains are known and tells it of workers' health.
    * Each part gets what it calls at construction: no setters tie them afterwards.
    */
-  private HostAgent(HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps deps) {
+  private HostAgent(
+      HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps deps) {
     this.settings = settings;
     this.deps = deps;
     this.hostId = settings.hostId();
     String agentCredential = settings.credential().isEmpty()
-        ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24)) : settings.credential();
+        ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24))
+        : settings.credential();
     Credentials credentials = new Credentials(agentCredential);
     Clock clock = deps.clock();
 
@@ -138,29 +146,54 @@ public final class HostAgent implements AutoCloseable {
 
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
     installPoisonLedger(settings.sandbox().stateDir(), settings.poisonDeaths());
-    bridge = new GlobalBusBridge(settings.bridge(), deps.grainConsumer(),
-        deps.producer(), bus, agentCredential, data, clock, scheduler, this::knownFailed);
+    bridge = new GlobalBusBridge(
+        settings.bridge(),
+        deps.grainConsumer(),
+        deps.producer(),
+        bus,
+        agentCredential,
+        data,
+        clock,
+        scheduler,
+        this::knownFailed);
     logs = new ExecutionLogs(deps.store(), settings.logTtl());
 
-    sandboxes = new SandboxManager(hostId, settings.sandbox(), deps.docker(), clock, limits, bridge::sandboxExited);
-    deployer = new ApplicationDeployer(new ApplicationDeployer.Cluster(hostId, deps.store(), deps.topics(), clock),
-        new ApplicationDeployer.Local(sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
-        ApplicationDeployer.Bridge.of(bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
-        limits, settings.deploy());
+    sandboxes = new SandboxManager(
+        hostId, settings.sandbox(), deps.docker(), clock, limits, bridge::sandboxExited);
+    deployer = new ApplicationDeployer(
+        new ApplicationDeployer.Cluster(hostId, deps.store(), deps.topics(), clock),
+        new ApplicationDeployer.Local(
+            sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
+        ApplicationDeployer.Bridge.of(
+            bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
+        limits,
+        settings.deploy());
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
     metrics = new Metrics(hostId, deployer::knowsGrain);
-    // frontends hand requests over here and take results (gate.thrift); results also go through Kafka
+    // frontends hand requests over here and take results (gate.thrift); results also go through
+    // Kafka
     gate = settings.gatePort() >= 0 ? new FrontendGate(bridge, bus, agentCredential, tags) : null;
-    processor = new HostAgentQueueProcessor(bridge, bus, agentCredential, data,
-        tags, deployer::knowsGrain, deployer::workerHealth, gate, r -> {
+    processor = new HostAgentQueueProcessor(
+        bridge,
+        bus,
+        agentCredential,
+        data,
+        tags,
+        deployer::knowsGrain,
+        deployer::workerHealth,
+        gate,
+        r -> {
           metrics.accept(r);
           logs.accept(r);
         });
     controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
 
-    metrics.hostGauges(bus, data, sandboxes, processor)
-        .gauge("sand_log_lines_dropped_total", "instances' log lines not stored: Cassandra was behind",
+    metrics
+        .hostGauges(bus, data, sandboxes, processor)
+        .gauge(
+            "sand_log_lines_dropped_total",
+            "instances' log lines not stored: Cassandra was behind",
             () -> Map.of("", logs.dropped()));
   }
 
@@ -169,15 +202,21 @@ public final class HostAgent implements AutoCloseable {
    * connection ({@link #start()} does). {@code env} holds {@code SAND_HOME} (the default sandbox state folder) and
    * the operator's caps ({@code SAND_LIMITS_*}).
    */
-  public static HostAgent newAgent(Config config, Config dataConfig, Map<String, String> env, Deps deps) {
-    return new HostAgent(HostAgentSettings.from(config, env), dataConfig, ApplicationLimits.fromEnvironment(env), deps);
+  public static HostAgent newAgent(
+      Config config, Config dataConfig, Map<String, String> env, Deps deps) {
+    return new HostAgent(
+        HostAgentSettings.from(config, env),
+        dataConfig,
+        ApplicationLimits.fromEnvironment(env),
+        deps);
   }
 
   /**
    * The real dependencies: Cassandra (the cluster state and the global data layer), Kafka (creating
    * {@code sand.control} if it is missing) and the Docker Engine on {@code sandbox.docker.socket}.
    */
-  public static Deps connect(Config config, Config dataConfig, ClusterSettings cluster, Map<String, String> env) {
+  public static Deps connect(
+      Config config, Config dataConfig, ClusterSettings cluster, Map<String, String> env) {
     HostAgentSettings settings = HostAgentSettings.from(config, env);
     String hostId = settings.hostId();
     BridgeSettings bridgeSettings = settings.bridge();
@@ -185,12 +224,18 @@ public final class HostAgent implements AutoCloseable {
     GlobalDataLayer global = DataLayerSettings.openGlobal(dataConfig);
     ClusterStore store = cluster.connectStore();
     String bootstrap = cluster.kafkaBootstrap();
-    KafkaTopics topics = new KafkaTopics(bootstrap, settings.topicPartitions(),
-        (short) cluster.kafkaReplication());
+    KafkaTopics topics =
+        new KafkaTopics(bootstrap, settings.topicPartitions(), (short) cluster.kafkaReplication());
     topics.ensureControlTopic();
-    return new Deps(store, topics, new DockerHttpEngine(sandboxSettings.dockerSocket()), global,
+    return new Deps(
+        store,
+        topics,
+        new DockerHttpEngine(sandboxSettings.dockerSocket()),
+        global,
         KafkaClients.consumer(bootstrap, bridgeSettings.groupId(), bridgeSettings.hostId()),
-        KafkaClients.producer(bootstrap, hostId), controlConsumer(bootstrap, hostId), Clock.systemUTC());
+        KafkaClients.producer(bootstrap, hostId),
+        controlConsumer(bootstrap, hostId),
+        Clock.systemUTC());
   }
 
   /**
@@ -201,31 +246,51 @@ public final class HostAgent implements AutoCloseable {
     busServer.start();
     busAddress = busSettings.host() + ":" + busServer.port();
     dataServer.start();
-    sandboxes.removeOthers(Set.of()); // replaced, not adopted: the bus and data layer behind them are new
+    sandboxes.removeOthers(
+        Set.of()); // replaced, not adopted: the bus and data layer behind them are new
     String gateAddress = "";
     if (gate != null) {
-      gateServer = ThriftServer.tcp("gate", new HostAgentGate.Processor<>(gate), busSettings.host(),
-          settings.gatePort(), 256).start();
+      gateServer = ThriftServer.tcp(
+              "gate",
+              new HostAgentGate.Processor<>(gate),
+              busSettings.host(),
+              settings.gatePort(),
+              256)
+          .start();
       gateAddress = busSettings.host() + ":" + gateServer.port();
     }
     Clock clock = deps.clock();
-    membership = new ClusterMembership(deps.store(), new HostAgentTables.HostInfo(hostId, busAddress,
-        dataServer.address(), gateAddress, Runtime.getRuntime().availableProcessors(), clock.instant(),
-        clock.instant()), clock, settings.failAfter())
+    membership = new ClusterMembership(
+            deps.store(),
+            new HostAgentTables.HostInfo(
+                hostId,
+                busAddress,
+                dataServer.address(),
+                gateAddress,
+                Runtime.getRuntime().availableProcessors(),
+                clock.instant(),
+                clock.instant()),
+            clock,
+            settings.failAfter())
         .start(settings.heartbeat());
     bridge.start();
     processor.start();
     metrics.serve(busSettings.host(), settings.metricsPort());
 
-    Runnable reconcileAll = () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
+    Runnable reconcileAll =
+        () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
     reconcileAll.run();
     long every = settings.reconcile().toMillis();
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
-    scheduler.scheduleWithFixedDelay(() -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2,
-        TimeUnit.SECONDS);
+    scheduler.scheduleWithFixedDelay(
+        () -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2, TimeUnit.SECONDS);
     controlListener.start();
-    LOG.info("[host {}] host agent up: bus {}, data {}, metrics :{}", hostId, busAddress,
-        dataServer.address(), metrics.port());
+    LOG.info(
+        "[host {}] host agent up: bus {}, data {}, metrics :{}",
+        hostId,
+        busAddress,
+        dataServer.address(),
+        metrics.port());
     return this;
   }
 
@@ -299,7 +364,9 @@ public final class HostAgent implements AutoCloseable {
     closeQuietly("Docker client", deps.docker());
     closeQuietly("grain topics", deps.topics());
     closeQuietly("cluster store", deps.store());
-    closeQuietly("data layer", dataServer); // waits (bounded) for pending writes to reach the global data layer
+    closeQuietly(
+        "data layer",
+        dataServer); // waits (bounded) for pending writes to reach the global data layer
     closeQuietly("global data layer", deps.global());
     closeQuietly("bus", busServer);
     PoisonLedger.install(PoisonLedger.off()); // a next agent of this JVM (tests) opens its own
@@ -307,7 +374,8 @@ public final class HostAgent implements AutoCloseable {
   }
 
   private void stopDeploys() throws InterruptedException {
-    control.shutdown(); // reconciliations under way finish (each is bounded), then the sandboxes stop
+    control
+        .shutdown(); // reconciliations under way finish (each is bounded), then the sandboxes stop
     if (!control.awaitTermination(60, TimeUnit.SECONDS)) {
       LOG.warn("[host {}] deploys still running after 60 s; stopping the sandboxes anyway", hostId);
     }
@@ -336,21 +404,27 @@ public final class HostAgent implements AutoCloseable {
    */
   static long requiredHeapMb(Config c, Config dc) {
     LocalBusSettings bus = LocalBusSettings.from(c, HostAgentSettings.BUS);
-    long filled = bus.queuedMaxBytes() + dc.getLong("max.bytes")
-        + BridgeSettings.from(c, HostAgentSettings.BRIDGE, "heap").maxPendingBytes() + 2L * bus.messageMaxBytes();
+    long filled = bus.queuedMaxBytes()
+        + dc.getLong("max.bytes")
+        + BridgeSettings.from(c, HostAgentSettings.BRIDGE, "heap").maxPendingBytes()
+        + 2L * bus.messageMaxBytes();
     return BASE_HEAP_MB + (filled + filled / 4 + (1 << 20) - 1) / (1 << 20);
   }
 
   /** Run until SIGTERM. Bad settings stop it before any socket opens, naming the setting. */
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("--help")) {
-      System.out.println(args.length > 1 && args[1].equals(ClusterSettings.COMPONENT) ? ClusterSettings.DEF.toMarkdown()
-          : DEF.toMarkdown());
+      System.out.println(
+          args.length > 1 && args[1].equals(ClusterSettings.COMPONENT)
+              ? ClusterSettings.DEF.toMarkdown()
+              : DEF.toMarkdown());
       return;
     }
-    if (args.length > 0 && args[0].equals("--heap-mb")) { // the -Xmx its quotas need (deploy/hostagent.sh)
+    if (args.length > 0
+        && args[0].equals("--heap-mb")) { // the -Xmx its quotas need (deploy/hostagent.sh)
       try {
-        System.out.println(requiredHeapMb(DEF.parse(Map.of()), DataLayerSettings.DEF.parse(Map.of())));
+        System.out.println(
+            requiredHeapMb(DEF.parse(Map.of()), DataLayerSettings.DEF.parse(Map.of())));
       } catch (ConfigDef.ConfigException e) {
         System.err.println("Error: " + e.getMessage());
         System.exit(2);
@@ -364,31 +438,41 @@ public final class HostAgent implements AutoCloseable {
       c = DEF.parse(Map.of());
       dc = DataLayerSettings.DEF.parse(Map.of());
       cluster = ClusterSettings.fromEnvironment(System.getenv());
-      ApplicationLimits.fromEnvironment(System.getenv()); // bad caps stop the agent before any socket opens
+      ApplicationLimits.fromEnvironment(
+          System.getenv()); // bad caps stop the agent before any socket opens
     } catch (ConfigDef.ConfigException e) {
       System.err.println("Error: " + e.getMessage());
       System.exit(2);
       return;
     }
-    for (String unknown : ConfigDef.unknownVariables(System.getenv(),
-        List.of(DEF, DataLayerSettings.DEF, ApplicationLimits.DEF, ClusterSettings.DEF), SCRIPT_VARIABLES)) {
+    for (String unknown : ConfigDef.unknownVariables(
+        System.getenv(),
+        List.of(DEF, DataLayerSettings.DEF, ApplicationLimits.DEF, ClusterSettings.DEF),
+        SCRIPT_VARIABLES)) {
       LOG.warn(unknown);
     }
     HostAgent agent;
     try {
-      agent = newAgent(c, dc, System.getenv(), connect(c, dc, cluster, System.getenv())).start();
-    } catch (Throwable e) { // e.g. Cassandra too slow to answer: exit, so the supervisor starts us again (the
-      // clients already open keep non-daemon threads: without exit the process would stay up, never ready)
+      agent = newAgent(c, dc, System.getenv(), connect(c, dc, cluster, System.getenv()))
+          .start();
+    } catch (
+        Throwable
+            e) { // e.g. Cassandra too slow to answer: exit, so the supervisor starts us again (the
+      // clients already open keep non-daemon threads: without exit the process would stay up, never
+      // ready)
       LOG.error("host agent not started: {}", e.toString(), e);
       System.err.flush();
       Runtime.getRuntime().halt(1);
       return;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      agent.close();
-      stopped.countDown();
-    }, "shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(
+            () -> {
+              agent.close();
+              stopped.countDown();
+            },
+            "shutdown"));
     System.out.println("hostagent " + agent.hostId() + " listening on " + agent.busAddress()
         + " (metrics :" + agent.metricsPort() + ")");
     System.out.flush();

@@ -52,10 +52,12 @@ final class KafkaTopics implements GrainTopics, AutoCloseable {
         e.getValue().get(30, TimeUnit.SECONDS);
       } catch (ExecutionException ex) {
         if (!(ex.getCause() instanceof TopicExistsException)) {
-          throw new IllegalStateException("cannot create Kafka topic " + e.getKey() + ": " + ex.getCause(), ex);
+          throw new IllegalStateException(
+              "cannot create Kafka topic " + e.getKey() + ": " + ex.getCause(), ex);
         }
       } catch (TimeoutException ex) {
-        throw new IllegalStateException("Kafka did not create topic " + e.getKey() + " within 30 s", ex);
+        throw new IllegalStateException(
+            "Kafka did not create topic " + e.getKey() + " within 30 s", ex);
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("interrupted creating topic " + e.getKey(), ex);

@@ -16,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.DoubleAdder;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiPredicate;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
@@ -23,8 +25,6 @@ import sand.hostagent.bridge.InstanceReport;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
 import sand.localbus.QueueStats;
-import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
@@ -61,45 +61,79 @@ final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
   }
 
   /** The gauges of a host: its local queues, sandboxes, pending backups and each application's share. */
-  Metrics hostGauges(LocalMessageBus bus, LocalDataLayer data, SandboxManager sandboxes,
-                     HostAgentQueueProcessor processor) {
-    return gauge("sand_queue_length", "messages waiting in a local queue", () -> queues(bus, QueueStats::length))
-        .gauge("sand_queue_published_total", "messages published to a local queue", () -> queues(bus,
-            QueueStats::published))
-        .gauge("sand_sandboxes", "sandboxes on this host", () -> Map.of("", sandboxes.list().size()))
-        .gauge("sand_data_backups_pending", "data layer writes not yet in Cassandra",
+  Metrics hostGauges(
+      LocalMessageBus bus,
+      LocalDataLayer data,
+      SandboxManager sandboxes,
+      HostAgentQueueProcessor processor) {
+    return gauge(
+            "sand_queue_length",
+            "messages waiting in a local queue",
+            () -> queues(bus, QueueStats::length))
+        .gauge(
+            "sand_queue_published_total",
+            "messages published to a local queue",
+            () -> queues(bus, QueueStats::published))
+        .gauge(
+            "sand_sandboxes",
+            "sandboxes on this host",
+            () -> Map.of("", sandboxes.list().size()))
+        .gauge(
+            "sand_data_backups_pending",
+            "data layer writes not yet in Cassandra",
             () -> Map.of("", data.pendingWrites()))
-        .gauge("sand_bus_app_bytes",
+        .gauge(
+            "sand_bus_app_bytes",
             "bytes an application has waiting in the local bus (payloads plus 64 per message)",
             () -> perApp(bus.applicationUsage(), u -> u.bytes()))
-        .gauge("sand_bus_app_queues", "local queues of an application", () -> perApp(bus.applicationUsage(),
-            u -> u.queues()))
-        .gauge("sand_data_app_bytes", "bytes an application holds in the local data layer",
+        .gauge(
+            "sand_bus_app_queues",
+            "local queues of an application",
+            () -> perApp(bus.applicationUsage(), u -> u.queues()))
+        .gauge(
+            "sand_data_app_bytes",
+            "bytes an application holds in the local data layer",
             () -> perApp(data.usage(), u -> u.bytes()))
-        .gauge("sand_data_app_pending_bytes", "of those, bytes waiting for Cassandra",
+        .gauge(
+            "sand_data_app_pending_bytes",
+            "of those, bytes waiting for Cassandra",
             () -> perApp(data.usage(), u -> u.pendingBytes()))
-        .gauge("sand_data_app_evicted_total", "items of an application evicted from memory (already in Cassandra)",
+        .gauge(
+            "sand_data_app_evicted_total",
+            "items of an application evicted from memory (already in Cassandra)",
             () -> perApp(data.usage(), u -> u.evictedItems()))
-        .gauge("sand_kafka_backlog_bytes", "reports waiting for Kafka", () -> Map.of("", processor.pendingBytes()))
-        .gauge("sand_outputs_refused_total", "grain outputs refused: forged execution or unknown grain",
+        .gauge(
+            "sand_kafka_backlog_bytes",
+            "reports waiting for Kafka",
+            () -> Map.of("", processor.pendingBytes()))
+        .gauge(
+            "sand_outputs_refused_total",
+            "grain outputs refused: forged execution or unknown grain",
             () -> Map.of("", processor.refusedOutputs()))
-        .gauge("sand_reports_refused_total", "LQ_HA reports (or parts of them) refused, by application and reason",
+        .gauge(
+            "sand_reports_refused_total",
+            "LQ_HA reports (or parts of them) refused, by application and reason",
             () -> refusals(processor))
-        .gauge("sand_events_in_flight", "events delivered into a local queue of this host and not finished yet",
+        .gauge(
+            "sand_events_in_flight",
+            "events delivered into a local queue of this host and not finished yet",
             () -> perApp(processor.inFlightByApplication(), n -> n))
-        .gauge("sand_events_in_flight_bytes", "bytes of those events (bridge.in.flight.app.max.bytes bounds them)",
+        .gauge(
+            "sand_events_in_flight_bytes",
+            "bytes of those events (bridge.in.flight.app.max.bytes bounds them)",
             () -> perApp(processor.inFlightBytesByApplication(), n -> n));
   }
 
   private static Map<String, Number> refusals(HostAgentQueueProcessor processor) {
     Map<String, Number> out = new LinkedHashMap<>();
-    processor.refusedReports().forEach((k, v) ->
-        out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
+    processor
+        .refusedReports()
+        .forEach((k, v) -> out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
     return out;
   }
 
-  private static <T extends Number> Map<String, Number> queues(LocalMessageBus bus,
-                                                              Function<QueueStats, T> f) {
+  private static <T extends Number> Map<String, Number> queues(
+      LocalMessageBus bus, Function<QueueStats, T> f) {
     Map<String, Number> out = new LinkedHashMap<>();
     for (QueueStats s : bus.queueStats()) {
       out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
@@ -132,8 +166,10 @@ final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
       String status = InstanceReport.STATUSES.contains(r.status()) ? r.status() : OTHER;
       inc("sand_instances_total", l.replace("}", ",status=\"" + status + "\"}"), 1);
       JsonNode j = r.json();
-      double seconds = Math.max(0, j.path("end_ns").asLong() - j.path("start_ns").asLong()) / 1e9;
-      sums.computeIfAbsent("sand_instance_duration_seconds_sum" + l, k -> new DoubleAdder()).add(seconds);
+      double seconds =
+          Math.max(0, j.path("end_ns").asLong() - j.path("start_ns").asLong()) / 1e9;
+      sums.computeIfAbsent("sand_instance_duration_seconds_sum" + l, k -> new DoubleAdder())
+          .add(seconds);
       inc("sand_instance_duration_seconds_count", l, 1);
     }
     for (ObjectNode o : r.outputs()) {
@@ -146,7 +182,8 @@ final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
   String render() {
     StringBuilder sb = new StringBuilder();
     Map<String, String> help = Map.of(
-        "sand_events_out_total", "events grain instances produced, by delivery: local queue, Kafka, workflow result",
+        "sand_events_out_total",
+            "events grain instances produced, by delivery: local queue, Kafka, workflow result",
         "sand_instances_total", "grain instances that finished, by status",
         "sand_instance_duration_seconds_sum", "total run time of grain instances",
         "sand_instance_duration_seconds_count", "grain instances timed");
@@ -157,9 +194,14 @@ final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
     for (Map.Entry<String, Number> e : all.entrySet()) {
       String name = e.getKey().substring(0, e.getKey().indexOf('{'));
       if (!name.equals(last)) {
-        sb.append("# HELP ").append(name).append(' ').append(help.getOrDefault(name, name)).append('\n');
-        sb.append("# TYPE ").append(name).append(name.endsWith("_sum") || name.endsWith("_count") ? " untyped\n"
-            : " counter\n");
+        sb.append("# HELP ")
+            .append(name)
+            .append(' ')
+            .append(help.getOrDefault(name, name))
+            .append('\n');
+        sb.append("# TYPE ")
+            .append(name)
+            .append(name.endsWith("_sum") || name.endsWith("_count") ? " untyped\n" : " counter\n");
         last = name;
       }
       sb.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
@@ -168,7 +210,8 @@ final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
       sb.append("# HELP ").append(g.name()).append(' ').append(g.help()).append('\n');
       sb.append("# TYPE ").append(g.name()).append(" gauge\n");
       for (Map.Entry<String, Number> s : new TreeMap<>(g.samples().get()).entrySet()) {
-        String lbl = s.getKey().isEmpty() ? "{host=\"" + esc(hostId) + "\"}"
+        String lbl = s.getKey().isEmpty()
+            ? "{host=\"" + esc(hostId) + "\"}"
             : "{host=\"" + esc(hostId) + "\"," + s.getKey() + "}";
         sb.append(g.name()).append(lbl).append(' ').append(s.getValue()).append('\n');
       }

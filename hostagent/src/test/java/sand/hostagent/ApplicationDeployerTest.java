@@ -5,18 +5,24 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,23 +30,17 @@ import org.junit.jupiter.api.io.TempDir;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.InMemoryClusterStore;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.common.Credentials;
 import sand.common.testing.ManualClock;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.GrainRef;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
-import java.nio.file.Files;
-import java.util.LinkedHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Predicate;
-import java.util.stream.IntStream;
 
 /**
  * The host agent's deploy orchestration on fakes: Docker is {@link FakeDockerEngine}, the cluster state is in
@@ -57,24 +57,32 @@ class ApplicationDeployerTest {
     final List<String> states = new CopyOnWriteArrayList<>();
 
     @Override
-    public void setAppHostState(String appId, String hostId, String status, String error, Instant now) {
+    public void setAppHostState(
+        String appId, String hostId, String status, String error, Instant now) {
       states.add(appId + ":" + status);
       super.setAppHostState(appId, hostId, status, error, now);
     }
 
     String state(String appId) {
-      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST)).map(s -> s.status()).findFirst()
+      return appHostStates(appId).stream()
+          .filter(s -> s.hostId().equals(HOST))
+          .map(s -> s.status())
+          .findFirst()
           .orElse("");
     }
 
     String error(String appId) {
-      return appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST))
-          .map(s -> s.error() == null ? "" : s.error()).findFirst().orElse("");
+      return appHostStates(appId).stream()
+          .filter(s -> s.hostId().equals(HOST))
+          .map(s -> s.error() == null ? "" : s.error())
+          .findFirst()
+          .orElse("");
     }
   }
 
   @TempDir
   Path tmp;
+
   RecordingStore store;
   FakeDockerEngine docker;
   LocalMessageBus bus;
@@ -92,7 +100,8 @@ class ApplicationDeployerTest {
     docker = new FakeDockerEngine();
     Credentials credentials = new Credentials(AGENT);
     bus = new LocalMessageBus(credentials, LocalBusSettings.defaults());
-    data = new LocalDataLayer(credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
+    data = new LocalDataLayer(
+        credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
     clock = new ManualClock(Instant.ofEpochMilli(1_000_000_000L));
     pool = Executors.newFixedThreadPool(4);
   }
@@ -110,12 +119,18 @@ class ApplicationDeployerTest {
   }
 
   ApplicationDeployer deployer(ApplicationLimits limits, Predicate<GrainRef> partitioned) {
-    SandboxManager sandboxes = new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker,
-        clock);
-    return new ApplicationDeployer(new ApplicationDeployer.Cluster(HOST, store, topics, clock),
-        new ApplicationDeployer.Local(sandboxes, bus.credentials(), AGENT, bus, data, tmp.resolve("sockets")),
-        ApplicationDeployer.Bridge.of(grainUpdates::add, drained::add, partitioned), limits,
-        new ApplicationDeployer.DeployPolicy(Duration.ofSeconds(20), Duration.ofSeconds(30), Duration.ofSeconds(240),
+    SandboxManager sandboxes =
+        new SandboxManager(HOST, SandboxSettings.defaults(tmp.resolve("state")), docker, clock);
+    return new ApplicationDeployer(
+        new ApplicationDeployer.Cluster(HOST, store, topics, clock),
+        new ApplicationDeployer.Local(
+            sandboxes, bus.credentials(), AGENT, bus, data, tmp.resolve("sockets")),
+        ApplicationDeployer.Bridge.of(grainUpdates::add, drained::add, partitioned),
+        limits,
+        new ApplicationDeployer.DeployPolicy(
+            Duration.ofSeconds(20),
+            Duration.ofSeconds(30),
+            Duration.ofSeconds(240),
             Duration.ofSeconds(15)));
   }
 
@@ -123,14 +138,23 @@ class ApplicationDeployerTest {
   void putApp(String appId, int version, String settings, String codeOfA) {
     Map<String, GrainCode> code = new LinkedHashMap<>();
     if (codeOfA != null) {
-      code.put("a", new GrainCode("a", codeOfA.getBytes(StandardCharsets.UTF_8), "py",
-          Integer.toHexString(codeOfA.hashCode())));
+      code.put(
+          "a",
+          new GrainCode(
+              "a",
+              codeOfA.getBytes(StandardCharsets.UTF_8),
+              "py",
+              Integer.toHexString(codeOfA.hashCode())));
     }
-    code.put("b", new GrainCode("b", "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8), "py",
-        "y"));
+    code.put(
+        "b",
+        new GrainCode(
+            "b", "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8), "py", "y"));
     store.replaceApplicationCode(appId, Map.of());
-    store.putApplication(new ApplicationRecord(appId, appId, "acct", WORKFLOW, "", settings, version, "deployed",
-        List.of()), code);
+    store.putApplication(
+        new ApplicationRecord(
+            appId, appId, "acct", WORKFLOW, "", settings, version, "deployed", List.of()),
+        code);
   }
 
   void putApp(String appId, int version) {
@@ -140,18 +164,20 @@ class ApplicationDeployerTest {
   /** Stand-in grain workers of {@code appId}: long-poll each grain's queue until it is deleted. */
   void startWorkers(String appId) {
     for (String g : List.of("a", "b")) {
-      Thread t = new Thread(() -> {
-        try {
-          while (!Thread.currentThread().isInterrupted()) {
-            bus.poll(AGENT, appId + "/" + g, 1, 60_000);
-            if (!bus.queueStats().stream().anyMatch(s -> s.queue().equals(appId + "/" + g))) {
-              return;
+      Thread t = new Thread(
+          () -> {
+            try {
+              while (!Thread.currentThread().isInterrupted()) {
+                bus.poll(AGENT, appId + "/" + g, 1, 60_000);
+                if (!bus.queueStats().stream().anyMatch(s -> s.queue().equals(appId + "/" + g))) {
+                  return;
+                }
+              }
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
             }
-          }
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }, "worker-" + appId + "-" + g);
+          },
+          "worker-" + appId + "-" + g);
       t.setDaemon(true);
       t.start();
       workers.add(t);
@@ -174,19 +200,29 @@ class ApplicationDeployerTest {
     ReconcileLanes lanes = new ReconcileLanes(pool, d::reconcile);
     putApp("stuck", 1);
     putApp("good", 1);
-    lanes.request("stuck"); // its workers never poll until the test says so: the deploy waits for them
+    lanes.request(
+        "stuck"); // its workers never poll until the test says so: the deploy waits for them
     await(() -> docker.container("sand-stuck-h1") != null, "the stuck app's sandbox is created");
     startWorkers("good");
     lanes.request("good");
     await(() -> "deployed".equals(store.state("good")), "the good app is deployed");
     assertTrue(lanes.busy("stuck"), "the stuck deploy is still waiting for its workers");
     assertEquals("deploying", store.state("stuck"));
-    assertTrue(d.knowsGrain("good", "a") && !d.knowsGrain("good", "zz") && !d.knowsGrain("stuck", "a"));
+    assertTrue(
+        d.knowsGrain("good", "a") && !d.knowsGrain("good", "zz") && !d.knowsGrain("stuck", "a"));
     startWorkers("stuck");
-    await(() -> "deployed".equals(store.state("stuck")), "the stuck app is deployed once its workers poll");
-    assertEquals(List.of("sand.good.a", "sand.good.b", "sand.stuck.a", "sand.stuck.b"), topics.topics());
-    assertEquals(Set.of(new GrainRef("good", "a"), new GrainRef("good", "b"), new GrainRef("stuck", "a"),
-        new GrainRef("stuck", "b")), grainUpdates.get(grainUpdates.size() - 1));
+    await(
+        () -> "deployed".equals(store.state("stuck")),
+        "the stuck app is deployed once its workers poll");
+    assertEquals(
+        List.of("sand.good.a", "sand.good.b", "sand.stuck.a", "sand.stuck.b"), topics.topics());
+    assertEquals(
+        Set.of(
+            new GrainRef("good", "a"),
+            new GrainRef("good", "b"),
+            new GrainRef("stuck", "a"),
+            new GrainRef("stuck", "b")),
+        grainUpdates.get(grainUpdates.size() - 1));
   }
 
   @Test
@@ -217,10 +253,12 @@ class ApplicationDeployerTest {
     putApp("broken", 1, "{}", null);
     d.reconcile("broken");
     assertEquals("failed", store.state("broken"));
-    assertTrue(store.error("broken").contains("attempt 1; tried again in 30 s"), store.error("broken"));
+    assertTrue(
+        store.error("broken").contains("attempt 1; tried again in 30 s"), store.error("broken"));
     int creates = docker.calls().size();
 
-    d.reconcile("broken"); // a control event or the safety net before the back-off ran out: nothing happens
+    d.reconcile(
+        "broken"); // a control event or the safety net before the back-off ran out: nothing happens
     assertFalse(d.toReconcile().contains("broken"));
     assertEquals(creates, docker.calls().size());
 
@@ -228,10 +266,13 @@ class ApplicationDeployerTest {
     assertTrue(d.toReconcile().contains("broken"));
     store.states.clear();
     d.reconcile("broken");
-    assertEquals(List.of("broken:failed"), store.states, "a retry never flips the state back to deploying");
-    assertTrue(store.error("broken").contains("attempt 2; tried again in 60 s"), store.error("broken"));
+    assertEquals(
+        List.of("broken:failed"), store.states, "a retry never flips the state back to deploying");
+    assertTrue(
+        store.error("broken").contains("attempt 2; tried again in 60 s"), store.error("broken"));
 
-    putApp("broken", 2); // a new deploy (new version) is tried at once, and starts over as deploying
+    putApp(
+        "broken", 2); // a new deploy (new version) is tried at once, and starts over as deploying
     startWorkers("broken");
     store.states.clear();
     d.reconcile("broken");
@@ -241,20 +282,22 @@ class ApplicationDeployerTest {
   @Test
   void backOffDoublesUpToItsCap() {
     ApplicationDeployer d = deployer(ApplicationLimits.defaults());
-    assertEquals(List.of(30L, 60L, 120L, 240L, 240L, 240L),
+    assertEquals(
+        List.of(30L, 60L, 120L, 240L, 240L, 240L),
         IntStream.rangeClosed(1, 6).mapToObj(a -> d.backoff(a).toSeconds()).toList());
     assertEquals(240, d.backoff(1000).toSeconds());
   }
 
   @Test
   void settingsAboveThisHostsCapsFailTheDeployNamingTheCap() throws Exception {
-    ApplicationLimits limits = ApplicationLimits.from(ApplicationLimits.DEF.parse(Map.of(),
-        Map.of("sandbox.memory.mb.max", "1024")));
+    ApplicationLimits limits = ApplicationLimits.from(
+        ApplicationLimits.DEF.parse(Map.of(), Map.of("sandbox.memory.mb.max", "1024")));
     ApplicationDeployer d = deployer(limits);
     putApp("big", 1, "{\"sandbox_memory_mb\": 4096}", "def handle(e, c):\n    return e\n");
     d.reconcile("big");
     assertEquals("failed", store.state("big"));
-    assertTrue(store.error("big").contains("sandbox_memory_mb=4096 is above the operator's cap 1024"),
+    assertTrue(
+        store.error("big").contains("sandbox_memory_mb=4096 is above the operator's cap 1024"),
         store.error("big"));
     assertTrue(docker.containers().isEmpty(), "no sandbox was created");
   }
@@ -275,17 +318,22 @@ class ApplicationDeployerTest {
   }
 
   @Test
-  void undeployDrainsTheSandboxWhileTheApplicationIsStillKnownThenForgetsItsEvents() throws Exception {
+  void undeployDrainsTheSandboxWhileTheApplicationIsStillKnownThenForgetsItsEvents()
+      throws Exception {
     ApplicationDeployer d = deployer(ApplicationLimits.defaults());
     putApp("app", 1);
     startWorkers("app");
     d.reconcile("app");
     List<String> atStop = new CopyOnWriteArrayList<>();
-    docker.onStop("sand-app-", c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
-        + grainUpdates.get(grainUpdates.size() - 1) + ", drained: " + drained));
+    docker.onStop(
+        "sand-app-",
+        c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
+            + grainUpdates.get(grainUpdates.size() - 1) + ", drained: " + drained));
     store.setDesired("app", "undeployed", List.of());
     d.reconcile("app");
-    assertEquals(List.of("knows b: true, events given: [], drained: []"), atStop,
+    assertEquals(
+        List.of("knows b: true, events given: [], drained: []"),
+        atStop,
         "the last instances' outputs are still accepted; the bridge stopped delivering; in-flight events kept");
     assertEquals(List.of("app"), drained, "forgotten once the sandbox is gone");
     assertFalse(d.knowsGrain("app", "a"));
@@ -306,33 +354,44 @@ class ApplicationDeployerTest {
     bus.publish(AGENT, "app/a", "queued-1".getBytes(StandardCharsets.UTF_8));
     bus.publish(AGENT, "app/b", "queued-2".getBytes(StandardCharsets.UTF_8));
     List<String> atStop = new CopyOnWriteArrayList<>();
-    docker.onStop("sand-app-", c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
-        + grainUpdates.get(grainUpdates.size() - 1).size()));
+    docker.onStop(
+        "sand-app-",
+        c -> atStop.add("knows b: " + d.knowsGrain("app", "b") + ", events given: "
+            + grainUpdates.get(grainUpdates.size() - 1).size()));
     List<String> taken = new CopyOnWriteArrayList<>();
-    docker.onStart("sand-app-", c -> { // version 2's grain workers: record what they take
-      for (String g : List.of("a", "b")) {
-        Thread t = new Thread(() -> {
-          try {
-            while (!Thread.currentThread().isInterrupted()) {
-              bus.poll(AGENT, "app/" + g, 10, 60_000).forEach(m -> taken.add(new String(m, StandardCharsets.UTF_8)));
-            }
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    docker.onStart(
+        "sand-app-",
+        c -> { // version 2's grain workers: record what they take
+          for (String g : List.of("a", "b")) {
+            Thread t = new Thread(
+                () -> {
+                  try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                      bus.poll(AGENT, "app/" + g, 10, 60_000)
+                          .forEach(m -> taken.add(new String(m, StandardCharsets.UTF_8)));
+                    }
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                },
+                "worker-v2-" + g);
+            t.setDaemon(true);
+            t.start();
+            workers.add(t);
           }
-        }, "worker-v2-" + g);
-        t.setDaemon(true);
-        t.start();
-        workers.add(t);
-      }
-    });
+        });
     int updatesBefore = grainUpdates.size();
     putApp("app", 2);
     d.reconcile("app");
     assertEquals("deployed", store.state("app"));
-    assertEquals(List.of("knows b: true, events given: 2"), atStop,
+    assertEquals(
+        List.of("knows b: true, events given: 2"),
+        atStop,
         "while the old sandbox drains, its instances' outputs are accepted and the bridge keeps the application");
-    assertTrue(grainUpdates.subList(updatesBefore, grainUpdates.size()).stream().allMatch(both::equals),
-        "the bridge never dropped the application (its events in flight are kept): " + grainUpdates);
+    assertTrue(
+        grainUpdates.subList(updatesBefore, grainUpdates.size()).stream().allMatch(both::equals),
+        "the bridge never dropped the application (its events in flight are kept): "
+            + grainUpdates);
     assertEquals(List.of(), drained);
     await(() -> taken.size() == 2, "the queued events reach the new sandbox");
     assertEquals(Set.of("queued-1", "queued-2"), Set.copyOf(taken));
@@ -351,11 +410,13 @@ class ApplicationDeployerTest {
     d.reconcile("app");
     int updates = grainUpdates.size();
     List<String> signals = new CopyOnWriteArrayList<>();
-    docker.onKill("sand-app-", sig -> { // the supervisor: restarts the worker of a, which loads its new code
-      signals.add(sig);
-      d.workerHealth("app", "a", "exited", "grain worker a stopped for new code");
-      d.workerHealth("app", "a", "reloaded", "grain worker a runs its new code");
-    });
+    docker.onKill(
+        "sand-app-",
+        sig -> { // the supervisor: restarts the worker of a, which loads its new code
+          signals.add(sig);
+          d.workerHealth("app", "a", "exited", "grain worker a stopped for new code");
+          d.workerHealth("app", "a", "reloaded", "grain worker a runs its new code");
+        });
     putApp("app", 2, "{}", "def handle(e, c):\n    return 2\n");
     d.reconcile("app");
     assertEquals(List.of("SIGHUP"), signals);
@@ -363,7 +424,8 @@ class ApplicationDeployerTest {
     assertEquals("", store.error("app"));
     assertEquals("def handle(e, c):\n    return 2\n", fileOfApp("app", "code/a.py"));
     assertEquals("{\"grains\":[\"a\"]}", fileOfApp("app", "reload.json"));
-    assertEquals(1, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "the same sandbox");
+    assertEquals(
+        1, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "the same sandbox");
     assertEquals(updates, grainUpdates.size(), "the bridge's grains did not change");
     assertEquals(List.of(), drained);
     d.reconcile("app");
@@ -380,8 +442,11 @@ class ApplicationDeployerTest {
     docker.onKill("sand-app-", sig -> {
       signals.add(sig);
       if (signals.size() == 1) {
-        d.workerHealth("app", "a", "load-failed", "grain a failed to load: NameError: name 'x' is not defined (a.py, "
-            + "line 1)");
+        d.workerHealth(
+            "app",
+            "a",
+            "load-failed",
+            "grain a failed to load: NameError: name 'x' is not defined (a.py, " + "line 1)");
       } else {
         d.workerHealth("app", "a", "reloaded", "grain worker a runs its new code");
       }
@@ -391,8 +456,10 @@ class ApplicationDeployerTest {
     assertEquals(List.of("SIGHUP", "SIGHUP"), signals, "the new code, then the previous code back");
     assertEquals("def handle(e, c):\n    return e\n", fileOfApp("app", "code/a.py"));
     assertEquals("deployed", store.state("app"), "it still answers, with the previous code");
-    assertEquals("the update to version 2 failed: grain a failed to load: NameError: name 'x' is not defined (a.py, "
-        + "line 1); grain(s) [a] run their previous code here", store.error("app"));
+    assertEquals(
+        "the update to version 2 failed: grain a failed to load: NameError: name 'x' is not defined (a.py, "
+            + "line 1); grain(s) [a] run their previous code here",
+        store.error("app"));
     d.reconcile("app");
     assertEquals(2, signals.size(), "not tried again until the next deploy or update");
     putApp("app", 3, "{}", "def handle(e, c):\n    return 3\n");
@@ -411,8 +478,11 @@ class ApplicationDeployerTest {
     putApp("app", 2, "{\"timeout_s\": 5}", "def handle(e, c):\n    return 2\n");
     d.reconcile("app");
     assertEquals("deployed", store.state("app"));
-    assertEquals(2, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "a new sandbox");
-    assertTrue(docker.calls().stream().noneMatch(c -> c.contains("SIGHUP")), docker.calls().toString());
+    assertEquals(
+        2, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "a new sandbox");
+    assertTrue(
+        docker.calls().stream().noneMatch(c -> c.contains("SIGHUP")),
+        docker.calls().toString());
   }
 
   @Test
@@ -424,7 +494,8 @@ class ApplicationDeployerTest {
     var done = pool.submit(() -> d.reconcile("app"));
     await(() -> d.knowsGrain("app", "a"), "the grains are given to the bridge");
     Thread.sleep(200);
-    assertEquals("deploying", store.state("app"), "not yet: its first requests would go through Kafka");
+    assertEquals(
+        "deploying", store.state("app"), "not yet: its first requests would go through Kafka");
     assigned.set(true);
     done.get(10, TimeUnit.SECONDS);
     assertEquals("deployed", store.state("app"));
@@ -442,7 +513,9 @@ class ApplicationDeployerTest {
     assertFalse(d.knowsGrain("app", "a"));
     assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
     assertEquals(List.of("app"), drained);
-    assertTrue(bus.queueStats().stream().noneMatch(q -> q.queue().startsWith("app/")), "its queues are gone");
+    assertTrue(
+        bus.queueStats().stream().noneMatch(q -> q.queue().startsWith("app/")),
+        "its queues are gone");
   }
 
   @Test
@@ -452,8 +525,16 @@ class ApplicationDeployerTest {
     Thread supervisor = new Thread(() -> {
       try {
         await(() -> docker.container("sand-app-h1") != null, "the sandbox to be starting");
-        d.workerHealth("app", "a", "load-failed", "grain a failed to load: SyntaxError: invalid syntax (a.py, line 2)");
-        d.workerHealth("app", "a", "exited", "grain worker a exited with code 3"); // it says less: not the reason
+        d.workerHealth(
+            "app",
+            "a",
+            "load-failed",
+            "grain a failed to load: SyntaxError: invalid syntax (a.py, line 2)");
+        d.workerHealth(
+            "app",
+            "a",
+            "exited",
+            "grain worker a exited with code 3"); // it says less: not the reason
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
@@ -462,12 +543,19 @@ class ApplicationDeployerTest {
     long t0 = System.nanoTime();
     d.reconcile("app");
     supervisor.join();
-    assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "not the 20 s workers timeout");
+    assertTrue(
+        System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(10), "not the 20 s workers timeout");
     assertEquals("failed", store.state("app"));
-    assertTrue(store.error("app").startsWith("grain a failed to load: SyntaxError: invalid syntax (a.py, line 2) "
-        + "[host"), store.error("app"));
+    assertTrue(
+        store
+            .error("app")
+            .startsWith(
+                "grain a failed to load: SyntaxError: invalid syntax (a.py, line 2) " + "[host"),
+        store.error("app"));
     d.workerHealth("app", "a", "load-failed", "a late report");
-    assertTrue(store.error("app").startsWith("grain a failed to load"), "a report after the deploy ended is ignored");
+    assertTrue(
+        store.error("app").startsWith("grain a failed to load"),
+        "a report after the deploy ended is ignored");
     assertTrue(docker.containers().isEmpty(), "its sandbox is removed");
   }
 
@@ -479,14 +567,20 @@ class ApplicationDeployerTest {
     d.reconcile("app");
     assertEquals("deployed", store.state("app"));
     assertEquals("", store.error("app"));
-    d.workerHealth("app", "b", "crash-looping", "grain worker b exited with code 1 after 0.3s, 3 times in a row");
+    d.workerHealth(
+        "app",
+        "b",
+        "crash-looping",
+        "grain worker b exited with code 1 after 0.3s, 3 times in a row");
     assertEquals("deployed", store.state("app"));
-    assertEquals("grain worker b exited with code 1 after 0.3s, 3 times in a row", store.error("app"));
+    assertEquals(
+        "grain worker b exited with code 1 after 0.3s, 3 times in a row", store.error("app"));
     d.workerHealth("app", "b", "running", "grain worker b has run 30s");
     assertEquals("", store.error("app"));
     d.workerHealth("app", "zz", "crash-looping", "not a grain of app");
     assertEquals("", store.error("app"));
     d.workerHealth("other", "b", "crash-looping", "not deployed here");
-    assertEquals("", store.state("other"), "an application not running here gets no state from a report");
+    assertEquals(
+        "", store.state("other"), "an application not running here gets no state from a report");
   }
 }

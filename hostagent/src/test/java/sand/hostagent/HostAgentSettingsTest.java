@@ -18,7 +18,8 @@ class HostAgentSettingsTest {
 
   @Test
   void typedSettingsKeepTheirDefaultsAndSocketsFollowTheStateFolder() {
-    HostAgentSettings s = HostAgentSettings.from(HostAgentSettings.DEF.parse(Map.of(), Map.of("host.id", "h1")),
+    HostAgentSettings s = HostAgentSettings.from(
+        HostAgentSettings.DEF.parse(Map.of(), Map.of("host.id", "h1")),
         Map.of("SAND_HOME", tmp.toString()));
     assertEquals("h1", s.hostId());
     assertEquals(9192, s.gatePort());
@@ -32,14 +33,25 @@ class HostAgentSettingsTest {
   @Test
   void foldersUrlsAndFilesAreCheckedAtParse() throws Exception {
     Path file = Files.writeString(tmp.resolve("f"), "x");
-    ConfigException e = assertThrows(ConfigException.class,
+    ConfigException e = assertThrows(
+        ConfigException.class,
         () -> HostAgentSettings.DEF.parse(Map.of(), Map.of("sockets.dir", file.toString())));
     assertTrue(e.getMessage().contains("sockets.dir"), e.getMessage());
-    assertThrows(ConfigException.class,
+    assertThrows(
+        ConfigException.class,
         () -> HostAgentSettings.DEF.parse(Map.of(), Map.of("sandbox.pip.index.url", "not a url")));
-    assertThrows(ConfigException.class,
-        () -> HostAgentSettings.DEF.parse(Map.of(), Map.of("sandbox.pip.cert", tmp.resolve("none").toString())));
-    HostAgentSettings.DEF.parse(Map.of(), Map.of("sockets.dir", tmp.resolve("new").toString(),
-        "sandbox.pip.index.url", "https://pypi.example/simple", "sandbox.pip.cert", file.toString()));
+    assertThrows(
+        ConfigException.class,
+        () -> HostAgentSettings.DEF.parse(
+            Map.of(), Map.of("sandbox.pip.cert", tmp.resolve("none").toString())));
+    HostAgentSettings.DEF.parse(
+        Map.of(),
+        Map.of(
+            "sockets.dir",
+            tmp.resolve("new").toString(),
+            "sandbox.pip.index.url",
+            "https://pypi.example/simple",
+            "sandbox.pip.cert",
+            file.toString()));
   }
 }

@@ -35,22 +35,22 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.cluster.ClusterSettings;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.HostAgentTables.HostInfo;
 import sand.cluster.InMemoryClusterStore;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.common.ConfigDef.Config;
 import sand.common.ThriftServer;
 import sand.contracts.TopicNames;
 import sand.datalayer.DataLayerSettings;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.internal.AppFolder;
 import sand.localbus.thrift.LocalBus;
-import sand.cluster.ClusterSettings;
 
 /**
  * The host agent as {@link HostAgent#newAgent} wires it, on fakes: the cluster state in memory, Docker as
@@ -91,6 +91,7 @@ class HostAgentTest {
 
   @TempDir
   Path tmp;
+
   InMemoryClusterStore store;
   FakeDockerEngine docker;
   InMemoryGrainTopics topics;
@@ -128,13 +129,18 @@ class HostAgentTest {
     settings.put("reconcile.ms", Integer.toString(reconcileMs));
     settings.put("deploy.partitions.wait.s", "0"); // the MockConsumer assigns nothing
     Config config = HostAgent.DEF.parse(Map.of(), settings);
-    Config dataConfig = DataLayerSettings.DEF.parse(Map.of(), Map.of("port", "0", "global", "memory"));
+    Config dataConfig =
+        DataLayerSettings.DEF.parse(Map.of(), Map.of("port", "0", "global", "memory"));
     grainConsumer = new PacedConsumer();
     control = new PacedConsumer();
     control.updateEndOffsets(Map.of(CONTROL, controlOffset.get()));
     producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
-    HostAgent agent = HostAgent.newAgent(config, dataConfig, Map.of(), new HostAgent.Deps(store, topics, docker,
-        global, grainConsumer, producer, control, Clock.systemUTC()));
+    HostAgent agent = HostAgent.newAgent(
+        config,
+        dataConfig,
+        Map.of(),
+        new HostAgent.Deps(
+            store, topics, docker, global, grainConsumer, producer, control, Clock.systemUTC()));
     agents.add(agent);
     return agent.start();
   }
@@ -165,44 +171,57 @@ class HostAgentTest {
     String credential = c.spec.env().get(SandboxContainer.ENV_CREDENTIAL);
     for (JsonNode grain : sandbox.path("local_grains")) {
       String queue = sandbox.path("app").asText() + "/" + grain.asText();
-      Thread t = new Thread(() -> {
-        try (TTransport transport = ThriftServer.connectUnix(bus)) {
-          LocalBus.Client client = new LocalBus.Client(new TBinaryProtocol(transport));
-          while (docker.container(c.name) == c && "running".equals(c.status)) {
-            client.poll(credential, queue, 1, 200);
-          }
-        } catch (Exception e) {
-          // the application's socket closed: its sandbox is going away
-        }
-      }, "worker-" + c.name + "-" + grain.asText());
+      Thread t = new Thread(
+          () -> {
+            try (TTransport transport = ThriftServer.connectUnix(bus)) {
+              LocalBus.Client client = new LocalBus.Client(new TBinaryProtocol(transport));
+              while (docker.container(c.name) == c && "running".equals(c.status)) {
+                client.poll(credential, queue, 1, 200);
+              }
+            } catch (Exception e) {
+              // the application's socket closed: its sandbox is going away
+            }
+          },
+          "worker-" + c.name + "-" + grain.asText());
       t.setDaemon(true);
       t.start();
     }
   }
 
   private static Path mount(FakeDockerEngine.Container c, String target) {
-    return c.spec.mounts().stream().filter(m -> m.target().equals(target)).map(m -> Path.of(m.source()))
-        .findFirst().orElseThrow();
+    return c.spec.mounts().stream()
+        .filter(m -> m.target().equals(target))
+        .map(m -> Path.of(m.source()))
+        .findFirst()
+        .orElseThrow();
   }
 
   /** Application {@code appId} (grains a and b) at {@code version}, wanted on {@code hosts} (empty: every host). */
   void putApp(String appId, int version, List<String> hosts) {
     byte[] code = "def handle(e, c):\n    return e\n".getBytes(StandardCharsets.UTF_8);
-    store.putApplication(new ApplicationRecord(appId, appId, "acct", WORKFLOW, "", "{}", version, "deployed", hosts),
+    store.putApplication(
+        new ApplicationRecord(appId, appId, "acct", WORKFLOW, "", "{}", version, "deployed", hosts),
         Map.of("a", new GrainCode("a", code, "py", "x"), "b", new GrainCode("b", code, "py", "y")));
   }
 
   /** What a frontend writes on sand.control after changing the cluster state. */
   void controlEvent(String type, String appId) {
     String json = "{\"type\": \"" + type + "\", \"app\": \"" + appId + "\", \"hosts\": null}";
-    control.addRecord(new ConsumerRecord<>(TopicNames.CONTROL, 0, controlOffset.getAndIncrement(), appId,
+    control.addRecord(new ConsumerRecord<>(
+        TopicNames.CONTROL,
+        0,
+        controlOffset.getAndIncrement(),
+        appId,
         json.getBytes(StandardCharsets.UTF_8)));
   }
 
   /** This host's state of {@code appId} in app_hosts, or "" when it wrote none. */
   String state(String appId) {
-    return store.appHostStates(appId).stream().filter(s -> s.hostId().equals(HOST)).map(AppHostState::status)
-        .findFirst().orElse("");
+    return store.appHostStates(appId).stream()
+        .filter(s -> s.hostId().equals(HOST))
+        .map(AppHostState::status)
+        .findFirst()
+        .orElse("");
   }
 
   static String sandbox(String appId) {
@@ -224,15 +243,33 @@ class HostAgentTest {
   }
 
   static ContainerSpec labelled(Map<String, String> labels) {
-    return new ContainerSpec("sand-sandbox:latest", List.of(), Map.of(), "1000:1000", "/tmp", labels, "none",
-        List.of(), List.of(), true, Map.of(), 0, 0, 0, 0, List.of(), 0);
+    return new ContainerSpec(
+        "sand-sandbox:latest",
+        List.of(),
+        Map.of(),
+        "1000:1000",
+        "/tmp",
+        labels,
+        "none",
+        List.of(),
+        List.of(),
+        true,
+        Map.of(),
+        0,
+        0,
+        0,
+        0,
+        List.of(),
+        0);
   }
 
   @Test
   void topicReplicationIsTheClustersSetting() {
-    // One replication factor for every topic SAND creates: SAND_CLUSTER_KAFKA_REPLICATION, not a host agent's own.
+    // One replication factor for every topic SAND creates: SAND_CLUSTER_KAFKA_REPLICATION, not a
+    // host agent's own.
     assertTrue(HostAgent.DEF.keys().stream().noneMatch(k -> k.name().equals("topic.replication")));
-    assertTrue(ClusterSettings.DEF.keys().stream().anyMatch(k -> k.name().equals("kafka.replication")));
+    assertTrue(
+        ClusterSettings.DEF.keys().stream().anyMatch(k -> k.name().equals("kafka.replication")));
   }
 
   @Test
@@ -245,7 +282,8 @@ class HostAgentTest {
     assertEquals("running", c.status);
     assertNotEquals(AGENT, credentialOf("shop"), "the sandbox gets a credential of its own");
     assertEquals(List.of("sand.shop.a", "sand.shop.b"), topics.topics());
-    await(() -> Set.of("sand.shop.a", "sand.shop.b").equals(grainConsumer.subscription()),
+    await(
+        () -> Set.of("sand.shop.a", "sand.shop.b").equals(grainConsumer.subscription()),
         "the bridge subscribes to the grains' topics");
   }
 
@@ -260,9 +298,12 @@ class HostAgentTest {
     controlEvent("undeploy", "shop");
     await(() -> "undeployed".equals(state("shop")), "shop undeployed on the control event");
     assertNull(docker.container(sandbox("shop")), "the sandbox is removed");
-    assertTrue(docker.calls().contains("stop " + id + " 20s"),
+    assertTrue(
+        docker.calls().contains("stop " + id + " 20s"),
         "stopped (SIGTERM, then the grace) before it is removed: " + docker.calls());
-    await(() -> grainConsumer.subscription().isEmpty(), "the bridge unsubscribes from the app's topics");
+    await(
+        () -> grainConsumer.subscription().isEmpty(),
+        "the bridge unsubscribes from the app's topics");
   }
 
   @Test
@@ -273,14 +314,19 @@ class HostAgentTest {
     putApp("off", 1, List.of());
     store.setDesired("off", "undeployed", List.of());
     HostAgent agent = startAgent();
-    await(() -> "deployed".equals(state("every")) && "deployed".equals(state("listed")),
+    await(
+        () -> "deployed".equals(state("every")) && "deployed".equals(state("listed")),
         "the apps wanted here are deployed without any control event");
-    stop(agent); // waits for every reconciliation under way: what was not started by now never will be
+    stop(agent); // waits for every reconciliation under way: what was not started by now never will
+    // be
     for (String app : List.of("elsewhere", "off")) {
-      assertFalse(docker.calls().contains("create " + sandbox(app)), app + " got a sandbox: " + docker.calls());
+      assertFalse(
+          docker.calls().contains("create " + sandbox(app)),
+          app + " got a sandbox: " + docker.calls());
       assertEquals("", state(app), app + " has a state on this host");
     }
-    assertEquals(List.of("sand.every.a", "sand.every.b", "sand.listed.a", "sand.listed.b"), topics.topics());
+    assertEquals(
+        List.of("sand.every.a", "sand.every.b", "sand.listed.a", "sand.listed.b"), topics.topics());
   }
 
   @Test
@@ -292,8 +338,11 @@ class HostAgentTest {
     String firstCredential = credentialOf("shop");
 
     putApp("shop", 2, List.of()); // no control event: the missed event's safety net must see it
-    await(() -> docker.container(sandbox("shop")) != null && !docker.container(sandbox("shop")).id.equals(firstId)
-        && "deployed".equals(state("shop")), "version 2 deployed in a new sandbox");
+    await(
+        () -> docker.container(sandbox("shop")) != null
+            && !docker.container(sandbox("shop")).id.equals(firstId)
+            && "deployed".equals(state("shop")),
+        "version 2 deployed in a new sandbox");
     assertNotEquals(firstCredential, credentialOf("shop"), "a redeploy gets a fresh credential");
 
     store.setDesired("shop", "deployed", List.of("h2"));
@@ -304,25 +353,44 @@ class HostAgentTest {
   @Test
   void aRestartedAgentReplacesTheSandboxesAnEarlierRunLeftAndRemovesTheOrphans() throws Exception {
     putApp("shop", 1, List.of());
-    store.setAppHostState("shop", HOST, "deployed", null, Clock.systemUTC().instant()); // as the crashed run left it
+    store.setAppHostState(
+        "shop", HOST, "deployed", null, Clock.systemUTC().instant()); // as the crashed run left it
     Map<String, String> mine = new HashMap<>(SandboxContainer.hostLabels(HOST));
     mine.put(SandboxContainer.LABEL_APP, "shop");
     String leftId = docker.preexisting(sandbox("shop"), labelled(mine), "running").id;
     mine.put(SandboxContainer.LABEL_APP, "gone");
     docker.preexisting(sandbox("gone"), labelled(mine), "running");
-    docker.preexisting("sand-deps-shop-" + HOST, labelled(Map.of(SandboxContainer.LABEL_HOST, HOST,
-        SandboxContainer.LABEL_COMPONENT, "deps", SandboxContainer.LABEL_APP, "shop")), "running");
+    docker.preexisting(
+        "sand-deps-shop-" + HOST,
+        labelled(Map.of(
+            SandboxContainer.LABEL_HOST,
+            HOST,
+            SandboxContainer.LABEL_COMPONENT,
+            "deps",
+            SandboxContainer.LABEL_APP,
+            "shop")),
+        "running");
     Map<String, String> theirs = new HashMap<>(SandboxContainer.hostLabels("h2"));
     theirs.put(SandboxContainer.LABEL_APP, "shop");
-    String theirId = docker.preexisting(SandboxContainer.name("shop", "h2"), labelled(theirs), "running").id;
+    String theirId =
+        docker.preexisting(SandboxContainer.name("shop", "h2"), labelled(theirs), "running").id;
 
     startAgent();
-    await(() -> docker.container(sandbox("shop")) != null && !docker.container(sandbox("shop")).id.equals(leftId)
-        && "running".equals(docker.container(sandbox("shop")).status) && "deployed".equals(state("shop")),
+    await(
+        () -> docker.container(sandbox("shop")) != null
+            && !docker.container(sandbox("shop")).id.equals(leftId)
+            && "running".equals(docker.container(sandbox("shop")).status)
+            && "deployed".equals(state("shop")),
         "shop's sandbox replaced by a new one and deployed");
-    assertNull(docker.container(sandbox("gone")), "the sandbox of an app no longer in the cluster is removed");
-    assertNull(docker.container("sand-deps-shop-" + HOST), "a dependency install left behind is removed");
-    assertEquals(theirId, docker.container(SandboxContainer.name("shop", "h2")).id, "another host's is not touched");
+    assertNull(
+        docker.container(sandbox("gone")),
+        "the sandbox of an app no longer in the cluster is removed");
+    assertNull(
+        docker.container("sand-deps-shop-" + HOST), "a dependency install left behind is removed");
+    assertEquals(
+        theirId,
+        docker.container(SandboxContainer.name("shop", "h2")).id,
+        "another host's is not touched");
   }
 
   @Test
@@ -330,24 +398,39 @@ class HostAgentTest {
     putApp("shop", 1, List.of());
     HostAgent first = startAgent();
     await(() -> "deployed".equals(state("shop")), "shop deployed by the first agent");
-    assertEquals(List.of(first.busAddress()), store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10))
-        .stream().map(HostInfo::busAddress).toList(), "the host joined with its bus address");
-    assertFalse(store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10)).get(0).gateAddress().isEmpty());
+    assertEquals(
+        List.of(first.busAddress()),
+        store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10)).stream()
+            .map(HostInfo::busAddress)
+            .toList(),
+        "the host joined with its bus address");
+    assertFalse(store
+        .liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10))
+        .get(0)
+        .gateAddress()
+        .isEmpty());
     MockConsumer<String, byte[]> firstConsumer = grainConsumer;
     MockProducer<String, byte[]> firstProducer = producer;
 
     stop(first);
     assertEquals("stopped", state("shop"));
     assertNull(docker.container(sandbox("shop")), "its sandbox stops with it");
-    assertTrue(store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10)).isEmpty(), "it left the cluster");
-    assertTrue(store.application("shop").orElseThrow().wantedOn(HOST), "the app stays deployed in the cluster");
+    assertTrue(
+        store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10)).isEmpty(),
+        "it left the cluster");
+    assertTrue(
+        store.application("shop").orElseThrow().wantedOn(HOST),
+        "the app stays deployed in the cluster");
     assertTrue(firstConsumer.closed() && firstProducer.closed(), "it closed its Kafka clients");
 
     HostAgent second = startAgent();
     await(() -> "deployed".equals(state("shop")), "shop deployed again by the next agent");
     assertEquals("running", docker.container(sandbox("shop")).status);
-    assertEquals(List.of(second.busAddress()), store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10))
-        .stream().map(HostInfo::busAddress).toList());
+    assertEquals(
+        List.of(second.busAddress()),
+        store.liveHosts(Clock.systemUTC().instant(), Duration.ofSeconds(10)).stream()
+            .map(HostInfo::busAddress)
+            .toList());
   }
 
   @Test
@@ -357,7 +440,8 @@ class HostAgentTest {
     await(() -> "deployed".equals(state("shop")), "shop deployed at start");
     FakeDockerEngine.Container c = docker.container(sandbox("shop"));
     docker.die(sandbox("shop"), 137, true);
-    await(() -> docker.container(sandbox("shop")) == c && c.starts == 2 && "running".equals(c.status),
+    await(
+        () -> docker.container(sandbox("shop")) == c && c.starts == 2 && "running".equals(c.status),
         "the dead sandbox is started again (checked every 2 s)");
     assertEquals("deployed", state("shop"));
   }

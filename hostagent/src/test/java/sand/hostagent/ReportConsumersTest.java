@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -13,15 +14,20 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.contracts.ConditionFlag;
 import sand.hostagent.bridge.InstanceReport;
-import java.util.Arrays;
 
 /** Issue 26: what the metrics and the execution logs take from a report, which a grain writes itself. */
 class ReportConsumersTest {
 
-  private static InstanceReport report(String grain, String status, String execution, String... lines) {
+  private static InstanceReport report(
+      String grain, String status, String execution, String... lines) {
     ObjectNode r = ConditionFlag.JSON.createObjectNode();
-    r.put("type", "finished").put("app", "shop").put("grain", grain).put("execution_id", execution)
-        .put("event_id", "e1").put("frontend", "fe1").put("status", status);
+    r.put("type", "finished")
+        .put("app", "shop")
+        .put("grain", grain)
+        .put("execution_id", execution)
+        .put("event_id", "e1")
+        .put("frontend", "fe1")
+        .put("status", status);
     r.putArray("outputs");
     r.putArray("data");
     var logs = r.putArray("logs");
@@ -34,17 +40,23 @@ class ReportConsumersTest {
 
   @Test
   void metricLabelsAreTheDeployedGrainsAndTheKnownStatusesOnly() {
-    Metrics m = new Metrics("h1", (app, grain) -> app.equals("shop") && Set.of("resize", "store").contains(grain));
+    Metrics m = new Metrics(
+        "h1", (app, grain) -> app.equals("shop") && Set.of("resize", "store").contains(grain));
     for (int i = 0; i < 2000; i++) {
       m.accept(report("g-" + i, "s-" + i, "x"));
       m.accept(report("resize", i % 2 == 0 ? "ok" : "s-" + i, "x"));
     }
-    List<String> series = m.render().lines().filter(l -> l.startsWith("sand_instances_total{")).toList();
-    assertEquals(List.of(
-        "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"other\",status=\"other\"} 2000",
-        "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"resize\",status=\"ok\"} 1000",
-        "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"resize\",status=\"other\"} 1000"), series);
-    assertTrue(m.render().lines().count() < 20, "4,000 reports with made-up labels make a handful of series");
+    List<String> series =
+        m.render().lines().filter(l -> l.startsWith("sand_instances_total{")).toList();
+    assertEquals(
+        List.of(
+            "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"other\",status=\"other\"} 2000",
+            "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"resize\",status=\"ok\"} 1000",
+            "sand_instances_total{host=\"h1\",app=\"shop\",grain=\"resize\",status=\"other\"} 1000"),
+        series);
+    assertTrue(
+        m.render().lines().count() < 20,
+        "4,000 reports with made-up labels make a handful of series");
   }
 
   @Test
@@ -55,7 +67,11 @@ class ReportConsumersTest {
       logs.accept(report("resize", "ok", "own-execution", "mine").withExecutionBound(true));
       assertTrue(logs.drain(5000));
       assertEquals(List.of(), store.logs("victims-execution"));
-      assertEquals(List.of("mine"), store.logs("own-execution").stream().map(HostAgentTables.LogLine::text).toList());
+      assertEquals(
+          List.of("mine"),
+          store.logs("own-execution").stream()
+              .map(HostAgentTables.LogLine::text)
+              .toList());
     }
   }
 

@@ -32,6 +32,7 @@ final class ClientConnection {
   private volatile RemotePoll<?> parked;
   /** When a write by another thread began (System.nanoTime(), never 0); 0 when none runs. */
   private volatile long writingSince;
+
   private volatile boolean closed;
 
   ClientConnection(TProtocol in, TProtocol out) {
@@ -105,7 +106,8 @@ final class ClientConnection {
       p.awaitAnswered();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new TTransportException(TTransportException.UNKNOWN, "interrupted while a long poll was answered");
+      throw new TTransportException(
+          TTransportException.UNKNOWN, "interrupted while a long poll was answered");
     }
   }
 

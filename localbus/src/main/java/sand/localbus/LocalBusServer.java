@@ -49,30 +49,46 @@ public final class LocalBusServer implements AutoCloseable {
     LongPollProcessor processor = new LongPollProcessor(bus);
     ThriftServer newTcp;
     try {
-      newTcp = ThriftServer.tcp("localbus", processor, settings.host(), settings.port(),
+      newTcp = ThriftServer.tcp(
+          "localbus",
+          processor,
+          settings.host(),
+          settings.port(),
           limits(bus, settings.maxConnections()));
     } catch (TTransportException e) {
       processor.close();
-      throw new IOException("localbus: cannot listen on " + settings.host() + ":" + settings.port() + " ("
-          + e.getMessage() + "); is another bus running there? Choose another port (port 0 picks a free one)", e);
+      throw new IOException(
+          "localbus: cannot listen on " + settings.host() + ":" + settings.port() + " ("
+              + e.getMessage()
+              + "); is another bus running there? Choose another port (port 0 picks a free one)",
+          e);
     }
     if (!settings.unixSocket().isEmpty()) {
       try {
-        unix = ThriftServer.unix("localbus-unix", processor, Path.of(settings.unixSocket()),
+        unix = ThriftServer.unix(
+            "localbus-unix",
+            processor,
+            Path.of(settings.unixSocket()),
             limits(bus, settings.maxConnections()));
       } catch (IOException | RuntimeException e) {
         newTcp.close();
         processor.close();
-        throw new IOException("localbus: cannot listen on Unix socket " + settings.unixSocket() + " (" + e
-            + "); check that its directory is writable", e);
+        throw new IOException(
+            "localbus: cannot listen on Unix socket " + settings.unixSocket() + " (" + e
+                + "); check that its directory is writable",
+            e);
       }
       unix.start();
     }
     tcp = newTcp.start();
     this.processor = processor;
-    LOG.info("[localbus] ready on {}{} (queue capacity {}, LQ_HA capacity {}, message max {} bytes)",
-        tcp.address(), unix == null ? "" : " and " + unix.address(), settings.queueCapacity(),
-        settings.hostAgentQueueCapacity(), settings.messageMaxBytes());
+    LOG.info(
+        "[localbus] ready on {}{} (queue capacity {}, LQ_HA capacity {}, message max {} bytes)",
+        tcp.address(),
+        unix == null ? "" : " and " + unix.address(),
+        settings.queueCapacity(),
+        settings.hostAgentQueueCapacity(),
+        settings.messageMaxBytes());
     return this;
   }
 
@@ -83,7 +99,9 @@ public final class LocalBusServer implements AutoCloseable {
 
   /** The Unix socket served, if any. */
   public Optional<Path> unixSocket() {
-    return settings.unixSocket().isEmpty() ? Optional.empty() : Optional.of(Path.of(settings.unixSocket()));
+    return settings.unixSocket().isEmpty()
+        ? Optional.empty()
+        : Optional.of(Path.of(settings.unixSocket()));
   }
 
   public LocalMessageBus bus() {
@@ -94,12 +112,13 @@ public final class LocalBusServer implements AutoCloseable {
    * Serve {@code bus} on one more Unix socket (an application's own endpoint, mounted into its sandbox)
    * with the same long-poll hand-off as the main endpoints. Closing the result stops that endpoint.
    */
-  public static AutoCloseable serveUnix(LocalMessageBus bus, String name, Path socket, int maxConnections)
-      throws IOException {
+  public static AutoCloseable serveUnix(
+      LocalMessageBus bus, String name, Path socket, int maxConnections) throws IOException {
     LongPollProcessor processor = new LongPollProcessor(bus);
     ThriftServer server;
     try {
-      server = ThriftServer.unix(name, processor, socket, limits(bus, maxConnections)).start();
+      server = ThriftServer.unix(name, processor, socket, limits(bus, maxConnections))
+          .start();
     } catch (IOException | RuntimeException e) {
       processor.close();
       throw e;
@@ -115,7 +134,8 @@ public final class LocalBusServer implements AutoCloseable {
    * credential, a message of message.max.bytes and the rest of its call.
    */
   static ThriftLimits limits(LocalMessageBus bus, int maxConnections) {
-    return ThriftLimits.of(ThriftLimits.known(bus.credentials()), maxConnections, bus.settings().messageMaxBytes());
+    return ThriftLimits.of(
+        ThriftLimits.known(bus.credentials()), maxConnections, bus.settings().messageMaxBytes());
   }
 
   /** Stop serving; waiting pollers are interrupted and return empty. Closing twice is harmless. */
@@ -142,11 +162,15 @@ public final class LocalBusServer implements AutoCloseable {
   public static void main(String[] args) throws InterruptedException {
     ConfigDef def = LocalBusSettings.definition();
     if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
-      System.out.println("Usage: LocalBusServer (settings from the environment)\n\n" + def.toMarkdown());
+      System.out.println(
+          "Usage: LocalBusServer (settings from the environment)\n\n" + def.toMarkdown());
       return;
     }
     if (args.length > 0) {
-      fail(2, "unexpected argument '" + args[0] + "': settings come from SAND_LOCALBUS_* variables; see --help");
+      fail(
+          2,
+          "unexpected argument '" + args[0]
+              + "': settings come from SAND_LOCALBUS_* variables; see --help");
     }
     LocalBusSettings settings = null;
     String credential = null;
@@ -158,8 +182,11 @@ public final class LocalBusServer implements AutoCloseable {
       fail(2, e.getMessage());
     }
     if (credential == null || credential.isBlank()) {
-      fail(2, "localbus: " + def.envName(LocalBusSettings.CREDENTIAL) + " is empty; a standalone bus needs "
-          + "the host agent credential: set it to a secret that clients acting as the host agent also use");
+      fail(
+          2,
+          "localbus: " + def.envName(LocalBusSettings.CREDENTIAL)
+              + " is empty; a standalone bus needs "
+              + "the host agent credential: set it to a secret that clients acting as the host agent also use");
     }
     LocalBusServer server = new LocalBusServer(settings, new Credentials(credential));
     try {
@@ -168,10 +195,13 @@ public final class LocalBusServer implements AutoCloseable {
       fail(1, e.getMessage());
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      server.close();
-      stopped.countDown();
-    }, "localbus-shutdown"));
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(
+            () -> {
+              server.close();
+              stopped.countDown();
+            },
+            "localbus-shutdown"));
     // The one line a harness waits for: the bus answers from now on.
     System.out.println("localbus listening on " + settings.host() + ":" + server.port());
     System.out.flush();

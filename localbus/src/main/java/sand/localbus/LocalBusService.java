@@ -36,7 +36,8 @@ public final class LocalBusService implements LocalBus.Iface {
   }
 
   @Override
-  public void publishBatch(String credential, List<sand.localbus.thrift.Delivery> deliveries) throws BusError {
+  public void publishBatch(String credential, List<sand.localbus.thrift.Delivery> deliveries)
+      throws BusError {
     try {
       List<Delivery> batch = null;
       if (deliveries != null) {
@@ -52,7 +53,8 @@ public final class LocalBusService implements LocalBus.Iface {
   }
 
   @Override
-  public List<ByteBuffer> poll(String credential, String queue, int maxMessages, int timeoutMs) throws BusError {
+  public List<ByteBuffer> poll(String credential, String queue, int maxMessages, int timeoutMs)
+      throws BusError {
     try {
       List<byte[]> messages = bus.poll(credential, queue, maxMessages, timeoutMs);
       List<ByteBuffer> out = new ArrayList<>(messages.size());
@@ -69,8 +71,8 @@ public final class LocalBusService implements LocalBus.Iface {
   }
 
   @Override
-  public List<sand.localbus.thrift.HostAgentMessage> pollHostAgent(String credential, int maxMessages,
-                                                                   int timeoutMs) throws BusError {
+  public List<sand.localbus.thrift.HostAgentMessage> pollHostAgent(
+      String credential, int maxMessages, int timeoutMs) throws BusError {
     try {
       return HostAgentMessage.toThrift(bus.pollHostAgent(credential, maxMessages, timeoutMs));
     } catch (BusException e) {

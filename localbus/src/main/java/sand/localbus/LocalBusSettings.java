@@ -4,9 +4,9 @@ import static sand.common.ConfigDef.between;
 import static sand.common.ConfigDef.nonBlank;
 
 import java.util.Map;
+import sand.common.ConfigDef;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Type;
-import sand.common.ConfigDef;
 
 /**
  * The bus's settings, declared once. Standalone, they are the "localbus" component
@@ -29,10 +29,19 @@ import sand.common.ConfigDef;
  * @param appMaxConnections most connections open at once on each of one application's own endpoints (its
  *     sandbox's bus.sock and data.sock); each of the sandbox's processes opens at most one to each
  */
-public record LocalBusSettings(String host, int port, String unixSocket, int maxConnections,
-                               int queueCapacity, int hostAgentQueueCapacity, int messageMaxBytes,
-                               long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
-                               int haQueueAppCapacity, int appMaxConnections) {
+public record LocalBusSettings(
+    String host,
+    int port,
+    String unixSocket,
+    int maxConnections,
+    int queueCapacity,
+    int hostAgentQueueCapacity,
+    int messageMaxBytes,
+    long appQueuedMaxBytes,
+    long queuedMaxBytes,
+    int appQueuesMax,
+    int haQueueAppCapacity,
+    int appMaxConnections) {
 
   public static final String COMPONENT = "localbus";
   public static final String HOST = "host";
@@ -52,7 +61,8 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
   /** A sane bound: a message is read whole into the heap (its string cap adds ThriftLimits.HEADROOM_BYTES). */
   public static final int MESSAGE_MAX_BYTES_LIMIT = 96 << 20;
 
-  // Each numeric setting's bounds, stated once: the declaration below and the constructor check the same object,
+  // Each numeric setting's bounds, stated once: the declaration below and the constructor check the
+  // same object,
   // so a record built in code (tests, the host agent) meets what the environment must.
   private static final Check MAX_CONNECTIONS_RANGE = between(1, 1_000_000);
   private static final Check QUEUE_CAPACITY_RANGE = between(1, Integer.MAX_VALUE);
@@ -66,7 +76,8 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
 
   public LocalBusSettings {
     if (host == null || host.isBlank()) {
-      throw new IllegalArgumentException("localbus: host must be an address to bind, e.g. 127.0.0.1");
+      throw new IllegalArgumentException(
+          "localbus: host must be an address to bind, e.g. 127.0.0.1");
     }
     unixSocket = unixSocket == null ? "" : unixSocket;
     check(PORT, port, Type.INT, ConfigDef.PORT);
@@ -79,14 +90,16 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
     check(APP_QUEUES_MAX, appQueuesMax, Type.INT, APP_QUEUES_MAX_RANGE);
     check(HA_QUEUE_APP_CAPACITY, haQueueAppCapacity, Type.INT, HA_QUEUE_APP_CAPACITY_RANGE);
     check(APP_MAX_CONNECTIONS, appMaxConnections, Type.INT, APP_MAX_CONNECTIONS_RANGE);
-    // A grain's largest batch is one message to a next grain plus its copy to LQ_HA: it must fit a quota.
+    // A grain's largest batch is one message to a next grain plus its copy to LQ_HA: it must fit a
+    // quota.
     if (appQueuedMaxBytes < 2L * messageMaxBytes) {
-      throw new IllegalArgumentException("localbus: " + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes + " must be at "
-          + "least 2 x " + MESSAGE_MAX_BYTES + " (" + 2L * messageMaxBytes + "): a message and its copy to LQ_HA");
+      throw new IllegalArgumentException("localbus: " + APP_QUEUED_MAX_BYTES + "="
+          + appQueuedMaxBytes + " must be at " + "least 2 x " + MESSAGE_MAX_BYTES + " ("
+          + 2L * messageMaxBytes + "): a message and its copy to LQ_HA");
     }
     if (queuedMaxBytes < appQueuedMaxBytes) {
-      throw new IllegalArgumentException("localbus: " + QUEUED_MAX_BYTES + "=" + queuedMaxBytes + " must be at least "
-          + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes);
+      throw new IllegalArgumentException("localbus: " + QUEUED_MAX_BYTES + "=" + queuedMaxBytes
+          + " must be at least " + APP_QUEUED_MAX_BYTES + "=" + appQueuedMaxBytes);
     }
   }
 
@@ -98,7 +111,10 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
   /** The standalone bus's settings: {@link #declare} plus the host agent credential. */
   public static ConfigDef definition() {
     ConfigDef def = new ConfigDef(COMPONENT);
-    def.define(CREDENTIAL, Type.STRING, "",
+    def.define(
+        CREDENTIAL,
+        Type.STRING,
+        "",
         "the host agent's credential; required when the bus runs standalone (the embedding host agent "
             + "passes its own credentials instead)");
     return declare(def, "");
@@ -106,36 +122,83 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
 
   /** Declare the bus settings in {@code def}, each key prefixed with {@code prefix} (e.g. "bus."). */
   public static ConfigDef declare(ConfigDef def, String prefix) {
-    return def
-        .define(prefix + HOST, Type.STRING, "127.0.0.1", nonBlank("an address to bind"),
+    return def.define(
+            prefix + HOST,
+            Type.STRING,
+            "127.0.0.1",
+            nonBlank("an address to bind"),
             "address of the bus's Thrift TCP endpoint; keep it on loopback or a network sandboxes are "
                 + "meant to reach")
-        .define(prefix + PORT, Type.INT, 9190, ConfigDef.PORT,
+        .define(
+            prefix + PORT,
+            Type.INT,
+            9190,
+            ConfigDef.PORT,
             "TCP port of the bus; 0 picks a free one")
-        .define(prefix + UNIX_SOCKET, Type.STRING, "", "path of an additional Unix socket endpoint; empty for none")
-        .define(prefix + MAX_CONNECTIONS, Type.INT, 4096, MAX_CONNECTIONS_RANGE,
+        .define(
+            prefix + UNIX_SOCKET,
+            Type.STRING,
+            "",
+            "path of an additional Unix socket endpoint; empty for none")
+        .define(
+            prefix + MAX_CONNECTIONS,
+            Type.INT,
+            4096,
+            MAX_CONNECTIONS_RANGE,
             "most client connections per endpoint (one thread each); a connection that presents no known "
                 + "credential within 5 s of accept is closed")
-        .define(prefix + QUEUE_CAPACITY, Type.INT, 10_000, QUEUE_CAPACITY_RANGE,
+        .define(
+            prefix + QUEUE_CAPACITY,
+            Type.INT,
+            10_000,
+            QUEUE_CAPACITY_RANGE,
             "most messages in one grain queue; a publish beyond gets QUEUE_FULL")
-        .define(prefix + HA_QUEUE_CAPACITY, Type.INT, 100_000, HA_QUEUE_CAPACITY_RANGE,
+        .define(
+            prefix + HA_QUEUE_CAPACITY,
+            Type.INT,
+            100_000,
+            HA_QUEUE_CAPACITY_RANGE,
             "most messages in the host agent's queue (LQ_HA)")
-        .define(prefix + MESSAGE_MAX_BYTES, Type.INT, 16 << 20, MESSAGE_MAX_BYTES_RANGE,
+        .define(
+            prefix + MESSAGE_MAX_BYTES,
+            Type.INT,
+            16 << 20,
+            MESSAGE_MAX_BYTES_RANGE,
             "largest payload accepted; larger gets TOO_LARGE")
-        .define(prefix + APP_QUEUED_MAX_BYTES, Type.LONG, 64L << 20, APP_QUEUED_MAX_BYTES_RANGE,
+        .define(
+            prefix + APP_QUEUED_MAX_BYTES,
+            Type.LONG,
+            64L << 20,
+            APP_QUEUED_MAX_BYTES_RANGE,
             "most bytes one application may have "
                 + "waiting in the bus (its queues and its messages in LQ_HA; payloads plus 64 per message); more gets "
                 + "QUOTA_EXCEEDED. At least 2 x message.max.bytes (a message and its copy to LQ_HA)")
-        .define(prefix + QUEUED_MAX_BYTES, Type.LONG, 512L << 20, QUEUED_MAX_BYTES_RANGE,
+        .define(
+            prefix + QUEUED_MAX_BYTES,
+            Type.LONG,
+            512L << 20,
+            QUEUED_MAX_BYTES_RANGE,
             "most bytes waiting in the whole bus "
                 + "(payloads plus 64 per message), whatever the number of applications: bounds the heap it takes; more "
                 + "gets QUOTA_EXCEEDED. At least app.queued.max.bytes")
-        .define(prefix + APP_QUEUES_MAX, Type.INT, 256, APP_QUEUES_MAX_RANGE,
+        .define(
+            prefix + APP_QUEUES_MAX,
+            Type.INT,
+            256,
+            APP_QUEUES_MAX_RANGE,
             "most grain queues one application may have; one more gets QUOTA_EXCEEDED")
-        .define(prefix + HA_QUEUE_APP_CAPACITY, Type.INT, 10_000, HA_QUEUE_APP_CAPACITY_RANGE,
+        .define(
+            prefix + HA_QUEUE_APP_CAPACITY,
+            Type.INT,
+            10_000,
+            HA_QUEUE_APP_CAPACITY_RANGE,
             "most messages one application may have in LQ_HA (which the host agent reads "
                 + "round-robin across applications); more gets QUEUE_FULL")
-        .define(prefix + APP_MAX_CONNECTIONS, Type.INT, 256, APP_MAX_CONNECTIONS_RANGE,
+        .define(
+            prefix + APP_MAX_CONNECTIONS,
+            Type.INT,
+            256,
+            APP_MAX_CONNECTIONS_RANGE,
             "most connections open at once on each of an application's own endpoints (its sandbox's bus.sock "
                 + "and data.sock; one thread each); more are closed at accept. Each process of a sandbox opens at "
                 + "most one to each: a worker per grain, its standby, one per running instance");
@@ -148,56 +211,140 @@ public record LocalBusSettings(String host, int port, String unixSocket, int max
 
   /** Read the settings declared by {@link #declare} under {@code prefix}. */
   public static LocalBusSettings from(ConfigDef.Config config, String prefix) {
-    return new LocalBusSettings(config.getString(prefix + HOST), config.getInt(prefix + PORT),
-        config.getString(prefix + UNIX_SOCKET), config.getInt(prefix + MAX_CONNECTIONS),
-        config.getInt(prefix + QUEUE_CAPACITY), config.getInt(prefix + HA_QUEUE_CAPACITY),
-        config.getInt(prefix + MESSAGE_MAX_BYTES), config.getLong(prefix + APP_QUEUED_MAX_BYTES),
-        config.getLong(prefix + QUEUED_MAX_BYTES), config.getInt(prefix + APP_QUEUES_MAX),
-        config.getInt(prefix + HA_QUEUE_APP_CAPACITY), config.getInt(prefix + APP_MAX_CONNECTIONS));
+    return new LocalBusSettings(
+        config.getString(prefix + HOST),
+        config.getInt(prefix + PORT),
+        config.getString(prefix + UNIX_SOCKET),
+        config.getInt(prefix + MAX_CONNECTIONS),
+        config.getInt(prefix + QUEUE_CAPACITY),
+        config.getInt(prefix + HA_QUEUE_CAPACITY),
+        config.getInt(prefix + MESSAGE_MAX_BYTES),
+        config.getLong(prefix + APP_QUEUED_MAX_BYTES),
+        config.getLong(prefix + QUEUED_MAX_BYTES),
+        config.getInt(prefix + APP_QUEUES_MAX),
+        config.getInt(prefix + HA_QUEUE_APP_CAPACITY),
+        config.getInt(prefix + APP_MAX_CONNECTIONS));
   }
 
   public LocalBusSettings withPort(int port) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   public LocalBusSettings withUnixSocket(String unixSocket) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   public LocalBusSettings withQueueCapacity(int queueCapacity) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   public LocalBusSettings withHostAgentQueueCapacity(int hostAgentQueueCapacity) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   public LocalBusSettings withMessageMaxBytes(int messageMaxBytes) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   /** Quotas for tests: per application bytes and queues, host bytes, per application LQ_HA share. */
-  public LocalBusSettings withQuotas(long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax,
-                                     int haQueueAppCapacity) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+  public LocalBusSettings withQuotas(
+      long appQueuedMaxBytes, long queuedMaxBytes, int appQueuesMax, int haQueueAppCapacity) {
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   public LocalBusSettings withAppMaxConnections(int appMaxConnections) {
-    return new LocalBusSettings(host, port, unixSocket, maxConnections, queueCapacity, hostAgentQueueCapacity,
-        messageMaxBytes, appQueuedMaxBytes, queuedMaxBytes, appQueuesMax, haQueueAppCapacity, appMaxConnections);
+    return new LocalBusSettings(
+        host,
+        port,
+        unixSocket,
+        maxConnections,
+        queueCapacity,
+        hostAgentQueueCapacity,
+        messageMaxBytes,
+        appQueuedMaxBytes,
+        queuedMaxBytes,
+        appQueuesMax,
+        haQueueAppCapacity,
+        appMaxConnections);
   }
 
   /** The constructor's check of one value, in the words of the declaration's (key, value, what it must be). */
   private static void check(String key, long value, Type type, Check check) {
     if (!check.test(value)) {
-      throw new IllegalArgumentException("localbus: " + key + "=" + value + " is invalid: must be "
-          + check.mustBe(type));
+      throw new IllegalArgumentException(
+          "localbus: " + key + "=" + value + " is invalid: must be " + check.mustBe(type));
     }
   }
 }

@@ -1,5 +1,8 @@
 package sand.localbus;
 
+// Longer than 600 lines because it is the bus's whole public surface (put, batch, poll, long
+// poll, grant, revoke, quotas) over internal/'s queues, where the queue machinery lives.
+
 import static sand.localbus.BusException.Code.BAD_REQUEST;
 import static sand.localbus.BusException.Code.QUEUE_FULL;
 import static sand.localbus.BusException.Code.TOO_LARGE;
@@ -46,7 +49,8 @@ public final class LocalMessageBus {
   /** Poll's maxMessages is clamped to [1, this]. */
   public static final int MAX_POLL_MESSAGES = 1000;
   /** Poll's timeoutMs is clamped to [0, this]. */
-  public static final int MAX_POLL_TIMEOUT_MS = sand.localbus.thrift.localbusConstants.MAX_POLL_TIMEOUT_MS;
+  public static final int MAX_POLL_TIMEOUT_MS =
+      sand.localbus.thrift.localbusConstants.MAX_POLL_TIMEOUT_MS;
   /**
    * A poll stops taking messages once their payloads reach this many bytes (it always takes one), so
    * one reply stays under Thrift's default 100 MiB message limit.
@@ -59,7 +63,10 @@ public final class LocalMessageBus {
   public static final int MESSAGE_OVERHEAD_BYTES = BusQuotas.MESSAGE_OVERHEAD_BYTES;
 
   private enum Op {
-    PUBLISH("publish to"), POLL("poll"), LENGTH("read the length of"), DELETE("delete");
+    PUBLISH("publish to"),
+    POLL("poll"),
+    LENGTH("read the length of"),
+    DELETE("delete");
 
     final String verb;
 
@@ -82,10 +89,18 @@ public final class LocalMessageBus {
   public LocalMessageBus(Credentials credentials, LocalBusSettings settings, String settingPrefix) {
     this.credentials = credentials;
     this.settings = settings;
-    this.quotas = new BusQuotas(new BusQuotas.Limits(settings.appQueuedMaxBytes(), settings.queuedMaxBytes(),
-        settings.appQueuesMax(), settings.haQueueAppCapacity(), settingPrefix));
-    this.hostAgentQueue = new LocalQueue<>(HOST_AGENT_QUEUE, settings.hostAgentQueueCapacity(),
-        m -> m.payload().length, Backlog.fair(HostAgentMessage::application), new Ledger<>() {
+    this.quotas = new BusQuotas(new BusQuotas.Limits(
+        settings.appQueuedMaxBytes(),
+        settings.queuedMaxBytes(),
+        settings.appQueuesMax(),
+        settings.haQueueAppCapacity(),
+        settingPrefix));
+    this.hostAgentQueue = new LocalQueue<>(
+        HOST_AGENT_QUEUE,
+        settings.hostAgentQueueCapacity(),
+        m -> m.payload().length,
+        Backlog.fair(HostAgentMessage::application),
+        new Ledger<>() {
           @Override
           public void released(HostAgentMessage m) {
             if (accounted(m)) {
@@ -134,7 +149,7 @@ public final class LocalMessageBus {
       }
     } else {
       quotas.reserve(name.application(), payload.length, 1, 0);
-      for (;;) { // a queue deleted under us is replaced by a fresh one
+      for (; ; ) { // a queue deleted under us is replaced by a fresh one
         LocalQueue<byte[]> q;
         try {
           q = grainQueue(name.name());
@@ -163,7 +178,8 @@ public final class LocalMessageBus {
    */
   public void publishBatch(String credential, List<Delivery> deliveries) {
     if (deliveries == null) {
-      throw new BusException(BAD_REQUEST, "publishBatch: no deliveries given; pass a list (empty is fine)");
+      throw new BusException(
+          BAD_REQUEST, "publishBatch: no deliveries given; pass a list (empty is fine)");
     }
     Principal caller = null;
     List<QueueName> names = new ArrayList<>(deliveries.size());
@@ -188,8 +204,10 @@ public final class LocalMessageBus {
     for (Map.Entry<String, Integer> e : counts.entrySet()) {
       int capacity = capacityOf(e.getKey());
       if (e.getValue() > capacity) {
-        throw new BusException(BAD_REQUEST, "publishBatch: " + e.getValue() + " deliveries to queue '"
-            + e.getKey() + "' exceed its capacity of " + capacity + "; split the batch");
+        throw new BusException(
+            BAD_REQUEST,
+            "publishBatch: " + e.getValue() + " deliveries to queue '" + e.getKey()
+                + "' exceed its capacity of " + capacity + "; split the batch");
       }
     }
     List<Reservation> reserved = reserveBatch(caller, deliveries, names);
@@ -202,7 +220,8 @@ public final class LocalMessageBus {
       reserved.forEach(r -> quotas.release(r.app(), r.bytes(), r.messages(), r.haMessages()));
       throw e;
     }
-    handoffs.forEach(LocalQueue.Handoff::deliver); // waiting remote pollers get theirs, after unlocking
+    handoffs.forEach(
+        LocalQueue.Handoff::deliver); // waiting remote pollers get theirs, after unlocking
     LOG.debug("[queues {}] {} published a batch of {}", counts.keySet(), caller, deliveries.size());
   }
 
@@ -330,7 +349,8 @@ public final class LocalMessageBus {
     requireHostAgent(credential, "redeliver");
     QueueName name = QueueName.parse(queue);
     if (name.hostAgentQueue()) {
-      throw new BusException(BAD_REQUEST, "redeliver: only to a grain's queue, not " + HOST_AGENT_QUEUE);
+      throw new BusException(
+          BAD_REQUEST, "redeliver: only to a grain's queue, not " + HOST_AGENT_QUEUE);
     }
     for (byte[] p : payloads) {
       checkPayload(name, p);
@@ -340,11 +360,14 @@ public final class LocalMessageBus {
   }
 
   /** Let {@code applicationCredential} act for {@code application}; host agent only. */
-  public void grantApplication(String credential, String application, String applicationCredential) {
+  public void grantApplication(
+      String credential, String application, String applicationCredential) {
     requireHostAgent(credential, "grantApplication");
     if (!QueueName.validApplication(application)) {
-      throw new BusException(BAD_REQUEST, "grantApplication: bad application name " + QueueName.echo(application)
-          + ": it must match " + QueueName.PART_FORM);
+      throw new BusException(
+          BAD_REQUEST,
+          "grantApplication: bad application name " + QueueName.echo(application)
+              + ": it must match " + QueueName.PART_FORM);
     }
     try {
       credentials.grant(application, applicationCredential);
@@ -378,8 +401,12 @@ public final class LocalMessageBus {
     return out;
   }
 
-  private boolean tryEnqueueBatch(Principal caller, List<Delivery> deliveries, List<QueueName> names,
-                                  TreeMap<String, Integer> counts, List<LocalQueue.Handoff<?>> handoffs) {
+  private boolean tryEnqueueBatch(
+      Principal caller,
+      List<Delivery> deliveries,
+      List<QueueName> names,
+      TreeMap<String, Integer> counts,
+      List<LocalQueue.Handoff<?>> handoffs) {
     Map<String, LocalQueue<?>> locked = new TreeMap<>();
     try {
       for (String name : counts.keySet()) { // sorted: every batch locks in the same order
@@ -394,9 +421,11 @@ public final class LocalMessageBus {
         }
         if (room < counts.get(e.getKey())) {
           LocalQueue<?> q = e.getValue();
-          throw new BusException(QUEUE_FULL, "queue '" + q.name() + "' has room for " + room + " of the "
-              + counts.get(e.getKey()) + " messages of this batch (capacity " + q.capacity()
-              + "); nothing of the batch was enqueued: back off and retry");
+          throw new BusException(
+              QUEUE_FULL,
+              "queue '" + q.name() + "' has room for " + room + " of the "
+                  + counts.get(e.getKey()) + " messages of this batch (capacity " + q.capacity()
+                  + "); nothing of the batch was enqueued: back off and retry");
         }
       }
       for (int i = 0; i < deliveries.size(); i++) {
@@ -421,8 +450,11 @@ public final class LocalMessageBus {
     }
   }
 
-  private <E> List<E> pollQueue(LocalQueue<E> q, int maxMessages, int timeoutMs) throws InterruptedException {
-    return q.poll(clampMaxMessages(maxMessages), POLL_MAX_BYTES,
+  private <E> List<E> pollQueue(LocalQueue<E> q, int maxMessages, int timeoutMs)
+      throws InterruptedException {
+    return q.poll(
+        clampMaxMessages(maxMessages),
+        POLL_MAX_BYTES,
         TimeUnit.MILLISECONDS.toNanos(clampTimeoutMs(timeoutMs)));
   }
 
@@ -435,17 +467,18 @@ public final class LocalMessageBus {
     return queues.computeIfAbsent(name, n -> {
       String app = n.substring(0, n.indexOf('/'));
       quotas.addQueue(app, n);
-      return new LocalQueue<>(n, settings.queueCapacity(), p -> p.length, Backlog.fifo(), new Ledger<byte[]>() {
-        @Override
-        public void released(byte[] p) {
-          quotas.release(app, p.length, 1, 0);
-        }
+      return new LocalQueue<>(
+          n, settings.queueCapacity(), p -> p.length, Backlog.fifo(), new Ledger<byte[]>() {
+            @Override
+            public void released(byte[] p) {
+              quotas.release(app, p.length, 1, 0);
+            }
 
-        @Override
-        public void retaken(byte[] p) {
-          quotas.retake(app, p.length, 1, 0);
-        }
-      });
+            @Override
+            public void retaken(byte[] p) {
+              quotas.retake(app, p.length, 1, 0);
+            }
+          });
     });
   }
 
@@ -453,11 +486,13 @@ public final class LocalMessageBus {
   private record Reservation(String app, long bytes, int messages, int haMessages) {}
 
   /** Reserve every application's share of a batch, all or nothing. */
-  private List<Reservation> reserveBatch(Principal caller, List<Delivery> deliveries, List<QueueName> names) {
+  private List<Reservation> reserveBatch(
+      Principal caller, List<Delivery> deliveries, List<QueueName> names) {
     Map<String, long[]> need = new TreeMap<>(); // app -> {bytes, messages, haMessages}
     for (int i = 0; i < deliveries.size(); i++) {
       QueueName n = names.get(i);
-      String app = n.hostAgentQueue() ? (caller.hostAgent() ? null : caller.application()) : n.application();
+      String app =
+          n.hostAgentQueue() ? (caller.hostAgent() ? null : caller.application()) : n.application();
       if (app == null) {
         continue; // the host agent's own messages to LQ_HA
       }
@@ -503,37 +538,46 @@ public final class LocalMessageBus {
   }
 
   private int capacityOf(String name) {
-    return name.equals(HOST_AGENT_QUEUE) ? settings.hostAgentQueueCapacity() : settings.queueCapacity();
+    return name.equals(HOST_AGENT_QUEUE)
+        ? settings.hostAgentQueueCapacity()
+        : settings.queueCapacity();
   }
 
   private static HostAgentMessage stamp(Principal caller, byte[] payload) {
     // The bus, not the payload, says who published: a grain cannot speak for another application.
-    return new HostAgentMessage(caller.hostAgent() ? HostAgentMessage.FROM_HOST_AGENT : caller.application(),
-        payload);
+    return new HostAgentMessage(
+        caller.hostAgent() ? HostAgentMessage.FROM_HOST_AGENT : caller.application(), payload);
   }
 
   private void checkPayload(QueueName name, byte[] payload) {
     if (payload == null) {
-      throw new BusException(BAD_REQUEST, "publish to queue '" + name + "': the payload is missing");
+      throw new BusException(
+          BAD_REQUEST, "publish to queue '" + name + "': the payload is missing");
     }
     if (payload.length > settings.messageMaxBytes()) {
-      throw new BusException(TOO_LARGE, "publish to queue '" + name + "': payload of " + payload.length
-          + " bytes is above message.max.bytes=" + settings.messageMaxBytes()
-          + "; put large data in the data layer and send its key");
+      throw new BusException(
+          TOO_LARGE,
+          "publish to queue '" + name + "': payload of " + payload.length
+              + " bytes is above message.max.bytes=" + settings.messageMaxBytes()
+              + "; put large data in the data layer and send its key");
     }
   }
 
   private static BusException full(LocalQueue<?> q) {
-    return new BusException(QUEUE_FULL, "queue '" + q.name() + "' is full (" + q.capacity()
-        + " messages); nothing was enqueued: back off and retry");
+    return new BusException(
+        QUEUE_FULL,
+        "queue '" + q.name() + "' is full (" + q.capacity()
+            + " messages); nothing was enqueued: back off and retry");
   }
 
   private Principal authenticate(String credential, Op op, String queue) {
     try {
       return credentials.authenticate(credential);
     } catch (Credentials.UnauthorizedException e) {
-      throw new BusException(UNAUTHORIZED, "may not " + op.verb + " queue " + QueueName.echo(queue) + ": "
-          + e.getMessage() + "; use the credential the host agent granted to this sandbox");
+      throw new BusException(
+          UNAUTHORIZED,
+          "may not " + op.verb + " queue " + QueueName.echo(queue) + ": " + e.getMessage()
+              + "; use the credential the host agent granted to this sandbox");
     }
   }
 
@@ -553,14 +597,19 @@ public final class LocalMessageBus {
     }
     if (name.hostAgentQueue()) {
       if (op != Op.PUBLISH) {
-        throw new BusException(UNAUTHORIZED, caller + " may not " + op.verb + " queue '" + name
-            + "': applications may only publish to the host agent's queue");
+        throw new BusException(
+            UNAUTHORIZED,
+            caller + " may not " + op.verb + " queue '" + name
+                + "': applications may only publish to the host agent's queue");
       }
       return name;
     }
     if (!caller.mayAccess(name.application())) {
-      throw new BusException(UNAUTHORIZED, caller + " may not " + op.verb + " queue '" + name
-          + "': an application reaches only its own queues '" + caller.application() + "/<grain>'");
+      throw new BusException(
+          UNAUTHORIZED,
+          caller + " may not " + op.verb + " queue '" + name
+              + "': an application reaches only its own queues '" + caller.application()
+              + "/<grain>'");
     }
     return name;
   }

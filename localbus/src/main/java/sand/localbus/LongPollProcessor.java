@@ -45,8 +45,10 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
   static final long STALLED_WRITE_MS = 5_000;
 
   private final LocalMessageBus bus;
+
   @SuppressWarnings("rawtypes")
   private final Map<String, ProcessFunction<LocalBusService, ? extends TBase>> functions;
+
   private final LocalBusService service;
   private final PollDeadlines deadlines = new PollDeadlines("localbus-poll-deadlines");
   private final Set<ClientConnection> connections = ConcurrentHashMap.newKeySet();
@@ -117,11 +119,19 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
       if (bus.isHostAgentQueue(q)) {
         @SuppressWarnings("unchecked")
         LocalQueue<HostAgentMessage> ha = (LocalQueue<HostAgentMessage>) q;
-        serve(c, "poll", seqid, ha, args.maxMessages, args.timeoutMs, LongPollProcessor::hostAgentPayloads);
+        serve(
+            c,
+            "poll",
+            seqid,
+            ha,
+            args.maxMessages,
+            args.timeoutMs,
+            LongPollProcessor::hostAgentPayloads);
       } else {
         @SuppressWarnings("unchecked")
         LocalQueue<byte[]> grain = (LocalQueue<byte[]>) q;
-        serve(c, "poll", seqid, grain, args.maxMessages, args.timeoutMs, LongPollProcessor::payloads);
+        serve(
+            c, "poll", seqid, grain, args.maxMessages, args.timeoutMs, LongPollProcessor::payloads);
       }
     } catch (BusException e) {
       c.reply("poll", seqid, new LocalBus.poll_result().setErr(LocalBusService.toBusError(e)));
@@ -136,35 +146,62 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
       return;
     }
     try {
-      serve(c, "pollHostAgent", seqid, bus.hostAgentQueueToPoll(args.credential), args.maxMessages,
-          args.timeoutMs, LongPollProcessor::hostAgentMessages);
+      serve(
+          c,
+          "pollHostAgent",
+          seqid,
+          bus.hostAgentQueueToPoll(args.credential),
+          args.maxMessages,
+          args.timeoutMs,
+          LongPollProcessor::hostAgentMessages);
     } catch (BusException e) {
-      c.reply("pollHostAgent", seqid, new LocalBus.pollHostAgent_result().setErr(LocalBusService.toBusError(e)));
+      c.reply(
+          "pollHostAgent",
+          seqid,
+          new LocalBus.pollHostAgent_result().setErr(LocalBusService.toBusError(e)));
     } catch (RuntimeException e) {
       internalError(c, "pollHostAgent", seqid, e);
     }
   }
 
   /** A bug, answered as the generated processor does: logged, and an internal error for the client. */
-  private static void internalError(ClientConnection c, String method, int seqid, RuntimeException e)
-      throws TException {
+  private static void internalError(
+      ClientConnection c, String method, int seqid, RuntimeException e) throws TException {
     LOG.error("[localbus] internal error processing {}", method, e);
-    c.fail(method, seqid, new TApplicationException(TApplicationException.INTERNAL_ERROR,
-        "Internal error processing " + method));
+    c.fail(
+        method,
+        seqid,
+        new TApplicationException(
+            TApplicationException.INTERNAL_ERROR, "Internal error processing " + method));
   }
 
   /** Reply now with what the queue holds, or park the poll until a publisher, the deadline or a deletion. */
-  private <E> void serve(ClientConnection c, String method, int seqid, LocalQueue<E> q, int maxMessages,
-                         int timeoutMs, Function<List<E>, TSerializable> result) throws TException {
-    long timeout = closed ? 0 : TimeUnit.MILLISECONDS.toNanos(LocalMessageBus.clampTimeoutMs(timeoutMs));
-    RemotePoll<E> p = new RemotePoll<>(c, method, seqid, result, LocalMessageBus.clampMaxMessages(maxMessages),
-        deadlines, System.nanoTime() + timeout);
+  private <E> void serve(
+      ClientConnection c,
+      String method,
+      int seqid,
+      LocalQueue<E> q,
+      int maxMessages,
+      int timeoutMs,
+      Function<List<E>, TSerializable> result)
+      throws TException {
+    long timeout =
+        closed ? 0 : TimeUnit.MILLISECONDS.toNanos(LocalMessageBus.clampTimeoutMs(timeoutMs));
+    RemotePoll<E> p = new RemotePoll<>(
+        c,
+        method,
+        seqid,
+        result,
+        LocalMessageBus.clampMaxMessages(maxMessages),
+        deadlines,
+        System.nanoTime() + timeout);
     List<E> now = q.pollOrPark(p, timeout > 0);
     if (now != null) {
       try {
         c.reply(method, seqid, result.apply(now));
       } catch (TException | RuntimeException e) {
-        // The poller is gone (on a Unix socket the write fails at once): what it took goes back first in line.
+        // The poller is gone (on a Unix socket the write fails at once): what it took goes back
+        // first in line.
         q.giveBack(now);
         throw e;
       }
@@ -185,20 +222,27 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
     if (fn == null) {
       TProtocolUtil.skip(c.in, TType.STRUCT);
       c.in.readMessageEnd();
-      c.fail(msg.name, msg.seqid, new TApplicationException(TApplicationException.UNKNOWN_METHOD,
-          "Invalid method name: '" + msg.name + "'"));
+      c.fail(
+          msg.name,
+          msg.seqid,
+          new TApplicationException(
+              TApplicationException.UNKNOWN_METHOD, "Invalid method name: '" + msg.name + "'"));
       return;
     }
     fn.process(msg.seqid, c.in, c.out, service);
   }
 
   /** Read a call's arguments; a malformed call is answered with a protocol error, as the generated code does. */
-  private static boolean readArgs(ClientConnection c, String method, int seqid, TBase<?, ?> args) throws TException {
+  private static boolean readArgs(ClientConnection c, String method, int seqid, TBase<?, ?> args)
+      throws TException {
     try {
       args.read(c.in);
     } catch (TProtocolException e) {
       c.in.readMessageEnd();
-      c.fail(method, seqid, new TApplicationException(TApplicationException.PROTOCOL_ERROR, e.getMessage()));
+      c.fail(
+          method,
+          seqid,
+          new TApplicationException(TApplicationException.PROTOCOL_ERROR, e.getMessage()));
       return false;
     }
     c.in.readMessageEnd();
@@ -239,8 +283,10 @@ final class LongPollProcessor implements TProcessor, AutoCloseable {
       long now = System.nanoTime();
       for (ClientConnection c : connections) {
         if (c.stalled(now, stalledWriteNanos)) {
-          LOG.warn("[localbus] a client has not read its long poll's reply for {} ms; closing its connection "
-              + "(the messages go back to the queue)", TimeUnit.NANOSECONDS.toMillis(stalledWriteNanos));
+          LOG.warn(
+              "[localbus] a client has not read its long poll's reply for {} ms; closing its connection "
+                  + "(the messages go back to the queue)",
+              TimeUnit.NANOSECONDS.toMillis(stalledWriteNanos));
           c.kill();
         }
       }

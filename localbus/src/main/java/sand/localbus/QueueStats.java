@@ -11,5 +11,5 @@ package sand.localbus;
  * @param polled messages taken since the queue was created
  * @param waitingPollers pollers blocked in a long poll on it (idle grain workers)
  */
-public record QueueStats(String queue, int length, int capacity, long published, long polled,
-                         int waitingPollers) {}
+public record QueueStats(
+    String queue, int length, int capacity, long published, long polled, int waitingPollers) {}

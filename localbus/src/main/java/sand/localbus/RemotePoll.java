@@ -26,8 +26,14 @@ final class RemotePoll<E> extends Waiter<E> implements PollDeadlines.Timed {
   private final long sequence = PollDeadlines.nextSequence();
   private boolean answered; // guarded by this
 
-  RemotePoll(ClientConnection connection, String method, int seqid, Function<List<E>, TSerializable> result,
-             int max, PollDeadlines deadlines, long deadline) {
+  RemotePoll(
+      ClientConnection connection,
+      String method,
+      int seqid,
+      Function<List<E>, TSerializable> result,
+      int max,
+      PollDeadlines deadlines,
+      long deadline) {
     super(max, LocalMessageBus.POLL_MAX_BYTES);
     this.connection = connection;
     this.method = method;
@@ -42,7 +48,10 @@ final class RemotePoll<E> extends Waiter<E> implements PollDeadlines.Timed {
     try {
       boolean written = connection.replyFromElsewhere(method, seqid, result.apply(messages));
       if (LOG.isDebugEnabled()) {
-        LOG.debug("[queue {}] long poll answered with {} messages{}", queueName(), messages.size(),
+        LOG.debug(
+            "[queue {}] long poll answered with {} messages{}",
+            queueName(),
+            messages.size(),
             written ? "" : ", but its connection is gone: they go back to the queue");
       }
       return written;

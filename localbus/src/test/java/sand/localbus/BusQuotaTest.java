@@ -27,8 +27,10 @@ class BusQuotaTest {
     Credentials c = new Credentials(AGENT);
     c.grant("a", A);
     c.grant("b", B);
-    return new LocalMessageBus(c, LocalBusSettings.defaults().withMessageMaxBytes(400)
-        .withQuotas(1200, 1800, 3, 5), "bus.");
+    return new LocalMessageBus(
+        c,
+        LocalBusSettings.defaults().withMessageMaxBytes(400).withQuotas(1200, 1800, 3, 5),
+        "bus.");
   }
 
   private static byte[] bytes(int n) {
@@ -48,13 +50,20 @@ class BusQuotaTest {
       bus.publish(A, "a/g", bytes(300));
     }
     BusException e = refused(Code.QUOTA_EXCEEDED, () -> bus.publish(A, "a/g", bytes(300)));
-    assertTrue(e.getMessage().contains("application a has 1092 bytes waiting")
-        && e.getMessage().contains("bus.app.queued.max.bytes"), e.getMessage());
-    refused(Code.QUOTA_EXCEEDED, () -> bus.publishBatch(A, List.of(new Delivery("a/h", bytes(50)),
-        new Delivery("a/g", bytes(60)))));
+    assertTrue(
+        e.getMessage().contains("application a has 1092 bytes waiting")
+            && e.getMessage().contains("bus.app.queued.max.bytes"),
+        e.getMessage());
+    refused(
+        Code.QUOTA_EXCEEDED,
+        () -> bus.publishBatch(
+            A, List.of(new Delivery("a/h", bytes(50)), new Delivery("a/g", bytes(60)))));
     assertEquals(3, bus.length(A, "a/g"));
     assertEquals(0, bus.length(A, "a/h"), "nothing of the refused batch was enqueued");
-    assertEquals(new ApplicationUsage(1092, 3, 0, 1), bus.applicationUsage().get("a"), "a/h was never created");
+    assertEquals(
+        new ApplicationUsage(1092, 3, 0, 1),
+        bus.applicationUsage().get("a"),
+        "a/h was never created");
 
     bus.poll(A, "a/g", 1, 0); // taking one makes room
     bus.publish(A, "a/g", bytes(300));
@@ -74,9 +83,13 @@ class BusQuotaTest {
         refusal = e;
       }
     }
-    assertTrue(refusal != null && refusal.code() == Code.QUOTA_EXCEEDED, "100 empty messages were accepted");
+    assertTrue(
+        refusal != null && refusal.code() == Code.QUOTA_EXCEEDED,
+        "100 empty messages were accepted");
     assertEquals(1200 / LocalMessageBus.MESSAGE_OVERHEAD_BYTES, accepted);
-    assertEquals(accepted * LocalMessageBus.MESSAGE_OVERHEAD_BYTES, bus.applicationUsage().get("a").bytes());
+    assertEquals(
+        accepted * LocalMessageBus.MESSAGE_OVERHEAD_BYTES,
+        bus.applicationUsage().get("a").bytes());
   }
 
   @Test
@@ -105,8 +118,11 @@ class BusQuotaTest {
     bus.publish(A, "a/g", bytes(100));
     bus.publish(A, "a/g", bytes(100));
     bus.publish(A, LocalMessageBus.HOST_AGENT_QUEUE, bytes(100));
-    bus.publishBatch(A, List.of(new Delivery("a/h", bytes(10)), new Delivery(LocalMessageBus.HOST_AGENT_QUEUE,
-        bytes(10))));
+    bus.publishBatch(
+        A,
+        List.of(
+            new Delivery("a/h", bytes(10)),
+            new Delivery(LocalMessageBus.HOST_AGENT_QUEUE, bytes(10))));
     assertEquals(new ApplicationUsage(640, 5, 2, 2), bus.applicationUsage().get("a"));
     bus.poll(A, "a/g", 10, 0);
     bus.pollHostAgent(AGENT, 10, 0);
@@ -162,7 +178,8 @@ class BusQuotaTest {
     bus.publish(A, "a/g2", bytes(1));
     bus.poll(A, "a/g3", 1, 0); // a poll creates its queue too
     BusException e = refused(Code.QUOTA_EXCEEDED, () -> bus.publish(A, "a/g4", bytes(1)));
-    assertTrue(e.getMessage().contains("3 local queues") && e.getMessage().contains("bus.app.queues.max"),
+    assertTrue(
+        e.getMessage().contains("3 local queues") && e.getMessage().contains("bus.app.queues.max"),
         e.getMessage());
     refused(Code.QUOTA_EXCEEDED, () -> {
       try {
@@ -171,7 +188,8 @@ class BusQuotaTest {
         throw new AssertionError(ex);
       }
     });
-    assertEquals(130, bus.applicationUsage().get("a").bytes(), "the refused publish reserved nothing");
+    assertEquals(
+        130, bus.applicationUsage().get("a").bytes(), "the refused publish reserved nothing");
     bus.deleteQueue(A, "a/g1");
     bus.publish(A, "a/g4", bytes(1));
     bus.publish(B, "b/g1", bytes(1)); // b's queues are its own
@@ -192,12 +210,15 @@ class BusQuotaTest {
     for (HostAgentMessage m : bus.pollHostAgent(AGENT, 5, 0)) {
       first.add(m.application() + ":" + new String(m.payload()));
     }
-    assertEquals(List.of("a:a0", "b:b0", "a:a1", "b:b1", "a:a2"), first,
+    assertEquals(
+        List.of("a:a0", "b:b0", "a:a1", "b:b1", "a:a2"),
+        first,
         "b's reports wait behind one of a's each, not behind a thousand");
     List<HostAgentMessage> rest = bus.pollHostAgent(AGENT, 1000, 0);
     assertEquals(997, rest.size());
     for (int i = 0; i < rest.size(); i++) {
-      assertEquals("a" + (i + 3), new String(rest.get(i).payload()), "each application's order is kept");
+      assertEquals(
+          "a" + (i + 3), new String(rest.get(i).payload()), "each application's order is kept");
     }
   }
 
@@ -207,10 +228,12 @@ class BusQuotaTest {
     for (int i = 0; i < 5; i++) {
       bus.publish(A, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10));
     }
-    BusException e = refused(Code.QUEUE_FULL, () -> bus.publish(A, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10)));
+    BusException e =
+        refused(Code.QUEUE_FULL, () -> bus.publish(A, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10)));
     assertTrue(e.getMessage().contains("bus.ha.queue.app.capacity"), e.getMessage());
     bus.publish(B, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10));
-    bus.publish(AGENT, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10)); // the agent's own are nobody's share
+    bus.publish(
+        AGENT, LocalMessageBus.HOST_AGENT_QUEUE, bytes(10)); // the agent's own are nobody's share
   }
 
   @Test
@@ -220,8 +243,11 @@ class BusQuotaTest {
     int refusedCount = 0;
     for (int i = 0; i < 100; i++) {
       try {
-        bus.publishBatch(A, List.of(new Delivery("a/g", bytes(200)),
-            new Delivery(LocalMessageBus.HOST_AGENT_QUEUE, bytes(200))));
+        bus.publishBatch(
+            A,
+            List.of(
+                new Delivery("a/g", bytes(200)),
+                new Delivery(LocalMessageBus.HOST_AGENT_QUEUE, bytes(200))));
         accepted++;
       } catch (BusException e) {
         refusedCount++;

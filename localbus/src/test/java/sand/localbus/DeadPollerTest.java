@@ -35,8 +35,12 @@ class DeadPollerTest {
   void start() throws Exception {
     Credentials credentials = new Credentials(HA);
     credentials.grant("a", A);
-    server = new LocalBusServer(LocalBusSettings.defaults().withPort(0)
-        .withUnixSocket(dir.resolve("bus.sock").toString()), credentials).start();
+    server = new LocalBusServer(
+            LocalBusSettings.defaults()
+                .withPort(0)
+                .withUnixSocket(dir.resolve("bus.sock").toString()),
+            credentials)
+        .start();
   }
 
   @AfterEach
@@ -82,9 +86,12 @@ class DeadPollerTest {
     for (int i = 0; i < 20; i++) { // the reply races the close: every round must lose nothing
       pollAndDie("a/g", 0);
     }
-    // The dead polls are served on their own connections' threads, after pollAndDie returned. Two of them still
-    // running when "third" arrives could take [first, second] and [third] and give them back in either order
-    // (concurrent pollers of one queue, which a grain worker never is): publish once all are served.
+    // The dead polls are served on their own connections' threads, after pollAndDie returned. Two
+    // of them still
+    // running when "third" arrives could take [first, second] and [third] and give them back in
+    // either order
+    // (concurrent pollers of one queue, which a grain worker never is): publish once all are
+    // served.
     awaitSettled("a/g", 2);
     server.bus().publish(A, "a/g", bytes("third"));
     assertEquals(List.of("first", "second", "third"), pollFromAnotherWorker("a/g"));

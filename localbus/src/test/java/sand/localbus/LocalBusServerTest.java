@@ -12,6 +12,7 @@ import static sand.localbus.LocalMessageBusTest.awaitPoller;
 import static sand.localbus.TestClient.buf;
 import static sand.localbus.TestClient.str;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,7 +33,6 @@ import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
 import sand.localbus.thrift.Delivery;
 import sand.localbus.thrift.HostAgentMessage;
-import java.io.IOException;
 
 class LocalBusServerTest {
   @TempDir
@@ -44,7 +44,10 @@ class LocalBusServerTest {
 
   @BeforeEach
   void start() throws Exception {
-    server = start(LocalBusSettings.defaults().withPort(0).withQueueCapacity(100_000).withMessageMaxBytes(1024)
+    server = start(LocalBusSettings.defaults()
+        .withPort(0)
+        .withQueueCapacity(100_000)
+        .withMessageMaxBytes(1024)
         .withUnixSocket(dir.resolve("bus.sock").toString()));
   }
 
@@ -101,7 +104,10 @@ class LocalBusServerTest {
       for (ByteBuffer b : got) {
         String m = str(b);
         int id = Integer.parseInt(m.substring(0, m.indexOf(':')));
-        assertEquals(next[id]++, Integer.parseInt(m.substring(m.indexOf(':') + 1)), "order of producer " + id);
+        assertEquals(
+            next[id]++,
+            Integer.parseInt(m.substring(m.indexOf(':') + 1)),
+            "order of producer " + id);
         received++;
       }
     }
@@ -121,7 +127,9 @@ class LocalBusServerTest {
     publisher.bus.publish(A, "a/g", buf("wake up"));
     List<ByteBuffer> got = polled.get(10, TimeUnit.SECONDS);
     assertEquals(List.of("wake up"), got.stream().map(TestClient::str).toList());
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "woken by the publish, not the timeout");
+    assertTrue(
+        System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20),
+        "woken by the publish, not the timeout");
   }
 
   @Test
@@ -131,30 +139,48 @@ class LocalBusServerTest {
     for (int i = 0; i < 5; i++) {
       c.bus.publish(A, "a/g", buf("m" + i));
     }
-    assertEquals(List.of("m0", "m1"), c.bus.poll(A, "a/g", 2, 0).stream().map(TestClient::str).toList());
-    assertEquals(List.of("m2", "m3", "m4"), c.bus.poll(A, "a/g", 10, 0).stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("m0", "m1"),
+        c.bus.poll(A, "a/g", 2, 0).stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("m2", "m3", "m4"),
+        c.bus.poll(A, "a/g", 10, 0).stream().map(TestClient::str).toList());
   }
 
   @Test
   void boundsComeBackAsBusErrors() throws Exception {
-    LocalBusServer small = server = start(LocalBusSettings.defaults().withPort(0).withQueueCapacity(2)
-        .withMessageMaxBytes(16));
+    LocalBusServer small = server =
+        start(LocalBusSettings.defaults().withPort(0).withQueueCapacity(2).withMessageMaxBytes(16));
     TestClient c = client();
     c.bus.publish(A, "a/full", buf("1"));
     c.bus.publish(A, "a/full", buf("2"));
     refused(BusErrorCode.QUEUE_FULL, () -> c.bus.publish(A, "a/full", buf("3")));
-    refused(BusErrorCode.QUEUE_FULL, () -> c.bus.publishBatch(A, List.of(new Delivery("a/next", buf("x")),
-        new Delivery("__ha__", buf("copy")), new Delivery("a/full", buf("3")))));
+    refused(
+        BusErrorCode.QUEUE_FULL,
+        () -> c.bus.publishBatch(
+            A,
+            List.of(
+                new Delivery("a/next", buf("x")),
+                new Delivery("__ha__", buf("copy")),
+                new Delivery("a/full", buf("3")))));
     assertEquals(0, c.bus.length(A, "a/next"), "nothing of the batch was enqueued");
     assertEquals(0, c.bus.length(HA, "__ha__"));
-    assertEquals(List.of("1", "2"), c.bus.poll(A, "a/full", 10, 0).stream().map(TestClient::str).toList(),
+    assertEquals(
+        List.of("1", "2"),
+        c.bus.poll(A, "a/full", 10, 0).stream().map(TestClient::str).toList(),
         "nothing was dropped");
     refused(BusErrorCode.TOO_LARGE, () -> c.bus.publish(A, "a/g", ByteBuffer.allocate(17)));
     refused(BusErrorCode.BAD_REQUEST, () -> c.bus.publish(A, "a/b/c", buf("x")));
     BusError e = refused(BusErrorCode.BAD_REQUEST, () -> c.bus.poll(A, "no-slash", 1, 0));
-    assertTrue(e.message.contains("'no-slash'") && e.message.contains("<application>/<grain>"), e.message);
-    assertEquals(2, small.bus().queueStats().stream().filter(s -> s.queue().equals("a/full"))
-        .findFirst().orElseThrow().published());
+    assertTrue(
+        e.message.contains("'no-slash'") && e.message.contains("<application>/<grain>"), e.message);
+    assertEquals(
+        2,
+        small.bus().queueStats().stream()
+            .filter(s -> s.queue().equals("a/full"))
+            .findFirst()
+            .orElseThrow()
+            .published());
   }
 
   @Test
@@ -162,7 +188,8 @@ class LocalBusServerTest {
     TestClient c = client();
     List<Executable> othersQueue = List.of(
         () -> c.bus.publish(A, "b/g", buf("x")),
-        () -> c.bus.publishBatch(A, List.of(new Delivery("a/g", buf("x")), new Delivery("b/g", buf("x")))),
+        () -> c.bus.publishBatch(
+            A, List.of(new Delivery("a/g", buf("x")), new Delivery("b/g", buf("x")))),
         () -> c.bus.poll(A, "b/g", 1, 0),
         () -> c.bus.length(A, "b/g"),
         () -> c.bus.deleteQueue(A, "b/g"));
@@ -174,9 +201,12 @@ class LocalBusServerTest {
     assertEquals(0, c.bus.length(A, "a/g"), "the refused batch enqueued nothing");
     refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.poll(A, "__ha__", 1, 0));
     refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.pollHostAgent(A, 1, 0));
-    refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.grantApplication(A, "a", "another-credential-for-a"));
+    refused(
+        BusErrorCode.UNAUTHORIZED,
+        () -> c.bus.grantApplication(A, "a", "another-credential-for-a"));
     refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.revokeApplication(A, "b"));
-    BusError unknown = refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.publish("not-a-credential", "a/g", buf("x")));
+    BusError unknown = refused(
+        BusErrorCode.UNAUTHORIZED, () -> c.bus.publish("not-a-credential", "a/g", buf("x")));
     assertFalse(unknown.message.contains("not-a-credential"), unknown.message);
     refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.poll(null, "a/g", 1, 0));
   }
@@ -186,7 +216,8 @@ class LocalBusServerTest {
     TestClient app = client();
     TestClient agent = client();
     app.bus.publish(A, "__ha__", buf("{\"application\": \"b\"}"));
-    app.bus.publishBatch(A, List.of(new Delivery("a/next", buf("out")), new Delivery("__ha__", buf("copy"))));
+    app.bus.publishBatch(
+        A, List.of(new Delivery("a/next", buf("out")), new Delivery("__ha__", buf("copy"))));
     List<HostAgentMessage> got = agent.bus.pollHostAgent(HA, 10, 0);
     assertEquals(List.of("a", "a"), got.stream().map(m -> m.application).toList());
     assertEquals("{\"application\": \"b\"}", str(got.get(0).payload));
@@ -221,14 +252,19 @@ class LocalBusServerTest {
   void theSameRoundTripWorksOverTheUnixSocket() throws Exception {
     Path socket = server.unixSocket().orElseThrow();
     assertTrue(Files.exists(socket));
-    try (TestClient c = TestClient.unix(socket); TestClient tcp = client()) {
+    try (TestClient c = TestClient.unix(socket);
+        TestClient tcp = client()) {
       c.bus.publish(A, "a/g", buf("over unix"));
       assertEquals(1, tcp.bus.length(A, "a/g"), "one bus behind both endpoints");
-      assertEquals(List.of("over unix"), c.bus.poll(A, "a/g", 10, 0).stream().map(TestClient::str).toList());
+      assertEquals(
+          List.of("over unix"),
+          c.bus.poll(A, "a/g", 10, 0).stream().map(TestClient::str).toList());
       Future<List<ByteBuffer>> polled = pool.submit(() -> c.bus.poll(A, "a/g", 10, 30_000));
       awaitPoller(server.bus(), "a/g");
       tcp.bus.publish(A, "a/g", buf("woken"));
-      assertEquals(List.of("woken"), polled.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
+      assertEquals(
+          List.of("woken"),
+          polled.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
       refused(BusErrorCode.UNAUTHORIZED, () -> c.bus.publish(A, "b/g", buf("x")));
     }
     server.close();
@@ -248,8 +284,8 @@ class LocalBusServerTest {
   @Test
   void startingTwiceOrOnATakenPortFails() throws Exception {
     assertThrows(IllegalStateException.class, server::start);
-    LocalBusServer clash = new LocalBusServer(LocalBusSettings.defaults().withPort(server.port()),
-        new Credentials(HA));
+    LocalBusServer clash = new LocalBusServer(
+        LocalBusSettings.defaults().withPort(server.port()), new Credentials(HA));
     IOException e = assertThrows(IOException.class, clash::start);
     assertTrue(e.getMessage().contains(String.valueOf(server.port())), e.getMessage());
   }

@@ -1,13 +1,13 @@
 package sand.localbus;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +20,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 import sand.common.Credentials;
 import sand.localbus.BusException.Code;
-import java.util.ArrayList;
 
 class LocalMessageBusTest {
   static final String HA = "host-agent-secret-credential";
@@ -28,8 +27,10 @@ class LocalMessageBusTest {
   static final String B = "credential-of-application-b";
 
   private final ExecutorService pool = Executors.newCachedThreadPool();
-  private final LocalMessageBus bus = newBus(LocalBusSettings.defaults().withQueueCapacity(3)
-      .withHostAgentQueueCapacity(4).withMessageMaxBytes(100));
+  private final LocalMessageBus bus = newBus(LocalBusSettings.defaults()
+      .withQueueCapacity(3)
+      .withHostAgentQueueCapacity(4)
+      .withMessageMaxBytes(100));
 
   static LocalMessageBus newBus(LocalBusSettings settings) {
     Credentials credentials = new Credentials(HA);
@@ -60,7 +61,8 @@ class LocalMessageBusTest {
   /** Wait until a poller blocks on {@code queue} (or fail after 10 s). */
   static void awaitPoller(LocalMessageBus bus, String queue) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (bus.queueStats().stream().noneMatch(s -> s.queue().equals(queue) && s.waitingPollers() > 0)) {
+    while (bus.queueStats().stream()
+        .noneMatch(s -> s.queue().equals(queue) && s.waitingPollers() > 0)) {
       assertTrue(System.nanoTime() < deadline, "no poller ever blocked on " + queue);
       Thread.sleep(2);
     }
@@ -99,7 +101,8 @@ class LocalMessageBusTest {
       for (Executable call : calls) {
         BusException e = refused(Code.UNAUTHORIZED, call);
         if (cred != null && !cred.isEmpty()) {
-          assertFalse(e.getMessage().contains(cred), "the credential never appears: " + e.getMessage());
+          assertFalse(
+              e.getMessage().contains(cred), "the credential never appears: " + e.getMessage());
         }
       }
     }
@@ -121,7 +124,9 @@ class LocalMessageBusTest {
       assertTrue(e.getMessage().contains("application a"), "names the caller: " + e.getMessage());
       assertFalse(e.getMessage().contains(A), "never the credential: " + e.getMessage());
     }
-    assertEquals(List.of("b's"), bus.poll(B, "b/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    assertEquals(
+        List.of("b's"),
+        bus.poll(B, "b/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
   }
 
   @Test
@@ -140,10 +145,12 @@ class LocalMessageBusTest {
   @Test
   void theBusStampsThePublishingApplicationOnHostAgentMessages() throws Exception {
     bus.publish(A, "__ha__", b("{\"application\": \"b\"}"));
-    bus.publishBatch(B, List.of(new Delivery("b/next", b("out")), new Delivery("__ha__", b("{\"app\":\"a\"}"))));
+    bus.publishBatch(
+        B, List.of(new Delivery("b/next", b("out")), new Delivery("__ha__", b("{\"app\":\"a\"}"))));
     bus.publish(HA, "__ha__", b("own"));
     List<HostAgentMessage> got = bus.pollHostAgent(HA, 10, 0);
-    assertEquals(List.of("a", "b", HostAgentMessage.FROM_HOST_AGENT),
+    assertEquals(
+        List.of("a", "b", HostAgentMessage.FROM_HOST_AGENT),
         got.stream().map(HostAgentMessage::application).toList());
     assertEquals("{\"application\": \"b\"}", s(got.get(0).payload()));
   }
@@ -164,7 +171,9 @@ class LocalMessageBusTest {
     }
     BusException e = refused(Code.QUEUE_FULL, () -> bus.publish(A, "a/g", b("m3")));
     assertTrue(e.getMessage().contains("'a/g'"), e.getMessage());
-    assertEquals(List.of("m0", "m1", "m2"), bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    assertEquals(
+        List.of("m0", "m1", "m2"),
+        bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
     for (int i = 0; i < 4; i++) {
       bus.publish(A, "__ha__", b("h" + i));
     }
@@ -177,31 +186,57 @@ class LocalMessageBusTest {
     bus.publish(A, "a/full", b("1"));
     bus.publish(A, "a/full", b("2"));
     bus.publish(A, "a/full", b("3"));
-    refused(Code.QUEUE_FULL, () -> bus.publishBatch(A, List.of(new Delivery("a/x", b("x")),
-        new Delivery("__ha__", b("copy")), new Delivery("a/full", b("4")))));
+    refused(
+        Code.QUEUE_FULL,
+        () -> bus.publishBatch(
+            A,
+            List.of(
+                new Delivery("a/x", b("x")),
+                new Delivery("__ha__", b("copy")),
+                new Delivery("a/full", b("4")))));
     assertEquals(0, bus.length(A, "a/x"));
     assertEquals(0, bus.length(HA, "__ha__"));
     assertEquals(3, bus.length(A, "a/full"));
 
     // Several deliveries to one queue count together: 1 queued + 3 > capacity 3.
     bus.publish(A, "a/y", b("0"));
-    refused(Code.QUEUE_FULL, () -> bus.publishBatch(A, List.of(new Delivery("a/y", b("1")),
-        new Delivery("a/z", b("z")), new Delivery("a/y", b("2")), new Delivery("a/y", b("3")))));
+    refused(
+        Code.QUEUE_FULL,
+        () -> bus.publishBatch(
+            A,
+            List.of(
+                new Delivery("a/y", b("1")),
+                new Delivery("a/z", b("z")),
+                new Delivery("a/y", b("2")),
+                new Delivery("a/y", b("3")))));
     assertEquals(1, bus.length(A, "a/y"));
     assertEquals(0, bus.length(A, "a/z"));
 
     // A batch that could never fit is a bad request, not a reason to retry.
-    BusException e = refused(Code.BAD_REQUEST, () -> bus.publishBatch(A, List.of(new Delivery("a/w", b("1")),
-        new Delivery("a/w", b("2")), new Delivery("a/w", b("3")), new Delivery("a/w", b("4")))));
+    BusException e = refused(
+        Code.BAD_REQUEST,
+        () -> bus.publishBatch(
+            A,
+            List.of(
+                new Delivery("a/w", b("1")),
+                new Delivery("a/w", b("2")),
+                new Delivery("a/w", b("3")),
+                new Delivery("a/w", b("4")))));
     assertTrue(e.getMessage().contains("split the batch"), e.getMessage());
 
     // Refused deliveries of other kinds enqueue nothing either.
-    refused(Code.UNAUTHORIZED, () -> bus.publishBatch(A, List.of(new Delivery("a/x", b("x")),
-        new Delivery("b/g", b("x")))));
-    refused(Code.TOO_LARGE, () -> bus.publishBatch(A, List.of(new Delivery("a/x", b("x")),
-        new Delivery("a/x", new byte[101]))));
-    refused(Code.BAD_REQUEST, () -> bus.publishBatch(A, List.of(new Delivery("a/x", b("x")),
-        new Delivery("a/x/y", b("x")))));
+    refused(
+        Code.UNAUTHORIZED,
+        () ->
+            bus.publishBatch(A, List.of(new Delivery("a/x", b("x")), new Delivery("b/g", b("x")))));
+    refused(
+        Code.TOO_LARGE,
+        () -> bus.publishBatch(
+            A, List.of(new Delivery("a/x", b("x")), new Delivery("a/x", new byte[101]))));
+    refused(
+        Code.BAD_REQUEST,
+        () -> bus.publishBatch(
+            A, List.of(new Delivery("a/x", b("x")), new Delivery("a/x/y", b("x")))));
     refused(Code.BAD_REQUEST, () -> bus.publishBatch(A, List.of(new Delivery("a/x", null))));
     refused(Code.BAD_REQUEST, () -> bus.publishBatch(A, null));
     assertEquals(0, bus.length(A, "a/x"));
@@ -209,9 +244,16 @@ class LocalMessageBusTest {
 
   @Test
   void aBatchKeepsOrderPerQueueAndReachesEveryTarget() throws Exception {
-    bus.publishBatch(A, List.of(new Delivery("a/p", b("1")), new Delivery("a/q", b("x")),
-        new Delivery("a/p", b("2")), new Delivery("__ha__", b("copy"))));
-    assertEquals(List.of("1", "2"), bus.poll(A, "a/p", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    bus.publishBatch(
+        A,
+        List.of(
+            new Delivery("a/p", b("1")),
+            new Delivery("a/q", b("x")),
+            new Delivery("a/p", b("2")),
+            new Delivery("__ha__", b("copy"))));
+    assertEquals(
+        List.of("1", "2"),
+        bus.poll(A, "a/p", 10, 0).stream().map(LocalMessageBusTest::s).toList());
     assertEquals(1, bus.length(A, "a/q"));
     assertEquals("a", bus.pollHostAgent(HA, 10, 0).get(0).application());
     bus.publishBatch(A, List.of());
@@ -220,13 +262,15 @@ class LocalMessageBusTest {
   @Test
   void aBatchWakesThePollersOfEveryTarget() throws Exception {
     CompletableFuture<List<byte[]>> p = poll(A, "a/p", 30_000);
-    CompletableFuture<List<HostAgentMessage>> h = CompletableFuture.supplyAsync(() -> {
-      try {
-        return bus.pollHostAgent(HA, 10, 30_000);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    }, pool);
+    CompletableFuture<List<HostAgentMessage>> h = CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return bus.pollHostAgent(HA, 10, 30_000);
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        pool);
     awaitPoller(bus, "a/p");
     awaitPoller(bus, "__ha__");
     bus.publishBatch(A, List.of(new Delivery("a/p", b("next")), new Delivery("__ha__", b("copy"))));
@@ -238,7 +282,9 @@ class LocalMessageBusTest {
   void payloadAboveTheLimitIsTooLarge() {
     bus.publish(A, "a/g", new byte[100]);
     BusException e = refused(Code.TOO_LARGE, () -> bus.publish(A, "a/g", new byte[101]));
-    assertTrue(e.getMessage().contains("101") && e.getMessage().contains("message.max.bytes"), e.getMessage());
+    assertTrue(
+        e.getMessage().contains("101") && e.getMessage().contains("message.max.bytes"),
+        e.getMessage());
     refused(Code.TOO_LARGE, () -> bus.publish(A, "__ha__", new byte[101]));
     refused(Code.BAD_REQUEST, () -> bus.publish(A, "a/g", null));
     assertEquals(1, bus.length(A, "a/g"));
@@ -282,7 +328,9 @@ class LocalMessageBusTest {
     assertEquals(1, big.poll(A, "a/g", 0, 0).size());
     assertEquals(1, big.poll(A, "a/g", -5, -5).size());
     assertEquals(1000, big.poll(A, "a/g", 1_000_000, Integer.MAX_VALUE).size());
-    assertEquals(List.of("m1002"), big.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    assertEquals(
+        List.of("m1002"),
+        big.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
     assertEquals(List.of(), big.poll(A, "a/g", 10, -1), "negative timeout does not wait");
   }
 
@@ -297,7 +345,8 @@ class LocalMessageBusTest {
     assertEquals(2, bus.deleteQueue(A, "a/g"));
     assertEquals(0, bus.length(A, "a/g"));
     bus.publish(A, "a/g", b("again"));
-    assertEquals("again", s(bus.poll(A, "a/g", 1, 0).get(0)), "a deleted queue comes back on demand");
+    assertEquals(
+        "again", s(bus.poll(A, "a/g", 1, 0).get(0)), "a deleted queue comes back on demand");
   }
 
   @Test
@@ -327,7 +376,10 @@ class LocalMessageBusTest {
     bus.publish(A, "a/g", b("1"));
     bus.publish(A, "a/g", b("2"));
     bus.poll(A, "a/g", 1, 0);
-    QueueStats s = bus.queueStats().stream().filter(q -> q.queue().equals("a/g")).findFirst().orElseThrow();
+    QueueStats s = bus.queueStats().stream()
+        .filter(q -> q.queue().equals("a/g"))
+        .findFirst()
+        .orElseThrow();
     assertEquals(new QueueStats("a/g", 1, 3, 2, 1, 0), s);
     assertEquals("__ha__", bus.queueStats().get(0).queue());
   }
@@ -338,13 +390,15 @@ class LocalMessageBusTest {
     List<CompletableFuture<Void>> runs = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
       boolean reversed = t % 2 == 1;
-      runs.add(CompletableFuture.runAsync(() -> {
-        for (int i = 0; i < 2000; i++) {
-          Delivery x = new Delivery("a/x", b("x"));
-          Delivery y = new Delivery("a/y", b("y"));
-          big.publishBatch(A, reversed ? List.of(y, x) : List.of(x, y));
-        }
-      }, pool));
+      runs.add(CompletableFuture.runAsync(
+          () -> {
+            for (int i = 0; i < 2000; i++) {
+              Delivery x = new Delivery("a/x", b("x"));
+              Delivery y = new Delivery("a/y", b("y"));
+              big.publishBatch(A, reversed ? List.of(y, x) : List.of(x, y));
+            }
+          },
+          pool));
     }
     CompletableFuture.allOf(runs.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
     assertEquals(8000, big.length(A, "a/x"));
@@ -352,12 +406,14 @@ class LocalMessageBusTest {
   }
 
   private CompletableFuture<List<byte[]>> poll(String cred, String queue, int timeoutMs) {
-    return CompletableFuture.supplyAsync(() -> {
-      try {
-        return bus.poll(cred, queue, 10, timeoutMs);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    }, pool);
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return bus.poll(cred, queue, 10, timeoutMs);
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        pool);
   }
 }

@@ -1,13 +1,11 @@
 package sand.localbus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static sand.localbus.LocalMessageBusTest.A;
 import static sand.localbus.LocalMessageBusTest.HA;
 import static sand.localbus.LocalMessageBusTest.b;
-import static sand.localbus.LocalMessageBusTest.s;
 import static sand.localbus.TestClient.str;
 
 import java.util.List;
@@ -22,6 +20,7 @@ import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.protocol.TMessage;
 import org.apache.thrift.protocol.TMessageType;
 import org.apache.thrift.protocol.TProtocol;
+import org.apache.thrift.protocol.TStruct;
 import org.apache.thrift.transport.TEndpointTransport;
 import org.apache.thrift.transport.TMemoryBuffer;
 import org.apache.thrift.transport.TTransportException;
@@ -29,9 +28,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import sand.localbus.thrift.BusError;
 import sand.localbus.thrift.BusErrorCode;
-import sand.localbus.thrift.LocalBus;
-import org.apache.thrift.protocol.TStruct;
 import sand.localbus.thrift.HostAgentMessage;
+import sand.localbus.thrift.LocalBus;
 
 /**
  * The long-poll processor without sockets: requests are serialized into memory, the processor runs
@@ -70,10 +68,12 @@ class LongPollProcessorTest {
 
     /** The server thread of this connection handles the next request. */
     void serve() throws Exception {
-      thread.submit(() -> {
-        processor.process(in, out);
-        return null;
-      }).get(10, TimeUnit.SECONDS);
+      thread
+          .submit(() -> {
+            processor.process(in, out);
+            return null;
+          })
+          .get(10, TimeUnit.SECONDS);
     }
 
     /** The server thread finds the connection closed by its client. */
@@ -147,7 +147,8 @@ class LongPollProcessorTest {
     assertEquals(1, processor.parkedPolls());
     bus.publish(A, "a/g", b("hello")); // in process, as the host agent publishes
     assertTrue(c.written() > 0, "the publisher wrote the reply before publish returned");
-    assertEquals(List.of("hello"), c.client.recv_poll().stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("hello"), c.client.recv_poll().stream().map(TestClient::str).toList());
     assertEquals(0, processor.parkedPolls());
     assertEquals(0, bus.length(A, "a/g"));
   }
@@ -160,7 +161,9 @@ class LongPollProcessorTest {
     c.serve();
     bus.publish(A, "a/g", b("kept"));
     assertTrue(broken.closed, "the failed connection is closed");
-    assertEquals(List.of("kept"), bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    assertEquals(
+        List.of("kept"),
+        bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
   }
 
   @Test
@@ -174,7 +177,9 @@ class LongPollProcessorTest {
     Future<?> publish = pool.submit(() -> bus.publish(A, "a/g", b("kept")));
     publish.get(10, TimeUnit.SECONDS); // returns once the watchdog closed the stalled connection
     assertTrue(stalled.closed);
-    assertEquals(List.of("kept"), bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    assertEquals(
+        List.of("kept"),
+        bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
   }
 
   @Test
@@ -223,8 +228,13 @@ class LongPollProcessorTest {
     c.serve();
     c.disconnect(); // end of stream where the next request would be
     assertEquals(0, processor.parkedPolls());
-    assertEquals(0, bus.queueStats().stream().filter(q -> q.queue().equals("a/g")).findFirst().orElseThrow()
-        .waitingPollers());
+    assertEquals(
+        0,
+        bus.queueStats().stream()
+            .filter(q -> q.queue().equals("a/g"))
+            .findFirst()
+            .orElseThrow()
+            .waitingPollers());
     bus.publish(A, "a/g", b("kept"));
     assertEquals(0, c.written());
     assertEquals(1, bus.length(A, "a/g"));
@@ -238,11 +248,19 @@ class LongPollProcessorTest {
     first.serve();
     second.client.send_poll(A, "a/g", 1, 30_000);
     second.serve();
-    bus.publishBatch(A, List.of(new Delivery("a/g", b("m0")), new Delivery("a/g", b("m1")),
-        new Delivery("a/g", b("m2"))));
-    assertEquals(List.of("m0"), first.client.recv_poll().stream().map(TestClient::str).toList());
-    assertEquals(List.of("m1"), second.client.recv_poll().stream().map(TestClient::str).toList());
-    assertEquals(List.of("m2"), bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
+    bus.publishBatch(
+        A,
+        List.of(
+            new Delivery("a/g", b("m0")),
+            new Delivery("a/g", b("m1")),
+            new Delivery("a/g", b("m2"))));
+    assertEquals(
+        List.of("m0"), first.client.recv_poll().stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("m1"), second.client.recv_poll().stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("m2"),
+        bus.poll(A, "a/g", 10, 0).stream().map(LocalMessageBusTest::s).toList());
   }
 
   @Test
@@ -255,7 +273,9 @@ class LongPollProcessorTest {
     agent.serve();
     bus.publish(A, "__ha__", b("first"));
     bus.publish(A, "__ha__", b("second"));
-    assertEquals(List.of("first"), byName.client.recv_poll().stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("first"),
+        byName.client.recv_poll().stream().map(TestClient::str).toList());
     HostAgentMessage m = agent.client.recv_pollHostAgent().get(0);
     assertEquals("a", m.application);
     assertEquals("second", str(m.payload));
@@ -269,7 +289,8 @@ class LongPollProcessorTest {
     assertEquals(BusErrorCode.UNAUTHORIZED, assertThrows(BusError.class, c.client::recv_poll).code);
     c.client.send_pollHostAgent(A, 1, 0);
     c.serve();
-    assertEquals(BusErrorCode.UNAUTHORIZED, assertThrows(BusError.class, c.client::recv_pollHostAgent).code);
+    assertEquals(
+        BusErrorCode.UNAUTHORIZED, assertThrows(BusError.class, c.client::recv_pollHostAgent).code);
     c.client.send_poll(A, "no-slash", 1, 0);
     c.serve();
     assertEquals(BusErrorCode.BAD_REQUEST, assertThrows(BusError.class, c.client::recv_poll).code);
@@ -284,7 +305,9 @@ class LongPollProcessorTest {
     TMessage reply = replies.readMessageBegin();
     assertEquals(TMessageType.EXCEPTION, reply.type);
     assertEquals(77, reply.seqid);
-    assertEquals(TApplicationException.UNKNOWN_METHOD, TApplicationException.readFrom(replies).getType());
+    assertEquals(
+        TApplicationException.UNKNOWN_METHOD,
+        TApplicationException.readFrom(replies).getType());
     c.client.send_length(A, "a/g"); // the connection still works
     c.serve();
     assertEquals(0, c.client.recv_length());
@@ -304,7 +327,10 @@ class LongPollProcessorTest {
 
   /** A socket's write side that fails, or blocks until closed (a client that stopped reading). */
   static final class FakeSocket extends TEndpointTransport {
-    enum Mode { FAIL, STALL }
+    enum Mode {
+      FAIL,
+      STALL
+    }
 
     private final Mode mode;
     private final CountDownLatch closing = new CountDownLatch(1);

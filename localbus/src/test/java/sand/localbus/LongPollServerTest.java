@@ -41,8 +41,13 @@ class LongPollServerTest {
   void start() throws Exception {
     Credentials credentials = new Credentials(HA);
     credentials.grant("a", A);
-    server = new LocalBusServer(LocalBusSettings.defaults().withPort(0).withQueueCapacity(100_000)
-        .withUnixSocket(dir.resolve("bus.sock").toString()), credentials).start();
+    server = new LocalBusServer(
+            LocalBusSettings.defaults()
+                .withPort(0)
+                .withQueueCapacity(100_000)
+                .withUnixSocket(dir.resolve("bus.sock").toString()),
+            credentials)
+        .start();
   }
 
   @AfterEach
@@ -55,21 +60,25 @@ class LongPollServerTest {
   }
 
   private TestClient client(String transport) throws Exception {
-    TestClient c = transport.equals("unix") ? TestClient.unix(server.unixSocket().orElseThrow())
+    TestClient c = transport.equals("unix")
+        ? TestClient.unix(server.unixSocket().orElseThrow())
         : TestClient.tcp(server.port());
     open.add(0, c);
     return c;
   }
 
   private int waitingPollers(String queue) {
-    return server.bus().queueStats().stream().filter(s -> s.queue().equals(queue)).mapToInt(QueueStats::waitingPollers)
+    return server.bus().queueStats().stream()
+        .filter(s -> s.queue().equals(queue))
+        .mapToInt(QueueStats::waitingPollers)
         .sum();
   }
 
   private void awaitWaitingPollers(String queue, int n) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (waitingPollers(queue) != n) {
-      assertTrue(System.nanoTime() < deadline, "waiting pollers on " + queue + " never reached " + n);
+      assertTrue(
+          System.nanoTime() < deadline, "waiting pollers on " + queue + " never reached " + n);
       Thread.sleep(1);
     }
   }
@@ -115,7 +124,9 @@ class LongPollServerTest {
     producer.bus.publish(A, "a/g", buf("kept"));
     assertEquals(1, producer.bus.length(A, "a/g"));
     TestClient next = client(transport);
-    assertEquals(List.of("kept"), next.bus.poll(A, "a/g", 10, 30_000).stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("kept"),
+        next.bus.poll(A, "a/g", 10, 30_000).stream().map(TestClient::str).toList());
   }
 
   @ParameterizedTest
@@ -128,7 +139,8 @@ class LongPollServerTest {
       List<String> got = new ArrayList<>();
       int empty = 0;
       while (got.size() < count) {
-        List<ByteBuffer> batch = consumer.bus.poll(A, "a/race", 1, 1); // 1 ms: deadlines race publishes
+        List<ByteBuffer> batch =
+            consumer.bus.poll(A, "a/race", 1, 1); // 1 ms: deadlines race publishes
         if (batch.isEmpty()) {
           empty++;
         }
@@ -168,17 +180,31 @@ class LongPollServerTest {
     Future<List<HostAgentMessage>> ha = pool.submit(() -> agent.bus.pollHostAgent(HA, 10, 30_000));
     awaitWaitingPollers("__ha__", 1);
     TestClient publisher = client("tcp");
-    publisher.bus.publishBatch(A, List.of(new Delivery("a/p", buf("p0")), new Delivery("a/q", buf("q0")),
-        new Delivery("a/p", buf("p1")), new Delivery("__ha__", buf("copy")), new Delivery("a/q", buf("q1")),
-        new Delivery("a/p", buf("p2"))));
-    assertEquals(List.of("p0"), first.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
-    assertEquals(List.of("p1"), second.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
-    assertEquals(List.of("q0", "q1"), other.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
+    publisher.bus.publishBatch(
+        A,
+        List.of(
+            new Delivery("a/p", buf("p0")),
+            new Delivery("a/q", buf("q0")),
+            new Delivery("a/p", buf("p1")),
+            new Delivery("__ha__", buf("copy")),
+            new Delivery("a/q", buf("q1")),
+            new Delivery("a/p", buf("p2"))));
+    assertEquals(
+        List.of("p0"),
+        first.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("p1"),
+        second.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
+    assertEquals(
+        List.of("q0", "q1"),
+        other.get(10, TimeUnit.SECONDS).stream().map(TestClient::str).toList());
     List<HostAgentMessage> copies = ha.get(10, TimeUnit.SECONDS);
     assertEquals(1, copies.size());
     assertEquals("a", copies.get(0).application);
     assertEquals("copy", str(copies.get(0).payload));
-    assertEquals(List.of("p2"), publisher.bus.poll(A, "a/p", 10, 0).stream().map(TestClient::str).toList(),
+    assertEquals(
+        List.of("p2"),
+        publisher.bus.poll(A, "a/p", 10, 0).stream().map(TestClient::str).toList(),
         "what no poller took stays queued");
   }
 

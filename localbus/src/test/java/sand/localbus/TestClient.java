@@ -9,8 +9,8 @@ import org.apache.thrift.protocol.TBinaryProtocol;
 import org.apache.thrift.transport.TSocket;
 import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
-import sand.localbus.thrift.LocalBus;
 import sand.common.ThriftServer;
+import sand.localbus.thrift.LocalBus;
 
 /** A Thrift client of the bus over TCP or a Unix socket, as a grain worker or the host agent would use. */
 final class TestClient implements AutoCloseable {

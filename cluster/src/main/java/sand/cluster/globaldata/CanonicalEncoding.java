@@ -59,7 +59,8 @@ public final class CanonicalEncoding {
   // ---- metadata (streamed into the digest: a large map is never copied)
 
   public static DataMetadata ofKvValue(String name, byte[] value) {
-    return value == null ? DataMetadata.absent(DataKind.KV, name)
+    return value == null
+        ? DataMetadata.absent(DataKind.KV, name)
         : new DataMetadata(DataKind.KV, name, value.length, sha256Hex(value));
   }
 

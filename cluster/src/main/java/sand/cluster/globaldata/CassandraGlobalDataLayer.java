@@ -9,8 +9,12 @@ import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,10 +30,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 
 /**
  * The global data layer on Apache Cassandra (paper §4.3), through the DataStax Java driver 4.
@@ -57,15 +57,20 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   private static final long NAMES_MARGIN = 3 * GlobalDataLayer.MAX_NAME_BYTES + 16 * 1024;
 
   /** Where Cassandra is and how to use it. */
-  public record Settings(InetSocketAddress contactPoint, String localDatacenter, String keyspace,
-                         int replicationFactor, Duration requestTimeout) {
+  public record Settings(
+      InetSocketAddress contactPoint,
+      String localDatacenter,
+      String keyspace,
+      int replicationFactor,
+      Duration requestTimeout) {
     public Settings {
       if (!KEYSPACE.matcher(keyspace).matches()) {
         throw new IllegalArgumentException("keyspace '" + keyspace
             + "' is invalid: lower-case letter, then up to 47 lower-case letters, digits or _");
       }
       if (replicationFactor < 1) {
-        throw new IllegalArgumentException("replication factor must be >= 1, got " + replicationFactor);
+        throw new IllegalArgumentException(
+            "replication factor must be >= 1, got " + replicationFactor);
       }
     }
   }
@@ -117,19 +122,21 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     if (user.isEmpty()) {
       return null;
     }
-    Path file = Path.of(env.getOrDefault("SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", "")
-        .strip());
+    Path file =
+        Path.of(env.getOrDefault("SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", "").strip());
     try {
       var perms = Files.getPosixFilePermissions(file);
       if (perms.contains(PosixFilePermission.OTHERS_READ)
           || perms.contains(PosixFilePermission.GROUP_READ)) {
-        throw new GlobalUnavailableException("the Cassandra password file " + file + " can be read by others: chmod "
-            + "600 it");
+        throw new GlobalUnavailableException(
+            "the Cassandra password file " + file + " can be read by others: chmod " + "600 it");
       }
       return new String[] {user, Files.readString(file).strip()};
     } catch (IOException e) {
-      throw new GlobalUnavailableException("cannot read the Cassandra password file "
-          + "(SAND_CLUSTER_CASSANDRA_PASSWORD_FILE) of user " + user + ": " + e.getMessage(), e);
+      throw new GlobalUnavailableException(
+          "cannot read the Cassandra password file "
+              + "(SAND_CLUSTER_CASSANDRA_PASSWORD_FILE) of user " + user + ": " + e.getMessage(),
+          e);
     }
   }
 
@@ -143,9 +150,11 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
         .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, t)
         .withDuration(DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, DDL_TIMEOUT)
         .withString(DefaultDriverOption.REQUEST_CONSISTENCY, ConsistencyLevel.LOCAL_QUORUM.name())
-        // Every statement here is an idempotent INSERT, DELETE or SELECT: safe for the driver to retry.
+        // Every statement here is an idempotent INSERT, DELETE or SELECT: safe for the driver to
+        // retry.
         .withBoolean(DefaultDriverOption.REQUEST_DEFAULT_IDEMPOTENCE, true)
-        .withStringList(DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(settings.keyspace()))
+        .withStringList(
+            DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(settings.keyspace()))
         .build();
     CqlSession session;
     try {
@@ -160,9 +169,11 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       }
       session = builder.build();
     } catch (DriverException e) {
-      throw new GlobalUnavailableException("cannot reach Cassandra at " + hostPort(settings.contactPoint())
-          + " (datacenter " + settings.localDatacenter() + "): " + e.getMessage()
-          + "; start it with deploy/cassandra.sh start, or use the in-memory global layer (global=memory)", e);
+      throw new GlobalUnavailableException(
+          "cannot reach Cassandra at " + hostPort(settings.contactPoint())
+              + " (datacenter " + settings.localDatacenter() + "): " + e.getMessage()
+              + "; start it with deploy/cassandra.sh start, or use the in-memory global layer (global=memory)",
+          e);
     }
     CassandraGlobalDataLayer layer = new CassandraGlobalDataLayer(settings, session);
     try {
@@ -173,8 +184,11 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       session.close();
       throw e;
     }
-    LOG.info("global data layer: Cassandra at {}, keyspace {} (replication {})",
-        hostPort(settings.contactPoint()), settings.keyspace(), settings.replicationFactor());
+    LOG.info(
+        "global data layer: Cassandra at {}, keyspace {} (replication {})",
+        hostPort(settings.contactPoint()),
+        settings.keyspace(),
+        settings.replicationFactor());
     return layer;
   }
 
@@ -182,45 +196,61 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   public void createSchema() {
     ddl("CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
         + "'replication_factor': " + settings.replicationFactor() + "}");
-    ddl("CREATE TABLE IF NOT EXISTS " + ks + ".kv (app text, key text, value blob, size bigint, sha256 text, "
+    ddl("CREATE TABLE IF NOT EXISTS " + ks
+        + ".kv (app text, key text, value blob, size bigint, sha256 text, "
         + "updated timestamp, PRIMARY KEY (app, key))");
-    ddl("CREATE TABLE IF NOT EXISTS " + ks + ".map_entries (app text, map text, key text, value blob, "
+    ddl("CREATE TABLE IF NOT EXISTS " + ks
+        + ".map_entries (app text, map text, key text, value blob, "
         + "PRIMARY KEY ((app, map), key))");
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".set_items (app text, \"set\" text, item text, "
         + "PRIMARY KEY ((app, \"set\"), item))");
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".counters (app text, name text, value bigint, "
         + "PRIMARY KEY (app, name))");
-    // bytes each application stores (StorageQuota), and the quota in force, for GET /api/v1/apps/{app}
+    // bytes each application stores (StorageQuota), and the quota in force, for GET
+    // /api/v1/apps/{app}
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".app_storage (app text PRIMARY KEY, bytes counter)");
-    ddl("CREATE TABLE IF NOT EXISTS " + ks + ".app_storage_max (app text PRIMARY KEY, max_bytes bigint)");
+    ddl("CREATE TABLE IF NOT EXISTS " + ks
+        + ".app_storage_max (app text PRIMARY KEY, max_bytes bigint)");
   }
 
   private void prepare() {
     call("preparing statements", () -> {
       readKv = session.prepare("SELECT value FROM " + ks + ".kv WHERE app = ? AND key = ?");
       kvMeta = session.prepare("SELECT size, sha256 FROM " + ks + ".kv WHERE app = ? AND key = ?");
-      writeKv = session.prepare("INSERT INTO " + ks + ".kv (app, key, value, size, sha256, updated) "
-          + "VALUES (?, ?, ?, ?, ?, ?)");
+      writeKv = session.prepare("INSERT INTO " + ks
+          + ".kv (app, key, value, size, sha256, updated) " + "VALUES (?, ?, ?, ?, ?, ?)");
       deleteKv = session.prepare("DELETE FROM " + ks + ".kv WHERE app = ? AND key = ?");
       listKeys = session.prepare("SELECT key FROM " + ks + ".kv WHERE app = ? AND key > ? LIMIT ?");
-      readMapEntry = session.prepare("SELECT value FROM " + ks + ".map_entries WHERE app = ? AND map = ? AND key = ?");
-      readMap = session.prepare("SELECT key, value FROM " + ks + ".map_entries WHERE app = ? AND map = ?");
-      writeMapEntry = session.prepare("INSERT INTO " + ks + ".map_entries (app, map, key, value) VALUES (?, ?, ?, ?)");
-      deleteMapEntry = session.prepare("DELETE FROM " + ks + ".map_entries WHERE app = ? AND map = ? AND key = ?");
+      readMapEntry = session.prepare(
+          "SELECT value FROM " + ks + ".map_entries WHERE app = ? AND map = ? AND key = ?");
+      readMap = session.prepare(
+          "SELECT key, value FROM " + ks + ".map_entries WHERE app = ? AND map = ?");
+      writeMapEntry = session.prepare(
+          "INSERT INTO " + ks + ".map_entries (app, map, key, value) VALUES (?, ?, ?, ?)");
+      deleteMapEntry = session.prepare(
+          "DELETE FROM " + ks + ".map_entries WHERE app = ? AND map = ? AND key = ?");
       deleteMap = session.prepare("DELETE FROM " + ks + ".map_entries WHERE app = ? AND map = ?");
-      readSet = session.prepare("SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ?");
-      containsSetItem = session.prepare("SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? "
-          + "AND item = ?");
-      addSetItem = session.prepare("INSERT INTO " + ks + ".set_items (app, \"set\", item) VALUES (?, ?, ?)");
-      removeSetItem = session.prepare("DELETE FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? AND item = ?");
+      readSet =
+          session.prepare("SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ?");
+      containsSetItem = session.prepare(
+          "SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? " + "AND item = ?");
+      addSetItem =
+          session.prepare("INSERT INTO " + ks + ".set_items (app, \"set\", item) VALUES (?, ?, ?)");
+      removeSetItem = session.prepare(
+          "DELETE FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? AND item = ?");
       deleteSet = session.prepare("DELETE FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ?");
-      readCounter = session.prepare("SELECT value FROM " + ks + ".counters WHERE app = ? AND name = ?");
-      writeCounter = session.prepare("INSERT INTO " + ks + ".counters (app, name, value) VALUES (?, ?, ?)");
+      readCounter =
+          session.prepare("SELECT value FROM " + ks + ".counters WHERE app = ? AND name = ?");
+      writeCounter =
+          session.prepare("INSERT INTO " + ks + ".counters (app, name, value) VALUES (?, ?, ?)");
       deleteCounter = session.prepare("DELETE FROM " + ks + ".counters WHERE app = ? AND name = ?");
-      addStored = session.prepare("UPDATE " + ks + ".app_storage SET bytes = bytes + ? WHERE app = ?");
+      addStored =
+          session.prepare("UPDATE " + ks + ".app_storage SET bytes = bytes + ? WHERE app = ?");
       readStored = session.prepare("SELECT bytes FROM " + ks + ".app_storage WHERE app = ?");
-      writeStorageMax = session.prepare("INSERT INTO " + ks + ".app_storage_max (app, max_bytes) VALUES (?, ?)");
-      readStorageMax = session.prepare("SELECT max_bytes FROM " + ks + ".app_storage_max WHERE app = ?");
+      writeStorageMax =
+          session.prepare("INSERT INTO " + ks + ".app_storage_max (app, max_bytes) VALUES (?, ?)");
+      readStorageMax =
+          session.prepare("SELECT max_bytes FROM " + ks + ".app_storage_max WHERE app = ?");
       return null;
     });
   }
@@ -238,21 +268,27 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     long limit = Long.MAX_VALUE;
     try {
       for (String name : List.of("max_mutation_size", "native_transport_max_message_size")) {
-        Row row = session.execute(SimpleStatement.newInstance(
-            "SELECT value FROM system_views.settings WHERE name = ?", name)).one();
+        Row row = session
+            .execute(SimpleStatement.newInstance(
+                "SELECT value FROM system_views.settings WHERE name = ?", name))
+            .one();
         if (row != null && row.getString("value") != null) {
           limit = Math.min(limit, parseSize(row.getString("value")));
         }
       }
     } catch (DriverException | IllegalArgumentException e) {
-      LOG.warn("could not read Cassandra's write size limits ({}); values are limited by value.max.bytes only",
+      LOG.warn(
+          "could not read Cassandra's write size limits ({}); values are limited by value.max.bytes only",
           e.toString());
       return;
     }
     if (limit != Long.MAX_VALUE) {
       maxValueBytes = limit - NAMES_MARGIN;
-      LOG.info("Cassandra accepts writes up to {} bytes: values up to {} bytes (max_mutation_size is half of "
-          + "commitlog_segment_size)", limit, maxValueBytes);
+      LOG.info(
+          "Cassandra accepts writes up to {} bytes: values up to {} bytes (max_mutation_size is half of "
+              + "commitlog_segment_size)",
+          limit,
+          maxValueBytes);
     }
   }
 
@@ -262,7 +298,8 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     String[][] units = {{"GiB", "1073741824"}, {"MiB", "1048576"}, {"KiB", "1024"}, {"B", "1"}};
     for (String[] u : units) {
       if (s.endsWith(u[0])) {
-        return Long.parseLong(s.substring(0, s.length() - u[0].length()).trim()) * Long.parseLong(u[1]);
+        return Long.parseLong(s.substring(0, s.length() - u[0].length()).trim())
+            * Long.parseLong(u[1]);
       }
     }
     throw new IllegalArgumentException("unknown size '" + spec + "'");
@@ -273,20 +310,31 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public Optional<byte[]> readKv(String app, String key) {
     Row row = one("reading key " + key, readKv.bind(app, key));
-    return row == null || row.isNull("value") ? Optional.empty() : Optional.of(bytes(row.getByteBuffer("value")));
+    return row == null || row.isNull("value")
+        ? Optional.empty()
+        : Optional.of(bytes(row.getByteBuffer("value")));
   }
 
   @Override
   public Optional<DataMetadata> kvMetadata(String app, String key) {
     Row row = one("reading metadata of key " + key, kvMeta.bind(app, key));
-    return row == null ? Optional.empty()
-        : Optional.of(new DataMetadata(DataKind.KV, key, row.getLong("size"), row.getString("sha256")));
+    return row == null
+        ? Optional.empty()
+        : Optional.of(
+            new DataMetadata(DataKind.KV, key, row.getLong("size"), row.getString("sha256")));
   }
 
   @Override
   public void writeKv(String app, String key, byte[] value) {
-    run("writing key " + key, writeKv.bind(app, key, ByteBuffer.wrap(value), (long) value.length,
-        CanonicalEncoding.sha256Hex(value), Instant.now()));
+    run(
+        "writing key " + key,
+        writeKv.bind(
+            app,
+            key,
+            ByteBuffer.wrap(value),
+            (long) value.length,
+            CanonicalEncoding.sha256Hex(value),
+            Instant.now()));
   }
 
   @Override
@@ -329,7 +377,9 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public void writeMapEntry(String app, String map, String key, byte[] value) {
-    run("writing entry " + key + " of map " + map, writeMapEntry.bind(app, map, key, ByteBuffer.wrap(value)));
+    run(
+        "writing entry " + key + " of map " + map,
+        writeMapEntry.bind(app, map, key, ByteBuffer.wrap(value)));
   }
 
   @Override
@@ -357,7 +407,8 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
 
   @Override
   public boolean containsSetItem(String app, String set, String item) {
-    return one("reading item " + item + " of set " + set, containsSetItem.bind(app, set, item)) != null;
+    return one("reading item " + item + " of set " + set, containsSetItem.bind(app, set, item))
+        != null;
   }
 
   @Override
@@ -380,7 +431,9 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public Optional<Long> readCounter(String app, String name) {
     Row row = one("reading counter " + name, readCounter.bind(app, name));
-    return row == null || row.isNull("value") ? Optional.empty() : Optional.of(row.getLong("value"));
+    return row == null || row.isNull("value")
+        ? Optional.empty()
+        : Optional.of(row.getLong("value"));
   }
 
   @Override
@@ -412,19 +465,24 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public Optional<Long> storageMax(String app) {
     Row row = one("reading the storage quota", readStorageMax.bind(app));
-    return row == null || row.isNull("max_bytes") ? Optional.empty() : Optional.of(row.getLong("max_bytes"));
+    return row == null || row.isNull("max_bytes")
+        ? Optional.empty()
+        : Optional.of(row.getLong("max_bytes"));
   }
 
   @Override
   public void close() {
     session.close();
-    LOG.info("global data layer: closed the Cassandra session to {}", hostPort(settings.contactPoint()));
+    LOG.info(
+        "global data layer: closed the Cassandra session to {}", hostPort(settings.contactPoint()));
   }
 
   // ---- helpers
 
   private void ddl(String cql) {
-    call("creating the schema", () -> session.execute(SimpleStatement.newInstance(cql).setTimeout(DDL_TIMEOUT)));
+    call(
+        "creating the schema",
+        () -> session.execute(SimpleStatement.newInstance(cql).setTimeout(DDL_TIMEOUT)));
   }
 
   private Row one(String what, BoundStatement statement) {
@@ -439,8 +497,10 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     try {
       return body.get();
     } catch (DriverException e) {
-      throw new GlobalUnavailableException("Cassandra at " + hostPort(settings.contactPoint()) + ", keyspace "
-          + ks + ": " + what + " failed: " + e.getMessage(), e);
+      throw new GlobalUnavailableException(
+          "Cassandra at " + hostPort(settings.contactPoint()) + ", keyspace " + ks + ": " + what
+              + " failed: " + e.getMessage(),
+          e);
     }
   }
 

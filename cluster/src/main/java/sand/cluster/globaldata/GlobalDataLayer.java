@@ -81,7 +81,8 @@ public interface GlobalDataLayer extends AutoCloseable {
 
   void deleteCounter(String app, String name);
 
-  // ---- bytes stored per application ({@link StorageQuota} counts them; a shared counter, approximate)
+  // ---- bytes stored per application ({@link StorageQuota} counts them; a shared counter,
+  // approximate)
 
   /** Add {@code delta} (negative: freed) to the bytes {@code app} stores. Not idempotent: a retry counts twice. */
   void addStoredBytes(String app, long delta);

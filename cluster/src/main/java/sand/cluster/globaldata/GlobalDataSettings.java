@@ -34,18 +34,38 @@ public final class GlobalDataSettings {
 
   /** Declare the global layer's settings in {@code def}. */
   public static ConfigDef declare(ConfigDef def) {
-    return def
-      .define(GLOBAL, STRING, "cassandra", oneOf("cassandra", "memory"),
-          "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
-      .define(CASSANDRA_CONTACT, STRING, "127.0.0.1:9042", HOST_PORT, "Cassandra contact point (native protocol)")
-      .define(CASSANDRA_DATACENTER, STRING, "datacenter1", nonBlank("a datacenter name"),
-          "Cassandra local datacenter")
-      .define(CASSANDRA_KEYSPACE, STRING, "sand", KEYSPACE, "keyspace of the global data layer")
-      .define(CASSANDRA_REPLICATION, INT, 1, between(1, 99),
-          "replication factor of the keyspace when it is created (SimpleStrategy)")
-      .define(CASSANDRA_TIMEOUT_MS, INT, 5000, between(100, 600_000),
-          "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra, "
-              + "and, when an application's memory quota is full of writes not yet in Cassandra, for some of them before QUOTA_EXCEEDED");
+    return def.define(
+            GLOBAL,
+            STRING,
+            "cassandra",
+            oneOf("cassandra", "memory"),
+            "global data layer: Cassandra, or in memory (tests and benchmarks; not durable)")
+        .define(
+            CASSANDRA_CONTACT,
+            STRING,
+            "127.0.0.1:9042",
+            HOST_PORT,
+            "Cassandra contact point (native protocol)")
+        .define(
+            CASSANDRA_DATACENTER,
+            STRING,
+            "datacenter1",
+            nonBlank("a datacenter name"),
+            "Cassandra local datacenter")
+        .define(CASSANDRA_KEYSPACE, STRING, "sand", KEYSPACE, "keyspace of the global data layer")
+        .define(
+            CASSANDRA_REPLICATION,
+            INT,
+            1,
+            between(1, 99),
+            "replication factor of the keyspace when it is created (SimpleStrategy)")
+        .define(
+            CASSANDRA_TIMEOUT_MS,
+            INT,
+            5000,
+            between(100, 600_000),
+            "Cassandra request timeout in milliseconds; also the longest wait, on a miss, for this host's earlier writes of the item to reach Cassandra, "
+                + "and, when an application's memory quota is full of writes not yet in Cassandra, for some of them before QUOTA_EXCEEDED");
   }
 
   /** The Cassandra settings from a parsed config. */
@@ -54,17 +74,21 @@ public final class GlobalDataSettings {
     int colon = contact.lastIndexOf(':');
     int port = Integer.parseInt(contact.substring(colon + 1));
     if (port < 1 || port > 65535) {
-      throw new ConfigDef.ConfigException("datalayer: cassandra.contact=" + contact + " is invalid: port must be 1..65535");
+      throw new ConfigDef.ConfigException(
+          "datalayer: cassandra.contact=" + contact + " is invalid: port must be 1..65535");
     }
     return new CassandraGlobalDataLayer.Settings(
         new InetSocketAddress(contact.substring(0, colon), port),
-        c.getString(CASSANDRA_DATACENTER), c.getString(CASSANDRA_KEYSPACE), c.getInt(CASSANDRA_REPLICATION),
+        c.getString(CASSANDRA_DATACENTER),
+        c.getString(CASSANDRA_KEYSPACE),
+        c.getInt(CASSANDRA_REPLICATION),
         Duration.ofMillis(c.getInt(CASSANDRA_TIMEOUT_MS)));
   }
 
   /** Open the configured global layer: connect to Cassandra (creating the schema), or a fresh in-memory one. */
   public static GlobalDataLayer open(Config c) {
-    return c.getString(GLOBAL).equals("memory") ? new InMemoryGlobalDataLayer()
+    return c.getString(GLOBAL).equals("memory")
+        ? new InMemoryGlobalDataLayer()
         : CassandraGlobalDataLayer.connect(cassandra(c));
   }
 }

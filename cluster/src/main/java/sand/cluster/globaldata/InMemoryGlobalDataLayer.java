@@ -150,7 +150,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     enter();
     reads.incrementAndGet();
     synchronized (this) {
-      TreeMap<String, byte[]> m = maps.computeIfAbsent(app, a -> new HashMap<>()).get(map);
+      TreeMap<String, byte[]> m =
+          maps.computeIfAbsent(app, a -> new HashMap<>()).get(map);
       return Optional.ofNullable(m == null ? null : m.get(key));
     }
   }
@@ -160,7 +161,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     enter();
     reads.incrementAndGet();
     synchronized (this) {
-      TreeMap<String, byte[]> m = maps.computeIfAbsent(app, a -> new HashMap<>()).get(map);
+      TreeMap<String, byte[]> m =
+          maps.computeIfAbsent(app, a -> new HashMap<>()).get(map);
       return m == null ? Collections.emptyMap() : new LinkedHashMap<>(m);
     }
   }
@@ -171,7 +173,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     enterWrite(w);
     synchronized (this) {
       maps.computeIfAbsent(app, a -> new HashMap<>())
-          .computeIfAbsent(map, m -> new TreeMap<>(CanonicalEncoding.ORDER)).put(key, value);
+          .computeIfAbsent(map, m -> new TreeMap<>(CanonicalEncoding.ORDER))
+          .put(key, value);
       writes.add(w);
     }
   }
@@ -231,7 +234,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     enterWrite(w);
     synchronized (this) {
       sets.computeIfAbsent(app, a -> new HashMap<>())
-          .computeIfAbsent(set, s -> new TreeSet<>(CanonicalEncoding.ORDER)).add(item);
+          .computeIfAbsent(set, s -> new TreeSet<>(CanonicalEncoding.ORDER))
+          .add(item);
       writes.add(w);
     }
   }
@@ -270,13 +274,15 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
     enter();
     reads.incrementAndGet();
     synchronized (this) {
-      return Optional.ofNullable(counters.computeIfAbsent(app, a -> new HashMap<>()).get(name));
+      return Optional.ofNullable(
+          counters.computeIfAbsent(app, a -> new HashMap<>()).get(name));
     }
   }
 
   @Override
   public void writeCounter(String app, String name, long value) {
-    AppliedWrite w = new AppliedWrite("writeCounter", app, name, null, CanonicalEncoding.ofCounter(value));
+    AppliedWrite w =
+        new AppliedWrite("writeCounter", app, name, null, CanonicalEncoding.ofCounter(value));
     enterWrite(w);
     synchronized (this) {
       counters.computeIfAbsent(app, a -> new HashMap<>()).put(name, value);
@@ -339,7 +345,8 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
         Thread.sleep(d.toMillis());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new GlobalUnavailableException("interrupted while waiting for the (fake) global data layer");
+        throw new GlobalUnavailableException(
+            "interrupted while waiting for the (fake) global data layer");
       }
     }
     if (!available) {
@@ -350,10 +357,12 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   private void enterWrite(AppliedWrite w) {
     enter();
     if (writesFailing) {
-      throw new GlobalUnavailableException("the in-memory global data layer is set to refuse writes");
+      throw new GlobalUnavailableException(
+          "the in-memory global data layer is set to refuse writes");
     }
     if (refused.test(w)) {
-      throw new GlobalUnavailableException("the in-memory global data layer is set to refuse this " + w.operation());
+      throw new GlobalUnavailableException(
+          "the in-memory global data layer is set to refuse this " + w.operation());
     }
   }
 

@@ -22,13 +22,17 @@ class CassandraLoginTest {
     assertNull(CassandraGlobalDataLayer.clusterLogin(Map.of()), "loopback: no login");
     Path pw = Files.writeString(tmp.resolve("hostagent.password"), "pw-0123456789\n");
     Files.setPosixFilePermissions(pw, PosixFilePermissions.fromString("rw-------"));
-    Map<String, String> env = Map.of("SAND_CLUSTER_CASSANDRA_USER", "hostagent",
-        "SAND_CLUSTER_CASSANDRA_PASSWORD_FILE", pw.toString());
-    assertArrayEquals(new String[] {"hostagent", "pw-0123456789"}, CassandraGlobalDataLayer.clusterLogin(env));
+    Map<String, String> env = Map.of(
+        "SAND_CLUSTER_CASSANDRA_USER",
+        "hostagent",
+        "SAND_CLUSTER_CASSANDRA_PASSWORD_FILE",
+        pw.toString());
+    assertArrayEquals(
+        new String[] {"hostagent", "pw-0123456789"}, CassandraGlobalDataLayer.clusterLogin(env));
 
     Files.setPosixFilePermissions(pw, PosixFilePermissions.fromString("rw-r--r--"));
-    GlobalUnavailableException e = assertThrows(GlobalUnavailableException.class,
-        () -> CassandraGlobalDataLayer.clusterLogin(env));
+    GlobalUnavailableException e = assertThrows(
+        GlobalUnavailableException.class, () -> CassandraGlobalDataLayer.clusterLogin(env));
     assertTrue(e.getMessage().contains("chmod 600"), e.getMessage());
   }
 }

@@ -13,6 +13,7 @@ class CassandraSizesTest {
     assertEquals(8388608, CassandraGlobalDataLayer.parseSize("8192KiB"));
     assertEquals(16777216, CassandraGlobalDataLayer.parseSize("16MiB"));
     assertEquals(1L << 30, CassandraGlobalDataLayer.parseSize("1GiB"));
-    assertThrows(IllegalArgumentException.class, () -> CassandraGlobalDataLayer.parseSize("16 parsecs"));
+    assertThrows(
+        IllegalArgumentException.class, () -> CassandraGlobalDataLayer.parseSize("16 parsecs"));
   }
 }

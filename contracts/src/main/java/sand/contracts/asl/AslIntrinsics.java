@@ -31,6 +31,7 @@ import sand.contracts.asl.AslText.Problem;
 final class AslIntrinsics {
   /** Intrinsic calls nested deeper than this are refused (Python would fail with a RecursionError). */
   static final int MAX_CALL_DEPTH = 100;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private AslIntrinsics() {}
@@ -62,7 +63,8 @@ final class AslIntrinsics {
     String name = text.substring(start, end);
     pos = open + 1;
     if (!AslSpec.INTRINSICS.containsKey(name)) {
-      throw new Problem("unknown intrinsic function " + show(name) + suggest(name, AslSpec.INTRINSICS.keySet()));
+      throw new Problem(
+          "unknown intrinsic function " + show(name) + suggest(name, AslSpec.INTRINSICS.keySet()));
     }
     int args = 0;
     int p = skipSpace(text, pos);
@@ -103,11 +105,16 @@ final class AslIntrinsics {
         }
         parsePath(rstrip(text.substring(a, q)));
         pos = q;
-      } else if ((q = callName(text, a)) > a && skipSpace(text, q) < n && text.charAt(skipSpace(text, q)) == '(') {
+      } else if ((q = callName(text, a)) > a
+          && skipSpace(text, q) < n
+          && text.charAt(skipSpace(text, q)) == '(') {
         pos = parseCall(text, a, depth + 1);
       } else {
         String rest = strip(text.substring(pos));
-        throw new Problem(rest.startsWith("'") ? "unterminated string: close it with '" : "cannot read " + show(rest));
+        throw new Problem(
+            rest.startsWith("'")
+                ? "unterminated string: close it with '"
+                : "cannot read " + show(rest));
       }
       args++;
       int sep = skipSpace(text, pos);
@@ -123,7 +130,8 @@ final class AslIntrinsics {
     boolean unbounded = signature.rest() != null;
     int high = low + signature.optional().size();
     if (args < low || !unbounded && args > high) {
-      String count = !unbounded && low == high ? "" + low : unbounded ? low + "+" : low + "-" + high;
+      String count =
+          !unbounded && low == high ? "" + low : unbounded ? low + "+" : low + "-" + high;
       throw new Problem(name + " takes " + count + " argument(s), got " + args);
     }
     return pos;
@@ -133,7 +141,11 @@ final class AslIntrinsics {
   private static int callName(String s, int i) {
     while (i < s.length()) {
       char c = s.charAt(i);
-      if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_')) {
+      if (!(c >= 'A' && c <= 'Z'
+          || c >= 'a' && c <= 'z'
+          || c >= '0' && c <= '9'
+          || c == '.'
+          || c == '_')) {
         break;
       }
       i++;
@@ -161,7 +173,9 @@ final class AslIntrinsics {
         k = digits(s, k + 1);
       }
       if (k < s.length() && (s.charAt(k) == 'e' || s.charAt(k) == 'E')) {
-        int m = k + 1 < s.length() && (s.charAt(k + 1) == '+' || s.charAt(k + 1) == '-') ? k + 2 : k + 1;
+        int m = k + 1 < s.length() && (s.charAt(k + 1) == '+' || s.charAt(k + 1) == '-')
+            ? k + 2
+            : k + 1;
         if (digits(s, m) > m) {
           k = digits(s, m);
         }
@@ -229,16 +243,19 @@ final class AslIntrinsics {
     boolean ok = switch (kind) {
       case "string" -> value.isTextual();
       case "number" -> value.isNumber();
-      case "integer" -> value.isIntegralNumber() || value.isNumber() && value.doubleValue() == Math.rint(
-          value.doubleValue()) && !Double.isInfinite(value.doubleValue());
+      case "integer" ->
+        value.isIntegralNumber()
+            || value.isNumber()
+                && value.doubleValue() == Math.rint(value.doubleValue())
+                && !Double.isInfinite(value.doubleValue());
       case "array" -> value.isArray();
       case "object" -> value.isObject();
       case "boolean" -> value.isBoolean();
       default -> true;
     };
     if (!ok) {
-      throw new Problem("argument " + (n + 1) + " of " + name + " must be " + AslSpec.ARGUMENT_KINDS.get(kind)
-          + ", got " + show(value));
+      throw new Problem("argument " + (n + 1) + " of " + name + " must be "
+          + AslSpec.ARGUMENT_KINDS.get(kind) + ", got " + show(value));
     }
   }
 

@@ -16,6 +16,7 @@ import sand.contracts.asl.AslText.Problem;
 final class AslPaths {
   /** A CPython int() refuses decimal strings with more digits than this (sys.get_int_max_str_digits()). */
   static final int MAX_INT_DIGITS = 4300;
+
   static final String VARIABLES = "variables (JSONata/Variables) are not supported";
   static final String FILTERS = "JSONPath filter expressions [?(...)] are not supported";
 
@@ -64,7 +65,9 @@ final class AslPaths {
     }
     if (s.charAt(i) == '.') {
       int j = i + 1;
-      if (j < n && s.charAt(j) == '*' && (atEnd(s, j + 1) || s.charAt(j + 1) == '.' || s.charAt(j + 1) == '[')) {
+      if (j < n
+          && s.charAt(j) == '*'
+          && (atEnd(s, j + 1) || s.charAt(j + 1) == '.' || s.charAt(j + 1) == '[')) {
         return new Token(j + 1, false, List.of());
       }
       int k = j;
@@ -163,7 +166,8 @@ final class AslPaths {
     String t = strip(part);
     String digits = t.startsWith("-") ? t.substring(1) : t;
     if (digits.isEmpty()) {
-      throw new Problem("invalid literal for int() with base 10: '" + part + "'"); // Python int()'s words
+      throw new Problem(
+          "invalid literal for int() with base 10: '" + part + "'"); // Python int()'s words
     }
     int count = digits.codePointCount(0, digits.length());
     if (count > MAX_INT_DIGITS) {
@@ -172,7 +176,8 @@ final class AslPaths {
   }
 
   static String tooManyDigits(int count) {
-    return "Exceeds the limit (" + MAX_INT_DIGITS + " digits) for integer string conversion: value has " + count
+    return "Exceeds the limit (" + MAX_INT_DIGITS
+        + " digits) for integer string conversion: value has " + count
         + " digits; use sys.set_int_max_str_digits() to increase the limit";
   }
 
@@ -218,7 +223,8 @@ final class AslPaths {
 
   /** After the (Unicode, like Python's \d) decimal digits at {@code i}. */
   static int digits(String s, int i) {
-    while (i < s.length() && Character.getType(s.codePointAt(i)) == Character.DECIMAL_DIGIT_NUMBER) {
+    while (i < s.length()
+        && Character.getType(s.codePointAt(i)) == Character.DECIMAL_DIGIT_NUMBER) {
       i += Character.charCount(s.codePointAt(i));
     }
     return i;
@@ -236,7 +242,8 @@ final class AslPaths {
     if (at < rest.length()) {
       String c = new String(Character.toChars(rest.codePointAt(at)));
       if ("]@?,:*'\"()\\".contains(c)) {
-        return show(c) + " in a field name must be escaped with a backslash or the name written as ['name']";
+        return show(c)
+            + " in a field name must be escaped with a backslash or the name written as ['name']";
       }
     }
     return "cannot read " + show(rest) + "; write .name, ['name'], [0], [-1], [*], [0,1] or [1:3]";

@@ -9,9 +9,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.Locale;
 
 /**
  * Amazon States Language as SAND supports it, read from {@code contracts/asl.json} (in this jar as
@@ -20,8 +20,20 @@ import java.util.Locale;
  */
 final class AslSpec {
   /** How a field is checked wherever it appears (asl.json's {@code checks_about} says what each kind means). */
-  enum Kind { INTEGER, NUMBER, STRING, BOOLEAN, OBJECT, PATH, RESULT_PATH, REFERENCE_PATH, DYNAMIC, TEMPLATE,
-    TIMESTAMP, ONE_OF }
+  enum Kind {
+    INTEGER,
+    NUMBER,
+    STRING,
+    BOOLEAN,
+    OBJECT,
+    PATH,
+    RESULT_PATH,
+    REFERENCE_PATH,
+    DYNAMIC,
+    TEMPLATE,
+    TIMESTAMP,
+    ONE_OF
+  }
 
   /** A field's check: its kind, the least value (integer, number), whether null is allowed, the allowed values. */
   record Check(Kind kind, JsonNode min, boolean nullable, List<String> values, String why) {}
@@ -57,7 +69,8 @@ final class AslSpec {
   static final List<List<String>> EXCLUSIVE = new ArrayList<>();
   static final Map<String, Check> CHECKS = new LinkedHashMap<>();
   static final List<String> ERRORS = strings(SPEC.path("errors"));
-  static final Set<String> RULE_FIELDS = Set.copyOf(strings(SPEC.path("comparison").path("rule_fields")));
+  static final Set<String> RULE_FIELDS =
+      Set.copyOf(strings(SPEC.path("comparison").path("rule_fields")));
   static final Map<String, String> FAMILIES = new LinkedHashMap<>();
   static final Map<String, Operator> OPERATORS = new LinkedHashMap<>();
   static final Map<String, String> ARGUMENT_KINDS = new LinkedHashMap<>();
@@ -76,25 +89,47 @@ final class AslSpec {
         EXACTLY_ONE_OF.put(e.getKey(), strings(e.getValue().get("exactly_one_of")));
       }
     });
-    SPEC.path("unsupported").fields().forEachRemaining(e -> UNSUPPORTED.put(e.getKey(), e.getValue().asText()));
+    SPEC.path("unsupported")
+        .fields()
+        .forEachRemaining(e -> UNSUPPORTED.put(e.getKey(), e.getValue().asText()));
     SPEC.path("exclusive").forEach(pair -> EXCLUSIVE.add(strings(pair)));
     SPEC.path("checks").fields().forEachRemaining(e -> {
       JsonNode c = e.getValue();
-      CHECKS.put(e.getKey(), new Check(Kind.valueOf(c.get("check").asText().toUpperCase(Locale.ROOT)),
-          c.get("min"), c.path("nullable").asBoolean(false), strings(c.path("values")), c.path("why").asText("")));
+      CHECKS.put(
+          e.getKey(),
+          new Check(
+              Kind.valueOf(c.get("check").asText().toUpperCase(Locale.ROOT)),
+              c.get("min"),
+              c.path("nullable").asBoolean(false),
+              strings(c.path("values")),
+              c.path("why").asText("")));
     });
     JsonNode comparison = SPEC.path("comparison");
-    comparison.path("families").fields().forEachRemaining(e -> FAMILIES.put(e.getKey(), e.getValue().asText()));
+    comparison
+        .path("families")
+        .fields()
+        .forEachRemaining(e -> FAMILIES.put(e.getKey(), e.getValue().asText()));
     comparison.path("operators").fields().forEachRemaining(e -> {
       JsonNode o = e.getValue();
-      OPERATORS.put(e.getKey(), new Operator(o.get("family").asText(), o.path("compare").asText(""),
-          o.path("test").asText(""), o.path("operand").asText("").equals("path")));
+      OPERATORS.put(
+          e.getKey(),
+          new Operator(
+              o.get("family").asText(),
+              o.path("compare").asText(""),
+              o.path("test").asText(""),
+              o.path("operand").asText("").equals("path")));
     });
-    SPEC.path("argument_kinds").fields().forEachRemaining(e -> ARGUMENT_KINDS.put(e.getKey(), e.getValue().asText()));
+    SPEC.path("argument_kinds")
+        .fields()
+        .forEachRemaining(e -> ARGUMENT_KINDS.put(e.getKey(), e.getValue().asText()));
     SPEC.path("intrinsics").fields().forEachRemaining(e -> {
       JsonNode s = e.getValue();
-      INTRINSICS.put(e.getKey(), new Signature(strings(s.path("args")), strings(s.path("optional")),
-          s.hasNonNull("rest") ? s.get("rest").asText() : null));
+      INTRINSICS.put(
+          e.getKey(),
+          new Signature(
+              strings(s.path("args")),
+              strings(s.path("optional")),
+              s.hasNonNull("rest") ? s.get("rest").asText() : null));
     });
   }
 

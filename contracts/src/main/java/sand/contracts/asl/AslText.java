@@ -112,12 +112,17 @@ final class AslText {
 
   /** {@code  (did you mean "X"?)} by {@link Suggest}'s rule, or "". */
   static String suggest(String word, Iterable<String> choices) {
-    return Suggest.nearest(word, choices).map(s -> " (did you mean " + show(s) + "?)").orElse("");
+    return Suggest.nearest(word, choices)
+        .map(s -> " (did you mean " + show(s) + "?)")
+        .orElse("");
   }
 
   /** Python's str.isspace for one code point (the white space of Python's \s and str.strip()). */
   static boolean isSpace(int c) {
-    return c >= 0x09 && c <= 0x0d || c >= 0x1c && c <= 0x1f || c == 0x85 || Character.isSpaceChar(c);
+    return c >= 0x09 && c <= 0x0d
+        || c >= 0x1c && c <= 0x1f
+        || c == 0x85
+        || Character.isSpaceChar(c);
   }
 
   static String strip(String s) {

@@ -30,7 +30,8 @@ final class AslTimestamps {
     }
     if (expect(cps, pos, '.')) {
       int digits = 0;
-      while (pos[0] < cps.length && Character.getType(cps[pos[0]]) == Character.DECIMAL_DIGIT_NUMBER) {
+      while (pos[0] < cps.length
+          && Character.getType(cps[pos[0]]) == Character.DECIMAL_DIGIT_NUMBER) {
         pos[0]++;
         digits++;
       }
@@ -55,8 +56,14 @@ final class AslTimestamps {
     }
     int[] days = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     boolean leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    return year >= 1 && month >= 1 && month <= 12 && day >= 1
-        && day <= days[month - 1] + (month == 2 && leap ? 1 : 0) && hour <= 23 && minute <= 59 && second <= 59;
+    return year >= 1
+        && month >= 1
+        && month <= 12
+        && day >= 1
+        && day <= days[month - 1] + (month == 2 && leap ? 1 : 0)
+        && hour <= 23
+        && minute <= 59
+        && second <= 59;
   }
 
   /** Exactly {@code count} decimal digits at pos[0] (advanced past them) as a number, or -1. */

@@ -14,12 +14,12 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.contracts.DataKind;
-import sand.contracts.DataMetadata;
-import sand.datalayer.DataLayerException.Code;
-import sand.datalayer.DataLayerException;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalUnavailableException;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
+import sand.datalayer.DataLayerException;
+import sand.datalayer.DataLayerException.Code;
 
 /**
  * What one application's stores share: its name, the global layer, the write-behind queue, and its
@@ -42,22 +42,28 @@ public final class AppContext {
   /** Items whose metadata is remembered: a data flag names few, and a report naming many must not grow this. */
   static final int METADATA_CACHED = 256;
   /** Metadata computed since each item's last write, most recently used last. Under itself. */
-  private final Map<WriteBehind.Item, DataMetadata> metadata = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<WriteBehind.Item, DataMetadata> eldest) {
-      return size() > METADATA_CACHED;
-    }
-  };
+  private final Map<WriteBehind.Item, DataMetadata> metadata =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<WriteBehind.Item, DataMetadata> eldest) {
+          return size() > METADATA_CACHED;
+        }
+      };
   /** Writes so far (under {@link #metadata}): metadata computed across a write is not remembered. */
   private long writes;
+
   private final LongAdder metadataComputed = new LongAdder();
 
   /**
    * @param readThroughWait longest wait for earlier writes to reach the global layer: on a miss, the
    *                        item's; when the quota is full of queued writes, any of them
    */
-  public AppContext(String app, GlobalDataLayer global, WriteBehind writeBehind, Duration readThroughWait,
-                    AppMemory memory) {
+  public AppContext(
+      String app,
+      GlobalDataLayer global,
+      WriteBehind writeBehind,
+      Duration readThroughWait,
+      AppMemory memory) {
     this.app = app;
     this.global = global;
     this.writeBehind = writeBehind;
@@ -109,8 +115,10 @@ public final class AppContext {
   }
 
   DataLayerException revoked() {
-    return new DataLayerException(Code.UNAUTHORIZED, "[app " + app + "] was revoked on this host while the call "
-        + "ran; its data left this host's memory: call again with the application's current credential");
+    return new DataLayerException(
+        Code.UNAUTHORIZED,
+        "[app " + app + "] was revoked on this host while the call "
+            + "ran; its data left this host's memory: call again with the application's current credential");
   }
 
   void addCandidates(List<Residents.Candidate> out) {
@@ -165,21 +173,30 @@ public final class AppContext {
   }
 
   private DataLayerException quotaExceeded(HostMemory.Refusal r, long bytes, String what) {
-    String head = "[app " + app + "] cannot store " + what + " (" + bytes + " bytes with its bookkeeping): ";
-    String fix = "; nothing was changed. The global data layer is behind or unreachable: retry later; or store "
-        + "less per item / delete keys; the operator's setting is datalayer " + (r.hostCap() ? "max.bytes" : "app.max.bytes");
+    String head =
+        "[app " + app + "] cannot store " + what + " (" + bytes + " bytes with its bookkeeping): ";
+    String fix =
+        "; nothing was changed. The global data layer is behind or unreachable: retry later; or store "
+            + "less per item / delete keys; the operator's setting is datalayer "
+            + (r.hostCap() ? "max.bytes" : "app.max.bytes");
     String why = r.hostCap()
-        ? "this host's local data layer holds " + r.hostHeld() + " bytes for all applications, its cap " + r.hostMax()
-            + " bytes, and " + r.hostPending() + " of them wait for the global data layer (they cannot be evicted "
-            + "before they reach it); the application holds " + r.appHeld() + " bytes (its quota " + r.appQuota()
+        ? "this host's local data layer holds " + r.hostHeld()
+            + " bytes for all applications, its cap " + r.hostMax()
+            + " bytes, and " + r.hostPending()
+            + " of them wait for the global data layer (they cannot be evicted "
+            + "before they reach it); the application holds " + r.appHeld() + " bytes (its quota "
+            + r.appQuota()
             + " bytes), " + r.appPending() + " of them waiting"
-        : "the application holds " + r.appHeld() + " bytes in this host's memory, its quota " + r.appQuota()
-            + " bytes, and " + r.appPending() + " of them wait for the global data layer (they cannot be evicted "
+        : "the application holds " + r.appHeld() + " bytes in this host's memory, its quota "
+            + r.appQuota()
+            + " bytes, and " + r.appPending()
+            + " of them wait for the global data layer (they cannot be evicted "
             + "before they reach it)";
     long now = System.nanoTime();
     if (now - lastWarn >= WARN_EVERY_NANOS) {
       lastWarn = now;
-      LOG.warn("[app {}] writes refused: {} ({} quota)", app, why, r.hostCap() ? "host" : "application");
+      LOG.warn(
+          "[app {}] writes refused: {} ({} quota)", app, why, r.hostCap() ? "host" : "application");
     }
     return new DataLayerException(Code.QUOTA_EXCEEDED, head + why + fix);
   }
@@ -204,7 +221,8 @@ public final class AppContext {
     DataMetadata m = compute.get();
     metadataComputed.increment();
     synchronized (metadata) {
-      // a write since 'seen' may have changed the value after it was read: then it is not remembered
+      // a write since 'seen' may have changed the value after it was read: then it is not
+      // remembered
       if (writes == seen && !dropped) {
         metadata.put(item, m);
       }
@@ -224,8 +242,13 @@ public final class AppContext {
    * by the write) and the value's {@code charge} when there is one (shared with memory). Call it while
    * holding the item's lock, so queue order is local order.
    */
-  void backup(DataKind kind, String name, WriteBehind.Write write, boolean replacesWholeValue, long ownBytes,
-              Charge value) {
+  void backup(
+      DataKind kind,
+      String name,
+      WriteBehind.Write write,
+      boolean replacesWholeValue,
+      long ownBytes,
+      Charge value) {
     synchronized (metadata) { // the value changed: its metadata is computed again when next asked
       writes++;
       metadata.remove(new WriteBehind.Item(app, kind, name));
@@ -268,8 +291,10 @@ public final class AppContext {
 
   private DataLayerException unavailable(DataKind kind, String name, String why) {
     String what = name == null ? "the keys" : kind + " '" + name + "'";
-    return new DataLayerException(DataLayerException.Code.UNAVAILABLE, "[app " + app + "] " + what
-        + " is not in this host's memory and the global data layer could not be read (" + why
-        + "); retry when Cassandra is reachable again");
+    return new DataLayerException(
+        DataLayerException.Code.UNAVAILABLE,
+        "[app " + app + "] " + what
+            + " is not in this host's memory and the global data layer could not be read (" + why
+            + "); retry when Cassandra is reachable again");
   }
 }

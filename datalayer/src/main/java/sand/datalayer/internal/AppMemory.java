@@ -125,7 +125,12 @@ public final class AppMemory {
     }
     evicted.addAndGet(n);
     if (n > 0) {
-      LOG.debug("[app {}] evicted {} clean items from memory ({} -> {} bytes)", app, n, before, held.get());
+      LOG.debug(
+          "[app {}] evicted {} clean items from memory ({} -> {} bytes)",
+          app,
+          n,
+          before,
+          held.get());
     }
     return n;
   }

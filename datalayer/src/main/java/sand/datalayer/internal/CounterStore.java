@@ -1,8 +1,8 @@
 package sand.datalayer.internal;
 
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.cluster.globaldata.CanonicalEncoding;
 import sand.datalayer.DataLayerException;
 
 /**
@@ -63,7 +63,8 @@ public final class CounterStore {
     }
     Long stored;
     try {
-      stored = ctx.readThrough(DataKind.COUNTER, name, g -> g.readCounter(ctx.app(), name)).orElse(null);
+      stored = ctx.readThrough(DataKind.COUNTER, name, g -> g.readCounter(ctx.app(), name))
+          .orElse(null);
     } catch (RuntimeException e) {
       c.lock.lock();
       c.readers--;
@@ -92,7 +93,8 @@ public final class CounterStore {
       try {
         now = Math.addExact(current, delta);
       } catch (ArithmeticException e) {
-        throw new DataLayerException(DataLayerException.Code.BAD_REQUEST,
+        throw new DataLayerException(
+            DataLayerException.Code.BAD_REQUEST,
             "counter '" + name + "' (" + current + ") would overflow adding " + delta);
       }
       set(c, now);
@@ -137,8 +139,10 @@ public final class CounterStore {
 
   /** The counter's value: memory's when known, else the global layer's (read through, not kept). Under c's lock. */
   private Long current(Counter c) {
-    return c.known ? c.value
-        : ctx.readThrough(DataKind.COUNTER, c.name, g -> g.readCounter(ctx.app(), c.name)).orElse(null);
+    return c.known
+        ? c.value
+        : ctx.readThrough(DataKind.COUNTER, c.name, g -> g.readCounter(ctx.app(), c.name))
+            .orElse(null);
   }
 
   /** Set the counter to {@code value} and back it up; QUOTA_EXCEEDED changes nothing. Under c's lock. */
@@ -158,8 +162,10 @@ public final class CounterStore {
 
   private long require(String name, Long value) {
     if (value == null) {
-      throw new DataLayerException(DataLayerException.Code.NOT_FOUND,
-          "[app " + ctx.app() + "] no counter named '" + name + "': create it first (createCounter)");
+      throw new DataLayerException(
+          DataLayerException.Code.NOT_FOUND,
+          "[app " + ctx.app() + "] no counter named '" + name
+              + "': create it first (createCounter)");
     }
     return value;
   }

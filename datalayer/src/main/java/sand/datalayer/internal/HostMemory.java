@@ -26,8 +26,14 @@ public final class HostMemory {
    *
    * @param hostCap true when the host cap refused it (the application was within its quota)
    */
-  public record Refusal(boolean hostCap, long appHeld, long appPending, long appQuota,
-                        long hostHeld, long hostPending, long hostMax) {
+  public record Refusal(
+      boolean hostCap,
+      long appHeld,
+      long appPending,
+      long appQuota,
+      long hostHeld,
+      long hostPending,
+      long hostMax) {
     /** Bytes of writes whose backup would make room: none means waiting cannot help. */
     long waiting() {
       return hostCap ? hostPending : appPending;
@@ -121,7 +127,8 @@ public final class HostMemory {
     for (AppMemory m : apps.values()) {
       hostPending += m.pending();
     }
-    return new Refusal(hostCap, a.held(), a.pending(), appMaxBytes, held.get(), hostPending, maxBytes);
+    return new Refusal(
+        hostCap, a.held(), a.pending(), appMaxBytes, held.get(), hostPending, maxBytes);
   }
 
   void released(long bytes) {

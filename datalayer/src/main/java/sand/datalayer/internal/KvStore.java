@@ -6,9 +6,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's key-value entries on this host. Memory is a cache of the global layer that is
@@ -116,7 +116,8 @@ public final class KvStore {
   public boolean remove(String key) {
     Slot s = slots.lock(key);
     try {
-      boolean present = s.known ? s.value != null
+      boolean present = s.known
+          ? s.value != null
           : ctx.readThrough(DataKind.KV, key, g -> g.readKv(ctx.app(), key)).isPresent();
       if (!present) {
         return false; // absent; a key absent everywhere stays unknown
@@ -161,7 +162,8 @@ public final class KvStore {
     }
     // Ask for enough global keys that the ones deleted here cannot leave the page short.
     int ask = (int) Math.min(Integer.MAX_VALUE, (long) count + deletedHere);
-    List<String> stored = ctx.readThrough(DataKind.KV, null, g -> g.listKeys(ctx.app(), startAfter, ask));
+    List<String> stored =
+        ctx.readThrough(DataKind.KV, null, g -> g.listKeys(ctx.app(), startAfter, ask));
     TreeSet<String> merged = new TreeSet<>(CanonicalEncoding.ORDER);
     for (String k : stored) {
       if (!Boolean.FALSE.equals(local.get(k))) {

@@ -8,9 +8,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Function;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's maps on this host. A map is loaded whole from the global layer the first time it
@@ -22,8 +22,10 @@ public final class MapStore {
 
   private static final class LocalMap extends Resident {
     boolean loaded; // guarded by lock
-    final TreeMap<String, byte[]> entries = new TreeMap<>(CanonicalEncoding.ORDER); // guarded by lock
-    final HashMap<String, Charge> charges = new HashMap<>(); // guarded by lock; each entry's value bytes
+    final TreeMap<String, byte[]> entries =
+        new TreeMap<>(CanonicalEncoding.ORDER); // guarded by lock
+    final HashMap<String, Charge> charges =
+        new HashMap<>(); // guarded by lock; each entry's value bytes
 
     LocalMap(String name) {
       super(name);
@@ -69,7 +71,13 @@ public final class MapStore {
       long names = m.entries.containsKey(key) ? 0 : Sizes.item(key);
       ctx.reserve(names + value.length + own, "entry '" + key + "' of map '" + map + "'");
       Charge old = m.put(ctx, key, value);
-      ctx.backup(DataKind.MAP, map, g -> g.writeMapEntry(app, map, key, value), false, own, m.charges.get(key));
+      ctx.backup(
+          DataKind.MAP,
+          map,
+          g -> g.writeMapEntry(app, map, key, value),
+          false,
+          own,
+          m.charges.get(key));
       if (old != null) {
         old.release();
       }
@@ -140,7 +148,8 @@ public final class MapStore {
     LocalMap m = maps.lock(map);
     try {
       if (!m.loaded) {
-        Map<String, byte[]> stored = ctx.readThrough(DataKind.MAP, map, g -> g.readMap(ctx.app(), map));
+        Map<String, byte[]> stored =
+            ctx.readThrough(DataKind.MAP, map, g -> g.readMap(ctx.app(), map));
         if (!ctx.tryReserve(bytes(map, stored))) {
           TreeMap<String, byte[]> once = new TreeMap<>(CanonicalEncoding.ORDER);
           once.putAll(stored);
@@ -159,8 +168,10 @@ public final class MapStore {
     LocalMap m = maps.lock(map);
     try {
       if (!m.loaded) {
-        Map<String, byte[]> stored = ctx.readThrough(DataKind.MAP, map, g -> g.readMap(ctx.app(), map));
-        ctx.reserve(bytes(map, stored), "map '" + map + "' (loading it from the global data layer)");
+        Map<String, byte[]> stored =
+            ctx.readThrough(DataKind.MAP, map, g -> g.readMap(ctx.app(), map));
+        ctx.reserve(
+            bytes(map, stored), "map '" + map + "' (loading it from the global data layer)");
         load(m, stored);
       }
       return op.apply(m);

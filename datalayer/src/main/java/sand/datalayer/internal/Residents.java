@@ -79,7 +79,9 @@ final class Residents<R extends Resident> {
       return false;
     }
     try {
-      if (r.dead || !r.inMemory() || r.readers > 0
+      if (r.dead
+          || !r.inMemory()
+          || r.readers > 0
           || !ctx.writeBehind().isClean(new WriteBehind.Item(ctx.app(), kind, r.name))) {
         return false;
       }

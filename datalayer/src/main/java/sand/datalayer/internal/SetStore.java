@@ -4,9 +4,9 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
+import sand.cluster.globaldata.CanonicalEncoding;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 /**
  * One application's sets on this host. A set is loaded whole from the global layer the first time it
@@ -129,7 +129,8 @@ public final class SetStore {
     try {
       if (!s.loaded) {
         Set<String> stored = ctx.readThrough(DataKind.SET, set, g -> g.readSet(ctx.app(), set));
-        ctx.reserve(bytes(set, stored), "set '" + set + "' (loading it from the global data layer)");
+        ctx.reserve(
+            bytes(set, stored), "set '" + set + "' (loading it from the global data layer)");
         s.items.addAll(stored);
         s.loaded = true;
       }

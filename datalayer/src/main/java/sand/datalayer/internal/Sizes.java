@@ -34,7 +34,9 @@ public final class Sizes {
         n += 1;
       } else if (c < 0x800) {
         n += 2;
-      } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < s.length()
+          && Character.isLowSurrogate(s.charAt(i + 1))) {
         n += 4;
         i++;
       } else {

@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.contracts.DataKind;
 import sand.cluster.globaldata.GlobalDataLayer;
+import sand.contracts.DataKind;
 
 /**
  * Asynchronous backup of local writes to the global data layer (paper §4.3), like the local bus's
@@ -49,7 +49,7 @@ public final class WriteBehind implements AutoCloseable {
   /** The bytes a queued write keeps in memory; released once, when it is written or replaced. */
   @FunctionalInterface
   public interface Hold {
-    Hold NONE = () -> { };
+    Hold NONE = () -> {};
 
     void release();
   }
@@ -82,10 +82,12 @@ public final class WriteBehind implements AutoCloseable {
   private final Shard[] shards;
   /** The last write submitted per item and not yet in the global layer. */
   private final ConcurrentHashMap<Item, Pending> latest = new ConcurrentHashMap<>();
+
   private final AtomicLong pending = new AtomicLong();
   private volatile boolean stopping;
 
-  public WriteBehind(GlobalDataLayer global, int threads, Duration firstBackoff, Duration maxBackoff) {
+  public WriteBehind(
+      GlobalDataLayer global, int threads, Duration firstBackoff, Duration maxBackoff) {
     if (threads < 1) {
       throw new IllegalArgumentException("write-behind needs at least one thread, got " + threads);
     }
@@ -106,7 +108,8 @@ public final class WriteBehind implements AutoCloseable {
    */
   public CompletableFuture<Void> submit(Item item, Write write, boolean replaceable, Hold hold) {
     if (stopping) {
-      throw new IllegalStateException("the local data layer is closed; " + item + " was not written");
+      throw new IllegalStateException(
+          "the local data layer is closed; " + item + " was not written");
     }
     Shard shard = shards[Math.floorMod(item.hashCode(), shards.length)];
     synchronized (shard) {
@@ -188,7 +191,8 @@ public final class WriteBehind implements AutoCloseable {
       return true;
     }
     try {
-      CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0])).get(timeoutMs, TimeUnit.MILLISECONDS);
+      CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
+          .get(timeoutMs, TimeUnit.MILLISECONDS);
       return true;
     } catch (TimeoutException e) {
       return false;
@@ -257,8 +261,13 @@ public final class WriteBehind implements AutoCloseable {
           return true;
         } catch (RuntimeException e) {
           if (attempt == 1 || attempt % 20 == 0) {
-            LOG.warn("{}: backup to the global data layer failed (attempt {}), retrying every <= {} ms "
-                + "until it succeeds; {} writes pending: {}", item, attempt, maxBackoff.toMillis(), pending.get(),
+            LOG.warn(
+                "{}: backup to the global data layer failed (attempt {}), retrying every <= {} ms "
+                    + "until it succeeds; {} writes pending: {}",
+                item,
+                attempt,
+                maxBackoff.toMillis(),
+                pending.get(),
                 e.toString());
           }
         }

@@ -36,7 +36,9 @@ public final class ApiException extends RuntimeException {
 
   /** A call that needs an API key came without one. */
   public static ApiException missingKey() {
-    return new ApiException(401, "unauthorized",
+    return new ApiException(
+        401,
+        "unauthorized",
         "this call needs an API key: send 'Authorization: Bearer <api key>' (POST /api/v1/accounts gives one)");
   }
 

@@ -3,11 +3,11 @@ package sand.frontend.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Locale;
 import java.util.Map;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.util.Fields;
-import java.util.Locale;
 
 /**
  * One HTTP call as an endpoint sees it: method, path parameters, query, the authenticated account (or
@@ -18,6 +18,7 @@ import java.util.Locale;
 public final class Call {
   /** Set by the authentication wrapper: the account of the caller's key; the admin token. */
   public static final String ACCOUNT_ATTRIBUTE = "sand.account";
+
   public static final String ADMIN_ATTRIBUTE = "sand.admin";
   private final Request request;
   private final Map<String, String> params;
@@ -37,7 +38,12 @@ public final class Call {
     this(request, params, account, maxBody, null);
   }
 
-  public Call(Request request, Map<String, String> params, String account, long maxBody, BodyBudget budget) {
+  public Call(
+      Request request,
+      Map<String, String> params,
+      String account,
+      long maxBody,
+      BodyBudget budget) {
     this.request = request;
     this.params = params;
     this.account = account;
@@ -83,7 +89,8 @@ public final class Call {
     if (v.equals("1") || v.equals("true") || v.isEmpty()) {
       return true;
     }
-    throw ApiException.badRequest("query parameter " + name + "=" + v + " is invalid: write " + name + "=1 (or 0)");
+    throw ApiException.badRequest(
+        "query parameter " + name + "=" + v + " is invalid: write " + name + "=1 (or 0)");
   }
 
   /** Who sent this, for an audit line: the peer's address and, behind nginx, the client it forwarded for. */
@@ -150,7 +157,8 @@ public final class Call {
         b = new byte[(int) declared];
         int n = in.readNBytes(b, 0, b.length);
         if (n < b.length) {
-          throw ApiException.badRequest("the request body ended after " + n + " of its " + declared + " bytes");
+          throw ApiException.badRequest(
+              "the request body ended after " + n + " of its " + declared + " bytes");
         }
       } else {
         b = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBody + 1));
@@ -167,9 +175,13 @@ public final class Call {
   }
 
   private ApiException busy(long bytes) {
-    return new ApiException(503, "busy", "this frontend is reading as many request bodies as its memory allows "
-        + "(frontend setting body.budget.bytes = " + budget.capacity() + "); this one (" + bytes
-        + " bytes) was not read: try again in a moment", Map.of(Reply.RETRY_AFTER_S, Integer.toString(BUSY_RETRY_AFTER_S)));
+    return new ApiException(
+        503,
+        "busy",
+        "this frontend is reading as many request bodies as its memory allows "
+            + "(frontend setting body.budget.bytes = " + budget.capacity() + "); this one (" + bytes
+            + " bytes) was not read: try again in a moment",
+        Map.of(Reply.RETRY_AFTER_S, Integer.toString(BUSY_RETRY_AFTER_S)));
   }
 
   /** The largest body this call's route takes. */
@@ -178,9 +190,13 @@ public final class Call {
   }
 
   private ApiException tooLarge(long size) {
-    return new ApiException(413, "too_large", "request body " + (size >= 0 ? "of " + size + " bytes " : "")
-        + "is larger than the limit of " + maxBody + " bytes of this route (docs/api.md \"Request bodies\"; "
-        + "frontend setting max.body.bytes)");
+    return new ApiException(
+        413,
+        "too_large",
+        "request body " + (size >= 0 ? "of " + size + " bytes " : "")
+            + "is larger than the limit of " + maxBody
+            + " bytes of this route (docs/api.md \"Request bodies\"; "
+            + "frontend setting max.body.bytes)");
   }
 
   public JsonNode json(String what) {

@@ -13,12 +13,18 @@ public final class Errors {
       return a;
     }
     if (e instanceof DriverException) {
-      return new ApiException(502, "unavailable", "the cluster state (Cassandra) did not answer: " + e.getMessage()
-          + "; try again shortly");
+      return new ApiException(
+          502,
+          "unavailable",
+          "the cluster state (Cassandra) did not answer: " + e.getMessage()
+              + "; try again shortly");
     }
     if (e instanceof KafkaException) {
-      return new ApiException(502, "unavailable", "the global message bus (Kafka) did not answer: " + e.getMessage()
-          + "; try again shortly");
+      return new ApiException(
+          502,
+          "unavailable",
+          "the global message bus (Kafka) did not answer: " + e.getMessage()
+              + "; try again shortly");
     }
     return e;
   }

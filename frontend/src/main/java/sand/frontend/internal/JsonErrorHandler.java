@@ -1,8 +1,6 @@
 package sand.frontend.internal;
 
 import java.nio.ByteBuffer;
-import org.eclipse.jetty.http.HttpField;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -22,8 +20,13 @@ public final class JsonErrorHandler extends ErrorHandler {
   }
 
   @Override
-  protected void generateResponse(Request request, Response response, int code, String message, Throwable cause,
-                                  Callback callback) {
+  protected void generateResponse(
+      Request request,
+      Response response,
+      int code,
+      String message,
+      Throwable cause,
+      Callback callback) {
     Reply reply = Reply.error(error(code, message));
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());
     response.write(true, ByteBuffer.wrap(reply.body()), callback);
@@ -33,17 +36,29 @@ public final class JsonErrorHandler extends ErrorHandler {
   public static ApiException error(int status, String reason) {
     String why = reason == null || reason.isBlank() ? "" : reason + ": ";
     return switch (status) {
-      case 400 -> new ApiException(400, "bad_request", "bad request: " + why + "names in the URL are letters, "
-          + "digits, '_', '.', '-' (the routes and their patterns are in GET /api/v1/openapi.json)");
-      case 404 -> ApiException.notFound("no such route (the routes are listed at GET /api/v1/openapi.json)");
-      case 405 -> new ApiException(405, "method_not_allowed", why + "see GET /api/v1/openapi.json for the methods");
+      case 400 ->
+        new ApiException(
+            400,
+            "bad_request",
+            "bad request: " + why + "names in the URL are letters, "
+                + "digits, '_', '.', '-' (the routes and their patterns are in GET /api/v1/openapi.json)");
+      case 404 ->
+        ApiException.notFound("no such route (the routes are listed at GET /api/v1/openapi.json)");
+      case 405 ->
+        new ApiException(
+            405, "method_not_allowed", why + "see GET /api/v1/openapi.json for the methods");
       case 413 -> new ApiException(413, "too_large", why + "the request is too large");
       case 414 -> new ApiException(414, "uri_too_long", why + "the URL is too long");
-      case 431 -> new ApiException(431, "headers_too_large", why + "the request's headers are too large");
-      default -> status >= 500
-          ? new ApiException(status, "internal", "the frontend failed (" + status + "): " + why + "try again")
-          : new ApiException(status, "http_" + status, why.isEmpty() ? "HTTP " + status : why.substring(0,
-              why.length() - 2));
+      case 431 ->
+        new ApiException(431, "headers_too_large", why + "the request's headers are too large");
+      default ->
+        status >= 500
+            ? new ApiException(
+                status, "internal", "the frontend failed (" + status + "): " + why + "try again")
+            : new ApiException(
+                status,
+                "http_" + status,
+                why.isEmpty() ? "HTTP " + status : why.substring(0, why.length() - 2));
     };
   }
 }

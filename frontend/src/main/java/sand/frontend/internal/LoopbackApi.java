@@ -20,6 +20,7 @@ public final class LoopbackApi {
    * counts against the caller's address in the KNIX door, not again against this frontend's own address.
    */
   public static final String TOKEN_HEADER = "X-Sand-Loopback";
+
   public static final String TOKEN = Ids.newId();
 
   /** An answer: HTTP status and JSON body (null when the body is not JSON). */
@@ -41,8 +42,10 @@ public final class LoopbackApi {
     Answer call(String method, String path, String key, String contentType, byte[] body);
   }
 
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http = HttpClient.newBuilder()
+      .version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5))
+      .build();
   private final Supplier<URI> base;
 
   /** @param base this frontend's own address (known once its connector is started) */
@@ -51,8 +54,13 @@ public final class LoopbackApi {
   }
 
   public Answer call(String method, String path, String key, String contentType, byte[] body) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(base.get().resolve(path)).timeout(Duration.ofSeconds(60))
-        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+    HttpRequest.Builder b = HttpRequest.newBuilder(base.get().resolve(path))
+        .timeout(Duration.ofSeconds(60))
+        .method(
+            method,
+            body == null
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofByteArray(body));
     if (key != null && !key.isEmpty()) { // none: a call anyone may make (sign-up)
       b.header("Authorization", "Bearer " + key);
     }
@@ -70,7 +78,8 @@ public final class LoopbackApi {
       }
       return new Answer(r.statusCode(), json);
     } catch (IOException e) {
-      throw new ApiException(502, "unavailable", "this frontend's own API did not answer: " + e.getMessage());
+      throw new ApiException(
+          502, "unavailable", "this frontend's own API did not answer: " + e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ApiException(503, "unavailable", "interrupted");

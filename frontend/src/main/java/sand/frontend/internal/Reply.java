@@ -29,7 +29,9 @@ public record Reply(int status, String contentType, byte[] body, Map<String, Str
     e.extra().forEach(inner::put);
     Reply r = json(e.status(), err);
     // a 429 or 503 that says when to come back says it in HTTP's own header too
-    return e.extra().containsKey(RETRY_AFTER_S) ? r.withHeader("Retry-After", e.extra().get(RETRY_AFTER_S)) : r;
+    return e.extra().containsKey(RETRY_AFTER_S)
+        ? r.withHeader("Retry-After", e.extra().get(RETRY_AFTER_S))
+        : r;
   }
 
   public Reply withHeader(String name, String value) {

@@ -1,27 +1,27 @@
 package sand.frontend.internal;
 
+import java.net.URLDecoder;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
-import java.util.Set;
-import java.util.TreeSet;
-import org.eclipse.jetty.io.Content;
 
 /**
  * The routes of the frontend: method + path template ({@code /api/v1/grains/{grain}}) to an endpoint.
@@ -45,8 +45,14 @@ public final class Router extends Handler.Abstract {
    * One route; {@code authenticated} routes answer 401 without a valid API key; {@code maxBody} is the largest body
    * it takes (413 beyond).
    */
-  public record Route(String method, String template, boolean authenticated, Endpoint endpoint, Pattern pattern,
-                      List<String> names, long maxBody) {}
+  public record Route(
+      String method,
+      String template,
+      boolean authenticated,
+      Endpoint endpoint,
+      Pattern pattern,
+      List<String> names,
+      long maxBody) {}
 
   private final List<Route> routes = new ArrayList<>();
   private final long maxBody;
@@ -67,8 +73,16 @@ public final class Router extends Handler.Abstract {
     for (int i = 0; i < routes.size(); i++) {
       Route r = routes.get(i);
       if (r.method().equals(method) && r.template().equals(template)) {
-        routes.set(i, new Route(r.method(), r.template(), r.authenticated(), r.endpoint(), r.pattern(), r.names(),
-            Math.min(maxBody, bytes)));
+        routes.set(
+            i,
+            new Route(
+                r.method(),
+                r.template(),
+                r.authenticated(),
+                r.endpoint(),
+                r.pattern(),
+                r.names(),
+                Math.min(maxBody, bytes)));
         return this;
       }
     }
@@ -77,7 +91,11 @@ public final class Router extends Handler.Abstract {
 
   /** Add a route whose endpoint answers at once. */
   public Router add(String method, String template, boolean authenticated, SyncEndpoint endpoint) {
-    return addAsync(method, template, authenticated, c -> CompletableFuture.completedFuture(endpoint.handle(c)));
+    return addAsync(
+        method,
+        template,
+        authenticated,
+        c -> CompletableFuture.completedFuture(endpoint.handle(c)));
   }
 
   /** An endpoint that answers in the calling thread. */
@@ -97,7 +115,13 @@ public final class Router extends Handler.Abstract {
       last = m.end();
     }
     regex.append(Pattern.quote(template.substring(last)));
-    routes.add(new Route(method, template, authenticated, endpoint, Pattern.compile(regex.toString()), names,
+    routes.add(new Route(
+        method,
+        template,
+        authenticated,
+        endpoint,
+        Pattern.compile(regex.toString()),
+        names,
         maxBody));
     return this;
   }
@@ -109,7 +133,8 @@ public final class Router extends Handler.Abstract {
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     String path = Request.getPathInContext(request);
-    Set<String> allowed = null; // made only for a path whose method is not served (no allocation per call)
+    Set<String> allowed =
+        null; // made only for a path whose method is not served (no allocation per call)
     for (Route r : routes) {
       Matcher m = r.pattern().matcher(path);
       if (!m.matches()) {
@@ -135,16 +160,29 @@ public final class Router extends Handler.Abstract {
       run(r, new Call(request, params, account, r.maxBody(), budget), request, response, callback);
       return true;
     }
-    // nginx answers a method it refuses itself (TRACE) by asking here with OPTIONS and this header: see nginx.conf
+    // nginx answers a method it refuses itself (TRACE) by asking here with OPTIONS and this header:
+    // see nginx.conf
     String refused = request.getHeaders().get(REFUSED_METHOD_HEADER);
-    String method = refused != null && "OPTIONS".equals(request.getMethod()) ? refused : request.getMethod();
+    String method =
+        refused != null && "OPTIONS".equals(request.getMethod()) ? refused : request.getMethod();
     if (allowed == null) {
-      write(request, response, callback, Reply.error(ApiException.notFound("no such route: " + method + " " + path
-          + " (the routes are listed at GET /api/v1/openapi.json)")));
+      write(
+          request,
+          response,
+          callback,
+          Reply.error(ApiException.notFound("no such route: " + method + " " + path
+              + " (the routes are listed at GET /api/v1/openapi.json)")));
     } else {
       String allow = String.join(", ", allowed);
-      write(request, response, callback, Reply.error(new ApiException(405, "method_not_allowed", method + " is not allowed on "
-          + path + "; allowed: " + allow)).withHeader("Allow", allow));
+      write(
+          request,
+          response,
+          callback,
+          Reply.error(new ApiException(
+                  405,
+                  "method_not_allowed",
+                  method + " is not allowed on " + path + "; allowed: " + allow))
+              .withHeader("Allow", allow));
     }
     return true;
   }
@@ -163,16 +201,19 @@ public final class Router extends Handler.Abstract {
   }
 
   private static Reply toReply(Route r, Throwable failure) {
-    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause()
+        : failure;
     if (t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException e) {
-      if (e.status() >= 500 && !e.code().equals("busy")) { // busy: counted (metrics), expected under load
+      if (e.status() >= 500
+          && !e.code().equals("busy")) { // busy: counted (metrics), expected under load
         LOG.warn("[route {} {}] {}", r.method(), r.template(), e.getMessage());
       }
       return Reply.error(e);
     }
     LOG.error("[route {} {}] failed", r.method(), r.template(), t);
-    return Reply.error(new ApiException(500, "internal", "the frontend failed: " + t
-        + " (see the frontend's log)"));
+    return Reply.error(new ApiException(
+        500, "internal", "the frontend failed: " + t + " (see the frontend's log)"));
   }
 
   /**
@@ -181,10 +222,14 @@ public final class Router extends Handler.Abstract {
    * frontend for dead (max_fails) and answer every caller 502 "no live upstreams" (finding 6 of issue 26).
    */
   public static void write(Request request, Response response, Callback callback, Reply reply) {
-    if (reply.status() >= 400 && request.getLength() != 0 && request.getAttribute(Call.BODY_READ_ATTRIBUTE) == null) {
+    if (reply.status() >= 400
+        && request.getLength() != 0
+        && request.getAttribute(Call.BODY_READ_ATTRIBUTE) == null) {
       request.setAttribute(Call.BODY_READ_ATTRIBUTE, Boolean.TRUE);
-      Content.Source.consumeAll(request, Callback.from(() -> write(response, callback, reply),
-          failure -> write(response, callback, reply)));
+      Content.Source.consumeAll(
+          request,
+          Callback.from(
+              () -> write(response, callback, reply), failure -> write(response, callback, reply)));
       return;
     }
     write(response, callback, reply);
@@ -194,7 +239,8 @@ public final class Router extends Handler.Abstract {
     response.setStatus(reply.status());
     if (reply.status() >= 400) {
       // An error may be answered before the request body was read: the connection cannot be reused
-      // safely, so say so rather than let a client (or nginx) send its next request into a closing socket.
+      // safely, so say so rather than let a client (or nginx) send its next request into a closing
+      // socket.
       response.getHeaders().put(HttpHeader.CONNECTION, "close");
     }
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, reply.contentType());

@@ -45,7 +45,8 @@ public final class Throttle {
       buckets.clear();
     }
     long now = nanos.getAsLong();
-    double wait = buckets.computeIfAbsent(key, k -> new TokenBucket(perMinute, now))
+    double wait = buckets
+        .computeIfAbsent(key, k -> new TokenBucket(perMinute, now))
         .take(now, perMinute, perMinute / 60.0);
     if (wait == 0) {
       return;
@@ -54,8 +55,11 @@ public final class Throttle {
       refused++;
     }
     long retryS = Math.max(1, (long) Math.ceil(wait));
-    throw new ApiException(429, "too_many_requests", "too many " + what + ": at most " + perMinute + " a minute "
-        + "(frontend setting " + setting + "); try again in " + retryS + " s",
+    throw new ApiException(
+        429,
+        "too_many_requests",
+        "too many " + what + ": at most " + perMinute + " a minute " + "(frontend setting "
+            + setting + "); try again in " + retryS + " s",
         Map.of(Reply.RETRY_AFTER_S, Long.toString(retryS)));
   }
 

@@ -1,9 +1,11 @@
 package sand.frontend.invoke;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -25,8 +27,6 @@ import sand.cluster.HostAgentTables.HostInfo;
 import sand.contracts.Event;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.HostAgentGate;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 /**
  * This frontend's side of the host agents' gates (contracts/gate.thrift, docs/host-agent.md "The gate"): a
@@ -49,6 +49,7 @@ public final class AgentGates extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
   /** How long an agent that is alive and polled may take to acknowledge a backup (a lost acknowledgement). */
   public static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
+
   public static final Duration RETRY = Duration.ofSeconds(1);
   private static final int POOL = 8;
   private static final int CONNECT_TIMEOUT_MS = 1000;
@@ -99,13 +100,26 @@ public final class AgentGates extends AbstractLifeCycle {
    * @param fallback   puts a request into Kafka (when its agent went away before backing it up); done when
    *                   Kafka has it
    */
-  public AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
-             Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback) {
+  public AgentGates(
+      ClusterStore store,
+      Clock clock,
+      Duration hostMaxAge,
+      String frontendId,
+      String credential,
+      Consumer<byte[]> results,
+      Function<Event, CompletableFuture<Void>> fallback) {
     this(store, clock, hostMaxAge, frontendId, credential, results, fallback, LIVE_ACK_TIMEOUT);
   }
 
-  public AgentGates(ClusterStore store, Clock clock, Duration hostMaxAge, String frontendId, String credential,
-             Consumer<byte[]> results, Function<Event, CompletableFuture<Void>> fallback, Duration liveAckTimeout) {
+  public AgentGates(
+      ClusterStore store,
+      Clock clock,
+      Duration hostMaxAge,
+      String frontendId,
+      String credential,
+      Consumer<byte[]> results,
+      Function<Event, CompletableFuture<Void>> fallback,
+      Duration liveAckTimeout) {
     this.liveAckTimeout = liveAckTimeout;
     this.store = store;
     this.clock = clock;
@@ -160,7 +174,8 @@ public final class AgentGates extends AbstractLifeCycle {
       if (c == null) {
         c = connect(g.address);
       }
-      Admission a = c.submit(credential, List.of(ByteBuffer.wrap(event.toBytes()))).get(0);
+      Admission a =
+          c.submit(credential, List.of(ByteBuffer.wrap(event.toBytes()))).get(0);
       if (!g.idle.offer(c)) {
         c.getInputProtocol().getTransport().close();
       }
@@ -169,8 +184,12 @@ public final class AgentGates extends AbstractLifeCycle {
       if (c != null) {
         c.getInputProtocol().getTransport().close();
       }
-      LOG.warn("[frontend {}] gate of host {} ({}) refused a request: {}; using Kafka for 2 s", frontendId, g.host,
-          g.address, e.toString());
+      LOG.warn(
+          "[frontend {}] gate of host {} ({}) refused a request: {}; using Kafka for 2 s",
+          frontendId,
+          g.host,
+          g.address,
+          e.toString());
       g.downUntilNanos = System.nanoTime() + 2_000_000_000L;
       return Admission.NOT_HERE;
     }
@@ -178,8 +197,11 @@ public final class AgentGates extends AbstractLifeCycle {
 
   private HostAgentGate.Client connect(String address) throws TException {
     int colon = address.lastIndexOf(':');
-    TSocket socket = new TSocket(new TConfiguration(), address.substring(0, colon),
-        Integer.parseInt(address.substring(colon + 1)), CONNECT_TIMEOUT_MS);
+    TSocket socket = new TSocket(
+        new TConfiguration(),
+        address.substring(0, colon),
+        Integer.parseInt(address.substring(colon + 1)),
+        CONNECT_TIMEOUT_MS);
     socket.open();
     socket.setTimeout(READ_TIMEOUT_MS);
     return new HostAgentGate.Client(new TBinaryProtocol(socket));
@@ -235,9 +257,14 @@ public final class AgentGates extends AbstractLifeCycle {
         }
         if (running) {
           g.up = false;
-          LOG.warn("[frontend {}] lost the gate of host {} ({}): {}; its unacknowledged requests go to Kafka",
-              frontendId, g.host, g.address, e.toString());
-          closeIdle(g); // they lead to the same dead agent: a request must not find one once it is back
+          LOG.warn(
+              "[frontend {}] lost the gate of host {} ({}): {}; its unacknowledged requests go to Kafka",
+              frontendId,
+              g.host,
+              g.address,
+              e.toString());
+          closeIdle(
+              g); // they lead to the same dead agent: a request must not find one once it is back
           resendAll(g);
           sleep(1000);
           resendLate(); // every poller does: the others may all be down too
@@ -247,7 +274,8 @@ public final class AgentGates extends AbstractLifeCycle {
     if (c != null) {
       c.getInputProtocol().getTransport().close();
     }
-    if (running) { // replaced: the agent is at another address now (restarted), and the old one lost what it held
+    if (running) { // replaced: the agent is at another address now (restarted), and the old one
+      // lost what it held
       resendAll(g);
     }
   }
@@ -271,7 +299,10 @@ public final class AgentGates extends AbstractLifeCycle {
   public static String ackedId(byte[] m) {
     int n = m.length;
     int p = ACK_PREFIX.length;
-    if (n < p + 2 || m[n - 2] != '"' || m[n - 1] != '}' || !Arrays.equals(m, 0, p, ACK_PREFIX, 0, p)) {
+    if (n < p + 2
+        || m[n - 2] != '"'
+        || m[n - 1] != '}'
+        || !Arrays.equals(m, 0, p, ACK_PREFIX, 0, p)) {
       return null;
     }
     for (int i = p; i < n - 2; i++) {
@@ -293,9 +324,14 @@ public final class AgentGates extends AbstractLifeCycle {
       boolean gateLive = u.gate() != null && u.gate().up && gates.get(u.gate().host) == u.gate();
       if ((!gateLive || u.dueNanos() - now < 0) && unacked.remove(e.getKey(), u)) {
         if (u.gate() != null) {
-          LOG.warn("[frontend {}] request {} not backed up by host {} ({}): putting it into Kafka", frontendId,
-              e.getKey(), u.gate().host, gateLive ? "no acknowledgement within " + liveAckTimeout.toSeconds()
-                  + " s" : "its gate is gone");
+          LOG.warn(
+              "[frontend {}] request {} not backed up by host {} ({}): putting it into Kafka",
+              frontendId,
+              e.getKey(),
+              u.gate().host,
+              gateLive
+                  ? "no acknowledgement within " + liveAckTimeout.toSeconds() + " s"
+                  : "its gate is gone");
         }
         putIntoKafka(u.event());
       }
@@ -320,9 +356,15 @@ public final class AgentGates extends AbstractLifeCycle {
     }
     sent.whenComplete((ok, e) -> {
       if (e != null) {
-        LOG.warn("[frontend {}] request {} (execution {}) could not be put into Kafka: {}; again in {} s",
-            frontendId, event.id(), event.executionId(), e.toString(), RETRY.toSeconds());
-        unacked.putIfAbsent(event.id(), new Unacked(event, null, System.nanoTime() + RETRY.toNanos()));
+        LOG.warn(
+            "[frontend {}] request {} (execution {}) could not be put into Kafka: {}; again in {} s",
+            frontendId,
+            event.id(),
+            event.executionId(),
+            e.toString(),
+            RETRY.toSeconds());
+        unacked.putIfAbsent(
+            event.id(), new Unacked(event, null, System.nanoTime() + RETRY.toNanos()));
       }
     });
   }

@@ -1,6 +1,7 @@
 package sand.frontend.invoke;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -12,10 +13,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.AppName;
-import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables;
+import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.contracts.Workflow;
-import java.util.List;
 
 /**
  * What {@code POST /app/{app}} needs to know about an application, read from the cluster state at most once
@@ -35,8 +35,13 @@ public final class AppDirectory {
    * An application as an invocation needs it; {@code entry} is null when it is not deployed; {@code hosts} are
    * the hosts that report it deployed (where the gate may take its requests).
    */
-  public record Target(String name, String appId, String owner, String entry, int requestTimeoutS,
-                List<String> hosts) {
+  public record Target(
+      String name,
+      String appId,
+      String owner,
+      String entry,
+      int requestTimeoutS,
+      List<String> hosts) {
     boolean deployed() {
       return entry != null;
     }
@@ -82,7 +87,8 @@ public final class AppDirectory {
     try {
       long at = nanos.getAsLong();
       Optional<Target> t = read(name);
-      byName.replace(name, old, new Cached(t, at)); // a forget() meanwhile wins: the next request reads
+      byName.replace(
+          name, old, new Cached(t, at)); // a forget() meanwhile wins: the next request reads
     } catch (RuntimeException e) {
       // Cassandra away: keep answering from the old entry; the next request past maxAge tries again
       LOG.warn("reading application '{}' again failed: {}", name, e.toString());
@@ -101,11 +107,17 @@ public final class AppDirectory {
       return Optional.empty();
     }
     String entry = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired())
-        ? Workflow.parse(app.get().workflow()).entry() : null; // validated when it was stored
-    List<String> hosts = entry == null ? List.of() : store.appHostStates(app.get().appId())
-        .stream().filter(h -> HostAgentTables.HOST_DEPLOYED.equals(h.status())).map(HostAgentTables.AppHostState::hostId).sorted().toList();
-    return Optional.of(new Target(name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(),
-        hosts));
+        ? Workflow.parse(app.get().workflow()).entry()
+        : null; // validated when it was stored
+    List<String> hosts = entry == null
+        ? List.of()
+        : store.appHostStates(app.get().appId()).stream()
+            .filter(h -> HostAgentTables.HOST_DEPLOYED.equals(h.status()))
+            .map(HostAgentTables.AppHostState::hostId)
+            .sorted()
+            .toList();
+    return Optional.of(new Target(
+        name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(), hosts));
   }
 
   /** This frontend changed the application: read it again on its next use. */

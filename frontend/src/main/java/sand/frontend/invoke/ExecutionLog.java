@@ -10,13 +10,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.common.Backoff;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The executions' bookkeeping in Cassandra, written behind the request path (docs/api.md "Executions"): a
@@ -62,19 +62,31 @@ public final class ExecutionLog implements AutoCloseable {
   }
 
   /** @param maxRetryBytes, maxRetries what the writes waiting to be tried again may hold at most */
-  public ExecutionLog(ClusterStore store, Duration ttl, int threads, int queue, Duration retryFor, long maxRetryBytes,
-               int maxRetries) {
+  public ExecutionLog(
+      ClusterStore store,
+      Duration ttl,
+      int threads,
+      int queue,
+      Duration retryFor,
+      long maxRetryBytes,
+      int maxRetries) {
     this.maxRetryBytes = maxRetryBytes;
     this.maxRetries = maxRetries;
     this.store = store;
     this.ttl = ttl;
     this.retryFor = retryFor;
-    this.writers = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
-        new ArrayBlockingQueue<>(queue), r -> {
+    this.writers = new ThreadPoolExecutor(
+        threads,
+        threads,
+        0,
+        TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(queue),
+        r -> {
           Thread t = new Thread(r, "execution-log");
           t.setDaemon(true);
           return t;
-        }, new ThreadPoolExecutor.CallerRunsPolicy());
+        },
+        new ThreadPoolExecutor.CallerRunsPolicy());
   }
 
   public Duration ttl() {
@@ -103,16 +115,29 @@ public final class ExecutionLog implements AutoCloseable {
    * How the execution ended; {@code rank} decides between several ends of one execution. Completes when the
    * write is done (or was given up and logged after its retries).
    */
-  public CompletableFuture<Void> ended(String executionId, String status, String result, String error, Instant finished, String timings,
-             long rank) {
+  public CompletableFuture<Void> ended(
+      String executionId,
+      String status,
+      String result,
+      String error,
+      Instant finished,
+      String timings,
+      long rank) {
     ExecutionRecord start = heldBack.remove(executionId);
     long size = 256 + length(result) + length(error) + length(timings);
     if (start != null) {
-      return write("start and end", executionId, size, () -> store.recordExecution(start, status, result, error, finished,
-          timings, rank, ttl));
+      return write(
+          "start and end",
+          executionId,
+          size,
+          () -> store.recordExecution(start, status, result, error, finished, timings, rank, ttl));
     } else {
-      return write("end", executionId, size, () -> store.endExecution(executionId, status, result, error, finished, timings,
-          rank, ttl));
+      return write(
+          "end",
+          executionId,
+          size,
+          () ->
+              store.endExecution(executionId, status, result, error, finished, timings, rank, ttl));
     }
   }
 
@@ -150,21 +175,35 @@ public final class ExecutionLog implements AutoCloseable {
    * One try of a write; a failed one (Cassandra away) is tried again with a growing pause for up to
    * {@code retryFor}: a result that arrived while Cassandra was down is recorded when it is back.
    */
-  private void attempt(String what, String executionId, long size, Runnable w, CompletableFuture<Void> done,
-                       long since, int failures) {
+  private void attempt(
+      String what,
+      String executionId,
+      long size,
+      Runnable w,
+      CompletableFuture<Void> done,
+      long since,
+      int failures) {
     Runnable once = () -> {
       try {
         w.run();
         if (failures > 0) {
           retrying.decrementAndGet();
           retryBytes.addAndGet(-size);
-          LOG.info("[execution {}] its {} is recorded after {} failed tries", executionId, what, failures);
+          LOG.info(
+              "[execution {}] its {} is recorded after {} failed tries",
+              executionId,
+              what,
+              failures);
         }
         done.complete(null);
       } catch (RuntimeException e) {
         if (System.nanoTime() - since > retryFor.toNanos() || retries.isShutdown()) {
-          LOG.warn("[execution {}] could not record its {}; given up after {} tries: {}", executionId, what,
-              failures + 1, e.toString());
+          LOG.warn(
+              "[execution {}] could not record its {}; given up after {} tries: {}",
+              executionId,
+              what,
+              failures + 1,
+              e.toString());
           if (failures > 0) {
             retrying.decrementAndGet();
             retryBytes.addAndGet(-size);
@@ -173,21 +212,35 @@ public final class ExecutionLog implements AutoCloseable {
           return;
         }
         if (failures == 0) {
-          if (retrying.incrementAndGet() > maxRetries | retryBytes.addAndGet(size) > maxRetryBytes) {
+          if (retrying.incrementAndGet() > maxRetries
+              | retryBytes.addAndGet(size) > maxRetryBytes) {
             retrying.decrementAndGet();
             retryBytes.addAndGet(-size);
-            if (dropped.incrementAndGet() % 1000 == 1) { // one line per thousand, not one per record
-              LOG.warn("[execution {}] could not record its {}: {}; not tried again: the writes waiting for Cassandra "
-                  + "hold the most allowed ({} records, {} bytes); {} given up so far", executionId, what,
-                  e.toString(), maxRetries, maxRetryBytes, dropped.get());
+            if (dropped.incrementAndGet() % 1000
+                == 1) { // one line per thousand, not one per record
+              LOG.warn(
+                  "[execution {}] could not record its {}: {}; not tried again: the writes waiting for Cassandra "
+                      + "hold the most allowed ({} records, {} bytes); {} given up so far",
+                  executionId,
+                  what,
+                  e.toString(),
+                  maxRetries,
+                  maxRetryBytes,
+                  dropped.get());
             }
             done.complete(null);
             return;
           }
-          LOG.warn("[execution {}] could not record its {}: {}; trying again", executionId, what, e.toString());
+          LOG.warn(
+              "[execution {}] could not record its {}: {}; trying again",
+              executionId,
+              what,
+              e.toString());
         }
-        retries.schedule(() -> attempt(what, executionId, size, w, done, since, failures + 1),
-            PAUSES.afterMs(failures + 1), TimeUnit.MILLISECONDS);
+        retries.schedule(
+            () -> attempt(what, executionId, size, w, done, since, failures + 1),
+            PAUSES.afterMs(failures + 1),
+            TimeUnit.MILLISECONDS);
       }
     };
     if (writers.isShutdown()) {
@@ -205,7 +258,8 @@ public final class ExecutionLog implements AutoCloseable {
     writers.shutdown();
     try {
       if (!writers.awaitTermination(10, TimeUnit.SECONDS)) {
-        LOG.warn("{} execution records not written at shutdown", writers.getQueue().size());
+        LOG.warn(
+            "{} execution records not written at shutdown", writers.getQueue().size());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -2,6 +2,7 @@ package sand.frontend.invoke;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -10,18 +11,20 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
+import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.Producer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.ClusterStore;
-import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.FrontendTables;
+import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.KafkaClients;
 import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
 import sand.contracts.Trace;
+import sand.frontend.FrontendMetrics;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Errors;
@@ -29,10 +32,6 @@ import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
-import sand.frontend.FrontendMetrics;
-import java.time.Instant;
-import java.util.function.IntSupplier;
-import org.apache.kafka.clients.producer.BufferExhaustedException;
 
 /**
  * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
@@ -67,9 +66,17 @@ public final class InvokeHandler {
   private final RequestRate rate = new RequestRate();
   private volatile int requestsPerSecond; // the account's cluster-wide rate quota; 0: none
 
-  public InvokeHandler(AppDirectory apps, Producer<String, byte[]> producer, Results results, ExecutionLog log,
-                       ExecutionTag tags, FrontendMetrics metrics, Clock clock, String frontendId,
-                       int defaultTimeoutS, int maxConcurrentPerAccount) {
+  public InvokeHandler(
+      AppDirectory apps,
+      Producer<String, byte[]> producer,
+      Results results,
+      ExecutionLog log,
+      ExecutionTag tags,
+      FrontendMetrics metrics,
+      Clock clock,
+      String frontendId,
+      int defaultTimeoutS,
+      int maxConcurrentPerAccount) {
     this.apps = apps;
     this.producer = producer;
     this.results = results;
@@ -117,11 +124,12 @@ public final class InvokeHandler {
   public CompletionStage<Reply> invoke(Call call, boolean async) {
     long received = System.nanoTime();
     String name = call.param("app");
-    AppDirectory.Target app = apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name
-        + "'"));
+    AppDirectory.Target app =
+        apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
     if (!app.deployed()) {
-      throw ApiException.conflict("application '" + name + "' is not deployed; its developer deploys it with "
-          + "POST /api/v1/apps/" + name + "/deploy");
+      throw ApiException.conflict(
+          "application '" + name + "' is not deployed; its developer deploys it with "
+              + "POST /api/v1/apps/" + name + "/deploy");
     }
     byte[] raw = call.body();
     JsonNode value = raw.length == 0 ? Json.object() : Json.parse(raw, "request body");
@@ -130,9 +138,13 @@ public final class InvokeHandler {
       int live = Math.max(1, liveFrontends.getAsInt());
       if (!rate.take(app.owner(), (double) perSecond / live, System.nanoTime())) {
         metrics.invocation(name, "rejected");
-        throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' is above its rate of "
-            + perSecond + " requests per second in the cluster (setting quota.requests.per.second); retry in a "
-            + "second");
+        throw new ApiException(
+            429,
+            "too_many_requests",
+            "the account owning '" + name + "' is above its rate of "
+                + perSecond
+                + " requests per second in the cluster (setting quota.requests.per.second); retry in a "
+                + "second");
       }
     }
     AtomicInteger count = inFlight.computeIfAbsent(app.owner(), k -> new AtomicInteger());
@@ -140,38 +152,65 @@ public final class InvokeHandler {
     if (count.incrementAndGet() > share) {
       count.decrementAndGet();
       metrics.invocation(name, "rejected");
-      throw new ApiException(429, "too_many_requests", "the account owning '" + name + "' has reached its limit of "
-          + maxConcurrentPerAccount + " requests in flight in the cluster (" + share + " on each of "
-          + Math.max(1, liveFrontends.getAsInt()) + " frontends; setting max.concurrent.per.account); retry later");
+      throw new ApiException(
+          429,
+          "too_many_requests",
+          "the account owning '" + name + "' has reached its limit of "
+              + maxConcurrentPerAccount + " requests in flight in the cluster (" + share
+              + " on each of "
+              + Math.max(1, liveFrontends.getAsInt())
+              + " frontends; setting max.concurrent.per.account); retry later");
     }
     String executionId = Ids.newId();
     int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
     CompletableFuture<Reply> answer;
     try {
-      ExecutionRecord record = new ExecutionRecord(executionId, app.appId(), app.owner(), "running", null, null,
-          clock.instant(), null, frontendId, null);
-      // An async request's id is answered at once, so a GET right after the 202 must find its record: the 202
-      // waits for the start to be written, bounded (Cassandra away must not hold the answer; the write goes on).
+      ExecutionRecord record = new ExecutionRecord(
+          executionId,
+          app.appId(),
+          app.owner(),
+          "running",
+          null,
+          null,
+          clock.instant(),
+          null,
+          frontendId,
+          null);
+      // An async request's id is answered at once, so a GET right after the 202 must find its
+      // record: the 202
+      // waits for the start to be written, bounded (Cassandra away must not hold the answer; the
+      // write goes on).
       CompletableFuture<Void> recorded = CompletableFuture.completedFuture(null);
       if (async) {
-        recorded = log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
+        recorded = log.started(record)
+            .completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
       } else {
         log.startedSynchronously(record);
       }
       CompletableFuture<Results.Arrival> result = async ? null : results.expect(executionId);
       Instant now = clock.instant();
-      Event event = Event.request(Ids.newId(), executionId, app.appId(), app.entry(), frontendId, value,
-          now.getEpochSecond() * 1_000_000_000L + now.getNano(), tags.of(app.appId(), executionId, frontendId))
+      Event event = Event.request(
+              Ids.newId(),
+              executionId,
+              app.appId(),
+              app.entry(),
+              frontendId,
+              value,
+              now.getEpochSecond() * 1_000_000_000L + now.getNano(),
+              tags.of(app.appId(), executionId, frontendId))
           .trace(Trace.FRONTEND, frontendId, received);
       CompletableFuture<Void> sent = gates != null && gates.submit(event, app.hosts())
-          ? CompletableFuture.completedFuture(null) : send(event);
+          ? CompletableFuture.completedFuture(null)
+          : send(event);
       answer = async
           ? sent.thenCombine(recorded, (v, w) -> w).thenApply(v -> {
-              metrics.invocation(name, "async");
-              return Reply.json(202, Json.object().put("execution_id", executionId));
-            })
-          : sent.thenCompose(v -> result).orTimeout(timeoutS, TimeUnit.SECONDS)
-              .handle((arrival, failure) -> answer(name, executionId, result, arrival, failure, timeoutS));
+            metrics.invocation(name, "async");
+            return Reply.json(202, Json.object().put("execution_id", executionId));
+          })
+          : sent.thenCompose(v -> result)
+              .orTimeout(timeoutS, TimeUnit.SECONDS)
+              .handle((arrival, failure) ->
+                  answer(name, executionId, result, arrival, failure, timeoutS));
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
@@ -179,15 +218,25 @@ public final class InvokeHandler {
       count.decrementAndGet();
       results.forget(executionId);
       if (failure != null) {
-        Throwable t = failure.getCause() != null && failure instanceof CompletionException ? failure.getCause()
+        Throwable t = failure.getCause() != null && failure instanceof CompletionException
+            ? failure.getCause()
             : failure;
-        ApiException e = t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException a ? a
-            : new ApiException(502, "unavailable", "request could not be sent: " + t);
+        ApiException e =
+            t instanceof RuntimeException re && Errors.platform(re) instanceof ApiException a
+                ? a
+                : new ApiException(502, "unavailable", "request could not be sent: " + t);
         if (e.status() == 502) {
-          log.ended(executionId, "failed", null, Json.text(Json.object().put("type", "platform")
-              .put("message", e.getMessage())), clock.instant(), null, FrontendTables.RANK_FAILED);
+          log.ended(
+              executionId,
+              "failed",
+              null,
+              Json.text(Json.object().put("type", "platform").put("message", e.getMessage())),
+              clock.instant(),
+              null,
+              FrontendTables.RANK_FAILED);
         }
-        log.release(executionId); // ended without a result or timeout: its start is still worth keeping
+        log.release(
+            executionId); // ended without a result or timeout: its start is still worth keeping
         return Reply.error(e).withHeader(EXECUTION_HEADER, executionId);
       }
       log.release(executionId);
@@ -201,35 +250,58 @@ public final class InvokeHandler {
     String appId = event.app();
     String entry = event.grain();
     String topic = TopicNames.grainTopic(appId, entry);
-    producer.send(KafkaClients.record(topic, null, ConditionFlag.newEvent(event.json(), "")), (meta, e) -> {
-      if (e == null) {
-        sent.complete(null);
-      } else if (e instanceof BufferExhaustedException) {
-        // the producer's memory is full of other large requests: a moment's wait helps, nothing is down
-        sent.completeExceptionally(new ApiException(503, "busy", "this frontend's Kafka producer holds as many "
-            + "request bytes as it may; this request was not sent: try again in a moment",
-            Map.of(Reply.RETRY_AFTER_S, "1")));
-      } else {
-        sent.completeExceptionally(new ApiException(502, "unavailable", "the request could not be put into "
-            + "Kafka topic " + topic + ": " + e.getMessage()));
-      }
-    });
+    producer.send(
+        KafkaClients.record(topic, null, ConditionFlag.newEvent(event.json(), "")), (meta, e) -> {
+          if (e == null) {
+            sent.complete(null);
+          } else if (e instanceof BufferExhaustedException) {
+            // the producer's memory is full of other large requests: a moment's wait helps, nothing
+            // is down
+            sent.completeExceptionally(new ApiException(
+                503,
+                "busy",
+                "this frontend's Kafka producer holds as many "
+                    + "request bytes as it may; this request was not sent: try again in a moment",
+                Map.of(Reply.RETRY_AFTER_S, "1")));
+          } else {
+            sent.completeExceptionally(new ApiException(
+                502,
+                "unavailable",
+                "the request could not be put into " + "Kafka topic " + topic + ": "
+                    + e.getMessage()));
+          }
+        });
     LOG.debug("[app {} execution {}] sent to {}", appId, event.executionId(), entry);
     return sent;
   }
 
-  private Reply answer(String name, String executionId, CompletableFuture<Results.Arrival> result,
-                       Results.Arrival arrival, Throwable failure, int timeoutS) {
+  private Reply answer(
+      String name,
+      String executionId,
+      CompletableFuture<Results.Arrival> result,
+      Results.Arrival arrival,
+      Throwable failure,
+      int timeoutS) {
     if (failure != null) {
-      Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+      Throwable t = failure instanceof CompletionException && failure.getCause() != null
+          ? failure.getCause()
           : failure;
       if (t instanceof TimeoutException) {
         metrics.invocation(name, "timeout");
-        log.ended(executionId, "timeout", null, "no result within " + timeoutS + " s", clock.instant(), null,
+        log.ended(
+            executionId,
+            "timeout",
+            null,
+            "no result within " + timeoutS + " s",
+            clock.instant(),
+            null,
             FrontendTables.RANK_TIMEOUT);
         results.stopWaiting(executionId, result);
-        throw new ApiException(504, "timeout", "application '" + name + "' did not answer within " + timeoutS
-            + " s; the result, if it comes, is at GET /api/v1/executions/" + executionId,
+        throw new ApiException(
+            504,
+            "timeout",
+            "application '" + name + "' did not answer within " + timeoutS
+                + " s; the result, if it comes, is at GET /api/v1/executions/" + executionId,
             Map.of("execution_id", executionId));
       }
       throw t instanceof RuntimeException re ? re : new IllegalStateException(t);

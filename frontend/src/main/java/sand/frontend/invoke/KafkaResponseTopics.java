@@ -33,7 +33,8 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
       admin.createTopics(List.of(newTopic(topic))).all().get(30, TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof TopicExistsException)) {
-        throw new IllegalStateException("cannot create response topic " + topic + ": " + e.getCause(), e);
+        throw new IllegalStateException(
+            "cannot create response topic " + topic + ": " + e.getCause(), e);
       }
     } catch (Exception e) {
       throw new IllegalStateException("cannot create response topic " + topic + ": " + e, e);

@@ -20,7 +20,9 @@ public final class RequestRate {
       buckets.clear(); // bounded memory: forgetting buckets only lets a burst through
     }
     double burst = Math.max(1.0, perSecond);
-    return buckets.computeIfAbsent(account, a -> new TokenBucket(burst, nowNanos))
-        .take(nowNanos, burst, perSecond) == 0;
+    return buckets
+            .computeIfAbsent(account, a -> new TokenBucket(burst, nowNanos))
+            .take(nowNanos, burst, perSecond)
+        == 0;
   }
 }

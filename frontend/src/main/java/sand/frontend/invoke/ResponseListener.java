@@ -54,17 +54,21 @@ public final class ResponseListener extends AbstractLifeCycle {
   private final boolean fromBeginningWhenNew;
   /** Records handed to {@link Results} whose offsets are not committed yet, in offset order (poll thread only). */
   private final Deque<Pending> pending = new ArrayDeque<>();
+
   private long committed = -1;
   /** When the last commit was made (System.nanoTime; poll thread only). */
   private long committedAtNanos;
+
   private final long commitIntervalNanos;
   /** The offset before which every result read is recorded (poll thread only). */
   private long recordedUpTo = -1;
+
   private Thread thread;
   private volatile boolean running;
 
   /** A frontend's own response topic, read from its end when it has no committed offset. */
-  public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results) {
+  public ResponseListener(
+      String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results) {
     this(topic, consumer, topics, results, false);
   }
 
@@ -80,13 +84,22 @@ public final class ResponseListener extends AbstractLifeCycle {
    * @param fromBeginningWhenNew read a topic with no committed offset from its beginning (another frontend's topic
    *     taken over: whatever is in it was never recorded)
    */
-  public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
-                   boolean fromBeginningWhenNew) {
+  public ResponseListener(
+      String topic,
+      Consumer<String, byte[]> consumer,
+      TopicCreator topics,
+      Results results,
+      boolean fromBeginningWhenNew) {
     this(topic, consumer, topics, results, fromBeginningWhenNew, COMMIT_INTERVAL);
   }
 
-  public ResponseListener(String topic, Consumer<String, byte[]> consumer, TopicCreator topics, Results results,
-                   boolean fromBeginningWhenNew, Duration commitInterval) {
+  public ResponseListener(
+      String topic,
+      Consumer<String, byte[]> consumer,
+      TopicCreator topics,
+      Results results,
+      boolean fromBeginningWhenNew,
+      Duration commitInterval) {
     this.commitIntervalNanos = commitInterval.toNanos();
     this.topic = topic;
     this.partition = new TopicPartition(topic, 0);
@@ -118,8 +131,14 @@ public final class ResponseListener extends AbstractLifeCycle {
     thread = new Thread(this::loop, "response-listener-" + topic);
     thread.setDaemon(true);
     thread.start();
-    LOG.info("[topic {}] listening for results from offset {}", topic, last != null ? last.offset()
-        : fromBeginningWhenNew ? "0 (none committed)" : committed + " (its end: none committed)");
+    LOG.info(
+        "[topic {}] listening for results from offset {}",
+        topic,
+        last != null
+            ? last.offset()
+            : fromBeginningWhenNew
+                ? "0 (none committed)"
+                : committed + " (its end: none committed)");
   }
 
   private void loop() {
@@ -152,7 +171,8 @@ public final class ResponseListener extends AbstractLifeCycle {
     while (!pending.isEmpty() && pending.peek().recorded().isDone()) {
       recordedUpTo = pending.poll().next();
     }
-    if (recordedUpTo > committed && (now || System.nanoTime() - committedAtNanos >= commitIntervalNanos)) {
+    if (recordedUpTo > committed
+        && (now || System.nanoTime() - committedAtNanos >= commitIntervalNanos)) {
       commit(recordedUpTo); // a failed commit is tried again after the next poll
     }
   }
@@ -170,13 +190,17 @@ public final class ResponseListener extends AbstractLifeCycle {
     if (thread != null) {
       thread.join(5000);
     }
-    // The records of what was read are being written: wait for them (bounded), so the next reader starts after them.
+    // The records of what was read are being written: wait for them (bounded), so the next reader
+    // starts after them.
     if (!pending.isEmpty()) {
       try {
-        CompletableFuture.allOf(pending.stream().map(Pending::recorded).toArray(CompletableFuture[]::new))
+        CompletableFuture.allOf(
+                pending.stream().map(Pending::recorded).toArray(CompletableFuture[]::new))
             .get(10, TimeUnit.SECONDS);
       } catch (ExecutionException | TimeoutException e) {
-        LOG.warn("[topic {}] {} results not recorded at stop: the next reader reads them again", topic,
+        LOG.warn(
+            "[topic {}] {} results not recorded at stop: the next reader reads them again",
+            topic,
             pending.stream().filter(p -> !p.recorded().isDone()).count());
       }
     }

@@ -45,8 +45,13 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
   /**
    * @param listeners a (not started) reader of a dead frontend's response topic, given its id
    */
-  public ResponseTopicTakeover(FrontendTables store, Clock clock, Duration maxAge, Duration every, String self,
-                        Function<String, ResponseListener> listeners) {
+  public ResponseTopicTakeover(
+      FrontendTables store,
+      Clock clock,
+      Duration maxAge,
+      Duration every,
+      String self,
+      Function<String, ResponseListener> listeners) {
     this.store = store;
     this.clock = clock;
     this.maxAge = maxAge;
@@ -87,7 +92,10 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
     }
     for (String id : new ArrayList<>(adopted.keySet())) {
       if (!mine.contains(id)) {
-        LOG.info("[frontend {}] releasing response topic of frontend {}: {}", self, id,
+        LOG.info(
+            "[frontend {}] releasing response topic of frontend {}: {}",
+            self,
+            id,
             dead.contains(id) ? "another live frontend reads it" : "it is back");
         stopQuietly(id, adopted.remove(id));
       }
@@ -98,11 +106,17 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
         try {
           l.start();
           adopted.put(id, l);
-          LOG.info("[frontend {}] frontend {} is dead (no heartbeat for {} ms): reading its response topic", self,
-              id, maxAge.toMillis());
+          LOG.info(
+              "[frontend {}] frontend {} is dead (no heartbeat for {} ms): reading its response topic",
+              self,
+              id,
+              maxAge.toMillis());
         } catch (Exception e) {
-          LOG.warn("[frontend {}] cannot read the response topic of dead frontend {}, next round retries: {}", self,
-              id, e.toString());
+          LOG.warn(
+              "[frontend {}] cannot read the response topic of dead frontend {}, next round retries: {}",
+              self,
+              id,
+              e.toString());
         }
       }
     }
@@ -110,8 +124,10 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
 
   /** The live frontend that reads {@code dead}'s topic: the highest hash of the pair (String.hashCode is stable). */
   public static String pick(String dead, List<String> live) {
-    return live.stream().max(Comparator.<String>comparingInt(l -> mix((dead + "\n" + l).hashCode()))
-        .thenComparing(Comparator.naturalOrder())).orElseThrow();
+    return live.stream()
+        .max(Comparator.<String>comparingInt(l -> mix((dead + "\n" + l).hashCode()))
+            .thenComparing(Comparator.naturalOrder()))
+        .orElseThrow();
   }
 
   private static int mix(int h) { // spread String.hashCode's low entropy (murmur3's finalizer)
@@ -126,7 +142,11 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
     try {
       l.stop();
     } catch (Exception e) {
-      LOG.warn("[frontend {}] stopping the reader of frontend {}'s response topic: {}", self, id, e.toString());
+      LOG.warn(
+          "[frontend {}] stopping the reader of frontend {}'s response topic: {}",
+          self,
+          id,
+          e.toString());
     }
   }
 
@@ -137,13 +157,21 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
       t.setDaemon(true);
       return t;
     });
-    timer.scheduleWithFixedDelay(() -> {
-      try {
-        round();
-      } catch (RuntimeException e) {
-        LOG.warn("[frontend {}] heartbeat round failed, next one in {} ms: {}", self, every.toMillis(), e.toString());
-      }
-    }, 0, every.toMillis(), TimeUnit.MILLISECONDS);
+    timer.scheduleWithFixedDelay(
+        () -> {
+          try {
+            round();
+          } catch (RuntimeException e) {
+            LOG.warn(
+                "[frontend {}] heartbeat round failed, next one in {} ms: {}",
+                self,
+                every.toMillis(),
+                e.toString());
+          }
+        },
+        0,
+        every.toMillis(),
+        TimeUnit.MILLISECONDS);
   }
 
   @Override

@@ -1,24 +1,22 @@
 package sand.frontend.invoke;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.Trace;
 import sand.frontend.internal.Json;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Results arriving for this frontend (Figure 4 step 11): the first result per execution id wins (decided here,
@@ -38,9 +36,11 @@ public final class Results {
    * A result as it arrived: the event that reached end, when (monotonic ns) and its rank; {@code recorded}
    * completes once its record is written (the response topic's offset is committed only past recorded results).
    */
-  public record Arrival(Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
+  public record Arrival(
+      Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
 
-  private static final CompletableFuture<Void> NOTHING_TO_RECORD = CompletableFuture.completedFuture(null);
+  private static final CompletableFuture<Void> NOTHING_TO_RECORD =
+      CompletableFuture.completedFuture(null);
 
   private final ExecutionLog log;
   private final Clock clock;
@@ -54,12 +54,13 @@ public final class Results {
    * Execution ids whose first result already arrived, in arrival order (bounded: duplicates come close together),
    * with when that result is recorded: a duplicate (the Kafka copy of a gate's result) is recorded when it is.
    */
-  private final Map<String, CompletableFuture<Void>> recent = new LinkedHashMap<>(1024, 0.75f, false) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, CompletableFuture<Void>> eldest) {
-      return size() > RECENT_RESULTS;
-    }
-  };
+  private final Map<String, CompletableFuture<Void>> recent =
+      new LinkedHashMap<>(1024, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, CompletableFuture<Void>> eldest) {
+          return size() > RECENT_RESULTS;
+        }
+      };
 
   public Results(ExecutionLog log, Clock clock, ExecutionTag tags, String frontendId) {
     this.log = log;
@@ -117,7 +118,10 @@ public final class Results {
 
   /** Is this value a grain's error event ({"error": {"type", "message", "grain"}}, grainworker/envelope.py)? */
   public static boolean isError(JsonNode value) {
-    return value != null && value.isObject() && value.size() == 1 && value.path("error").isObject();
+    return value != null
+        && value.isObject()
+        && value.size() == 1
+        && value.path("error").isObject();
   }
 
   /**
@@ -129,7 +133,8 @@ public final class Results {
    */
   public CompletableFuture<Void> arrived(String key, byte[] value) {
     long arrivedNanos = System.nanoTime();
-    if (key != null) { // the response topic's copy of a result the gate brought: no parse, no HMAC (issue 27)
+    if (key != null) { // the response topic's copy of a result the gate brought: no parse, no HMAC
+      // (issue 27)
       CompletableFuture<Void> first;
       synchronized (recent) {
         first = recent.get(key);
@@ -148,8 +153,11 @@ public final class Results {
     String executionId = event.executionId();
     if (!tags.verify(event.tag(), event.app(), executionId, frontendId)) {
       refused.incrementAndGet();
-      LOG.warn("[execution {}] result from application '{}' dropped: its tag does not show that the execution "
-          + "entered through that application on this frontend", executionId, event.app());
+      LOG.warn(
+          "[execution {}] result from application '{}' dropped: its tag does not show that the execution "
+              + "entered through that application on this frontend",
+          executionId,
+          event.app());
       return NOTHING_TO_RECORD;
     }
     CompletableFuture<Void> recorded = new CompletableFuture<>();
@@ -161,8 +169,11 @@ public final class Results {
       }
     }
     Instant now = clock.instant();
-    Arrival a = new Arrival(event, arrivedNanos,
-        FrontendTables.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000), recorded);
+    Arrival a = new Arrival(
+        event,
+        arrivedNanos,
+        FrontendTables.resultRank(now.getEpochSecond() * 1_000_000 + now.getNano() / 1000),
+        recorded);
     CompletableFuture<Arrival> f = waiting.remove(executionId);
     if (f == null || !f.complete(a)) { // a waiting request writes the record once it has answered
       record(a, arrivedNanos); // an asynchronous request, or one that stopped waiting
@@ -174,10 +185,17 @@ public final class Results {
   public void record(Arrival a, long repliedNanos) {
     JsonNode v = a.event().value();
     boolean failed = isError(v);
-    Trace timeline = a.event().trace().plus(Trace.empty().add(Trace.FRONTEND_OUT, frontendId, a.arrivedNanos(),
-        repliedNanos));
-    log.ended(a.event().executionId(), failed ? "failed" : "succeeded", failed ? null : Json.text(v),
-        failed ? Json.text(v.get("error")) : null, clock.instant(), Json.text(timeline.entries()), a.rank())
+    Trace timeline = a.event()
+        .trace()
+        .plus(Trace.empty().add(Trace.FRONTEND_OUT, frontendId, a.arrivedNanos(), repliedNanos));
+    log.ended(
+            a.event().executionId(),
+            failed ? "failed" : "succeeded",
+            failed ? null : Json.text(v),
+            failed ? Json.text(v.get("error")) : null,
+            clock.instant(),
+            Json.text(timeline.entries()),
+            a.rank())
         .whenComplete((ok, e) -> {
           a.recorded().complete(null);
           recordedNow(a.event().executionId());

@@ -1,5 +1,7 @@
 package sand.frontend.knix;
 
+import static sand.frontend.knix.KnixRequests.text;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
@@ -20,8 +22,6 @@ import sand.frontend.internal.LoopbackApi;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Throttle;
 import sand.frontend.knix.KnixManagement.Failure;
-
-import static sand.frontend.knix.KnixRequests.text;
 
 /**
  * KNIX's account actions: sign-up (a SAND account through the API, and a login record by e-mail), login (the
@@ -44,6 +44,7 @@ final class KnixAccounts {
   private Throttle loginsPerEmail = new Throttle("logins per e-mail", "-", 0);
   /** Password derivations at once: each takes a core for a fraction of a second (PBKDF2, {@link KnixLogins}). */
   private Semaphore hashing = new Semaphore(2, true);
+
   private int hashSlots = 2;
   private final AtomicInteger hashWaiters = new AtomicInteger();
   private volatile JsonNode decoy;
@@ -55,7 +56,8 @@ final class KnixAccounts {
   }
 
   /** See {@link KnixManagement#limitLogins}. */
-  void limitLogins(Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail, int hashSlots) {
+  void limitLogins(
+      Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail, int hashSlots) {
     this.signUpsPerAddress = signUps;
     this.loginsPerAddress = loginsByAddress;
     this.loginsPerEmail = loginsByEmail;
@@ -66,7 +68,8 @@ final class KnixAccounts {
   /** One password derivation, in one of the few slots (503 busy when none frees up in time). */
   private <T> T hashed(Derivation<T> d) throws KnixLogins.WrongPassword {
     boolean got;
-    // a wait holds a Jetty thread: only a few may wait (logins from many addresses must not take every thread)
+    // a wait holds a Jetty thread: only a few may wait (logins from many addresses must not take
+    // every thread)
     if (hashWaiters.incrementAndGet() > WAITERS_PER_SLOT * hashSlots) {
       got = false;
     } else {
@@ -79,8 +82,12 @@ final class KnixAccounts {
     }
     hashWaiters.decrementAndGet();
     if (!got) {
-      throw new ApiException(503, "busy", "this frontend is checking as many passwords as it can at once; try again "
-          + "in a moment", Map.of(Reply.RETRY_AFTER_S, "1"));
+      throw new ApiException(
+          503,
+          "busy",
+          "this frontend is checking as many passwords as it can at once; try again "
+              + "in a moment",
+          Map.of(Reply.RETRY_AFTER_S, "1"));
     }
     try {
       return d.run();
@@ -102,6 +109,7 @@ final class KnixAccounts {
     }
     return d;
   }
+
   ObjectNode signUp(JsonNode user, Call call) {
     String email = text(user, "email", "user");
     String password = text(user, "password", "user");
@@ -110,15 +118,20 @@ final class KnixAccounts {
     if (email.chars().anyMatch(Character::isWhitespace)) {
       throw new Failure("The e-mail may not contain spaces.");
     }
-    if (!store.claimKnixRecord(new KnixRecord(LOGIN_SCOPE, "user", email, Json.bytes(Json.object()
-        .put("pending", true))))) {
+    if (!store.claimKnixRecord(new KnixRecord(
+        LOGIN_SCOPE, "user", email, Json.bytes(Json.object().put("pending", true))))) {
       throw new Failure("User already exists.");
     }
     try {
       String base = accountName(email);
       for (int attempt = 0; ; attempt++) {
-        String account = attempt == 0 ? base : base.substring(0, Math.min(base.length(), 55)) + "-" + Ids.hex(3);
-        LoopbackApi.Answer a = api.call("POST", "/api/v1/accounts", "", "application/json",
+        String account =
+            attempt == 0 ? base : base.substring(0, Math.min(base.length(), 55)) + "-" + Ids.hex(3);
+        LoopbackApi.Answer a = api.call(
+            "POST",
+            "/api/v1/accounts",
+            "",
+            "application/json",
             Json.bytes(Json.object().put("name", account)));
         if (a.status() == 409 && attempt < 5) {
           continue;
@@ -146,14 +159,19 @@ final class KnixAccounts {
   ObjectNode logIn(JsonNode user, Call call) {
     String email = text(user, "email", "user");
     String password = text(user, "password", "user");
-    // the e-mail's limit first: a flood against one e-mail does not also use up its address's logins
+    // the e-mail's limit first: a flood against one e-mail does not also use up its address's
+    // logins
     loginsPerEmail.take(email.toLowerCase(Locale.ROOT));
     loginsPerAddress.take(call.clientAddress());
-    JsonNode rec = store.knixRecord(LOGIN_SCOPE, "user", email).map(r -> Json.parse(r.value(), "login"))
-        .filter(r -> !r.path("pending").asBoolean(false)).orElse(null);
+    JsonNode rec = store
+        .knixRecord(LOGIN_SCOPE, "user", email)
+        .map(r -> Json.parse(r.value(), "login"))
+        .filter(r -> !r.path("pending").asBoolean(false))
+        .orElse(null);
     String key;
     try {
-      // an unknown e-mail is checked against a decoy record: the same work, so the same time, as a known one
+      // an unknown e-mail is checked against a decoy record: the same work, so the same time, as a
+      // known one
       key = hashed(() -> KnixLogins.apiKey(rec == null ? decoy() : rec, password));
       if (rec == null) {
         throw new KnixLogins.WrongPassword();
@@ -162,13 +180,18 @@ final class KnixAccounts {
       throw new Failure("Authentication failed; wrong username and/or password.");
     }
     String account = rec.path("account").asText();
-    return Json.object().put("message", "Successfully logged in.").put("token", key)
-        .put("storageEndpoint", "/storage/" + account).put("name", rec.path("name").asText(email))
-        .put("email", email).put("account", account);
+    return Json.object()
+        .put("message", "Successfully logged in.")
+        .put("token", key)
+        .put("storageEndpoint", "/storage/" + account)
+        .put("name", rec.path("name").asText(email))
+        .put("email", email)
+        .put("account", account);
   }
 
   ObjectNode deleteAccount(Caller c) {
-    LoopbackApi.Answer a = api.call("DELETE", "/api/v1/accounts/" + c.account(), c.token(), null, null);
+    LoopbackApi.Answer a =
+        api.call("DELETE", "/api/v1/accounts/" + c.account(), c.token(), null, null);
     if (!a.ok()) {
       throw new Failure("Couldn't delete account: " + a.message());
     }
@@ -182,12 +205,17 @@ final class KnixAccounts {
 
   private List<KnixRecord> loginsOf(String account) {
     return store.knixRecords(LOGIN_SCOPE, "user").stream()
-        .filter(r -> account.equals(Json.parse(r.value(), "login").path("account").asText())).toList();
+        .filter(
+            r -> account.equals(Json.parse(r.value(), "login").path("account").asText()))
+        .toList();
   }
 
   /** A SAND account name for an e-mail: its letters and digits, the rest as '-'. */
   static String accountName(String email) {
-    String s = email.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_-]+", "-").replaceAll("^[^a-z0-9]+", "");
+    String s = email
+        .toLowerCase(Locale.ROOT)
+        .replaceAll("[^a-z0-9_-]+", "-")
+        .replaceAll("^[^a-z0-9]+", "");
     s = s.length() > 48 ? s.substring(0, 48) : s;
     return s.isEmpty() ? "knix-" + Ids.hex(4) : s;
   }

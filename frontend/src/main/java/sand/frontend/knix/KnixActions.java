@@ -36,7 +36,11 @@ final class KnixActions {
   private final Map<String, Open> open = new LinkedHashMap<>();
   private final Map<String, Action> authenticated = new LinkedHashMap<>();
 
-  KnixActions(KnixAccounts accounts, KnixFunctions functions, KnixWorkflows workflows, KnixStorage storage) {
+  KnixActions(
+      KnixAccounts accounts,
+      KnixFunctions functions,
+      KnixWorkflows workflows,
+      KnixStorage storage) {
     open.put("version", (d, call) -> Json.object().put("message", KnixManagement.VERSION));
     open.put("signUp", (d, call) -> accounts.signUp(d.path("user"), call));
     open.put("logIn", (d, call) -> accounts.logIn(d.path("user"), call));
@@ -66,9 +70,11 @@ final class KnixActions {
     workflow("retrieveAllWorkflowLogs", workflows::workflowLogs);
     workflow("clearAllWorkflowLogs", workflows::clearLogs);
 
-    // a workflow's data space is its application's: the storage actions name workflows by their KNIX id
-    authenticated.put("performStorageAction", (d, c) -> storage.perform(c.account(), d.path("storage"),
-        wid -> workflows.appId(c, wid)));
+    // a workflow's data space is its application's: the storage actions name workflows by their
+    // KNIX id
+    authenticated.put(
+        "performStorageAction",
+        (d, c) -> storage.perform(c.account(), d.path("storage"), wid -> workflows.appId(c, wid)));
   }
 
   private void function(String action, On handler) {
@@ -101,7 +107,9 @@ final class KnixActions {
   }
 
   static Failure unsupported(String action) {
-    return new Failure("Unsupported action: '" + action + "'" + (action.isEmpty() ? " (send {\"action\": "
-        + "..., \"data\": {...}})" : "; SAND's KNIX door has no triggers, buckets or sessions (docs/knix.md)"));
+    return new Failure("Unsupported action: '" + action + "'"
+        + (action.isEmpty()
+            ? " (send {\"action\": " + "..., \"data\": {...}})"
+            : "; SAND's KNIX door has no triggers, buckets or sessions (docs/knix.md)"));
   }
 }

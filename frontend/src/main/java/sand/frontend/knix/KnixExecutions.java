@@ -3,16 +3,16 @@ package sand.frontend.knix;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.frontend.internal.ApiException;
@@ -34,16 +34,19 @@ public final class KnixExecutions {
   static final int WAIT_S = 60;
   /** First pause between reads of a running execution's record; it doubles up to {@link #POLL_MAX_MS}. */
   static final long POLL_MS = 50;
+
   static final long POLL_MAX_MS = 1000;
   /** An id with no record of this application is looked for this long (an async start being written), then 404. */
   static final long UNKNOWN_GRACE_MS = 1000;
   /** Most result waits at once on this frontend, and from one client address (more answer 429). */
   static final int MAX_WAITS = 1024;
+
   static final int MAX_WAITS_PER_ADDRESS = 32;
 
   private final InvokeHandler invoke;
   /** The id of an application by name, if there is one. */
   private final Function<String, Optional<String>> appIds;
+
   private final ClusterStore store;
   private final Results results;
   /** Reads of execution records: a few threads, and at most {@link #MAX_WAITS} waits queue work on them. */
@@ -52,15 +55,21 @@ public final class KnixExecutions {
     t.setDaemon(true);
     return t;
   });
+
   private final Map<String, AtomicInteger> waitsByAddress = new ConcurrentHashMap<>();
   private final AtomicInteger waits = new AtomicInteger();
 
-  public KnixExecutions(InvokeHandler invoke, Function<String, Optional<String>> appIds, ClusterStore store) {
+  public KnixExecutions(
+      InvokeHandler invoke, Function<String, Optional<String>> appIds, ClusterStore store) {
     this(invoke, appIds, store, null);
   }
 
   /** @param results this frontend's results: a wait is woken when its execution's result is recorded here */
-  public KnixExecutions(InvokeHandler invoke, Function<String, Optional<String>> appIds, ClusterStore store, Results results) {
+  public KnixExecutions(
+      InvokeHandler invoke,
+      Function<String, Optional<String>> appIds,
+      ClusterStore store,
+      Results results) {
     this.invoke = invoke;
     this.appIds = appIds;
     this.store = store;
@@ -98,8 +107,13 @@ public final class KnixExecutions {
     if (r.status() != 202) {
       return r;
     }
-    return Reply.text(200, "text/plain; charset=utf-8", Json.parse(r.body(), "reply").path("execution_id").asText())
-        .withHeader(InvokeHandler.EXECUTION_HEADER, r.headers().getOrDefault(InvokeHandler.EXECUTION_HEADER, ""));
+    return Reply.text(
+            200,
+            "text/plain; charset=utf-8",
+            Json.parse(r.body(), "reply").path("execution_id").asText())
+        .withHeader(
+            InvokeHandler.EXECUTION_HEADER,
+            r.headers().getOrDefault(InvokeHandler.EXECUTION_HEADER, ""));
   }
 
   private static Reply syncReply(Reply r) {
@@ -107,19 +121,24 @@ public final class KnixExecutions {
       return r;
     }
     JsonNode value = Json.parse(r.body(), "reply");
-    if (!Results.isError(value) || value.path("error").has("code")) { // {"error": {"code", ...}}: the API's own
+    if (!Results.isError(value)
+        || value.path("error").has("code")) { // {"error": {"code", ...}}: the API's own
       return r;
     }
     Reply k = Reply.ok(knixError(value.path("error")));
     return r.headers().containsKey(InvokeHandler.EXECUTION_HEADER)
-        ? k.withHeader(InvokeHandler.EXECUTION_HEADER, r.headers().get(InvokeHandler.EXECUTION_HEADER)) : k;
+        ? k.withHeader(
+            InvokeHandler.EXECUTION_HEADER, r.headers().get(InvokeHandler.EXECUTION_HEADER))
+        : k;
   }
 
   /** KNIX's shape of a grain's error ({@code {"type", "message", "grain"}} in SAND). */
   static ObjectNode knixError(JsonNode error) {
-    return Json.object().put("has_error", true)
+    return Json.object()
+        .put("has_error", true)
         .put("error_type", "User code exception: " + error.path("type").asText("Exception"))
-        .put("error_message", error.path("message").asText("")).put("grain", error.path("grain").asText(""));
+        .put("error_message", error.path("message").asText(""))
+        .put("grain", error.path("grain").asText(""));
   }
 
   /**
@@ -130,16 +149,21 @@ public final class KnixExecutions {
    * recorded by this frontend; waits are capped per client address and in all (429).
    */
   private CompletionStage<Reply> result(String name, String id, boolean async, String address) {
-    String appId = appIds.apply(name)
+    String appId = appIds
+        .apply(name)
         .orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
     if (!id.matches("[0-9a-f]{32}")) {
-      throw ApiException.notFound("no execution '" + id + "' of '" + name + "' (an execution id is 32 hex digits)");
+      throw ApiException.notFound(
+          "no execution '" + id + "' of '" + name + "' (an execution id is 32 hex digits)");
     }
     AtomicInteger mine = waitsByAddress.computeIfAbsent(address, a -> new AtomicInteger());
     if (mine.incrementAndGet() > MAX_WAITS_PER_ADDRESS | waits.incrementAndGet() > MAX_WAITS) {
       release(address, mine);
-      throw new ApiException(429, "too_many_requests", "too many result waits at once (" + MAX_WAITS_PER_ADDRESS
-          + " per client address, " + MAX_WAITS + " on this frontend); try again in a moment",
+      throw new ApiException(
+          429,
+          "too_many_requests",
+          "too many result waits at once (" + MAX_WAITS_PER_ADDRESS + " per client address, "
+              + MAX_WAITS + " on this frontend); try again in a moment",
           Map.of(Reply.RETRY_AFTER_S, "1"));
     }
     CompletableFuture<Reply> out = new CompletableFuture<>();
@@ -160,14 +184,18 @@ public final class KnixExecutions {
           if (r != null) {
             out.complete(r.withHeader(InvokeHandler.EXECUTION_HEADER, id));
           } else if (e.isEmpty() && now - start > TimeUnit.MILLISECONDS.toNanos(UNKNOWN_GRACE_MS)) {
-            out.completeExceptionally(ApiException.notFound("no execution '" + id + "' of '" + name + "'"));
+            out.completeExceptionally(
+                ApiException.notFound("no execution '" + id + "' of '" + name + "'"));
           } else if (async && e.isPresent()) {
             out.complete(Reply.ok(Json.object().put("executionId", id).putNull("result")));
           } else if (now > deadline) {
-            out.completeExceptionally(new ApiException(504, "timeout", "execution '" + id + "' of '" + name
-                + "' has no result after " + WAIT_S + " s"));
+            out.completeExceptionally(new ApiException(
+                504,
+                "timeout",
+                "execution '" + id + "' of '" + name + "' has no result after " + WAIT_S + " s"));
           } else {
-            timer.schedule(this, e.isEmpty() ? Math.min(pauseMs, 250) : pauseMs, TimeUnit.MILLISECONDS);
+            timer.schedule(
+                this, e.isEmpty() ? Math.min(pauseMs, 250) : pauseMs, TimeUnit.MILLISECONDS);
             pauseMs = Math.min(POLL_MAX_MS, pauseMs * 2);
           }
         } catch (RuntimeException ex) {
@@ -199,12 +227,15 @@ public final class KnixExecutions {
   /** The reply for an execution that ended, or null while it runs. */
   private static Reply ended(ExecutionRecord e) {
     return switch (e.status().toLowerCase(Locale.ROOT)) {
-      case "succeeded" -> Reply.json(200, Json.stored(e.result()) == null ? Json.MAPPER.nullNode()
-          : Json.stored(e.result()));
+      case "succeeded" ->
+        Reply.json(
+            200,
+            Json.stored(e.result()) == null ? Json.MAPPER.nullNode() : Json.stored(e.result()));
       case "failed" -> {
         JsonNode error = Json.stored(e.error());
         yield error != null && "platform".equals(error.path("type").asText())
-            ? Reply.error(new ApiException(502, "unavailable", error.path("message").asText("the platform failed")))
+            ? Reply.error(new ApiException(
+                502, "unavailable", error.path("message").asText("the platform failed")))
             : Reply.ok(knixError(error == null ? Json.object() : error));
       }
       default -> null; // running; a timeout only means a synchronous caller stopped waiting

@@ -1,5 +1,10 @@
 package sand.frontend.knix;
 
+import static sand.frontend.knix.Base64Text.decode;
+import static sand.frontend.knix.Base64Text.repair;
+import static sand.frontend.knix.KnixRequests.enc;
+import static sand.frontend.knix.KnixRequests.text;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -13,11 +18,6 @@ import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.LoopbackApi;
 import sand.frontend.knix.KnixManagement.Failure;
-
-import static sand.frontend.knix.Base64Text.decode;
-import static sand.frontend.knix.Base64Text.repair;
-import static sand.frontend.knix.KnixRequests.enc;
-import static sand.frontend.knix.KnixRequests.text;
 
 /**
  * KNIX's function actions: a KNIX function is a grain of the caller's account, stored through SAND's grain API
@@ -65,7 +65,10 @@ final class KnixFunctions {
   }
 
   private static ObjectNode functionView(String id, JsonNode f) {
-    return Json.object().put("id", id).put("name", f.path("name").asText()).put("runtime", f.path("runtime").asText())
+    return Json.object()
+        .put("id", id)
+        .put("name", f.path("name").asText())
+        .put("runtime", f.path("runtime").asText())
         .put("modified", f.path("modified").asDouble());
   }
 
@@ -73,8 +76,14 @@ final class KnixFunctions {
     String name = text(fn, "name", "function");
     checkFunctionName(c, name, null);
     String id = Ids.hex(16);
-    ObjectNode f = Json.object().put("name", name).put("runtime", fn.path("runtime").asText("Python 3.6"))
-        .put("modified", now()).put("code", "").put("requirements", "").put("metadata", "").put("chunks", -1);
+    ObjectNode f = Json.object()
+        .put("name", name)
+        .put("runtime", fn.path("runtime").asText("Python 3.6"))
+        .put("modified", now())
+        .put("code", "")
+        .put("requirements", "")
+        .put("metadata", "")
+        .put("chunks", -1);
     checkRuntime(f.path("runtime").asText());
     store.putKnixRecord(new KnixRecord(c.account(), FUNCTION, id, Json.bytes(f)));
     return Json.object().put("message", "Function added.").set("function", functionView(id, f));
@@ -82,11 +91,13 @@ final class KnixFunctions {
 
   private void checkFunctionName(Caller c, String name, String except) {
     if (name.equals("end") || name.equals("exit") || !TopicNames.validGrain(name)) {
-      throw new Failure("Invalid function name '" + name + "': a SAND grain name is 1-128 of A-Z a-z 0-9 _ . -, "
-          + "starting with a letter or digit, and not 'end' or 'exit'");
+      throw new Failure(
+          "Invalid function name '" + name + "': a SAND grain name is 1-128 of A-Z a-z 0-9 _ . -, "
+              + "starting with a letter or digit, and not 'end' or 'exit'");
     }
     for (KnixRecord r : store.knixRecords(c.account(), FUNCTION)) {
-      if (!r.id().equals(except) && name.equals(Json.parse(r.value(), FUNCTION).path("name").asText())) {
+      if (!r.id().equals(except)
+          && name.equals(Json.parse(r.value(), FUNCTION).path("name").asText())) {
         throw new Failure("A function named '" + name + "' exists already (id " + r.id() + ").");
       }
     }
@@ -100,7 +111,9 @@ final class KnixFunctions {
 
   private ObjectNode functionRecord(Caller c, JsonNode fn) {
     String id = text(fn, "id", "function");
-    return store.knixRecord(c.account(), FUNCTION, id).map(r -> (ObjectNode) Json.parse(r.value(), FUNCTION))
+    return store
+        .knixRecord(c.account(), FUNCTION, id)
+        .map(r -> (ObjectNode) Json.parse(r.value(), FUNCTION))
         .orElseThrow(() -> new Failure("Function with id '" + id + "' does not exist."));
   }
 
@@ -122,7 +135,8 @@ final class KnixFunctions {
       checkFunctionName(c, name, id);
       f.put("name", name);
       publish(c, id, f);
-      LoopbackApi.Answer a = api.call("DELETE", "/api/v1/grains/" + enc(old), c.token(), null, null);
+      LoopbackApi.Answer a =
+          api.call("DELETE", "/api/v1/grains/" + enc(old), c.token(), null, null);
       if (!a.ok() && a.status() != 404) {
         throw new Failure("Couldn't rename function: " + a.message());
       }
@@ -134,8 +148,8 @@ final class KnixFunctions {
   ObjectNode deleteFunction(Caller c, JsonNode fn) {
     String id = text(fn, "id", "function");
     ObjectNode f = functionRecord(c, fn);
-    LoopbackApi.Answer a = api.call("DELETE", "/api/v1/grains/" + enc(f.path("name").asText()), c.token(), null,
-        null);
+    LoopbackApi.Answer a =
+        api.call("DELETE", "/api/v1/grains/" + enc(f.path("name").asText()), c.token(), null, null);
     if (!a.ok() && a.status() != 404) {
       throw new Failure("Couldn't delete function: " + a.message());
     }
@@ -160,8 +174,8 @@ final class KnixFunctions {
         if (chunk < 0 || chunk > 10_000) {
           throw new Failure("A zip chunk needs its number: function.chunk (0, 1, ...)");
         }
-        store.putKnixRecord(new KnixRecord(c.account(), zipKind(id), chunkId(chunk),
-            code.getBytes(StandardCharsets.US_ASCII)));
+        store.putKnixRecord(new KnixRecord(
+            c.account(), zipKind(id), chunkId(chunk), code.getBytes(StandardCharsets.US_ASCII)));
       }
       default -> throw new Failure("Unknown code format '" + format + "': text or zip");
     }
@@ -184,15 +198,26 @@ final class KnixFunctions {
 
   ObjectNode getZipMetadata(Caller c, JsonNode fn) {
     ObjectNode f = functionRecord(c, fn);
-    return Json.object().put("message", "Function zip metadata.").set("function", Json.object()
-        .put("id", fn.path("id").asText()).put("metadata", f.path("metadata").asText(""))
-        .put("chunks", f.path("chunks").asInt(-1)));
+    return Json.object()
+        .put("message", "Function zip metadata.")
+        .set(
+            "function",
+            Json.object()
+                .put("id", fn.path("id").asText())
+                .put("metadata", f.path("metadata").asText(""))
+                .put("chunks", f.path("chunks").asInt(-1)));
   }
 
   ObjectNode getFunctionCode(Caller c, JsonNode fn) {
     ObjectNode f = functionRecord(c, fn);
-    return Json.object().put("message", "Function code.").set("function", Json.object()
-        .put("id", fn.path("id").asText()).put("code", f.path("code").asText("")).put("format", "text"));
+    return Json.object()
+        .put("message", "Function code.")
+        .set(
+            "function",
+            Json.object()
+                .put("id", fn.path("id").asText())
+                .put("code", f.path("code").asText(""))
+                .put("format", "text"));
   }
 
   ObjectNode getFunctionZip(Caller c, JsonNode fn) {
@@ -200,13 +225,18 @@ final class KnixFunctions {
     ObjectNode f = functionRecord(c, fn);
     int chunk = fn.path("chunk").asInt(-1);
     if (chunk < 0 || chunk >= f.path("chunks").asInt(-1)) {
-      throw new Failure("No zip chunk " + chunk + " (the function has " + Math.max(0, f.path("chunks").asInt(-1))
-          + ")");
+      throw new Failure("No zip chunk " + chunk + " (the function has "
+          + Math.max(0, f.path("chunks").asInt(-1)) + ")");
     }
-    String code = store.knixRecord(c.account(), zipKind(id), chunkId(chunk))
-        .map(r -> new String(r.value(), StandardCharsets.US_ASCII)).orElse("");
-    return Json.object().put("message", "Function zip chunk.").set("function", Json.object().put("id", id)
-        .put("chunk", chunk).put("code", code).put("format", "zip"));
+    String code = store
+        .knixRecord(c.account(), zipKind(id), chunkId(chunk))
+        .map(r -> new String(r.value(), StandardCharsets.US_ASCII))
+        .orElse("");
+    return Json.object()
+        .put("message", "Function zip chunk.")
+        .set(
+            "function",
+            Json.object().put("id", id).put("chunk", chunk).put("code", code).put("format", "zip"));
   }
 
   ObjectNode uploadRequirements(Caller c, JsonNode fn) {
@@ -222,8 +252,13 @@ final class KnixFunctions {
 
   ObjectNode getRequirements(Caller c, JsonNode fn) {
     ObjectNode f = functionRecord(c, fn);
-    return Json.object().put("message", "Function requirements.").set("function", Json.object()
-        .put("id", fn.path("id").asText()).put("requirements", f.path("requirements").asText("")));
+    return Json.object()
+        .put("message", "Function requirements.")
+        .set(
+            "function",
+            Json.object()
+                .put("id", fn.path("id").asText())
+                .put("requirements", f.path("requirements").asText("")));
   }
 
   /**
@@ -244,8 +279,17 @@ final class KnixFunctions {
       }
       a = api.call("PUT", "/api/v1/grains/" + enc(name), c.token(), "text/x-python", code);
     } else {
-      a = api.call("PUT", "/api/v1/grains/" + enc(name), c.token(), "application/zip",
-          ZipAssembly.zip(name, chunks < 1 ? null : assembled(c, id, chunks), hasCode ? code : null, req, maxUnpackedBytes));
+      a = api.call(
+          "PUT",
+          "/api/v1/grains/" + enc(name),
+          c.token(),
+          "application/zip",
+          ZipAssembly.zip(
+              name,
+              chunks < 1 ? null : assembled(c, id, chunks),
+              hasCode ? code : null,
+              req,
+              maxUnpackedBytes));
     }
     if (!a.ok()) {
       throw new Failure("Function '" + name + "' was not stored: " + a.message());
@@ -253,7 +297,9 @@ final class KnixFunctions {
   }
 
   private byte[] assembled(Caller c, String id, int chunks) {
-    return ZipAssembly.join(i -> store.knixRecord(c.account(), zipKind(id), chunkId(i)).map(KnixRecord::value), chunks,
+    return ZipAssembly.join(
+        i -> store.knixRecord(c.account(), zipKind(id), chunkId(i)).map(KnixRecord::value),
+        chunks,
         maxZipBytes);
   }
 

@@ -8,14 +8,14 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.SecretKeyFactory;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.PBEKeySpec;
 import javax.crypto.spec.SecretKeySpec;
 import sand.frontend.internal.Json;
-import java.util.concurrent.atomic.AtomicLong;
-import javax.crypto.AEADBadTagException;
 
 /**
  * KNIX logins (e-mail + password) over SAND accounts (API keys). KNIX hands a token to whoever logs in; here the
@@ -43,32 +43,48 @@ public final class KnixLogins {
   private KnixLogins() {}
 
   /** The login record of {@code account} whose API key is {@code apiKey}, for this password. */
-  static ObjectNode record(String account, String name, String password, String apiKey, int iterations) {
+  static ObjectNode record(
+      String account, String name, String password, String apiKey, int iterations) {
     byte[] salt = new byte[16];
     RANDOM.nextBytes(salt);
     byte[] derived = derive(password, salt, iterations);
     byte[] nonce = new byte[12];
     RANDOM.nextBytes(nonce);
-    byte[] wrapped = gcm(Cipher.ENCRYPT_MODE, Arrays.copyOfRange(derived, 32, 64), nonce,
+    byte[] wrapped = gcm(
+        Cipher.ENCRYPT_MODE,
+        Arrays.copyOfRange(derived, 32, 64),
+        nonce,
         apiKey.getBytes(StandardCharsets.UTF_8));
     HexFormat hex = HexFormat.of();
-    return Json.object().put("account", account).put("name", name).put("kdf", "pbkdf2-sha256")
-        .put("iterations", iterations).put("salt", hex.formatHex(salt))
+    return Json.object()
+        .put("account", account)
+        .put("name", name)
+        .put("kdf", "pbkdf2-sha256")
+        .put("iterations", iterations)
+        .put("salt", hex.formatHex(salt))
         .put("verifier", hex.formatHex(Arrays.copyOfRange(derived, 0, 32)))
-        .put("nonce", hex.formatHex(nonce)).put("wrapped_key", hex.formatHex(wrapped));
+        .put("nonce", hex.formatHex(nonce))
+        .put("wrapped_key", hex.formatHex(wrapped));
   }
 
   /** The API key in {@code record} when {@code password} is the one it was made with. */
   static String apiKey(JsonNode record, String password) throws WrongPassword {
     HexFormat hex = HexFormat.of();
     try {
-      byte[] derived = derive(password, hex.parseHex(record.path("salt").asText()),
+      byte[] derived = derive(
+          password,
+          hex.parseHex(record.path("salt").asText()),
           record.path("iterations").asInt(ITERATIONS));
-      if (!MessageDigest.isEqual(Arrays.copyOfRange(derived, 0, 32), hex.parseHex(record.path("verifier").asText()))) {
+      if (!MessageDigest.isEqual(
+          Arrays.copyOfRange(derived, 0, 32),
+          hex.parseHex(record.path("verifier").asText()))) {
         throw new WrongPassword();
       }
-      byte[] key = gcm(Cipher.DECRYPT_MODE, Arrays.copyOfRange(derived, 32, 64),
-          hex.parseHex(record.path("nonce").asText()), hex.parseHex(record.path("wrapped_key").asText()));
+      byte[] key = gcm(
+          Cipher.DECRYPT_MODE,
+          Arrays.copyOfRange(derived, 32, 64),
+          hex.parseHex(record.path("nonce").asText()),
+          hex.parseHex(record.path("wrapped_key").asText()));
       return new String(key, StandardCharsets.UTF_8);
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw new WrongPassword();
@@ -93,7 +109,9 @@ public final class KnixLogins {
     DERIVATIONS.incrementAndGet();
     try {
       PBEKeySpec spec = new PBEKeySpec(password.toCharArray(), salt, iterations, 512);
-      return SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256").generateSecret(spec).getEncoded();
+      return SecretKeyFactory.getInstance("PBKDF2WithHmacSHA256")
+          .generateSecret(spec)
+          .getEncoded();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("no PBKDF2WithHmacSHA256 in this JVM", e);
     }

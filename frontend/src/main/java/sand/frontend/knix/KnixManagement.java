@@ -58,12 +58,18 @@ public final class KnixManagement {
   private final KnixFunctions functions;
   private final KnixActions actions;
 
-  public KnixManagement(ClusterStore store, Keys keys, LoopbackApi.Api api, KnixStorage storage, Clock clock,
-                        int iterations) {
+  public KnixManagement(
+      ClusterStore store,
+      Keys keys,
+      LoopbackApi.Api api,
+      KnixStorage storage,
+      Clock clock,
+      int iterations) {
     this.keys = keys;
     this.accounts = new KnixAccounts(store, api, iterations);
     this.functions = new KnixFunctions(store, api, clock);
-    this.actions = new KnixActions(accounts, functions, new KnixWorkflows(store, api, clock), storage);
+    this.actions =
+        new KnixActions(accounts, functions, new KnixWorkflows(store, api, clock), storage);
   }
 
   /**
@@ -71,8 +77,8 @@ public final class KnixManagement {
    * per e-mail; at most {@code hashSlots} password derivations at once (a few more wait up to a few seconds; the
    * rest answer 503 busy at once).
    */
-  public KnixManagement limitLogins(Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail,
-                                    int hashSlots) {
+  public KnixManagement limitLogins(
+      Throttle signUps, Throttle loginsByAddress, Throttle loginsByEmail, int hashSlots) {
     accounts.limitLogins(signUps, loginsByAddress, loginsByEmail, hashSlots);
     return this;
   }
@@ -98,8 +104,9 @@ public final class KnixManagement {
 
   Reply handle(Call call) {
     if (call.body().length == 0) { // not KNIX's client at all: the API's own 400
-      throw ApiException.badRequest("the management API needs a JSON body {\"action\": ..., \"data\": {...}} "
-          + "(KNIX MicroFunctions' actions, docs/knix.md)");
+      throw ApiException.badRequest(
+          "the management API needs a JSON body {\"action\": ..., \"data\": {...}} "
+              + "(KNIX MicroFunctions' actions, docs/knix.md)");
     }
     JsonNode req;
     try {
@@ -119,7 +126,8 @@ public final class KnixManagement {
     } catch (Failure e) {
       return failure(e.getMessage());
     } catch (ApiException e) {
-      if (e.status() == 429 || e.code().equals("busy")) { // HTTP's own answer, with Retry-After, as the API gives it
+      if (e.status() == 429
+          || e.code().equals("busy")) { // HTTP's own answer, with Retry-After, as the API gives it
         throw e;
       }
       if (e.status() >= 500) {

@@ -35,6 +35,7 @@ public final class KnixStorage {
   public static final long DEFAULT_QUOTA_BYTES = 64L << 20;
   /** Where an account's bytes used are counted: in its own space, under a name reserved to the platform. */
   public static final String USED_COUNTER = "sand.quota.bytes_used";
+
   private static final String RESERVED = "sand.";
   private static final int STRIPES = 64;
 
@@ -65,7 +66,8 @@ public final class KnixStorage {
    */
   ObjectNode perform(String account, JsonNode storage, Function<String, String> appOf) {
     if (data == null) {
-      throw new KnixManagement.Failure("Storage actions are not available: this frontend has no global data layer");
+      throw new KnixManagement.Failure(
+          "Storage actions are not available: this frontend has no global data layer");
     }
     String type = storage.path("data_type").asText("kv").toLowerCase(Locale.ROOT);
     JsonNode p = storage.path("parameters");
@@ -74,8 +76,9 @@ public final class KnixStorage {
     String space = wid.isEmpty() ? userSpace(account) : appOf.apply(wid);
     ObjectNode out = Json.object().put("status", true);
     if (wid.isEmpty() && p.path("countername").asText("").startsWith(RESERVED)) {
-      throw new KnixManagement.Failure("Error while performing storage operation; counter names starting with '"
-          + RESERVED + "' are the platform's");
+      throw new KnixManagement.Failure(
+          "Error while performing storage operation; counter names starting with '" + RESERVED
+              + "' are the platform's");
     }
     try {
       synchronized (locks[Math.floorMod(account.hashCode(), STRIPES)]) {
@@ -86,10 +89,14 @@ public final class KnixStorage {
         perform(space, type, action, p, out);
       }
     } catch (GlobalUnavailableException e) {
-      throw new ApiException(503, "unavailable", "Error while performing storage operation; the global data layer "
-          + "is not available: " + e.getMessage());
+      throw new ApiException(
+          503,
+          "unavailable",
+          "Error while performing storage operation; the global data layer " + "is not available: "
+              + e.getMessage());
     } catch (IllegalArgumentException e) {
-      throw new KnixManagement.Failure("Error while performing storage operation; " + e.getMessage());
+      throw new KnixManagement.Failure(
+          "Error while performing storage operation; " + e.getMessage());
     }
     return out.put("message", "Successful storage op: " + action);
   }
@@ -103,9 +110,11 @@ public final class KnixStorage {
   private void charge(String account, long change) {
     long used = used(account);
     if (change > 0 && used + change > quotaBytes) {
-      throw new KnixManagement.Failure("QUOTA_EXCEEDED: the account '" + account + "' stores " + used + " bytes "
-          + "through the KNIX door; this write (" + change + " more) would pass its quota of " + quotaBytes
-          + " bytes (frontend setting knix.storage.bytes.per.account); delete data first");
+      throw new KnixManagement.Failure(
+          "QUOTA_EXCEEDED: the account '" + account + "' stores " + used + " bytes "
+              + "through the KNIX door; this write (" + change + " more) would pass its quota of "
+              + quotaBytes
+              + " bytes (frontend setting knix.storage.bytes.per.account); delete data first");
     }
     data.writeCounter(userSpace(account), USED_COUNTER, Math.max(0, used + change));
   }
@@ -113,26 +122,45 @@ public final class KnixStorage {
   /** How many bytes an action adds (positive) or frees (negative), from what is stored now; 0 for reads. */
   private long change(String space, String type, String action, JsonNode p) {
     return switch (type + "/" + action) {
-      case "kv/putdata" -> size(p, "key") + size(p, "value")
-          - data.kvMetadata(space, str(p, "key")).map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size()).orElse(0L);
-      case "kv/deletedata" -> -data.kvMetadata(space, str(p, "key"))
-          .map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size()).orElse(0L);
-      case "map/putmapentry" -> size(p, "key") + size(p, "value") - data.readMapEntry(space, str(p, "mapname"),
-          str(p, "key")).map(v -> size(p, "key") + (long) v.length).orElse(0L);
-      case "map/deletemapentry" -> -data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
-          .map(v -> size(p, "key") + (long) v.length).orElse(0L);
-      case "map/clearmap", "map/deletemap" -> -data.readMap(space, str(p, "mapname")).entrySet().stream()
-          .mapToLong(e -> e.getKey().getBytes(StandardCharsets.UTF_8).length + (long) e.getValue().length).sum();
-      case "set/addsetentry" -> data.readSet(space, str(p, "setname")).contains(str(p, "item")) ? 0
-          : size(p, "item");
-      case "set/removesetentry" -> data.readSet(space, str(p, "setname")).contains(str(p, "item"))
-          ? -size(p, "item") : 0;
-      case "set/clearset", "set/deleteset" -> -data.readSet(space, str(p, "setname")).stream()
-          .mapToLong(i -> i.getBytes(StandardCharsets.UTF_8).length).sum();
-      case "counter/createcounter" -> data.readCounter(space, str(p, "countername")).isPresent() ? 0
-          : size(p, "countername") + 8;
-      case "counter/deletecounter" -> data.readCounter(space, str(p, "countername")).isPresent()
-          ? -(size(p, "countername") + 8) : 0;
+      case "kv/putdata" ->
+        size(p, "key")
+            + size(p, "value")
+            - data.kvMetadata(space, str(p, "key"))
+                .map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size())
+                .orElse(0L);
+      case "kv/deletedata" ->
+        -data.kvMetadata(space, str(p, "key"))
+            .map(m -> m.size() < 0 ? 0 : size(p, "key") + m.size())
+            .orElse(0L);
+      case "map/putmapentry" ->
+        size(p, "key")
+            + size(p, "value")
+            - data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
+                .map(v -> size(p, "key") + (long) v.length)
+                .orElse(0L);
+      case "map/deletemapentry" ->
+        -data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
+            .map(v -> size(p, "key") + (long) v.length)
+            .orElse(0L);
+      case "map/clearmap", "map/deletemap" ->
+        -data.readMap(space, str(p, "mapname")).entrySet().stream()
+            .mapToLong(e ->
+                e.getKey().getBytes(StandardCharsets.UTF_8).length + (long) e.getValue().length)
+            .sum();
+      case "set/addsetentry" ->
+        data.readSet(space, str(p, "setname")).contains(str(p, "item")) ? 0 : size(p, "item");
+      case "set/removesetentry" ->
+        data.readSet(space, str(p, "setname")).contains(str(p, "item")) ? -size(p, "item") : 0;
+      case "set/clearset", "set/deleteset" ->
+        -data.readSet(space, str(p, "setname")).stream()
+            .mapToLong(i -> i.getBytes(StandardCharsets.UTF_8).length)
+            .sum();
+      case "counter/createcounter" ->
+        data.readCounter(space, str(p, "countername")).isPresent() ? 0 : size(p, "countername") + 8;
+      case "counter/deletecounter" ->
+        data.readCounter(space, str(p, "countername")).isPresent()
+            ? -(size(p, "countername") + 8)
+            : 0;
       default -> 0;
     };
   }
@@ -145,36 +173,55 @@ public final class KnixStorage {
     {
       switch ((type.isEmpty() ? "kv" : type) + "/" + action) {
         case "kv/putdata" -> data.writeKv(space, str(p, "key"), bytes(str(p, "value")));
-        case "kv/getdata" -> out.put("value", data.readKv(space, str(p, "key")).map(KnixStorage::b64).orElse(null));
+        case "kv/getdata" ->
+          out.put(
+              "value", data.readKv(space, str(p, "key")).map(KnixStorage::b64).orElse(null));
         case "kv/deletedata" -> data.deleteKv(space, str(p, "key"));
         case "kv/listkeys" -> out.set("keylist", page(data.listKeys(space, "", MAX_LIST), p));
-        case "map/createmap" -> { } // a map exists once it has an entry (KNIX's createMap does nothing either)
-        case "map/putmapentry" -> data.writeMapEntry(space, str(p, "mapname"), str(p, "key"), bytes(str(p, "value")));
-        case "map/getmapentry" -> out.put("value", data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
-            .map(KnixStorage::b64).orElse(null));
+        case "map/createmap" -> {} // a map exists once it has an entry (KNIX's createMap does
+        // nothing either)
+        case "map/putmapentry" ->
+          data.writeMapEntry(space, str(p, "mapname"), str(p, "key"), bytes(str(p, "value")));
+        case "map/getmapentry" ->
+          out.put(
+              "value",
+              data.readMapEntry(space, str(p, "mapname"), str(p, "key"))
+                  .map(KnixStorage::b64)
+                  .orElse(null));
         case "map/deletemapentry" -> data.deleteMapEntry(space, str(p, "mapname"), str(p, "key"));
         case "map/retrievemap" -> {
           ObjectNode m = out.putObject("mapentries");
-          for (Map.Entry<String, byte[]> e : data.readMap(space, str(p, "mapname")).entrySet()) {
+          for (Map.Entry<String, byte[]> e :
+              data.readMap(space, str(p, "mapname")).entrySet()) {
             m.put(e.getKey(), new String(e.getValue(), StandardCharsets.UTF_8));
           }
         }
-        case "map/containsmapkey" -> out.put("containskey", data.readMapEntry(space, str(p, "mapname"),
-            str(p, "key")).isPresent());
-        case "map/getmapkeys" -> out.set("mapkeys", Json.MAPPER.valueToTree(data.readMap(space, str(p, "mapname"))
-            .keySet()));
+        case "map/containsmapkey" ->
+          out.put(
+              "containskey",
+              data.readMapEntry(space, str(p, "mapname"), str(p, "key")).isPresent());
+        case "map/getmapkeys" ->
+          out.set(
+              "mapkeys",
+              Json.MAPPER.valueToTree(data.readMap(space, str(p, "mapname")).keySet()));
         case "map/clearmap", "map/deletemap" -> data.deleteMap(space, str(p, "mapname"));
-        case "set/createset" -> { } // a set exists once it has an item
+        case "set/createset" -> {} // a set exists once it has an item
         case "set/addsetentry" -> data.addSetItem(space, str(p, "setname"), str(p, "item"));
         case "set/removesetentry" -> data.removeSetItem(space, str(p, "setname"), str(p, "item"));
-        case "set/containssetitem" -> out.put("containsitem", data.readSet(space, str(p, "setname"))
-            .contains(str(p, "item")));
-        case "set/retrieveset" -> out.set("items", Json.MAPPER.valueToTree(data.readSet(space, str(p, "setname"))));
+        case "set/containssetitem" ->
+          out.put("containsitem", data.readSet(space, str(p, "setname")).contains(str(p, "item")));
+        case "set/retrieveset" ->
+          out.set("items", Json.MAPPER.valueToTree(data.readSet(space, str(p, "setname"))));
         case "set/clearset", "set/deleteset" -> data.deleteSet(space, str(p, "setname"));
-        case "counter/createcounter" -> data.writeCounter(space, str(p, "countername"), num(p, "countervalue"));
-        case "counter/getcounter" -> out.put("countervalue", data.readCounter(space, str(p, "countername"))
-            .orElseThrow(() -> new KnixManagement.Failure("Error while performing storage operation; counter '"
-                + p.path("countername").asText() + "' does not exist")));
+        case "counter/createcounter" ->
+          data.writeCounter(space, str(p, "countername"), num(p, "countervalue"));
+        case "counter/getcounter" ->
+          out.put(
+              "countervalue",
+              data.readCounter(space, str(p, "countername"))
+                  .orElseThrow(() -> new KnixManagement.Failure(
+                      "Error while performing storage operation; counter '"
+                          + p.path("countername").asText() + "' does not exist")));
         case "counter/incrementcounter", "counter/decrementcounter" -> {
           String name = str(p, "countername");
           long by = action.startsWith("inc") ? num(p, "increment") : -num(p, "decrement");
@@ -183,10 +230,14 @@ public final class KnixStorage {
           out.put("countervalue", now);
         }
         case "counter/deletecounter" -> data.deleteCounter(space, str(p, "countername"));
-        case "map/listmaps", "set/listsets", "counter/listcounters" -> throw new KnixManagement.Failure(
-            "Error while performing storage operation; SAND's data layer does not list " + type + "s (docs/knix.md)");
-        default -> throw new KnixManagement.Failure("Error while performing storage operation; unknown data_type/"
-            + "action '" + type + "/" + action + "' (data_type kv, map, set or counter; see docs/knix.md)");
+        case "map/listmaps", "set/listsets", "counter/listcounters" ->
+          throw new KnixManagement.Failure(
+              "Error while performing storage operation; SAND's data layer does not list " + type
+                  + "s (docs/knix.md)");
+        default ->
+          throw new KnixManagement.Failure(
+              "Error while performing storage operation; unknown data_type/" + "action '" + type
+                  + "/" + action + "' (data_type kv, map, set or counter; see docs/knix.md)");
       }
     }
   }
@@ -194,14 +245,15 @@ public final class KnixStorage {
   private static JsonNode page(List<String> all, JsonNode p) {
     int start = Math.max(0, p.path("start").asInt(0));
     int count = Math.max(0, Math.min(MAX_LIST, p.path("count").asInt(2000)));
-    return Json.MAPPER.valueToTree(all.subList(Math.min(start, all.size()), Math.min(all.size(), start + count)));
+    return Json.MAPPER.valueToTree(
+        all.subList(Math.min(start, all.size()), Math.min(all.size(), start + count)));
   }
 
   private static String str(JsonNode p, String field) {
     JsonNode v = p.path(field);
     if (!v.isTextual() || v.asText().isEmpty()) {
-      throw new KnixManagement.Failure("Error while performing storage operation; parameters." + field
-          + " must be a non-empty string");
+      throw new KnixManagement.Failure("Error while performing storage operation; parameters."
+          + field + " must be a non-empty string");
     }
     return v.asText();
   }
@@ -209,8 +261,8 @@ public final class KnixStorage {
   private static long num(JsonNode p, String field) {
     JsonNode v = p.path(field);
     if (!v.canConvertToLong()) {
-      throw new KnixManagement.Failure("Error while performing storage operation; parameters." + field
-          + " must be an integer");
+      throw new KnixManagement.Failure(
+          "Error while performing storage operation; parameters." + field + " must be an integer");
     }
     return v.asLong();
   }

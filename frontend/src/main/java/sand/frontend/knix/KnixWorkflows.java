@@ -1,5 +1,11 @@
 package sand.frontend.knix;
 
+import static sand.frontend.knix.Base64Text.decode;
+import static sand.frontend.knix.Base64Text.repair;
+import static sand.frontend.knix.KnixRequests.baseUrl;
+import static sand.frontend.knix.KnixRequests.enc;
+import static sand.frontend.knix.KnixRequests.text;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -17,12 +23,6 @@ import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.LoopbackApi;
 import sand.frontend.knix.KnixManagement.Failure;
-
-import static sand.frontend.knix.Base64Text.decode;
-import static sand.frontend.knix.Base64Text.repair;
-import static sand.frontend.knix.KnixRequests.baseUrl;
-import static sand.frontend.knix.KnixRequests.enc;
-import static sand.frontend.knix.KnixRequests.text;
 
 /**
  * KNIX's workflow actions: a KNIX workflow is a SAND application of the caller's account, written, deployed and
@@ -50,7 +50,9 @@ final class KnixWorkflows {
     if (id == null || id.isEmpty()) {
       throw new Failure("workflow.id is missing");
     }
-    return store.knixRecord(c.account(), WORKFLOW, id).map(r -> (ObjectNode) Json.parse(r.value(), WORKFLOW))
+    return store
+        .knixRecord(c.account(), WORKFLOW, id)
+        .map(r -> (ObjectNode) Json.parse(r.value(), WORKFLOW))
         .orElseThrow(() -> new Failure("Workflow with id '" + id + "' does not exist."));
   }
 
@@ -71,9 +73,13 @@ final class KnixWorkflows {
     } else if (a.status() != 404) {
       throw new Failure("Couldn't read workflow status: " + a.message());
     }
-    ObjectNode v = Json.object().put("id", id).put("name", w.path("name").asText()).put("status", status)
-        .put("modified", w.path("modified").asDouble()).put("app", app).put("ASL_type", w.path("asl_type")
-            .asText("unknown"));
+    ObjectNode v = Json.object()
+        .put("id", id)
+        .put("name", w.path("name").asText())
+        .put("status", status)
+        .put("modified", w.path("modified").asDouble())
+        .put("app", app)
+        .put("ASL_type", w.path("asl_type").asText("unknown"));
     ArrayNode endpoints = v.putArray("endpoints");
     if (status.equals("deployed")) {
       endpoints.add(baseUrl(c.call()) + "/app/" + enc(app) + KnixManagement.ENDPOINT_SUFFIX);
@@ -89,8 +95,8 @@ final class KnixWorkflows {
     String app = workflowRecord(c, workflowId).path("app").asText();
     LoopbackApi.Answer a = api.call("GET", "/api/v1/apps/" + enc(app), c.token(), null, null);
     if (!a.ok()) {
-      throw new Failure("Workflow '" + workflowId + "' has no data yet: it exists once the workflow was deployed ("
-          + a.message() + ")");
+      throw new Failure("Workflow '" + workflowId
+          + "' has no data yet: it exists once the workflow was deployed (" + a.message() + ")");
     }
     return a.body().path("id").asText();
   }
@@ -98,7 +104,9 @@ final class KnixWorkflows {
   ObjectNode getWorkflows(Caller c, JsonNode wf) {
     if (wf.has("id")) {
       String id = wf.path("id").asText();
-      return Json.object().put("message", "Workflow found.").set(WORKFLOW, workflowView(c, id, workflowRecord(c, id)));
+      return Json.object()
+          .put("message", "Workflow found.")
+          .set(WORKFLOW, workflowView(c, id, workflowRecord(c, id)));
     }
     ObjectNode out = Json.object();
     ArrayNode list = out.putArray("workflows");
@@ -112,18 +120,27 @@ final class KnixWorkflows {
     String name = text(wf, "name", "workflow");
     String id = Ids.hex(16);
     String app = appName(name, id);
-    ObjectNode w = Json.object().put("name", name).put("app", app).put("json", "").put("modified", now())
+    ObjectNode w = Json.object()
+        .put("name", name)
+        .put("app", app)
+        .put("json", "")
+        .put("modified", now())
         .put("logs_cleared_ms", 0);
     store.putKnixRecord(new KnixRecord(c.account(), WORKFLOW, id, Json.bytes(w)));
-    ObjectNode v = Json.object().put("id", id).put("name", name).put("status", "undeployed")
-        .put("modified", w.path("modified").asDouble()).put("app", app);
+    ObjectNode v = Json.object()
+        .put("id", id)
+        .put("name", name)
+        .put("status", "undeployed")
+        .put("modified", w.path("modified").asDouble())
+        .put("app", app);
     v.putArray("endpoints");
     return Json.object().put("message", "Workflow added.").set(WORKFLOW, v);
   }
 
   /** The SAND application of a KNIX workflow: its name's letters and digits, and the id's start (names are global). */
   static String appName(String name, String id) {
-    String s = name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_-]+", "-").replaceAll("^[^a-z0-9]+", "");
+    String s =
+        name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9_-]+", "-").replaceAll("^[^a-z0-9]+", "");
     s = s.length() > 40 ? s.substring(0, 40) : s;
     return (s.isEmpty() ? "wf" : s) + "-" + id.substring(0, 8);
   }
@@ -141,9 +158,11 @@ final class KnixWorkflows {
     ObjectNode w = workflowRecord(c, id);
     String status = workflowView(c, id, w).path("status").asText();
     if (!status.equals("undeployed") && !status.equals("failed")) {
-      throw new Failure("Couldn't delete workflow; workflow is still " + status + ". Undeploy workflow first.");
+      throw new Failure(
+          "Couldn't delete workflow; workflow is still " + status + ". Undeploy workflow first.");
     }
-    LoopbackApi.Answer a = api.call("DELETE", "/api/v1/apps/" + enc(w.path("app").asText()), c.token(), null, null);
+    LoopbackApi.Answer a =
+        api.call("DELETE", "/api/v1/apps/" + enc(w.path("app").asText()), c.token(), null, null);
     if (!a.ok() && a.status() != 404) {
       throw new Failure("Couldn't delete workflow: " + a.message());
     }
@@ -164,8 +183,9 @@ final class KnixWorkflows {
   ObjectNode getWorkflowJson(Caller c, JsonNode wf) {
     String id = text(wf, "id", "workflow");
     ObjectNode w = workflowRecord(c, id);
-    return Json.object().put("message", "Workflow JSON.").set(WORKFLOW, Json.object().put("id", id)
-        .put("json", w.path("json").asText("")));
+    return Json.object()
+        .put("message", "Workflow JSON.")
+        .set(WORKFLOW, Json.object().put("id", id).put("json", w.path("json").asText("")));
   }
 
   ObjectNode deployWorkflow(Caller c, JsonNode wf) {
@@ -175,10 +195,10 @@ final class KnixWorkflows {
       throw new Failure("workflow JSON does not exist.");
     }
     String app = w.path("app").asText();
-    ObjectNode sand = WorkflowJson.toSand(Json.parse(decode(w.path("json").asText(), "json"), "the workflow JSON"),
-        app);
-    LoopbackApi.Answer a = api.call("PUT", "/api/v1/apps/" + enc(app), c.token(), "application/json",
-        Json.bytes(sand));
+    ObjectNode sand = WorkflowJson.toSand(
+        Json.parse(decode(w.path("json").asText(), "json"), "the workflow JSON"), app);
+    LoopbackApi.Answer a = api.call(
+        "PUT", "/api/v1/apps/" + enc(app), c.token(), "application/json", Json.bytes(sand));
     if (!a.ok()) {
       throw new Failure("Couldn't deploy workflow: " + a.message());
     }
@@ -186,15 +206,16 @@ final class KnixWorkflows {
     if (!a.ok()) {
       throw new Failure("Couldn't deploy workflow: " + a.message());
     }
-    return Json.object().put("message", "Successfully deployed workflow " + id + ".")
+    return Json.object()
+        .put("message", "Successfully deployed workflow " + id + ".")
         .set(WORKFLOW, workflowView(c, id, w));
   }
 
   ObjectNode undeployWorkflow(Caller c, JsonNode wf) {
     String id = text(wf, "id", "workflow");
     ObjectNode w = workflowRecord(c, id);
-    LoopbackApi.Answer a = api.call("POST", "/api/v1/apps/" + enc(w.path("app").asText()) + "/undeploy", c.token(),
-        null, null);
+    LoopbackApi.Answer a = api.call(
+        "POST", "/api/v1/apps/" + enc(w.path("app").asText()) + "/undeploy", c.token(), null, null);
     if (!a.ok() && a.status() != 404 && a.status() != 409) {
       throw new Failure("Couldn't undeploy workflow: " + a.message());
     }
@@ -214,8 +235,13 @@ final class KnixWorkflows {
     if (sinceMs == 0) {
       sinceMs = clock.millis() - 24 * 3600_000L;
     }
-    LoopbackApi.Answer a = api.call("GET", "/api/v1/apps/" + enc(w.path("app").asText()) + "/logs?since=" + sinceMs
-        + "&limit=" + AppsHandler.LOGS_MAX_EXECUTIONS, c.token(), null, null);
+    LoopbackApi.Answer a = api.call(
+        "GET",
+        "/api/v1/apps/" + enc(w.path("app").asText()) + "/logs?since=" + sinceMs + "&limit="
+            + AppsHandler.LOGS_MAX_EXECUTIONS,
+        c.token(),
+        null,
+        null);
     List<String[]> all = new ArrayList<>(); // [µs, line, level]
     if (a.ok()) {
       for (JsonNode e : a.body().path("executions")) {
@@ -226,9 +252,13 @@ final class KnixWorkflows {
             continue;
           }
           String level = l.path("level").asText();
-          all.add(new String[] {Long.toString(us), "[" + us + "] [" + t + "] [" + level + "] ["
-              + e.path("execution_id").asText() + "] [" + l.path("grain").asText() + "] " + l.path("text").asText(),
-              level});
+          all.add(new String[] {
+            Long.toString(us),
+            "[" + us + "] [" + t + "] [" + level + "] ["
+                + e.path("execution_id").asText() + "] [" + l.path("grain").asText() + "] "
+                + l.path("text").asText(),
+            level
+          });
         }
       }
     } else if (a.status() != 404) {
@@ -245,7 +275,8 @@ final class KnixWorkflows {
       }
     }
     Base64.Encoder b64 = Base64.getEncoder();
-    ObjectNode out = Json.object().put("id", id)
+    ObjectNode out = Json.object()
+        .put("id", id)
         .put("log", b64.encodeToString(log.toString().getBytes(StandardCharsets.UTF_8)))
         .put("progress", "")
         .put("exceptions", b64.encodeToString(errors.toString().getBytes(StandardCharsets.UTF_8)));

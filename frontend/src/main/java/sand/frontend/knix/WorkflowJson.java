@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import sand.contracts.Rules;
-import sand.frontend.internal.Json;
 import sand.contracts.Workflow;
+import sand.frontend.internal.Json;
 
 /**
  * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},
@@ -43,8 +43,8 @@ final class WorkflowJson {
           continue;
         }
         if (f.path("isSessionFunction").asBoolean(false)) {
-          throw new KnixManagement.Failure("Function '" + f.path("name").asText() + "' is a session function: SAND "
-              + "has no sessions (docs/knix.md)");
+          throw new KnixManagement.Failure("Function '" + f.path("name").asText()
+              + "' is a session function: SAND " + "has no sessions (docs/knix.md)");
         }
         ObjectNode g = fs.addObject();
         for (String field : Rules.WORKFLOW_FUNCTION_FIELDS) {
@@ -63,7 +63,10 @@ final class WorkflowJson {
   private static ArrayNode renamed(ArrayNode names, String exit, String end) {
     ArrayNode out = Json.MAPPER.createArrayNode();
     for (JsonNode n : names) {
-      out.add(n.isTextual() && n.asText().equals(exit) ? Json.MAPPER.getNodeFactory().textNode(end) : n);
+      out.add(
+          n.isTextual() && n.asText().equals(exit)
+              ? Json.MAPPER.getNodeFactory().textNode(end)
+              : n);
     }
     return out;
   }

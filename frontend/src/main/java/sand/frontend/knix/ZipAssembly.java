@@ -31,9 +31,10 @@ public final class ZipAssembly {
       if (r.isEmpty()) {
         throw new Failure("Zip chunk " + i + " of " + count + " was not uploaded.");
       }
-      if (b64.length() + r.get().length > maxB64) { // before holding it: chunks are many and each large
-        throw new Failure("The uploaded zip is larger than " + maxZipBytes + " bytes (the largest grain SAND takes; "
-            + "frontend setting max.body.bytes)");
+      if (b64.length() + r.get().length
+          > maxB64) { // before holding it: chunks are many and each large
+        throw new Failure("The uploaded zip is larger than " + maxZipBytes
+            + " bytes (the largest grain SAND takes; " + "frontend setting max.body.bytes)");
       }
       b64.append(new String(r.get(), StandardCharsets.US_ASCII));
     }
@@ -63,10 +64,12 @@ public final class ZipAssembly {
           byte[] buf = new byte[8192];
           while ((e = in.getNextEntry()) != null) {
             if (++entries > GrainUpload.MAX_ENTRIES) {
-              throw new Failure("The uploaded zip has more than " + GrainUpload.MAX_ENTRIES + " entries.");
+              throw new Failure(
+                  "The uploaded zip has more than " + GrainUpload.MAX_ENTRIES + " entries.");
             }
             String n = e.getName();
-            if ((code != null && n.equals(name + ".py")) || (req.length > 0 && n.equals("requirements.txt"))) {
+            if ((code != null && n.equals(name + ".py"))
+                || (req.length > 0 && n.equals("requirements.txt"))) {
               continue;
             }
             z.putNextEntry(new ZipEntry(n));
@@ -74,8 +77,8 @@ public final class ZipAssembly {
             while ((r = in.read(buf)) > 0) {
               unpacked += r;
               if (unpacked > maxUnpacked) {
-                throw new Failure("The uploaded zip unpacks to more than " + maxUnpacked + " bytes (4 x the frontend "
-                    + "setting max.body.bytes, as for any grain).");
+                throw new Failure("The uploaded zip unpacks to more than " + maxUnpacked
+                    + " bytes (4 x the frontend " + "setting max.body.bytes, as for any grain).");
               }
               z.write(buf, 0, r);
             }

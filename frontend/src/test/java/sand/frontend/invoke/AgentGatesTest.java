@@ -14,9 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,7 +56,8 @@ class AgentGatesTest {
     }
 
     @Override
-    public List<ByteBuffer> poll(String credential, String frontend, int maxMessages, int timeoutMs) {
+    public List<ByteBuffer> poll(
+        String credential, String frontend, int maxMessages, int timeoutMs) {
       try {
         byte[] m = mailbox.poll(Math.min(timeoutMs, 200), TimeUnit.MILLISECONDS);
         return m == null ? List.of() : List.of(ByteBuffer.wrap(m));
@@ -72,13 +73,15 @@ class AgentGatesTest {
   private final List<Event> fallback = new CopyOnWriteArrayList<>();
   /** How many of the next puts into Kafka fail (Kafka failing over). */
   private final AtomicInteger kafkaRefuses = new AtomicInteger();
+
   private ThriftServer server;
   private InMemoryClusterStore store;
   private AgentGates gates;
 
   @BeforeEach
   void setUp() throws Exception {
-    server = ThriftServer.tcp("gate-test", new HostAgentGate.Processor<>(fake), "127.0.0.1", 0, 16).start();
+    server = ThriftServer.tcp("gate-test", new HostAgentGate.Processor<>(fake), "127.0.0.1", 0, 16)
+        .start();
     store = new InMemoryClusterStore();
     Instant now = Instant.now();
     store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + server.port(), 2, now, now));
@@ -86,14 +89,21 @@ class AgentGatesTest {
   }
 
   private AgentGates gates(Duration liveAckTimeout) throws Exception {
-    AgentGates g = new AgentGates(store, Clock.systemUTC(), Duration.ofMinutes(1), "fe1", CREDENTIAL, results::add,
+    AgentGates g = new AgentGates(
+        store,
+        Clock.systemUTC(),
+        Duration.ofMinutes(1),
+        "fe1",
+        CREDENTIAL,
+        results::add,
         e -> {
           if (kafkaRefuses.getAndDecrement() > 0) {
             return CompletableFuture.failedFuture(new IllegalStateException("NOT_ENOUGH_REPLICAS"));
           }
           fallback.add(e);
           return CompletableFuture.completedFuture(null);
-        }, liveAckTimeout);
+        },
+        liveAckTimeout);
     g.start();
     return g;
   }
@@ -105,10 +115,12 @@ class AgentGatesTest {
   }
 
   private static Event request(String id) {
-    return Event.request(id, "exec-" + id, "a0000000000001", "entry", "fe1", TextNode.valueOf("v"), 1L, "tag");
+    return Event.request(
+        id, "exec-" + id, "a0000000000001", "entry", "fe1", TextNode.valueOf("v"), 1L, "tag");
   }
 
-  private static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
+  private static void eventually(String what, BooleanSupplier condition)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!condition.getAsBoolean()) {
       assertTrue(System.nanoTime() < deadline, "not within 10 s: " + what);
@@ -123,10 +135,13 @@ class AgentGatesTest {
     assertEquals(1, gates.unacked());
     fake.mailbox.add("{\"backed_up\":\"r1\"}".getBytes(StandardCharsets.UTF_8));
     eventually("the backup ack clears the request", () -> gates.unacked() == 0);
-    byte[] result = "{\"id\":\"o1\",\"execution_id\":\"exec-r1\",\"grain\":\"end\"}".getBytes(StandardCharsets.UTF_8);
+    byte[] result = "{\"id\":\"o1\",\"execution_id\":\"exec-r1\",\"grain\":\"end\"}"
+        .getBytes(StandardCharsets.UTF_8);
     fake.mailbox.add(result);
     eventually("the result is handed on", () -> results.size() == 1);
-    assertEquals(new String(result, StandardCharsets.UTF_8), new String(results.get(0), StandardCharsets.UTF_8));
+    assertEquals(
+        new String(result, StandardCharsets.UTF_8),
+        new String(results.get(0), StandardCharsets.UTF_8));
     assertTrue(fallback.isEmpty());
   }
 
@@ -134,9 +149,13 @@ class AgentGatesTest {
   void onlyTheHostAgentsOneFieldAcknowledgementIsTakenForOneWithoutAParse() {
     assertEquals("r1", AgentGates.ackedId(bytes("{\"backed_up\":\"r1\"}")));
     assertEquals("0f3a", AgentGates.ackedId(bytes("{\"backed_up\":\"0f3a\"}")));
-    // a result is handed on whole (Results parses it and checks its tag), whatever fields it carries
-    assertEquals(null, AgentGates.ackedId(bytes("{\"id\":\"o1\",\"execution_id\":\"e\",\"grain\":\"end\"}")));
-    assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"grain\":\"end\"}")));
+    // a result is handed on whole (Results parses it and checks its tag), whatever fields it
+    // carries
+    assertEquals(
+        null,
+        AgentGates.ackedId(bytes("{\"id\":\"o1\",\"execution_id\":\"e\",\"grain\":\"end\"}")));
+    assertEquals(
+        null, AgentGates.ackedId(bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"grain\":\"end\"}")));
     assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"r\\\"1\"}")));
     assertEquals(null, AgentGates.ackedId(bytes("{\"backed_up\":\"\"")));
     assertEquals(null, AgentGates.ackedId(bytes("")));
@@ -145,10 +164,12 @@ class AgentGatesTest {
   @Test
   void aResultCarryingABackedUpFieldIsAResultNotAnAcknowledgement() throws Exception {
     assertTrue(gates.submit(request("r1"), List.of("h1")));
-    byte[] forged = bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"execution_id\":\"x\",\"grain\":\"end\"}");
+    byte[] forged =
+        bytes("{\"backed_up\":\"r1\",\"id\":\"o1\",\"execution_id\":\"x\",\"grain\":\"end\"}");
     fake.mailbox.add(forged);
     eventually("handed on as a result", () -> results.size() == 1);
-    assertEquals(1, gates.unacked(), "a grain's output cannot acknowledge another request's backup");
+    assertEquals(
+        1, gates.unacked(), "a grain's output cannot acknowledge another request's backup");
   }
 
   private static byte[] bytes(String s) {
@@ -173,7 +194,9 @@ class AgentGatesTest {
     eventually("the unacknowledged request is put into Kafka", () -> fallback.size() == 1);
     assertEquals("r5", fallback.get(0).id());
     assertEquals(0, gates.unacked());
-    assertFalse(gates.submit(request("r6"), List.of("h1")), "a gate that is down takes nothing for a while");
+    assertFalse(
+        gates.submit(request("r6"), List.of("h1")),
+        "a gate that is down takes nothing for a while");
   }
 
   @Test
@@ -208,29 +231,39 @@ class AgentGatesTest {
     server.close();
     Thread.sleep(1500); // the poller sees it gone
     FakeGate restarted = new FakeGate();
-    server = ThriftServer.tcp("gate-test", new HostAgentGate.Processor<>(restarted), "127.0.0.1", port, 16).start();
-    // The connections to the old agent are gone with it: within the 2 s a failed call keeps a gate out of use,
+    server = ThriftServer.tcp(
+            "gate-test", new HostAgentGate.Processor<>(restarted), "127.0.0.1", port, 16)
+        .start();
+    // The connections to the old agent are gone with it: within the 2 s a failed call keeps a gate
+    // out of use,
     // the agent takes requests again (not one stale connection after another, 2 s each).
     long since = System.nanoTime();
-    eventually("the restarted agent takes a request", () -> gates.submit(request("r9-" + System.nanoTime()),
-        List.of("h1")));
-    assertTrue(System.nanoTime() - since < TimeUnit.SECONDS.toNanos(4), "took "
-        + (System.nanoTime() - since) / 1_000_000 + " ms");
+    eventually(
+        "the restarted agent takes a request",
+        () -> gates.submit(request("r9-" + System.nanoTime()), List.of("h1")));
+    assertTrue(
+        System.nanoTime() - since < TimeUnit.SECONDS.toNanos(4),
+        "took " + (System.nanoTime() - since) / 1_000_000 + " ms");
     assertEquals(1, restarted.submitted.size());
   }
 
   @Test
-  void aLiveAgentSlowToBackUpKeepsItsRequestAndOnlyALostAcknowledgementSendsItToKafka() throws Exception {
+  void aLiveAgentSlowToBackUpKeepsItsRequestAndOnlyALostAcknowledgementSendsItToKafka()
+      throws Exception {
     gates.stop();
     gates = gates(Duration.ofSeconds(3));
     assertTrue(gates.submit(request("r10"), List.of("h1")));
-    // Kafka is slow to take the agent's backup (failing over): the agent, alive and polled, still holds the
+    // Kafka is slow to take the agent's backup (failing over): the agent, alive and polled, still
+    // holds the
     // request; putting it into Kafka here too would run it twice.
     Thread.sleep(1500);
     assertTrue(fallback.isEmpty(), "put into Kafka while its live agent held it");
     assertEquals(1, gates.unacked());
-    // No acknowledgement at all (lost): after liveAckTimeout the frontend puts it into Kafka itself.
-    eventually("the request whose acknowledgement never came is put into Kafka", () -> fallback.size() == 1);
+    // No acknowledgement at all (lost): after liveAckTimeout the frontend puts it into Kafka
+    // itself.
+    eventually(
+        "the request whose acknowledgement never came is put into Kafka",
+        () -> fallback.size() == 1);
     assertEquals("r10", fallback.get(0).id());
   }
 
@@ -238,14 +271,17 @@ class AgentGatesTest {
   void anAgentFoundAtAnotherAddressLostWhatItsOldSelfHeld() throws Exception {
     assertTrue(gates.submit(request("r11"), List.of("h1")));
     FakeGate moved = new FakeGate();
-    ThriftServer other = ThriftServer.tcp("gate-test-2", new HostAgentGate.Processor<>(moved), "127.0.0.1", 0, 16)
+    ThriftServer other = ThriftServer.tcp(
+            "gate-test-2", new HostAgentGate.Processor<>(moved), "127.0.0.1", 0, 16)
         .start();
     try {
       Instant now = Instant.now();
       store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + other.port(), 2, now, now));
       Thread.sleep(1100); // the hosts are read again at most every second
-      eventually("a request reaches the agent at its new address",
-          () -> gates.submit(request("r12-" + System.nanoTime()), List.of("h1")) && !moved.submitted.isEmpty());
+      eventually(
+          "a request reaches the agent at its new address",
+          () -> gates.submit(request("r12-" + System.nanoTime()), List.of("h1"))
+              && !moved.submitted.isEmpty());
       eventually("the request the old address held is put into Kafka", () -> fallback.size() == 1);
       assertEquals("r11", fallback.get(0).id());
     } finally {

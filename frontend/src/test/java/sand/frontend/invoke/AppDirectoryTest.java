@@ -17,7 +17,8 @@ import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.InMemoryClusterStore;
 
 class AppDirectoryTest {
-  private static final String WORKFLOW = "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\",\"next\":[\"end\"]}]}";
+  private static final String WORKFLOW =
+      "{\"name\":\"shop\",\"entry\":\"a\",\"functions\":[{\"name\":\"a\",\"next\":[\"end\"]}]}";
 
   /** Counts the reads of the application's name (the first of a refresh's three queries). */
   private static final class CountingStore extends InMemoryClusterStore {
@@ -33,11 +34,13 @@ class AppDirectoryTest {
   private final CountingStore store = new CountingStore();
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
   private final ArrayDeque<Runnable> refreshes = new ArrayDeque<>();
-  private final AppDirectory directory = new AppDirectory(store, Duration.ofSeconds(1), now::get, refreshes::add);
+  private final AppDirectory directory =
+      new AppDirectory(store, Duration.ofSeconds(1), now::get, refreshes::add);
 
   private void app(String desired) {
     store.claimAppName(new AppName("shop", "id-1", "alice", 30));
-    store.putApplication(new ApplicationRecord("id-1", "shop", "alice", WORKFLOW, "", "{}", 1, desired, List.of()),
+    store.putApplication(
+        new ApplicationRecord("id-1", "shop", "alice", WORKFLOW, "", "{}", 1, desired, List.of()),
         Map.of());
   }
 
@@ -49,7 +52,8 @@ class AppDirectoryTest {
 
     app("deployed");
     now.addAndGet(Duration.ofSeconds(2).toNanos());
-    assertFalse(directory.find("shop").orElseThrow().deployed(), "the request is answered from memory");
+    assertFalse(
+        directory.find("shop").orElseThrow().deployed(), "the request is answered from memory");
     assertFalse(directory.find("shop").orElseThrow().deployed());
     assertEquals(1, store.reads.get(), "no request waited for a read");
     assertEquals(1, refreshes.size(), "one refresh at a time per application");
@@ -69,8 +73,10 @@ class AppDirectoryTest {
     app("deployed");
     directory.forget("shop");
     assertTrue(directory.find("shop").orElseThrow().deployed());
-    store.putApplication(new ApplicationRecord("id-1", "shop", "alice", WORKFLOW, "", "{}", 2, "undeployed",
-        List.of()), Map.of());
+    store.putApplication(
+        new ApplicationRecord(
+            "id-1", "shop", "alice", WORKFLOW, "", "{}", 2, "undeployed", List.of()),
+        Map.of());
     directory.forget("shop");
     assertFalse(directory.find("shop").orElseThrow().deployed());
     refreshes.poll().run(); // the old refresh must not put back what it read over the newer entry
@@ -82,22 +88,26 @@ class AppDirectoryTest {
     app("deployed");
     directory.find("shop");
     now.addAndGet(Duration.ofSeconds(2).toNanos());
-    AppDirectory failing = new AppDirectory(new InMemoryClusterStore() {
-      private int calls;
+    AppDirectory failing = new AppDirectory(
+        new InMemoryClusterStore() {
+          private int calls;
 
-      @Override
-      public Optional<AppName> appName(String name) {
-        if (++calls > 1) {
-          throw new IllegalStateException("Cassandra is down");
-        }
-        return store.appName(name);
-      }
+          @Override
+          public Optional<AppName> appName(String name) {
+            if (++calls > 1) {
+              throw new IllegalStateException("Cassandra is down");
+            }
+            return store.appName(name);
+          }
 
-      @Override
-      public Optional<ApplicationRecord> application(String appId) {
-        return store.application(appId);
-      }
-    }, Duration.ofSeconds(1), now::get, refreshes::add);
+          @Override
+          public Optional<ApplicationRecord> application(String appId) {
+            return store.application(appId);
+          }
+        },
+        Duration.ofSeconds(1),
+        now::get,
+        refreshes::add);
     assertTrue(failing.find("shop").orElseThrow().deployed());
     now.addAndGet(Duration.ofSeconds(2).toNanos());
     failing.find("shop");

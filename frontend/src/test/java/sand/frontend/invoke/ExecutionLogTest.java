@@ -5,15 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import sand.cluster.FrontendTables;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.InMemoryClusterStore;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /** The executions' records while Cassandra is away. */
 class ExecutionLogTest {
@@ -37,24 +37,40 @@ class ExecutionLogTest {
     }
 
     @Override
-    public synchronized void endExecution(String id, String status, String result, String error, Instant finished,
-                                          String timings, long rank, Duration ttl) {
+    public synchronized void endExecution(
+        String id,
+        String status,
+        String result,
+        String error,
+        Instant finished,
+        String timings,
+        long rank,
+        Duration ttl) {
       check();
       super.endExecution(id, status, result, error, finished, timings, rank, ttl);
     }
   }
 
   private static ExecutionRecord running(String id) {
-    return new ExecutionRecord(id, "a0000000000001", "dev", "running", null, null, Instant.now(), null, "fe1", null);
+    return new ExecutionRecord(
+        id, "a0000000000001", "dev", "running", null, null, Instant.now(), null, "fe1", null);
   }
 
   @Test
   void aResultThatArrivesWhileCassandraIsAwayIsRecordedWhenItIsBack() throws Exception {
     FlakyStore store = new FlakyStore();
     store.down.set(3);
-    try (ExecutionLog log = new ExecutionLog(store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(1))) {
+    try (ExecutionLog log =
+        new ExecutionLog(store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(1))) {
       log.startedSynchronously(running("e1"));
-      log.ended("e1", "succeeded", "{\"n\":1}", null, Instant.now(), "[]", FrontendTables.resultRank(1))
+      log.ended(
+              "e1",
+              "succeeded",
+              "{\"n\":1}",
+              null,
+              Instant.now(),
+              "[]",
+              FrontendTables.resultRank(1))
           .get(10, TimeUnit.SECONDS);
       assertEquals(5, store.tries.get(), "three failed tries, then the start and the end");
       assertEquals("succeeded", store.execution("e1").orElseThrow().status());
@@ -66,7 +82,8 @@ class ExecutionLogTest {
   void aRecordIsGivenUpOnlyAfterItsRetries() throws Exception {
     FlakyStore store = new FlakyStore();
     store.down.set(Integer.MAX_VALUE);
-    try (ExecutionLog log = new ExecutionLog(store, Duration.ofHours(1), 1, 16, Duration.ofMillis(600))) {
+    try (ExecutionLog log =
+        new ExecutionLog(store, Duration.ofHours(1), 1, 16, Duration.ofMillis(600))) {
       log.started(running("e2"));
       long t0 = System.nanoTime();
       log.ended("e2", "succeeded", "1", null, Instant.now(), "[]", FrontendTables.resultRank(1))
@@ -83,19 +100,23 @@ class ExecutionLogTest {
     FlakyStore store = new FlakyStore();
     store.down.set(Integer.MAX_VALUE);
     String big = "x".repeat(10_000); // 20 000 bytes as a Java string
-    try (ExecutionLog log = new ExecutionLog(store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(10), 100_000,
-        1000)) {
+    try (ExecutionLog log = new ExecutionLog(
+        store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(10), 100_000, 1000)) {
       List<CompletableFuture<Void>> writes = new ArrayList<>();
       for (int i = 0; i < 50; i++) {
-        writes.add(log.ended("e" + i, "succeeded", big, null, Instant.now(), "[]", FrontendTables.resultRank(1)));
+        writes.add(log.ended(
+            "e" + i, "succeeded", big, null, Instant.now(), "[]", FrontendTables.resultRank(1)));
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
       while (log.dropped() + log.retrying() < 50 && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       assertTrue(log.retryBytes() <= 100_000, "bounded: " + log.retryBytes());
-      assertTrue(log.dropped() >= 45, "the writes beyond the bound are given up and counted: " + log.dropped());
-      assertEquals(log.dropped(), writes.stream().filter(CompletableFuture::isDone).count());
+      assertTrue(
+          log.dropped() >= 45,
+          "the writes beyond the bound are given up and counted: " + log.dropped());
+      assertEquals(
+          log.dropped(), writes.stream().filter(CompletableFuture::isDone).count());
     }
   }
 }

@@ -12,11 +12,13 @@ import sand.cluster.KafkaClients;
 class KafkaResponseTopicsTest {
   @Test
   void responseTopicsAreReplicatedAsTheClusterSays() {
-    ClusterSettings cluster = ClusterSettings.fromEnvironment(Map.of("SAND_CLUSTER_KAFKA_REPLICATION", "3"));
+    ClusterSettings cluster =
+        ClusterSettings.fromEnvironment(Map.of("SAND_CLUSTER_KAFKA_REPLICATION", "3"));
     NewTopic t = new KafkaResponseTopics(cluster.kafkaBootstrap(), cluster.kafkaReplication())
         .newTopic("sand.response.fe-1");
     assertEquals(3, t.replicationFactor());
     assertEquals(1, t.numPartitions());
-    assertEquals(Integer.toString(KafkaClients.MAX_REQUEST_BYTES), t.configs().get("max.message.bytes"));
+    assertEquals(
+        Integer.toString(KafkaClients.MAX_REQUEST_BYTES), t.configs().get("max.message.bytes"));
   }
 }

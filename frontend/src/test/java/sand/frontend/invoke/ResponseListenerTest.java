@@ -3,6 +3,7 @@ package sand.frontend.invoke;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -10,6 +11,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -22,8 +24,6 @@ import sand.cluster.InMemoryClusterStore;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.frontend.internal.Json;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.TimeUnit;
 
 /** A frontend's response topic across restarts: results written while it was away are still recorded. */
 class ResponseListenerTest {
@@ -36,6 +36,7 @@ class ResponseListenerTest {
   final ExecutionLog log = new ExecutionLog(store, Duration.ofHours(1), 2, 100);
   /** Kafka's committed offsets of the group sand.frontend.fe-1, as they outlive one consumer. */
   final Map<TopicPartition, OffsetAndMetadata> kafkaCommitted = new HashMap<>();
+
   ResponseListener listener;
 
   @AfterEach
@@ -50,9 +51,11 @@ class ResponseListenerTest {
   MockConsumer<String, byte[]> consumer(long records) {
     MockConsumer<String, byte[]> c = new MockConsumer<>("earliest") {
       @Override
-      public synchronized Map<TopicPartition, OffsetAndMetadata> committed(Set<TopicPartition> partitions) {
+      public synchronized Map<TopicPartition, OffsetAndMetadata> committed(
+          Set<TopicPartition> partitions) {
         Map<TopicPartition, OffsetAndMetadata> m = new HashMap<>();
-        partitions.forEach(p -> Optional.ofNullable(kafkaCommitted.get(p)).ifPresent(o -> m.put(p, o)));
+        partitions.forEach(
+            p -> Optional.ofNullable(kafkaCommitted.get(p)).ifPresent(o -> m.put(p, o)));
         return m;
       }
 
@@ -81,10 +84,28 @@ class ResponseListenerTest {
 
   /** An asynchronous request taken by fe-1 ('running' in the executions table) and its result's record. */
   ConsumerRecord<String, byte[]> asyncRequestAndResult(String executionId, long offset) {
-    store.startExecution(new ExecutionRecord(executionId, "a000000000001", "alice", "running", null, null,
-        Instant.now(), null, FE, null), Duration.ofHours(1));
-    Event result = Event.request("ev-" + executionId, executionId, "a000000000001", "greet", FE,
-        Json.object().put("greeting", "hi " + executionId), 1, tags.of("a000000000001", executionId, FE));
+    store.startExecution(
+        new ExecutionRecord(
+            executionId,
+            "a000000000001",
+            "alice",
+            "running",
+            null,
+            null,
+            Instant.now(),
+            null,
+            FE,
+            null),
+        Duration.ofHours(1));
+    Event result = Event.request(
+        "ev-" + executionId,
+        executionId,
+        "a000000000001",
+        "greet",
+        FE,
+        Json.object().put("greeting", "hi " + executionId),
+        1,
+        tags.of("a000000000001", executionId, FE));
     result.json().put("grain", "end");
     return new ConsumerRecord<>(TOPIC, 0, offset, executionId, result.toBytes());
   }
@@ -109,7 +130,9 @@ class ResponseListenerTest {
     start(first);
     first.addRecord(asyncRequestAndResult("e1", 0));
     await(() -> status("e1").equals("succeeded"), "e1 recorded");
-    await(() -> kafkaCommitted.containsKey(P) && kafkaCommitted.get(P).offset() == 1, "offset 1 committed");
+    await(
+        () -> kafkaCommitted.containsKey(P) && kafkaCommitted.get(P).offset() == 1,
+        "offset 1 committed");
     listener.stop();
 
     // While no fe-1 runs, a host agent writes the result of another of its asynchronous requests.
@@ -117,7 +140,9 @@ class ResponseListenerTest {
     MockConsumer<String, byte[]> second = consumer(2);
     start(second);
     second.addRecord(whileAway);
-    await(() -> status("e2").equals("succeeded"), "e2, written while fe-1 was away, recorded after its restart");
+    await(
+        () -> status("e2").equals("succeeded"),
+        "e2, written while fe-1 was away, recorded after its restart");
     assertEquals("{\"greeting\":\"hi e2\"}", store.execution("e2").orElseThrow().result());
     await(() -> kafkaCommitted.get(P).offset() == 2, "offset 2 committed");
   }
@@ -126,10 +151,13 @@ class ResponseListenerTest {
   void theRecordedOffsetIsCommittedAtMostOncePerIntervalAndAtStop() throws Exception {
     MockConsumer<String, byte[]> c = consumer(0);
     start(c, Duration.ofHours(1));
-    assertEquals(0, kafkaCommitted.get(P).offset(), "a brand-new topic's start is committed at once");
+    assertEquals(
+        0, kafkaCommitted.get(P).offset(), "a brand-new topic's start is committed at once");
     c.addRecord(asyncRequestAndResult("e1", 0));
     c.addRecord(asyncRequestAndResult("e2", 1));
-    await(() -> status("e1").equals("succeeded") && status("e2").equals("succeeded"), "both recorded");
+    await(
+        () -> status("e1").equals("succeeded") && status("e2").equals("succeeded"),
+        "both recorded");
     Thread.sleep(500); // polls that follow commit nothing: the interval has not passed
     assertEquals(0, kafkaCommitted.get(P).offset(), "no commit per poll");
     listener.stop();
@@ -143,10 +171,12 @@ class ResponseListenerTest {
     ConsumerRecord<String, byte[]> r = asyncRequestAndResult("e1", 0);
     results.arrived(null, r.value()).get(10, TimeUnit.SECONDS); // through the gate
     // the Kafka copy under the same key: not even read (these bytes are not JSON), not refused
-    assertTrue(results.arrived("e1", "not json".getBytes(StandardCharsets.UTF_8)).isDone());
+    assertTrue(
+        results.arrived("e1", "not json".getBytes(StandardCharsets.UTF_8)).isDone());
     assertEquals(0, results.refused());
     // a key never seen is read as before
-    assertTrue(results.arrived("e9", "not json".getBytes(StandardCharsets.UTF_8)).isDone());
+    assertTrue(
+        results.arrived("e9", "not json".getBytes(StandardCharsets.UTF_8)).isDone());
     assertEquals("succeeded", status("e1"));
   }
 
@@ -155,6 +185,7 @@ class ResponseListenerTest {
     MockConsumer<String, byte[]> c = consumer(7);
     start(c);
     assertEquals(7, c.position(P));
-    assertEquals(7, kafkaCommitted.get(P).offset(), "committed at once, so whoever reads next has a start");
+    assertEquals(
+        7, kafkaCommitted.get(P).offset(), "committed at once, so whoever reads next has a start");
   }
 }

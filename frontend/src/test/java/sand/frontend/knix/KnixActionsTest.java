@@ -19,19 +19,41 @@ import sand.frontend.internal.LoopbackApi;
 class KnixActionsTest {
   /** The management actions of KNIX's SDK and CLI (mfn-sdk 0.8.9) that SAND answers (docs/knix.md "Actions"). */
   private static final Set<String> OPEN = Set.of("version", "signUp", "logIn");
-  private static final Set<String> AUTHENTICATED = Set.of("deleteAccount",
-      "getFunctions", "addFunction", "modifyFunction", "deleteFunction", "uploadFunctionCode",
-      "uploadFunctionZipMetadata", "getFunctionZipMetadata", "getFunctionCode", "getFunctionZip",
-      "uploadFunctionRequirements", "getFunctionRequirements",
-      "getWorkflows", "addWorkflow", "modifyWorkflow", "deleteWorkflow", "uploadWorkflowJSON", "getWorkflowJSON",
-      "deployWorkflow", "undeployWorkflow", "retrieveAllWorkflowLogs", "clearAllWorkflowLogs",
+
+  private static final Set<String> AUTHENTICATED = Set.of(
+      "deleteAccount",
+      "getFunctions",
+      "addFunction",
+      "modifyFunction",
+      "deleteFunction",
+      "uploadFunctionCode",
+      "uploadFunctionZipMetadata",
+      "getFunctionZipMetadata",
+      "getFunctionCode",
+      "getFunctionZip",
+      "uploadFunctionRequirements",
+      "getFunctionRequirements",
+      "getWorkflows",
+      "addWorkflow",
+      "modifyWorkflow",
+      "deleteWorkflow",
+      "uploadWorkflowJSON",
+      "getWorkflowJSON",
+      "deployWorkflow",
+      "undeployWorkflow",
+      "retrieveAllWorkflowLogs",
+      "clearAllWorkflowLogs",
       "performStorageAction");
 
   private final InMemoryClusterStore store = new InMemoryClusterStore();
-  private final LoopbackApi.Api api = (method, path, key, type, body) -> new LoopbackApi.Answer(404, null);
+  private final LoopbackApi.Api api =
+      (method, path, key, type, body) -> new LoopbackApi.Answer(404, null);
   private final Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
-  private final KnixActions actions = new KnixActions(new KnixAccounts(store, api, 1),
-      new KnixFunctions(store, api, clock), new KnixWorkflows(store, api, clock), new KnixStorage(null));
+  private final KnixActions actions = new KnixActions(
+      new KnixAccounts(store, api, 1),
+      new KnixFunctions(store, api, clock),
+      new KnixWorkflows(store, api, clock),
+      new KnixStorage(null));
 
   @Test
   void everyActionOfTheSdkIsRouted() {
@@ -50,20 +72,36 @@ class KnixActionsTest {
   @Test
   void anActionGoesToItsResource() {
     Caller c = new Caller("acct", "key", null);
-    assertEquals("Found 0 functions.", actions.authenticated("getFunctions").run(Json.object(), c)
-        .path("message").asText());
-    assertEquals("Found 0 workflows.", actions.authenticated("getWorkflows").run(Json.object(), c)
-        .path("message").asText());
-    assertEquals(KnixManagement.VERSION, actions.open("version").run(Json.object(), null).path("message").asText());
+    assertEquals(
+        "Found 0 functions.",
+        actions
+            .authenticated("getFunctions")
+            .run(Json.object(), c)
+            .path("message")
+            .asText());
+    assertEquals(
+        "Found 0 workflows.",
+        actions
+            .authenticated("getWorkflows")
+            .run(Json.object(), c)
+            .path("message")
+            .asText());
+    assertEquals(
+        KnixManagement.VERSION,
+        actions.open("version").run(Json.object(), null).path("message").asText());
   }
 
   @Test
   void anUnknownActionAnswersUnsupportedAsBefore() {
-    KnixManagement.Failure f = assertThrows(KnixManagement.Failure.class, () -> actions.authenticated("addTrigger"));
-    assertEquals("Unsupported action: 'addTrigger'; SAND's KNIX door has no triggers, buckets or sessions "
-        + "(docs/knix.md)", f.getMessage());
+    KnixManagement.Failure f =
+        assertThrows(KnixManagement.Failure.class, () -> actions.authenticated("addTrigger"));
+    assertEquals(
+        "Unsupported action: 'addTrigger'; SAND's KNIX door has no triggers, buckets or sessions "
+            + "(docs/knix.md)",
+        f.getMessage());
     f = assertThrows(KnixManagement.Failure.class, () -> actions.authenticated(""));
-    assertEquals("Unsupported action: '' (send {\"action\": ..., \"data\": {...}})", f.getMessage());
+    assertEquals(
+        "Unsupported action: '' (send {\"action\": ..., \"data\": {...}})", f.getMessage());
     assertNull(actions.open("addTrigger"));
   }
 }

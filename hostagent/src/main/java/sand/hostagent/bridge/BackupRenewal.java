@@ -39,7 +39,8 @@ final class BackupRenewal {
       return false;
     }
     lastMs = nowMs;
-    pending = send.get(); // under the lock: end() cannot slip in between the send and what it returns
+    pending =
+        send.get(); // under the lock: end() cannot slip in between the send and what it returns
     return true;
   }
 

@@ -40,6 +40,7 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private static final Logger LOG = LoggerFactory.getLogger(FrontendGate.class);
   /** A frontend that has not polled for this long gets no mailbox entries (its results are in Kafka). */
   static final long MAILBOX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
   static final int MAILBOX_CAPACITY = 10_000;
 
   private static final class Mailbox {
@@ -56,7 +57,8 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private final Map<String, Mailbox> mailboxes = new ConcurrentHashMap<>();
   private final AtomicLong accepted = new AtomicLong();
 
-  public FrontendGate(GlobalBusBridge bridge, LocalMessageBus bus, String agentCredential, ExecutionTag tags) {
+  public FrontendGate(
+      GlobalBusBridge bridge, LocalMessageBus bus, String agentCredential, ExecutionTag tags) {
     this.bridge = bridge;
     this.bus = bus;
     this.agentCredential = agentCredential;
@@ -91,57 +93,85 @@ public final class FrontendGate implements HostAgentGate.Iface {
       return Admission.REFUSED;
     }
     if (!tags.verify(event.tag(), event.app(), event.executionId(), event.frontend())) {
-      LOG.warn("[host {}] [app {}] [exec {}] gate: request refused: its tag is not its frontend's", host, event.app(),
+      LOG.warn(
+          "[host {}] [app {}] [exec {}] gate: request refused: its tag is not its frontend's",
+          host,
+          event.app(),
           event.executionId());
       return Admission.REFUSED;
     }
     GrainRef grain = new GrainRef(event.app(), event.grain());
-    Integer partition = bridge.runsHere(grain) ? bridge.backupPartition(grain.topic(), event.id()) : null;
+    Integer partition =
+        bridge.runsHere(grain) ? bridge.backupPartition(grain.topic(), event.id()) : null;
     if (partition == null) {
       return Admission.NOT_HERE;
     }
     CompletableFuture<Object> backedUp = new CompletableFuture<>();
     event.trace(Trace.AGENT_IN, host, taken, System.nanoTime());
     byte[] delivered = event.toBytes();
-    if (!bridge.inFlight().hasRoom(grain.app(), delivered.length, bridge.settings().reports().appInFlightBytes())) {
-      return Admission.BUSY; // the application holds its share of events in flight here: through Kafka, it waits
+    if (!bridge
+        .inFlight()
+        .hasRoom(grain.app(), delivered.length, bridge.settings().reports().appInFlightBytes())) {
+      return Admission
+          .BUSY; // the application holds its share of events in flight here: through Kafka, it
+      // waits
     }
-    bridge.inFlight().register(event.id(), new Home(grain.topic(), partition, grain.app(), backedUp, grain.grain(),
-        event.json()), delivered.length);
+    bridge
+        .inFlight()
+        .register(
+            event.id(),
+            new Home(grain.topic(), partition, grain.app(), backedUp, grain.grain(), event.json()),
+            delivered.length);
     try {
       bus.publish(agentCredential, grain.localQueue(), delivered);
     } catch (BusException e) {
       bridge.inFlight().remove(grain.app(), event.id());
-      return e.code() == BusException.Code.QUEUE_FULL || e.code() == BusException.Code.QUOTA_EXCEEDED
-          ? Admission.BUSY : Admission.REFUSED;
+      return e.code() == BusException.Code.QUEUE_FULL
+              || e.code() == BusException.Code.QUOTA_EXCEEDED
+          ? Admission.BUSY
+          : Admission.REFUSED;
     }
     accepted.incrementAndGet();
     String frontend = event.frontend();
     String id = event.id();
-    bridge.sender().send(KafkaClients.record(grain.topic(), partition, ConditionFlag.processing(event.json(), host)))
+    bridge
+        .sender()
+        .send(KafkaClients.record(
+            grain.topic(), partition, ConditionFlag.processing(event.json(), host)))
         .whenComplete((md, e) -> {
           if (e == null) {
             backedUp.complete(md);
-            deliver(frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII));
+            deliver(
+                frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII));
           } else {
             backedUp.completeExceptionally(e);
           }
         });
-    LOG.debug("[host {}] [app {}] [exec {}] gate: request {} in the local queue", host, grain.app(),
-        event.executionId(), id);
+    LOG.debug(
+        "[host {}] [app {}] [exec {}] gate: request {} in the local queue",
+        host,
+        grain.app(),
+        event.executionId(),
+        id);
     return Admission.ACCEPTED;
   }
 
   /** Put a message into {@code frontend}'s mailbox if it polls this gate (else it reads Kafka). */
   void deliver(String frontend, byte[] message) {
     Mailbox m = mailboxes.get(frontend);
-    if (m != null && System.nanoTime() - m.lastPollNanos < MAILBOX_IDLE_NANOS && !m.messages.offer(message)) {
-      LOG.debug("[host {}] gate: mailbox of frontend {} full; it reads the result from Kafka", host, frontend);
+    if (m != null
+        && System.nanoTime() - m.lastPollNanos < MAILBOX_IDLE_NANOS
+        && !m.messages.offer(message)) {
+      LOG.debug(
+          "[host {}] gate: mailbox of frontend {} full; it reads the result from Kafka",
+          host,
+          frontend);
     }
   }
 
   @Override
-  public List<ByteBuffer> poll(String credential, String frontend, int maxMessages, int timeoutMs) throws GateError {
+  public List<ByteBuffer> poll(String credential, String frontend, int maxMessages, int timeoutMs)
+      throws GateError {
     check(credential);
     if (!TopicNames.validFrontend(frontend)) {
       throw new GateError(GateErrorCode.BAD_REQUEST, "bad frontend id '" + frontend + "'");
@@ -150,7 +180,8 @@ public final class FrontendGate implements HostAgentGate.Iface {
     m.lastPollNanos = System.nanoTime();
     List<ByteBuffer> out = new ArrayList<>();
     try {
-      byte[] first = m.messages.poll(Math.max(0, Math.min(timeoutMs, 30_000)), TimeUnit.MILLISECONDS);
+      byte[] first =
+          m.messages.poll(Math.max(0, Math.min(timeoutMs, 30_000)), TimeUnit.MILLISECONDS);
       if (first != null) {
         out.add(ByteBuffer.wrap(first));
         List<byte[]> more = new ArrayList<>();
@@ -167,8 +198,9 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private void check(String credential) throws GateError {
     if (credential == null
         || !MessageDigest.isEqual(credential.getBytes(StandardCharsets.US_ASCII), gateCredential)) {
-      throw new GateError(GateErrorCode.UNAUTHORIZED, "not the gate's credential: only frontends of this cluster "
-          + "may use it");
+      throw new GateError(
+          GateErrorCode.UNAUTHORIZED,
+          "not the gate's credential: only frontends of this cluster " + "may use it");
     }
   }
 }

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -32,7 +33,6 @@ import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalMessageBus;
-import java.util.concurrent.ScheduledFuture;
 
 /**
  * The host agent's side of the global bus (paper §3.2, §4.1, Figure 4 steps 1-2, §4.2.1): one Kafka
@@ -70,8 +70,8 @@ public final class GlobalBusBridge implements AutoCloseable {
   private ScheduledFuture<?> renewals;
   private final OffsetTracker tracker = new OffsetTracker();
   private final InFlightEvents inFlight = new InFlightEvents();
-  private final Recovery recovery;                                            // consumer thread only
-  private final PartitionFeeder feeder;                                       // consumer thread only
+  private final Recovery recovery; // consumer thread only
+  private final PartitionFeeder feeder; // consumer thread only
   private final LocalRecovery localRecovery;
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
@@ -92,19 +92,28 @@ public final class GlobalBusBridge implements AutoCloseable {
    *                            host has failed, instead of after {@link BridgeSettings#takeoverTimeout()}. It must be
    *                            cheap (called from the consumer loop) and answer false when it cannot tell.
    */
-  public GlobalBusBridge(BridgeSettings settings, Consumer<String, byte[]> consumer, Producer<String, byte[]> producer,
-                         LocalMessageBus bus, String hostAgentCredential, LocalDataLayer data, Clock clock,
-                         ScheduledExecutorService scheduler, Predicate<String> hostDead) {
+  public GlobalBusBridge(
+      BridgeSettings settings,
+      Consumer<String, byte[]> consumer,
+      Producer<String, byte[]> producer,
+      LocalMessageBus bus,
+      String hostAgentCredential,
+      LocalDataLayer data,
+      Clock clock,
+      ScheduledExecutorService scheduler,
+      Predicate<String> hostDead) {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
     this.clock = clock;
     this.scheduler = scheduler;
-    this.sender = new ReliableSender(producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
+    this.sender = new ReliableSender(
+        producer, scheduler, settings.sendBackoffFirst(), settings.sendBackoffMax(), host);
     this.recovery = new Recovery(host, consumer, data, tracker, sender, settings.recoveryFlags());
-    this.feeder = new PartitionFeeder(settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery,
-        hostDead);
-    this.localRecovery = new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
+    this.feeder = new PartitionFeeder(
+        settings, consumer, bus, hostAgentCredential, tracker, inFlight, recovery, hostDead);
+    this.localRecovery =
+        new LocalRecovery(host, bus, hostAgentCredential, inFlight, settings.lostRetries());
   }
 
   // ---- what the host agent calls
@@ -122,7 +131,10 @@ public final class GlobalBusBridge implements AutoCloseable {
       subscriptionChange.set(next);
       subscriptionChange.notifyAll(); // an idle poll loop (no topics yet) applies it at once
     }
-    LOG.info("[host {}] grains running here: {}", host, new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
+    LOG.info(
+        "[host {}] grains running here: {}",
+        host,
+        new TreeSet<>(next.stream().map(GrainRef::toString).toList()));
   }
 
   /**
@@ -180,13 +192,17 @@ public final class GlobalBusBridge implements AutoCloseable {
     thread.setDaemon(true);
     thread.start();
     long every = Math.max(1, renewEveryMs() / 2);
-    renewals = scheduler.scheduleWithFixedDelay(() -> {
-      try {
-        renewBackups();
-      } catch (RuntimeException e) {
-        LOG.warn("[host {}] renewing backups failed: {}", host, e.toString());
-      }
-    }, every, every, TimeUnit.MILLISECONDS);
+    renewals = scheduler.scheduleWithFixedDelay(
+        () -> {
+          try {
+            renewBackups();
+          } catch (RuntimeException e) {
+            LOG.warn("[host {}] renewing backups failed: {}", host, e.toString());
+          }
+        },
+        every,
+        every,
+        TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -210,8 +226,12 @@ public final class GlobalBusBridge implements AutoCloseable {
     long every = renewEveryMs();
     int sent = 0;
     for (InFlightEvents.Home h : inFlight.renewable()) {
-      if (h.renewal().renewIfDue(now, every, () -> sender.send(KafkaClients.record(h.topic(), h.partition(),
-          ConditionFlag.processing(h.event(), host))))) {
+      if (h.renewal()
+          .renewIfDue(
+              now,
+              every,
+              () -> sender.send(KafkaClients.record(
+                  h.topic(), h.partition(), ConditionFlag.processing(h.event(), host))))) {
         sent++;
       }
     }
@@ -230,7 +250,8 @@ public final class GlobalBusBridge implements AutoCloseable {
   public void pollOnce() {
     applySubscription();
     if (consumer.subscription().isEmpty() && consumer.assignment().isEmpty()) {
-      // No grain runs here yet: nothing to poll (Kafka refuses a poll without topics). Wait for a deploy.
+      // No grain runs here yet: nothing to poll (Kafka refuses a poll without topics). Wait for a
+      // deploy.
       synchronized (subscriptionChange) {
         if (subscriptionChange.get() == null) {
           try {
@@ -248,7 +269,9 @@ public final class GlobalBusBridge implements AutoCloseable {
     for (TopicPartition tp : records.partitions()) {
       PartitionFeed feed = feeder.feed(tp);
       List<ConsumerRecord<String, byte[]>> list = records.records(tp);
-      if (feed == null) { // cannot happen (assigned partitions stay paused until adopted); never skip records
+      if (feed
+          == null) { // cannot happen (assigned partitions stay paused until adopted); never skip
+        // records
         consumer.seek(tp, list.get(0).offset());
         continue;
       }
@@ -338,7 +361,11 @@ public final class GlobalBusBridge implements AutoCloseable {
       } catch (WakeupException e) {
         // close() woke the poll up; the loop condition ends it
       } catch (RuntimeException e) {
-        LOG.warn("[host {}] global bus poll failed: {}; trying again in {} ms", host, e.toString(), backoff);
+        LOG.warn(
+            "[host {}] global bus poll failed: {}; trying again in {} ms",
+            host,
+            e.toString(),
+            backoff);
         sleep(backoff);
         backoff = Math.min(settings.sendBackoffMax().toMillis(), backoff * 2);
       }
@@ -357,7 +384,11 @@ public final class GlobalBusBridge implements AutoCloseable {
     consumer.commitAsync(offsets, (committed, error) -> {
       if (error != null) {
         tracker.commitFailed(offsets);
-        LOG.warn("[host {}] commit of {} failed: {}; it is tried again", host, offsets, error.toString());
+        LOG.warn(
+            "[host {}] commit of {} failed: {}; it is tried again",
+            host,
+            offsets,
+            error.toString());
       } else {
         LOG.debug("[host {}] committed {}", host, offsets);
       }
@@ -386,7 +417,8 @@ public final class GlobalBusBridge implements AutoCloseable {
     if (change == null) {
       return;
     }
-    Set<String> topics = change.stream().map(GrainRef::topic).collect(Collectors.toCollection(TreeSet::new));
+    Set<String> topics =
+        change.stream().map(GrainRef::topic).collect(Collectors.toCollection(TreeSet::new));
     if (topics.isEmpty()) {
       release(new ArrayList<>(feeder.partitions()), true);
       consumer.unsubscribe();
@@ -425,7 +457,12 @@ public final class GlobalBusBridge implements AutoCloseable {
       feed.paused = true; // paused in the listener until adopted
       if (from < end) {
         recovery.start(feed, from, end);
-        LOG.info("[host {}] [{}] assigned: replaying offsets [{}, {}) before new messages", host, feed, from, end);
+        LOG.info(
+            "[host {}] [{}] assigned: replaying offsets [{}, {}) before new messages",
+            host,
+            feed,
+            from,
+            end);
       } else {
         LOG.info("[host {}] [{}] assigned at offset {}", host, feed, from);
       }
@@ -459,7 +496,8 @@ public final class GlobalBusBridge implements AutoCloseable {
     boolean keepsOthers = mine.size() < feeder.partitions().size(); // mine is a subset of them
     if (commit && !closing && !keepsOthers) {
       long deadline = System.nanoTime() + settings.revokeDrain().toNanos();
-      while (System.nanoTime() < deadline && mine.stream().anyMatch(tp -> tracker.pendingRecords(tp) > 0)) {
+      while (System.nanoTime() < deadline
+          && mine.stream().anyMatch(tp -> tracker.pendingRecords(tp) > 0)) {
         sleep(20);
       }
     }
@@ -468,16 +506,23 @@ public final class GlobalBusBridge implements AutoCloseable {
       try {
         consumer.commitSync(offsets);
       } catch (RuntimeException e) {
-        LOG.warn("[host {}] commit of {} before giving the partitions up failed: {}", host, offsets, e.toString());
+        LOG.warn(
+            "[host {}] commit of {} before giving the partitions up failed: {}",
+            host,
+            offsets,
+            e.toString());
       }
     }
     int unfinished = mine.stream().mapToInt(tracker::pendingRecords).sum();
     feeder.remove(mine);
     mine.forEach(tracker::revoked);
     refreshOwned();
-    LOG.info("[host {}] gave up {} (committed {}; {} records of events not finished left to the next owner)", host,
+    LOG.info(
+        "[host {}] gave up {} (committed {}; {} records of events not finished left to the next owner)",
+        host,
         new TreeSet<>(mine.stream().map(Object::toString).toList()),
-        offsets.values().stream().map(OffsetAndMetadata::offset).toList(), unfinished);
+        offsets.values().stream().map(OffsetAndMetadata::offset).toList(),
+        unfinished);
   }
 
   private void refreshOwned() {
@@ -518,7 +563,11 @@ public final class GlobalBusBridge implements AutoCloseable {
       try {
         adopt(parts);
       } catch (RuntimeException e) {
-        LOG.warn("[host {}] cannot start {} yet ({}); trying again at the next poll", host, parts, e.toString());
+        LOG.warn(
+            "[host {}] cannot start {} yet ({}); trying again at the next poll",
+            host,
+            parts,
+            e.toString());
       }
     }
   }

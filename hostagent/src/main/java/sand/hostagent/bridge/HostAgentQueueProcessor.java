@@ -3,6 +3,7 @@ package sand.hostagent.bridge;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -10,6 +11,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
+import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,8 +21,6 @@ import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.InFlightEvents.Home;
 import sand.localbus.HostAgentMessage;
 import sand.localbus.LocalMessageBus;
-import java.util.Locale;
-import java.util.function.Consumer;
 
 /**
  * The host agent's work on LQ_HA (paper Figure 4 steps 5b-10b, §4.3). For every report a grain
@@ -92,7 +92,13 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
 
   /** Why a report or output was refused: the fixed label values of {@link #refusedReports()}. */
   public enum Refusal {
-    UNKNOWN_GRAIN, UNKNOWN_STATUS, BAD_REPORT, QUEUE_FULL, DATA_LIST_TOO_LONG, IN_FLIGHT_FULL, FOREIGN_EXECUTION,
+    UNKNOWN_GRAIN,
+    UNKNOWN_STATUS,
+    BAD_REPORT,
+    QUEUE_FULL,
+    DATA_LIST_TOO_LONG,
+    IN_FLIGHT_FULL,
+    FOREIGN_EXECUTION,
     BUSY;
 
     public String label() {
@@ -109,15 +115,21 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
    *                   null (no gate)
    * @param listener   also gets every accepted report (logs, instance tracking); may be null
    */
-  public HostAgentQueueProcessor(GlobalBusBridge bridge, LocalMessageBus bus, String hostAgentCredential,
-                                 LocalDataLayer data, ExecutionTag tags, BiPredicate<String, String> knownGrain,
-                                 WorkerHealth health, FrontendGate gate,
-                                 Consumer<InstanceReport> listener) {
+  public HostAgentQueueProcessor(
+      GlobalBusBridge bridge,
+      LocalMessageBus bus,
+      String hostAgentCredential,
+      LocalDataLayer data,
+      ExecutionTag tags,
+      BiPredicate<String, String> knownGrain,
+      WorkerHealth health,
+      FrontendGate gate,
+      Consumer<InstanceReport> listener) {
     this.knownGrain = knownGrain;
     this.bridge = bridge;
     this.bus = bus;
     this.credential = hostAgentCredential;
-    this.listener = listener == null ? r -> { } : listener;
+    this.listener = listener == null ? r -> {} : listener;
     this.settings = bridge.settings();
     this.host = bridge.host();
     this.inFlight = bridge.inFlight();
@@ -132,12 +144,18 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
 
   /** A pool whose queue holds at most {@code queue} tasks: more are refused (the caller decides what that costs). */
   static ThreadPoolExecutor boundedPool(String name, int threads, int queue) {
-    ThreadPoolExecutor p = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-        new ArrayBlockingQueue<>(queue), r -> {
+    ThreadPoolExecutor p = new ThreadPoolExecutor(
+        threads,
+        threads,
+        30,
+        TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(queue),
+        r -> {
           Thread t = new Thread(r, name);
           t.setDaemon(true);
           return t;
-        }, new ThreadPoolExecutor.AbortPolicy());
+        },
+        new ThreadPoolExecutor.AbortPolicy());
     p.allowCoreThreadTimeOut(true);
     return p;
   }
@@ -165,7 +183,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       nextExpiry = now + 1_000_000_000L;
       expireLocal(now);
     }
-    return bus.pollHostAgent(credential, settings.haPollMessages(), (int) settings.haPollTimeout().toMillis());
+    return bus.pollHostAgent(
+        credential, settings.haPollMessages(), (int) settings.haPollTimeout().toMillis());
   }
 
   /**
@@ -176,11 +195,13 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     int permits = Math.max(1, Math.min(budgetPermits, m.payload().length));
     while (!budget.tryAcquire(permits, 100, TimeUnit.MILLISECONDS)) {
       if (closing) {
-        return false; // the event it finishes stays unfinished: replayed by the partition's next owner
+        return false; // the event it finishes stays unfinished: replayed by the partition's next
+        // owner
       }
     }
     String app = m.application();
-    if (app.equals(HostAgentMessage.FROM_HOST_AGENT)) { // LocalRecovery's reports: small, and trusted
+    if (app.equals(
+        HostAgentMessage.FROM_HOST_AGENT)) { // LocalRecovery's reports: small, and trusted
       try {
         app = InstanceReport.read(m.payload()).path("app").asText(app);
       } catch (IllegalArgumentException e) {
@@ -201,7 +222,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     try {
       handle(m, t.item().taken(), t.item().permits());
     } catch (RuntimeException e) { // one bad report must not cost the others
-      LOG.error("[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
+      LOG.error(
+          "[host {}] [app {}] LQ_HA report dropped: {}", host, m.application(), e.toString(), e);
     } finally {
       lanes.done(t);
     }
@@ -214,8 +236,13 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       if (h.partition() != null) {
         bridge.tracker().abandon(new TopicPartition(h.topic(), h.partition()), e.getKey());
       }
-      LOG.info("[host {}] [app {} grain {}] event {} said delivered locally was not finished within {} s: forgotten",
-          host, h.app(), h.grain(), InstanceReport.shown(e.getKey()), limits.inFlightExpiry().toSeconds());
+      LOG.info(
+          "[host {}] [app {} grain {}] event {} said delivered locally was not finished within {} s: forgotten",
+          host,
+          h.app(),
+          h.grain(),
+          InstanceReport.shown(e.getKey()),
+          limits.inFlightExpiry().toSeconds());
     }
   }
 
@@ -302,12 +329,16 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       for (Thread w : workers) {
         w.join(10_000);
       }
-      budget.release((int) lanes.clear()); // not handled: their events are replayed by the partitions' next owner
+      budget.release((int)
+          lanes.clear()); // not handled: their events are replayed by the partitions' next owner
       forwarder.close();
       workerReports.close();
       if (!budget.tryAcquire(budgetPermits, 10, TimeUnit.SECONDS)) {
-        LOG.warn("[host {}] closing with {} bytes of reports not yet in Kafka: their events are replayed by the "
-            + "partitions' next owner", host, pendingBytes());
+        LOG.warn(
+            "[host {}] closing with {} bytes of reports not yet in Kafka: their events are replayed by the "
+                + "partitions' next owner",
+            host,
+            pendingBytes());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -368,37 +399,66 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       r = InstanceReport.parse(json);
     } catch (IllegalArgumentException e) {
       refuse(m.application(), Refusal.BAD_REPORT);
-      LOG.warn("[host {}] [app {}] unreadable LQ_HA report dropped: {}", host, m.application(),
+      LOG.warn(
+          "[host {}] [app {}] unreadable LQ_HA report dropped: {}",
+          host,
+          m.application(),
           InstanceReport.shown(e.getMessage()));
       return null;
     }
-    String app = m.application().equals(HostAgentMessage.FROM_HOST_AGENT) ? r.app() : m.application();
-    String spoofed = !app.equals(r.app()) ? r.app()
-        : r.outputs().stream().map(o -> o.path("app").asText("")).filter(a -> !a.equals(app)).findFirst().orElse(null);
+    String app =
+        m.application().equals(HostAgentMessage.FROM_HOST_AGENT) ? r.app() : m.application();
+    String spoofed = !app.equals(r.app())
+        ? r.app()
+        : r.outputs().stream()
+            .map(o -> o.path("app").asText(""))
+            .filter(a -> !a.equals(app))
+            .findFirst()
+            .orElse(null);
     if (spoofed != null || !TopicNames.validApplication(app)) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] report refused: it names application '{}'", host,
-          InstanceReport.shown(app), InstanceReport.shown(r.grain()), InstanceReport.shown(r.executionId()),
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] report refused: it names application '{}'",
+          host,
+          InstanceReport.shown(app),
+          InstanceReport.shown(r.grain()),
+          InstanceReport.shown(r.executionId()),
           InstanceReport.shown(spoofed == null ? app : spoofed));
       return null;
     }
-    Refusal invalid = !knownGrain.test(app, r.grain()) ? Refusal.UNKNOWN_GRAIN
-        : !InstanceReport.STATUSES.contains(r.status()) ? Refusal.UNKNOWN_STATUS
-        : r.eventId().length() > 256 || r.executionId().length() > 256 ? Refusal.BAD_REPORT : null;
-    if (invalid != null) { // a grain's made-up names never become metric labels, log keys or anything else
+    Refusal invalid = !knownGrain.test(app, r.grain())
+        ? Refusal.UNKNOWN_GRAIN
+        : !InstanceReport.STATUSES.contains(r.status())
+            ? Refusal.UNKNOWN_STATUS
+            : r.eventId().length() > 256 || r.executionId().length() > 256
+                ? Refusal.BAD_REPORT
+                : null;
+    if (invalid
+        != null) { // a grain's made-up names never become metric labels, log keys or anything else
       refuse(app, invalid);
-      LOG.debug("[host {}] [app {}] report refused ({}): grain '{}', status '{}'", host, app, invalid.label(),
-          InstanceReport.shown(r.grain()), InstanceReport.shown(r.status()));
+      LOG.debug(
+          "[host {}] [app {}] report refused ({}): grain '{}', status '{}'",
+          host,
+          app,
+          invalid.label(),
+          InstanceReport.shown(r.grain()),
+          InstanceReport.shown(r.status()));
       return null;
     }
     Home own = inFlight.get(app, r.eventId());
-    r = r.withExecutionBound(own != null && own.event() != null
+    r = r.withExecutionBound(own != null
+        && own.event() != null
         && r.executionId().equals(own.event().path("execution_id").asText(null)));
     if (!r.executionBound() && !r.json().path("logs").isEmpty()) {
       refuse(app, Refusal.FOREIGN_EXECUTION); // its log lines are not stored (ExecutionLogs)
     }
     if (recovery.duplicate(app, r)) {
-      LOG.info("[host {}] [app {} grain {}] [exec {}] event {} was already finished by another run of it: this "
-          + "run's report is dropped", host, app, r.grain(), InstanceReport.shown(r.executionId()),
+      LOG.info(
+          "[host {}] [app {} grain {}] [exec {}] event {} was already finished by another run of it: this "
+              + "run's report is dropped",
+          host,
+          app,
+          r.grain(),
+          InstanceReport.shown(r.executionId()),
           InstanceReport.shown(r.eventId()));
       return null;
     }
@@ -410,8 +470,14 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     InstanceReport report = r;
     chain.whenComplete((v, e) -> {
       if (e != null && !closing) {
-        LOG.error("[host {}] [app {} grain {}] [exec {}] event {}: {}", host, app, report.grain(),
-            InstanceReport.shown(report.executionId()), InstanceReport.shown(report.eventId()), e.toString());
+        LOG.error(
+            "[host {}] [app {} grain {}] [exec {}] event {}: {}",
+            host,
+            app,
+            report.grain(),
+            InstanceReport.shown(report.executionId()),
+            InstanceReport.shown(report.eventId()),
+            e.toString());
       }
     });
     accepted(app, r);
@@ -422,7 +488,13 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
     try {
       listener.accept(r);
     } catch (RuntimeException e) {
-      LOG.warn("[host {}] [app {} grain {}] report listener failed: {}", host, app, r.grain(), e.toString(), e);
+      LOG.warn(
+          "[host {}] [app {} grain {}] report listener failed: {}",
+          host,
+          app,
+          r.grain(),
+          e.toString(),
+          e);
     }
   }
 }

@@ -39,10 +39,22 @@ final class InFlightEvents {
    * @param renewal   the renewals of its {@code processing} backup while it is in flight, for a backup in another
    *                  host's partition (partition null); null otherwise (nothing takes this host's own over)
    */
-  record Home(String topic, Integer partition, String app, CompletableFuture<?> backup, String grain,
-              ObjectNode event, BackupRenewal renewal) {
+  record Home(
+      String topic,
+      Integer partition,
+      String app,
+      CompletableFuture<?> backup,
+      String grain,
+      ObjectNode event,
+      BackupRenewal renewal) {
 
-    Home(String topic, Integer partition, String app, CompletableFuture<?> backup, String grain, ObjectNode event) {
+    Home(
+        String topic,
+        Integer partition,
+        String app,
+        CompletableFuture<?> backup,
+        String grain,
+        ObjectNode event) {
       this(topic, partition, app, backup, grain, event, null);
     }
 
@@ -65,6 +77,7 @@ final class InFlightEvents {
 
   /** Bytes of each home (its event as delivered), and their sum per application: what in-flight events hold. */
   private final ConcurrentHashMap<String, Long> sizes = new ConcurrentHashMap<>();
+
   private final ConcurrentHashMap<String, AtomicLong> held = new ConcurrentHashMap<>();
 
   /** Register (or replace, keeping its size) the home of an event; a new one counts 0 bytes. */
@@ -132,7 +145,8 @@ final class InFlightEvents {
    * @param expiresNanos when ({@link System#nanoTime()}) it is forgotten if not finished by then
    * @return false (nothing registered) when the application is at its bound
    */
-  boolean registerLocal(String eventId, Home home, long bytes, int maxCount, long maxBytes, long expiresNanos) {
+  boolean registerLocal(
+      String eventId, Home home, long bytes, int maxCount, long maxBytes, long expiresNanos) {
     String key = key(home.app(), eventId);
     synchronized (claims) {
       long[] used = claimed.computeIfAbsent(home.app(), a -> new long[2]);

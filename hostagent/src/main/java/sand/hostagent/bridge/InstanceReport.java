@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import sand.contracts.ConditionFlag;
 import sand.contracts.DataKind;
-import java.util.Set;
 
 /**
  * A grain instance's report on LQ_HA (grainworker/envelope.py): {@code finished} when the instance
@@ -23,9 +23,18 @@ import java.util.Set;
  *                event of the report's application in flight here (set by the processor): only then may the
  *                report's log lines go to that execution
  */
-public record InstanceReport(boolean finished, String app, String grain, String executionId, String eventId,
-                             String frontend, String status, List<ObjectNode> outputs, List<DataItem> data,
-                             JsonNode json, boolean executionBound) {
+public record InstanceReport(
+    boolean finished,
+    String app,
+    String grain,
+    String executionId,
+    String eventId,
+    String frontend,
+    String status,
+    List<ObjectNode> outputs,
+    List<DataItem> data,
+    JsonNode json,
+    boolean executionBound) {
 
   /** The statuses grain workers write (grainworker/instance.py, worker.py); any other is refused. */
   public static final Set<String> STATUSES = Set.of("ok", "error", "lost");
@@ -57,12 +66,16 @@ public record InstanceReport(boolean finished, String app, String grain, String 
   public static InstanceReport parse(JsonNode r) {
     String type = r.path("type").asText("");
     if (!type.equals("finished") && !type.equals("sent")) {
-      throw new IllegalArgumentException("report type '" + type + "' is neither 'finished' nor 'sent'");
+      throw new IllegalArgumentException(
+          "report type '" + type + "' is neither 'finished' nor 'sent'");
     }
     List<ObjectNode> outputs = new ArrayList<>();
     for (JsonNode o : r.path("outputs")) {
-      if (!o.isObject() || o.path("id").asText("").isEmpty() || o.path("grain").asText("").isEmpty()) {
-        throw new IllegalArgumentException("report output is not an event with an id and a grain: " + cut(o));
+      if (!o.isObject()
+          || o.path("id").asText("").isEmpty()
+          || o.path("grain").asText("").isEmpty()) {
+        throw new IllegalArgumentException(
+            "report output is not an event with an id and a grain: " + cut(o));
       }
       outputs.add((ObjectNode) o);
     }
@@ -77,14 +90,24 @@ public record InstanceReport(boolean finished, String app, String grain, String 
         throw new IllegalArgumentException("report data item " + cut(d) + ": " + e.getMessage(), e);
       }
     }
-    return new InstanceReport(type.equals("finished"), r.path("app").asText(""), r.path("grain").asText(""),
-        r.path("execution_id").asText(""), r.path("event_id").asText(""), r.path("frontend").asText(""),
-        r.path("status").asText(""), outputs, data, r, false);
+    return new InstanceReport(
+        type.equals("finished"),
+        r.path("app").asText(""),
+        r.path("grain").asText(""),
+        r.path("execution_id").asText(""),
+        r.path("event_id").asText(""),
+        r.path("frontend").asText(""),
+        r.path("status").asText(""),
+        outputs,
+        data,
+        r,
+        false);
   }
 
   /** This report, its execution known ({@code true}) or not as the one of its event. */
   public InstanceReport withExecutionBound(boolean bound) {
-    return new InstanceReport(finished, app, grain, executionId, eventId, frontend, status, outputs, data, json, bound);
+    return new InstanceReport(
+        finished, app, grain, executionId, eventId, frontend, status, outputs, data, json, bound);
   }
 
   /** A grain-written string as the host agent logs it: at most {@link #SHOWN_CHARS} characters, on one line. */
@@ -92,7 +115,9 @@ public record InstanceReport(boolean finished, String app, String grain, String 
     if (s == null) {
       return "";
     }
-    String t = s.length() > SHOWN_CHARS ? s.substring(0, SHOWN_CHARS) + "...(" + s.length() + " chars)" : s;
+    String t = s.length() > SHOWN_CHARS
+        ? s.substring(0, SHOWN_CHARS) + "...(" + s.length() + " chars)"
+        : s;
     return t.replace('\n', ' ').replace('\r', ' ');
   }
 

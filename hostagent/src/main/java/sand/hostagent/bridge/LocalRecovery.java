@@ -53,7 +53,8 @@ final class LocalRecovery {
     }
   };
 
-  LocalRecovery(String host, LocalMessageBus bus, String credential, InFlightEvents inFlight, int retries) {
+  LocalRecovery(
+      String host, LocalMessageBus bus, String credential, InFlightEvents inFlight, int retries) {
     this.host = host;
     this.bus = bus;
     this.credential = credential;
@@ -87,12 +88,21 @@ final class LocalRecovery {
     }
     int runs = runs(home);
     if (runs > retries) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {}: its instance was killed, run {} of it; not run "
-          + "again: its caller gets the error", host, app, r.grain(), r.executionId(), r.eventId(), runs);
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] event {}: its instance was killed, run {} of it; not run "
+              + "again: its caller gets the error",
+          host,
+          app,
+          r.grain(),
+          r.executionId(),
+          r.eventId(),
+          runs);
       finishing(app, r.eventId());
       for (ObjectNode out : r.outputs()) {
         if (out.path("value").path("error") instanceof ObjectNode err) {
-          err.put("message", err.path("message").asText() + " (run " + runs + " of the event; not run again)");
+          err.put(
+              "message",
+              err.path("message").asText() + " (run " + runs + " of the event; not run again)");
         }
       }
       return false;
@@ -146,7 +156,8 @@ final class LocalRecovery {
         }
       }
       // oldest first, as they were taken
-      taken.sort(Comparator.comparingLong(e -> e.getValue().event().path(Event.SENT_NS).asLong()));
+      taken.sort(
+          Comparator.comparingLong(e -> e.getValue().event().path(Event.SENT_NS).asLong()));
       if (!taken.isEmpty()) {
         again(app, taken, why);
       }
@@ -176,19 +187,41 @@ final class LocalRecovery {
       String exec = home.event().path(Event.EXECUTION_ID).asText();
       redelivered.putIfAbsent(app + "/" + id, false);
       if (runs > retries) {
-        LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} lost again ({}), run {} of it: not run again, its "
-            + "caller gets an error", host, app, grain, exec, id, why, runs);
-        giveUp(app, id, home, "grain instance of " + grain + " was lost (" + why + ") in run " + runs
-            + " of the event; not run again");
+        LOG.warn(
+            "[host {}] [app {} grain {}] [exec {}] event {} lost again ({}), run {} of it: not run again, its "
+                + "caller gets an error",
+            host,
+            app,
+            grain,
+            exec,
+            id,
+            why,
+            runs);
+        giveUp(
+            app,
+            id,
+            home,
+            "grain instance of " + grain + " was lost (" + why + ") in run " + runs
+                + " of the event; not run again");
         continue;
       }
       ObjectNode next = home.event().deepCopy();
       next.put("attempt", runs + 1);
-      inFlight.register(id, new Home(home.topic(), home.partition(), app, home.backup(), grain, next,
-          home.renewal()));
+      inFlight.register(
+          id,
+          new Home(
+              home.topic(), home.partition(), app, home.backup(), grain, next, home.renewal()));
       payloads.add(ConditionFlag.toBytes(next));
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} lost ({}): delivered again, run {} of {}", host, app,
-          grain, exec, id, why, runs + 1, retries + 1);
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] event {} lost ({}): delivered again, run {} of {}",
+          host,
+          app,
+          grain,
+          exec,
+          id,
+          why,
+          runs + 1,
+          retries + 1);
     }
     if (!payloads.isEmpty()) {
       bus.redeliver(credential, app + "/" + grain, payloads);
@@ -204,12 +237,22 @@ final class LocalRecovery {
     ObjectNode error = errorResult(app, home.grain(), event, "Lost", message);
     error.put("local", false);
     ObjectNode report = ConditionFlag.JSON.createObjectNode();
-    report.put("type", "finished").put("app", app).put("grain", home.grain())
-        .put("execution_id", event.path(Event.EXECUTION_ID).asText()).put("event_id", id)
-        .put("frontend", event.path(Event.FRONTEND).asText()).put("status", "error");
+    report
+        .put("type", "finished")
+        .put("app", app)
+        .put("grain", home.grain())
+        .put("execution_id", event.path(Event.EXECUTION_ID).asText())
+        .put("event_id", id)
+        .put("frontend", event.path(Event.FRONTEND).asText())
+        .put("status", "error");
     report.putArray("outputs").add(error);
     report.putArray("data");
-    report.putArray("logs").addArray().add(System.currentTimeMillis() * 1_000_000L).add("ERROR").add(message);
+    report
+        .putArray("logs")
+        .addArray()
+        .add(System.currentTimeMillis() * 1_000_000L)
+        .add("ERROR")
+        .add(message);
     bus.publish(credential, LocalMessageBus.HOST_AGENT_QUEUE, ConditionFlag.toBytes(report));
   }
 
@@ -217,14 +260,25 @@ final class LocalRecovery {
    * The error event that answers {@code event}'s caller in place of the result of its {@code grain} (as the grain
    * worker writes one for a failed instance): to {@code end}, with the event's execution, frontend, tag and trace.
    */
-  static ObjectNode errorResult(String app, String grain, ObjectNode event, String type, String message) {
+  static ObjectNode errorResult(
+      String app, String grain, ObjectNode event, String type, String message) {
     ObjectNode error = ConditionFlag.JSON.createObjectNode();
-    error.put(Event.ID, UUID.randomUUID().toString().replace("-", ""))
+    error
+        .put(Event.ID, UUID.randomUUID().toString().replace("-", ""))
         .put(Event.EXECUTION_ID, event.path(Event.EXECUTION_ID).asText())
-        .put(Event.APP, app).put(Event.GRAIN, TopicNames.END).put(Event.FROM, grain)
+        .put(Event.APP, app)
+        .put(Event.GRAIN, TopicNames.END)
+        .put(Event.FROM, grain)
         .put(Event.FRONTEND, event.path(Event.FRONTEND).asText());
-    error.putObject(Event.VALUE).putObject("error").put("type", type).put("message", message).put("grain", grain);
-    error.put(Event.SENT_NS, System.currentTimeMillis() * 1_000_000L).put(Event.TAG, event.path(Event.TAG).asText());
+    error
+        .putObject(Event.VALUE)
+        .putObject("error")
+        .put("type", type)
+        .put("message", message)
+        .put("grain", grain);
+    error
+        .put(Event.SENT_NS, System.currentTimeMillis() * 1_000_000L)
+        .put(Event.TAG, event.path(Event.TAG).asText());
     JsonNode trace = event.get(Event.TRACE);
     if (trace != null && trace.isArray()) {
       error.set(Event.TRACE, trace.deepCopy());

@@ -28,8 +28,9 @@ import sand.contracts.ConditionFlag.Flag;
 public final class OffsetTracker {
 
   private static final class Partition {
-    long position;                                    // next offset to see
-    final TreeMap<Long, String> pending = new TreeMap<>(); // offset -> event id, events not finished
+    long position; // next offset to see
+    final TreeMap<Long, String> pending =
+        new TreeMap<>(); // offset -> event id, events not finished
     final Map<String, List<Long>> offsetsByEvent = new HashMap<>();
     final Set<String> finishedEarly = new HashSet<>();
     long lastCommitted = -1;

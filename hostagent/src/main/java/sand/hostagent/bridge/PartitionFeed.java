@@ -32,6 +32,7 @@ final class PartitionFeed {
   final ArrayDeque<ConsumerRecord<String, byte[]>> held = new ArrayDeque<>();
   /** Wall-clock millis before which nothing is delivered (a full local queue, an unreadable global layer). */
   long retryAtMs;
+
   int failures;
   boolean paused;
 
@@ -49,7 +50,12 @@ final class PartitionFeed {
     try {
       return ConditionFlag.parse(r.key(), r.value());
     } catch (IllegalArgumentException e) {
-      LOG.warn("[host {}] [{}] unreadable record at offset {} skipped: {}", host, this, r.offset(), e.getMessage());
+      LOG.warn(
+          "[host {}] [{}] unreadable record at offset {} skipped: {}",
+          host,
+          this,
+          r.offset(),
+          e.getMessage());
       return null;
     }
   }

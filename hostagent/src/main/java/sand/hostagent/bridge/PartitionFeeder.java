@@ -36,7 +36,10 @@ final class PartitionFeeder {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionFeeder.class);
   private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
-  private enum Outcome { DONE, FULL }
+  private enum Outcome {
+    DONE,
+    FULL
+  }
 
   private record Orphan(TopicPartition partition, String host, ObjectNode event, long seenAtMs) {}
 
@@ -57,8 +60,15 @@ final class PartitionFeeder {
    */
   private final Predicate<String> hostDead;
 
-  PartitionFeeder(BridgeSettings settings, Consumer<String, byte[]> consumer, LocalMessageBus bus, String credential,
-                  OffsetTracker tracker, InFlightEvents inFlight, Recovery recovery, Predicate<String> hostDead) {
+  PartitionFeeder(
+      BridgeSettings settings,
+      Consumer<String, byte[]> consumer,
+      LocalMessageBus bus,
+      String credential,
+      OffsetTracker tracker,
+      InFlightEvents inFlight,
+      Recovery recovery,
+      Predicate<String> hostDead) {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
@@ -116,7 +126,7 @@ final class PartitionFeeder {
           setPaused(feed, true);
           return;
         }
-        case REPLAYING, DONE -> { } // the replayed events are in feed.redeliveries
+        case REPLAYING, DONE -> {} // the replayed events are in feed.redeliveries
       }
     }
     while (!feed.redeliveries.isEmpty()) {
@@ -128,7 +138,8 @@ final class PartitionFeeder {
       }
       feed.redeliveries.poll();
     }
-    if (feed.recovering()) { // the replayed events went in; no new message before they are processed
+    if (feed
+        .recovering()) { // the replayed events went in; no new message before they are processed
       feed.succeeded();
       setPaused(feed, true);
       return;
@@ -162,7 +173,7 @@ final class PartitionFeeder {
         }
       }
       case FINISHED -> orphans.remove(flag.eventId());
-      case DATA -> { }
+      case DATA -> {}
     }
     return Outcome.DONE;
   }
@@ -172,42 +183,78 @@ final class PartitionFeeder {
     long taken = System.nanoTime();
     TopicPartition tp = feed.partition;
     GrainRef grain = feed.grain;
-    if (!grain.app().equals(event.path("app").asText()) || !grain.grain().equals(event.path("grain").asText())) {
-      LOG.warn("[host {}] [{}] event {} is addressed to {}/{}, not to this topic's grain: dropped", host, feed,
-          eventId, event.path("app").asText(), event.path("grain").asText());
+    if (!grain.app().equals(event.path("app").asText())
+        || !grain.grain().equals(event.path("grain").asText())) {
+      LOG.warn(
+          "[host {}] [{}] event {} is addressed to {}/{}, not to this topic's grain: dropped",
+          host,
+          feed,
+          eventId,
+          event.path("app").asText(),
+          event.path("grain").asText());
       tracker.abandon(tp, eventId);
       return Outcome.DONE;
     }
-    ObjectNode traced = event.deepCopy(); // a delivery retried after QUEUE_FULL gets one entry, not two
+    ObjectNode traced =
+        event.deepCopy(); // a delivery retried after QUEUE_FULL gets one entry, not two
     try {
       Event.of(traced).trace(Trace.AGENT_IN, host, taken, System.nanoTime());
     } catch (IllegalArgumentException e) {
-      LOG.warn("[host {}] [{}] event {} is not a valid envelope ({}): dropped", host, feed, eventId, e.getMessage());
+      LOG.warn(
+          "[host {}] [{}] event {} is not a valid envelope ({}): dropped",
+          host,
+          feed,
+          eventId,
+          e.getMessage());
       tracker.abandon(tp, eventId);
       return Outcome.DONE;
     }
     byte[] bytes = ConditionFlag.toBytes(traced);
     if (!inFlight.hasRoom(grain.app(), bytes.length, settings.reports().appInFlightBytes())) {
-      LOG.debug("[host {}] [{}] the application has {} bytes of events in flight here: partition paused, event {} "
-          + "waits", host, feed, inFlight.bytesOf(grain.app()), eventId);
-      return Outcome.FULL; // a grain that takes its events and never reports holds no more than this
+      LOG.debug(
+          "[host {}] [{}] the application has {} bytes of events in flight here: partition paused, event {} "
+              + "waits",
+          host,
+          feed,
+          inFlight.bytesOf(grain.app()),
+          eventId);
+      return Outcome
+          .FULL; // a grain that takes its events and never reports holds no more than this
     }
-    inFlight.register(eventId, new InFlightEvents.Home(tp.topic(), tp.partition(), grain.app(), DONE, grain.grain(),
-        traced), bytes.length);
+    inFlight.register(
+        eventId,
+        new InFlightEvents.Home(
+            tp.topic(), tp.partition(), grain.app(), DONE, grain.grain(), traced),
+        bytes.length);
     try {
       bus.publish(credential, grain.localQueue(), bytes);
-      LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue", host, grain.app(),
-          grain.grain(), event.path("execution_id").asText(), eventId, tp);
+      LOG.debug(
+          "[host {}] [app {} grain {}] [exec {}] event {} from {} into the local queue",
+          host,
+          grain.app(),
+          grain.grain(),
+          event.path("execution_id").asText(),
+          eventId,
+          tp);
       return Outcome.DONE;
     } catch (BusException e) {
-      if (e.code() == BusException.Code.QUEUE_FULL || e.code() == BusException.Code.QUOTA_EXCEEDED) {
-        LOG.debug("[host {}] [{}] local queue full or the application's bus quota used up: partition paused, "
-            + "event {} waits", host, feed, eventId);
+      if (e.code() == BusException.Code.QUEUE_FULL
+          || e.code() == BusException.Code.QUOTA_EXCEEDED) {
+        LOG.debug(
+            "[host {}] [{}] local queue full or the application's bus quota used up: partition paused, "
+                + "event {} waits",
+            host,
+            feed,
+            eventId);
         return Outcome.FULL;
       }
       inFlight.remove(grain.app(), eventId);
       tracker.abandon(tp, eventId);
-      LOG.error("[host {}] [{}] event {} cannot go into the local queue ({}): dropped", host, feed, eventId,
+      LOG.error(
+          "[host {}] [{}] event {} cannot go into the local queue ({}): dropped",
+          host,
+          feed,
+          eventId,
           e.toString());
       return Outcome.DONE;
     }
@@ -229,8 +276,13 @@ final class PartitionFeeder {
       it.remove();
       PartitionFeed feed = feeds.get(o.partition());
       if (feed != null && tracker.isPending(o.partition(), e.getKey())) {
-        LOG.info("[host {}] [{}] event {} of host {} not finished {}: processing it here", host, feed, e.getKey(),
-            o.host(), timedOut ? "after " + timeout + " ms" : "and that host has failed");
+        LOG.info(
+            "[host {}] [{}] event {} of host {} not finished {}: processing it here",
+            host,
+            feed,
+            e.getKey(),
+            o.host(),
+            timedOut ? "after " + timeout + " ms" : "and that host has failed");
         feed.redeliveries.add(new Redelivery(e.getKey(), o.event()));
       }
     }

@@ -38,6 +38,7 @@ public final class PoisonLedger {
   static final int REMEMBERED = 10_000;
   /** The dead-letters file is moved to {@code .1} when it grows past this. */
   static final long DEAD_LETTERS_MAX_BYTES = 4L << 20;
+
   static final String LEDGER_FILE = "poison-ledger";
   static final String DEAD_LETTERS_FILE = "dead-letters.jsonl";
 
@@ -136,13 +137,18 @@ public final class PoisonLedger {
   }
 
   /** Record a poison event in the dead letters: its application, ids, grain, the reason, and the event itself. */
-  public synchronized void deadLetter(String app, String grain, String eventId, ObjectNode event, String reason) {
+  public synchronized void deadLetter(
+      String app, String grain, String eventId, ObjectNode event, String reason) {
     if (dir == null) {
       return;
     }
     ObjectNode line = ConditionFlag.JSON.createObjectNode();
-    line.put("at_ms", System.currentTimeMillis()).put("app", app).put("grain", grain).put("event_id", eventId)
-        .put("execution_id", event == null ? "" : event.path("execution_id").asText()).put("reason", reason);
+    line.put("at_ms", System.currentTimeMillis())
+        .put("app", app)
+        .put("grain", grain)
+        .put("event_id", eventId)
+        .put("execution_id", event == null ? "" : event.path("execution_id").asText())
+        .put("reason", reason);
     if (event != null) {
       line.set("event", event);
     }
@@ -151,9 +157,10 @@ public final class PoisonLedger {
       if (Files.exists(f) && Files.size(f) > DEAD_LETTERS_MAX_BYTES) {
         Files.move(f, dir.resolve(DEAD_LETTERS_FILE + ".1"), StandardCopyOption.REPLACE_EXISTING);
       }
-      byte[] bytes = (ConditionFlag.JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8);
-      try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-          StandardOpenOption.APPEND)) {
+      byte[] bytes =
+          (ConditionFlag.JSON.writeValueAsString(line) + "\n").getBytes(StandardCharsets.UTF_8);
+      try (FileChannel ch = FileChannel.open(
+          f, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
         ch.write(ByteBuffer.wrap(bytes));
         ch.force(true);
       }
@@ -165,14 +172,19 @@ public final class PoisonLedger {
   /** The dead letters recorded (newest file only), oldest first: for tests and operators' tools. */
   public synchronized List<String> deadLetters() throws IOException {
     Path f = dir == null ? null : dir.resolve(DEAD_LETTERS_FILE);
-    return f == null || !Files.exists(f) ? List.of() : Files.readAllLines(f, StandardCharsets.UTF_8);
+    return f == null || !Files.exists(f)
+        ? List.of()
+        : Files.readAllLines(f, StandardCharsets.UTF_8);
   }
 
   /** Replace {@code file} whole: a crash leaves the old or the new content, never a mix. */
   private static void writeDurably(Path file, byte[] content) {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     try {
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+      try (FileChannel ch = FileChannel.open(
+          tmp,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.WRITE,
           StandardOpenOption.TRUNCATE_EXISTING)) {
         ch.write(ByteBuffer.wrap(content));
         ch.force(true);
@@ -185,6 +197,8 @@ public final class PoisonLedger {
 
   @Override
   public String toString() {
-    return dir == null ? "no poison ledger" : "poison ledger in " + dir + " (" + deaths + " deaths)";
+    return dir == null
+        ? "no poison ledger"
+        : "poison ledger in " + dir + " (" + deaths + " deaths)";
   }
 }

@@ -74,7 +74,11 @@ final class Recovery {
   }
 
   /** What to do with one event of the replay range. */
-  enum Decision { SKIP, VERIFY, REPLAY }
+  enum Decision {
+    SKIP,
+    VERIFY,
+    REPLAY
+  }
 
   /**
    * One event of the replay range and what its latest flag says to do with it.
@@ -82,7 +86,8 @@ final class Recovery {
    * @param event the envelope of its latest {@code new}/{@code processing} record (null if none seen)
    * @param data  the metadata of its latest {@code data} record (VERIFY only)
    */
-  record PlannedEvent(String eventId, Decision decision, ObjectNode event, List<DataMetadata> data) {}
+  record PlannedEvent(
+      String eventId, Decision decision, ObjectNode event, List<DataMetadata> data) {}
 
   /** One partition's recovery in progress. */
   static final class State {
@@ -104,13 +109,24 @@ final class Recovery {
   private final PoisonLedger ledger;
 
   /** @param useFlags false: every event of a taken-over range is processed again (a baseline without flags) */
-  Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
-           ReliableSender sender, boolean useFlags) {
+  Recovery(
+      String host,
+      Consumer<String, byte[]> consumer,
+      LocalDataLayer data,
+      OffsetTracker tracker,
+      ReliableSender sender,
+      boolean useFlags) {
     this(host, consumer, data, tracker, sender, useFlags, PoisonLedger.installed());
   }
 
-  Recovery(String host, Consumer<String, byte[]> consumer, LocalDataLayer data, OffsetTracker tracker,
-           ReliableSender sender, boolean useFlags, PoisonLedger ledger) {
+  Recovery(
+      String host,
+      Consumer<String, byte[]> consumer,
+      LocalDataLayer data,
+      OffsetTracker tracker,
+      ReliableSender sender,
+      boolean useFlags,
+      PoisonLedger ledger) {
     this.useFlags = useFlags;
     this.ledger = ledger;
     this.host = host;
@@ -119,8 +135,11 @@ final class Recovery {
     this.tracker = tracker;
     this.sender = sender;
     if (!useFlags) {
-      LOG.warn("[host {}] {}: recovery ignores condition flags and processes every taken-over event again (a "
-          + "baseline for benchmarks, never for production)", host, "bridge." + BridgeSettings.RECOVERY_FLAGS + "=false");
+      LOG.warn(
+          "[host {}] {}: recovery ignores condition flags and processes every taken-over event again (a "
+              + "baseline for benchmarks, never for production)",
+          host,
+          "bridge." + BridgeSettings.RECOVERY_FLAGS + "=false");
     }
   }
 
@@ -135,15 +154,15 @@ final class Recovery {
    */
   Status advance(PartitionFeed feed) {
     State s = feed.recovery;
-    if (!scan(feed, s)) {                       // 1
+    if (!scan(feed, s)) { // 1
       return Status.SCANNING;
     }
-    skipFinished(feed, s);                      // 2
-    if (!checkDataFlags(feed, s)) {             // 3
+    skipFinished(feed, s); // 2
+    if (!checkDataFlags(feed, s)) { // 3
       return Status.DATA_LAYER_AWAY;
     }
-    replay(feed, s);                            // 4
-    if (!resume(feed, s)) {                     // 5
+    replay(feed, s); // 4
+    if (!resume(feed, s)) { // 5
       return Status.REPLAYING;
     }
     return Status.DONE;
@@ -159,7 +178,11 @@ final class Recovery {
     while (!feed.held.isEmpty() && s.scan.covers(feed.held.peek().offset())) {
       ConsumerRecord<String, byte[]> r = feed.held.poll();
       ConditionFlag flag = feed.parse(r, host);
-      tracker.seen(feed.partition, r.offset(), flag == null ? null : flag.eventId(), flag == null ? null : flag.flag());
+      tracker.seen(
+          feed.partition,
+          r.offset(),
+          flag == null ? null : flag.eventId(),
+          flag == null ? null : flag.flag());
       s.scan.accept(r.offset(), flag);
     }
     return consumer.position(feed.partition) >= s.scan.end();
@@ -175,10 +198,20 @@ final class Recovery {
     List<PlannedEvent> all = s.scan.plan(useFlags);
     long replay = all.stream().filter(st -> st.decision() == Decision.REPLAY).count();
     long verify = all.stream().filter(st -> st.decision() == Decision.VERIFY).count();
-    LOG.info("[host {}] [{}] replay range [{}, {}) read: {} records, {} events: {} to process again, {} data flags "
-        + "to check, {} finished", host, feed, s.scan.from(), s.scan.end(), s.scan.records(), all.size(), replay,
-        verify, all.size() - replay - verify);
-    s.plan = new ArrayList<>(all.stream().filter(st -> st.decision() != Decision.SKIP).toList());
+    LOG.info(
+        "[host {}] [{}] replay range [{}, {}) read: {} records, {} events: {} to process again, {} data flags "
+            + "to check, {} finished",
+        host,
+        feed,
+        s.scan.from(),
+        s.scan.end(),
+        s.scan.records(),
+        all.size(),
+        replay,
+        verify,
+        all.size() - replay - verify);
+    s.plan = new ArrayList<>(
+        all.stream().filter(st -> st.decision() != Decision.SKIP).toList());
   }
 
   // ---- 3. check data flags
@@ -208,21 +241,33 @@ final class Recovery {
         }
       } catch (DataLayerException e) {
         if (e.code() == DataLayerException.Code.UNAVAILABLE) {
-          LOG.warn("[host {}] [{}] cannot check the data flag of event {} yet: {}", host, feed, st.eventId(),
+          LOG.warn(
+              "[host {}] [{}] cannot check the data flag of event {} yet: {}",
+              host,
+              feed,
+              st.eventId(),
               e.getMessage());
           return false;
         }
         durable = false; // a name the layer refuses: the data cannot be there, process again
       }
       if (durable) {
-        LOG.info("[host {}] [{}] event {}: its data is in the global data layer; writing its missing finished flag",
-            host, feed, st.eventId());
-        sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(st.eventId(), host)))
+        LOG.info(
+            "[host {}] [{}] event {}: its data is in the global data layer; writing its missing finished flag",
+            host,
+            feed,
+            st.eventId());
+        sender
+            .send(KafkaClients.record(
+                tp.topic(), tp.partition(), ConditionFlag.finished(st.eventId(), host)))
             .thenRun(() -> tracker.finished(tp, st.eventId()));
         s.plan.set(i, new PlannedEvent(st.eventId(), Decision.SKIP, st.event(), List.of()));
       } else {
-        LOG.info("[host {}] [{}] event {}: its data flag does not match the global data layer; processing it again",
-            host, feed, st.eventId());
+        LOG.info(
+            "[host {}] [{}] event {}: its data flag does not match the global data layer; processing it again",
+            host,
+            feed,
+            st.eventId());
         s.plan.set(i, new PlannedEvent(st.eventId(), Decision.REPLAY, st.event(), List.of()));
       }
     }
@@ -238,8 +283,12 @@ final class Recovery {
         continue;
       }
       if (st.event() == null) {
-        LOG.error("[host {}] [{}] event {} must be processed again but its event record is not in the replay "
-            + "range: skipped", host, feed, st.eventId());
+        LOG.error(
+            "[host {}] [{}] event {} must be processed again but its event record is not in the replay "
+                + "range: skipped",
+            host,
+            feed,
+            st.eventId());
         tracker.abandon(feed.partition, st.eventId());
       } else if (!poison(feed, st)) {
         feed.redeliveries.add(new Redelivery(st.eventId(), st.event()));
@@ -259,41 +308,69 @@ final class Recovery {
     int deaths;
     try {
       deaths = ledger.bump(tp.topic() + "/" + st.eventId());
-    } catch (RuntimeException e) { // a full or broken disk: replaying is what recovery did before the ledger
-      LOG.error("[host {}] [{}] event {}: cannot count it in the {}: replayed uncounted ({})", host, feed,
-          st.eventId(), ledger, e.toString());
+    } catch (
+        RuntimeException
+            e) { // a full or broken disk: replaying is what recovery did before the ledger
+      LOG.error(
+          "[host {}] [{}] event {}: cannot count it in the {}: replayed uncounted ({})",
+          host,
+          feed,
+          st.eventId(),
+          ledger,
+          e.toString());
       return false;
     }
     String exec = st.event().path(Event.EXECUTION_ID).asText();
     if (!ledger.poisoned(deaths)) {
       if (deaths > 1) {
-        LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was in flight at {} starts of this host agent: "
-            + "replayed ({} starts make it a poison event)", host, app, grain, exec, st.eventId(), deaths,
+        LOG.warn(
+            "[host {}] [app {} grain {}] [exec {}] event {} was in flight at {} starts of this host agent: "
+                + "replayed ({} starts make it a poison event)",
+            host,
+            app,
+            grain,
+            exec,
+            st.eventId(),
+            deaths,
             ledger.deaths());
       }
       return false;
     }
-    String reason = "poison event: it was being processed each time the host agent of host " + host + " died ("
-        + deaths + " times); not run again";
-    LOG.error("[host {}] [app {} grain {}] [exec {}] event {}: {}; it goes to the dead letters and its caller gets "
-        + "an error", host, app, grain, exec, st.eventId(), reason);
+    String reason = "poison event: it was being processed each time the host agent of host " + host
+        + " died (" + deaths + " times); not run again";
+    LOG.error(
+        "[host {}] [app {} grain {}] [exec {}] event {}: {}; it goes to the dead letters and its caller gets "
+            + "an error",
+        host,
+        app,
+        grain,
+        exec,
+        st.eventId(),
+        reason);
     try {
       ledger.deadLetter(app, grain, st.eventId(), st.event(), reason);
     } catch (RuntimeException e) {
-      LOG.error("[host {}] [{}] event {}: cannot write the dead letter ({})", host, feed, st.eventId(), e.toString());
+      LOG.error(
+          "[host {}] [{}] event {}: cannot write the dead letter ({})",
+          host,
+          feed,
+          st.eventId(),
+          e.toString());
     }
     String frontend = st.event().path(Event.FRONTEND).asText("");
     CompletableFuture<?> answered;
     if (TopicNames.validFrontend(frontend)) {
       ObjectNode error = LocalRecovery.errorResult(app, grain, st.event(), "Poison", reason);
-      answered = sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), exec,
-          ConditionFlag.toBytes(error)));
+      answered = sender.send(new ProducerRecord<>(
+          TopicNames.responseTopic(frontend), exec, ConditionFlag.toBytes(error)));
     } else {
       answered = CompletableFuture.completedFuture(null);
     }
     String id = st.eventId();
-    answered.thenCompose(v -> sender.send(KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(id,
-        host)))).thenRun(() -> tracker.finished(tp, id));
+    answered
+        .thenCompose(v -> sender.send(
+            KafkaClients.record(tp.topic(), tp.partition(), ConditionFlag.finished(id, host))))
+        .thenRun(() -> tracker.finished(tp, id));
     return true;
   }
 
@@ -304,7 +381,8 @@ final class Recovery {
     if (tracker.hasPendingBelow(feed.partition, s.scan.end())) {
       return false;
     }
-    LOG.info("[host {}] [{}] replay done: taking new messages from offset {}", host, feed, s.scan.end());
+    LOG.info(
+        "[host {}] [{}] replay done: taking new messages from offset {}", host, feed, s.scan.end());
     feed.recovery = null;
     return true;
   }
@@ -352,8 +430,8 @@ final class Recovery {
     /** Take a record of the scanned range ({@code flag} null: unreadable, ignored). */
     void accept(long offset, ConditionFlag flag) {
       if (!covers(offset)) {
-        throw new IllegalArgumentException("offset " + offset + " is outside the scan of " + partition
-            + " [" + from + ", " + end + ")");
+        throw new IllegalArgumentException("offset " + offset + " is outside the scan of "
+            + partition + " [" + from + ", " + end + ")");
       }
       records++;
       if (flag == null) {

@@ -1,12 +1,12 @@
 package sand.hostagent.bridge;
 
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import sand.hostagent.bridge.HostAgentQueueProcessor.Refusal;
-import java.util.Comparator;
 
 /** Reports (or parts of them) refused, counted by application and fixed reason: a metric's labels. */
 final class Refusals {
@@ -18,8 +18,8 @@ final class Refusals {
 
   /** (application, reason) → how many, in order. */
   Map<List<String>, Long> snapshot() {
-    Map<List<String>, Long> out = new TreeMap<>(Comparator.comparing((List<String> k) -> k.get(0))
-        .thenComparing(k -> k.get(1)));
+    Map<List<String>, Long> out = new TreeMap<>(
+        Comparator.comparing((List<String> k) -> k.get(0)).thenComparing(k -> k.get(1)));
     counts.forEach((k, v) -> {
       int i = k.indexOf('\u0000');
       out.put(List.of(k.substring(0, i), k.substring(i + 1)), v.sum());

@@ -2,6 +2,7 @@ package sand.hostagent.bridge;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +17,6 @@ import org.apache.kafka.common.errors.SerializationException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.Backoff;
-import java.util.concurrent.CompletionException;
 
 /**
  * Sends records to the global bus until Kafka acknowledges them. The Kafka producer retries on its own
@@ -40,8 +40,12 @@ final class ReliableSender {
   /** True from a failed send to the next acknowledged one: one WARN per outage, not one per record. */
   private final AtomicBoolean failing = new AtomicBoolean();
 
-  ReliableSender(Producer<String, byte[]> producer, ScheduledExecutorService scheduler, Duration firstBackoff,
-                 Duration maxBackoff, String host) {
+  ReliableSender(
+      Producer<String, byte[]> producer,
+      ScheduledExecutorService scheduler,
+      Duration firstBackoff,
+      Duration maxBackoff,
+      String host) {
     this.producer = producer;
     this.scheduler = scheduler;
     this.backoff = Backoff.ofMillis(Math.max(1, firstBackoff.toMillis()), maxBackoff.toMillis());
@@ -67,12 +71,14 @@ final class ReliableSender {
     return retries.get();
   }
 
-  private void attempt(ProducerRecord<String, byte[]> record, CompletableFuture<RecordMetadata> done, int failures) {
+  private void attempt(
+      ProducerRecord<String, byte[]> record, CompletableFuture<RecordMetadata> done, int failures) {
     try {
       producer.send(record, (metadata, error) -> {
         if (error == null) {
           if (failing.compareAndSet(true, false)) {
-            LOG.info("[host {}] Kafka takes sends again ({} retries since start)", host, retries.get());
+            LOG.info(
+                "[host {}] Kafka takes sends again ({} retries since start)", host, retries.get());
           }
           onScheduler(() -> done.complete(metadata), done);
         } else {
@@ -84,28 +90,49 @@ final class ReliableSender {
     }
   }
 
-  private void failed(ProducerRecord<String, byte[]> record, CompletableFuture<RecordMetadata> done, int failures,
-                      Throwable error) {
+  private void failed(
+      ProducerRecord<String, byte[]> record,
+      CompletableFuture<RecordMetadata> done,
+      int failures,
+      Throwable error) {
     if (unsendable(error)) {
-      LOG.error("[host {}] record of event {} to {} can never be sent: {}; dropped", host, record.key(),
-          record.topic(), error.toString());
+      LOG.error(
+          "[host {}] record of event {} to {} can never be sent: {}; dropped",
+          host,
+          record.key(),
+          record.topic(),
+          error.toString());
       onScheduler(() -> done.completeExceptionally(error), done);
       return;
     }
     long pauseMs = backoff.afterMs(failures + 1);
     if (failing.compareAndSet(false, true)) {
-      LOG.warn("[host {}] send of event {} to {} failed ({}); retrying it and every later failed send with back-off "
-          + "(<= {} ms) until Kafka takes them", host, record.key(), record.topic(), error.toString(), backoff.max().toMillis());
+      LOG.warn(
+          "[host {}] send of event {} to {} failed ({}); retrying it and every later failed send with back-off "
+              + "(<= {} ms) until Kafka takes them",
+          host,
+          record.key(),
+          record.topic(),
+          error.toString(),
+          backoff.max().toMillis());
     } else {
-      LOG.debug("[host {}] send of event {} to {} failed again ({}), retry #{} in {} ms", host, record.key(),
-          record.topic(), error.toString(), failures + 1, pauseMs);
+      LOG.debug(
+          "[host {}] send of event {} to {} failed again ({}), retry #{} in {} ms",
+          host,
+          record.key(),
+          record.topic(),
+          error.toString(),
+          failures + 1,
+          pauseMs);
     }
     retries.incrementAndGet();
     try {
       scheduler.schedule(() -> attempt(record, done, failures + 1), pauseMs, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      done.completeExceptionally(new IllegalStateException("host agent closing: record of event " + record.key()
-          + " to " + record.topic() + " was not sent", error));
+      done.completeExceptionally(new IllegalStateException(
+          "host agent closing: record of event " + record.key() + " to " + record.topic()
+              + " was not sent",
+          error));
     }
   }
 
@@ -114,10 +141,12 @@ final class ReliableSender {
    * record is lost, and what waited for it goes on. Anything else (the sender closing) means "not sent".
    */
   static boolean unsendable(Throwable error) {
-    Throwable e = error instanceof CompletionException && error.getCause() != null
-        ? error.getCause() : error;
-    return e instanceof RecordTooLargeException || e instanceof InvalidTopicException
-        || e instanceof SerializationException || e instanceof IllegalArgumentException;
+    Throwable e =
+        error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+    return e instanceof RecordTooLargeException
+        || e instanceof InvalidTopicException
+        || e instanceof SerializationException
+        || e instanceof IllegalArgumentException;
   }
 
   private void onScheduler(Runnable r, CompletableFuture<?> done) {

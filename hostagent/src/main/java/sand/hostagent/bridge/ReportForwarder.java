@@ -2,6 +2,7 @@ package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,6 @@ import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.HostAgentQueueProcessor.Refusal;
 import sand.hostagent.bridge.InFlightEvents.Home;
 import sand.hostagent.bridge.InstanceReport.DataItem;
-import java.util.Collection;
 
 /**
  * What {@link HostAgentQueueProcessor} does with an accepted report (paper Figure 4 steps 6b, 10a, 10b): each output
@@ -58,13 +58,20 @@ final class ReportForwarder {
   private final ReportLimits limits;
   private final AtomicLong refused = new AtomicLong();
   /** Sends of {@code sent} reports, by "app/event" their instance handles: its finished flag waits for them. */
-  private final ConcurrentHashMap<String, CompletableFuture<Void>> sentOutputs = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, CompletableFuture<Void>> sentOutputs =
+      new ConcurrentHashMap<>();
+
   private final ThreadPoolExecutor metadataPool;
   /** Metadata tasks queued or running per application: one application cannot fill the pool for the others. */
   private final Map<String, AtomicInteger> metadataTasks = new ConcurrentHashMap<>();
 
-  ReportForwarder(GlobalBusBridge bridge, LocalDataLayer data, ExecutionTag tags,
-                  BiPredicate<String, String> knownGrain, FrontendGate gate, Refusals refusals) {
+  ReportForwarder(
+      GlobalBusBridge bridge,
+      LocalDataLayer data,
+      ExecutionTag tags,
+      BiPredicate<String, String> knownGrain,
+      FrontendGate gate,
+      Refusals refusals) {
     this.bridge = bridge;
     this.data = data;
     this.tags = tags;
@@ -94,7 +101,8 @@ final class ReportForwarder {
     for (ObjectNode out : r.outputs()) {
       sends.add(route(app, r, out, taken));
     }
-    CompletableFuture<Void> outputs = CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
+    CompletableFuture<Void> outputs =
+        CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new));
     if (r.finished()) {
       return finish(app, r, outputs);
     }
@@ -115,42 +123,76 @@ final class ReportForwarder {
       Event.of(event);
     } catch (IllegalArgumentException e) {
       refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: {}", host, app, r.grain(), exec,
-          InstanceReport.shown(id), InstanceReport.shown(e.getMessage()));
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] output {} refused: {}",
+          host,
+          app,
+          r.grain(),
+          exec,
+          InstanceReport.shown(id),
+          InstanceReport.shown(e.getMessage()));
       return DONE;
     }
     String execution = event.path("execution_id").asText("");
     String frontend = event.path("frontend").asText("");
     if (!tags.verify(event.path(ExecutionTag.FIELD).asText(null), app, execution, frontend)) {
       refused.incrementAndGet();
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} refused: its tag does not show that execution '{}' "
-          + "entered through this application for frontend '{}'", host, app, r.grain(), exec, InstanceReport.shown(id),
-          InstanceReport.shown(execution), InstanceReport.shown(frontend));
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] output {} refused: its tag does not show that execution '{}' "
+              + "entered through this application for frontend '{}'",
+          host,
+          app,
+          r.grain(),
+          exec,
+          InstanceReport.shown(id),
+          InstanceReport.shown(execution),
+          InstanceReport.shown(frontend));
       return DONE;
     }
     if (!grain.equals(TopicNames.END) && !knownGrain.test(app, grain)) {
       refused.incrementAndGet();
-      LOG.debug("[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
-          + "workflow", host, app, r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
+      LOG.debug(
+          "[host {}] [app {} grain {}] [exec {}] output {} refused: '{}' is not a grain of the application's "
+              + "workflow",
+          host,
+          app,
+          r.grain(),
+          exec,
+          InstanceReport.shown(id),
+          InstanceReport.shown(grain));
       return DONE;
     }
     if (grain.equals(TopicNames.END)) {
       if (!TopicNames.validFrontend(frontend)) {
-        LOG.warn("[host {}] [app {} grain {}] [exec {}] result has no frontend to go to ('{}'): not sent", host, app,
-            r.grain(), exec, InstanceReport.shown(frontend));
+        LOG.warn(
+            "[host {}] [app {} grain {}] [exec {}] result has no frontend to go to ('{}'): not sent",
+            host,
+            app,
+            r.grain(),
+            exec,
+            InstanceReport.shown(frontend));
         return DONE;
       }
-      LOG.debug("[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
+      LOG.debug(
+          "[host {}] [app {}] [exec {}] result to frontend {}", host, app, execution, frontend);
       Event.of(event).trace(Trace.AGENT_OUT, host, taken, System.nanoTime());
       byte[] result = ConditionFlag.toBytes(event);
       if (gate != null) {
-        gate.deliver(frontend, result); // the frontend's fast path; the response topic below is the record
+        gate.deliver(
+            frontend, result); // the frontend's fast path; the response topic below is the record
       }
-      return sender.send(new ProducerRecord<>(TopicNames.responseTopic(frontend), execution, result));
+      return sender.send(
+          new ProducerRecord<>(TopicNames.responseTopic(frontend), execution, result));
     }
     if (!TopicNames.validGrain(grain)) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] output {} names no valid grain ('{}'): not sent", host, app,
-          r.grain(), exec, InstanceReport.shown(id), InstanceReport.shown(grain));
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] output {} names no valid grain ('{}'): not sent",
+          host,
+          app,
+          r.grain(),
+          exec,
+          InstanceReport.shown(id),
+          InstanceReport.shown(grain));
       return DONE;
     }
     GrainRef next = new GrainRef(app, grain);
@@ -159,20 +201,35 @@ final class ReportForwarder {
       Integer partition = bridge.backupPartition(next.topic(), id);
       byte[] backup = ConditionFlag.processing(event, host).value();
       CompletableFuture<Void> sent = new CompletableFuture<>();
-      // Only the instance's word: the agent did not see the delivery. So such events are bounded and expire.
-      // In another host's partition (none of the topic's is ours), the backup is renewed while the event is in
-      // flight here, so that host does not take it over while it waits in a busy local queue (BackupRenewal).
+      // Only the instance's word: the agent did not see the delivery. So such events are bounded
+      // and expire.
+      // In another host's partition (none of the topic's is ours), the backup is renewed while the
+      // event is in
+      // flight here, so that host does not take it over while it waits in a busy local queue
+      // (BackupRenewal).
       BackupRenewal renewal = partition == null ? new BackupRenewal(bridge.nowMs()) : null;
-      if (!inFlight.registerLocal(id, new Home(next.topic(), partition, app, sent, grain, event, renewal), backup.length,
-          limits.inFlightMax(), limits.inFlightMaxBytes(), System.nanoTime() + limits.inFlightExpiry().toNanos())) {
+      if (!inFlight.registerLocal(
+          id,
+          new Home(next.topic(), partition, app, sent, grain, event, renewal),
+          backup.length,
+          limits.inFlightMax(),
+          limits.inFlightMaxBytes(),
+          System.nanoTime() + limits.inFlightExpiry().toNanos())) {
         refused.incrementAndGet();
         refusals.refuse(app, Refusal.IN_FLIGHT_FULL);
-        LOG.debug("[host {}] [app {} grain {}] event {} said delivered locally refused: the application has {} such "
-            + "events or {} bytes of them in flight here", host, app, grain, InstanceReport.shown(id),
-            limits.inFlightMax(), limits.inFlightMaxBytes());
+        LOG.debug(
+            "[host {}] [app {} grain {}] event {} said delivered locally refused: the application has {} such "
+                + "events or {} bytes of them in flight here",
+            host,
+            app,
+            grain,
+            InstanceReport.shown(id),
+            limits.inFlightMax(),
+            limits.inFlightMaxBytes());
         return DONE;
       }
-      sender.send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)))
+      sender
+          .send(KafkaClients.record(next.topic(), partition, ConditionFlag.processing(event, host)))
           .whenComplete((v, e) -> {
             if (e != null) {
               sent.completeExceptionally(e);
@@ -180,30 +237,53 @@ final class ReportForwarder {
               sent.complete(null);
             }
           });
-      LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}", host, app, grain,
-          exec, id, next.topic(), partition == null ? "(by key)" : partition);
+      LOG.debug(
+          "[host {}] [app {} grain {}] [exec {}] event {} backed up to {}-{}",
+          host,
+          app,
+          grain,
+          exec,
+          id,
+          next.topic(),
+          partition == null ? "(by key)" : partition);
       return sent;
     }
     if (local) {
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} was delivered locally but {} does not run here: "
-          + "publishing it for the hosts that run it", host, app, r.grain(), exec, InstanceReport.shown(id), next);
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] event {} was delivered locally but {} does not run here: "
+              + "publishing it for the hosts that run it",
+          host,
+          app,
+          r.grain(),
+          exec,
+          InstanceReport.shown(id),
+          next);
     }
-    return sender.send(KafkaClients.record(next.topic(), null, ConditionFlag.newEvent(event, host)));
+    return sender.send(
+        KafkaClients.record(next.topic(), null, ConditionFlag.newEvent(event, host)));
   }
 
   /** Steps 10b and §4.3: data flag when the data is durable, then finished, in the event's partition. */
-  private CompletableFuture<?> finish(String app, InstanceReport r, CompletableFuture<Void> outputs) {
+  private CompletableFuture<?> finish(
+      String app, InstanceReport r, CompletableFuture<Void> outputs) {
     String id = r.eventId();
     CompletableFuture<Void> earlier = sentOutputs.remove(app + "/" + id);
-    CompletableFuture<Void> allOutputs = earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
+    CompletableFuture<Void> allOutputs =
+        earlier == null ? outputs : CompletableFuture.allOf(outputs, earlier);
     Home home = inFlight.remove(app, id);
     if (home == null) { // not an event of this application this host took from Kafka or backed up
-      LOG.debug("[host {}] [app {} grain {}] event {} has no flags here", host, app, r.grain(),
+      LOG.debug(
+          "[host {}] [app {} grain {}] event {} has no flags here",
+          host,
+          app,
+          r.grain(),
           InstanceReport.shown(id));
       return allOutputs;
     }
-    // An instance names what it wrote once per call: the same item many times, or more items than any grain
-    // writes, is a forged report; it costs at most one list walk (no data flag: recovery re-runs the event).
+    // An instance names what it wrote once per call: the same item many times, or more items than
+    // any grain
+    // writes, is a forged report; it costs at most one list walk (no data flag: recovery re-runs
+    // the event).
     LinkedHashSet<DataItem> items = new LinkedHashSet<>();
     for (DataItem d : r.data()) {
       if (items.add(d) && items.size() > limits.dataItems()) {
@@ -213,8 +293,14 @@ final class ReportForwarder {
     boolean tooMany = items.size() > limits.dataItems();
     if (tooMany) {
       refusals.refuse(app, Refusal.DATA_LIST_TOO_LONG);
-      LOG.warn("[host {}] [app {} grain {}] [exec {}] event {} names more than {} data items: no data flag", host, app,
-          r.grain(), InstanceReport.shown(r.executionId()), InstanceReport.shown(id), limits.dataItems());
+      LOG.warn(
+          "[host {}] [app {} grain {}] [exec {}] event {} names more than {} data items: no data flag",
+          host,
+          app,
+          r.grain(),
+          InstanceReport.shown(r.executionId()),
+          InstanceReport.shown(id),
+          limits.dataItems());
     }
     List<CompletableFuture<Void>> backups = new ArrayList<>();
     if (!tooMany) {
@@ -222,24 +308,39 @@ final class ReportForwarder {
         backups.add(data.backupOf(app, d.kind(), d.name()));
       }
     }
-    // after its backup and its backup's last renewal (none is sent from here on: a renewal after the finished flag
+    // after its backup and its backup's last renewal (none is sent from here on: a renewal after
+    // the finished flag
     // would have the other host take a finished event over)
-    CompletableFuture<Void> ready = CompletableFuture.allOf(passUnsendable(home.backup()),
-        passUnsendable(home.endRenewals()), passUnsendable(allOutputs),
+    CompletableFuture<Void> ready = CompletableFuture.allOf(
+        passUnsendable(home.backup()),
+        passUnsendable(home.endRenewals()),
+        passUnsendable(allOutputs),
         CompletableFuture.allOf(backups.toArray(CompletableFuture[]::new)));
     String topic = home.topic();
     Integer partition = home.partition();
-    CompletableFuture<?> dataFlag = tooMany || items.isEmpty() ? ready
-        : ready.thenCompose(v -> metadata(app, r, items))
-            .thenCompose(md -> md.isEmpty() ? DONE
-                : sender.send(KafkaClients.record(topic, partition, ConditionFlag.data(id, md, host)))
+    CompletableFuture<?> dataFlag = tooMany || items.isEmpty()
+        ? ready
+        : ready
+            .thenCompose(v -> metadata(app, r, items))
+            .thenCompose(md -> md.isEmpty()
+                ? DONE
+                : sender
+                    .send(KafkaClients.record(topic, partition, ConditionFlag.data(id, md, host)))
                     .thenApply(x -> (Void) null));
     return dataFlag
-        .thenCompose(v -> sender.send(KafkaClients.record(topic, partition, ConditionFlag.finished(id, host))))
+        .thenCompose(v ->
+            sender.send(KafkaClients.record(topic, partition, ConditionFlag.finished(id, host))))
         .thenAccept(md -> {
           bridge.eventFinished(topic, md.partition(), id);
-          LOG.debug("[host {}] [app {} grain {}] [exec {}] event {} finished ({}-{})", host, app, r.grain(),
-              InstanceReport.shown(r.executionId()), InstanceReport.shown(id), topic, md.partition());
+          LOG.debug(
+              "[host {}] [app {} grain {}] [exec {}] event {} finished ({}-{})",
+              host,
+              app,
+              r.grain(),
+              InstanceReport.shown(r.executionId()),
+              InstanceReport.shown(id),
+              topic,
+              md.partition());
         });
   }
 
@@ -247,11 +348,10 @@ final class ReportForwarder {
    * The metadata of the items an instance wrote, for its data flag, on the data-flag pool (it may read Cassandra):
    * empty (no data flag: recovery re-runs the event, always safe) when an item cannot be read or the pool is full.
    */
-  private CompletableFuture<List<DataMetadata>> metadata(String app, InstanceReport r,
-                                                         Collection<DataItem> items) {
+  private CompletableFuture<List<DataMetadata>> metadata(
+      String app, InstanceReport r, Collection<DataItem> items) {
     CompletableFuture<List<DataMetadata>> out = new CompletableFuture<>();
-    AtomicInteger tasks = metadataTasks.computeIfAbsent(app,
-        a -> new AtomicInteger());
+    AtomicInteger tasks = metadataTasks.computeIfAbsent(app, a -> new AtomicInteger());
     if (tasks.incrementAndGet() > METADATA_TASKS_PER_APP) {
       tasks.decrementAndGet();
       refusals.refuse(app, Refusal.BUSY);
@@ -267,8 +367,12 @@ final class ReportForwarder {
         }
         out.complete(metadata);
       } catch (DataLayerException e) {
-        LOG.warn("[host {}] [app {}] [exec {}] no data flag for event {}: {}", host, app,
-            InstanceReport.shown(r.executionId()), InstanceReport.shown(r.eventId()),
+        LOG.warn(
+            "[host {}] [app {}] [exec {}] no data flag for event {}: {}",
+            host,
+            app,
+            InstanceReport.shown(r.executionId()),
+            InstanceReport.shown(r.eventId()),
             InstanceReport.shown(e.getMessage()));
         out.complete(List.of());
       } catch (RuntimeException e) {

@@ -30,11 +30,16 @@ final class WorkerReports {
   private final Refusals refusals;
   /** Health reports waiting per application: a supervisor writes one per state change, a flood is a forgery. */
   private final Map<String, AtomicInteger> healthTasks = new ConcurrentHashMap<>();
+
   private final ThreadPoolExecutor healthPool;
 
   /** @param health gets the reports; null ignores them */
-  WorkerReports(String host, LocalRecovery recovery, BiPredicate<String, String> knownGrain,
-                HostAgentQueueProcessor.WorkerHealth health, Refusals refusals) {
+  WorkerReports(
+      String host,
+      LocalRecovery recovery,
+      BiPredicate<String, String> knownGrain,
+      HostAgentQueueProcessor.WorkerHealth health,
+      Refusals refusals) {
     this.host = host;
     this.recovery = recovery;
     this.knownGrain = knownGrain;
@@ -64,9 +69,9 @@ final class WorkerReports {
       String g = cap(grain, 256);
       String state = cap(r.path("state").asText(""), 64);
       String message = cap(r.path("message").asText(""), 2048);
-      AtomicInteger tasks = healthTasks.computeIfAbsent(app,
-          a -> new AtomicInteger());
-      if (tasks.incrementAndGet() > HEALTH_TASKS_PER_APP) { // one application cannot fill the queue for the others
+      AtomicInteger tasks = healthTasks.computeIfAbsent(app, a -> new AtomicInteger());
+      if (tasks.incrementAndGet()
+          > HEALTH_TASKS_PER_APP) { // one application cannot fill the queue for the others
         tasks.decrementAndGet();
         refusals.refuse(app, Refusal.BUSY);
         return;

@@ -5,10 +5,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Collectors;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables;
@@ -35,7 +35,8 @@ public final class ClusterMembership implements AutoCloseable {
   /** The live hosts as last read (at each beat); null while unknown (not read yet, or the read failed). */
   private volatile Set<String> lastLive;
 
-  public ClusterMembership(HostAgentTables store, HostAgentTables.HostInfo self, Clock clock, Duration failAfter) {
+  public ClusterMembership(
+      HostAgentTables store, HostAgentTables.HostInfo self, Clock clock, Duration failAfter) {
     this.store = store;
     this.self = self;
     this.clock = clock;
@@ -45,7 +46,8 @@ public final class ClusterMembership implements AutoCloseable {
   /** Register now and heartbeat every {@code period}. */
   public ClusterMembership start(Duration period) {
     beat();
-    timer.scheduleAtFixedRate(this::beat, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+    timer.scheduleAtFixedRate(
+        this::beat, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
     return this;
   }
 
@@ -53,23 +55,33 @@ public final class ClusterMembership implements AutoCloseable {
     Instant now = clock.instant();
     try {
       if (!registered) {
-        store.upsertHost(new HostAgentTables.HostInfo(self.hostId(), self.busAddress(), self.dataAddress(), self.gateAddress(),
-            self.capacity(), self.started(), now));
+        store.upsertHost(new HostAgentTables.HostInfo(
+            self.hostId(),
+            self.busAddress(),
+            self.dataAddress(),
+            self.gateAddress(),
+            self.capacity(),
+            self.started(),
+            now));
         registered = true;
         LOG.info("[host {}] joined the cluster", self.hostId());
       } else {
         store.heartbeat(self.hostId(), now);
       }
     } catch (RuntimeException e) {
-      LOG.warn("[host {}] heartbeat failed, retrying at the next beat: {}", self.hostId(), e.toString());
+      LOG.warn(
+          "[host {}] heartbeat failed, retrying at the next beat: {}", self.hostId(), e.toString());
     }
     refreshLive();
   }
 
   private void refreshLive() {
     try {
-      Set<String> live = liveHosts().stream().map(HostAgentTables.HostInfo::hostId).collect(Collectors.toSet());
-      lastLive = live.contains(self.hostId()) ? Set.copyOf(live) : null; // without this host: not a view to trust
+      Set<String> live =
+          liveHosts().stream().map(HostAgentTables.HostInfo::hostId).collect(Collectors.toSet());
+      lastLive = live.contains(self.hostId())
+          ? Set.copyOf(live)
+          : null; // without this host: not a view to trust
     } catch (RuntimeException e) {
       lastLive = null;
       LOG.debug("[host {}] cannot read the live hosts: {}", self.hostId(), e.toString());
@@ -99,7 +111,10 @@ public final class ClusterMembership implements AutoCloseable {
       store.removeHost(self.hostId());
       LOG.info("[host {}] left the cluster", self.hostId());
     } catch (RuntimeException e) {
-      LOG.warn("[host {}] could not remove its row; it will look failed after {}", self.hostId(), failAfter);
+      LOG.warn(
+          "[host {}] could not remove its row; it will look failed after {}",
+          self.hostId(),
+          failAfter);
     }
   }
 }

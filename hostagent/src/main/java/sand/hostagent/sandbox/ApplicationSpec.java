@@ -25,21 +25,30 @@ import sand.contracts.ApplicationSettings;
  *                     (created by the caller); mounted into the sandbox
  * @param grains       the grains this sandbox hosts; empty = every grain of the workflow
  */
-public record ApplicationSpec(String appId, String workflowJson, Map<String, Code> code, String requirements,
-                              ApplicationSettings settings, String credential, Path socketDir, Set<String> grains) {
+public record ApplicationSpec(
+    String appId,
+    String workflowJson,
+    Map<String, Code> code,
+    String requirements,
+    ApplicationSettings settings,
+    String credential,
+    Path socketDir,
+    Set<String> grains) {
 
   public static final Pattern APP_ID = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   public static final Pattern RESOURCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
 
   /** The kinds of code a resource can be (column {@code application_code.kind}). */
   public enum Kind {
-    PY, ZIP;
+    PY,
+    ZIP;
 
     public static Kind of(String kind) {
       try {
         return valueOf(kind.toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException | NullPointerException e) {
-        throw new IllegalArgumentException("code kind '" + kind + "' is unknown: use 'py' or 'zip'");
+        throw new IllegalArgumentException(
+            "code kind '" + kind + "' is unknown: use 'py' or 'zip'");
       }
     }
   }
@@ -61,9 +70,12 @@ public record ApplicationSpec(String appId, String workflowJson, Map<String, Cod
   }
 
   public ApplicationSpec {
-    if (appId == null || !APP_ID.matcher(appId).matches() || appId.equals("response") || appId.equals("control")) {
-      throw new IllegalArgumentException("application id '" + appId + "' is invalid: " + APP_ID.pattern()
-          + ", not 'response' or 'control' (docs/host-agent.md, Names)");
+    if (appId == null
+        || !APP_ID.matcher(appId).matches()
+        || appId.equals("response")
+        || appId.equals("control")) {
+      throw new IllegalArgumentException("application id '" + appId + "' is invalid: "
+          + APP_ID.pattern() + ", not 'response' or 'control' (docs/host-agent.md, Names)");
     }
     if (workflowJson == null || workflowJson.isBlank()) {
       throw new IllegalArgumentException("application " + appId + ": the workflow is empty");
@@ -71,14 +83,15 @@ public record ApplicationSpec(String appId, String workflowJson, Map<String, Cod
     code = Collections.unmodifiableMap(new LinkedHashMap<>(code));
     for (String r : code.keySet()) {
       if (!RESOURCE.matcher(r).matches()) {
-        throw new IllegalArgumentException("application " + appId + ": resource name '" + r + "' is invalid: "
-            + RESOURCE.pattern());
+        throw new IllegalArgumentException("application " + appId + ": resource name '" + r
+            + "' is invalid: " + RESOURCE.pattern());
       }
     }
     requirements = requirements == null ? "" : requirements;
     settings = settings == null ? ApplicationSettings.defaults() : settings;
     if (credential == null || credential.length() < 16) {
-      throw new IllegalArgumentException("application " + appId + ": the credential must be at least 16 characters");
+      throw new IllegalArgumentException(
+          "application " + appId + ": the credential must be at least 16 characters");
     }
     if (socketDir == null) {
       throw new IllegalArgumentException("application " + appId + ": no socket folder given");
@@ -89,7 +102,7 @@ public record ApplicationSpec(String appId, String workflowJson, Map<String, Cod
   /** Printable without the credential. */
   @Override
   public String toString() {
-    return "ApplicationSpec[" + appId + ", code=" + code + ", settings=" + settings + ", socketDir=" + socketDir
-        + ", grains=" + (grains.isEmpty() ? "all" : grains) + "]";
+    return "ApplicationSpec[" + appId + ", code=" + code + ", settings=" + settings + ", socketDir="
+        + socketDir + ", grains=" + (grains.isEmpty() ? "all" : grains) + "]";
   }
 }

@@ -4,8 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The few Docker Engine API calls the host agent needs to run sandboxes (paper §4.1, §5: "Docker for
@@ -64,8 +64,8 @@ public interface DockerEngine {
 
     public LogLimits {
       if (maxBytes < 4096 || maxFiles < 1) {
-        throw new IllegalArgumentException("log limits must keep at least one file of 4 KiB: " + maxBytes + " bytes, "
-            + maxFiles + " files");
+        throw new IllegalArgumentException("log limits must keep at least one file of 4 KiB: "
+            + maxBytes + " bytes, " + maxFiles + " files");
       }
     }
   }
@@ -81,19 +81,63 @@ public interface DockerEngine {
    * @param stopTimeoutSecs how long `docker stop` waits after SIGTERM when no timeout is given
    * @param logs            how much of its stdout/stderr Docker keeps (rotated)
    */
-  record ContainerSpec(String image, List<String> cmd, Map<String, String> env, String user, String workingDir,
-                       Map<String, String> labels, String networkMode, List<String> capDrop,
-                       List<String> securityOpt, boolean readonlyRootfs, Map<String, String> tmpfs,
-                       long memoryBytes, long memorySwapBytes, long nanoCpus, long pidsLimit, List<Mount> mounts,
-                       int stopTimeoutSecs, LogLimits logs) {
+  record ContainerSpec(
+      String image,
+      List<String> cmd,
+      Map<String, String> env,
+      String user,
+      String workingDir,
+      Map<String, String> labels,
+      String networkMode,
+      List<String> capDrop,
+      List<String> securityOpt,
+      boolean readonlyRootfs,
+      Map<String, String> tmpfs,
+      long memoryBytes,
+      long memorySwapBytes,
+      long nanoCpus,
+      long pidsLimit,
+      List<Mount> mounts,
+      int stopTimeoutSecs,
+      LogLimits logs) {
     /** A spec with {@link LogLimits#DEFAULT} logs. */
-    public ContainerSpec(String image, List<String> cmd, Map<String, String> env, String user, String workingDir,
-                         Map<String, String> labels, String networkMode, List<String> capDrop,
-                         List<String> securityOpt, boolean readonlyRootfs, Map<String, String> tmpfs,
-                         long memoryBytes, long memorySwapBytes, long nanoCpus, long pidsLimit, List<Mount> mounts,
-                         int stopTimeoutSecs) {
-      this(image, cmd, env, user, workingDir, labels, networkMode, capDrop, securityOpt, readonlyRootfs, tmpfs,
-          memoryBytes, memorySwapBytes, nanoCpus, pidsLimit, mounts, stopTimeoutSecs, LogLimits.DEFAULT);
+    public ContainerSpec(
+        String image,
+        List<String> cmd,
+        Map<String, String> env,
+        String user,
+        String workingDir,
+        Map<String, String> labels,
+        String networkMode,
+        List<String> capDrop,
+        List<String> securityOpt,
+        boolean readonlyRootfs,
+        Map<String, String> tmpfs,
+        long memoryBytes,
+        long memorySwapBytes,
+        long nanoCpus,
+        long pidsLimit,
+        List<Mount> mounts,
+        int stopTimeoutSecs) {
+      this(
+          image,
+          cmd,
+          env,
+          user,
+          workingDir,
+          labels,
+          networkMode,
+          capDrop,
+          securityOpt,
+          readonlyRootfs,
+          tmpfs,
+          memoryBytes,
+          memorySwapBytes,
+          nanoCpus,
+          pidsLimit,
+          mounts,
+          stopTimeoutSecs,
+          LogLimits.DEFAULT);
     }
 
     public ContainerSpec {
@@ -110,10 +154,14 @@ public interface DockerEngine {
     /** Printable without the environment (it holds the sandbox's credential). */
     @Override
     public String toString() {
-      return "ContainerSpec[image=" + image + ", cmd=" + cmd + ", env=" + env.keySet() + ", user=" + user
-          + ", labels=" + labels + ", network=" + networkMode + ", capDrop=" + capDrop + ", securityOpt="
-          + securityOpt + ", readonlyRootfs=" + readonlyRootfs + ", tmpfs=" + tmpfs + ", memory=" + memoryBytes
-          + ", nanoCpus=" + nanoCpus + ", pids=" + pidsLimit + ", mounts=" + mounts + ", logs=" + logs + "]";
+      return "ContainerSpec[image=" + image + ", cmd=" + cmd + ", env=" + env.keySet() + ", user="
+          + user
+          + ", labels=" + labels + ", network=" + networkMode + ", capDrop=" + capDrop
+          + ", securityOpt="
+          + securityOpt + ", readonlyRootfs=" + readonlyRootfs + ", tmpfs=" + tmpfs + ", memory="
+          + memoryBytes
+          + ", nanoCpus=" + nanoCpus + ", pids=" + pidsLimit + ", mounts=" + mounts + ", logs="
+          + logs + "]";
     }
   }
 
@@ -125,12 +173,24 @@ public interface DockerEngine {
    * @param startedAt RFC 3339 time of the last start ("0001-01-01T00:00:00Z" if never)
    * @param raw       the Engine's whole answer (HostConfig, Config, ...), for diagnostics and tests
    */
-  record ContainerInfo(String id, String name, String image, Map<String, String> labels, String status,
-                       boolean running, int exitCode, boolean oomKilled, int pid, String error, String startedAt,
-                       String finishedAt, JsonNode raw) {}
+  record ContainerInfo(
+      String id,
+      String name,
+      String image,
+      Map<String, String> labels,
+      String status,
+      boolean running,
+      int exitCode,
+      boolean oomKilled,
+      int pid,
+      String error,
+      String startedAt,
+      String finishedAt,
+      JsonNode raw) {}
 
   /** One container of a listing. */
-  record ContainerSummary(String id, String name, Map<String, String> labels, String state, String status) {}
+  record ContainerSummary(
+      String id, String name, Map<String, String> labels, String state, String status) {}
 
   /** One process of a container, with host pids. */
   record ProcessEntry(int pid, int ppid, String stat, String command) {}

@@ -45,17 +45,22 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
   public void ping() {
     Response r = call("GET", "/_ping", null, Duration.ofSeconds(10));
     if (r.status() != 200) {
-      throw new DockerException(r.status(), "Docker Engine on " + http.socket() + " answered _ping with "
-          + r.status() + ": " + r.text());
+      throw new DockerException(
+          r.status(),
+          "Docker Engine on " + http.socket() + " answered _ping with " + r.status() + ": "
+              + r.text());
     }
   }
 
   @Override
   public String create(String name, ContainerSpec spec) {
-    Response r = call("POST", "/containers/create?name=" + enc(name), bytes(createBody(spec)), CALL_TIMEOUT);
+    Response r =
+        call("POST", "/containers/create?name=" + enc(name), bytes(createBody(spec)), CALL_TIMEOUT);
     if (r.status() == 404) {
-      throw new DockerException(404, "image " + spec.image() + " not found: " + message(r)
-          + "; build it with deploy/sandbox-image.sh");
+      throw new DockerException(
+          404,
+          "image " + spec.image() + " not found: " + message(r)
+              + "; build it with deploy/sandbox-image.sh");
     }
     check(r, "create container " + name);
     return tree(r).path("Id").asText();
@@ -88,16 +93,23 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     host.put("MemorySwap", spec.memorySwapBytes());
     host.put("NanoCpus", spec.nanoCpus());
     host.put("PidsLimit", spec.pidsLimit());
-    host.putObject("RestartPolicy").put("Name", "no"); // the host agent restarts sandboxes, with its sockets ready
-    // Whatever the daemon's default driver, this container's stdout/stderr is rotated: a grain writing to fd 1
+    host.putObject("RestartPolicy")
+        .put("Name", "no"); // the host agent restarts sandboxes, with its sockets ready
+    // Whatever the daemon's default driver, this container's stdout/stderr is rotated: a grain
+    // writing to fd 1
     // bypasses the instance's log capture and would otherwise fill the host's disk.
     ObjectNode log = host.putObject("LogConfig");
     log.put("Type", "json-file");
-    log.putObject("Config").put("max-size", Long.toString(spec.logs().maxBytes()))
+    log.putObject("Config")
+        .put("max-size", Long.toString(spec.logs().maxBytes()))
         .put("max-file", Integer.toString(spec.logs().maxFiles()));
     ArrayNode mounts = host.putArray("Mounts");
     for (Mount m : spec.mounts()) {
-      mounts.addObject().put("Type", "bind").put("Source", m.source()).put("Target", m.target())
+      mounts
+          .addObject()
+          .put("Type", "bind")
+          .put("Source", m.source())
+          .put("Target", m.target())
           .put("ReadOnly", m.readOnly());
     }
     return body;
@@ -114,7 +126,10 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
   @Override
   public void stop(String container, Duration timeout) {
     long t = Math.max(0, timeout.toSeconds());
-    Response r = call("POST", "/containers/" + enc(container) + "/stop?t=" + t, null,
+    Response r = call(
+        "POST",
+        "/containers/" + enc(container) + "/stop?t=" + t,
+        null,
         CALL_TIMEOUT.plusSeconds(t));
     if (r.status() != 304) {
       check(r, "stop container " + container);
@@ -123,7 +138,11 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
 
   @Override
   public void kill(String container, String signal) {
-    Response r = call("POST", "/containers/" + enc(container) + "/kill?signal=" + enc(signal), null, CALL_TIMEOUT);
+    Response r = call(
+        "POST",
+        "/containers/" + enc(container) + "/kill?signal=" + enc(signal),
+        null,
+        CALL_TIMEOUT);
     if (r.status() != 409) { // 409: not running, nothing to signal
       check(r, "kill container " + container);
     }
@@ -131,7 +150,8 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
 
   @Override
   public boolean remove(String container, boolean force) {
-    Response r = call("DELETE", "/containers/" + enc(container) + "?v=true&force=" + force, null, CALL_TIMEOUT);
+    Response r = call(
+        "DELETE", "/containers/" + enc(container) + "?v=true&force=" + force, null, CALL_TIMEOUT);
     if (r.status() == 404) {
       return false;
     }
@@ -148,11 +168,20 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     check(r, "inspect container " + container);
     JsonNode n = tree(r);
     JsonNode s = n.path("State");
-    return Optional.of(new ContainerInfo(n.path("Id").asText(), stripSlash(n.path("Name").asText()),
-        n.path("Config").path("Image").asText(), labels(n.path("Config").path("Labels")), s.path("Status").asText(),
-        s.path("Running").asBoolean(), s.path("ExitCode").asInt(), s.path("OOMKilled").asBoolean(),
-        s.path("Pid").asInt(), s.path("Error").asText(""), s.path("StartedAt").asText(""),
-        s.path("FinishedAt").asText(""), n));
+    return Optional.of(new ContainerInfo(
+        n.path("Id").asText(),
+        stripSlash(n.path("Name").asText()),
+        n.path("Config").path("Image").asText(),
+        labels(n.path("Config").path("Labels")),
+        s.path("Status").asText(),
+        s.path("Running").asBoolean(),
+        s.path("ExitCode").asInt(),
+        s.path("OOMKilled").asBoolean(),
+        s.path("Pid").asInt(),
+        s.path("Error").asText(""),
+        s.path("StartedAt").asText(""),
+        s.path("FinishedAt").asText(""),
+        n));
   }
 
   @Override
@@ -160,20 +189,29 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     ObjectNode filters = JSON.createObjectNode();
     ArrayNode wanted = filters.putArray("label");
     new TreeMap<>(labels).forEach((k, v) -> wanted.add(k + "=" + v));
-    Response r = call("GET", "/containers/json?all=true&filters=" + enc(filters.toString()), null, CALL_TIMEOUT);
+    Response r = call(
+        "GET", "/containers/json?all=true&filters=" + enc(filters.toString()), null, CALL_TIMEOUT);
     check(r, "list containers " + labels);
     List<ContainerSummary> out = new ArrayList<>();
     for (JsonNode c : tree(r)) {
       String name = c.path("Names").path(0).asText("");
-      out.add(new ContainerSummary(c.path("Id").asText(), stripSlash(name), labels(c.path("Labels")),
-          c.path("State").asText(), c.path("Status").asText()));
+      out.add(new ContainerSummary(
+          c.path("Id").asText(),
+          stripSlash(name),
+          labels(c.path("Labels")),
+          c.path("State").asText(),
+          c.path("Status").asText()));
     }
     return out;
   }
 
   @Override
   public List<ProcessEntry> top(String container) {
-    Response r = call("GET", "/containers/" + enc(container) + "/top?ps_args=" + enc(PS_ARGS), null, CALL_TIMEOUT);
+    Response r = call(
+        "GET",
+        "/containers/" + enc(container) + "/top?ps_args=" + enc(PS_ARGS),
+        null,
+        CALL_TIMEOUT);
     if (r.status() == 409 || r.status() == 404) {
       return List.of(); // not running (or gone): no processes
     }
@@ -191,7 +229,10 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     int cmd = titles.size() - 1;
     List<ProcessEntry> out = new ArrayList<>();
     for (JsonNode p : top.path("Processes")) {
-      out.add(new ProcessEntry(p.path(pid).asInt(), p.path(ppid).asInt(), stat < 0 ? "" : p.path(stat).asText(),
+      out.add(new ProcessEntry(
+          p.path(pid).asInt(),
+          p.path(ppid).asInt(),
+          stat < 0 ? "" : p.path(stat).asText(),
           p.path(cmd).asText()));
     }
     return out;
@@ -199,7 +240,10 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
 
   @Override
   public String logs(String container, int lines) {
-    Response r = call("GET", "/containers/" + enc(container) + "/logs?stdout=true&stderr=true&tail=" + lines, null,
+    Response r = call(
+        "GET",
+        "/containers/" + enc(container) + "/logs?stdout=true&stderr=true&tail=" + lines,
+        null,
         CALL_TIMEOUT);
     if (r.status() == 404) {
       return "";
@@ -215,8 +259,16 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
   static String demultiplex(byte[] b) {
     StringBuilder out = new StringBuilder();
     int i = 0;
-    while (i + 8 <= b.length && b[i] >= 0 && b[i] <= 2 && b[i + 1] == 0 && b[i + 2] == 0 && b[i + 3] == 0) {
-      int size = ((b[i + 4] & 0xff) << 24) | ((b[i + 5] & 0xff) << 16) | ((b[i + 6] & 0xff) << 8) | (b[i + 7] & 0xff);
+    while (i + 8 <= b.length
+        && b[i] >= 0
+        && b[i] <= 2
+        && b[i + 1] == 0
+        && b[i + 2] == 0
+        && b[i + 3] == 0) {
+      int size = ((b[i + 4] & 0xff) << 24)
+          | ((b[i + 5] & 0xff) << 16)
+          | ((b[i + 6] & 0xff) << 8)
+          | (b[i + 7] & 0xff);
       int end = Math.min(b.length, i + 8 + size);
       out.append(new String(b, i + 8, end - i - 8, StandardCharsets.UTF_8));
       i = end;
@@ -238,14 +290,17 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     try {
       return http.request(method, "/" + API_VERSION + path, body, timeout);
     } catch (UnixHttpClient.TransportException e) {
-      throw new DockerException("Docker Engine on " + http.socket() + ": " + e.getMessage()
-          + " (is dockerd running and may this user use its socket?)", e);
+      throw new DockerException(
+          "Docker Engine on " + http.socket() + ": " + e.getMessage()
+              + " (is dockerd running and may this user use its socket?)",
+          e);
     }
   }
 
   private static void check(Response r, String what) {
     if (r.status() / 100 != 2) {
-      throw new DockerException(r.status(), "Docker Engine refused to " + what + " (" + r.status() + "): " + message(r));
+      throw new DockerException(
+          r.status(), "Docker Engine refused to " + what + " (" + r.status() + "): " + message(r));
     }
   }
 
@@ -265,7 +320,8 @@ public final class DockerHttpEngine implements DockerEngine, AutoCloseable {
     try {
       return JSON.readTree(r.body());
     } catch (IOException e) {
-      throw new DockerException(r.status(), "Docker Engine answered with invalid JSON: " + e.getMessage());
+      throw new DockerException(
+          r.status(), "Docker Engine answered with invalid JSON: " + e.getMessage());
     }
   }
 

@@ -142,7 +142,8 @@ public final class FakeDockerEngine implements DockerEngine {
   public synchronized String create(String name, ContainerSpec spec) {
     record("create", name);
     if (byName.containsKey(name)) {
-      throw new DockerException(409, "Conflict. The container name \"/" + name + "\" is already in use");
+      throw new DockerException(
+          409, "Conflict. The container name \"/" + name + "\" is already in use");
     }
     Container c = new Container("fake" + ids.incrementAndGet(), name, spec);
     byName.put(name, c);
@@ -182,7 +183,8 @@ public final class FakeDockerEngine implements DockerEngine {
         action.accept(signal);
       }
     });
-    if (List.of("SIGKILL", "SIGTERM", "SIGINT").contains(signal)) { // the supervisor handles SIGHUP, and lives
+    if (List.of("SIGKILL", "SIGTERM", "SIGINT")
+        .contains(signal)) { // the supervisor handles SIGHUP, and lives
       c.status = "exited";
       c.exitCode = 137;
     }
@@ -210,8 +212,20 @@ public final class FakeDockerEngine implements DockerEngine {
       return Optional.empty();
     }
     boolean running = c.status.equals("running");
-    return Optional.of(new ContainerInfo(c.id, c.name, c.spec.image(), c.spec.labels(), c.status, running,
-        c.exitCode, c.oomKilled, running ? 1000 + Math.floorMod(c.id.hashCode(), 1000) : 0, "", "", "", null));
+    return Optional.of(new ContainerInfo(
+        c.id,
+        c.name,
+        c.spec.image(),
+        c.spec.labels(),
+        c.status,
+        running,
+        c.exitCode,
+        c.oomKilled,
+        running ? 1000 + Math.floorMod(c.id.hashCode(), 1000) : 0,
+        "",
+        "",
+        "",
+        null));
   }
 
   @Override
@@ -256,7 +270,10 @@ public final class FakeDockerEngine implements DockerEngine {
     if (c != null) {
       return c;
     }
-    return byName.values().stream().filter(x -> x.id.equals(idOrName)).findFirst().orElse(null);
+    return byName.values().stream()
+        .filter(x -> x.id.equals(idOrName))
+        .findFirst()
+        .orElse(null);
   }
 
   private Container require(String idOrName) {

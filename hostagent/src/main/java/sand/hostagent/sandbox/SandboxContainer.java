@@ -19,8 +19,9 @@ public final class SandboxContainer {
   public static final String LABEL_COMPONENT = "sand.component";
   /** The only environment a sandbox gets: its application's credential for the local bus and data layer. */
   public static final String ENV_CREDENTIAL = "SAND_GRAINWORKER_CREDENTIAL";
-  public static final List<String> COMMAND =
-      List.of("python3", "-m", "grainworker.supervisor", "--config", AppFolder.MOUNT + "/sandbox.json");
+
+  public static final List<String> COMMAND = List.of(
+      "python3", "-m", "grainworker.supervisor", "--config", AppFolder.MOUNT + "/sandbox.json");
 
   private SandboxContainer() {}
 
@@ -40,19 +41,33 @@ public final class SandboxContainer {
    * own sockets mounted read-only (a Unix socket can be connected to on a read-only mount), its stdout/stderr
    * rotated by Docker.
    */
-  public static ContainerSpec spec(ApplicationSpec spec, String hostId, Path appDir, SandboxSettings s) {
+  public static ContainerSpec spec(
+      ApplicationSpec spec, String hostId, Path appDir, SandboxSettings s) {
     ApplicationSettings a = spec.settings();
     Map<String, String> labels = new LinkedHashMap<>(s.labels());
     labels.putAll(hostLabels(hostId));
     labels.put(LABEL_APP, spec.appId());
     long memory = (long) a.sandboxMemoryMb() << 20;
     return new ContainerSpec(
-        s.image(), COMMAND, Map.of(ENV_CREDENTIAL, spec.credential()), s.user(), "/tmp", labels,
-        "none", List.of("ALL"), List.of("no-new-privileges"), true,
+        s.image(),
+        COMMAND,
+        Map.of(ENV_CREDENTIAL, spec.credential()),
+        s.user(),
+        "/tmp",
+        labels,
+        "none",
+        List.of("ALL"),
+        List.of("no-new-privileges"),
+        true,
         Map.of("/tmp", "rw,nosuid,nodev,size=" + s.tmpfsMb() + "m,mode=1777"),
-        memory, memory, Math.round(a.sandboxCpus() * 1e9), a.sandboxPids(),
-        List.of(new Mount(appDir.toAbsolutePath().toString(), AppFolder.MOUNT, true),
+        memory,
+        memory,
+        Math.round(a.sandboxCpus() * 1e9),
+        a.sandboxPids(),
+        List.of(
+            new Mount(appDir.toAbsolutePath().toString(), AppFolder.MOUNT, true),
             new Mount(spec.socketDir().toAbsolutePath().toString(), AppFolder.SOCKETS_MOUNT, true)),
-        (int) s.stopGrace().toSeconds() + 5, s.logLimits());
+        (int) s.stopGrace().toSeconds() + 5,
+        s.logLimits());
   }
 }

@@ -54,7 +54,7 @@ public final class SandboxManager {
    * also read without it, so status() answers while a long deploy (pip) holds the lock.
    */
   private static final class Deployment {
-    volatile ContainerSpec container;       // null until the first deploy succeeded
+    volatile ContainerSpec container; // null until the first deploy succeeded
     volatile String containerId = "";
     volatile Instant deployedAt;
     volatile String error = "";
@@ -75,7 +75,7 @@ public final class SandboxManager {
   private final Consumer<String> sandboxDied;
 
   public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock) {
-    this(hostId, settings, docker, clock, ApplicationLimits.defaults(), app -> { });
+    this(hostId, settings, docker, clock, ApplicationLimits.defaults(), app -> {});
   }
 
   /**
@@ -83,11 +83,16 @@ public final class SandboxManager {
    * @param sandboxDied told, with the application's id, of a sandbox that died, just before {@link #restartDead}
    *                    starts it again (the host agent re-delivers the events it had taken). Must not throw.
    */
-  public SandboxManager(String hostId, SandboxSettings settings, DockerEngine docker, Clock clock,
-                        ApplicationLimits limits, Consumer<String> sandboxDied) {
+  public SandboxManager(
+      String hostId,
+      SandboxSettings settings,
+      DockerEngine docker,
+      Clock clock,
+      ApplicationLimits limits,
+      Consumer<String> sandboxDied) {
     if (hostId == null || !HOST_ID.matcher(hostId).matches()) {
-      throw new IllegalArgumentException("host id '" + hostId + "' cannot be part of a container name: "
-          + HOST_ID.pattern());
+      throw new IllegalArgumentException(
+          "host id '" + hostId + "' cannot be part of a container name: " + HOST_ID.pattern());
     }
     this.hostId = hostId;
     this.settings = settings;
@@ -138,8 +143,8 @@ public final class SandboxManager {
     }
   }
 
-  private SandboxStatus deployLocked(ApplicationSpec spec, Deployment d) throws SandboxException,
-      InterruptedException {
+  private SandboxStatus deployLocked(ApplicationSpec spec, Deployment d)
+      throws SandboxException, InterruptedException {
     String app = spec.appId();
     long t0 = System.nanoTime();
     Workflow workflow;
@@ -148,11 +153,11 @@ public final class SandboxManager {
     } catch (IllegalArgumentException e) {
       throw new SandboxException("application " + app + ": " + e.getMessage());
     }
-    Set<String> hosted = new LinkedHashSet<>(spec.grains().isEmpty() ? workflow.grains().keySet()
-        : spec.grains());
+    Set<String> hosted =
+        new LinkedHashSet<>(spec.grains().isEmpty() ? workflow.grains().keySet() : spec.grains());
     if (!workflow.grains().keySet().containsAll(hosted)) {
-      throw new SandboxException("application " + app + ": grains " + hosted + " to host are not all in the "
-          + "workflow " + workflow.grains().keySet());
+      throw new SandboxException("application " + app + ": grains " + hosted
+          + " to host are not all in the " + "workflow " + workflow.grains().keySet());
     }
     try {
       spec.settings().requireFits(hosted.size());
@@ -177,15 +182,23 @@ public final class SandboxManager {
       } catch (DockerException ignored) {
         // it was never created
       }
-      throw new SandboxException("application " + app + ": Docker could not run sandbox " + name + ": "
-          + e.getMessage(), e);
+      throw new SandboxException(
+          "application " + app + ": Docker could not run sandbox " + name + ": " + e.getMessage(),
+          e);
     }
-    deployments.put(app, d); // an undeploy may have dropped it while this deploy waited for the lock
+    deployments.put(
+        app, d); // an undeploy may have dropped it while this deploy waited for the lock
     d.deployedAt = clock.instant();
     d.failuresInARow = 0;
     d.restartNotBefore = Instant.MIN;
-    LOG.info("[host {} app {}] sandbox {} started in {} ms ({} MB, {} CPUs, {} pids)", hostId, app, name,
-        (System.nanoTime() - t0) / 1_000_000, spec.settings().sandboxMemoryMb(), spec.settings().sandboxCpus(),
+    LOG.info(
+        "[host {} app {}] sandbox {} started in {} ms ({} MB, {} CPUs, {} pids)",
+        hostId,
+        app,
+        name,
+        (System.nanoTime() - t0) / 1_000_000,
+        spec.settings().sandboxMemoryMb(),
+        spec.settings().sandboxCpus(),
         spec.settings().sandboxPids());
     d.deploying = false;
     return status(d, app);
@@ -197,8 +210,8 @@ public final class SandboxManager {
    * "reloaded" or "load-failed" to the host agent. Returns the code replaced (to put it back if the new one does
    * not load). The container, the other workers and the local queues stay.
    */
-  public Map<String, byte[]> swapCode(String appId, Map<String, byte[]> pyResources, Set<String> grains)
-      throws SandboxException {
+  public Map<String, byte[]> swapCode(
+      String appId, Map<String, byte[]> pyResources, Set<String> grains) throws SandboxException {
     Deployment d = deployments.get(appId);
     if (d == null) {
       throw new SandboxException("application " + appId + ": no sandbox here to update");
@@ -211,10 +224,16 @@ public final class SandboxManager {
       try {
         docker.kill(d.containerId, "SIGHUP");
       } catch (DockerException e) {
-        throw new SandboxException("application " + appId + ": could not signal sandbox " + containerName(appId)
-            + ": " + e.getMessage(), e);
+        throw new SandboxException(
+            "application " + appId + ": could not signal sandbox " + containerName(appId) + ": "
+                + e.getMessage(),
+            e);
       }
-      LOG.info("[host {} app {}] new code for {}: grain workers {} restart", hostId, appId, pyResources.keySet(),
+      LOG.info(
+          "[host {} app {}] new code for {}: grain workers {} restart",
+          hostId,
+          appId,
+          pyResources.keySet(),
           grains);
       return old;
     }
@@ -232,11 +251,17 @@ public final class SandboxManager {
         removed |= folders.installed().contains(appId);
         folders.remove(appId);
       } catch (IOException e) {
-        LOG.warn("[host {} app {}] could not delete its folder {}: {}", hostId, appId, folders.appDir(appId), e);
+        LOG.warn(
+            "[host {} app {}] could not delete its folder {}: {}",
+            hostId,
+            appId,
+            folders.appDir(appId),
+            e);
       }
       d.container = null; // nothing to restart: a restart check that waited on this lock skips it
       deployments.remove(appId);
-      LOG.info("[host {} app {}] undeployed{}", hostId, appId, removed ? "" : " (nothing was deployed)");
+      LOG.info(
+          "[host {} app {}] undeployed{}", hostId, appId, removed ? "" : " (nothing was deployed)");
       return removed;
     }
   }
@@ -247,8 +272,9 @@ public final class SandboxManager {
    */
   public List<String> removeOthers(Set<String> keep) {
     List<String> removed = new ArrayList<>();
-    deps.removeLeftovers().forEach(name -> LOG.info("[host {}] removed dependency container {} left by an earlier "
-        + "run", hostId, name));
+    deps.removeLeftovers()
+        .forEach(name -> LOG.info(
+            "[host {}] removed dependency container {} left by an earlier " + "run", hostId, name));
     for (ContainerSummary c : docker.list(SandboxContainer.hostLabels(hostId))) {
       String app = c.labels().getOrDefault(SandboxContainer.LABEL_APP, "");
       if (!app.isEmpty() && !keep.contains(app) && undeploy(app)) {
@@ -265,13 +291,23 @@ public final class SandboxManager {
     labels.put(SandboxContainer.LABEL_APP, app);
     docker.list(labels).forEach(c -> ids.add(c.id()));
     for (String id : ids) {
-      LOG.info("[host {} app {}] {}: stopping container {} (grace {} s)", hostId, app, why, id,
+      LOG.info(
+          "[host {} app {}] {}: stopping container {} (grace {} s)",
+          hostId,
+          app,
+          why,
+          id,
           settings.stopGrace().toSeconds());
       try {
         docker.stop(id, settings.stopGrace().plusSeconds(5));
       } catch (DockerException e) {
         if (!e.notFound()) {
-          LOG.warn("[host {} app {}] stop of {} failed, removing it by force: {}", hostId, app, id, e.getMessage());
+          LOG.warn(
+              "[host {} app {}] stop of {} failed, removing it by force: {}",
+              hostId,
+              app,
+              id,
+              e.getMessage());
         }
       }
       docker.remove(id, true);
@@ -286,21 +322,27 @@ public final class SandboxManager {
   private void prepareSockets(String app, Path dir) throws SandboxException {
     try {
       if (!Files.isDirectory(dir)) {
-        throw new SandboxException("application " + app + ": socket folder " + dir + " does not exist; the host "
-            + "agent creates it with the application's bus.sock and data.sock before deploying");
+        throw new SandboxException(
+            "application " + app + ": socket folder " + dir + " does not exist; the host "
+                + "agent creates it with the application's bus.sock and data.sock before deploying");
       }
-      addPermissions(dir, EnumSet.of(PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_EXECUTE));
+      addPermissions(
+          dir, EnumSet.of(PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_EXECUTE));
       for (String sock : List.of("bus.sock", "data.sock")) {
         Path p = dir.resolve(sock);
         if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)
-            || !Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS).isOther()) {
-          throw new SandboxException("application " + app + ": " + p + " is not a socket; serve the application's "
-              + "local bus and data layer there (ThriftServer.unix) before deploying");
+            || !Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                .isOther()) {
+          throw new SandboxException(
+              "application " + app + ": " + p + " is not a socket; serve the application's "
+                  + "local bus and data layer there (ThriftServer.unix) before deploying");
         }
-        addPermissions(p, EnumSet.of(PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE));
+        addPermissions(
+            p, EnumSet.of(PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE));
       }
     } catch (IOException e) {
-      throw new SandboxException("application " + app + ": cannot prepare socket folder " + dir + ": " + e, e);
+      throw new SandboxException(
+          "application " + app + ": cannot prepare socket folder " + dir + ": " + e, e);
     }
   }
 
@@ -338,20 +380,37 @@ public final class SandboxManager {
 
   private SandboxStatus status(Deployment d, String app) {
     if (d.deploying) {
-      return new SandboxStatus(app, containerName(app), d.containerId, State.DEPLOYING, 0, false, d.restarts,
-          d.error, d.deployedAt);
+      return new SandboxStatus(
+          app,
+          containerName(app),
+          d.containerId,
+          State.DEPLOYING,
+          0,
+          false,
+          d.restarts,
+          d.error,
+          d.deployedAt);
     }
     Optional<ContainerInfo> c = docker.inspect(containerName(app));
     if (c.isPresent()) {
       return fromContainer(app, c.get(), d);
     }
     State state = d.container == null ? State.FAILED : State.MISSING;
-    return new SandboxStatus(app, containerName(app), "", state, 0, false, d.restarts, d.error, d.deployedAt);
+    return new SandboxStatus(
+        app, containerName(app), "", state, 0, false, d.restarts, d.error, d.deployedAt);
   }
 
   private SandboxStatus fromContainer(String app, ContainerInfo c, Deployment d) {
-    return new SandboxStatus(app, c.name(), c.id(), c.running() ? State.RUNNING : State.EXITED, c.exitCode(),
-        c.oomKilled(), d == null ? 0 : d.restarts, d == null ? "" : d.error, d == null ? null : d.deployedAt);
+    return new SandboxStatus(
+        app,
+        c.name(),
+        c.id(),
+        c.running() ? State.RUNNING : State.EXITED,
+        c.exitCode(),
+        c.oomKilled(),
+        d == null ? 0 : d.restarts,
+        d == null ? "" : d.error,
+        d == null ? null : d.deployedAt);
   }
 
   // ---- keeping sandboxes alive
@@ -360,7 +419,8 @@ public final class SandboxManager {
     try {
       sandboxDied.accept(app);
     } catch (RuntimeException e) {
-      LOG.error("[host {} app {}] recovering what its dead sandbox had taken failed", hostId, app, e);
+      LOG.error(
+          "[host {} app {}] recovering what its dead sandbox had taken failed", hostId, app, e);
     }
   }
 
@@ -384,7 +444,8 @@ public final class SandboxManager {
         try {
           Optional<ContainerInfo> c = docker.inspect(name);
           if (c.isPresent() && c.get().running()) {
-            if (d.failuresInARow > 0 && Duration.between(d.lastRestart, now).compareTo(settings.restartMax()) >= 0) {
+            if (d.failuresInARow > 0
+                && Duration.between(d.lastRestart, now).compareTo(settings.restartMax()) >= 0) {
               d.failuresInARow = 0;
             }
             continue;
@@ -395,8 +456,14 @@ public final class SandboxManager {
           died(app); // before it runs again: what the dead sandbox had taken is re-delivered
           if (c.isPresent()) {
             ContainerInfo info = c.get();
-            LOG.warn("[host {} app {}] sandbox {} is {} (exit code {}{}); restarting it. Last log lines:\n{}", hostId,
-                app, name, info.status(), info.exitCode(), info.oomKilled() ? ", killed for memory" : "",
+            LOG.warn(
+                "[host {} app {}] sandbox {} is {} (exit code {}{}); restarting it. Last log lines:\n{}",
+                hostId,
+                app,
+                name,
+                info.status(),
+                info.exitCode(),
+                info.oomKilled() ? ", killed for memory" : "",
                 docker.logs(name, LOG_TAIL_LINES).stripTrailing());
             docker.start(info.id());
           } else {
@@ -407,13 +474,19 @@ public final class SandboxManager {
           d.restarts++;
           d.failuresInARow++;
           d.lastRestart = now;
-          d.restartNotBefore = now.plus(new Backoff(settings.restartInitial(), settings.restartMax())
-              .after(d.failuresInARow));
+          d.restartNotBefore =
+              now.plus(new Backoff(settings.restartInitial(), settings.restartMax())
+                  .after(d.failuresInARow));
           d.error = "";
           restarted.add(app);
         } catch (DockerException ex) {
           d.error = "restart failed: " + ex.getMessage();
-          LOG.error("[host {} app {}] could not restart sandbox {}: {}", hostId, app, name, ex.getMessage());
+          LOG.error(
+              "[host {} app {}] could not restart sandbox {}: {}",
+              hostId,
+              app,
+              name,
+              ex.getMessage());
         }
       }
     }
@@ -429,7 +502,9 @@ public final class SandboxManager {
 
   /** The grain instances running in the application's sandbox (each one a fork of its grain worker). */
   public List<SandboxProcess> instances(String appId) {
-    return processes(appId).stream().filter(p -> p.role() == SandboxProcess.Role.GRAIN_INSTANCE).toList();
+    return processes(appId).stream()
+        .filter(p -> p.role() == SandboxProcess.Role.GRAIN_INSTANCE)
+        .toList();
   }
 
   /** The last {@code lines} lines the sandbox's supervisor and workers logged. */

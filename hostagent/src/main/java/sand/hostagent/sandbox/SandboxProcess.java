@@ -12,7 +12,8 @@ import sand.hostagent.sandbox.DockerEngine.ProcessEntry;
  * @param grain   the grain of a worker or instance ("" for the supervisor and anything else)
  * @param command its command line (a grain instance is a fork of its worker: same command line)
  */
-public record SandboxProcess(int pid, int ppid, Role role, String grain, String stat, String command) {
+public record SandboxProcess(
+    int pid, int ppid, Role role, String grain, String stat, String command) {
 
   /** Where a process sits in the sandbox's process tree (paper §4.1, Figure 3c). */
   public enum Role {
@@ -35,7 +36,9 @@ public record SandboxProcess(int pid, int ppid, Role role, String grain, String 
     processes.forEach(p -> byPid.put(p.pid(), p));
     int supervisor = processes.stream()
         .filter(p -> !byPid.containsKey(p.ppid()) && p.command().contains("grainworker.supervisor"))
-        .mapToInt(ProcessEntry::pid).findFirst().orElse(-1);
+        .mapToInt(ProcessEntry::pid)
+        .findFirst()
+        .orElse(-1);
     Map<Integer, String> workers = new HashMap<>();
     for (ProcessEntry p : processes) {
       if (p.ppid() == supervisor && isGrainWorker(p.command())) {

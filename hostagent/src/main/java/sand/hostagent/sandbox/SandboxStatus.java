@@ -12,8 +12,16 @@ import java.time.Instant;
  * @param error       why the last deploy or restart failed, or ""
  * @param deployedAt  when the running deployment was made (null if never)
  */
-public record SandboxStatus(String app, String container, String containerId, State state, int exitCode,
-                            boolean oomKilled, int restarts, String error, Instant deployedAt) {
+public record SandboxStatus(
+    String app,
+    String container,
+    String containerId,
+    State state,
+    int exitCode,
+    boolean oomKilled,
+    int restarts,
+    String error,
+    Instant deployedAt) {
 
   /** The sandbox's state; {@code app_hosts.status} is derived from it by the host agent. */
   public enum State {

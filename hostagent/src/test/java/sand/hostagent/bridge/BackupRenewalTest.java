@@ -16,6 +16,7 @@ import static sand.hostagent.bridge.TestHost.tp;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,11 +25,10 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ConditionFlag.Flag;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
-import java.util.Collections;
 
 /**
  * Issue 26, finding 14: host X runs grain store but owns none of its partitions, so the backup of an event a
@@ -65,7 +65,10 @@ class BackupRenewalTest {
     for (int i = 1; i <= outputs; i++) {
       outs.add(output("o" + i, APP, "store", true, "exec-e0"));
     }
-    x.bus.publish(CRED, LocalMessageBus.HOST_AGENT_QUEUE, report("sent", APP, "resize", "e0", outs, List.of()));
+    x.bus.publish(
+        CRED,
+        LocalMessageBus.HOST_AGENT_QUEUE,
+        report("sent", APP, "resize", "e0", outs, List.of()));
     x.processor.processOnce();
     if (!autoComplete) {
       eventually("backups sent", () -> x.sent(STORE.topic()).size() == outputs);
@@ -75,7 +78,9 @@ class BackupRenewalTest {
     }
     eventually("backups acknowledged", () -> x.bridge.sender().unacknowledged() == 0);
     assertEquals(Collections.nCopies(outputs, Flag.PROCESSING), flags(x.sent(STORE.topic())));
-    assertTrue(x.sent(STORE.topic()).stream().allMatch(r -> r.partition() == null), "keyed: Y's partition");
+    assertTrue(
+        x.sent(STORE.topic()).stream().allMatch(r -> r.partition() == null),
+        "keyed: Y's partition");
     forward();
     y.bridge.pollOnce();
   }
@@ -95,21 +100,32 @@ class BackupRenewalTest {
   }
 
   private static List<Flag> flags(List<ProducerRecord<String, byte[]>> records) {
-    return records.stream().map(r -> ConditionFlag.parse(r.key(), r.value()).flag()).toList();
+    return records.stream()
+        .map(r -> ConditionFlag.parse(r.key(), r.value()).flag())
+        .toList();
   }
 
   private void finishOnX(String id) throws Exception {
-    x.bus.publish(CRED, LocalMessageBus.HOST_AGENT_QUEUE, report("finished", APP, "store", id, List.of(), List.of()));
+    x.bus.publish(
+        CRED,
+        LocalMessageBus.HOST_AGENT_QUEUE,
+        report("finished", APP, "store", id, List.of(), List.of()));
     x.processor.processOnce();
   }
 
   @Test
-  void anEventWaitingLongerThanTheTakeoverTimeoutIsNotTakenOverWhileItsHostRenewsItsBackup() throws Exception {
+  void anEventWaitingLongerThanTheTakeoverTimeoutIsNotTakenOverWhileItsHostRenewsItsBackup()
+      throws Exception {
     setUp(true, 1);
     Duration timeout = y.settings.takeoverTimeout();
     Duration every = Duration.ofMillis(x.bridge.renewEveryMs());
-    assertEquals(0, x.bridge.renewBackups(), "in flight for less than a third of the timeout: nothing extra");
-    for (int round = 0; round < 7; round++) { // 7 x timeout/3: more than twice the timeout in X's queue
+    assertEquals(
+        0,
+        x.bridge.renewBackups(),
+        "in flight for less than a third of the timeout: nothing extra");
+    for (int round = 0;
+        round < 7;
+        round++) { // 7 x timeout/3: more than twice the timeout in X's queue
       advance(every);
       assertEquals(1, x.bridge.renewBackups());
       eventually("renewal acknowledged", () -> x.bridge.sender().unacknowledged() == 0);
@@ -128,12 +144,16 @@ class BackupRenewalTest {
     y.bridge.pollOnce();
     y.bridge.pollOnce();
     assertEquals(List.of(), y.drain(STORE), "finished on X: never run on Y");
-    assertEquals(Flag.FINISHED, flags(x.sent(STORE.topic())).get(x.sent(STORE.topic()).size() - 1));
+    assertEquals(
+        Flag.FINISHED, flags(x.sent(STORE.topic())).get(x.sent(STORE.topic()).size() - 1));
   }
 
   @Test
   void withoutRenewalsTheWaitingEventIsTakenOverAndRunsTwice() throws Exception {
-    setUp(true, 1); // the old behaviour: X never renews (as when X has died: then this take-over is the point)
+    setUp(
+        true,
+        1); // the old behaviour: X never renews (as when X has died: then this take-over is the
+    // point)
     advance(y.settings.takeoverTimeout());
     forward();
     y.bridge.pollOnce();
@@ -148,14 +168,17 @@ class BackupRenewalTest {
     assertEquals(1, x.bridge.renewBackups());
     finishOnX("o1"); // the renewal is not acknowledged yet
     Thread.sleep(100);
-    assertEquals(List.of(Flag.PROCESSING, Flag.PROCESSING), flags(x.sent(STORE.topic())),
+    assertEquals(
+        List.of(Flag.PROCESSING, Flag.PROCESSING),
+        flags(x.sent(STORE.topic())),
         "no finished flag before the renewal is in Kafka (a retried send could overtake it)");
     advance(Duration.ofMillis(x.bridge.renewEveryMs()));
     assertEquals(0, x.bridge.renewBackups(), "finishing has begun: no renewal");
     assertTrue(x.producer.completeNext());
     eventually("finished after the renewal", () -> x.sent(STORE.topic()).size() == 3);
     assertTrue(x.producer.completeNext());
-    assertEquals(List.of(Flag.PROCESSING, Flag.PROCESSING, Flag.FINISHED), flags(x.sent(STORE.topic())));
+    assertEquals(
+        List.of(Flag.PROCESSING, Flag.PROCESSING, Flag.FINISHED), flags(x.sent(STORE.topic())));
   }
 
   @Test
@@ -175,8 +198,12 @@ class BackupRenewalTest {
         finishOnX("o" + i);
         Thread.sleep(1);
       }
-      eventually("every finished flag", () -> flags(x.sent(STORE.topic())).stream()
-          .filter(f -> f == Flag.FINISHED).count() == n);
+      eventually(
+          "every finished flag",
+          () -> flags(x.sent(STORE.topic())).stream()
+                  .filter(f -> f == Flag.FINISHED)
+                  .count()
+              == n);
     } finally {
       stop.set(true);
       renewer.join(5_000);
@@ -190,8 +217,10 @@ class BackupRenewalTest {
       if (f.flag() == Flag.FINISHED) {
         finishedAt.put(f.eventId(), i);
       } else if (f.flag() == Flag.PROCESSING) {
-        assertTrue(!finishedAt.containsKey(f.eventId()), "a processing record of " + f.eventId()
-            + " after its finished flag: another host would run it again");
+        assertTrue(
+            !finishedAt.containsKey(f.eventId()),
+            "a processing record of " + f.eventId()
+                + " after its finished flag: another host would run it again");
         renewals += i >= n ? 1 : 0;
       }
     }

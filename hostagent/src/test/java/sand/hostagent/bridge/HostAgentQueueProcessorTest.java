@@ -18,27 +18,27 @@ import static sand.hostagent.bridge.TestHost.report;
 import static sand.hostagent.bridge.TestHost.reportJson;
 import static sand.hostagent.bridge.TestHost.tp;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import sand.contracts.ConditionFlag.Flag;
+import sand.cluster.globaldata.CanonicalEncoding;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ConditionFlag;
+import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 import sand.contracts.TopicNames;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.localbus.LocalMessageBus;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.concurrent.CopyOnWriteArrayList;
-import sand.cluster.globaldata.CanonicalEncoding;
 
 /** Figure 4 steps 5b-10b and the data flag of §4.3, over MockProducer. */
 class HostAgentQueueProcessorTest {
@@ -62,20 +62,32 @@ class HostAgentQueueProcessorTest {
   }
 
   @Test
-  void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly() throws Exception {
+  void aSupervisorsWorkerReportReachesTheHealthCallbackForTheBusStampedApplicationOnly()
+      throws Exception {
     List<List<String>> got = new CopyOnWriteArrayList<>();
     h.health = (app, grain, state, message) -> got.add(List.of(app, grain, state, message));
-    // names another application in its body: the bus's stamp (the credential's application) is what counts
-    publishReport(CRED, ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
-        + "\"state\":\"crash-looping\",\"message\":\"grain worker resize exited with code 1\"}").getBytes());
-    publishReport(CRED, "{\"type\":\"worker\",\"grain\":\"nosuchgrain\",\"state\":\"crash-looping\"}".getBytes());
+    // names another application in its body: the bus's stamp (the credential's application) is what
+    // counts
+    publishReport(
+        CRED,
+        ("{\"type\":\"worker\",\"app\":\"" + OTHER_APP + "\",\"grain\":\"resize\","
+                + "\"state\":\"crash-looping\",\"message\":\"grain worker resize exited with code 1\"}")
+            .getBytes());
+    publishReport(
+        CRED,
+        "{\"type\":\"worker\",\"grain\":\"nosuchgrain\",\"state\":\"crash-looping\"}".getBytes());
     assertEquals(2, h.processor.processOnce());
     eventually("both on the health thread (it may write Cassandra)", () -> got.size() == 2);
-    assertEquals(List.of(List.of(APP, "resize", "crash-looping", "grain worker resize exited with code 1"),
-        List.of(APP, "nosuchgrain", "crash-looping", "")), got,
+    assertEquals(
+        List.of(
+            List.of(APP, "resize", "crash-looping", "grain worker resize exited with code 1"),
+            List.of(APP, "nosuchgrain", "crash-looping", "")),
+        got,
         "a worker report is about the stamped application (the deployer checks the grain: a sandbox still starting "
             + "is not known here yet)");
-    assertTrue(h.producer.history().isEmpty(), "a worker report is not an instance's report: nothing to Kafka");
+    assertTrue(
+        h.producer.history().isEmpty(),
+        "a worker report is not an instance's report: nothing to Kafka");
   }
 
   @Test
@@ -83,36 +95,59 @@ class HostAgentQueueProcessorTest {
     e0Delivered();
     h.global.setAvailable(false); // Cassandra away: the data flag must wait for the backup
     h.data.forApplication(APP).put("photo", bytes("jpeg"));
-    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(
-        output("o1", APP, "store", true, "exec-e0"),
-        output("o2", APP, "publish", false, "exec-e0"),
-        output("o3", APP, "end", false, "exec-e0")), List.of(List.of("kv", "photo"))));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(
+                output("o1", APP, "store", true, "exec-e0"),
+                output("o2", APP, "publish", false, "exec-e0"),
+                output("o3", APP, "end", false, "exec-e0")),
+            List.of(List.of("kv", "photo"))));
     assertEquals(1, h.processor.processOnce());
 
     eventually("the three outputs sent", () -> h.producer.history().size() >= 3);
     ProducerRecord<String, byte[]> backup = h.sent(STORE.topic()).get(0);
-    assertEquals(Flag.PROCESSING, ConditionFlag.parse(backup.key(), backup.value()).flag());
+    assertEquals(
+        Flag.PROCESSING, ConditionFlag.parse(backup.key(), backup.value()).flag());
     assertEquals(1, backup.partition(), "the only partition of store this host owns");
     assertEquals("o1", backup.key());
-    assertEquals(List.of(Flag.NEW), h.flags(PUBLISH.topic()).stream().map(ConditionFlag::flag).toList());
-    ProducerRecord<String, byte[]> result = h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).get(0);
+    assertEquals(
+        List.of(Flag.NEW),
+        h.flags(PUBLISH.topic()).stream().map(ConditionFlag::flag).toList());
+    ProducerRecord<String, byte[]> result =
+        h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).get(0);
     assertEquals("exec-e0", result.key());
     assertEquals("o3", ConditionFlag.JSON.readTree(result.value()).path("id").asText());
     assertEquals(false, ConditionFlag.JSON.readTree(result.value()).has("local"));
     Thread.sleep(100);
-    assertEquals(List.of(), h.flags(RESIZE.topic()), "no data or finished flag before the data is in Cassandra");
+    assertEquals(
+        List.of(),
+        h.flags(RESIZE.topic()),
+        "no data or finished flag before the data is in Cassandra");
 
     h.global.setAvailable(true);
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
     List<ConditionFlag> flags = h.flags(RESIZE.topic());
-    assertEquals(List.of(Flag.DATA, Flag.FINISHED), flags.stream().map(ConditionFlag::flag).toList());
-    assertEquals(List.of(new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")))),
+    assertEquals(
+        List.of(Flag.DATA, Flag.FINISHED),
+        flags.stream().map(ConditionFlag::flag).toList());
+    assertEquals(
+        List.of(
+            new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")))),
         flags.get(0).data());
-    assertTrue(h.sent(RESIZE.topic()).stream().allMatch(r -> r.partition() == 1), "in e0's own partition");
-    eventually("e0 no longer holds the commit", () -> h.bridge.tracker().committable(tp(RESIZE, 1)).equals(OptionalLong.of(1)));
+    assertTrue(
+        h.sent(RESIZE.topic()).stream().allMatch(r -> r.partition() == 1), "in e0's own partition");
+    eventually(
+        "e0 no longer holds the commit",
+        () -> h.bridge.tracker().committable(tp(RESIZE, 1)).equals(OptionalLong.of(1)));
     assertEquals(1, h.reports.size());
 
-    // the store instance that handled o1 (delivered locally) finishes: o1's finished flag joins its backup
+    // the store instance that handled o1 (delivered locally) finishes: o1's finished flag joins its
+    // backup
     publishReport(CRED, report("finished", APP, "store", "o1", List.of(), List.of()));
     h.processor.processOnce();
     eventually("o1 finished", () -> h.flags(STORE.topic()).size() == 2);
@@ -123,13 +158,22 @@ class HostAgentQueueProcessorTest {
   @Test
   void sentEventsAreBackedUpAndTheFinishedFlagWaitsForThem() throws Exception {
     e0Delivered();
-    publishReport(CRED, report("sent", APP, "resize", "e0", List.of(output("s1", APP, "publish", false, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "sent",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("s1", APP, "publish", false, "exec-e0")),
+            List.of()));
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), List.of()));
     h.processor.processOnce();
     eventually("finished", () -> h.flags(RESIZE.topic()).size() == 1);
-    assertEquals(List.of(ConditionFlag.newEvent((ObjectNode)
-        output("s1", APP, "publish", false, "exec-e0").without("local"), "h1")), h.flags(PUBLISH.topic()));
+    assertEquals(
+        List.of(ConditionFlag.newEvent(
+            (ObjectNode) output("s1", APP, "publish", false, "exec-e0").without("local"), "h1")),
+        h.flags(PUBLISH.topic()));
     assertTrue(h.producer.history().indexOf(h.sent(PUBLISH.topic()).get(0))
         < h.producer.history().indexOf(h.sent(RESIZE.topic()).get(0)));
   }
@@ -138,8 +182,15 @@ class HostAgentQueueProcessorTest {
   void aReportNamingAnotherApplicationIsRefused() throws Exception {
     e0Delivered();
     publishReport(CRED, report("finished", OTHER_APP, "resize", "e0", List.of(), List.of()));
-    publishReport(CRED, report("finished", APP, "resize", "e0",
-        List.of(output("x", OTHER_APP, "store", false, "exec-e0")), List.of()));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("x", OTHER_APP, "store", false, "exec-e0")),
+            List.of()));
     // mall's grain knows e0's id and tries to mark it finished: e0 is shop's
     publishReport(OTHER_CRED, report("finished", OTHER_APP, "resize", "e0", List.of(), List.of()));
     assertEquals(3, h.processor.processOnce());
@@ -152,24 +203,35 @@ class HostAgentQueueProcessorTest {
   @Test
   void aResultForAnotherApplicationsExecutionIsRefused() throws Exception {
     e0Delivered();
-    // mall's grain learned shop's execution id and even its tag, and answers shop's caller with its own result
+    // mall's grain learned shop's execution id and even its tag, and answers shop's caller with its
+    // own result
     ObjectNode forged = output("f1", OTHER_APP, "end", false, "exec-e0");
     forged.put("tag", TestHost.TAGS.of(APP, "exec-e0", TestHost.FRONTEND));
     ObjectNode untagged = output("f2", OTHER_APP, "end", false, "exec-e0");
     untagged.remove("tag");
     ObjectNode otherFrontend = output("f3", APP, "end", false, "exec-e0");
     otherFrontend.put("frontend", "fe-elsewhere"); // shop's own grain redirecting its result
-    publishReport(OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(forged, untagged), List.of()));
+    publishReport(
+        OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(forged, untagged), List.of()));
     publishReport(CRED, report("sent", APP, "resize", "e0", List.of(otherFrontend), List.of()));
     assertEquals(2, h.processor.processOnce());
     Thread.sleep(100);
     assertEquals(List.of(), h.producer.history(), "no result reached any response topic");
     assertEquals(3, h.processor.refusedOutputs());
 
-    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o3", APP, "end", false, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("o3", APP, "end", false, "exec-e0")),
+            List.of()));
     h.processor.processOnce();
-    eventually("shop's own result sent", () -> h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).size() == 1);
+    eventually(
+        "shop's own result sent",
+        () -> h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).size() == 1);
   }
 
   @Test
@@ -182,7 +244,8 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", outs, List.of()));
     h.processor.processOnce();
     eventually("e0 finished", () -> h.flags(RESIZE.topic()).size() == 1);
-    assertTrue(h.producer.history().stream().noneMatch(r -> r.topic().contains("made-up")),
+    assertTrue(
+        h.producer.history().stream().noneMatch(r -> r.topic().contains("made-up")),
         "nothing was produced to a made-up grain's topic");
     assertEquals(500, h.processor.refusedOutputs());
   }
@@ -192,23 +255,38 @@ class HostAgentQueueProcessorTest {
     h.close();
     h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false);
     e0Delivered();
-    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "store", true, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("o1", APP, "store", true, "exec-e0")),
+            List.of()));
     h.processor.processOnce();
     assertEquals(1, h.producer.history().size());
     assertTrue(h.producer.errorNext(new TimeoutException("Kafka away")));
     h.add(tp(RESIZE, 1), 1, ConditionFlag.newEvent(event("e1", RESIZE), ""));
     h.bridge.pollOnce();
-    assertEquals(List.of("e1"), TestHost.ids(h.drain(RESIZE)), "local execution goes on while Kafka refuses sends");
+    assertEquals(
+        List.of("e1"),
+        TestHost.ids(h.drain(RESIZE)),
+        "local execution goes on while Kafka refuses sends");
     eventually("the backup sent again", () -> h.producer.history().size() == 2);
     assertTrue(h.producer.errorNext(new TimeoutException("still away")));
     eventually("and again", () -> h.producer.history().size() == 3);
-    assertEquals(List.of(), h.flags(RESIZE.topic()), "e0 is not finished while its output is not in Kafka");
+    assertEquals(
+        List.of(), h.flags(RESIZE.topic()), "e0 is not finished while its output is not in Kafka");
     assertTrue(h.producer.completeNext());
-    eventually("e0's finished flag once the backup is in", () -> h.flags(RESIZE.topic()).size() == 1);
+    eventually(
+        "e0's finished flag once the backup is in",
+        () -> h.flags(RESIZE.topic()).size() == 1);
     assertTrue(h.producer.completeNext());
     eventually("e0 finished", () -> !h.bridge.tracker().isPending(tp(RESIZE, 1), "e0"));
-    assertEquals(List.of("o1", "o1", "o1", "e0"), h.producer.history().stream().map(ProducerRecord::key).toList());
+    assertEquals(
+        List.of("o1", "o1", "o1", "e0"),
+        h.producer.history().stream().map(ProducerRecord::key).toList());
     assertTrue(h.bridge.sender().retries() >= 2);
     assertEquals(0, h.processor.pendingBytes());
   }
@@ -216,16 +294,32 @@ class HostAgentQueueProcessorTest {
   @Test
   void theProcessorStopsTakingReportsWhileKafkaHoldsTooMuch() throws Exception {
     h.close();
-    h = new TestHost("h1", new InMemoryGlobalDataLayer(), 10_000, false, s -> s.withMaxPendingBytes(1));
+    h = new TestHost(
+        "h1", new InMemoryGlobalDataLayer(), 10_000, false, s -> s.withMaxPendingBytes(1));
     e0Delivered();
-    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "store", true, "exec-e0")),
-        List.of()));
-    publishReport(CRED, report("sent", APP, "store", "o1", List.of(output("o2", APP, "publish", false, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("o1", APP, "store", true, "exec-e0")),
+            List.of()));
+    publishReport(
+        CRED,
+        report(
+            "sent",
+            APP,
+            "store",
+            "o1",
+            List.of(output("o2", APP, "publish", false, "exec-e0")),
+            List.of()));
     h.processor.start();
     eventually("the first report's backup sent", () -> h.producer.history().size() == 1);
     Thread.sleep(200);
-    assertEquals(1, h.producer.history().size(), "the second report waits: Kafka holds the whole budget");
+    assertEquals(
+        1, h.producer.history().size(), "the second report waits: Kafka holds the whole budget");
     assertTrue(h.processor.pendingBytes() > 0);
     assertTrue(h.producer.completeNext()); // o1's backup is in: e0's finished flag goes
     eventually("e0's finished flag sent", () -> h.producer.history().size() == 2);
@@ -239,8 +333,15 @@ class HostAgentQueueProcessorTest {
   @Test
   void aLocalOutputForAGrainNotRunningHereIsPublishedForItsHosts() throws Exception {
     e0Delivered();
-    publishReport(CRED, report("finished", APP, "resize", "e0", List.of(output("o1", APP, "publish", true, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("o1", APP, "publish", true, "exec-e0")),
+            List.of()));
     h.processor.processOnce();
     eventually("forwarded", () -> h.flags(PUBLISH.topic()).size() == 1);
     assertEquals(Flag.NEW, h.flags(PUBLISH.topic()).get(0).flag());
@@ -248,9 +349,17 @@ class HostAgentQueueProcessorTest {
 
   @Test
   void withoutAPartitionOfTheNextGrainTheBackupIsPlacedByItsKey() throws Exception {
-    h.assign(tp(RESIZE, 0), tp(RESIZE, 1)); // store runs here but this host owns none of its partitions
-    publishReport(CRED, report("finished", APP, "resize", "e9", List.of(output("o1", APP, "store", true, "exec-e9")),
-        List.of()));
+    h.assign(
+        tp(RESIZE, 0), tp(RESIZE, 1)); // store runs here but this host owns none of its partitions
+    publishReport(
+        CRED,
+        report(
+            "finished",
+            APP,
+            "resize",
+            "e9",
+            List.of(output("o1", APP, "store", true, "exec-e9")),
+            List.of()));
     h.processor.processOnce();
     publishReport(CRED, report("finished", APP, "store", "o1", List.of(), List.of()));
     h.processor.processOnce();
@@ -267,7 +376,8 @@ class HostAgentQueueProcessorTest {
   }
 
   private static ReportLimits limits(int threads, int dataItems, int inFlightMax, Duration expiry) {
-    return new ReportLimits(threads, 2000, 16L << 20, dataItems, inFlightMax, 16L << 20, expiry, 256L << 20);
+    return new ReportLimits(
+        threads, 2000, 16L << 20, dataItems, inFlightMax, 16L << 20, expiry, 256L << 20);
   }
 
   @Test
@@ -282,8 +392,10 @@ class HostAgentQueueProcessorTest {
     while (h.processor.processOnce() > 0) {
       // all of them
     }
-    assertEquals(List.of(), h.reports, "no listener (metrics, logs) sees a made-up grain or status");
-    assertEquals(Map.of(List.of(APP, "unknown_grain"), 100L, List.of(APP, "unknown_status"), 100L),
+    assertEquals(
+        List.of(), h.reports, "no listener (metrics, logs) sees a made-up grain or status");
+    assertEquals(
+        Map.of(List.of(APP, "unknown_grain"), 100L, List.of(APP, "unknown_status"), 100L),
         h.processor.refusedReports());
   }
 
@@ -298,8 +410,12 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), same));
     h.processor.processOnce();
     eventually("data then finished flags of e0", () -> h.flags(RESIZE.topic()).size() == 2);
-    DataMetadata photo = new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")));
-    assertEquals(List.of(photo), h.flags(RESIZE.topic()).get(0).data(), "10,000 mentions of one item: one in the flag");
+    DataMetadata photo =
+        new DataMetadata(DataKind.KV, "photo", 4, CanonicalEncoding.sha256Hex(bytes("jpeg")));
+    assertEquals(
+        List.of(photo),
+        h.flags(RESIZE.topic()).get(0).data(),
+        "10,000 mentions of one item: one in the flag");
     assertEquals(1, h.data.forApplication(APP).metadataComputed(), "its SHA-256 computed once");
   }
 
@@ -314,7 +430,10 @@ class HostAgentQueueProcessorTest {
     publishReport(CRED, report("finished", APP, "resize", "e0", List.of(), many));
     h.processor.processOnce();
     eventually("e0 finished", () -> h.flags(RESIZE.topic()).size() == 1);
-    assertEquals(Flag.FINISHED, h.flags(RESIZE.topic()).get(0).flag(), "no data flag: recovery re-runs it instead");
+    assertEquals(
+        Flag.FINISHED,
+        h.flags(RESIZE.topic()).get(0).flag(),
+        "no data flag: recovery re-runs it instead");
     assertEquals(0, h.data.forApplication(APP).metadataComputed());
     assertEquals(Map.of(List.of(APP, "data_list_too_long"), 1L), h.processor.refusedReports());
   }
@@ -331,28 +450,42 @@ class HostAgentQueueProcessorTest {
     h.processor.processOnce();
     eventually("three backups", () -> h.sent(STORE.topic()).size() == 3);
     Thread.sleep(50);
-    assertEquals(3, h.sent(STORE.topic()).size(), "the application's bound of such events in flight is 3");
+    assertEquals(
+        3, h.sent(STORE.topic()).size(), "the application's bound of such events in flight is 3");
     assertEquals(Map.of(List.of(APP, "in_flight_full"), 2L), h.processor.refusedReports());
     assertEquals(Map.of(APP, 4), h.processor.inFlightByApplication(), "e0 and three claimed");
 
-    // the consumer reads the backups: nobody finishes them (forged), so they hold the partition's commit
+    // the consumer reads the backups: nobody finishes them (forged), so they hold the partition's
+    // commit
     List<ProducerRecord<String, byte[]>> backups = h.sent(STORE.topic());
     for (int i = 0; i < backups.size(); i++) {
-      h.add(tp(STORE, 1), i, ConditionFlag.parse(backups.get(i).key(), backups.get(i).value()));
+      h.add(
+          tp(STORE, 1),
+          i,
+          ConditionFlag.parse(backups.get(i).key(), backups.get(i).value()));
     }
     h.bridge.pollOnce();
     assertEquals(OptionalLong.of(0), h.bridge.tracker().committable(tp(STORE, 1)));
 
     Thread.sleep(250);
     h.processor.expireLocal(System.nanoTime());
-    assertEquals(Map.of(APP, 1), h.processor.inFlightByApplication(), "the claimed ones expired; e0 stays");
-    assertEquals(OptionalLong.of(3), h.bridge.tracker().committable(tp(STORE, 1)), "the commit moves on");
+    assertEquals(
+        Map.of(APP, 1), h.processor.inFlightByApplication(), "the claimed ones expired; e0 stays");
+    assertEquals(
+        OptionalLong.of(3), h.bridge.tracker().committable(tp(STORE, 1)), "the commit moves on");
     for (ProducerRecord<String, byte[]> b : backups) {
       assertFalse(h.bridge.tracker().isPending(tp(STORE, 1), b.key()));
     }
     // room again
-    publishReport(CRED, report("sent", APP, "resize", "e0", List.of(output("g0", APP, "store", true, "exec-e0")),
-        List.of()));
+    publishReport(
+        CRED,
+        report(
+            "sent",
+            APP,
+            "resize",
+            "e0",
+            List.of(output("g0", APP, "store", true, "exec-e0")),
+            List.of()));
     h.processor.processOnce();
     eventually("a new one backed up", () -> h.sent(STORE.topic()).size() == 4);
   }
@@ -376,10 +509,15 @@ class HostAgentQueueProcessorTest {
     publishReport(OTHER_CRED, report("finished", OTHER_APP, "x", "m0", List.of(), List.of()));
     h.processor.start();
     try {
-      eventually("mall's report handled while shop's first hangs", () -> h.reports.stream()
-          .anyMatch(r -> r.app().equals(OTHER_APP)) && h.reports.stream().anyMatch(r -> r.app().equals(APP)));
+      eventually(
+          "mall's report handled while shop's first hangs",
+          () -> h.reports.stream().anyMatch(r -> r.app().equals(OTHER_APP))
+              && h.reports.stream().anyMatch(r -> r.app().equals(APP)));
       Thread.sleep(100);
-      assertEquals(1, h.reports.stream().filter(r -> r.app().equals(APP)).count(), "shop's are handled one at a time");
+      assertEquals(
+          1,
+          h.reports.stream().filter(r -> r.app().equals(APP)).count(),
+          "shop's are handled one at a time");
     } finally {
       release.countDown();
     }
@@ -392,7 +530,8 @@ class HostAgentQueueProcessorTest {
     ObjectNode foreign = reportJson("sent", APP, "resize", "e0", List.of(), List.of());
     foreign.put("execution_id", "exec-of-another-tenant");
     foreign.withArray("logs").addArray().add(1).add("INFO").add("injected");
-    ObjectNode noSuchEvent = reportJson("sent", APP, "resize", "no-such-event", List.of(), List.of());
+    ObjectNode noSuchEvent =
+        reportJson("sent", APP, "resize", "no-such-event", List.of(), List.of());
     noSuchEvent.withArray("logs").addArray().add(1).add("INFO").add("injected");
     ObjectNode own = reportJson("sent", APP, "resize", "e0", List.of(), List.of());
     own.withArray("logs").addArray().add(1).add("INFO").add("mine");
@@ -402,7 +541,9 @@ class HostAgentQueueProcessorTest {
     while (h.processor.processOnce() > 0) {
       // all of them
     }
-    assertEquals(List.of(false, false, true), h.reports.stream().map(InstanceReport::executionBound).toList());
+    assertEquals(
+        List.of(false, false, true),
+        h.reports.stream().map(InstanceReport::executionBound).toList());
     assertEquals(Map.of(List.of(APP, "foreign_execution"), 2L), h.processor.refusedReports());
   }
 }

@@ -15,24 +15,34 @@ class InFlightEventsTest {
   private final InFlightEvents homes = new InFlightEvents();
 
   private static Home home(String app) {
-    return new Home("sand." + app + ".g", 0, app, CompletableFuture.completedFuture(null), "g", null);
+    return new Home(
+        "sand." + app + ".g", 0, app, CompletableFuture.completedFuture(null), "g", null);
   }
 
   @Test
   void claimsAreBoundedPerApplicationInNumberAndBytes() {
     assertTrue(homes.registerLocal("a1", home("shop"), 10, 2, 100, Long.MAX_VALUE));
-    assertTrue(homes.registerLocal("a1", home("shop"), 10, 2, 100, Long.MAX_VALUE), "the same event again: no more");
+    assertTrue(
+        homes.registerLocal("a1", home("shop"), 10, 2, 100, Long.MAX_VALUE),
+        "the same event again: no more");
     assertTrue(homes.registerLocal("a2", home("shop"), 10, 2, 100, Long.MAX_VALUE));
-    assertFalse(homes.registerLocal("a3", home("shop"), 10, 2, 100, Long.MAX_VALUE), "a third is past the count");
-    assertTrue(homes.registerLocal("b1", home("mall"), 10, 2, 100, Long.MAX_VALUE), "another application's own bound");
-    assertFalse(homes.registerLocal("b2", home("mall"), 91, 2, 100, Long.MAX_VALUE), "past the bytes");
+    assertFalse(
+        homes.registerLocal("a3", home("shop"), 10, 2, 100, Long.MAX_VALUE),
+        "a third is past the count");
+    assertTrue(
+        homes.registerLocal("b1", home("mall"), 10, 2, 100, Long.MAX_VALUE),
+        "another application's own bound");
+    assertFalse(
+        homes.registerLocal("b2", home("mall"), 91, 2, 100, Long.MAX_VALUE), "past the bytes");
     homes.register("fed", home("shop")); // delivered by the agent itself: not counted
     assertEquals(Map.of("shop", 3, "mall", 1), homes.countByApplication());
 
     assertTrue(homes.remove("shop", "a1") != null); // finished: room again
     assertTrue(homes.registerLocal("a3", home("shop"), 10, 2, 100, Long.MAX_VALUE));
     homes.forgetApplication("shop");
-    assertTrue(homes.registerLocal("a4", home("shop"), 10, 2, 100, Long.MAX_VALUE), "forgotten with its application");
+    assertTrue(
+        homes.registerLocal("a4", home("shop"), 10, 2, 100, Long.MAX_VALUE),
+        "forgotten with its application");
   }
 
   @Test

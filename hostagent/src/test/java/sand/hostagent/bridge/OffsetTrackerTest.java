@@ -41,7 +41,11 @@ class OffsetTrackerTest {
     assertEquals(OptionalLong.of(0), t.committable(tp));
     assertTrue(t.isPending(tp, "a"));
     assertFalse(t.isPending(tp, "b"));
-    t.seen(tp, 4, "a", Flag.FINISHED); // a finished record read from the partition (e.g. another host's)
+    t.seen(
+        tp,
+        4,
+        "a",
+        Flag.FINISHED); // a finished record read from the partition (e.g. another host's)
     assertEquals(OptionalLong.of(5), t.committable(tp));
     assertEquals(0, t.pendingRecords(tp));
   }
@@ -49,7 +53,9 @@ class OffsetTrackerTest {
   @Test
   void anEventFinishedBeforeItsRecordsAreReadDoesNotHoldTheCommit() {
     t.assigned(tp, 0);
-    t.finished(tp, "a"); // our finished flag was acknowledged before the consumer read our processing backup
+    t.finished(
+        tp,
+        "a"); // our finished flag was acknowledged before the consumer read our processing backup
     t.seen(tp, 0, "a", Flag.PROCESSING);
     t.seen(tp, 1, "a", Flag.DATA);
     assertEquals(OptionalLong.of(2), t.committable(tp));

@@ -18,9 +18,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ConditionFlag;
 import sand.contracts.TopicNames;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 
 /**
  * Issue 26, finding 1: an event whose processing takes the host agent down is replayed by every start of the agent
@@ -57,20 +57,31 @@ class PoisonEventTest {
       try (TestHost h = start()) {
         assertEquals(List.of("B", "C"), ids(h.drain(RESIZE)), "start " + run + " replays both");
         assertTrue(h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).isEmpty());
-      } // ... and dies while B runs (C, waiting behind B, is in flight too: its processing coincides with the deaths)
+      } // ... and dies while B runs (C, waiting behind B, is in flight too: its processing
+      // coincides with the deaths)
     }
     try (TestHost h = start()) {
       assertEquals(List.of(), ids(h.drain(RESIZE)), "third start: B and C are not replayed again");
-      eventually("B's and C's callers answered", () -> h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).size() == 2);
-      ProducerRecord<String, byte[]> answer = h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).get(0);
+      eventually(
+          "B's and C's callers answered",
+          () -> h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).size() == 2);
+      ProducerRecord<String, byte[]> answer =
+          h.sent(TopicNames.responseTopic(TestHost.FRONTEND)).get(0);
       assertEquals("exec-B", answer.key());
       JsonNode error = ConditionFlag.JSON.readTree(answer.value()).path("value").path("error");
       assertEquals("Poison", error.path("type").asText());
-      assertTrue(error.path("message").asText().startsWith("poison event: it was being processed each time the host "
-          + "agent of host h1 died (3 times)"), error.toString());
+      assertTrue(
+          error
+              .path("message")
+              .asText()
+              .startsWith("poison event: it was being processed each time the host "
+                  + "agent of host h1 died (3 times)"),
+          error.toString());
       assertEquals("resize", error.path("grain").asText());
-      eventually("B finished, so the partition moves on", () -> h.flags(RESIZE.topic())
-          .contains(ConditionFlag.finished("B", "h1")) && !h.bridge.tracker().isPending(P, "B"));
+      eventually(
+          "B finished, so the partition moves on",
+          () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("B", "h1"))
+              && !h.bridge.tracker().isPending(P, "B"));
       List<String> dead = Files.readAllLines(state.resolve(PoisonLedger.DEAD_LETTERS_FILE));
       assertEquals(2, dead.size());
       JsonNode letter = ConditionFlag.JSON.readTree(dead.get(0));

@@ -18,12 +18,12 @@ import java.util.OptionalLong;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import sand.contracts.ConditionFlag.Flag;
-import sand.contracts.ConditionFlag;
-import sand.contracts.DataKind;
-import sand.contracts.DataMetadata;
 import sand.cluster.globaldata.CanonicalEncoding;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
+import sand.contracts.ConditionFlag;
+import sand.contracts.ConditionFlag.Flag;
+import sand.contracts.DataKind;
+import sand.contracts.DataMetadata;
 import sand.hostagent.bridge.Recovery.Decision;
 import sand.hostagent.bridge.Recovery.PlannedEvent;
 import sand.hostagent.bridge.Recovery.Scan;
@@ -48,26 +48,36 @@ class RecoveryTest {
     global.writeKv(TestHost.APP, "dk", bytes("dv"));
     global.writeKv(TestHost.APP, "ek", bytes("fresh"));
     h.assign(Map.of(P, 1L), Map.of(P, 10L), P);
-    h.add(P, 0, ConditionFlag.newEvent(event("A", RESIZE), ""));           // before the committed offset
-    h.add(P, 1, ConditionFlag.processing(event("B", RESIZE), "h1"));       // started, not finished
+    h.add(P, 0, ConditionFlag.newEvent(event("A", RESIZE), "")); // before the committed offset
+    h.add(P, 1, ConditionFlag.processing(event("B", RESIZE), "h1")); // started, not finished
     h.add(P, 2, ConditionFlag.newEvent(event("C", RESIZE), ""));
-    h.add(P, 3, ConditionFlag.finished("C", "h1"));                         // done
+    h.add(P, 3, ConditionFlag.finished("C", "h1")); // done
     h.add(P, 4, ConditionFlag.processing(event("D", RESIZE), "h1"));
-    h.add(P, 5, ConditionFlag.data("D", List.of(CanonicalEncoding.ofKvValue("dk", bytes("dv"))), "h1"));
+    h.add(
+        P,
+        5,
+        ConditionFlag.data("D", List.of(CanonicalEncoding.ofKvValue("dk", bytes("dv"))), "h1"));
     h.add(P, 6, ConditionFlag.processing(event("E", RESIZE), "h1"));
-    h.add(P, 7, ConditionFlag.data("E", List.of(CanonicalEncoding.ofKvValue("ek", bytes("stale"))), "h1"));
+    h.add(
+        P,
+        7,
+        ConditionFlag.data("E", List.of(CanonicalEncoding.ofKvValue("ek", bytes("stale"))), "h1"));
     h.add(P, 8, ConditionFlag.newEvent(event("F", RESIZE), ""));
     h.add(P, 9, ConditionFlag.finished("A", "h1"));
-    h.add(P, 10, ConditionFlag.newEvent(event("G", RESIZE), ""));          // a new message after the replay
+    h.add(P, 10, ConditionFlag.newEvent(event("G", RESIZE), "")); // a new message after the replay
   }
 
   @Test
   void unfinishedEventsAreProcessedAgainAndFinishedOnesSkipped() throws Exception {
     failedHostsPartition();
     h.bridge.pollOnce();
-    assertEquals(List.of("B", "E", "F"), ids(h.drain(RESIZE)),
+    assertEquals(
+        List.of("B", "E", "F"),
+        ids(h.drain(RESIZE)),
         "processing and new re-processed in order; finished skipped; D's data is durable; E's is not");
-    eventually("D's missing finished flag written", () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("D", "h2")));
+    eventually(
+        "D's missing finished flag written",
+        () -> h.flags(RESIZE.topic()).contains(ConditionFlag.finished("D", "h2")));
     assertEquals(0, h.sent(RESIZE.topic()).get(0).partition(), "into the event's own partition");
     eventually("D no longer holds the commit", () -> !h.bridge.tracker().isPending(P, "D"));
   }
@@ -83,11 +93,15 @@ class RecoveryTest {
     eventually("D finished", () -> !h.bridge.tracker().isPending(P, "D"));
     h.bridge.pollOnce();
     assertEquals(List.of(), h.drain(RESIZE), "E, replayed, has not finished yet");
-    assertEquals(OptionalLong.of(6), h.bridge.tracker().committable(P), "progress is committed during the replay");
+    assertEquals(
+        OptionalLong.of(6),
+        h.bridge.tracker().committable(P),
+        "progress is committed during the replay");
     h.bridge.eventFinished(RESIZE.topic(), 0, "E");
     h.bridge.pollOnce();
     assertEquals(List.of("G"), ids(h.drain(RESIZE)));
-    assertEquals(OptionalLong.of(10), h.bridge.tracker().committable(P), "G is the oldest unfinished");
+    assertEquals(
+        OptionalLong.of(10), h.bridge.tracker().committable(P), "G is the oldest unfinished");
   }
 
   @Test
@@ -95,7 +109,8 @@ class RecoveryTest {
     failedHostsPartition();
     global.setAvailable(false);
     h.bridge.pollOnce();
-    assertEquals(List.of(), h.drain(RESIZE), "nothing is replayed before every data flag is checked");
+    assertEquals(
+        List.of(), h.drain(RESIZE), "nothing is replayed before every data flag is checked");
     global.setAvailable(true);
     h.clock.advance(Duration.ofSeconds(30));
     h.bridge.pollOnce();
@@ -109,7 +124,9 @@ class RecoveryTest {
     h.add(P, 1, ConditionFlag.processing(event("Y", RESIZE), "h1"));
     h.bridge.pollOnce();
     assertEquals(List.of("X", "Y"), ids(h.drain(RESIZE)));
-    assertEquals(List.of(), h.flags(RESIZE.topic()).stream().filter(f -> f.flag() == Flag.FINISHED).toList());
+    assertEquals(
+        List.of(),
+        h.flags(RESIZE.topic()).stream().filter(f -> f.flag() == Flag.FINISHED).toList());
   }
 
   // ---- the scan (step 1) alone
@@ -128,16 +145,23 @@ class RecoveryTest {
     s.accept(8, null);
     s.accept(9, ConditionFlag.newEvent(TestHost.event("d", TestHost.RESIZE), ""));
     List<PlannedEvent> plan = s.plan(true);
-    assertEquals(List.of("a", "b", "c", "d"), plan.stream().map(PlannedEvent::eventId).toList());
-    assertEquals(List.of(Decision.REPLAY, Decision.SKIP, Decision.VERIFY, Decision.REPLAY),
+    assertEquals(
+        List.of("a", "b", "c", "d"), plan.stream().map(PlannedEvent::eventId).toList());
+    assertEquals(
+        List.of(Decision.REPLAY, Decision.SKIP, Decision.VERIFY, Decision.REPLAY),
         plan.stream().map(PlannedEvent::decision).toList());
     assertEquals(List.of(md), plan.get(2).data());
-    assertEquals("c", plan.get(2).event().path("id").asText(), "the envelope is kept for a re-process");
+    assertEquals(
+        "c", plan.get(2).event().path("id").asText(), "the envelope is kept for a re-process");
     assertEquals(7, s.records());
-    // The baseline without flags (benchmarks/recovery.py): the finished and data-flagged events run again too.
+    // The baseline without flags (benchmarks/recovery.py): the finished and data-flagged events run
+    // again too.
     List<PlannedEvent> all = s.plan(false);
-    assertEquals(List.of("a", "b", "c", "d"), all.stream().map(PlannedEvent::eventId).toList());
-    assertEquals(List.of(Decision.REPLAY), all.stream().map(PlannedEvent::decision).distinct().toList());
+    assertEquals(
+        List.of("a", "b", "c", "d"), all.stream().map(PlannedEvent::eventId).toList());
+    assertEquals(
+        List.of(Decision.REPLAY),
+        all.stream().map(PlannedEvent::decision).distinct().toList());
   }
 
   @Test

@@ -15,6 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -27,18 +29,16 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.common.Credentials;
 import sand.common.testing.ManualClock;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ExecutionTag;
 import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.localbus.LocalBusSettings;
 import sand.localbus.LocalMessageBus;
-import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 /**
  * One host agent's bridge over fakes (the unit tests' fixture): the in-process local bus and data
@@ -57,7 +57,8 @@ final class TestHost implements AutoCloseable {
   static final GrainRef STORE = new GrainRef(APP, "store");
   static final GrainRef PUBLISH = new GrainRef(APP, "publish");
   /** The execution tags of a test cluster (a fixed secret). */
-  static final ExecutionTag TAGS = new ExecutionTag("test-cluster-secret-0123456789".getBytes(StandardCharsets.UTF_8));
+  static final ExecutionTag TAGS =
+      new ExecutionTag("test-cluster-secret-0123456789".getBytes(StandardCharsets.UTF_8));
   /** The grains of shop's workflow, as the deployer knows them. */
   static final Set<String> SHOP_GRAINS = Set.of(RESIZE.grain(), STORE.grain(), PUBLISH.grain());
 
@@ -75,7 +76,7 @@ final class TestHost implements AutoCloseable {
   final HostAgentQueueProcessor processor;
   final List<InstanceReport> reports = new CopyOnWriteArrayList<>();
   /** Also called with each accepted report, after it is added to {@link #reports} (a test may block in it). */
-  volatile Consumer<InstanceReport> onReport = r -> { };
+  volatile Consumer<InstanceReport> onReport = r -> {};
   /** Gets the supervisors' worker reports (the deployer's part in the host agent); none by default. */
   volatile HostAgentQueueProcessor.WorkerHealth health;
   /** Whether a host is known to have failed (the cluster membership's part); none by default. */
@@ -89,28 +90,55 @@ final class TestHost implements AutoCloseable {
     this(hostId, global, queueCapacity, autoComplete, s -> s);
   }
 
-  TestHost(String hostId, InMemoryGlobalDataLayer global, int queueCapacity, boolean autoComplete,
-           UnaryOperator<BridgeSettings> tweak) {
+  TestHost(
+      String hostId,
+      InMemoryGlobalDataLayer global,
+      int queueCapacity,
+      boolean autoComplete,
+      UnaryOperator<BridgeSettings> tweak) {
     this.hostId = hostId;
     this.global = global;
-    this.bus = new LocalMessageBus(credentials, LocalBusSettings.defaults().withQueueCapacity(queueCapacity));
-    this.data = new LocalDataLayer(credentials, global, LocalDataLayer.Options.defaults()
-        .withValueMaxBytes(1000).withRetryMaxBackoff(Duration.ofMillis(20)));
+    this.bus = new LocalMessageBus(
+        credentials, LocalBusSettings.defaults().withQueueCapacity(queueCapacity));
+    this.data = new LocalDataLayer(
+        credentials,
+        global,
+        LocalDataLayer.Options.defaults()
+            .withValueMaxBytes(1000)
+            .withRetryMaxBackoff(Duration.ofMillis(20)));
     data.grantApplication(AGENT, APP, CRED);
     data.grantApplication(AGENT, OTHER_APP, OTHER_CRED);
-    this.producer = new MockProducer<>(cluster(), autoComplete, null, new StringSerializer(), new ByteArraySerializer());
-    this.settings = tweak.apply(BridgeSettings.defaults(hostId).withCommitInterval(Duration.ZERO)
-        .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).withRevokeDrain(Duration.ZERO));
-    this.bridge = new GlobalBusBridge(settings, consumer, producer, bus, AGENT, data, clock, scheduler,
+    this.producer = new MockProducer<>(
+        cluster(), autoComplete, null, new StringSerializer(), new ByteArraySerializer());
+    this.settings = tweak.apply(BridgeSettings.defaults(hostId)
+        .withCommitInterval(Duration.ZERO)
+        .withSendBackoff(Duration.ofMillis(5), Duration.ofMillis(20))
+        .withRevokeDrain(Duration.ZERO));
+    this.bridge = new GlobalBusBridge(
+        settings,
+        consumer,
+        producer,
+        bus,
+        AGENT,
+        data,
+        clock,
+        scheduler,
         host -> hostDead.test(host));
-    this.processor = new HostAgentQueueProcessor(bridge, bus, AGENT, data, TAGS,
+    this.processor = new HostAgentQueueProcessor(
+        bridge,
+        bus,
+        AGENT,
+        data,
+        TAGS,
         (app, grain) -> app.equals(APP) ? SHOP_GRAINS.contains(grain) : app.equals(OTHER_APP),
         (app, grain, state, message) -> {
           HostAgentQueueProcessor.WorkerHealth to = health;
           if (to != null) {
             to.report(app, grain, state, message);
           }
-        }, null, r -> {
+        },
+        null,
+        r -> {
           reports.add(r);
           onReport.accept(r);
         });
@@ -121,7 +149,10 @@ final class TestHost implements AutoCloseable {
   }
 
   /** Run RESIZE and STORE here and get the given partitions; records before {@code committed} are done. */
-  void assign(Map<TopicPartition, Long> committed, Map<TopicPartition, Long> ends, TopicPartition... parts) {
+  void assign(
+      Map<TopicPartition, Long> committed,
+      Map<TopicPartition, Long> ends,
+      TopicPartition... parts) {
     Map<TopicPartition, Long> begin = new HashMap<>();
     Map<TopicPartition, Long> end = new HashMap<>();
     for (GrainRef g : List.of(RESIZE, STORE)) {
@@ -148,7 +179,8 @@ final class TestHost implements AutoCloseable {
   }
 
   void add(TopicPartition tp, long offset, ConditionFlag flag) {
-    consumer.addRecord(new ConsumerRecord<>(tp.topic(), tp.partition(), offset, flag.eventId(), flag.value()));
+    consumer.addRecord(
+        new ConsumerRecord<>(tp.topic(), tp.partition(), offset, flag.eventId(), flag.value()));
   }
 
   /** Everything waiting in a local queue now, as events. */
@@ -181,24 +213,45 @@ final class TestHost implements AutoCloseable {
 
   static ObjectNode event(String id, GrainRef to) {
     ObjectNode e = ConditionFlag.JSON.createObjectNode();
-    e.put("id", id).put("execution_id", "exec-" + id).put("app", to.app()).put("grain", to.grain())
-        .put("from", "").put("frontend", FRONTEND).put("value", "v-" + id).put("sent_ns", 1_700_000_000_000_000_000L)
+    e.put("id", id)
+        .put("execution_id", "exec-" + id)
+        .put("app", to.app())
+        .put("grain", to.grain())
+        .put("from", "")
+        .put("frontend", FRONTEND)
+        .put("value", "v-" + id)
+        .put("sent_ns", 1_700_000_000_000_000_000L)
         .put("tag", TAGS.of(to.app(), "exec-" + id, FRONTEND));
     return e;
   }
 
   /** A grain instance's report, as grainworker/instance.py writes it. */
-  static byte[] report(String type, String app, String grain, String handledId, List<ObjectNode> outputs,
-                       List<List<String>> data) {
+  static byte[] report(
+      String type,
+      String app,
+      String grain,
+      String handledId,
+      List<ObjectNode> outputs,
+      List<List<String>> data) {
     return ConditionFlag.toBytes(reportJson(type, app, grain, handledId, outputs, data));
   }
 
   /** {@link #report} as JSON, for a test to change before publishing it. */
-  static ObjectNode reportJson(String type, String app, String grain, String handledId, List<ObjectNode> outputs,
-                               List<List<String>> data) {
+  static ObjectNode reportJson(
+      String type,
+      String app,
+      String grain,
+      String handledId,
+      List<ObjectNode> outputs,
+      List<List<String>> data) {
     ObjectNode r = ConditionFlag.JSON.createObjectNode();
-    r.put("type", type).put("app", app).put("grain", grain).put("execution_id", "exec-" + handledId)
-        .put("event_id", handledId).put("frontend", FRONTEND).put("status", "ok");
+    r.put("type", type)
+        .put("app", app)
+        .put("grain", grain)
+        .put("execution_id", "exec-" + handledId)
+        .put("event_id", handledId)
+        .put("frontend", FRONTEND)
+        .put("status", "ok");
     outputs.forEach(r.putArray("outputs")::add);
     var d = r.putArray("data");
     data.forEach(item -> d.addArray().add(item.get(0)).add(item.get(1)));
@@ -210,8 +263,15 @@ final class TestHost implements AutoCloseable {
   /** An output event of a report: {@code to} is the next grain (or "end"), {@code local} as the instance saw it. */
   static ObjectNode output(String id, String app, String to, boolean local, String execution) {
     ObjectNode e = ConditionFlag.JSON.createObjectNode();
-    e.put("id", id).put("execution_id", execution).put("app", app).put("grain", to).put("from", "resize")
-        .put("frontend", FRONTEND).put("value", "out-" + id).put("sent_ns", 1_700_000_000_000_000_001L).put("local", local)
+    e.put("id", id)
+        .put("execution_id", execution)
+        .put("app", app)
+        .put("grain", to)
+        .put("from", "resize")
+        .put("frontend", FRONTEND)
+        .put("value", "out-" + id)
+        .put("sent_ns", 1_700_000_000_000_000_001L)
+        .put("local", local)
         .put("tag", TAGS.of(app, execution, FRONTEND));
     return e;
   }
@@ -243,7 +303,8 @@ final class TestHost implements AutoCloseable {
         parts.add(new PartitionInfo(g.topic(), p, node, new Node[] {node}, new Node[] {node}));
       }
     }
-    parts.add(new PartitionInfo(TopicNames.responseTopic(FRONTEND), 0, node, new Node[] {node}, new Node[] {node}));
+    parts.add(new PartitionInfo(
+        TopicNames.responseTopic(FRONTEND), 0, node, new Node[] {node}, new Node[] {node}));
     return new Cluster("test", List.of(node), parts, Set.of(), Set.of());
   }
 

@@ -6,20 +6,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
 import sand.common.testing.ManualClock;
-import java.util.List;
 
 class ClusterMembershipTest {
   private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
 
   private ClusterMembership member(ClusterStore store, String id) {
-    return new ClusterMembership(store, new HostAgentTables.HostInfo(id, "bus", "data", "gate", 4, clock.instant(),
-        clock.instant()),
-        clock, Duration.ofSeconds(10));
+    return new ClusterMembership(
+        store,
+        new HostAgentTables.HostInfo(
+            id, "bus", "data", "gate", 4, clock.instant(), clock.instant()),
+        clock,
+        Duration.ofSeconds(10));
   }
 
   @Test
@@ -31,7 +34,7 @@ class ClusterMembershipTest {
     b.beat();
     assertEquals(2, a.liveHosts().size());
     clock.advance(Duration.ofSeconds(8));
-    a.beat();                                  // b stops beating
+    a.beat(); // b stops beating
     assertEquals(2, a.liveHosts().size());
     clock.advance(Duration.ofSeconds(3)); // 11 s after b's last beat
     assertEquals("a", a.liveHosts().get(0).hostId());
@@ -56,7 +59,7 @@ class ClusterMembershipTest {
       }
     };
     ClusterMembership a = member(broken, "a");
-    a.beat();                                   // logged, not thrown
+    a.beat(); // logged, not thrown
     assertTrue(a.liveHosts().isEmpty());
   }
 

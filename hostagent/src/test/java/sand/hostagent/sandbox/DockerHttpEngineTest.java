@@ -18,9 +18,13 @@ class DockerHttpEngineTest {
 
   @Test
   void createBodyCarriesEveryIsolationOption() throws Exception {
-    ContainerSpec spec = SandboxContainer.spec(TestApps.hello(Path.of("/run/sand/apps/hello")), "h1",
-        Path.of("/var/lib/sand/apps/hello"), SandboxSettings.defaults(Path.of("/var/lib/sand")));
-    JsonNode body = JSON.readTree(DockerHttpEngine.createBody(spec).toString()); // as the Engine reads it
+    ContainerSpec spec = SandboxContainer.spec(
+        TestApps.hello(Path.of("/run/sand/apps/hello")),
+        "h1",
+        Path.of("/var/lib/sand/apps/hello"),
+        SandboxSettings.defaults(Path.of("/var/lib/sand")));
+    JsonNode body =
+        JSON.readTree(DockerHttpEngine.createBody(spec).toString()); // as the Engine reads it
 
     assertEquals(JSON.readTree("""
         {"Image": "sand-sandbox:latest",
@@ -49,8 +53,13 @@ class DockerHttpEngineTest {
          "Processes": [["4100", "4080", "Ss", "python3 -m grainworker.supervisor --config /sand/app/sandbox.json"],
                        ["4120", "4100", "S", "python3 -m grainworker --app hello --grain greet"]]}
         """);
-    assertEquals(List.of(
-            new ProcessEntry(4100, 4080, "Ss", "python3 -m grainworker.supervisor --config /sand/app/sandbox.json"),
+    assertEquals(
+        List.of(
+            new ProcessEntry(
+                4100,
+                4080,
+                "Ss",
+                "python3 -m grainworker.supervisor --config /sand/app/sandbox.json"),
             new ProcessEntry(4120, 4100, "S", "python3 -m grainworker --app hello --grain greet")),
         DockerHttpEngine.parseTop(top));
   }
@@ -61,7 +70,8 @@ class DockerHttpEngineTest {
     frame(b, 1, "worker up\n");
     frame(b, 2, "Traceback ...\n");
     assertEquals("worker up\nTraceback ...\n", DockerHttpEngine.demultiplex(b.toByteArray()));
-    assertEquals("plain text", DockerHttpEngine.demultiplex("plain text".getBytes(StandardCharsets.UTF_8)));
+    assertEquals(
+        "plain text", DockerHttpEngine.demultiplex("plain text".getBytes(StandardCharsets.UTF_8)));
   }
 
   private static void frame(ByteArrayOutputStream b, int stream, String text) {

@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
-import java.util.Comparator;
 
 /**
  * The sandbox image for integration tests: sand-sandbox:latest (built by deploy/sandbox-image.sh from
@@ -20,15 +20,21 @@ public record ItImage(String tag) {
     Path ctx = Files.createTempDirectory("sand-it-image");
     try {
       copyTree(root.resolve("grainworker"), ctx.resolve("grainworker"));
-      Files.writeString(ctx.resolve("Dockerfile"), String.join("\n",
-          "FROM " + BASE,
-          "USER root",
-          // COPY merges into the folder: generated code (_gen) the worktree lacks stays from the base image
-          "COPY grainworker/ /opt/sand/lib/grainworker/",
-          "RUN python3 -m compileall -q /opt/sand/lib/grainworker",
-          "USER sand", ""));
+      Files.writeString(
+          ctx.resolve("Dockerfile"),
+          String.join(
+              "\n",
+              "FROM " + BASE,
+              "USER root",
+              // COPY merges into the folder: generated code (_gen) the worktree lacks stays from
+              // the base image
+              "COPY grainworker/ /opt/sand/lib/grainworker/",
+              "RUN python3 -m compileall -q /opt/sand/lib/grainworker",
+              "USER sand",
+              ""));
       String tag = repo + ":latest";
-      run(List.of("docker", "build", "--network", "none", "--force-rm", "-q", "-t", tag, ctx.toString()));
+      run(List.of(
+          "docker", "build", "--network", "none", "--force-rm", "-q", "-t", tag, ctx.toString()));
       return new ItImage(tag);
     } finally {
       try (Stream<Path> walk = Files.walk(ctx)) {

@@ -32,11 +32,11 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
+import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.common.Credentials;
 import sand.common.ThriftServer;
 import sand.contracts.ApplicationSettings;
 import sand.datalayer.DataLayerService;
-import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
 import sand.hostagent.sandbox.SandboxProcess.Role;
@@ -62,6 +62,7 @@ class SandboxDockerTest {
 
   @TempDir
   static Path tmp;
+
   private static DockerHttpEngine docker;
   private static ItImage image;
   private static Credentials credentials;
@@ -73,17 +74,29 @@ class SandboxDockerTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    Assumptions.assumeTrue(Boolean.getBoolean("sand.it"), "integration test: run with -Dsand.it=true");
+    Assumptions.assumeTrue(
+        Boolean.getBoolean("sand.it"), "integration test: run with -Dsand.it=true");
     docker = new DockerHttpEngine(DockerHttpEngine.DEFAULT_SOCKET);
     docker.ping();
     image = ItImage.build(ROOT, "sand-sandbox-it-" + RUN);
     credentials = new Credentials(AGENT);
     bus = new LocalMessageBus(credentials, LocalBusSettings.defaults());
-    data = new LocalDataLayer(credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
+    data = new LocalDataLayer(
+        credentials, new InMemoryGlobalDataLayer(), LocalDataLayer.Options.defaults());
     // the first restart of a dead worker waits 2 s: long enough to publish while it is down
-    SandboxSettings settings = TestApps.withThisHostsPackageIndex(ROOT, SandboxSettings.with(tmp.resolve("state"),
-        Map.of(SandboxSettings.STOP_GRACE_S, "5", SandboxSettings.WORKER_RESTART_INITIAL_MS, "2000",
-            SandboxSettings.WORKER_RESTART_MAX_MS, "4000")).withImage(image.tag()).withLabels(Map.of("sand.test", RUN)));
+    SandboxSettings settings = TestApps.withThisHostsPackageIndex(
+        ROOT,
+        SandboxSettings.with(
+                tmp.resolve("state"),
+                Map.of(
+                    SandboxSettings.STOP_GRACE_S,
+                    "5",
+                    SandboxSettings.WORKER_RESTART_INITIAL_MS,
+                    "2000",
+                    SandboxSettings.WORKER_RESTART_MAX_MS,
+                    "4000"))
+            .withImage(image.tag())
+            .withLabels(Map.of("sand.test", RUN)));
     manager = new SandboxManager(HOST, settings, docker, Clock.systemUTC());
     manager.deploy(app("hello", "", Map.of()));
     awaitWorkersUp("hello", 2);
@@ -111,33 +124,55 @@ class SandboxDockerTest {
   }
 
   /** An application from examples/hello plus extra resources, with its own bus.sock and data.sock. */
-  private static ApplicationSpec app(String id, String requirements, Map<String, ApplicationSpec.Code> extra)
-      throws IOException {
+  private static ApplicationSpec app(
+      String id, String requirements, Map<String, ApplicationSpec.Code> extra) throws IOException {
     Path hello = ROOT.resolve("examples/hello");
     Map<String, ApplicationSpec.Code> code = new LinkedHashMap<>();
     code.put("greet", ApplicationSpec.Code.py(Files.readString(hello.resolve("greet.py"))));
     code.put("shout", ApplicationSpec.Code.py(Files.readString(hello.resolve("shout.py"))));
     code.putAll(extra);
-    ObjectNode workflow = (ObjectNode) JSON.readTree(hello.resolve("workflow.json").toFile());
+    ObjectNode workflow =
+        (ObjectNode) JSON.readTree(hello.resolve("workflow.json").toFile());
     for (String grain : extra.keySet()) {
-      workflow.withArray("functions").addObject().put("name", grain).putArray("next").add("end");
+      workflow
+          .withArray("functions")
+          .addObject()
+          .put("name", grain)
+          .putArray("next")
+          .add("end");
     }
     String credential = id + "-credential-" + RUN;
     credentials.grant(id, credential);
     Path sockets = tmp.resolve("sockets").resolve(id);
     buses.add(LocalBusServer.serveUnix(bus, "localbus-" + id, sockets.resolve("bus.sock"), 64));
-    servers.add(ThriftServer.unix("datalayer-" + id, new DataLayerService(data).processor(),
-        sockets.resolve("data.sock"), 64).start());
-    return new ApplicationSpec(id, workflow.toString(), code, requirements, ApplicationSettings.defaults(), credential,
-        sockets, Set.of());
+    servers.add(ThriftServer.unix(
+            "datalayer-" + id,
+            new DataLayerService(data).processor(),
+            sockets.resolve("data.sock"),
+            64)
+        .start());
+    return new ApplicationSpec(
+        id,
+        workflow.toString(),
+        code,
+        requirements,
+        ApplicationSettings.defaults(),
+        credential,
+        sockets,
+        Set.of());
   }
 
   // ---- acting as the host agent
 
   private static String publish(String app, String grain, Object value) {
     String execution = UUID.randomUUID().toString();
-    ObjectNode event = JSON.createObjectNode().put("id", UUID.randomUUID().toString()).put("execution_id", execution)
-        .put("app", app).put("grain", grain).put("from", "").put("frontend", "it");
+    ObjectNode event = JSON.createObjectNode()
+        .put("id", UUID.randomUUID().toString())
+        .put("execution_id", execution)
+        .put("app", app)
+        .put("grain", grain)
+        .put("from", "")
+        .put("frontend", "it");
     event.set("value", JSON.valueToTree(value));
     event.put("sent_ns", System.currentTimeMillis() * 1_000_000);
     bus.publish(AGENT, app + "/" + grain, event.toString().getBytes(StandardCharsets.UTF_8));
@@ -151,7 +186,8 @@ class SandboxDockerTest {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (System.nanoTime() < deadline) {
       for (JsonNode r : reports) {
-        if (r.path("execution_id").asText().equals(execution) && r.path("grain").asText().equals(grain)) {
+        if (r.path("execution_id").asText().equals(execution)
+            && r.path("grain").asText().equals(grain)) {
           return r;
         }
       }
@@ -174,7 +210,8 @@ class SandboxDockerTest {
     throw new AssertionError("no output to end in " + report);
   }
 
-  private static void await(Duration timeout, BooleanSupplier condition, String what) throws InterruptedException {
+  private static void await(Duration timeout, BooleanSupplier condition, String what)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() > deadline) {
@@ -185,7 +222,9 @@ class SandboxDockerTest {
   }
 
   private static void awaitWorkersUp(String app, int n) throws InterruptedException {
-    await(Duration.ofSeconds(30), () -> count(manager.logs(app, 200), "grain worker up") >= n,
+    await(
+        Duration.ofSeconds(30),
+        () -> count(manager.logs(app, 200), "grain worker up") >= n,
         n + " grain workers of " + app + " polling");
   }
 
@@ -231,11 +270,14 @@ class SandboxDockerTest {
     assertEquals("shout", greet.path("outputs").path(0).path("grain").asText());
     assertTrue(greet.path("outputs").path(0).path("local").asBoolean(), "shout runs on this host");
     JsonNode shout = report("hello", run, "shout");
-    assertEquals("hello", shout.path("_published_by").asText(), "the bus stamps the sandbox's application");
+    assertEquals(
+        "hello", shout.path("_published_by").asText(), "the bus stamps the sandbox's application");
     assertEquals("ok", shout.path("status").asText());
-    assertEquals(JSON.readTree("{\"greeting\": \"HELLO, SAND!\", \"execution_id\": \"" + run + "\"}"),
+    assertEquals(
+        JSON.readTree("{\"greeting\": \"HELLO, SAND!\", \"execution_id\": \"" + run + "\"}"),
         endOutput(shout));
-    Set<Integer> pids = new HashSet<>(List.of(greet.path("pid").asInt(), shout.path("pid").asInt()));
+    Set<Integer> pids =
+        new HashSet<>(List.of(greet.path("pid").asInt(), shout.path("pid").asInt()));
     for (int i = 0; i < 2; i++) {
       String again = publish("hello", "greet", Map.of("name", "n" + i));
       pids.add(report("hello", again, "greet").path("pid").asInt());
@@ -275,8 +317,10 @@ class SandboxDockerTest {
     Map<Role, List<SandboxProcess>> roles = byRole("hello");
     assertEquals(1, roles.get(Role.SUPERVISOR).size());
     assertEquals(info.pid(), roles.get(Role.SUPERVISOR).get(0).pid());
-    assertEquals(Set.of("greet", "shout"),
-        new HashSet<>(roles.get(Role.GRAIN_WORKER).stream().map(SandboxProcess::grain).toList()));
+    assertEquals(
+        Set.of("greet", "shout"),
+        new HashSet<>(
+            roles.get(Role.GRAIN_WORKER).stream().map(SandboxProcess::grain).toList()));
   }
 
   @Test
@@ -286,12 +330,21 @@ class SandboxDockerTest {
         + "    return {'pid': os.getpid(), 'ppid': os.getppid()}\n";
     manager.deploy(app("probe", "", Map.of("probe", ApplicationSpec.Code.py(probe))));
     awaitWorkersUp("probe", 3);
-    List<String> runs = List.of(publish("probe", "probe", Map.of("s", 3)), publish("probe", "probe", Map.of("s", 3)),
+    List<String> runs = List.of(
+        publish("probe", "probe", Map.of("s", 3)),
+        publish("probe", "probe", Map.of("s", 3)),
         publish("probe", "probe", Map.of("s", 3)));
     SandboxProcess worker = byRole("probe").get(Role.GRAIN_WORKER).stream()
-        .filter(p -> p.grain().equals("probe")).findFirst().orElseThrow();
-    await(Duration.ofSeconds(10), () -> manager.instances("probe").stream()
-        .filter(p -> p.grain().equals("probe")).count() >= 3, "three running instances of probe");
+        .filter(p -> p.grain().equals("probe"))
+        .findFirst()
+        .orElseThrow();
+    await(
+        Duration.ofSeconds(10),
+        () -> manager.instances("probe").stream()
+                .filter(p -> p.grain().equals("probe"))
+                .count()
+            >= 3,
+        "three running instances of probe");
     for (SandboxProcess p : manager.instances("probe")) {
       if (p.grain().equals("probe")) {
         assertEquals(worker.pid(), p.ppid(), "an instance is a child of its grain worker");
@@ -312,18 +365,27 @@ class SandboxDockerTest {
   @Test
   @Order(4)
   void aKilledGrainWorkerIsRestartedAndAnEventPublishedMeanwhileIsProcessed() throws Exception {
-    SandboxProcess greet = byRole("hello").get(Role.GRAIN_WORKER).stream().filter(p -> p.grain().equals("greet"))
-        .findFirst().orElseThrow();
-    assertTrue(ProcessHandle.of(greet.pid()).orElseThrow().destroyForcibly(), "SIGKILL the worker from the host");
-    await(Duration.ofSeconds(5), () -> manager.logs("hello", 50).contains("grain worker greet was killed by SIGKILL"),
+    SandboxProcess greet = byRole("hello").get(Role.GRAIN_WORKER).stream()
+        .filter(p -> p.grain().equals("greet"))
+        .findFirst()
+        .orElseThrow();
+    assertTrue(
+        ProcessHandle.of(greet.pid()).orElseThrow().destroyForcibly(),
+        "SIGKILL the worker from the host");
+    await(
+        Duration.ofSeconds(5),
+        () -> manager.logs("hello", 50).contains("grain worker greet was killed by SIGKILL"),
         "the supervisor to notice");
-    assertTrue(byRole("hello").get(Role.GRAIN_WORKER).stream().noneMatch(p -> p.grain().equals("greet")),
+    assertTrue(
+        byRole("hello").get(Role.GRAIN_WORKER).stream().noneMatch(p -> p.grain().equals("greet")),
         "greet must still be down when the event is published");
     String run = publish("hello", "greet", Map.of("name", "again"));
     JsonNode shout = report("hello", run, "shout");
     assertEquals("HELLO, AGAIN!", endOutput(shout).path("greeting").asText());
-    SandboxProcess restarted = byRole("hello").get(Role.GRAIN_WORKER).stream().filter(p -> p.grain().equals("greet"))
-        .findFirst().orElseThrow();
+    SandboxProcess restarted = byRole("hello").get(Role.GRAIN_WORKER).stream()
+        .filter(p -> p.grain().equals("greet"))
+        .findFirst()
+        .orElseThrow();
     assertNotEquals(greet.pid(), restarted.pid());
     assertTrue(manager.logs("hello", 50).contains("restarting in 2.0s"));
   }
@@ -338,25 +400,34 @@ class SandboxDockerTest {
   @Test
   @Order(9)
   void anEventPublishedRightAfterAWorkerDiedIsNotLost() throws Exception {
-    SandboxProcess shout = byRole("hello").get(Role.GRAIN_WORKER).stream().filter(p -> p.grain().equals("shout"))
-        .findFirst().orElseThrow();
+    SandboxProcess shout = byRole("hello").get(Role.GRAIN_WORKER).stream()
+        .filter(p -> p.grain().equals("shout"))
+        .findFirst()
+        .orElseThrow();
     String died = "grain worker shout was killed by SIGKILL";
     int before = count(manager.logs("hello", 200), died);
     ProcessHandle.of(shout.pid()).orElseThrow().destroyForcibly();
-    await(Duration.ofSeconds(5), () -> count(manager.logs("hello", 200), died) > before, "the supervisor to reap it");
+    await(
+        Duration.ofSeconds(5),
+        () -> count(manager.logs("hello", 200), died) > before,
+        "the supervisor to reap it");
     String run = publish("hello", "greet", Map.of("name", "quick"));
-    assertEquals("HELLO, QUICK!", endOutput(report("hello", run, "shout")).path("greeting").asText());
+    assertEquals(
+        "HELLO, QUICK!",
+        endOutput(report("hello", run, "shout")).path("greeting").asText());
   }
 
   @Test
   @Order(5)
   void requirementsAreInstalledInAThrowAwayContainerFromThePackageIndex() throws Exception {
     byte[] zip = TestApps.zip(new LinkedHashMap<>(Map.of(
-        "useslib.py", "import os, idna\ndef handle(e, c):\n    return [idna.__version__, idna.__file__, os.getuid()]\n",
+        "useslib.py",
+            "import os, idna\ndef handle(e, c):\n    return [idna.__version__, idna.__file__, os.getuid()]\n",
         "requirements.txt", "idna==3.10\n")));
     manager.deploy(app("libapp", "", Map.of("useslib", ApplicationSpec.Code.zip(zip))));
     assertTrue(Files.isRegularFile(manager.appDir("libapp").resolve("lib/idna/__init__.py")));
-    assertTrue(docker.list(Map.of("sand.component", "deps", "sand.host", HOST)).isEmpty(),
+    assertTrue(
+        docker.list(Map.of("sand.component", "deps", "sand.host", HOST)).isEmpty(),
         "the install container is gone");
     awaitWorkersUp("libapp", 3);
     String run = publish("libapp", "useslib", Map.of());
@@ -372,12 +443,20 @@ class SandboxDockerTest {
   void aRequirementPipCannotInstallFailsTheDeployWithPipsError() throws Exception {
     ApplicationSpec bad = app("badreq", "sand-missing-package-" + RUN + "==1.0\n", Map.of());
     SandboxException e = assertThrows(SandboxException.class, () -> manager.deploy(bad));
-    assertTrue(e.getMessage().startsWith("application badreq: its requirements could not be installed: pip install "
-        + "exited with 1:"), e.getMessage());
-    assertTrue(e.getMessage().contains("No matching distribution found for sand-missing-package-" + RUN + "==1.0"),
+    assertTrue(
+        e.getMessage()
+            .startsWith("application badreq: its requirements could not be installed: pip install "
+                + "exited with 1:"),
         e.getMessage());
-    assertTrue(docker.inspect(manager.containerName("badreq")).isEmpty(), "no sandbox for a failed deploy");
-    assertEquals(SandboxStatus.State.FAILED, manager.status("badreq").orElseThrow().state());
+    assertTrue(
+        e.getMessage()
+            .contains("No matching distribution found for sand-missing-package-" + RUN + "==1.0"),
+        e.getMessage());
+    assertTrue(
+        docker.inspect(manager.containerName("badreq")).isEmpty(),
+        "no sandbox for a failed deploy");
+    assertEquals(
+        SandboxStatus.State.FAILED, manager.status("badreq").orElseThrow().state());
   }
 
   @Test
@@ -394,13 +473,19 @@ class SandboxDockerTest {
   @Order(7)
   void aDeadSandboxIsRestartedByTheHostAgent() throws Exception {
     docker.kill(manager.containerName("hello"), "SIGKILL");
-    await(Duration.ofSeconds(10), () -> !docker.inspect(manager.containerName("hello")).orElseThrow().running(),
+    await(
+        Duration.ofSeconds(10),
+        () -> !docker.inspect(manager.containerName("hello")).orElseThrow().running(),
         "the container to die");
-    assertEquals(SandboxStatus.State.EXITED, manager.status("hello").orElseThrow().state());
+    assertEquals(
+        SandboxStatus.State.EXITED, manager.status("hello").orElseThrow().state());
     assertEquals(List.of("hello"), manager.restartDead());
-    assertEquals(SandboxStatus.State.RUNNING, manager.status("hello").orElseThrow().state());
+    assertEquals(
+        SandboxStatus.State.RUNNING, manager.status("hello").orElseThrow().state());
     String run = publish("hello", "greet", Map.of("name", "back"));
-    assertEquals("HELLO, BACK!", endOutput(report("hello", run, "shout")).path("greeting").asText());
+    assertEquals(
+        "HELLO, BACK!",
+        endOutput(report("hello", run, "shout")).path("greeting").asText());
   }
 
   @Test
@@ -411,5 +496,4 @@ class SandboxDockerTest {
     assertFalse(Files.exists(manager.appDir("hello")));
     assertTrue(docker.list(Map.of("sand.host", HOST)).isEmpty());
   }
-
 }

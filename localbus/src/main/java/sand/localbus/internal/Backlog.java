@@ -94,6 +94,7 @@ public interface Backlog<E> {
     private final Function<? super E, String> key;
     /** Keys with messages, in turn order; each FIFO is non-empty. */
     private final LinkedHashMap<String, ArrayDeque<E>> turns = new LinkedHashMap<>();
+
     private int size;
 
     Fair(Function<? super E, String> key) {

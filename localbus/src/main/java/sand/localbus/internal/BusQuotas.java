@@ -29,7 +29,8 @@ public final class BusQuotas {
   public static final int MESSAGE_OVERHEAD_BYTES = 64;
 
   /** The limits, and the setting names an error cites. */
-  public record Limits(long appMaxBytes, long maxBytes, int appMaxQueues, int haAppCapacity, String settingPrefix) {}
+  public record Limits(
+      long appMaxBytes, long maxBytes, int appMaxQueues, int haAppCapacity, String settingPrefix) {}
 
   private static final class Account {
     long bytes;
@@ -60,22 +61,32 @@ public final class BusQuotas {
     Account a = accounts.computeIfAbsent(app, k -> new Account());
     if (a.bytes + bytes > limits.appMaxBytes()) {
       dropIfEmpty(app, a);
-      throw new BusException(QUOTA_EXCEEDED, "application " + app + " has " + a.bytes + " bytes waiting in the "
-          + "local bus (payloads plus " + MESSAGE_OVERHEAD_BYTES + " per message); " + bytes
-          + " more would pass its quota of " + limits.appMaxBytes() + " bytes (" + limits.settingPrefix() + "app.queued.max.bytes); nothing was enqueued: its grains are not keeping "
-          + "up with what it sends, so back off and retry (or the operator raises the quota)");
+      throw new BusException(
+          QUOTA_EXCEEDED,
+          "application " + app + " has " + a.bytes + " bytes waiting in the "
+              + "local bus (payloads plus " + MESSAGE_OVERHEAD_BYTES + " per message); " + bytes
+              + " more would pass its quota of " + limits.appMaxBytes() + " bytes ("
+              + limits.settingPrefix()
+              + "app.queued.max.bytes); nothing was enqueued: its grains are not keeping "
+              + "up with what it sends, so back off and retry (or the operator raises the quota)");
     }
     if (total + bytes > limits.maxBytes()) {
       dropIfEmpty(app, a);
-      throw new BusException(QUOTA_EXCEEDED, "the local bus of this host holds " + total + " bytes; " + bytes
-          + " more would pass its limit of " + limits.maxBytes() + " bytes (" + limits.settingPrefix()
-          + "queued.max.bytes); nothing was enqueued: back off and retry");
+      throw new BusException(
+          QUOTA_EXCEEDED,
+          "the local bus of this host holds " + total + " bytes; " + bytes
+              + " more would pass its limit of " + limits.maxBytes() + " bytes ("
+              + limits.settingPrefix()
+              + "queued.max.bytes); nothing was enqueued: back off and retry");
     }
     if (a.haMessages + haMessages > limits.haAppCapacity()) {
       dropIfEmpty(app, a);
-      throw new BusException(QUEUE_FULL, "application " + app + " has " + a.haMessages + " messages waiting in the "
-          + "host agent's queue, its share is " + limits.haAppCapacity() + " (" + limits.settingPrefix()
-          + "ha.queue.app.capacity); nothing was enqueued: back off and retry");
+      throw new BusException(
+          QUEUE_FULL,
+          "application " + app + " has " + a.haMessages + " messages waiting in the "
+              + "host agent's queue, its share is " + limits.haAppCapacity() + " ("
+              + limits.settingPrefix()
+              + "ha.queue.app.capacity); nothing was enqueued: back off and retry");
     }
     a.bytes += bytes;
     a.messages += messages;
@@ -112,9 +123,12 @@ public final class BusQuotas {
     Account a = accounts.computeIfAbsent(app, k -> new Account());
     if (a.queues >= limits.appMaxQueues()) {
       dropIfEmpty(app, a);
-      throw new BusException(QUOTA_EXCEEDED, "application " + app + " already has " + a.queues + " local queues, "
-          + "its quota (" + limits.settingPrefix() + "app.queues.max); queue '" + queue + "' was not created: "
-          + "use fewer grains, or ask the operator to raise the quota");
+      throw new BusException(
+          QUOTA_EXCEEDED,
+          "application " + app + " already has " + a.queues + " local queues, "
+              + "its quota (" + limits.settingPrefix() + "app.queues.max); queue '" + queue
+              + "' was not created: "
+              + "use fewer grains, or ask the operator to raise the quota");
     }
     a.queues++;
   }
@@ -135,7 +149,8 @@ public final class BusQuotas {
   /** Every application holding something now, by name. */
   public synchronized Map<String, ApplicationUsage> usage() {
     Map<String, ApplicationUsage> out = new TreeMap<>();
-    accounts.forEach((app, a) -> out.put(app, new ApplicationUsage(a.bytes, a.messages, a.haMessages, a.queues)));
+    accounts.forEach((app, a) ->
+        out.put(app, new ApplicationUsage(a.bytes, a.messages, a.haMessages, a.queues)));
     return out;
   }
 

@@ -20,12 +20,10 @@ public interface Ledger<E> {
   static <E> Ledger<E> none() {
     return new Ledger<>() {
       @Override
-      public void released(E e) {
-      }
+      public void released(E e) {}
 
       @Override
-      public void retaken(E e) {
-      }
+      public void retaken(E e) {}
     };
   }
 }

@@ -28,7 +28,11 @@ import sand.localbus.QueueStats;
 public final class LocalQueue<E> {
 
   /** Outcome of {@link #offer}. */
-  public enum Offer { ENQUEUED, FULL, DELETED }
+  public enum Offer {
+    ENQUEUED,
+    FULL,
+    DELETED
+  }
 
   private final String name;
   private final int capacity;
@@ -53,10 +57,15 @@ public final class LocalQueue<E> {
    * @param backlog holds the messages in taking order (FIFO, or fair across publishers for LQ_HA)
    * @param ledger told of every message that leaves or comes back (per-application quotas)
    */
-  public LocalQueue(String name, int capacity, ToIntFunction<? super E> bytes, Backlog<E> backlog,
-                    Ledger<? super E> ledger) {
+  public LocalQueue(
+      String name,
+      int capacity,
+      ToIntFunction<? super E> bytes,
+      Backlog<E> backlog,
+      Ledger<? super E> ledger) {
     if (capacity < 1) {
-      throw new IllegalArgumentException("queue " + name + ": capacity must be at least 1, not " + capacity);
+      throw new IllegalArgumentException(
+          "queue " + name + ": capacity must be at least 1, not " + capacity);
     }
     this.name = name;
     this.capacity = capacity;
@@ -201,7 +210,12 @@ public final class LocalQueue<E> {
   public QueueStats stats() {
     lock.lock();
     try {
-      return new QueueStats(name, items.size(), capacity, published, polled,
+      return new QueueStats(
+          name,
+          items.size(),
+          capacity,
+          published,
+          polled,
           lock.getWaitQueueLength(notEmpty) + waiters.size());
     } finally {
       lock.unlock();

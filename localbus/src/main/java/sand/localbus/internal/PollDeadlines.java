@@ -45,6 +45,7 @@ public final class PollDeadlines implements AutoCloseable {
   private final Thread thread;
   /** The deadline the thread sleeps until, or IDLE when it sleeps until woken. */
   private volatile long wakeAt = IDLE;
+
   private volatile boolean closed;
 
   public PollDeadlines(String name) {
@@ -88,7 +89,8 @@ public final class PollDeadlines implements AutoCloseable {
       }
       long next = first == null ? IDLE : first.getKey().deadline();
       wakeAt = next;
-      // An add() that read the old wakeAt and did not wake us is seen here (both sides are volatile).
+      // An add() that read the old wakeAt and did not wake us is seen here (both sides are
+      // volatile).
       Map.Entry<Timed, Boolean> again = pending.firstEntry();
       if (again != null && (next == IDLE || again.getKey().deadline() - next < 0)) {
         continue;

@@ -36,13 +36,17 @@ public record QueueName(String name, String application) {
       return new QueueName(name, null);
     }
     int slash = name == null ? -1 : name.indexOf('/');
-    if (slash > 0 && validApplication(name.substring(0, slash))
+    if (slash > 0
+        && validApplication(name.substring(0, slash))
         && PART.matcher(name).region(slash + 1, name.length()).matches()) {
       return new QueueName(name, name.substring(0, slash));
     }
-    throw new BusException(BusException.Code.BAD_REQUEST, "bad queue name " + echo(name)
-        + ": expected '<application>/<grain>' with application and grain each matching " + PART_FORM
-        + ", or '" + HOST_AGENT_QUEUE + "' for the host agent's queue");
+    throw new BusException(
+        BusException.Code.BAD_REQUEST,
+        "bad queue name " + echo(name)
+            + ": expected '<application>/<grain>' with application and grain each matching "
+            + PART_FORM
+            + ", or '" + HOST_AGENT_QUEUE + "' for the host agent's queue");
   }
 
   /** A caller-supplied string quoted for an error message, cut short so a huge one cannot flood logs. */
@@ -50,7 +54,8 @@ public record QueueName(String name, String application) {
     if (s == null) {
       return "(none)";
     }
-    String cut = s.length() > MAX_ECHO ? s.substring(0, MAX_ECHO) + "...(" + s.length() + " chars)" : s;
+    String cut =
+        s.length() > MAX_ECHO ? s.substring(0, MAX_ECHO) + "...(" + s.length() + " chars)" : s;
     return "'" + cut + "'";
   }
 

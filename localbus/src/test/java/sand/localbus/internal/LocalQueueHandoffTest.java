@@ -63,8 +63,12 @@ class LocalQueueHandoffTest {
     assertEquals(2, q.stats().waitingPollers());
     Thread publisher = Thread.currentThread();
     assertEquals(LocalQueue.Offer.ENQUEUED, q.offer("m0"));
-    assertEquals(List.of(List.of("m0")), first.answers, "the first parked poll gets the first message");
-    assertSame(publisher, first.threads.get(0), "delivered on the publisher's thread, no wake-up in between");
+    assertEquals(
+        List.of(List.of("m0")), first.answers, "the first parked poll gets the first message");
+    assertSame(
+        publisher,
+        first.threads.get(0),
+        "delivered on the publisher's thread, no wake-up in between");
     assertEquals(LocalQueue.Offer.ENQUEUED, q.offer("m1"));
     assertEquals(List.of(List.of("m1")), second.answers);
     assertEquals(0, q.size());
@@ -81,7 +85,10 @@ class LocalQueueHandoffTest {
     Recorder r = new Recorder(2, true);
     assertEquals(List.of("a", "b"), q.pollOrPark(r, true));
     assertEquals(List.of("c"), q.pollOrPark(new Recorder(2, true), false));
-    assertEquals(List.of(), q.pollOrPark(new Recorder(2, true), false), "empty, no wait: answered empty at once");
+    assertEquals(
+        List.of(),
+        q.pollOrPark(new Recorder(2, true), false),
+        "empty, no wait: answered empty at once");
     assertTrue(r.answers.isEmpty());
   }
 
@@ -100,7 +107,10 @@ class LocalQueueHandoffTest {
     q.unlock();
     LocalQueue.Handoff.deliver(h);
     assertEquals(List.of(List.of("b0", "b1", "b2")), dead.answers, "tried the first poller");
-    assertEquals(List.of(List.of("b0", "b1", "b2")), alive.answers, "then handed the same messages, in order, on");
+    assertEquals(
+        List.of(List.of("b0", "b1", "b2")),
+        alive.answers,
+        "then handed the same messages, in order, on");
     assertEquals(0, q.size());
     assertEquals(3, q.stats().polled(), "counted once");
   }
@@ -125,7 +135,8 @@ class LocalQueueHandoffTest {
     assertEquals(0, q.delete());
     assertEquals(List.of(List.of()), r.answers);
     assertEquals(LocalQueue.Offer.DELETED, q.offer("late"));
-    assertEquals(List.of(), q.pollOrPark(new Recorder(1, true), true), "a deleted queue parks nobody");
+    assertEquals(
+        List.of(), q.pollOrPark(new Recorder(1, true), true), "a deleted queue parks nobody");
   }
 
   @Test
@@ -167,7 +178,8 @@ class LocalQueueHandoffTest {
       List<String> got = r.answers.get(0);
       if (got.isEmpty()) {
         timedOut.incrementAndGet();
-        assertEquals(List.of(m), q.poll(1, Long.MAX_VALUE, 0), "a timed-out poll leaves the message queued");
+        assertEquals(
+            List.of(m), q.poll(1, Long.MAX_VALUE, 0), "a timed-out poll leaves the message queued");
       } else {
         delivered.incrementAndGet();
         assertEquals(List.of(m), got);
@@ -198,12 +210,17 @@ class LocalQueueHandoffTest {
       Recorder r = new Recorder(7, true);
       List<String> got = q.pollOrPark(r, true);
       if (got == null) {
-        assertTrue(r.answered.await(10, TimeUnit.SECONDS), "a parked poll is answered by the next publish");
+        assertTrue(
+            r.answered.await(10, TimeUnit.SECONDS),
+            "a parked poll is answered by the next publish");
         got = r.answers.get(0);
       }
       for (String m : got) {
         int id = Integer.parseInt(m.substring(0, m.indexOf(':')));
-        assertEquals(next[id]++, Integer.parseInt(m.substring(m.indexOf(':') + 1)), "order of producer " + id);
+        assertEquals(
+            next[id]++,
+            Integer.parseInt(m.substring(m.indexOf(':') + 1)),
+            "order of producer " + id);
         received++;
       }
     }

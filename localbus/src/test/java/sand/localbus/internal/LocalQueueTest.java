@@ -55,7 +55,10 @@ class LocalQueueTest {
     while (received < producers * perProducer) {
       for (String m : q.poll(1000, Long.MAX_VALUE, SECONDS_30)) {
         int id = Integer.parseInt(m.substring(0, m.indexOf(':')));
-        assertEquals(next[id]++, Integer.parseInt(m.substring(m.indexOf(':') + 1)), "order of producer " + id);
+        assertEquals(
+            next[id]++,
+            Integer.parseInt(m.substring(m.indexOf(':') + 1)),
+            "order of producer " + id);
         received++;
       }
     }
@@ -71,11 +74,14 @@ class LocalQueueTest {
   void offerWakesABlockedPollerLongBeforeItsTimeout() throws Exception {
     LocalQueue<String> q = queue(10);
     long start = System.nanoTime();
-    CompletableFuture<List<String>> polled = CompletableFuture.supplyAsync(() -> poll(q, 10, SECONDS_30), pool);
+    CompletableFuture<List<String>> polled =
+        CompletableFuture.supplyAsync(() -> poll(q, 10, SECONDS_30), pool);
     awaitPollers(q, 1);
     q.offer("hello");
     assertEquals(List.of("hello"), polled.get(10, TimeUnit.SECONDS));
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20), "woken by the offer, not the timeout");
+    assertTrue(
+        System.nanoTime() - start < TimeUnit.SECONDS.toNanos(20),
+        "woken by the offer, not the timeout");
   }
 
   @Test
@@ -107,7 +113,8 @@ class LocalQueueTest {
     LocalQueue<String> q = queue(10);
     long start = System.nanoTime();
     assertEquals(List.of(), q.poll(10, Long.MAX_VALUE, TimeUnit.MILLISECONDS.toNanos(200)));
-    assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(190), "waited for the timeout");
+    assertTrue(
+        System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(190), "waited for the timeout");
     assertEquals(List.of(), q.poll(10, Long.MAX_VALUE, 0));
   }
 
@@ -143,7 +150,8 @@ class LocalQueueTest {
   @Test
   void deleteWakesPollersEmptyAndRefusesLaterOffers() throws Exception {
     LocalQueue<String> q = queue(10);
-    CompletableFuture<List<String>> polled = CompletableFuture.supplyAsync(() -> poll(q, 10, SECONDS_30), pool);
+    CompletableFuture<List<String>> polled =
+        CompletableFuture.supplyAsync(() -> poll(q, 10, SECONDS_30), pool);
     awaitPollers(q, 1);
     assertEquals(0, q.delete());
     assertEquals(List.of(), polled.get(10, TimeUnit.SECONDS));

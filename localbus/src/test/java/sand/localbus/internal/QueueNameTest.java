@@ -34,8 +34,21 @@ class QueueNameTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", "shop", "shop/", "/grain", "shop/a/b", "_shop/g", "shop/-g", "sh op/g",
-      "shop/g!", "__ha__/x", "__HA__", "shop/é"})
+  @ValueSource(
+      strings = {
+        "",
+        "shop",
+        "shop/",
+        "/grain",
+        "shop/a/b",
+        "_shop/g",
+        "shop/-g",
+        "sh op/g",
+        "shop/g!",
+        "__ha__/x",
+        "__HA__",
+        "shop/é"
+      })
   void badNamesAreRefusedWithTheExpectedForm(String name) {
     BusException e = assertThrows(BusException.class, () -> QueueName.parse(name));
     assertEquals(BusException.Code.BAD_REQUEST, e.code());

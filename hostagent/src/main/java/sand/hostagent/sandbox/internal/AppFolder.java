@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +25,6 @@ import sand.contracts.Workflow;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxException;
 import sand.hostagent.sandbox.SandboxSettings;
-import java.util.LinkedHashMap;
 
 /**
  * An application's folder on the host, mounted read-only into its sandbox at {@value #MOUNT}:
@@ -65,19 +65,30 @@ public final class AppFolder {
    * Build the folder of {@code spec} hosting {@code hosted} grains, requirements installed; returns the
    * build folder for {@link #install}. On failure nothing is left behind.
    */
-  public Path build(ApplicationSpec spec, Workflow workflow, Set<String> hosted, SandboxSettings settings,
-                    DependencyInstaller deps, String hostId) throws SandboxException, InterruptedException {
+  public Path build(
+      ApplicationSpec spec,
+      Workflow workflow,
+      Set<String> hosted,
+      SandboxSettings settings,
+      DependencyInstaller deps,
+      String hostId)
+      throws SandboxException, InterruptedException {
     String app = spec.appId();
     Path build;
     try {
-      Files.createDirectories(stateDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-      build = Files.createDirectories(stateDir.resolve("build")).resolve(app + "." + UUID.randomUUID());
+      Files.createDirectories(
+          stateDir,
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      build =
+          Files.createDirectories(stateDir.resolve("build")).resolve(app + "." + UUID.randomUUID());
       Files.createDirectories(build.resolve("code"));
       Files.createDirectories(build.resolve("lib"));
       Files.createDirectories(build.resolve("requirements"));
     } catch (IOException e) {
-      throw new SandboxException("application " + app + ": cannot create its folder under " + stateDir + ": " + e
-          + "; check that the host agent may write there (sandbox.state.dir)", e);
+      throw new SandboxException(
+          "application " + app + ": cannot create its folder under " + stateDir + ": " + e
+              + "; check that the host agent may write there (sandbox.state.dir)",
+          e);
     }
     Path work = build.resolveSibling(build.getFileName() + ".deps");
     boolean done = false;
@@ -89,17 +100,20 @@ public final class AppFolder {
         try {
           deps.install(app, requirements, build.resolve("lib"), work);
         } catch (DependencyInstaller.InstallFailed e) {
-          throw new SandboxException("application " + app + ": its requirements could not be installed: "
-              + e.getMessage());
+          throw new SandboxException("application " + app
+              + ": its requirements could not be installed: " + e.getMessage());
         }
       }
-      Files.write(build.resolve("sandbox.json"),
-          JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(sandboxJson(spec, hosted, settings, hostId)));
+      Files.write(
+          build.resolve("sandbox.json"),
+          JSON.writerWithDefaultPrettyPrinter()
+              .writeValueAsBytes(sandboxJson(spec, hosted, settings, hostId)));
       Trees.makeReadable(build);
       done = true;
       return build;
     } catch (IOException e) {
-      throw new SandboxException("application " + app + ": cannot prepare its folder " + build + ": " + e, e);
+      throw new SandboxException(
+          "application " + app + ": cannot prepare its folder " + build + ": " + e, e);
     } finally {
       deleteQuietly(work);
       if (!done) {
@@ -121,7 +135,8 @@ public final class AppFolder {
       Trees.delete(old);
       return target;
     } catch (IOException e) {
-      throw new SandboxException("application " + app + ": cannot install its folder at " + target + ": " + e, e);
+      throw new SandboxException(
+          "application " + app + ": cannot install its folder at " + target + ": " + e, e);
     }
   }
 
@@ -130,8 +145,8 @@ public final class AppFolder {
    * it) and {@code reload.json} naming the grains whose workers must restart; returns the code it replaced.
    * Each file is replaced by a rename, so a worker starting meanwhile reads the old or the new file whole.
    */
-  public Map<String, byte[]> replaceCode(String app, Map<String, byte[]> pyResources, Set<String> grains)
-      throws SandboxException {
+  public Map<String, byte[]> replaceCode(
+      String app, Map<String, byte[]> pyResources, Set<String> grains) throws SandboxException {
     Path dir = appDir(app);
     Map<String, byte[]> old = new LinkedHashMap<>();
     try {
@@ -145,7 +160,8 @@ public final class AppFolder {
       replace(dir.resolve(RELOAD_FILE), JSON.writeValueAsBytes(reload));
       return old;
     } catch (IOException e) {
-      throw new SandboxException("application " + app + ": cannot write its new code in " + dir + ": " + e, e);
+      throw new SandboxException(
+          "application " + app + ": cannot write its new code in " + dir + ": " + e, e);
     }
   }
 
@@ -174,15 +190,16 @@ public final class AppFolder {
   }
 
   /** Writes code/ and the requirement files; returns those with something to install. */
-  private List<DependencyInstaller.Requirements> writeCode(ApplicationSpec spec, Path build, SandboxSettings settings)
+  private List<DependencyInstaller.Requirements> writeCode(
+      ApplicationSpec spec, Path build, SandboxSettings settings)
       throws SandboxException, IOException {
     Path code = build.resolve("code");
     SafeZip.Budget budget = new SafeZip.Budget(settings.codeMaxBytes());
     List<DependencyInstaller.Requirements> requirements = new ArrayList<>();
     if (RequirementLines.hasRequirements(spec.requirements())) {
       Files.writeString(build.resolve("requirements").resolve("app.txt"), spec.requirements());
-      requirements.add(new DependencyInstaller.Requirements("app", "the application's requirements",
-          spec.requirements()));
+      requirements.add(new DependencyInstaller.Requirements(
+          "app", "the application's requirements", spec.requirements()));
     }
     for (Map.Entry<String, ApplicationSpec.Code> e : spec.code().entrySet()) {
       String resource = e.getKey();
@@ -200,60 +217,75 @@ public final class AppFolder {
             String text = req.toString(StandardCharsets.UTF_8);
             if (RequirementLines.hasRequirements(text)) {
               Files.writeString(build.resolve("requirements").resolve(resource + ".txt"), text);
-              requirements.add(new DependencyInstaller.Requirements(resource, "requirements.txt of grain resource "
-                  + resource, text));
+              requirements.add(new DependencyInstaller.Requirements(
+                  resource, "requirements.txt of grain resource " + resource, text));
             }
           }
-          default -> throw new IllegalStateException("unknown code kind " + e.getValue().kind());
+          default ->
+            throw new IllegalStateException("unknown code kind " + e.getValue().kind());
         }
       } catch (SafeZip.ZipRefused z) {
         throw new SandboxException(where + ": refused: " + z.getMessage());
       } catch (FileAlreadyExistsException x) {
-        throw new SandboxException(where + ": " + resource + ".py is already written by another resource's zip");
+        throw new SandboxException(
+            where + ": " + resource + ".py is already written by another resource's zip");
       }
     }
     return requirements;
   }
 
-  private static void checkGrainCode(ApplicationSpec spec, Workflow wf, Set<String> hosted, Path code)
-      throws SandboxException {
+  private static void checkGrainCode(
+      ApplicationSpec spec, Workflow wf, Set<String> hosted, Path code) throws SandboxException {
     for (String grain : hosted) {
       String resource = wf.grains().get(grain);
       if (resource.isEmpty()) {
-        continue; // an ASL state other than Task: the sandbox's built-in code (grainworker/aslrun.py)
+        continue; // an ASL state other than Task: the sandbox's built-in code
+        // (grainworker/aslrun.py)
       }
-      if (!Files.isRegularFile(code.resolve(resource + ".py")) && !Files.isRegularFile(code.resolve(resource)
-          .resolve("__init__.py"))) {
-        throw new SandboxException("application " + spec.appId() + ": grain " + grain + " runs code '" + resource
-            + "' but neither " + resource + ".py nor " + resource + "/__init__.py was uploaded (resources: "
-            + spec.code().keySet() + ")");
+      if (!Files.isRegularFile(code.resolve(resource + ".py"))
+          && !Files.isRegularFile(code.resolve(resource).resolve("__init__.py"))) {
+        throw new SandboxException(
+            "application " + spec.appId() + ": grain " + grain + " runs code '" + resource
+                + "' but neither " + resource + ".py nor " + resource
+                + "/__init__.py was uploaded (resources: "
+                + spec.code().keySet() + ")");
       }
     }
   }
 
   /** The supervisor's configuration (grainworker/supervisor.py), with the paths as the sandbox sees them. */
-  static ObjectNode sandboxJson(ApplicationSpec spec, Set<String> hosted, SandboxSettings s, String hostId) {
+  static ObjectNode sandboxJson(
+      ApplicationSpec spec, Set<String> hosted, SandboxSettings s, String hostId) {
     ApplicationSettings a = spec.settings();
     ObjectNode doc = JSON.createObjectNode();
     doc.put("app", spec.appId());
     doc.put("host", hostId);
     doc.put("workflow", MOUNT + "/workflow.json");
     doc.put("code", MOUNT + "/code");
-    doc.put("reload_file", MOUNT + "/" + RELOAD_FILE); // the one place that names it: the supervisor reads this
+    doc.put(
+        "reload_file",
+        MOUNT + "/" + RELOAD_FILE); // the one place that names it: the supervisor reads this
     doc.put("lib", MOUNT + "/lib");
     doc.put("bus", "unix:" + SOCKETS_MOUNT + "/bus.sock");
     doc.put("data", "unix:" + SOCKETS_MOUNT + "/data.sock");
-    var local = doc.putArray("local_grains"); // none: every output goes through the host agent and Kafka
+    var local =
+        doc.putArray("local_grains"); // none: every output goes through the host agent and Kafka
     if (s.localShortcut()) {
       hosted.forEach(local::add);
     }
     ObjectNode grains = doc.putObject("grains");
     for (String g : hosted) {
-      grains.putObject(g).put("concurrency", a.concurrency()).put("timeout_s", a.timeoutS())
-          .put("memory_mb", a.instanceMemoryMb()).put("standby", s.standby());
+      grains
+          .putObject(g)
+          .put("concurrency", a.concurrency())
+          .put("timeout_s", a.timeoutS())
+          .put("memory_mb", a.instanceMemoryMb())
+          .put("standby", s.standby());
     }
-    doc.putObject("restart").put("initial_s", s.workerRestartInitial().toMillis() / 1000.0)
-        .put("max_s", s.workerRestartMax().toMillis() / 1000.0).put("stable_s", 30);
+    doc.putObject("restart")
+        .put("initial_s", s.workerRestartInitial().toMillis() / 1000.0)
+        .put("max_s", s.workerRestartMax().toMillis() / 1000.0)
+        .put("stable_s", 30);
     doc.put("stop_grace_s", s.stopGrace().toSeconds());
     return doc;
   }

@@ -27,10 +27,10 @@ import javax.net.ssl.TrustManagerFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.contracts.RequirementLines;
+import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerEngine.ContainerInfo;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
-import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerException;
 import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.SandboxSettings;
@@ -71,7 +71,8 @@ public final class DependencyInstaller {
   private final boolean allowUrls;
 
   /** @param allowUrls whether {@code name @ https://...} lines pass (limits requirements.allow.urls) */
-  public DependencyInstaller(DockerEngine docker, SandboxSettings settings, String hostId, boolean allowUrls) {
+  public DependencyInstaller(
+      DockerEngine docker, SandboxSettings settings, String hostId, boolean allowUrls) {
     this.docker = docker;
     this.settings = settings;
     this.hostId = hostId;
@@ -89,17 +90,18 @@ public final class DependencyInstaller {
    * Install {@code files} for {@code app} into {@code lib} (created), using {@code work} (created, then left
    * for the caller to delete) for the container's input and the proxy's socket.
    */
-  public void install(String app, List<Requirements> files, Path lib, Path work) throws InstallFailed,
-      InterruptedException {
+  public void install(String app, List<Requirements> files, Path lib, Path work)
+      throws InstallFailed, InterruptedException {
     try {
       check(files);
     } catch (IllegalArgumentException e) {
       throw new InstallFailed(e.getMessage());
     }
     if (settings.pipAllowedHosts().isEmpty()) {
-      throw new InstallFailed("this platform installs no requirements: the operator allowed no package index "
-          + "(host agent setting sandbox.pip.allowed.hosts is empty); ship pure-Python packages as folders in a "
-          + "zip grain instead");
+      throw new InstallFailed(
+          "this platform installs no requirements: the operator allowed no package index "
+              + "(host agent setting sandbox.pip.allowed.hosts is empty); ship pure-Python packages as folders in a "
+              + "zip grain instead");
     }
     String who = "[host " + hostId + " app " + app + "]";
     Path in = work.resolve("in");
@@ -120,12 +122,21 @@ public final class DependencyInstaller {
     }
   }
 
-  private void installIn(String app, List<Requirements> files, Path lib, Path in, Path proxyDir, String who)
+  private void installIn(
+      String app, List<Requirements> files, Path lib, Path in, Path proxyDir, String who)
       throws InstallFailed, InterruptedException {
     Path work = in.getParent();
     CredentialedIndex index = credentialedIndex();
-    List<String> cmd = new ArrayList<>(List.of("python3", "-m", "grainworker._deps", "--out", OUT, "--target", TARGET,
-        "--proxy-socket", PROXY + "/proxy.sock"));
+    List<String> cmd = new ArrayList<>(List.of(
+        "python3",
+        "-m",
+        "grainworker._deps",
+        "--out",
+        OUT,
+        "--target",
+        TARGET,
+        "--proxy-socket",
+        PROXY + "/proxy.sock"));
     try {
       Files.createDirectories(in);
       Files.createDirectories(proxyDir);
@@ -153,35 +164,53 @@ public final class DependencyInstaller {
     } catch (IOException e) {
       throw new InstallFailed("cannot prepare the dependency install in " + work + ": " + e);
     }
-    String name = "sand-deps-" + app + "-" + hostId + "-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
+    String name = "sand-deps-" + app + "-" + hostId + "-"
+        + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     long t0 = System.nanoTime();
-    try (PackageIndexProxy proxy = PackageIndexProxy.serve(proxyDir.resolve("proxy.sock"),
-        Set.copyOf(settings.pipAllowedHosts()), Duration.ofSeconds(10), who, PackageIndexProxy.MAX_CONNECTIONS,
+    try (PackageIndexProxy proxy = PackageIndexProxy.serve(
+        proxyDir.resolve("proxy.sock"),
+        Set.copyOf(settings.pipAllowedHosts()),
+        Duration.ofSeconds(10),
+        who,
+        PackageIndexProxy.MAX_CONNECTIONS,
         index)) {
-      LOG.info("{} installing requirements in container {} ({})", who, name, files.stream().map(Requirements::where)
-          .toList());
+      LOG.info(
+          "{} installing requirements in container {} ({})",
+          who,
+          name,
+          files.stream().map(Requirements::where).toList());
       try {
         String id = docker.create(name, spec(app, cmd, in, lib, proxyDir));
         docker.start(id);
-        ContainerInfo done = awaitExit(name, System.nanoTime() + settings.pipTimeout().toNanos(), lib);
+        ContainerInfo done =
+            awaitExit(name, System.nanoTime() + settings.pipTimeout().toNanos(), lib);
         if (done != null && done.status().equals(OUTPUT_TOO_LARGE)) {
-          throw new InstallFailed("the install wrote more than " + settings.pipOutputMaxMb() + " MB into the "
-              + "application's library folder (sandbox.pip.output.max.mb) and was stopped; its last output:\n"
-              + tail(docker.logs(name, OUTPUT_TAIL_LINES)));
+          throw new InstallFailed(
+              "the install wrote more than " + settings.pipOutputMaxMb() + " MB into the "
+                  + "application's library folder (sandbox.pip.output.max.mb) and was stopped; its last output:\n"
+                  + tail(docker.logs(name, OUTPUT_TAIL_LINES)));
         }
         if (done == null) {
-          throw new InstallFailed("pip did not finish within " + settings.pipTimeout().toSeconds() + " s "
-              + "(sandbox.pip.timeout.s); its last output:\n" + tail(docker.logs(name, OUTPUT_TAIL_LINES)));
+          throw new InstallFailed(
+              "pip did not finish within " + settings.pipTimeout().toSeconds() + " s "
+                  + "(sandbox.pip.timeout.s); its last output:\n"
+                  + tail(docker.logs(name, OUTPUT_TAIL_LINES)));
         }
         if (done.exitCode() != 0) {
-          String refused = proxy.refused().isEmpty() ? "" : "\n(pip also tried to reach " + new LinkedHashSet<>(
-              proxy.refused()) + ", which the operator does not allow)";
-          throw new InstallFailed((done.oomKilled() ? "pip ran out of memory (" + settings.pipMemoryMb()
-              + " MB, sandbox.pip.memory.mb)" : "pip install exited with " + done.exitCode()) + ":\n"
+          String refused = proxy.refused().isEmpty()
+              ? ""
+              : "\n(pip also tried to reach " + new LinkedHashSet<>(proxy.refused())
+                  + ", which the operator does not allow)";
+          throw new InstallFailed((done.oomKilled()
+                  ? "pip ran out of memory (" + settings.pipMemoryMb()
+                      + " MB, sandbox.pip.memory.mb)"
+                  : "pip install exited with " + done.exitCode())
+              + ":\n"
               + tail(docker.logs(name, OUTPUT_TAIL_LINES)) + refused);
         }
       } catch (DockerException e) {
-        throw new InstallFailed("Docker could not run the dependency container " + name + ": " + e.getMessage());
+        throw new InstallFailed(
+            "Docker could not run the dependency container " + name + ": " + e.getMessage());
       } finally {
         removeQuietly(name);
       }
@@ -200,7 +229,8 @@ public final class DependencyInstaller {
     try {
       url = settings.pipIndexUrl().isBlank() ? null : new URI(settings.pipIndexUrl());
     } catch (URISyntaxException e) {
-      throw new InstallFailed("the operator's package index URL (sandbox.pip.index.url) is not a URL");
+      throw new InstallFailed(
+          "the operator's package index URL (sandbox.pip.index.url) is not a URL");
     }
     if (url == null || url.getRawUserInfo() == null) {
       return null;
@@ -209,12 +239,14 @@ public final class DependencyInstaller {
       return new CredentialedIndex(url, tlsTrusting(settings.pipCert()));
     } catch (IllegalArgumentException | IOException | GeneralSecurityException e) {
       // The message must not echo the URL: it holds the credentials.
-      throw new InstallFailed("the operator's package index (sandbox.pip.index.url, with credentials) cannot be used: "
-          + e.getClass().getSimpleName());
+      throw new InstallFailed(
+          "the operator's package index (sandbox.pip.index.url, with credentials) cannot be used: "
+              + e.getClass().getSimpleName());
     }
   }
 
-  private static SSLSocketFactory tlsTrusting(Path caBundle) throws IOException, GeneralSecurityException {
+  private static SSLSocketFactory tlsTrusting(Path caBundle)
+      throws IOException, GeneralSecurityException {
     if (caBundle == null) {
       return (SSLSocketFactory) SSLSocketFactory.getDefault();
     }
@@ -226,7 +258,8 @@ public final class DependencyInstaller {
         trust.setCertificateEntry("ca" + i++, c);
       }
     }
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(trust);
     SSLContext ctx = SSLContext.getInstance("TLS");
     ctx.init(null, tmf.getTrustManagers(), null);
@@ -240,21 +273,39 @@ public final class DependencyInstaller {
     labels.put(SandboxContainer.LABEL_COMPONENT, COMPONENT);
     labels.put(SandboxContainer.LABEL_APP, app);
     long memory = (long) settings.pipMemoryMb() << 20;
-    return new ContainerSpec(settings.image(), cmd, Map.of(), settings.user(), "/tmp", labels, "none",
-        List.of("ALL"), List.of("no-new-privileges"), true,
-        Map.of("/tmp", "rw,nosuid,nodev,size=" + settings.pipTmpMb() + "m,mode=1777",
-            TARGET, "rw,nosuid,nodev,size=" + settings.pipOutputMaxMb() + "m,mode=1777"),
-        memory, memory, 1_000_000_000L, 256,
-        List.of(new Mount(in.toAbsolutePath().toString(), IN, true),
+    return new ContainerSpec(
+        settings.image(),
+        cmd,
+        Map.of(),
+        settings.user(),
+        "/tmp",
+        labels,
+        "none",
+        List.of("ALL"),
+        List.of("no-new-privileges"),
+        true,
+        Map.of(
+            "/tmp",
+            "rw,nosuid,nodev,size=" + settings.pipTmpMb() + "m,mode=1777",
+            TARGET,
+            "rw,nosuid,nodev,size=" + settings.pipOutputMaxMb() + "m,mode=1777"),
+        memory,
+        memory,
+        1_000_000_000L,
+        256,
+        List.of(
+            new Mount(in.toAbsolutePath().toString(), IN, true),
             new Mount(lib.toAbsolutePath().toString(), OUT, false),
-            new Mount(proxyDir.toAbsolutePath().toString(), PROXY, true)), 5, settings.logLimits());
+            new Mount(proxyDir.toAbsolutePath().toString(), PROXY, true)),
+        5,
+        settings.logLimits());
   }
 
   /** Remove dependency containers an earlier run of the agent left (it died mid-install). */
   public List<String> removeLeftovers() {
     List<String> removed = new ArrayList<>();
-    for (DockerEngine.ContainerSummary c : docker.list(Map.of(SandboxContainer.LABEL_HOST, hostId,
-        SandboxContainer.LABEL_COMPONENT, COMPONENT))) {
+    for (DockerEngine.ContainerSummary c : docker.list(
+        Map.of(SandboxContainer.LABEL_HOST, hostId, SandboxContainer.LABEL_COMPONENT, COMPONENT))) {
       removeQuietly(c.id());
       removed.add(c.name());
     }
@@ -269,12 +320,14 @@ public final class DependencyInstaller {
    * tmpfs, but a package's build step could write into the mounted output folder directly: its size is watched
    * at every poll, and the container killed when it passes the limit.
    */
-  private ContainerInfo awaitExit(String name, long deadlineNanos, Path output) throws InterruptedException {
+  private ContainerInfo awaitExit(String name, long deadlineNanos, Path output)
+      throws InterruptedException {
     long limit = (long) settings.pipOutputMaxMb() << 20;
     while (true) {
       if (Trees.size(output) > limit) {
         killQuietly(name);
-        return new ContainerInfo("", name, "", Map.of(), OUTPUT_TOO_LARGE, false, -1, false, 0, "", "", "", null);
+        return new ContainerInfo(
+            "", name, "", Map.of(), OUTPUT_TOO_LARGE, false, -1, false, 0, "", "", "", null);
       }
       Optional<ContainerInfo> c = docker.inspect(name);
       if (c.isEmpty()) {
@@ -303,14 +356,18 @@ public final class DependencyInstaller {
     try {
       docker.remove(name, true);
     } catch (DockerException e) {
-      LOG.warn("[host {}] could not remove dependency container {}: {}", hostId, name, e.getMessage());
+      LOG.warn(
+          "[host {}] could not remove dependency container {}: {}", hostId, name, e.getMessage());
     }
   }
 
   static String tail(String logs) {
-    List<String> lines = new String(logs.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8).lines()
-        .filter(l -> !l.isBlank()).toList();
-    String text = String.join("\n", lines.subList(Math.max(0, lines.size() - OUTPUT_TAIL_LINES), lines.size()));
+    List<String> lines = new String(logs.getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8)
+        .lines()
+        .filter(l -> !l.isBlank())
+        .toList();
+    String text = String.join(
+        "\n", lines.subList(Math.max(0, lines.size() - OUTPUT_TAIL_LINES), lines.size()));
     return text.isEmpty() ? "(no output)" : text;
   }
 }

@@ -8,7 +8,9 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.StandardProtocolFamily;
 import java.net.URI;
+import java.net.URLDecoder;
 import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -19,21 +21,19 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Semaphore;
 import javax.net.SocketFactory;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import java.net.URLDecoder;
-import java.nio.ByteBuffer;
-import java.util.Collections;
-import java.util.LinkedHashSet;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The only way out of a dependency-install container (docs/host-agent.md, Requirements): an HTTP CONNECT
@@ -68,7 +68,8 @@ public final class PackageIndexProxy implements AutoCloseable {
    */
   public record CredentialedIndex(URI url, SocketFactory tls) {
     public CredentialedIndex {
-      if (url.getRawUserInfo() == null || url.getHost() == null
+      if (url.getRawUserInfo() == null
+          || url.getHost() == null
           || !(url.getScheme().equals("https") || url.getScheme().equals("http"))) {
         throw new IllegalArgumentException("not an http(s) URL with credentials");
       }
@@ -84,7 +85,8 @@ public final class PackageIndexProxy implements AutoCloseable {
     }
 
     String authorization() {
-      String user = URLDecoder.decode(url.getRawUserInfo().replace("+", "%2B"), StandardCharsets.UTF_8);
+      String user =
+          URLDecoder.decode(url.getRawUserInfo().replace("+", "%2B"), StandardCharsets.UTF_8);
       return "Basic " + Base64.getEncoder().encodeToString(user.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -105,11 +107,17 @@ public final class PackageIndexProxy implements AutoCloseable {
   private final List<AutoCloseable> open = new CopyOnWriteArrayList<>();
   /** Distinct destinations refused, the first {@link #MAX_REFUSED} (a build step may ask in a loop). */
   private final Set<String> refused = Collections.synchronizedSet(new LinkedHashSet<>());
+
   static final int MAX_REFUSED = 32;
   private volatile boolean closed;
 
-  private PackageIndexProxy(ServerSocketChannel server, Set<String> allowed, Duration connectTimeout, String who,
-                            int maxConnections, CredentialedIndex index) {
+  private PackageIndexProxy(
+      ServerSocketChannel server,
+      Set<String> allowed,
+      Duration connectTimeout,
+      String who,
+      int maxConnections,
+      CredentialedIndex index) {
     this.server = server;
     this.allowed = allowed;
     this.connectTimeout = connectTimeout;
@@ -125,8 +133,8 @@ public final class PackageIndexProxy implements AutoCloseable {
    * @param allowed {@code host:port} pairs that may be reached (lower-case host)
    * @param who     for log lines, e.g. "[host h1 app shop]"
    */
-  public static PackageIndexProxy serve(Path socket, Set<String> allowed, Duration connectTimeout, String who)
-      throws IOException {
+  public static PackageIndexProxy serve(
+      Path socket, Set<String> allowed, Duration connectTimeout, String who) throws IOException {
     return serve(socket, allowed, connectTimeout, who, MAX_CONNECTIONS, null);
   }
 
@@ -134,14 +142,20 @@ public final class PackageIndexProxy implements AutoCloseable {
    * As {@link #serve(Path, Set, Duration, String)}, with a cap on connections at once and, when the index's URL
    * carries credentials, that index (null: none).
    */
-  public static PackageIndexProxy serve(Path socket, Set<String> allowed, Duration connectTimeout, String who,
-                                        int maxConnections, CredentialedIndex index) throws IOException {
+  public static PackageIndexProxy serve(
+      Path socket,
+      Set<String> allowed,
+      Duration connectTimeout,
+      String who,
+      int maxConnections,
+      CredentialedIndex index)
+      throws IOException {
     Files.deleteIfExists(socket);
     ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     server.bind(UnixDomainSocketAddress.of(socket));
     Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
-    PackageIndexProxy p = new PackageIndexProxy(server, Set.copyOf(allowed), connectTimeout, who, maxConnections,
-        index);
+    PackageIndexProxy p = new PackageIndexProxy(
+        server, Set.copyOf(allowed), connectTimeout, who, maxConnections, index);
     Thread t = new Thread(p::acceptLoop, "pip-proxy");
     t.setDaemon(true);
     t.start();
@@ -166,8 +180,11 @@ public final class PackageIndexProxy implements AutoCloseable {
       if (!slots.tryAcquire()) {
         // A fresh Unix socket's buffer takes this short answer without blocking the accept loop.
         try (client) {
-          reply(Channels.newOutputStream(client), 503, "Service Unavailable", "more than " + maxConnections
-              + " connections at once to the package index proxy");
+          reply(
+              Channels.newOutputStream(client),
+              503,
+              "Service Unavailable",
+              "more than " + maxConnections + " connections at once to the package index proxy");
         } catch (IOException e) {
           // the client left already
         }
@@ -182,8 +199,10 @@ public final class PackageIndexProxy implements AutoCloseable {
 
   private void serveOne(SocketChannel client) {
     try (client) {
-      // Channel streams of one SocketChannel share a lock (a blocked read would block every write): read the
-      // head through a stream, then move bytes with the channel's own read and write, which may run at once.
+      // Channel streams of one SocketChannel share a lock (a blocked read would block every write):
+      // read the
+      // head through a stream, then move bytes with the channel's own read and write, which may run
+      // at once.
       InputStream in = Channels.newInputStream(client);
       OutputStream out = Channels.newOutputStream(client);
       String head = readHead(in);
@@ -191,7 +210,10 @@ public final class PackageIndexProxy implements AutoCloseable {
         return;
       }
       String[] first = head.split("\r\n", 2)[0].split(" ");
-      if (index != null && first.length == 3 && first[0].equals("GET") && first[1].startsWith(LOCAL_ORIGIN + "/")) {
+      if (index != null
+          && first.length == 3
+          && first[0].equals("GET")
+          && first[1].startsWith(LOCAL_ORIGIN + "/")) {
         forwardToIndex(head, first[1].substring(LOCAL_ORIGIN.length()), out);
         return;
       }
@@ -214,9 +236,13 @@ public final class PackageIndexProxy implements AutoCloseable {
         synchronized (refused) {
           isNew = refused.size() < MAX_REFUSED && refused.add(host + ":" + port);
         }
-        if (isNew) { // once per destination, so a loop of refused CONNECTs neither grows memory nor floods the log
-          LOG.warn("{} pip asked for {}:{}, which is not an allowed package index (sandbox.pip.allowed.hosts): refused",
-              who, host, port);
+        if (isNew) { // once per destination, so a loop of refused CONNECTs neither grows memory nor
+          // floods the log
+          LOG.warn(
+              "{} pip asked for {}:{}, which is not an allowed package index (sandbox.pip.allowed.hosts): refused",
+              who,
+              host,
+              port);
         }
         reply(out, 403, "Forbidden", host + ":" + port + " is not an allowed package index");
         return;
@@ -226,7 +252,8 @@ public final class PackageIndexProxy implements AutoCloseable {
       try (upstream) {
         upstream.connect(new InetSocketAddress(host, port), (int) connectTimeout.toMillis());
         upstream.setTcpNoDelay(true);
-        out.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.write(
+            "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         out.flush();
         Thread down = new Thread(() -> toChannel(upstreamIn(upstream), client), "pip-proxy-down");
         down.setDaemon(true);
@@ -253,30 +280,46 @@ public final class PackageIndexProxy implements AutoCloseable {
    * One GET for the credentialed index: the request head re-written for the index (its Host, the operator's
    * credentials, no keep-alive), then the index's answer moved back as it comes until the index closes.
    */
-  private void forwardToIndex(String head, String pathAndQuery, OutputStream out) throws IOException {
+  private void forwardToIndex(String head, String pathAndQuery, OutputStream out)
+      throws IOException {
     StringBuilder req = new StringBuilder("GET ").append(pathAndQuery).append(" HTTP/1.1\r\n");
     String[] lines = head.split("\r\n");
     for (int i = 1; i < lines.length; i++) {
-      String name = lines[i].contains(":") ? lines[i].substring(0, lines[i].indexOf(':')).strip()
-          .toLowerCase(Locale.ROOT) : "";
-      if (!name.isEmpty() && !Set.of("host", "authorization", "proxy-authorization", "connection",
-          "proxy-connection", "keep-alive").contains(name)) {
+      String name = lines[i].contains(":")
+          ? lines[i].substring(0, lines[i].indexOf(':')).strip().toLowerCase(Locale.ROOT)
+          : "";
+      if (!name.isEmpty()
+          && !Set.of(
+                  "host",
+                  "authorization",
+                  "proxy-authorization",
+                  "connection",
+                  "proxy-connection",
+                  "keep-alive")
+              .contains(name)) {
         req.append(lines[i]).append("\r\n");
       }
     }
     String host = index.url().getHost();
     int port = index.port();
-    req.append("Host: ").append(host).append(port == 443 || port == 80 ? "" : ":" + port).append("\r\n")
-        .append("Authorization: ").append(index.authorization()).append("\r\n")
+    req.append("Host: ")
+        .append(host)
+        .append(port == 443 || port == 80 ? "" : ":" + port)
+        .append("\r\n")
+        .append("Authorization: ")
+        .append(index.authorization())
+        .append("\r\n")
         .append("Connection: close\r\n\r\n");
-    SocketFactory factory = index.url().getScheme().equals("https") ? index.tls() : SocketFactory.getDefault();
+    SocketFactory factory =
+        index.url().getScheme().equals("https") ? index.tls() : SocketFactory.getDefault();
     Socket upstream;
     Socket plain = new Socket();
     open.add(plain);
     try {
       plain.connect(new InetSocketAddress(host, port), (int) connectTimeout.toMillis());
       upstream = factory instanceof SSLSocketFactory tls
-          ? tls.createSocket(plain, host, port, true) : plain;
+          ? tls.createSocket(plain, host, port, true)
+          : plain;
       if (upstream instanceof SSLSocket ssl) {
         SSLParameters p = ssl.getSSLParameters();
         p.setEndpointIdentificationAlgorithm("HTTPS"); // the index's name, not only its chain
@@ -286,11 +329,16 @@ public final class PackageIndexProxy implements AutoCloseable {
     } catch (IOException e) {
       open.remove(plain);
       plain.close();
-      reply(out, 502, "Bad Gateway", "cannot reach the package index " + index + ": " + e.getMessage());
+      reply(
+          out,
+          502,
+          "Bad Gateway",
+          "cannot reach the package index " + index + ": " + e.getMessage());
       return;
     }
     open.add(upstream);
-    try (plain; upstream) {
+    try (plain;
+        upstream) {
       OutputStream up = upstream.getOutputStream();
       up.write(req.toString().getBytes(StandardCharsets.ISO_8859_1));
       up.flush();
@@ -360,10 +408,13 @@ public final class PackageIndexProxy implements AutoCloseable {
     return null;
   }
 
-  private static void reply(OutputStream out, int status, String reason, String body) throws IOException {
+  private static void reply(OutputStream out, int status, String reason, String body)
+      throws IOException {
     byte[] b = (body + "\n").getBytes(StandardCharsets.UTF_8);
-    out.write(("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain\r\nContent-Length: " + b.length
-        + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    out.write(
+        ("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain\r\nContent-Length: "
+                + b.length + "\r\nConnection: close\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
     out.write(b);
     out.flush();
   }

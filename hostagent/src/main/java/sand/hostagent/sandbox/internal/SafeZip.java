@@ -52,8 +52,9 @@ public final class SafeZip {
    * {@code skip} names a top-level entry to hand back instead of writing (e.g. requirements.txt): its
    * bytes go to {@code skipped} (may be null).
    */
-  public static List<Path> extract(byte[] zip, Path dest, int maxEntries, Budget budget, String skip,
-                                   OutputStream skipped) throws IOException {
+  public static List<Path> extract(
+      byte[] zip, Path dest, int maxEntries, Budget budget, String skip, OutputStream skipped)
+      throws IOException {
     Path root = dest.toAbsolutePath().normalize();
     List<Path> written = new ArrayList<>();
     int entries = 0;
@@ -73,12 +74,13 @@ public final class SafeZip {
           continue;
         }
         Files.createDirectories(target.getParent());
-        try (OutputStream out = Files.newOutputStream(target, StandardOpenOption.CREATE_NEW,
-            StandardOpenOption.WRITE)) {
+        try (OutputStream out = Files.newOutputStream(
+            target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
           copy(in, out, budget, name);
         } catch (FileAlreadyExistsException x) {
-          throw new ZipRefused("entry '" + name + "' would overwrite a file that is already there (a duplicate "
-              + "entry, or a file of another resource)");
+          throw new ZipRefused(
+              "entry '" + name + "' would overwrite a file that is already there (a duplicate "
+                  + "entry, or a file of another resource)");
         }
         written.add(root.relativize(target));
       }
@@ -95,7 +97,10 @@ public final class SafeZip {
 
   /** The entry's path inside {@code root}, or a refusal naming what is wrong with the name. */
   static Path resolve(Path root, String name) throws ZipRefused {
-    if (name.isEmpty() || name.startsWith("/") || name.contains("\\") || name.contains("\0")
+    if (name.isEmpty()
+        || name.startsWith("/")
+        || name.contains("\\")
+        || name.contains("\0")
         || (name.length() > 1 && name.charAt(1) == ':')) {
       throw new ZipRefused("entry '" + name + "' is not a relative path with '/' separators");
     }
@@ -111,7 +116,8 @@ public final class SafeZip {
     return target;
   }
 
-  private static void copy(InputStream in, OutputStream out, Budget budget, String name) throws IOException {
+  private static void copy(InputStream in, OutputStream out, Budget budget, String name)
+      throws IOException {
     byte[] buf = new byte[64 * 1024];
     for (int n; (n = in.read(buf)) > 0; ) {
       budget.take(n, "entry '" + name + "'");

@@ -47,11 +47,12 @@ public final class UnixHttpClient implements AutoCloseable {
 
   private final Path socket;
   private final long maxBodyBytes;
-  private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "docker-http-watchdog");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ScheduledExecutorService watchdog =
+      Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "docker-http-watchdog");
+        t.setDaemon(true);
+        return t;
+      });
 
   public UnixHttpClient(Path socket, long maxBodyBytes) {
     this.socket = socket;
@@ -63,7 +64,8 @@ public final class UnixHttpClient implements AutoCloseable {
   }
 
   /** Send one request ({@code body} may be null) and read the whole response within {@code timeout}. */
-  public Response request(String method, String target, byte[] body, Duration timeout) throws TransportException {
+  public Response request(String method, String target, byte[] body, Duration timeout)
+      throws TransportException {
     AtomicBoolean timedOut = new AtomicBoolean();
     SocketChannel ch;
     try {
@@ -71,20 +73,28 @@ public final class UnixHttpClient implements AutoCloseable {
     } catch (IOException e) {
       throw new TransportException("cannot open a Unix socket: " + e.getMessage(), e);
     }
-    ScheduledFuture<?> alarm = watchdog.schedule(() -> {
-      timedOut.set(true);
-      closeQuietly(ch);
-    }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> alarm = watchdog.schedule(
+        () -> {
+          timedOut.set(true);
+          closeQuietly(ch);
+        },
+        timeout.toMillis(),
+        TimeUnit.MILLISECONDS);
     try {
       ch.connect(UnixDomainSocketAddress.of(socket));
       OutputStream out = Channels.newOutputStream(ch);
       StringBuilder head = new StringBuilder()
-          .append(method).append(' ').append(target).append(" HTTP/1.1\r\n")
+          .append(method)
+          .append(' ')
+          .append(target)
+          .append(" HTTP/1.1\r\n")
           .append("Host: docker\r\n")
           .append("User-Agent: sand-hostagent\r\n")
           .append("Connection: close\r\n");
       if (body != null) {
-        head.append("Content-Type: application/json\r\nContent-Length: ").append(body.length).append("\r\n");
+        head.append("Content-Type: application/json\r\nContent-Length: ")
+            .append(body.length)
+            .append("\r\n");
       } else if (!method.equals("GET") && !method.equals("DELETE")) {
         head.append("Content-Length: 0\r\n");
       }
@@ -97,7 +107,8 @@ public final class UnixHttpClient implements AutoCloseable {
       return readResponse(new BufferedInputStream(Channels.newInputStream(ch), 64 * 1024), method);
     } catch (IOException e) {
       if (timedOut.get()) {
-        throw new TransportException(method + " " + target + " timed out after " + timeout.toMillis() + " ms", e);
+        throw new TransportException(
+            method + " " + target + " timed out after " + timeout.toMillis() + " ms", e);
       }
       throw new TransportException(method + " " + target + " on " + socket + " failed: " + e, e);
     } finally {
@@ -117,7 +128,9 @@ public final class UnixHttpClient implements AutoCloseable {
     for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
       int colon = line.indexOf(':');
       if (colon > 0) {
-        headers.put(line.substring(0, colon).trim().toLowerCase(Locale.ROOT), line.substring(colon + 1).trim());
+        headers.put(
+            line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+            line.substring(colon + 1).trim());
       }
     }
     byte[] body;
@@ -140,7 +153,7 @@ public final class UnixHttpClient implements AutoCloseable {
 
   private byte[] readChunked(InputStream in) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (;;) {
+    for (; ; ) {
       String sizeLine = readLine(in);
       if (sizeLine == null) {
         throw new IOException("chunked body ended without its last chunk");
@@ -184,7 +197,7 @@ public final class UnixHttpClient implements AutoCloseable {
   /** A CRLF- (or LF-) terminated line in ISO-8859-1, without the terminator; null at end of stream. */
   private static String readLine(InputStream in) throws IOException {
     StringBuilder sb = new StringBuilder();
-    for (;;) {
+    for (; ; ) {
       int b = in.read();
       if (b < 0) {
         return sb.length() == 0 ? null : sb.toString();

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,31 +19,36 @@ import sand.hostagent.sandbox.FakeDockerEngine;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.hostagent.sandbox.internal.DependencyInstaller.InstallFailed;
 import sand.hostagent.sandbox.internal.DependencyInstaller.Requirements;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 
 /** The throw-away dependency container, option by option, on a fake Docker Engine. */
 class DependencyInstallerTest {
   @TempDir
   Path tmp;
+
   private final FakeDockerEngine docker = new FakeDockerEngine();
 
   private DependencyInstaller installer(Map<String, String> settings) {
     SandboxSettings s = SandboxSettings.with(tmp.resolve("state"), settings)
-        .withPackageIndex(List.of("index.example:443", "files.example:443"), "https://index.example/simple", null);
+        .withPackageIndex(
+            List.of("index.example:443", "files.example:443"),
+            "https://index.example/simple",
+            null);
     return new DependencyInstaller(docker, s, "h1", false);
   }
 
-  private static final List<Requirements> SIX = List.of(new Requirements("app", "the app's requirements", "six==1.17.0\n"));
+  private static final List<Requirements> SIX =
+      List.of(new Requirements("app", "the app's requirements", "six==1.17.0\n"));
 
   @Test
   void theInstallRunsUnprivilegedWithoutNetworkAndWithLimits() throws Exception {
     docker.onStart("sand-deps-", c -> c.status = "exited");
     installer(Map.of()).install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
 
-    FakeDockerEngine.Container c = docker.containers().isEmpty() ? null : docker.containers().get(0);
+    FakeDockerEngine.Container c =
+        docker.containers().isEmpty() ? null : docker.containers().get(0);
     assertEquals(null, c, "the container is removed after the install");
-    String created = docker.calls().stream().filter(x -> x.startsWith("create ")).findFirst().orElseThrow();
+    String created =
+        docker.calls().stream().filter(x -> x.startsWith("create ")).findFirst().orElseThrow();
     assertTrue(created.startsWith("create sand-deps-shop-h1-"), created);
   }
 
@@ -52,17 +59,25 @@ class DependencyInstallerTest {
       seen[0] = c.spec;
       c.status = "exited";
     });
-    SandboxSettings s = SandboxSettings.with(tmp.resolve("state"), Map.of()).withPackageIndex(
-        List.of("index.example:443", "files.example:443"), "https://ops:t0ken-s3cret@index.example/simple", null);
-    new DependencyInstaller(docker, s, "h1", false).install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
+    SandboxSettings s = SandboxSettings.with(tmp.resolve("state"), Map.of())
+        .withPackageIndex(
+            List.of("index.example:443", "files.example:443"),
+            "https://ops:t0ken-s3cret@index.example/simple",
+            null);
+    new DependencyInstaller(docker, s, "h1", false)
+        .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
     ContainerSpec c = seen[0];
-    assertEquals(List.of("--index-url", "http://127.0.0.1:9/simple"),
+    assertEquals(
+        List.of("--index-url", "http://127.0.0.1:9/simple"),
         c.cmd().subList(c.cmd().indexOf("--index-url"), c.cmd().indexOf("--index-url") + 2),
         "pip is given the proxy's origin; the proxy adds the credentials");
-    assertTrue(!c.toString().contains("t0ken") && !c.env().toString().contains("t0ken"), c.toString());
+    assertTrue(
+        !c.toString().contains("t0ken") && !c.env().toString().contains("t0ken"), c.toString());
     try (var files = Files.walk(tmp.resolve("work"))) {
       for (Path f : files.filter(Files::isRegularFile).toList()) {
-        assertTrue(!Files.readString(f).contains("t0ken"), "nothing mounted into the container holds them: " + f);
+        assertTrue(
+            !Files.readString(f).contains("t0ken"),
+            "nothing mounted into the container holds them: " + f);
       }
     }
   }
@@ -74,8 +89,17 @@ class DependencyInstallerTest {
       seen[0] = c.spec;
       c.status = "exited";
     });
-    installer(Map.of(SandboxSettings.PIP_MEMORY_MB, "300", SandboxSettings.PIP_TMP_MB, "200",
-        SandboxSettings.PIP_OUTPUT_MAX_MB, "100", SandboxSettings.LOG_MAX_MB, "2", SandboxSettings.LOG_MAX_FILES, "4"))
+    installer(Map.of(
+            SandboxSettings.PIP_MEMORY_MB,
+            "300",
+            SandboxSettings.PIP_TMP_MB,
+            "200",
+            SandboxSettings.PIP_OUTPUT_MAX_MB,
+            "100",
+            SandboxSettings.LOG_MAX_MB,
+            "2",
+            SandboxSettings.LOG_MAX_FILES,
+            "4"))
         .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work"));
     ContainerSpec s = seen[0];
     assertEquals("sand-sandbox:latest", s.image());
@@ -84,24 +108,50 @@ class DependencyInstallerTest {
     assertEquals(List.of("ALL"), s.capDrop());
     assertEquals(List.of("no-new-privileges"), s.securityOpt());
     assertTrue(s.readonlyRootfs());
-    assertEquals(Map.of("/tmp", "rw,nosuid,nodev,size=200m,mode=1777",
-        "/deps/target", "rw,nosuid,nodev,size=100m,mode=1777"), s.tmpfs());
+    assertEquals(
+        Map.of(
+            "/tmp",
+            "rw,nosuid,nodev,size=200m,mode=1777",
+            "/deps/target",
+            "rw,nosuid,nodev,size=100m,mode=1777"),
+        s.tmpfs());
     assertEquals(300L << 20, s.memoryBytes());
     assertEquals(300L << 20, s.memorySwapBytes(), "no swap");
     assertEquals(256, s.pidsLimit());
     assertEquals(1_000_000_000L, s.nanoCpus());
     assertEquals(Map.of(), s.env(), "no credential, nothing from the host");
-    assertEquals(new DockerEngine.LogLimits(2L << 20, 4), s.logs(), "pip's (and build code's) output is rotated");
-    assertEquals(List.of(new Mount(tmp.resolve("work/in").toString(), "/deps/in", true),
-        new Mount(tmp.resolve("lib").toString(), "/deps/out", false)), s.mounts().subList(0, 2),
+    assertEquals(
+        new DockerEngine.LogLimits(2L << 20, 4),
+        s.logs(),
+        "pip's (and build code's) output is rotated");
+    assertEquals(
+        List.of(
+            new Mount(tmp.resolve("work/in").toString(), "/deps/in", true),
+            new Mount(tmp.resolve("lib").toString(), "/deps/out", false)),
+        s.mounts().subList(0, 2),
         "the output folder is the only writable host folder");
     assertEquals("/deps/proxy", s.mounts().get(2).target());
-    assertTrue(s.mounts().get(2).readOnly() && s.mounts().get(2).source().contains("sand-deps-"),
+    assertTrue(
+        s.mounts().get(2).readOnly() && s.mounts().get(2).source().contains("sand-deps-"),
         "the proxy's socket, read-only: " + s.mounts().get(2));
-    assertEquals(Map.of("sand.host", "h1", "sand.component", "deps", "sand.app", "shop"), s.labels());
-    assertEquals(List.of("python3", "-m", "grainworker._deps", "--out", "/deps/out", "--target", "/deps/target",
-        "--proxy-socket", "/deps/proxy/proxy.sock", "-r", "/deps/in/app.txt", "--index-url",
-        "https://index.example/simple"), s.cmd());
+    assertEquals(
+        Map.of("sand.host", "h1", "sand.component", "deps", "sand.app", "shop"), s.labels());
+    assertEquals(
+        List.of(
+            "python3",
+            "-m",
+            "grainworker._deps",
+            "--out",
+            "/deps/out",
+            "--target",
+            "/deps/target",
+            "--proxy-socket",
+            "/deps/proxy/proxy.sock",
+            "-r",
+            "/deps/in/app.txt",
+            "--index-url",
+            "https://index.example/simple"),
+        s.cmd());
     assertEquals("six==1.17.0\n", Files.readString(tmp.resolve("work/in/app.txt")));
   }
 
@@ -112,9 +162,16 @@ class DependencyInstallerTest {
       c.exitCode = 1;
       c.logs = "Collecting nosuch==1\nERROR: No matching distribution found for nosuch==1\n";
     });
-    InstallFailed e = assertThrows(InstallFailed.class, () -> installer(Map.of()).install("shop",
-        List.of(new Requirements("app", "r", "nosuch==1\n")), tmp.resolve("lib"), tmp.resolve("work")));
-    assertEquals("pip install exited with 1:\nCollecting nosuch==1\nERROR: No matching distribution found for nosuch==1",
+    InstallFailed e = assertThrows(
+        InstallFailed.class,
+        () -> installer(Map.of())
+            .install(
+                "shop",
+                List.of(new Requirements("app", "r", "nosuch==1\n")),
+                tmp.resolve("lib"),
+                tmp.resolve("work")));
+    assertEquals(
+        "pip install exited with 1:\nCollecting nosuch==1\nERROR: No matching distribution found for nosuch==1",
         e.getMessage());
     assertTrue(docker.containers().isEmpty(), "removed after a failure too");
   }
@@ -122,25 +179,36 @@ class DependencyInstallerTest {
   @Test
   void anInstallPastItsDeadlineIsKilledAndRemoved() {
     docker.onStart("sand-deps-", c -> c.logs = "Collecting bigpkg\n"); // it keeps running
-    InstallFailed e = assertThrows(InstallFailed.class, () -> installer(Map.of(SandboxSettings.PIP_TIMEOUT_S, "1"))
-        .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work")));
-    assertTrue(e.getMessage().startsWith("pip did not finish within 1 s (sandbox.pip.timeout.s)"), e.getMessage());
-    assertTrue(docker.calls().stream().anyMatch(x -> x.startsWith("kill sand-deps-shop-h1-") && x.endsWith("SIGKILL")));
+    InstallFailed e = assertThrows(
+        InstallFailed.class,
+        () -> installer(Map.of(SandboxSettings.PIP_TIMEOUT_S, "1"))
+            .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work")));
+    assertTrue(
+        e.getMessage().startsWith("pip did not finish within 1 s (sandbox.pip.timeout.s)"),
+        e.getMessage());
+    assertTrue(docker.calls().stream()
+        .anyMatch(x -> x.startsWith("kill sand-deps-shop-h1-") && x.endsWith("SIGKILL")));
     assertTrue(docker.containers().isEmpty());
   }
 
   @Test
   void aBuildStepWritingPastTheOutputLimitIsStopped() {
-    docker.onStart("sand-deps-", c -> { // a malicious setup.py writes straight into the mounted output folder
-      try {
-        Files.write(tmp.resolve("lib/filler"), new byte[2 << 20]);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    });
-    InstallFailed e = assertThrows(InstallFailed.class, () -> installer(Map.of(SandboxSettings.PIP_OUTPUT_MAX_MB,
-        "1")).install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work")));
-    assertTrue(e.getMessage().startsWith("the install wrote more than 1 MB into the application's library folder"),
+    docker.onStart(
+        "sand-deps-",
+        c -> { // a malicious setup.py writes straight into the mounted output folder
+          try {
+            Files.write(tmp.resolve("lib/filler"), new byte[2 << 20]);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        });
+    InstallFailed e = assertThrows(
+        InstallFailed.class,
+        () -> installer(Map.of(SandboxSettings.PIP_OUTPUT_MAX_MB, "1"))
+            .install("shop", SIX, tmp.resolve("lib"), tmp.resolve("work")));
+    assertTrue(
+        e.getMessage()
+            .startsWith("the install wrote more than 1 MB into the application's library folder"),
         e.getMessage());
     assertTrue(docker.calls().stream().anyMatch(x -> x.startsWith("kill sand-deps-shop-h1-")));
     assertTrue(docker.containers().isEmpty());
@@ -148,10 +216,17 @@ class DependencyInstallerTest {
 
   @Test
   void aRefusedLineStartsNoContainerAndLeaksNothing() {
-    InstallFailed e = assertThrows(InstallFailed.class, () -> installer(Map.of()).install("shop",
-        List.of(new Requirements("app", "requirements.txt of grain g", "-r /etc/passwd\n")), tmp.resolve("lib"),
-        tmp.resolve("work")));
-    assertTrue(e.getMessage().startsWith("requirements.txt of grain g line 1: '-r /etc/passwd' is not accepted"),
+    InstallFailed e = assertThrows(
+        InstallFailed.class,
+        () -> installer(Map.of())
+            .install(
+                "shop",
+                List.of(new Requirements("app", "requirements.txt of grain g", "-r /etc/passwd\n")),
+                tmp.resolve("lib"),
+                tmp.resolve("work")));
+    assertTrue(
+        e.getMessage()
+            .startsWith("requirements.txt of grain g line 1: '-r /etc/passwd' is not accepted"),
         e.getMessage());
     assertTrue(!e.getMessage().contains("root:"));
     assertTrue(docker.calls().isEmpty(), "Docker was never called");
@@ -159,9 +234,24 @@ class DependencyInstallerTest {
 
   @Test
   void leftoverInstallContainersOfThisHostAreRemoved() {
-    ContainerSpec spec = new ContainerSpec("img", List.of(), Map.of(), "1000:1000", "/", Map.of("sand.host", "h1",
-        "sand.component", "deps", "sand.app", "x"), "none", List.of(), List.of(), true, Map.of(), 0, 0, 0, 0,
-        List.of(), 5);
+    ContainerSpec spec = new ContainerSpec(
+        "img",
+        List.of(),
+        Map.of(),
+        "1000:1000",
+        "/",
+        Map.of("sand.host", "h1", "sand.component", "deps", "sand.app", "x"),
+        "none",
+        List.of(),
+        List.of(),
+        true,
+        Map.of(),
+        0,
+        0,
+        0,
+        0,
+        List.of(),
+        5);
     docker.preexisting("sand-deps-x-h1-aaaa", spec, "running");
     assertEquals(List.of("sand-deps-x-h1-aaaa"), installer(Map.of()).removeLeftovers());
     assertTrue(docker.containers().isEmpty());

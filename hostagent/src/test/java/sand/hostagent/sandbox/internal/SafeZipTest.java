@@ -40,8 +40,21 @@ class SafeZipTest {
   @Test
   void unpacksFilesAndFoldersAndHandsBackTheSkippedEntry() throws Exception {
     ByteArrayOutputStream req = new ByteArrayOutputStream();
-    List<Path> written = SafeZip.extract(zip("pkg/", null, "pkg/__init__.py", "X = 1\n", "requirements.txt", "six\n",
-        "deep/er/file.txt", "x"), dest(), 100, new SafeZip.Budget(1000), "requirements.txt", req);
+    List<Path> written = SafeZip.extract(
+        zip(
+            "pkg/",
+            null,
+            "pkg/__init__.py",
+            "X = 1\n",
+            "requirements.txt",
+            "six\n",
+            "deep/er/file.txt",
+            "x"),
+        dest(),
+        100,
+        new SafeZip.Budget(1000),
+        "requirements.txt",
+        req);
     assertEquals(List.of(Path.of("pkg/__init__.py"), Path.of("deep/er/file.txt")), written);
     assertEquals("X = 1\n", Files.readString(tmp.resolve("code/pkg/__init__.py")));
     assertEquals("six\n", req.toString(StandardCharsets.UTF_8));
@@ -51,8 +64,10 @@ class SafeZipTest {
   void refusesNamesThatLeaveTheFolder() throws Exception {
     Path dest = dest();
     for (String name : List.of("../x", "a/../../x", "/abs", "a\\..\\x", "C:/x", "./../x")) {
-      SafeZip.ZipRefused e = assertThrows(SafeZip.ZipRefused.class,
-          () -> SafeZip.extract(zip(name, "boom"), dest, 100, new SafeZip.Budget(1000), null, null), name);
+      SafeZip.ZipRefused e = assertThrows(
+          SafeZip.ZipRefused.class,
+          () -> SafeZip.extract(zip(name, "boom"), dest, 100, new SafeZip.Budget(1000), null, null),
+          name);
       assertTrue(e.getMessage().startsWith("entry '" + name + "'"), e.getMessage());
     }
     try (var files = Files.list(tmp)) {
@@ -64,8 +79,10 @@ class SafeZipTest {
   void refusesDuplicatesAndOverwrites() throws Exception {
     Path dest = dest();
     Files.writeString(dest.resolve("mine.py"), "keep");
-    assertThrows(SafeZip.ZipRefused.class,
-        () -> SafeZip.extract(zip("mine.py", "evil"), dest, 100, new SafeZip.Budget(1000), null, null));
+    assertThrows(
+        SafeZip.ZipRefused.class,
+        () -> SafeZip.extract(
+            zip("mine.py", "evil"), dest, 100, new SafeZip.Budget(1000), null, null));
     assertEquals("keep", Files.readString(dest.resolve("mine.py")));
   }
 
@@ -74,17 +91,36 @@ class SafeZipTest {
     Path dest = dest();
     byte[] bomb = zip("zeros", "\0".repeat(100_000));
     assertTrue(bomb.length < 1000, "compresses well");
-    assertTrue(assertThrows(SafeZip.ZipRefused.class,
-        () -> SafeZip.extract(bomb, dest, 100, new SafeZip.Budget(10_000), null, null)).getMessage()
+    assertTrue(assertThrows(
+            SafeZip.ZipRefused.class,
+            () -> SafeZip.extract(bomb, dest, 100, new SafeZip.Budget(10_000), null, null))
+        .getMessage()
         .contains("code size limit"));
-    assertTrue(assertThrows(SafeZip.ZipRefused.class,
-        () -> SafeZip.extract(zip("a", "", "b", "", "c", ""), tmp.resolve("code"), 2, new SafeZip.Budget(10), null,
-            null)).getMessage().contains("more than 2 entries"));
+    assertTrue(assertThrows(
+            SafeZip.ZipRefused.class,
+            () -> SafeZip.extract(
+                zip("a", "", "b", "", "c", ""),
+                tmp.resolve("code"),
+                2,
+                new SafeZip.Budget(10),
+                null,
+                null))
+        .getMessage()
+        .contains("more than 2 entries"));
   }
 
   @Test
   void refusesWhatIsNotAZip() throws Exception {
-    assertTrue(assertThrows(SafeZip.ZipRefused.class, () -> SafeZip.extract("not a zip".getBytes(StandardCharsets.UTF_8),
-        dest(), 100, new SafeZip.Budget(10), null, null)).getMessage().contains("empty or not a zip"));
+    assertTrue(assertThrows(
+            SafeZip.ZipRefused.class,
+            () -> SafeZip.extract(
+                "not a zip".getBytes(StandardCharsets.UTF_8),
+                dest(),
+                100,
+                new SafeZip.Budget(10),
+                null,
+                null))
+        .getMessage()
+        .contains("empty or not a zip"));
   }
 }

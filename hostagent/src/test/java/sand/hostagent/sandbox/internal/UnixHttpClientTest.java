@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class UnixHttpClientTest {
   @TempDir
   Path tmp;
+
   private ServerSocketChannel server;
   private final AtomicReference<String> request = new AtomicReference<>();
 
@@ -64,24 +65,36 @@ class UnixHttpClientTest {
 
   @Test
   void sendsAJsonBodyAndReadsAContentLengthAnswer() throws Exception {
-    Path sock = serve("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n"
-        + "{\"Id\":\"abc\"}\n", 0);
+    Path sock = serve(
+        "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n"
+            + "{\"Id\":\"abc\"}\n",
+        0);
     try (UnixHttpClient http = new UnixHttpClient(sock, 1 << 20)) {
-      UnixHttpClient.Response r = http.request("POST", "/v1.41/containers/create?name=x",
-          "{\"Image\":\"i\"}".getBytes(StandardCharsets.UTF_8), Duration.ofSeconds(5));
+      UnixHttpClient.Response r = http.request(
+          "POST",
+          "/v1.41/containers/create?name=x",
+          "{\"Image\":\"i\"}".getBytes(StandardCharsets.UTF_8),
+          Duration.ofSeconds(5));
       assertEquals(201, r.status());
       assertEquals("{\"Id\":\"abc\"}\n", r.text());
       assertEquals("application/json", r.headers().get("content-type"));
     }
-    assertTrue(request.get().startsWith("POST /v1.41/containers/create?name=x HTTP/1.1\r\n"), request.get());
-    assertTrue(request.get().contains("Content-Length: 13\r\n") && request.get().endsWith("\r\n\r\n{\"Image\":\"i\"}"));
+    assertTrue(
+        request.get().startsWith("POST /v1.41/containers/create?name=x HTTP/1.1\r\n"),
+        request.get());
+    assertTrue(request.get().contains("Content-Length: 13\r\n")
+        && request.get().endsWith("\r\n\r\n{\"Image\":\"i\"}"));
   }
 
   @Test
   void readsAChunkedAnswer() throws Exception {
-    Path sock = serve("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\n", 0);
+    Path sock = serve(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\n",
+        0);
     try (UnixHttpClient http = new UnixHttpClient(sock, 1 << 20)) {
-      assertEquals("hello, world", http.request("GET", "/v1.41/x", null, Duration.ofSeconds(5)).text());
+      assertEquals(
+          "hello, world",
+          http.request("GET", "/v1.41/x", null, Duration.ofSeconds(5)).text());
     }
   }
 
@@ -89,7 +102,9 @@ class UnixHttpClientTest {
   void readsToTheEndWithoutALength() throws Exception {
     Path sock = serve("HTTP/1.1 200 OK\r\n\r\nall of it", 0);
     try (UnixHttpClient http = new UnixHttpClient(sock, 1 << 20)) {
-      assertEquals("all of it", http.request("GET", "/v1.41/x", null, Duration.ofSeconds(5)).text());
+      assertEquals(
+          "all of it",
+          http.request("GET", "/v1.41/x", null, Duration.ofSeconds(5)).text());
     }
   }
 
@@ -97,7 +112,8 @@ class UnixHttpClientTest {
   void aSlowServerTimesOut() throws Exception {
     Path sock = serve("HTTP/1.1 200 OK\r\n\r\nlate", 5_000);
     try (UnixHttpClient http = new UnixHttpClient(sock, 1 << 20)) {
-      UnixHttpClient.TransportException e = assertThrows(UnixHttpClient.TransportException.class,
+      UnixHttpClient.TransportException e = assertThrows(
+          UnixHttpClient.TransportException.class,
           () -> http.request("GET", "/v1.41/x", null, Duration.ofMillis(200)));
       assertTrue(e.getMessage().contains("timed out after 200 ms"), e.getMessage());
     }
@@ -106,7 +122,8 @@ class UnixHttpClientTest {
   @Test
   void aMissingSocketSaysWhere() {
     try (UnixHttpClient http = new UnixHttpClient(tmp.resolve("none.sock"), 1 << 20)) {
-      UnixHttpClient.TransportException e = assertThrows(UnixHttpClient.TransportException.class,
+      UnixHttpClient.TransportException e = assertThrows(
+          UnixHttpClient.TransportException.class,
           () -> http.request("GET", "/v1.41/_ping", null, Duration.ofSeconds(1)));
       assertTrue(e.getMessage().contains(tmp.resolve("none.sock").toString()), e.getMessage());
     }
