@@ -8,22 +8,12 @@ messages list names, and suggest them, in that order. Standard library only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-SOURCE = _HERE.parent / "contracts" / "asl.json"
-COPY = _HERE / "_gen" / "asl.json"
+from grainworker.rules import contract
 
-
-def _load() -> dict[str, Any]:
-    for path in (SOURCE, COPY):
-        if path.is_file():
-            loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            return loaded
-    raise RuntimeError(f"neither {SOURCE} nor {COPY} exists: run deploy/install.sh")
+_SPEC, SOURCE, COPY = contract("asl.json")
 
 
 @dataclass(frozen=True)
@@ -62,7 +52,7 @@ class Signature:
         return fixed[n] if n < len(fixed) else self.rest or "any"
 
 
-SPEC: dict[str, Any] = _load()
+SPEC: dict[str, Any] = _SPEC
 _GROUPS: dict[str, list[str]] = SPEC["field_groups"]
 FLOW = tuple(_GROUPS["flow"])
 STATE_TYPES = tuple(SPEC["state_types"])

@@ -13,18 +13,19 @@ from pathlib import Path
 from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-SOURCE = _HERE.parent / "contracts" / "rules.json"
-COPY = _HERE / "_gen" / "rules.json"
 
 
-def _load() -> dict[str, Any]:
-    for path in (SOURCE, COPY):
+def contract(name: str) -> tuple[dict[str, Any], Path, Path]:
+    """A JSON table of ``contracts/`` (``rules.json``, ``asl.json``): from the checkout, or in a sandbox from its
+    copy in ``grainworker/_gen/``; with both paths (the tests compare them)."""
+    source, copy = _HERE.parent / "contracts" / name, _HERE / "_gen" / name
+    for path in (source, copy):
         if path.is_file():
-            rules: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-            return rules
-    raise RuntimeError(f"neither {SOURCE} nor {COPY} exists: run deploy/install.sh")
+            table: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+            return table, source, copy
+    raise RuntimeError(f"neither {source} nor {copy} exists: run deploy/install.sh")
 
 
-RULES: dict[str, Any] = _load()
+RULES, SOURCE, COPY = contract("rules.json")
 
-__all__ = ["RULES"]
+__all__ = ["RULES", "contract"]
