@@ -48,7 +48,7 @@ public final class InvokeHandler {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
   public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
   /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
-  public static final long START_RECORD_WAIT_MS = 2000;
+  static final long START_RECORD_WAIT_MS = 2000;
 
   private final AppDirectory apps;
   private final Producer<String, byte[]> producer;
