@@ -26,7 +26,7 @@ public final class Call {
   /** Request attribute: the body was read to its end (nothing left for the router to drain). */
   static final String BODY_READ_ATTRIBUTE = "sand.body.read";
   /** What a caller refused for want of body budget is told to wait before trying again. */
-  static final int BUSY_RETRY_AFTER_S = 1;
+  private static final int BUSY_RETRY_AFTER_S = 1;
 
   private final long maxBody;
   private final BodyBudget budget;
@@ -185,7 +185,7 @@ public final class Call {
   }
 
   /** The largest body this call's route takes. */
-  long maxBody() {
+  private long maxBody() {
     return maxBody;
   }
 

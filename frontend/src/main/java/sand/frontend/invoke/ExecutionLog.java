@@ -42,8 +42,8 @@ public final class ExecutionLog implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
-  static final long MAX_RETRY_BYTES = 32L << 20;
-  static final int MAX_RETRIES = 10_000;
+  private static final long MAX_RETRY_BYTES = 32L << 20;
+  private static final int MAX_RETRIES = 10_000;
   private final AtomicLong retryBytes = new AtomicLong();
   private final AtomicInteger retrying = new AtomicInteger();
   private final AtomicLong dropped = new AtomicLong();
@@ -89,7 +89,7 @@ public final class ExecutionLog implements AutoCloseable {
         new ThreadPoolExecutor.CallerRunsPolicy());
   }
 
-  Duration ttl() {
+  private Duration ttl() {
     return ttl;
   }
 

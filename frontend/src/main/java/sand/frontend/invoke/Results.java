@@ -30,7 +30,7 @@ import sand.frontend.internal.Json;
  */
 public final class Results {
   private static final Logger LOG = LoggerFactory.getLogger(Results.class);
-  static final int RECENT_RESULTS = 100_000;
+  private static final int RECENT_RESULTS = 100_000;
 
   /**
    * A result as it arrived: the event that reached end, when (monotonic ns) and its rank; {@code recorded}

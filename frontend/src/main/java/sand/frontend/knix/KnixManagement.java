@@ -36,7 +36,7 @@ public final class KnixManagement {
   /** Where the execution endpoint of a KNIX workflow is, under its application's path. */
   static final String ENDPOINT_SUFFIX = "/knix";
   /** What a zip holds at most unless {@link #limitZips} says otherwise (the frontend's default body limit). */
-  static final long DEFAULT_MAX_ZIP_BYTES = KnixFunctions.DEFAULT_MAX_ZIP_BYTES;
+  private static final long DEFAULT_MAX_ZIP_BYTES = KnixFunctions.DEFAULT_MAX_ZIP_BYTES;
   /** Logins that may wait for a password derivation slot, per slot; more answer 503 busy at once. */
   public static final int WAITERS_PER_SLOT = KnixAccounts.WAITERS_PER_SLOT;
 
