@@ -29,7 +29,7 @@ public final class BodyBudget {
     used = Math.max(0, used - bytes);
   }
 
-  public long capacity() {
+  long capacity() {
     return capacity;
   }
 

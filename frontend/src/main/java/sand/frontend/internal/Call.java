@@ -24,9 +24,9 @@ public final class Call {
   private final Map<String, String> params;
   private final String account;
   /** Request attribute: the body was read to its end (nothing left for the router to drain). */
-  public static final String BODY_READ_ATTRIBUTE = "sand.body.read";
+  static final String BODY_READ_ATTRIBUTE = "sand.body.read";
   /** What a caller refused for want of body budget is told to wait before trying again. */
-  public static final int BUSY_RETRY_AFTER_S = 1;
+  private static final int BUSY_RETRY_AFTER_S = 1;
 
   private final long maxBody;
   private final BodyBudget budget;
@@ -34,11 +34,11 @@ public final class Call {
   private Fields query;
   private byte[] body;
 
-  public Call(Request request, Map<String, String> params, String account, long maxBody) {
+  Call(Request request, Map<String, String> params, String account, long maxBody) {
     this(request, params, account, maxBody, null);
   }
 
-  public Call(
+  Call(
       Request request,
       Map<String, String> params,
       String account,
@@ -52,7 +52,7 @@ public final class Call {
   }
 
   /** Give the body's bytes back to the budget (the router, once the call is answered). */
-  public synchronized void release() {
+  synchronized void release() {
     if (taken > 0 && budget != null) {
       budget.give(taken);
     }
@@ -185,7 +185,7 @@ public final class Call {
   }
 
   /** The largest body this call's route takes. */
-  public long maxBody() {
+  private long maxBody() {
     return maxBody;
   }
 

@@ -33,7 +33,7 @@ public final class JsonErrorHandler extends ErrorHandler {
   }
 
   /** The API's error for a status Jetty chose, with what the caller can do about it. */
-  public static ApiException error(int status, String reason) {
+  private static ApiException error(int status, String reason) {
     String why = reason == null || reason.isBlank() ? "" : reason + ": ";
     return switch (status) {
       case 400 ->

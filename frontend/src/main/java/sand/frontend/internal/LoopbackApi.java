@@ -19,9 +19,9 @@ public final class LoopbackApi {
    * Marks this process's own calls (a random secret of the process, never sent anywhere else): a KNIX sign-up
    * counts against the caller's address in the KNIX door, not again against this frontend's own address.
    */
-  public static final String TOKEN_HEADER = "X-Sand-Loopback";
+  static final String TOKEN_HEADER = "X-Sand-Loopback";
 
-  public static final String TOKEN = Ids.newId();
+  static final String TOKEN = Ids.newId();
 
   /** An answer: HTTP status and JSON body (null when the body is not JSON). */
   public record Answer(int status, JsonNode body) {

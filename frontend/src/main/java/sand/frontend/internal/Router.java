@@ -33,7 +33,7 @@ public final class Router extends Handler.Abstract {
   /** Request attribute: the template of the matched route (metrics label). */
   public static final String ROUTE_ATTRIBUTE = "sand.route";
   /** Set by nginx when it asks which methods a path allows for a method it refused itself. */
-  public static final String REFUSED_METHOD_HEADER = "X-Sand-Refused-Method";
+  private static final String REFUSED_METHOD_HEADER = "X-Sand-Refused-Method";
 
   /** What a route does with a call; an ApiException (thrown or as the failure) becomes an error reply. */
   @FunctionalInterface

@@ -11,7 +11,7 @@ import java.util.function.LongSupplier;
  * {@link #MAX_KEYS} keys the buckets are forgotten (which only lets one more burst through).
  */
 public final class Throttle {
-  public static final int MAX_KEYS = 100_000;
+  private static final int MAX_KEYS = 100_000;
 
   private final String what;
   private final String setting;

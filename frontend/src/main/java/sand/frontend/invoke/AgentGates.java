@@ -48,9 +48,9 @@ import sand.contracts.gate.HostAgentGate;
 public final class AgentGates extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(AgentGates.class);
   /** How long an agent that is alive and polled may take to acknowledge a backup (a lost acknowledgement). */
-  public static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
+  private static final Duration LIVE_ACK_TIMEOUT = Duration.ofMinutes(5);
 
-  public static final Duration RETRY = Duration.ofSeconds(1);
+  private static final Duration RETRY = Duration.ofSeconds(1);
   private static final int POOL = 8;
   private static final int CONNECT_TIMEOUT_MS = 1000;
   private static final int POLL_WAIT_MS = 1000;
@@ -58,7 +58,7 @@ public final class AgentGates extends AbstractLifeCycle {
    * No call waits longer for an answer: a host whose link is cut sends no reset, and a call without a timeout
    * would wait forever (its requests with it). A poll is answered within {@link #POLL_WAIT_MS}, a submit at once.
    */
-  public static final int READ_TIMEOUT_MS = 5000;
+  private static final int READ_TIMEOUT_MS = 5000;
 
   /**
    * A request an agent's {@code gate} accepted, not yet backed up in Kafka; or ({@code gate} null) one this frontend
@@ -143,7 +143,7 @@ public final class AgentGates extends AbstractLifeCycle {
    * Hand {@code event} to one of {@code hosts} (where its application is deployed); false when none took it
    * (the caller sends it through Kafka).
    */
-  public boolean submit(Event event, List<String> hosts) {
+  boolean submit(Event event, List<String> hosts) {
     if (!running || hosts.isEmpty()) {
       return false;
     }
@@ -296,7 +296,7 @@ public final class AgentGates extends AbstractLifeCycle {
    * FrontendGate), without a JSON parse; null for anything else (a result: an event with many fields, which
    * {@link Results} parses). Anything but that one-field shape is never taken for an acknowledgement.
    */
-  public static String ackedId(byte[] m) {
+  static String ackedId(byte[] m) {
     int n = m.length;
     int p = ACK_PREFIX.length;
     if (n < p + 2

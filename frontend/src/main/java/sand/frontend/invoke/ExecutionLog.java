@@ -42,8 +42,8 @@ public final class ExecutionLog implements AutoCloseable {
     t.setDaemon(true);
     return t;
   });
-  public static final long MAX_RETRY_BYTES = 32L << 20;
-  public static final int MAX_RETRIES = 10_000;
+  private static final long MAX_RETRY_BYTES = 32L << 20;
+  private static final int MAX_RETRIES = 10_000;
   private final AtomicLong retryBytes = new AtomicLong();
   private final AtomicInteger retrying = new AtomicInteger();
   private final AtomicLong dropped = new AtomicLong();
@@ -89,22 +89,22 @@ public final class ExecutionLog implements AutoCloseable {
         new ThreadPoolExecutor.CallerRunsPolicy());
   }
 
-  public Duration ttl() {
+  private Duration ttl() {
     return ttl;
   }
 
   /** Completes when the start is written (or given up after its retries). */
-  public CompletableFuture<Void> started(ExecutionRecord e) {
+  CompletableFuture<Void> started(ExecutionRecord e) {
     return write("start", e.executionId(), 256, () -> store.startExecution(e, ttl));
   }
 
   /** A synchronous request started: its record is written with its end ({@link #ended}), or by {@link #release}. */
-  public void startedSynchronously(ExecutionRecord e) {
+  void startedSynchronously(ExecutionRecord e) {
     heldBack.put(e.executionId(), e);
   }
 
   /** Write a held-back start now if its end has not come (a request that ended without a result). */
-  public void release(String executionId) {
+  void release(String executionId) {
     ExecutionRecord e = heldBack.remove(executionId);
     if (e != null) {
       started(e);
@@ -115,7 +115,7 @@ public final class ExecutionLog implements AutoCloseable {
    * How the execution ended; {@code rank} decides between several ends of one execution. Completes when the
    * write is done (or was given up and logged after its retries).
    */
-  public CompletableFuture<Void> ended(
+  CompletableFuture<Void> ended(
       String executionId,
       String status,
       String result,
@@ -156,7 +156,7 @@ public final class ExecutionLog implements AutoCloseable {
   }
 
   /** Writes waiting to be tried again. */
-  public int retrying() {
+  int retrying() {
     return retrying.get();
   }
 

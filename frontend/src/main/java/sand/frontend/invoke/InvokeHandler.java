@@ -48,7 +48,7 @@ public final class InvokeHandler {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeHandler.class);
   public static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
   /** How long an async 202 waits for its execution's start record (usually ~1 ms). */
-  public static final long START_RECORD_WAIT_MS = 2000;
+  private static final long START_RECORD_WAIT_MS = 2000;
 
   private final AppDirectory apps;
   private final Producer<String, byte[]> producer;
@@ -314,7 +314,7 @@ public final class InvokeHandler {
     return reply;
   }
 
-  public int inFlight(String account) {
+  private int inFlight(String account) {
     AtomicInteger c = inFlight.get(account);
     return c == null ? 0 : c.get();
   }

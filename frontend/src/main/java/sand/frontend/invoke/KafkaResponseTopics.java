@@ -23,7 +23,7 @@ public final class KafkaResponseTopics implements ResponseListener.TopicCreator 
   }
 
   /** The topic as it is created. */
-  public NewTopic newTopic(String topic) {
+  NewTopic newTopic(String topic) {
     return KafkaClients.newTopic(topic, 1, replication);
   }
 

@@ -9,13 +9,13 @@ import sand.frontend.internal.TokenBucket;
  * bucket per account refilled at the rate divided by the live frontends (nginx spreads requests evenly), holding
  * at most one second of that share (a burst of it is fine, a sustained excess is refused).
  */
-public final class RequestRate {
+final class RequestRate {
   private static final int MAX_ACCOUNTS = 100_000;
 
   private final Map<String, TokenBucket> buckets = new ConcurrentHashMap<>();
 
   /** Take one request of {@code account} at {@code nowNanos} under a share of {@code perSecond}; false: refuse. */
-  public boolean take(String account, double perSecond, long nowNanos) {
+  boolean take(String account, double perSecond, long nowNanos) {
     if (buckets.size() >= MAX_ACCOUNTS) {
       buckets.clear(); // bounded memory: forgetting buckets only lets a burst through
     }

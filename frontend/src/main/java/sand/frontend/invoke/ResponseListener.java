@@ -78,7 +78,7 @@ public final class ResponseListener extends AbstractLifeCycle {
    * crash reads at most this much again; a result read again is recorded again with a later arrival, which ranks
    * lower ({@code FrontendTables.resultRank}), so the first result stays the one recorded.
    */
-  public static final Duration COMMIT_INTERVAL = Duration.ofSeconds(1);
+  private static final Duration COMMIT_INTERVAL = Duration.ofSeconds(1);
 
   /**
    * @param fromBeginningWhenNew read a topic with no committed offset from its beginning (another frontend's topic

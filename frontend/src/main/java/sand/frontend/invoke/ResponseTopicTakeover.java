@@ -66,12 +66,12 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
   }
 
   /** The ids of the frontends whose response topics this one reads now. */
-  public synchronized Set<String> adopted() {
+  synchronized Set<String> adopted() {
     return Set.copyOf(adopted.keySet());
   }
 
   /** One round: renew this frontend's heartbeat, then take over the dead frontends picked for it, release the rest. */
-  public synchronized void round() {
+  synchronized void round() {
     Instant now = clock.instant();
     store.frontendHeartbeat(self, now);
     List<FrontendInfo> all = store.frontends();
@@ -123,7 +123,7 @@ public final class ResponseTopicTakeover extends AbstractLifeCycle {
   }
 
   /** The live frontend that reads {@code dead}'s topic: the highest hash of the pair (String.hashCode is stable). */
-  public static String pick(String dead, List<String> live) {
+  static String pick(String dead, List<String> live) {
     return live.stream()
         .max(Comparator.<String>comparingInt(l -> mix((dead + "\n" + l).hashCode()))
             .thenComparing(Comparator.naturalOrder()))

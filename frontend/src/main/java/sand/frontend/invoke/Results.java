@@ -30,14 +30,13 @@ import sand.frontend.internal.Json;
  */
 public final class Results {
   private static final Logger LOG = LoggerFactory.getLogger(Results.class);
-  public static final int RECENT_RESULTS = 100_000;
+  private static final int RECENT_RESULTS = 100_000;
 
   /**
    * A result as it arrived: the event that reached end, when (monotonic ns) and its rank; {@code recorded}
    * completes once its record is written (the response topic's offset is committed only past recorded results).
    */
-  public record Arrival(
-      Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
+  record Arrival(Event event, long arrivedNanos, long rank, CompletableFuture<Void> recorded) {}
 
   private static final CompletableFuture<Void> NOTHING_TO_RECORD =
       CompletableFuture.completedFuture(null);
@@ -75,11 +74,11 @@ public final class Results {
   }
 
   /** Wait for the result of {@code executionId}; call before the request is sent. */
-  public CompletableFuture<Arrival> expect(String executionId) {
+  CompletableFuture<Arrival> expect(String executionId) {
     return waiting.computeIfAbsent(executionId, k -> new CompletableFuture<>());
   }
 
-  public void forget(String executionId) {
+  void forget(String executionId) {
     waiting.remove(executionId);
   }
 
@@ -87,7 +86,7 @@ public final class Results {
    * A synchronous request stopped waiting (timeout): a result that {@link #arrived} took meanwhile is recorded as
    * an asynchronous one's (else nobody would, and the response topic's committed offset would stop before it).
    */
-  public void stopWaiting(String executionId, CompletableFuture<Arrival> f) {
+  void stopWaiting(String executionId, CompletableFuture<Arrival> f) {
     if (!waiting.remove(executionId, f)) {
       f.thenAccept(a -> record(a, a.arrivedNanos()));
     }
@@ -182,7 +181,7 @@ public final class Results {
   }
 
   /** Write the execution's end: its result or error, its whole timeline up to {@code repliedNanos}. */
-  public void record(Arrival a, long repliedNanos) {
+  void record(Arrival a, long repliedNanos) {
     JsonNode v = a.event().value();
     boolean failed = isError(v);
     Trace timeline = a.event()

@@ -34,7 +34,7 @@ final class KnixAccounts {
   /** How long a login waits for a free derivation slot before it answers 503 busy. */
   static final long HASH_WAIT_MS = 5_000;
   /** Logins that may wait for a slot, per slot; more answer 503 busy at once. */
-  public static final int WAITERS_PER_SLOT = 8;
+  static final int WAITERS_PER_SLOT = 8;
 
   private final ClusterStore store;
   private final LoopbackApi.Api api;

@@ -34,9 +34,9 @@ public final class KnixManagement {
   private static final Logger LOG = LoggerFactory.getLogger(KnixManagement.class);
   static final String VERSION = "SAND (KNIX management API as of mfn-sdk 0.8.9)";
   /** Where the execution endpoint of a KNIX workflow is, under its application's path. */
-  public static final String ENDPOINT_SUFFIX = "/knix";
+  static final String ENDPOINT_SUFFIX = "/knix";
   /** What a zip holds at most unless {@link #limitZips} says otherwise (the frontend's default body limit). */
-  public static final long DEFAULT_MAX_ZIP_BYTES = KnixFunctions.DEFAULT_MAX_ZIP_BYTES;
+  private static final long DEFAULT_MAX_ZIP_BYTES = KnixFunctions.DEFAULT_MAX_ZIP_BYTES;
   /** Logins that may wait for a password derivation slot, per slot; more answer 503 busy at once. */
   public static final int WAITERS_PER_SLOT = KnixAccounts.WAITERS_PER_SLOT;
 

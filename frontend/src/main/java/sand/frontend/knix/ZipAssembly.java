@@ -16,7 +16,7 @@ import sand.frontend.knix.KnixManagement.Failure;
  * A KNIX function's grain zip: the uploaded zip's base64 chunks joined ({@link #join}), and that zip's entries with
  * the text code and requirements put in ({@link #zip}), each within the limits the grain API sets.
  */
-public final class ZipAssembly {
+final class ZipAssembly {
   private ZipAssembly() {}
 
   /**
@@ -45,7 +45,7 @@ public final class ZipAssembly {
   }
 
   /** The grain's zip: {@code base}'s entries, {@code code} as {@code <name>.py}, {@code req} as requirements.txt. */
-  public static byte[] zip(String name, byte[] base, byte[] code, byte[] req) {
+  static byte[] zip(String name, byte[] base, byte[] code, byte[] req) {
     return zip(name, base, code, req, 4 * KnixFunctions.DEFAULT_MAX_ZIP_BYTES);
   }
 
@@ -53,7 +53,7 @@ public final class ZipAssembly {
    * The same, unpacking {@code base} only up to {@code maxUnpacked} bytes in all and {@link GrainUpload#MAX_ENTRIES}
    * entries (a zip bomb of a few MB inflating to gigabytes is refused at the cap, never held: issue 26, finding 6).
    */
-  public static byte[] zip(String name, byte[] base, byte[] code, byte[] req, long maxUnpacked) {
+  static byte[] zip(String name, byte[] base, byte[] code, byte[] req, long maxUnpacked) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (ZipOutputStream z = new ZipOutputStream(out)) {
       if (base != null) {
