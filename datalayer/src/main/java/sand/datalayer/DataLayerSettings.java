@@ -125,7 +125,7 @@ public final class DataLayerSettings {
         c.getInt("value.max.bytes"),
         c.getInt("backup.threads"),
         Duration.ofMillis(c.getInt("backup.retry.max.ms")),
-        Duration.ofMillis(c.getInt("cassandra.timeout.ms")),
+        Duration.ofMillis(c.getInt(GlobalDataSettings.CASSANDRA_TIMEOUT_MS)),
         Duration.ofMillis(c.getInt("shutdown.flush.ms")),
         c.getLong("app.max.bytes"),
         c.getLong("max.bytes"),

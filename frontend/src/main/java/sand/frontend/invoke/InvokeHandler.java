@@ -313,9 +313,4 @@ public final class InvokeHandler {
     results.record(arrival, System.nanoTime());
     return reply;
   }
-
-  private int inFlight(String account) {
-    AtomicInteger c = inFlight.get(account);
-    return c == null ? 0 : c.get();
-  }
 }
