@@ -42,6 +42,7 @@ import sand.frontend.internal.Router;
 import sand.frontend.internal.Throttle;
 import sand.frontend.invoke.AgentGates;
 import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.ControlWatcher;
 import sand.frontend.invoke.ExecutionLog;
 import sand.frontend.invoke.InvokeHandler;
 import sand.frontend.invoke.KafkaResponseTopics;
@@ -73,6 +74,8 @@ public final class Frontend {
    *
    * @param peerResponses a consumer for the response topic of another (dead) frontend, given its id
    * @param data          the global data layer, for the KNIX door's storage actions (null: none, they fail)
+   * @param control       a consumer for {@code sand.control}, to see other frontends' deploys and undeploys at once
+   *                      (null: they are seen when the application cache's entry expires)
    */
   public record Deps(
       ClusterStore store,
@@ -81,7 +84,19 @@ public final class Frontend {
       ResponseListener.TopicCreator topics,
       Clock clock,
       Function<String, Consumer<String, byte[]>> peerResponses,
-      GlobalDataLayer data) {
+      GlobalDataLayer data,
+      Consumer<String, byte[]> control) {
+    public Deps(
+        ClusterStore store,
+        Producer<String, byte[]> producer,
+        Consumer<String, byte[]> responses,
+        ResponseListener.TopicCreator topics,
+        Clock clock,
+        Function<String, Consumer<String, byte[]>> peerResponses,
+        GlobalDataLayer data) {
+      this(store, producer, responses, topics, clock, peerResponses, data, null);
+    }
+
     public Deps(
         ClusterStore store,
         Producer<String, byte[]> producer,
@@ -272,6 +287,9 @@ public final class Frontend {
     if (gates != null) {
       server.addBean(gates, true);
     }
+    if (deps.control() != null) {
+      server.addBean(new ControlWatcher(deps.control(), directory, results), true);
+    }
     server.addEventListener(new LifeCycle.Listener() {
       @Override
       public void lifeCycleStopped(LifeCycle event) {
@@ -313,7 +331,18 @@ public final class Frontend {
         new KafkaResponseTopics(bootstrap, cluster.kafkaReplication()),
         Clock.systemUTC(),
         peer -> responseConsumer(bootstrap, id, peer, false),
-        GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())));
+        GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())),
+        controlConsumer(bootstrap, id));
+  }
+
+  /** A consumer of sand.control with no group (assigned, nothing committed): {@link ControlWatcher}. */
+  private static Consumer<String, byte[]> controlConsumer(String bootstrap, String id) {
+    Properties c = KafkaClients.clientProperties(bootstrap);
+    c.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-frontend-" + id + "-control");
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    return new KafkaConsumer<>(c);
   }
 
   /** A consumer of {@code owner}'s response topic for frontend {@code id}, committing in the owner's group. */

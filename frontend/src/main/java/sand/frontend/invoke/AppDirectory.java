@@ -124,4 +124,9 @@ public final class AppDirectory {
   public void forget(String name) {
     byName.remove(name);
   }
+
+  /** Another frontend changed the application of this id ({@link ControlWatcher}): read it again on its next use. */
+  void forgetId(String appId) {
+    byName.values().removeIf(c -> c.target().map(t -> t.appId().equals(appId)).orElse(false));
+  }
 }

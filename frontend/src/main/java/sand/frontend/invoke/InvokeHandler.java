@@ -187,7 +187,8 @@ public final class InvokeHandler {
       } else {
         log.startedSynchronously(record);
       }
-      CompletableFuture<Results.Arrival> result = async ? null : results.expect(executionId);
+      CompletableFuture<Results.Arrival> result =
+          async ? null : results.expect(executionId, app.appId());
       Instant now = clock.instant();
       Event event = Event.request(
               Ids.newId(),

@@ -16,6 +16,7 @@ import sand.cluster.FrontendTables;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
 import sand.contracts.Trace;
+import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Json;
 
 /**
@@ -46,6 +47,9 @@ public final class Results {
   private final ExecutionTag tags;
   private final String frontendId;
   private final Map<String, CompletableFuture<Arrival>> waiting = new ConcurrentHashMap<>();
+  /** The application each synchronous request in {@link #waiting} went to (for {@link #abandon}). */
+  private final Map<String, String> waitingApp = new ConcurrentHashMap<>();
+
   private final AtomicLong refused = new AtomicLong();
   /** Who waits for an execution's record without a request of its own here (KNIX polls): told once it is written. */
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
@@ -78,8 +82,42 @@ public final class Results {
     return waiting.computeIfAbsent(executionId, k -> new CompletableFuture<>());
   }
 
+  /** {@link #expect(String)}, remembering the application (deployment id) the request was sent to. */
+  CompletableFuture<Arrival> expect(String executionId, String appId) {
+    waitingApp.put(executionId, appId);
+    return expect(executionId);
+  }
+
   void forget(String executionId) {
     waiting.remove(executionId);
+    waitingApp.remove(executionId);
+  }
+
+  /**
+   * The application was undeployed: its synchronous requests still waiting here will get no result (its hosts
+   * handed their queued events back), so each is answered with {@code why} and recorded as failed. Returns how
+   * many.
+   */
+  public int abandon(String appId, ApiException why) {
+    int n = 0;
+    for (var e : waitingApp.entrySet()) {
+      if (!e.getValue().equals(appId)) {
+        continue;
+      }
+      CompletableFuture<Arrival> f = waiting.get(e.getKey());
+      if (f != null && f.completeExceptionally(why)) {
+        n++;
+        log.ended(
+            e.getKey(),
+            "failed",
+            null,
+            Json.text(Json.object().put("type", "platform").put("message", why.getMessage())),
+            clock.instant(),
+            null,
+            FrontendTables.RANK_FAILED);
+      }
+    }
+    return n;
   }
 
   /**
