@@ -40,6 +40,17 @@ class Upload:
     body: bytes
     files: tuple[str, ...]  # what is in it, relative to the app folder (for the progress lines)
 
+    def requirements(self) -> str:
+        """The zip's top-level requirements.txt ("" for a .py grain or a zip without one): what the platform
+        installs for this grain."""
+        if self.content_type != ZIP:
+            return ""
+        with zipfile.ZipFile(io.BytesIO(self.body)) as z:
+            try:
+                return z.read("requirements.txt").decode("utf-8", "replace")
+            except KeyError:
+                return ""
+
 
 def _skipped(rel: Path) -> bool:
     parts = rel.parts

@@ -584,7 +584,7 @@ class Client:
     ) -> Deployment:
         """New code for some grains of a deployed application, as `sand update` does: upload each grain's code from
         the folder as the application's own (PUT /api/v1/apps/{app}/grains/{resource}), then POST
-        /api/v1/apps/{app}/update; unless wait=False, wait until every host runs it. A .py grain's new code is
+        /api/v1/apps/{app}/update (asked first with "dry_run", so a refused update uploads nothing); unless wait=False, wait until every host runs it. A .py grain's new code is
         swapped in by restarting only its grain workers; a zip grain's redeploys the sandbox.
 
         Raises ApiError: code "usage" for a grain the folder's workflow does not have, "failed" if the update
@@ -601,6 +601,14 @@ class Client:
                     0, "usage", f"{folder.path}: the workflow has no grain {g!r} (its grains: {', '.join(wf.grains)})"
                 )
             resources.append(resource)
+        # Asked first, so an update the platform would refuse (not deployed, changed requirements) uploads nothing.
+        proposed = {u.resource: u.requirements() for u in folder.uploads if u.resource in resources}
+        self.call(
+            "POST",
+            f"/api/v1/apps/{_q(app)}/update",
+            json.dumps({"grains": resources, "dry_run": True, "requirements": proposed}),
+            content_type="application/json",
+        )
         for u in folder.uploads:
             if u.resource in resources:
                 meta = self.upload_grain(u.resource, u.body, u.content_type, app=app)

@@ -229,6 +229,7 @@ def test_deploy_hello_uploads_each_grain_as_python(logged_in: FakeApi, capsys) -
 
 def _updatable(api: FakeApi, final: dict[str, Any]) -> None:
     api.on("PUT", "/api/v1/apps/hello/grains/greet", 200, {"name": "greet", "version": 4, "sha256": "x", "size": 1})
+    api.on("POST", "/api/v1/apps/hello/update", 200, {"name": "hello", "dry_run": True, "accepted": True})
     api.on("POST", "/api/v1/apps/hello/update", 202, {"name": "hello", "status": "deploying", "version": 3})
     api.on(
         "GET",
@@ -246,14 +247,24 @@ def test_update_uploads_only_the_grain_and_asks_for_its_swap(logged_in: FakeApi,
     )
     assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 0
     assert api.calls() == [
+        "POST /api/v1/apps/hello/update",
         "PUT /api/v1/apps/hello/grains/greet",
         "POST /api/v1/apps/hello/update",
         "GET /api/v1/apps/hello",
         "GET /api/v1/apps/hello",
     ]
-    assert api.requests[0].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
-    assert api.requests[1].json() == {"grains": ["greet"]}
+    assert api.requests[0].json() == {"grains": ["greet"], "dry_run": True, "requirements": {"greet": ""}}
+    assert api.requests[1].body == (EXAMPLES / "hello" / "greet.py").read_bytes()
+    assert api.requests[2].json() == {"grains": ["greet"]}
     assert "hello: greet updated on h1 (version 3)" in capsys.readouterr().out
+
+
+def test_update_the_platform_would_refuse_uploads_nothing(logged_in: FakeApi, capsys) -> None:
+    why = "the requirements of grain [greet] changed: they are installed with a new sandbox; deploy the application"
+    logged_in.on("POST", "/api/v1/apps/hello/update", 409, {"error": {"code": "conflict", "message": why}})
+    assert sand(["update", "hello", "greet", "--dir", str(EXAMPLES / "hello")]) == 1
+    assert logged_in.calls() == ["POST /api/v1/apps/hello/update"]
+    assert why in capsys.readouterr().err
 
 
 def test_update_whose_code_does_not_load_fails_with_the_hosts_reason(logged_in: FakeApi, capsys) -> None:

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -82,7 +83,8 @@ public final class DeploymentsHandler {
               + "running sandboxes; deploy it instead (sand deploy)");
     }
     Workflow wf = Workflow.parse(Json.stored(app.workflow()));
-    JsonNode names = call.json("update").path("grains");
+    JsonNode body = call.json("update");
+    JsonNode names = body.path("grains");
     if (!names.isArray() || names.isEmpty()) {
       throw ApiException.badRequest(
           "the body must be {\"grains\": [\"<grain>\", ...]}: the grains whose newest "
@@ -97,7 +99,60 @@ public final class DeploymentsHandler {
       }
       only.add(resource);
     }
+    if (body.path("dry_run").asBoolean(false)) {
+      return checkUpdate(o, app, wf, only, body.path("requirements"));
+    }
     return deploy(call, o, app, wf, only);
+  }
+
+  /**
+   * {@code "dry_run": true}: would an update of {@code only} be accepted if their code had the requirements
+   * given per grain in {@code proposed} ({@code {"<grain>": "<requirements.txt>"}}, missing = none)? Nothing is
+   * stored: {@code sand update} asks this before it uploads the grains' code, so a refused update leaves no new
+   * grain version behind.
+   */
+  private Reply checkUpdate(
+      AppsHandler.Owned o,
+      ApplicationRecord app,
+      Workflow wf,
+      Set<String> only,
+      JsonNode proposed) {
+    if (!proposed.isMissingNode() && !proposed.isNull() && !proposed.isObject()) {
+      throw ApiException.badRequest(
+          "requirements must be an object {\"<grain>\": \"<requirements.txt text>\"}");
+    }
+    Map<String, GrainCode> deployed = store.applicationCode(app.appId());
+    List<String> lines = new ArrayList<>();
+    for (String resource : wf.resources()) {
+      if (only.contains(resource)) {
+        lines.addAll(requirementLines(proposed.path(resource).asText("")));
+        continue;
+      }
+      GrainCode kept = deployed.get(resource);
+      if (kept == null) {
+        throw noDeployedCode(o, resource);
+      }
+      if ("zip".equals(kept.kind())) {
+        lines.addAll(requirementLines(requirementsOf(kept.code())));
+      }
+    }
+    if (!lines.equals(requirementLines(app.requirements() == null ? "" : app.requirements()))) {
+      throw requirementsChanged(only);
+    }
+    var out = Json.object().put("name", o.name().name()).put("dry_run", true).put("accepted", true);
+    only.forEach(out.putArray("grains")::add);
+    return Reply.ok(out);
+  }
+
+  private static ApiException noDeployedCode(AppsHandler.Owned o, String resource) {
+    return ApiException.conflict("application '" + o.name().name()
+        + "' has no deployed code of grain '" + resource + "': deploy it (sand deploy)");
+  }
+
+  private static ApiException requirementsChanged(Set<String> only) {
+    return ApiException.conflict(
+        "the requirements of grain " + only + " changed: they are installed with a new "
+            + "sandbox; deploy the application instead (sand deploy)");
   }
 
   /**
@@ -112,8 +167,7 @@ public final class DeploymentsHandler {
     for (String resource : wf.resources()) {
       GrainCode kept = only == null || only.contains(resource) ? null : deployed.get(resource);
       if (only != null && !only.contains(resource) && kept == null) {
-        throw ApiException.conflict("application '" + o.name().name()
-            + "' has no deployed code of grain '" + resource + "': deploy it (sand deploy)");
+        throw noDeployedCode(o, resource);
       }
       GrainCode c;
       String version;
@@ -157,9 +211,7 @@ public final class DeploymentsHandler {
       requirements = new StringBuilder(
           deployedRequirements); // the same requirements, as the hosts installed them
     } else if (only != null) {
-      throw ApiException.conflict(
-          "the requirements of grain " + only + " changed: they are installed with a new "
-              + "sandbox; deploy the application instead (sand deploy)");
+      throw requirementsChanged(only);
     }
     try { // the caps may have changed since the application was saved
       apps.limits()

@@ -481,6 +481,29 @@ class DeveloperApiTest {
         202,
         fe.call("POST", "/api/v1/apps/shop/update", alice, "{\"grains\":[\"greet\"]}")
             .status());
+    // sand update asks first (dry_run), so a refused update uploads nothing
+    var changed = fe.call(
+        "POST",
+        "/api/v1/apps/shop/update",
+        alice,
+        "{\"grains\":[\"greet\"],\"dry_run\":true,\"requirements\":{\"greet\":\"six==1.17.0\\n\"}}");
+    assertError(changed, 409, "conflict");
+    assertTrue(changed.body().contains("sand deploy"), changed.body());
+    var same = fe.call(
+        "POST",
+        "/api/v1/apps/shop/update",
+        alice,
+        "{\"grains\":[\"greet\"],\"dry_run\":true,\"requirements\":{\"greet\":\"# pinned\\nsix==1.16.0\"}}");
+    assertEquals(200, same.status(), same.body());
+    assertTrue(same.body().contains("\"accepted\":true"), same.body());
+    assertError(
+        fe.call(
+            "POST",
+            "/api/v1/apps/shop/update",
+            alice,
+            "{\"grains\":[\"greet\"],\"dry_run\":true,\"requirements\":[1]}"),
+        400,
+        "bad_request");
     fe.call(
         "PUT",
         "/api/v1/apps/shop/grains/greet",
