@@ -582,9 +582,10 @@ class Client:
         timeout_s: float = 120.0,
         progress: Progress | None = None,
     ) -> Deployment:
-        """New code for some grains of a deployed application, as `sand update` does: upload each grain's code from
-        the folder as the application's own (PUT /api/v1/apps/{app}/grains/{resource}), then POST
-        /api/v1/apps/{app}/update (asked first with "dry_run", so a refused update uploads nothing); unless wait=False, wait until every host runs it. A .py grain's new code is
+        """New code for some grains of a deployed application, as `sand update` does: ask POST
+        /api/v1/apps/{app}/update with "dry_run" first (a refused update uploads nothing), upload each grain's code
+        from the folder as the application's own (PUT /api/v1/apps/{app}/grains/{resource}), then POST
+        /api/v1/apps/{app}/update; unless wait=False, wait until every host runs it. A .py grain's new code is
         swapped in by restarting only its grain workers; a zip grain's redeploys the sandbox.
 
         Raises ApiError: code "usage" for a grain the folder's workflow does not have, "failed" if the update
