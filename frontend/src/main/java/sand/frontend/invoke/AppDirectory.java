@@ -21,8 +21,9 @@ import sand.contracts.Workflow;
  * What {@code POST /app/{app}} needs to know about an application, read from the cluster state at most once
  * per {@code maxAge} per application instead of on every request: its id and owner, whether it is deployed,
  * its entry grain (the workflow is parsed here, once) and its request timeout. This frontend forgets an
- * application at once when it changes it (PUT, deploy, undeploy, delete); a change made through another
- * frontend is seen here within {@code maxAge} plus one read.
+ * application at once when it changes it (PUT, deploy, undeploy, delete); a deploy or undeploy made through
+ * another frontend at once too ({@link ControlWatcher} reads sand.control), other changes within {@code maxAge}
+ * plus one read.
  *
  * <p>Only the first request for a name waits for Cassandra. An entry older than {@code maxAge} is still
  * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
