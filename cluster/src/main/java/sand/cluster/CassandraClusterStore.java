@@ -45,6 +45,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getLogs;
   private final PreparedStatement getLogsPage;
   private final CassandraFrontendTables frontend;
+  private final CassandraApplicationRecords records;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -84,6 +85,7 @@ public final class CassandraClusterStore implements ClusterStore {
     getLogsPage = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
     frontend = new CassandraFrontendTables(session, ks);
+    records = new CassandraApplicationRecords(session, ks);
     keyspace = ks;
   }
 
@@ -159,6 +161,7 @@ public final class CassandraClusterStore implements ClusterStore {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".cluster_secrets (name text PRIMARY KEY, value blob)");
     CassandraFrontendTables.createSchema(s, ks);
+    CassandraApplicationRecords.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -539,5 +542,30 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void deleteKnixRecords(String scope, String kind) {
     frontend.deleteKnixRecords(scope, kind);
+  }
+
+  @Override
+  public void putAppRecord(AppRecord record) {
+    records.put(record);
+  }
+
+  @Override
+  public Optional<AppRecord> appRecord(String appId, String kind, String id) {
+    return records.get(appId, kind, id);
+  }
+
+  @Override
+  public List<AppRecord> appRecords(String appId, String kind) {
+    return records.list(appId, kind);
+  }
+
+  @Override
+  public void deleteAppRecord(String appId, String kind, String id) {
+    records.delete(appId, kind, id);
+  }
+
+  @Override
+  public void deleteAppRecords(String appId, String kind) {
+    records.deleteAll(appId, kind);
   }
 }

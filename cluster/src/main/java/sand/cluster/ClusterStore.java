@@ -4,7 +4,8 @@ package sand.cluster;
  * The whole cluster state in one store (Cassandra in a cluster, memory in tests): the host agents' tables and the
  * frontends'. A host agent is handed it as {@link HostAgentTables}; a frontend uses both parts.
  */
-public interface ClusterStore extends HostAgentTables, FrontendTables, AutoCloseable {
+public interface ClusterStore
+    extends HostAgentTables, FrontendTables, ApplicationRecords, AutoCloseable {
   @Override
   void close();
 }

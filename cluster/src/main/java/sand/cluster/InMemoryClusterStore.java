@@ -430,4 +430,38 @@ public class InMemoryClusterStore implements ClusterStore {
   public void deleteKnixRecords(String scope, String kind) {
     knix.remove(scope + "\0" + kind);
   }
+
+  private final Map<String, NavigableMap<String, byte[]>> records = new ConcurrentHashMap<>();
+
+  private NavigableMap<String, byte[]> records(String appId, String kind) {
+    return records.computeIfAbsent(appId + "\0" + kind, k -> new ConcurrentSkipListMap<>());
+  }
+
+  @Override
+  public void putAppRecord(AppRecord r) {
+    records(r.appId(), r.kind()).put(r.id(), r.value().clone());
+  }
+
+  @Override
+  public Optional<AppRecord> appRecord(String appId, String kind, String id) {
+    byte[] v = records(appId, kind).get(id);
+    return v == null ? Optional.empty() : Optional.of(new AppRecord(appId, kind, id, v.clone()));
+  }
+
+  @Override
+  public List<AppRecord> appRecords(String appId, String kind) {
+    return records(appId, kind).entrySet().stream()
+        .map(e -> new AppRecord(appId, kind, e.getKey(), e.getValue().clone()))
+        .toList();
+  }
+
+  @Override
+  public void deleteAppRecord(String appId, String kind, String id) {
+    records(appId, kind).remove(id);
+  }
+
+  @Override
+  public void deleteAppRecords(String appId, String kind) {
+    records.remove(appId + "\0" + kind);
+  }
 }
