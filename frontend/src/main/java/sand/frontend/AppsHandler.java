@@ -348,9 +348,10 @@ public final class AppsHandler {
     return AppStatus.of(app, store.appHostStates(app.appId()), live).status();
   }
 
-  /** Remove an undeployed application: its record, its own grains, its name (free again). */
+  /** Remove an undeployed application: its record and records, its own grains, its name (free again). */
   void remove(ApplicationRecord app) {
     store.deleteApplication(app.appId());
+    store.deleteAppRecords(app.appId()); // its secrets, keys, versions, aliases
     String scope = GrainsHandler.appScope(app.appId());
     store.grains(scope).forEach(g -> store.deleteGrain(scope, g.name()));
     store.releaseAppName(app.name());

@@ -299,7 +299,11 @@ class DeveloperApiTest {
         0, fe.call("GET", "/api/v1/apps", bob, null).json().path("apps").size());
     assertEquals(
         1, fe.call("GET", "/api/v1/apps", alice, null).json().path("apps").size());
+    String id = put.json().path("id").asText();
+    fe.store.putAppRecord(
+        new sand.cluster.ApplicationRecords.AppRecord(id, "secret", "X", new byte[] {1}));
     assertEquals(200, fe.call("DELETE", "/api/v1/apps/shop", alice, null).status());
+    assertTrue(fe.store.appRecords(id, "secret").isEmpty(), "its records go with it");
     assertEquals(
         200,
         fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO).status(),
