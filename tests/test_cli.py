@@ -603,6 +603,30 @@ def test_logs(logged_in: FakeApi, capsys) -> None:
     assert logged_in.requests[0].headers["Authorization"] == "Bearer key-a"
 
 
+def test_executions_follows_the_pages_and_prints_a_table(logged_in: FakeApi, capsys) -> None:
+    one = {"execution_id": "a" * 32, "status": "failed", "started": "2026-11-26T21:00:01Z", "duration_ms": 12.5}
+    two = {"execution_id": "b" * 32, "status": "failed", "started": "2026-11-26T21:00:00Z", "duration_ms": None}
+    one["error"] = '{"type": "ValueError", "message": "bad input"}'
+    route = "/api/v1/apps/hello/executions"
+    logged_in.on("GET", route, 200, {"app": "hello", "executions": [one], "next": "c1"})
+    logged_in.on("GET", route, 200, {"app": "hello", "executions": [two], "next": None})
+    assert sand(["executions", "hello", "--status", "failed", "--limit", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["EXECUTION", "STATUS", "STARTED", "MS", "ERROR"]
+    assert out[1].startswith("a" * 32 + "  failed     2026-11-26T21:00:01Z")
+    assert "12.5" in out[1] and "ValueError" in out[1]
+    assert out[2].split()[:4] == ["b" * 32, "failed", "2026-11-26T21:00:00Z", "-"]
+    first, second = logged_in.requests
+    assert first.query["status"] == ["failed"] and first.query["limit"] == ["5"] and "cursor" not in first.query
+    assert second.query["cursor"] == ["c1"] and second.query["limit"] == ["4"]
+
+
+def test_executions_refuses_a_bad_since_before_calling(logged_in: FakeApi, capsys) -> None:
+    assert sand(["executions", "hello", "--since", "yesterday"]) == 1
+    assert logged_in.requests == []
+    assert "write a duration like 30s" in capsys.readouterr().err
+
+
 def test_execution(logged_in: FakeApi, capsys) -> None:
     body = {"execution_id": "e1", "status": "succeeded", "result": {"a": 1}, "error": None, "timings": {}}
     logged_in.on("GET", "/api/v1/executions/e1", 200, body)

@@ -482,6 +482,12 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public List<ExecutionRef> executionsBetween(
+      String appId, Instant since, Instant until, int limit) {
+    return frontend.executionsBetween(appId, since, until, limit);
+  }
+
+  @Override
   public List<String> recentExecutions(String appId, Instant since, int limit) {
     return frontend.recentExecutions(appId, since, limit);
   }

@@ -36,6 +36,7 @@ final class CassandraFrontendTables {
   private final PreparedStatement getAccount;
   private final PreparedStatement putAppExecution;
   private final PreparedStatement appExecutions;
+  private final PreparedStatement appExecutionsBetween;
   private final PreparedStatement deleteAccount;
   private final PreparedStatement deleteKey;
   private final PreparedStatement disable;
@@ -129,6 +130,8 @@ final class CassandraFrontendTables {
         + ".app_executions (app_id, started, execution_id) " + "VALUES (?, ?, ?) USING TTL ?");
     appExecutions = session.prepare("SELECT execution_id FROM " + ks
         + ".app_executions WHERE app_id = ? AND " + "started >= ? LIMIT ?");
+    appExecutionsBetween = session.prepare("SELECT execution_id, started FROM " + ks
+        + ".app_executions WHERE app_id = ? AND started >= ? AND started <= ? LIMIT ?");
     getAccount = session.prepare(
         "SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
     disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
@@ -323,6 +326,16 @@ final class CassandraFrontendTables {
       session.execute(
           putAppExecution.bind(e.appId(), e.started(), e.executionId(), (int) ttl.toSeconds()));
     }
+  }
+
+  List<FrontendTables.ExecutionRef> executionsBetween(
+      String appId, Instant since, Instant until, int limit) {
+    List<FrontendTables.ExecutionRef> out = new ArrayList<>();
+    for (Row r : session.execute(appExecutionsBetween.bind(appId, since, until, limit))) {
+      out.add(
+          new FrontendTables.ExecutionRef(r.getString("execution_id"), r.getInstant("started")));
+    }
+    return out;
   }
 
   List<String> recentExecutions(String appId, Instant since, int limit) {

@@ -147,6 +147,15 @@ public interface FrontendTables {
    */
   List<String> recentExecutions(String appId, Instant since, int limit);
 
+  /** An execution in an application's list: its id and when it started. */
+  record ExecutionRef(String executionId, Instant started) {}
+
+  /**
+   * An application's executions that started in {@code [since, until]}, newest first (ties by id), at most
+   * {@code limit}: the pages of {@code GET /api/v1/apps/{app}/executions}.
+   */
+  List<ExecutionRef> executionsBetween(String appId, Instant since, Instant until, int limit);
+
   /**
    * Record how an execution ended (status, result or error, when, its timings). Of the ends recorded for one
    * execution the one with the highest {@code rank} wins, in whatever order the writes arrive (Cassandra: the

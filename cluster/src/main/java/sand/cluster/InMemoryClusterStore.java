@@ -307,6 +307,22 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
+  public synchronized List<ExecutionRef> executionsBetween(
+      String appId, Instant since, Instant until, int limit) {
+    return executions.values().stream()
+        .filter(e -> appId.equals(e.appId())
+            && e.started() != null
+            && !e.started().isBefore(ms(since))
+            && !e.started().isAfter(ms(until)))
+        .sorted(Comparator.comparing(ExecutionRecord::started)
+            .reversed()
+            .thenComparing(ExecutionRecord::executionId))
+        .limit(limit)
+        .map(e -> new ExecutionRef(e.executionId(), e.started()))
+        .toList();
+  }
+
+  @Override
   public synchronized void startExecution(ExecutionRecord start, Duration ttl) {
     ExecutionRecord e = new ExecutionRecord(
         start.executionId(),

@@ -379,6 +379,19 @@ interface FrontendTablesContract {
         store().recentExecutions(app, t0.plusSeconds(2), 10),
         "since is inclusive");
     assertEquals(List.of(), store().recentExecutions(uid("none"), t0, 10));
+    assertEquals(
+        List.of(app + "-e2", app + "-e1"),
+        store().executionsBetween(app, t0.plusSeconds(1), t0.plusSeconds(2), 10).stream()
+            .map(FrontendTables.ExecutionRef::executionId)
+            .toList(),
+        "since and until are inclusive, newest first");
+    assertEquals(
+        t0.plusSeconds(2).toEpochMilli(),
+        store()
+            .executionsBetween(app, t0, t0.plusSeconds(2), 1)
+            .get(0)
+            .started()
+            .toEpochMilli());
   }
 
   @Test

@@ -214,6 +214,7 @@ public final class Frontend {
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(), s.hostMaxAge())
         .routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
+    new AppExecutionsHandler(deps.store(), apps, deps.clock()).routes(router);
     InvokeHandler invoke = new InvokeHandler(
         directory,
         deps.producer(),
