@@ -4,16 +4,13 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Small records that belong to one application, by kind (docs/api.md): its secrets (sealed by
- * {@link SecretBox}), its invoke keys (hashed), its endpoint's protection, its versions and aliases. One
+ * Small records that belong to one application, by kind (docs/api.md): its invoke keys (hashed), its
+ * endpoint's protection, its versions and aliases. One
  * partition per (application, kind), rows in id order; an application's records go when it is deleted.
  */
 public interface ApplicationRecords {
-  /** A secret: id = its name, value = {@link SecretBox#seal} of its value. */
-  String SECRET = "secret";
-
   /** The kinds an application's deletion removes. */
-  List<String> KINDS = List.of(SECRET, "invoke_key", "endpoint", "version", "alias");
+  List<String> KINDS = List.of("invoke_key", "endpoint", "version", "alias");
 
   /** One record; {@code value} is the kind's own encoding (JSON text or sealed bytes). */
   record AppRecord(String appId, String kind, String id, byte[] value) {}

@@ -22,24 +22,21 @@ interface ApplicationRecordsContract {
   @Test
   default void recordsArePutReadListedInIdOrderAndDeleted() {
     String app = uid("a");
-    store().putAppRecord(new AppRecord(app, ApplicationRecords.SECRET, "B", b("2")));
-    store().putAppRecord(new AppRecord(app, ApplicationRecords.SECRET, "A", b("1")));
-    store().putAppRecord(new AppRecord(app, ApplicationRecords.SECRET, "A", b("1b")));
+    store().putAppRecord(new AppRecord(app, "invoke_key", "B", b("2")));
+    store().putAppRecord(new AppRecord(app, "invoke_key", "A", b("1")));
+    store().putAppRecord(new AppRecord(app, "invoke_key", "A", b("1b")));
     store().putAppRecord(new AppRecord(app, "alias", "prod", b("{}")));
     assertArrayEquals(
-        b("1b"),
-        store().appRecord(app, ApplicationRecords.SECRET, "A").orElseThrow().value());
+        b("1b"), store().appRecord(app, "invoke_key", "A").orElseThrow().value());
     assertEquals(
         List.of("A", "B"),
-        store().appRecords(app, ApplicationRecords.SECRET).stream()
-            .map(AppRecord::id)
-            .toList());
-    assertTrue(store().appRecords(uid("other"), ApplicationRecords.SECRET).isEmpty());
+        store().appRecords(app, "invoke_key").stream().map(AppRecord::id).toList());
+    assertTrue(store().appRecords(uid("other"), "invoke_key").isEmpty());
 
-    store().deleteAppRecord(app, ApplicationRecords.SECRET, "A");
-    assertTrue(store().appRecord(app, ApplicationRecords.SECRET, "A").isEmpty());
+    store().deleteAppRecord(app, "invoke_key", "A");
+    assertTrue(store().appRecord(app, "invoke_key", "A").isEmpty());
     store().deleteAppRecords(app);
-    assertTrue(store().appRecords(app, ApplicationRecords.SECRET).isEmpty());
+    assertTrue(store().appRecords(app, "invoke_key").isEmpty());
     assertTrue(store().appRecords(app, "alias").isEmpty());
   }
 }

@@ -90,31 +90,6 @@ public record ApplicationSettings(
     return RULES.get(key).defaultValue();
   }
 
-  /** The setting that holds the grains' environment variables ({@link ApplicationEnv}). */
-  public static final String ENV = "env";
-
-  /** Every key a workflow's settings may have: the host agent's, env, and those the frontends read. */
-  public static java.util.List<String> known() {
-    java.util.List<String> all = new java.util.ArrayList<>(RULES.keySet());
-    all.add(ENV);
-    all.addAll(Rules.SETTINGS_READ_BY_FRONTENDS.keySet());
-    return all;
-  }
-
-  /** The plain environment variables of the settings JSON (settings.env), checked; empty when none. */
-  public static Map<String, String> env(String json) {
-    if (json == null || json.isBlank()) {
-      return Map.of();
-    }
-    try {
-      JsonNode n = JSON.readTree(json);
-      return n == null ? Map.of() : ApplicationEnv.parse(n.get(ENV));
-    } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException(
-          "application settings are not valid JSON: " + e.getOriginalMessage());
-    }
-  }
-
   /** Parse the settings JSON; missing keys take their defaults, unknown keys and bad values are refused. */
   public static ApplicationSettings fromJson(String json) {
     if (json == null || json.isBlank()) {
@@ -132,12 +107,11 @@ public record ApplicationSettings(
           "application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
     }
     n.fieldNames().forEachRemaining(k -> {
-      if (!RULES.containsKey(k) && !ENV.equals(k)) {
+      if (!RULES.containsKey(k)) {
         throw new IllegalArgumentException(
-            "unknown application setting '" + k + "'; known: " + known());
+            "unknown application setting '" + k + "'; known: " + RULES.keySet());
       }
     });
-    ApplicationEnv.parse(n.get(ENV));
     ApplicationSettings d = defaults();
     return new ApplicationSettings(
         num(n, "timeout_s", d.timeoutS),

@@ -42,11 +42,6 @@ public final class Rules {
 
   /** The application settings, in the file's order. */
   public static final Map<String, Setting> APPLICATION_SETTINGS = settings();
-  /** The settings the frontends read themselves (the host agents never see them), with their docs. */
-  public static final Map<String, String> SETTINGS_READ_BY_FRONTENDS =
-      texts(DOC.path("settings_read_by_frontends"));
-  /** The rules of settings.env and secrets (sand.contracts.ApplicationEnv). */
-  public static final JsonNode APPLICATION_ENV = DOC.path("application_env");
   /** The workflow's exit: a grain's next may name it; no grain may be called so. */
   public static final String WORKFLOW_END = DOC.path("workflow").path("end").asText();
   /** What workflow, grain and resource names must match. */
@@ -83,12 +78,6 @@ public final class Rules {
               num(s, "max"),
               s.path("doc").asText()));
     });
-    return Collections.unmodifiableMap(out);
-  }
-
-  private static Map<String, String> texts(JsonNode object) {
-    Map<String, String> out = new LinkedHashMap<>();
-    object.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
     return Collections.unmodifiableMap(out);
   }
 

@@ -301,9 +301,9 @@ class DeveloperApiTest {
         1, fe.call("GET", "/api/v1/apps", alice, null).json().path("apps").size());
     String id = put.json().path("id").asText();
     fe.store.putAppRecord(
-        new sand.cluster.ApplicationRecords.AppRecord(id, "secret", "X", new byte[] {1}));
+        new sand.cluster.ApplicationRecords.AppRecord(id, "alias", "X", new byte[] {1}));
     assertEquals(200, fe.call("DELETE", "/api/v1/apps/shop", alice, null).status());
-    assertTrue(fe.store.appRecords(id, "secret").isEmpty(), "its records go with it");
+    assertTrue(fe.store.appRecords(id, "alias").isEmpty(), "its records go with it");
     assertEquals(
         200,
         fe.call("PUT", "/api/v1/apps/shop", bob, TestFrontend.HELLO).status(),
