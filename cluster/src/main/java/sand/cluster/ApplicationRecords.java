@@ -10,7 +10,7 @@ import java.util.Optional;
  */
 public interface ApplicationRecords {
   /** The kinds an application's deletion removes. */
-  List<String> KINDS = List.of("invoke_key", "endpoint", "version", "alias");
+  List<String> KINDS = List.of("invoke_key", "endpoint", "version", "code", "alias");
 
   /** One record; {@code value} is the kind's own encoding (JSON text or sealed bytes). */
   record AppRecord(String appId, String kind, String id, byte[] value) {}

@@ -48,6 +48,7 @@ public final class DeploymentsHandler {
   private final AppsHandler apps;
   private final ControlEvents control;
   private final Clock clock;
+  private final Versions versions;
 
   public DeploymentsHandler(
       ClusterStore store, AppsHandler apps, ControlEvents control, Clock clock) {
@@ -55,12 +56,98 @@ public final class DeploymentsHandler {
     this.apps = apps;
     this.control = control;
     this.clock = clock;
+    this.versions = new Versions(store);
   }
 
   public void routes(Router r) {
     r.add("POST", "/api/v1/apps/{app}/deploy", true, this::deploy);
     r.add("POST", "/api/v1/apps/{app}/undeploy", true, this::undeploy);
     r.add("POST", "/api/v1/apps/{app}/update", true, this::update);
+    r.add("GET", "/api/v1/apps/{app}/versions", true, this::versions);
+    r.add("GET", "/api/v1/apps/{app}/versions/{version}", true, this::version);
+    r.add("POST", "/api/v1/apps/{app}/rollback", true, this::rollback);
+  }
+
+  /** {@code GET /api/v1/apps/{app}/versions}: the kept versions, newest first, which one runs. */
+  Reply versions(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
+    int running =
+        HostAgentTables.DESIRED_DEPLOYED.equals(o.app().desired()) ? o.app().version() : -1;
+    var out =
+        Json.object().put("app", o.name().name()).put("running", running < 0 ? null : running);
+    var arr = out.putArray("versions");
+    versions.list(o.app().appId()).forEach(v -> arr.add(Versions.describe(v, running)));
+    return Reply.ok(out);
+  }
+
+  Reply version(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
+    Versions.Snapshot v = snapshot(o, call.param("version"));
+    int running =
+        HostAgentTables.DESIRED_DEPLOYED.equals(o.app().desired()) ? o.app().version() : -1;
+    var out = Versions.describe(v, running);
+    out.set("workflow", Json.stored(v.workflow()));
+    out.set(
+        "settings",
+        Json.stored(v.settings() == null || v.settings().isBlank() ? "{}" : v.settings()));
+    return Reply.ok(out);
+  }
+
+  private Versions.Snapshot snapshot(AppsHandler.Owned o, String n) {
+    int version;
+    try {
+      version = Integer.parseInt(n);
+    } catch (NumberFormatException e) {
+      throw ApiException.badRequest(
+          "version '" + n + "' is not a number: versions are 1, 2, 3, ...");
+    }
+    return versions
+        .get(o.app().appId(), version)
+        .orElseThrow(() -> ApiException.notFound("application '" + o.name().name()
+            + "' has no version " + version + " (the newest " + Versions.KEPT
+            + " are kept; GET /api/v1/apps/" + o.name().name() + "/versions lists them)"));
+  }
+
+  /**
+   * {@code POST /api/v1/apps/{app}/rollback} {@code {"version": k}} (default: the version before the running one):
+   * a new version that runs version k's code, workflow, settings and requirements. The hosts build nothing new
+   * when k's requirements are the running ones' (the sandbox image is the same), so it takes seconds.
+   */
+  Reply rollback(Call call) {
+    AppsHandler.Owned o = apps.owned(call);
+    JsonNode body = call.body().length == 0 ? Json.object() : call.json("rollback");
+    JsonNode k = body.path("version");
+    String target;
+    if (k.isMissingNode() || k.isNull()) {
+      target = Integer.toString(versions.list(o.app().appId()).stream()
+          .mapToInt(Versions.Snapshot::version)
+          .filter(v -> v < o.app().version())
+          .max()
+          .orElseThrow(() -> ApiException.conflict("application '" + o.name().name()
+              + "' has no version before " + o.app().version() + " to roll back to")));
+    } else if (k.canConvertToInt()) {
+      target = Integer.toString(k.asInt());
+    } else {
+      throw ApiException.badRequest(
+          "the body must be {\"version\": <number>} (or empty: the version before)");
+    }
+    Versions.Snapshot v = snapshot(o, target);
+    if (o.name().requestTimeoutS() != v.requestTimeoutS()) {
+      store.setRequestTimeout(o.name().name(), v.requestTimeoutS());
+    }
+    ApplicationRecord app = o.app();
+    ApplicationRecord as = new ApplicationRecord(
+        app.appId(),
+        app.name(),
+        app.owner(),
+        v.workflow(),
+        v.requirements(),
+        v.settings(),
+        app.version(),
+        app.desired(),
+        v.hosts());
+    AppsHandler.Owned now = new AppsHandler.Owned(store.appName(o.name().name()).orElseThrow(), as);
+    return apply(now, as, v.code(), v.requirements(), "rollback to version " + v.version());
   }
 
   Reply deploy(Call call) {
@@ -213,6 +300,26 @@ public final class DeploymentsHandler {
     } else if (only != null) {
       throw requirementsChanged(only);
     }
+    return apply(
+        o,
+        app,
+        code,
+        requirements.toString(),
+        only == null ? "deploy" : "update of " + String.join(", ", only));
+  }
+
+  /**
+   * Make {@code app} (with the workflow, settings and hosts to run) run {@code code} with {@code requirements} as a
+   * new version: checks, placement, the host states, the record the agents read, the version's snapshot, the
+   * control event.
+   */
+  private Reply apply(
+      AppsHandler.Owned o,
+      ApplicationRecord app,
+      Map<String, GrainCode> code,
+      String requirements,
+      String description) {
+    Workflow wf = Workflow.parse(Json.stored(app.workflow()));
     try { // the caps may have changed since the application was saved
       apps.limits()
           .check(ApplicationSettings.fromJson(app.settings()), wf.grains().size(), 0);
@@ -235,18 +342,19 @@ public final class DeploymentsHandler {
         app.name(),
         app.owner(),
         app.workflow(),
-        requirements.toString(),
+        requirements,
         app.settings(),
         app.version() + 1,
         HostAgentTables.DESIRED_DEPLOYED,
         hosts);
     store.putApplication(next, Map.of());
+    versions.record(next, code, o.name().requestTimeoutS(), description, clock.instant());
     apps.changed(app.name());
     LOG.info(
-        "[app {} id {}] {} version {} on {}",
+        "[app {} id {}] {}: version {} on {}",
         app.name(),
         app.appId(),
-        only == null ? "deploy" : "update of " + only + " to",
+        description,
         next.version(),
         hosts.isEmpty() ? "every live host " + targets : targets);
     control.publish("deploy", app.appId(), hosts);
