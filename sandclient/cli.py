@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grainworker.workflow import DEFAULT_TIMEOUT_S
-from sandclient import _cmd_executions
+from sandclient import _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
 
 
@@ -146,6 +146,7 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
     p.set_defaults(func=commands.cmd_execution)
     _cmd_executions.add_parser(sub)
+    _cmd_versions.add_parsers(sub)
     _add_listing_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)

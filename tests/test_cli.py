@@ -627,6 +627,29 @@ def test_executions_refuses_a_bad_since_before_calling(logged_in: FakeApi, capsy
     assert "write a duration like 30s" in capsys.readouterr().err
 
 
+def test_versions_marks_the_running_one(logged_in: FakeApi, capsys) -> None:
+    vs = [
+        {"version": 3, "created": "2026-11-26T22:00:02Z", "description": "rollback to version 1", "running": True},
+        {"version": 2, "created": "2026-11-26T22:00:01Z", "description": "deploy", "running": False},
+    ]
+    logged_in.on("GET", "/api/v1/apps/hello/versions", 200, {"app": "hello", "running": 3, "versions": vs})
+    assert sand(["versions", "hello"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["3*", "2026-11-26T22:00:02Z", "rollback", "to", "version", "1"]
+    assert out[2].split() == ["2", "2026-11-26T22:00:01Z", "deploy"]
+
+
+def test_rollback_asks_for_the_version_and_waits(logged_in: FakeApi, capsys) -> None:
+    api = logged_in
+    api.on("POST", "/api/v1/apps/hello/rollback", 202, {"name": "hello", "status": "deploying", "version": 4})
+    api.on("GET", "/api/v1/apps/hello", 200, {"name": "hello", "status": "deploying", "version": 4, "hosts": []})
+    done = {"name": "hello", "status": "deployed", "version": 4, "hosts": [{"host": "h1", "status": "deployed"}]}
+    api.on("GET", "/api/v1/apps/hello", 200, done)
+    assert sand(["rollback", "hello", "2"]) == 0, capsys.readouterr().err
+    assert api.requests[0].json() == {"version": 2}
+    assert capsys.readouterr().out.startswith("hello: version 2 runs again as version 4 on h1 in ")
+
+
 def test_execution(logged_in: FakeApi, capsys) -> None:
     body = {"execution_id": "e1", "status": "succeeded", "result": {"a": 1}, "error": None, "timings": {}}
     logged_in.on("GET", "/api/v1/executions/e1", 200, body)

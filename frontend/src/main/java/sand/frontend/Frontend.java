@@ -312,6 +312,7 @@ public final class Frontend {
         .limitBody("DELETE", "/api/v1/accounts/{account}", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/deploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/apps/{app}/rollback", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/accounts/{account}/disable", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/accounts/{account}/enable", SMALL_BODY_BYTES);
