@@ -59,6 +59,9 @@ REHEARSE_AFTER_MS = 50  # a standby with no event this long after it was forked 
 _PIPE_BYTES = 1 << 20  # a notice of any event up to this size is one write that does not wait for the worker
 
 
+INIT_HOOK = "init"  # a grain module's warm-up function, run once by its worker before it forks instances
+
+
 @dataclass
 class WorkerConfig:
     app: str
@@ -96,14 +99,26 @@ class _Standby:
 def load_grain(code_dir: str, module: str) -> tuple[Callable[[Any, Any], Any], str]:
     """Import the grain's code once: its handler, and "" or why it did not load (what a developer needs to fix it:
     the exception and where in the grain's code it was raised). A grain that did not load gets a handler that
-    raises its error."""
+    raises its error.
+
+    The worker (and so every instance forked from it) runs in the grain's code folder, where a zip grain's files
+    are: `open("data.txt")` finds the file beside the code, as on Lambda and KNIX. A module-level `init()` (no
+    arguments) runs once here, after the import and before any fork: what it sets up (a model loaded, a library's
+    lazy first-use set-up done) is inherited by every instance instead of paid by each (docs/developing-grains.md);
+    an error in it is a load failure like an import error."""
     if code_dir not in sys.path:
         sys.path.insert(0, code_dir)
     try:
+        os.chdir(code_dir)
         mod = importlib.import_module(module)
         handler = getattr(mod, "handle", None)
         if not callable(handler):
             raise AttributeError(f"grain module {module!r} has no function handle(event, context)")
+        init = getattr(mod, INIT_HOOK, None)
+        if init is not None:
+            if not callable(init):
+                raise TypeError(f"grain module {module!r}: {INIT_HOOK} must be a function init() (it is {init!r})")
+            init()
         return handler, ""
     except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, anything at import time
         err = e

@@ -29,6 +29,11 @@ GRAINS = {
     "quitter": "import os\ndef handle(e, c):\n    os._exit(3)\n",
     "marker": "import os, time\ndef handle(e, c):\n    open(e['path'], 'w').write(str(os.getpid()))\n"
     "    time.sleep(e['s'])\n    return 'slept'\n",
+    # init() runs once in the worker, in the code folder; every instance inherits what it did
+    "warm": "import os\nWARM = []\ndef init():\n    WARM.append(os.getpid())\n"
+    "    open('init-runs.txt', 'a').write('x')\n"
+    "def handle(e, c):\n    return {'warm_pid': WARM[0], 'ppid': os.getppid(), 'cwd': os.getcwd(),"
+    " 'data': open('data.txt').read()}\n",
 }
 
 
@@ -39,6 +44,7 @@ def make_app(root: Path, name: str = "wtest") -> Path:
         (d / f"{grain}.py").write_text(code)
     wf = {"name": name, "entry": "pid", "functions": [{"name": g, "next": ["end"]} for g in GRAINS]}
     (d / "workflow.json").write_text(json.dumps(wf))
+    (d / "data.txt").write_text("beside the code")
     return d
 
 
@@ -127,9 +133,12 @@ def test_a_grain_with_a_syntax_error_fails_the_application_with_where_it_is(emu:
         emu.invoke({})
 
 
-def test_where_a_grain_failed_to_load_is_the_line_of_its_own_code(tmp_path: Path) -> None:
+def test_where_a_grain_failed_to_load_is_the_line_of_its_own_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from grainworker.worker import load_grain
 
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "exits.py").write_text("import sys\n\nsys.exit(3)\n")
     (tmp_path / "nohandle.py").write_text("x = 1\n")
     handler, why = load_grain(str(tmp_path), "exits")
@@ -139,6 +148,28 @@ def test_where_a_grain_failed_to_load_is_the_line_of_its_own_code(tmp_path: Path
     assert load_grain(str(tmp_path), "nohandle")[1] == (
         "AttributeError: grain module 'nohandle' has no function handle(event, context)"
     )
+
+
+def test_instances_run_in_the_code_folder_after_the_workers_init(emu: Emulator, app_dir: Path) -> None:
+    first, second = call(emu, "warm", {}), call(emu, "warm", {})
+    for r in (first, second):
+        assert isinstance(r, dict)
+        assert r["data"] == "beside the code"  # a relative path opens the file beside the grain's code
+        assert r["cwd"] == str(app_dir)
+        assert r["warm_pid"] == r["ppid"] == emu.worker_pid("warm")  # init ran in the worker, before the fork
+    assert (app_dir / "init-runs.txt").read_text() == "x", "init runs once per worker, not per event"
+
+
+def test_an_init_that_fails_is_a_load_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grainworker.worker import load_grain
+
+    monkeypatch.chdir(tmp_path)  # load_grain moves into the code folder; this puts the test's back afterwards
+    (tmp_path / "initfails.py").write_text(
+        "def init():\n    raise RuntimeError('no model')\n\ndef handle(e, c):\n    return 1\n"
+    )
+    (tmp_path / "initvalue.py").write_text("init = 3\ndef handle(e, c):\n    return 1\n")
+    assert load_grain(str(tmp_path), "initfails")[1] == "RuntimeError: no model (initfails.py, line 2)"
+    assert "init must be a function init()" in load_grain(str(tmp_path), "initvalue")[1]
 
 
 def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> None:
