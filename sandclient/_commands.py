@@ -313,13 +313,19 @@ def _status(args: argparse.Namespace) -> int:
     if args.json or not isinstance(app, dict):
         print(json.dumps(app, indent=2))
         return 0
-    wf = app.get("workflow") if isinstance(app.get("workflow"), dict) else {}
+    shape = app.get("shape") if isinstance(app.get("shape"), dict) else {}
     version = f" (version {app['version']})" if app.get("version") is not None else ""
     print(f"app:     {app.get('name', args.app)}")
     print(f"status:  {app.get('status', '?')}{version}")
-    if wf:
-        print(f"entry:   {wf.get('entry', '?')}")
-        print(f"grains:  {', '.join(str(f.get('name')) for f in wf.get('functions', []) if isinstance(f, dict))}")
+    if shape:
+        asl = " (Amazon States Language)" if shape.get("format") == "asl" else ""
+        print(f"entry:   {shape.get('entry', '?')}{asl}")
+        grains = [g for g in shape.get("grains") or [] if isinstance(g, dict)]
+        named = [
+            f"{g.get('name')}" + (f" ({g['resource']})" if g.get("resource") not in (None, g.get("name")) else "")
+            for g in grains
+        ]
+        print(f"grains:  {', '.join(named)}")
     name = str(app.get("name") or args.app)
     hosts = app_hosts(app)
     for h, s, e in hosts:

@@ -565,16 +565,35 @@ def test_status(logged_in: FakeApi, capsys) -> None:
         "version": 4,
         "error": "h2: pip failed",
         "workflow": json.loads((EXAMPLES / "hello" / "workflow.json").read_text()),
+        "shape": {
+            "format": "sand",
+            "entry": "greet",
+            "grains": [{"name": "greet", "resource": "greet"}, {"name": "shout", "resource": "shout"}],
+        },
         "hosts": [{"host": "h1", "status": "deployed"}, {"host": "h2", "status": "failed", "error": "pip failed"}],
     }
     logged_in.on("GET", "/api/v1/apps/hello", 200, app)
     assert sand(["status", "hello"]) == 0
     out = capsys.readouterr().out
+    assert "entry:   greet\n" in out
     assert "status:  failed (version 4)" in out and "grains:  greet, shout" in out
     assert "host:    h1 deployed" in out and "host:    h2 failed: pip failed" in out
     assert "error:" not in out  # the application's error is h2's: said once
     assert sand(["status", "hello", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == app
+
+
+def test_status_of_an_asl_application_names_its_start_state_and_states(logged_in: FakeApi, capsys) -> None:
+    shape = {
+        "format": "asl",
+        "entry": "Fetch",
+        "grains": [{"name": "Fetch", "resource": "fetch"}, {"name": "Each", "resource": None}],
+    }
+    logged_in.on("GET", "/api/v1/apps/flow", 200, {"name": "flow", "status": "deployed", "version": 1, "shape": shape})
+    assert sand(["status", "flow"]) == 0
+    out = capsys.readouterr().out
+    assert "entry:   Fetch (Amazon States Language)" in out
+    assert "grains:  Fetch (fetch), Each" in out
 
 
 def test_unknown_app_says_to_deploy_it_with_sand(logged_in: FakeApi, capsys) -> None:

@@ -284,6 +284,7 @@ public final class AppsHandler {
         .put("error", s.error())
         .put("version", app.version());
     out.set("workflow", Json.stored(app.workflow()));
+    out.set("shape", shape(app.workflow()));
     ObjectNode settings = (ObjectNode)
         Json.stored(app.settings() == null || app.settings().isBlank() ? "{}" : app.settings());
     settings.put("request_timeout_s", n.requestTimeoutS());
@@ -328,6 +329,25 @@ public final class AppsHandler {
         .put("error", h.error())
         .put("updated", AppStatus.iso(h.updated()))
         .put("alive", live.contains(h.hostId())));
+    return out;
+  }
+
+  /**
+   * What the workflow is, whichever its format: {@code {"format": "sand"|"asl", "entry", "grains": [{"name",
+   * "resource"}]}} (an ASL state that runs no uploaded code has resource null), so a reader need not know
+   * both formats to say where a request enters and what runs.
+   */
+  static ObjectNode shape(String workflowJson) {
+    JsonNode doc = Json.stored(workflowJson);
+    Workflow wf = Workflow.parse(doc); // validated when it was stored
+    ObjectNode out =
+        Json.object().put("format", Workflow.isAsl(doc) ? "asl" : "sand").put("entry", wf.entry());
+    var grains = out.putArray("grains");
+    wf.grains()
+        .forEach((name, resource) -> grains
+            .addObject()
+            .put("name", name)
+            .put("resource", resource.isEmpty() ? null : resource));
     return out;
   }
 

@@ -288,6 +288,25 @@ class DeveloperApiTest {
   }
 
   @Test
+  void anApplicationSaysWhereRequestsEnterAndWhatRunsInEitherFormat() throws Exception {
+    JsonNode sand =
+        fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).json().path("shape");
+    assertEquals("sand", sand.path("format").asText());
+    assertEquals("greet", sand.path("entry").asText());
+    assertEquals("shout", sand.path("grains").get(1).path("name").asText());
+    String asl = "{\"StartAt\": \"Fetch\", \"States\": {"
+        + "\"Fetch\": {\"Type\": \"Task\", \"Resource\": \"fetch\", \"Next\": \"Done\"},"
+        + "\"Done\": {\"Type\": \"Pass\", \"End\": true}}}";
+    var put = fe.call("PUT", "/api/v1/apps/flow", alice, asl);
+    assertEquals(200, put.status(), put.body());
+    JsonNode shape = fe.call("GET", "/api/v1/apps/flow", alice, null).json().path("shape");
+    assertEquals("asl", shape.path("format").asText());
+    assertEquals("Fetch", shape.path("entry").asText());
+    assertEquals("fetch", shape.path("grains").get(0).path("resource").asText());
+    assertTrue(shape.path("grains").get(1).path("resource").isNull(), shape.toString());
+  }
+
+  @Test
   void applicationNamesAreGlobalAndPrivate() throws Exception {
     var put = fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO);
     assertEquals(200, put.status(), put.body());
