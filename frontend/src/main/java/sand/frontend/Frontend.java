@@ -215,6 +215,7 @@ public final class Frontend {
         .routes(router);
     new ExecutionsHandler(deps.store(), directory).routes(router);
     new AppExecutionsHandler(deps.store(), apps, deps.clock()).routes(router);
+    new DataViewHandler(apps, deps.data()).routes(router);
     InvokeHandler invoke = new InvokeHandler(
         directory,
         deps.producer(),
