@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grainworker.workflow import DEFAULT_TIMEOUT_S
-from sandclient import _cmd_executions, _cmd_versions
+from sandclient import _cmd_data, _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
 
 
@@ -147,6 +147,7 @@ def _add_api_commands(sub: Any) -> None:
     p.set_defaults(func=commands.cmd_execution)
     _cmd_executions.add_parser(sub)
     _cmd_versions.add_parsers(sub)
+    _cmd_data.add_parser(sub)
     _add_listing_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)

@@ -669,6 +669,19 @@ def test_rollback_asks_for_the_version_and_waits(logged_in: FakeApi, capsys) -> 
     assert capsys.readouterr().out.startswith("hello: version 2 runs again as version 4 on h1 in ")
 
 
+def test_data_lists_keys_by_prefix_and_prints_a_value(logged_in: FakeApi, capsys) -> None:
+    route = "/api/v1/apps/hello/data"
+    logged_in.on("GET", route, 200, {"app": "hello", "keys": ["order:1", "order:2"], "next": None})
+    assert sand(["data", "hello", "--prefix", "order:"]) == 0
+    assert capsys.readouterr().out == "order:1\norder:2\n"
+    assert logged_in.requests[0].query["prefix"] == ["order:"]
+    logged_in.routes.clear()
+    logged_in.on("GET", route, 200, {"key": "order:1", "bytes": 3, "encoding": "utf-8", "value": "abc"})
+    assert sand(["data", "hello", "order:1"]) == 0
+    assert capsys.readouterr().out == "abc\n"
+    assert logged_in.requests[1].query["key"] == ["order:1"]
+
+
 def test_execution(logged_in: FakeApi, capsys) -> None:
     body = {"execution_id": "e1", "status": "succeeded", "result": {"a": 1}, "error": None, "timings": {}}
     logged_in.on("GET", "/api/v1/executions/e1", 200, body)
