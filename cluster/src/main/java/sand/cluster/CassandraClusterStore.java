@@ -45,6 +45,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getLogs;
   private final PreparedStatement getLogsPage;
   private final CassandraFrontendTables frontend;
+  private final CassandraSecretTables secretTables;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -84,6 +85,7 @@ public final class CassandraClusterStore implements ClusterStore {
     getLogsPage = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
         + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
     frontend = new CassandraFrontendTables(session, ks);
+    secretTables = new CassandraSecretTables(session, ks);
     keyspace = ks;
   }
 
@@ -159,6 +161,7 @@ public final class CassandraClusterStore implements ClusterStore {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".cluster_secrets (name text PRIMARY KEY, value blob)");
     CassandraFrontendTables.createSchema(s, ks);
+    CassandraSecretTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -448,6 +451,27 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void deleteApplication(String appId) {
     frontend.deleteApplication(appId);
+    secretTables.deleteSecrets(appId);
+  }
+
+  @Override
+  public void putSecret(StoredSecret secret) {
+    secretTables.putSecret(secret);
+  }
+
+  @Override
+  public List<StoredSecret> secrets(String appId) {
+    return secretTables.secrets(appId);
+  }
+
+  @Override
+  public boolean deleteSecret(String appId, String name) {
+    return secretTables.deleteSecret(appId, name);
+  }
+
+  @Override
+  public void deleteSecrets(String appId) {
+    secretTables.deleteSecrets(appId);
   }
 
   @Override

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * The cluster store contract against the real Cassandra started by `make up` (runs with -Dsand.it=true), in a
  * throwaway keyspace dropped at the end; {@link InMemoryClusterStoreTest} runs the same tests against the fake.
  */
-class CassandraClusterStoreTest implements HostAgentTablesContract, FrontendTablesContract {
+class CassandraClusterStoreTest
+    implements HostAgentTablesContract, FrontendTablesContract, SecretTablesContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress(
       "127.0.0.1", Integer.parseInt(System.getenv().getOrDefault("SAND_CASSANDRA_PORT", "9042")));
   private static final String KS =

@@ -3,7 +3,8 @@ package sand.cluster;
 import org.junit.jupiter.api.BeforeEach;
 
 /** The cluster store contract against the fake; {@link CassandraClusterStoreTest} runs it against Cassandra. */
-class InMemoryClusterStoreTest implements HostAgentTablesContract, FrontendTablesContract {
+class InMemoryClusterStoreTest
+    implements HostAgentTablesContract, FrontendTablesContract, SecretTablesContract {
   private ClusterStore store;
 
   @BeforeEach
