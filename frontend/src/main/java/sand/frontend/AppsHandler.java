@@ -171,6 +171,7 @@ public final class AppsHandler {
       store.setRequestTimeout(name, settings.requestTimeoutS());
     }
     ApplicationRecord old = store.application(existing.appId()).orElse(null);
+    SecretsHandler.checkTotal(store.secrets(existing.appId()), settings.agentJson(), null, null);
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(
         new ApplicationRecord(
