@@ -43,6 +43,10 @@ public record AppEnv(Map<String, String> config, Map<String, String> secrets) {
       throw new IllegalArgumentException(what + " name '" + name + "' is reserved: names starting "
           + RULES.reservedPrefix() + " are the platform's; choose another");
     }
+    if (RULES.reservedNames().contains(name)) {
+      throw new IllegalArgumentException(what + " name '" + name + "' is reserved: "
+          + RULES.reservedNames() + " would change what code the grain worker runs; choose another");
+    }
     return name;
   }
 

@@ -52,6 +52,7 @@ public final class Rules {
   public record EnvRules(
       String namePattern,
       String reservedPrefix,
+      List<String> reservedNames,
       int maxNames,
       int maxNameChars,
       int maxValueBytes,
@@ -110,6 +111,7 @@ public final class Rules {
     return new EnvRules(
         e.path("name_pattern").asText(),
         e.path("reserved_prefix").asText(),
+        strings(e.path("reserved_names")),
         e.path("max_names").asInt(),
         e.path("max_name_chars").asInt(),
         e.path("max_value_bytes").asInt(),

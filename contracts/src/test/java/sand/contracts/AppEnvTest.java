@@ -40,6 +40,7 @@ class AppEnvTest {
     assertEquals(
         "settings.env name 'SAND_X' is reserved: names starting SAND_ are the platform's; choose another",
         refused("{\"env\": {\"SAND_X\": \"v\"}}"));
+    assertTrue(refused("{\"env\": {\"PYTHONPATH\": \"/x\"}}").contains("reserved"));
     assertTrue(refused("{\"env\": {\"N\": 3}}").contains("must be a string"));
     assertTrue(refused("{\"env\": [\"N\"]}").startsWith("settings.env must be an object"));
     String big = "x".repeat(AppEnv.RULES.maxValueBytes() + 1);

@@ -141,6 +141,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   private final String hostId;
   private final HostAgentTables store;
+  private final AppEnvironment environment;
   private final SandboxManager sandboxes;
   private final Bridge bridge;
   private final Credentials credentials;
@@ -162,6 +163,7 @@ final class ApplicationDeployer implements AutoCloseable {
       Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = cluster.hostId();
     this.store = cluster.store();
+    this.environment = new AppEnvironment(store);
     this.topics = cluster.topics();
     this.clock = cluster.clock();
     this.sandboxes = local.sandboxes();
@@ -375,7 +377,8 @@ final class ApplicationDeployer implements AutoCloseable {
           settings,
           credential,
           sockets.dir(),
-          grains));
+          grains,
+          environment.of(app)));
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       Deployed deployed = new Deployed(
