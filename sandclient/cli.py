@@ -25,6 +25,7 @@ from typing import Any
 
 from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _commands as commands
+from sandclient._cmd_secrets import add_secret_commands
 
 
 def _error(message: str) -> int:
@@ -145,6 +146,7 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
     p.set_defaults(func=commands.cmd_execution)
     _add_listing_commands(sub)
+    add_secret_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)
     p = what.add_parser("delete", help="delete your account with its applications and grains (all undeployed)")
