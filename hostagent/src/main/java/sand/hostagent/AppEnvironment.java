@@ -1,5 +1,11 @@
 package sand.hostagent;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import sand.cluster.HostAgentTables;
@@ -31,6 +37,29 @@ final class AppEnvironment {
       }
     }
     return new AppEnv(AppEnv.fromSettingsJson(app.settings()), secrets);
+  }
+
+  /**
+   * A digest of {@code env}, kept to tell whether a new version changed it: an update swaps code into the running
+   * sandbox, which keeps the environment it started with, so a changed environment needs a new sandbox.
+   */
+  static String digest(AppEnv env) {
+    try {
+      MessageDigest d = MessageDigest.getInstance("SHA-256");
+      for (Map<String, String> m : List.of(env.config(), env.secrets())) {
+        d.update((byte) m.size());
+        m.forEach((k, v) -> {
+          for (String x : new String[] {k, v}) {
+            byte[] b = x.getBytes(StandardCharsets.UTF_8);
+            d.update(ByteBuffer.allocate(4).putInt(b.length).array());
+            d.update(b);
+          }
+        });
+      }
+      return HexFormat.of().formatHex(d.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   private synchronized SecretBox box() {
