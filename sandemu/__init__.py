@@ -32,10 +32,10 @@ from thrift.transport.TTransport import TBufferedTransportFactory
 import grainworker
 from grainworker._gen.datalayer import LocalDataLayer
 from grainworker._gen.localbus import LocalBus
+from grainworker.appenv import ENV_FILE_VAR, AppEnvError
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
-from grainworker.appenv import ENV_FILE_VAR, AppEnvError
 from sandemu import _bus, _env
 from sandemu._bus import InMemoryLocalBus
 from sandemu._datalayer import InMemoryDataLayer, Jittered

@@ -22,8 +22,8 @@ final class CassandraSecretTables implements SecretTables {
 
   CassandraSecretTables(CqlSession session, String ks) {
     this.session = session;
-    put = session.prepare("INSERT INTO " + ks
-        + ".app_secrets (app_id, name, sealed, updated) VALUES (?, ?, ?, ?)");
+    put = session.prepare(
+        "INSERT INTO " + ks + ".app_secrets (app_id, name, sealed, updated) VALUES (?, ?, ?, ?)");
     all = session.prepare(
         "SELECT app_id, name, sealed, updated FROM " + ks + ".app_secrets WHERE app_id = ?");
     deleteOne = session.prepare(

@@ -66,8 +66,8 @@ public final class SecretBox {
 
   public String open(String appId, String name, byte[] sealed) throws Unsealable {
     if (sealed == null || sealed.length < OVERHEAD || sealed[0] != VERSION) {
-      throw new Unsealable("secret " + name + " of application " + appId
-          + " is not a sealed value of this version");
+      throw new Unsealable(
+          "secret " + name + " of application " + appId + " is not a sealed value of this version");
     }
     byte[] nonce = new byte[NONCE_BYTES];
     System.arraycopy(sealed, 1, nonce, 0, NONCE_BYTES);

@@ -17,7 +17,8 @@ class SecretBoxTest {
   void aSealedValueOpensToItself() throws Exception {
     byte[] sealed = box.seal("a1", "TOKEN", "hunter2 ✓");
     assertEquals("hunter2 ✓", box.open("a1", "TOKEN", sealed));
-    assertEquals(SecretBox.OVERHEAD + "hunter2 ✓".getBytes(StandardCharsets.UTF_8).length, sealed.length);
+    assertEquals(
+        SecretBox.OVERHEAD + "hunter2 ✓".getBytes(StandardCharsets.UTF_8).length, sealed.length);
     // another process with the same cluster secret (a host agent) opens it
     assertEquals("hunter2 ✓", new SecretBox(CLUSTER).open("a1", "TOKEN", sealed));
   }

@@ -28,7 +28,8 @@ interface SecretTablesContract {
     assertEquals(now.plusSeconds(1), mine.get(0).updated());
     assertTrue(store().deleteSecret(app, "A"));
     assertFalse(store().deleteSecret(app, "A"));
-    assertEquals(List.of("B"), store().secrets(app).stream().map(StoredSecret::name).toList());
+    assertEquals(
+        List.of("B"), store().secrets(app).stream().map(StoredSecret::name).toList());
     store().deleteSecrets(app);
     assertEquals(List.of(), store().secrets(app));
     assertEquals(1, store().secrets(other).size());

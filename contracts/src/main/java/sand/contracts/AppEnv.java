@@ -34,7 +34,9 @@ public record AppEnv(Map<String, String> config, Map<String, String> secrets) {
 
   /** A name of settings.env or of a secret ({@code what} says which), or an error saying what it must be. */
   public static String checkName(String what, String name) {
-    if (name == null || name.isEmpty() || name.length() > RULES.maxNameChars()
+    if (name == null
+        || name.isEmpty()
+        || name.length() > RULES.maxNameChars()
         || !NAME.matcher(name).matches()) {
       throw new IllegalArgumentException(what + " name '" + name + "' is invalid: must match "
           + RULES.namePattern() + ", at most " + RULES.maxNameChars() + " characters");
@@ -44,8 +46,9 @@ public record AppEnv(Map<String, String> config, Map<String, String> secrets) {
           + RULES.reservedPrefix() + " are the platform's; choose another");
     }
     if (RULES.reservedNames().contains(name)) {
-      throw new IllegalArgumentException(what + " name '" + name + "' is reserved: "
-          + RULES.reservedNames() + " would change what code the grain worker runs; choose another");
+      throw new IllegalArgumentException(
+          what + " name '" + name + "' is reserved: " + RULES.reservedNames()
+              + " would change what code the grain worker runs; choose another");
     }
     return name;
   }
@@ -90,8 +93,8 @@ public record AppEnv(Map<String, String> config, Map<String, String> secrets) {
           "settings.env must be an object of NAME -> string, e.g. {\"GREETING\": \"hello\"}");
     }
     if (env.size() > RULES.maxNames()) {
-      throw new IllegalArgumentException("settings.env has " + env.size() + " names: at most "
-          + RULES.maxNames());
+      throw new IllegalArgumentException(
+          "settings.env has " + env.size() + " names: at most " + RULES.maxNames());
     }
     Map<String, String> out = new TreeMap<>();
     Map<String, Integer> sizes = new LinkedHashMap<>();

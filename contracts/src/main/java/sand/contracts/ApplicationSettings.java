@@ -112,7 +112,8 @@ public record ApplicationSettings(
             "unknown application setting '" + k + "'; known: " + Rules.APPLICATION_SETTING_KEYS);
       }
     });
-    AppEnv.parseEnv(n.get("env")); // checked here so a bad env is refused at PUT; AppEnv reads it at deploy
+    AppEnv.parseEnv(
+        n.get("env")); // checked here so a bad env is refused at PUT; AppEnv reads it at deploy
     ApplicationSettings d = defaults();
     return new ApplicationSettings(
         num(n, "timeout_s", d.timeoutS),

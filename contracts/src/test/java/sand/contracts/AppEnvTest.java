@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 
 class AppEnvTest {
   private static String refused(String settingsJson) {
-    return assertThrows(IllegalArgumentException.class, () -> ApplicationSettings.fromJson(settingsJson))
+    return assertThrows(
+            IllegalArgumentException.class, () -> ApplicationSettings.fromJson(settingsJson))
         .getMessage();
   }
 
@@ -25,10 +26,12 @@ class AppEnvTest {
   @Test
   void theUnknownSettingMessageListsEveryKeyTheApiAccepts() {
     String m = refused("{\"memory\": 1}");
-    for (String k : new String[] {"timeout_s", "sandbox_pids", "env", "hosts", "request_timeout_s"}) {
+    for (String k :
+        new String[] {"timeout_s", "sandbox_pids", "env", "hosts", "request_timeout_s"}) {
       assertTrue(m.contains(k), m);
     }
-    // the frontend strips hosts and request_timeout_s before the agent's parser; it tolerates them anyway
+    // the frontend strips hosts and request_timeout_s before the agent's parser; it tolerates them
+    // anyway
     ApplicationSettings.fromJson("{\"hosts\": [], \"request_timeout_s\": 10}");
   }
 
@@ -59,7 +62,8 @@ class AppEnvTest {
     for (int i = 0; i <= AppEnv.RULES.maxNames(); i++) {
       many.append(i == 0 ? "" : ",").append("\"N").append(i).append("\": \"v\"");
     }
-    assertTrue(refused(many.append("}}").toString()).contains("at most " + AppEnv.RULES.maxNames()));
+    assertTrue(
+        refused(many.append("}}").toString()).contains("at most " + AppEnv.RULES.maxNames()));
     String v = "x".repeat(AppEnv.RULES.maxValueBytes());
     Map<String, String> secrets = new java.util.TreeMap<>();
     for (int i = 0; i * v.length() <= AppEnv.RULES.maxTotalBytes(); i++) {

@@ -24,7 +24,8 @@ import sand.frontend.internal.Router;
  */
 public final class SecretsHandler {
   /** What every change answers: a sandbox already running keeps the environment it started with. */
-  static final String TAKES_EFFECT = "takes effect at the next deploy (POST /api/v1/apps/{app}/deploy)";
+  static final String TAKES_EFFECT =
+      "takes effect at the next deploy (POST /api/v1/apps/{app}/deploy)";
 
   private final ClusterStore store;
   private final AppsHandler apps;

@@ -22,7 +22,8 @@ class SecretsTest {
     fe = new TestFrontend();
     alice = fe.signUp("alice");
     bob = fe.signUp("bob");
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
   }
 
   @AfterEach
@@ -57,7 +58,9 @@ class SecretsTest {
     assertFalse(fe.call("GET", "/api/v1/apps/shop", alice, null).body().contains("hunter2"));
     var del = fe.call("DELETE", "/api/v1/apps/shop/secrets/API_TOKEN", alice, null);
     assertEquals(200, del.status(), del.body());
-    assertEquals(404, fe.call("DELETE", "/api/v1/apps/shop/secrets/API_TOKEN", alice, null).status());
+    assertEquals(
+        404,
+        fe.call("DELETE", "/api/v1/apps/shop/secrets/API_TOKEN", alice, null).status());
     assertEquals(0, fe.store.secrets(appId()).size());
   }
 
@@ -66,7 +69,8 @@ class SecretsTest {
     set(alice, "API_TOKEN", "{\"value\": \"hunter2\"}");
     assertEquals(404, set(bob, "API_TOKEN", "{\"value\": \"x\"}").status());
     assertEquals(404, fe.call("GET", "/api/v1/apps/shop/secrets", bob, null).status());
-    assertEquals(404, fe.call("DELETE", "/api/v1/apps/shop/secrets/API_TOKEN", bob, null).status());
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/apps/shop/secrets/API_TOKEN", bob, null).status());
     assertEquals(1, fe.store.secrets(appId()).size());
   }
 
@@ -97,11 +101,17 @@ class SecretsTest {
     var put = fe.call("PUT", "/api/v1/apps/shop", alice, wf);
     assertEquals(200, put.status(), put.body());
     assertEquals("hi", put.json().path("settings").path("env").path("GREETING").asText());
-    var bad = fe.call("PUT", "/api/v1/apps/shop", alice,
+    var bad = fe.call(
+        "PUT",
+        "/api/v1/apps/shop",
+        alice,
         TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":{\"env\":{\"SAND_HOME\":\"x\"}},"));
     assertEquals(400, bad.status());
     assertTrue(bad.body().contains("SAND_"), bad.body());
-    var unknown = fe.call("PUT", "/api/v1/apps/shop", alice,
+    var unknown = fe.call(
+        "PUT",
+        "/api/v1/apps/shop",
+        alice,
         TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":{\"memory\":1},"));
     assertEquals(400, unknown.status());
     for (String k : new String[] {"env", "hosts", "request_timeout_s", "timeout_s"}) {

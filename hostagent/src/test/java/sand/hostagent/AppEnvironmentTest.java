@@ -19,14 +19,21 @@ import sand.cluster.SecretTables.StoredSecret;
 class AppEnvironmentTest {
   private final InMemoryClusterStore store = new InMemoryClusterStore();
   private final ApplicationRecord app = new ApplicationRecord(
-      "a1", "shop", "alice", "{}", "", "{\"env\": {\"GREETING\": \"hi\"}}", 1,
-      HostAgentTables.DESIRED_DEPLOYED, List.of());
+      "a1",
+      "shop",
+      "alice",
+      "{}",
+      "",
+      "{\"env\": {\"GREETING\": \"hi\"}}",
+      1,
+      HostAgentTables.DESIRED_DEPLOYED,
+      List.of());
 
   @Test
   void settingsEnvAndOpenedSecrets() {
     SecretBox frontend = new SecretBox(store.clusterSecret());
-    store.putSecret(new StoredSecret("a1", "API_TOKEN", frontend.seal("a1", "API_TOKEN", "hunter2"),
-        Instant.now()));
+    store.putSecret(new StoredSecret(
+        "a1", "API_TOKEN", frontend.seal("a1", "API_TOKEN", "hunter2"), Instant.now()));
     var env = new AppEnvironment(store).of(app);
     assertEquals(Map.of("GREETING", "hi"), env.config());
     assertEquals(Map.of("API_TOKEN", "hunter2"), env.secrets());
@@ -35,8 +42,8 @@ class AppEnvironmentTest {
   @Test
   void aSecretMovedFromAnotherApplicationFailsTheDeployNamingIt() {
     SecretBox frontend = new SecretBox(store.clusterSecret());
-    store.putSecret(new StoredSecret("a1", "API_TOKEN", frontend.seal("a2", "API_TOKEN", "hunter2"),
-        Instant.now()));
+    store.putSecret(new StoredSecret(
+        "a1", "API_TOKEN", frontend.seal("a2", "API_TOKEN", "hunter2"), Instant.now()));
     String why = assertThrows(IllegalStateException.class, () -> new AppEnvironment(store).of(app))
         .getMessage();
     assertTrue(why.contains("API_TOKEN"), why);

@@ -493,7 +493,9 @@ class ApplicationDeployerTest {
     d.reconcile("app");
     assertEquals("{\"config\":{},\"secrets\":{}}", fileOfApp("app", "env.json"));
     docker.onStart("sand-app-", c -> startWorkers("app"));
-    store.putSecret(new sand.cluster.SecretTables.StoredSecret("app", "TOKEN",
+    store.putSecret(new sand.cluster.SecretTables.StoredSecret(
+        "app",
+        "TOKEN",
         new sand.cluster.SecretBox(store.clusterSecret()).seal("app", "TOKEN", "hunter2"),
         java.time.Instant.now()));
     putApp("app", 2, "{}", "def handle(e, c):\n    return 2\n");
@@ -501,7 +503,8 @@ class ApplicationDeployerTest {
     assertEquals("deployed", store.state("app"));
     assertEquals(
         2, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "a new sandbox");
-    assertEquals("{\"config\":{},\"secrets\":{\"TOKEN\":\"hunter2\"}}", fileOfApp("app", "env.json"));
+    assertEquals(
+        "{\"config\":{},\"secrets\":{\"TOKEN\":\"hunter2\"}}", fileOfApp("app", "env.json"));
   }
 
   @Test
