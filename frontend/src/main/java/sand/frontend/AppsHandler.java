@@ -393,7 +393,8 @@ public final class AppsHandler {
       try {
         limits.check(ApplicationSettings.fromJson(Json.text(agent)), grains, hostList.size());
       } catch (IllegalArgumentException e) {
-        throw ApiException.badRequest("settings: " + e.getMessage());
+        String why = e.getMessage();
+        throw ApiException.badRequest(why.startsWith("settings.") ? why : "settings: " + why);
       }
       return new Settings(Json.text(agent), List.copyOf(hostList), t);
     }

@@ -92,10 +92,11 @@ public final class SecretsHandler {
 
   Reply delete(Call call) {
     AppsHandler.Owned o = apps.owned(call);
-    String name = name(call);
-    if (!store.deleteSecret(o.app().appId(), name)) {
-      throw ApiException.notFound("application '" + o.name().name() + "' has no secret " + name
-          + "; list them with GET /api/v1/apps/" + o.name().name() + "/secrets");
+    String name = call.param("name"); // a name no secret may have is simply not there: 404
+    if (!valid(name) || !store.deleteSecret(o.app().appId(), name)) {
+      throw ApiException.notFound("application '" + o.name().name() + "' has no secret "
+          + (valid(name) ? name : "of that name") + "; list them with GET /api/v1/apps/"
+          + o.name().name() + "/secrets");
     }
     return Reply.ok(Json.object()
         .put("app", o.name().name())
@@ -120,6 +121,15 @@ public final class SecretsHandler {
       AppEnv.checkTotal(sizes);
     } catch (IllegalArgumentException e) {
       throw ApiException.badRequest(e.getMessage());
+    }
+  }
+
+  private static boolean valid(String name) {
+    try {
+      AppEnv.checkName("secret", name);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
     }
   }
 

@@ -80,6 +80,8 @@ class SecretsTest {
     assertEquals(400, reserved.status());
     assertTrue(reserved.body().contains("reserved"), reserved.body());
     assertEquals(400, set(alice, "1BAD", "{\"value\": \"v\"}").status());
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/apps/shop/secrets/SAND_X", alice, null).status());
     assertEquals(400, set(alice, "OK", "{\"value\": 3}").status());
     String big = "x".repeat(AppEnv.RULES.maxValueBytes() + 1);
     var tooBig = set(alice, "BIG", "{\"value\": \"" + big + "\"}");
