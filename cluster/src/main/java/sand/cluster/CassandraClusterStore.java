@@ -470,11 +470,6 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void deleteSecrets(String appId) {
-    secretTables.deleteSecrets(appId);
-  }
-
-  @Override
   public void clearAppHostStates(String appId) {
     frontend.clearAppHostStates(appId);
   }

@@ -33,5 +33,7 @@ public interface SecretTables {
   boolean deleteSecret(String appId, String name);
 
   /** Remove every secret of the application (when it is deleted). */
-  void deleteSecrets(String appId);
+  default void deleteSecrets(String appId) {
+    secrets(appId).forEach(s -> deleteSecret(appId, s.name()));
+  }
 }
