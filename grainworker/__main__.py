@@ -16,6 +16,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from grainworker import appenv
 from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
 from grainworker.localbus import LocalBusClient, report_worker
@@ -141,6 +142,11 @@ def serve(
         memory_mb=memory_mb,
         standby=standby,
     )
+    try:
+        appenv.install_from_environ()  # before the grain's code loads: module-level code may read its config
+    except appenv.AppEnvError as e:
+        print(f"Error: {e}", file=sys.stderr)
+        return 2
     if grain.asl is None:
         handler, load_error = load_grain(code, grain.code)
     else:  # an Amazon States Language state: built-in code, around the uploaded grain a Task names

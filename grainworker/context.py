@@ -14,6 +14,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
+from grainworker import appenv
 from grainworker.envelope import make_event
 from grainworker.workflow import END, Workflow
 
@@ -130,6 +131,18 @@ class GrainContext:
     def update_metadata(self, name: str, value: Any, is_privileged_metadata: bool = False) -> None:
         """Accepted, no effect: SAND's events carry no user metadata."""
         self._warn("update_metadata", "update_metadata has no effect: SAND's events carry no user metadata")
+
+    # ---- configuration and secrets (resolved at deploy: no lookup here)
+    def get_config(self, name: str | None = None, default: str | None = None) -> Any:
+        """The application's ``settings.env`` variable ``name`` (``default`` if it has none); with no name, a copy of
+        all of them as a dict. The same values are in ``os.environ``."""
+        config = appenv.current().config
+        return dict(config) if name is None else config.get(name, default)
+
+    def get_secret(self, name: str, default: str | None = None) -> str | None:
+        """The application's secret ``name`` (``sand secret set``), or ``default`` if it has none. Also in
+        ``os.environ``; a grain that logs or returns it makes it visible, the platform never does."""
+        return appenv.current().secrets.get(name, default)
 
     # ---- AWS-compatibility attributes (as KNIX sets them)
     @property

@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from grainworker import appenv
 from grainworker._fork import fork
 from grainworker.cgroup import memory_limit, oom_kills
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
@@ -81,6 +82,7 @@ class SupervisorConfig:
     restart_max_s: float = 30.0
     restart_stable_s: float = 30.0
     stop_grace_s: float = 15.0
+    env_file: str = ""  # settings.env and the secrets (grainworker/appenv.py; AppFolder.ENV_FILE); "": none
     reload_file: str = ""  # what SIGHUP reads: {"grains": [...]} whose workers restart with new code (sand update);
     #                         the host agent names it (AppFolder.RELOAD_FILE); "": SIGHUP only logs that it has none
 
@@ -129,6 +131,7 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
         restart_stable_s=float(restart.get("stable_s", 30)),
         stop_grace_s=float(_get(doc, "stop_grace_s", (int, float), 15)),
         reload_file=_get(doc, "reload_file", str, ""),
+        env_file=_get(doc, "env_file", str, ""),
     )
 
 
@@ -162,6 +165,12 @@ class Supervisor:
         if self.cfg.lib and self.cfg.lib not in paths:
             paths.append(self.cfg.lib)
         env["PYTHONPATH"] = os.pathsep.join(paths)
+        if self.cfg.env_file:
+            # the application's settings.env and secrets, read once per sandbox; each worker reads the file again
+            # for the grain API (appenv.install_from_environ). Never logged: only the count of names is.
+            app_env = appenv.read(self.cfg.env_file)
+            env.update(app_env.environ())
+            env[appenv.ENV_FILE_VAR] = self.cfg.env_file
         return env
 
     # ---- lifecycle

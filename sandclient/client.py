@@ -457,6 +457,20 @@ class Client:
         query = {"limit": str(limit)} | ({"since": str(since_ms)} if since_ms is not None else {})
         return cast(dict[str, Any], self.call("GET", f"/api/v1/apps/{_q(app)}/logs", query=query).body)
 
+    def set_secret(self, app: str, name: str, value: str) -> dict[str, Any]:
+        """PUT /api/v1/apps/{app}/secrets/{name}: stored encrypted; the answer never holds the value. The running
+        sandbox keeps its environment: the secret reaches the grains at the next deploy."""
+        path = f"/api/v1/apps/{_q(app)}/secrets/{_q(name)}"
+        return cast(dict[str, Any], self.call("PUT", path, {"value": value}).body)
+
+    def secrets(self, app: str) -> list[dict[str, Any]]:
+        """GET /api/v1/apps/{app}/secrets: each {"name", "bytes", "updated"}, never a value."""
+        return cast(list[dict[str, Any]], self.call("GET", f"/api/v1/apps/{_q(app)}/secrets").body["secrets"])
+
+    def delete_secret(self, app: str, name: str) -> dict[str, Any]:
+        """DELETE /api/v1/apps/{app}/secrets/{name}; ApiError 404 if the application has none of that name."""
+        return cast(dict[str, Any], self.call("DELETE", f"/api/v1/apps/{_q(app)}/secrets/{_q(name)}").body)
+
     def delete_account(self, name: str) -> dict[str, Any]:
         """DELETE /api/v1/accounts/{name}: this account (or, with the admin key, any) with its applications and
         grains; ApiError 409 while one of its applications is not undeployed (the message names them)."""

@@ -32,10 +32,11 @@ from thrift.transport.TTransport import TBufferedTransportFactory
 import grainworker
 from grainworker._gen.datalayer import LocalDataLayer
 from grainworker._gen.localbus import LocalBus
+from grainworker.appenv import ENV_FILE_VAR, AppEnvError
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
-from sandemu import _bus
+from sandemu import _bus, _env
 from sandemu._bus import InMemoryLocalBus
 from sandemu._datalayer import InMemoryDataLayer, Jittered
 
@@ -117,6 +118,10 @@ class Emulator:
         self.app = self.workflow.name
         # as deployed: the folder's settings.json timeout_s, else the platform's default
         self.timeout_s = timeout_s if timeout_s is not None else settings_timeout_s(self.app_dir)
+        try:  # settings.env and .env, as the platform's supervisor gives them (os.environ and the grain API)
+            self.app_env = _env.app_environment(self.app_dir)
+        except AppEnvError as e:
+            raise EmulatorError(str(e)) from None
         self.standby = standby
         self.worker_args = worker_args or []
         self.data_jitter_s = data_jitter_s  # > 0: each data layer call waits up to this long first (race tests)
@@ -153,8 +158,14 @@ class Emulator:
         wf_file = tmp / "workflow.json"
         wf_file.write_bytes(encode(self.workflow.to_json()))
         pythonpath = [str(ROOT), *self._requirements()]
+        app_env = self.app_env
+        env_file = tmp / "env.json"
+        env_file.write_text(json.dumps({"config": app_env.config, "secrets": app_env.secrets}))
+        env_file.chmod(0o600)
         env = {
             **os.environ,
+            **app_env.environ(),
+            ENV_FILE_VAR: str(env_file),
             "SAND_GRAINWORKER_CREDENTIAL": self._app_cred,
             "PYTHONPATH": os.pathsep.join(pythonpath + [os.environ.get("PYTHONPATH", "")]),
         }

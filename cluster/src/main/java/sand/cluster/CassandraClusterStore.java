@@ -46,6 +46,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getLogsPage;
   private final CassandraFrontendTables frontend;
   private final CassandraApplicationRecords records;
+  private final CassandraSecretTables secretTables;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -86,6 +87,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
     frontend = new CassandraFrontendTables(session, ks);
     records = new CassandraApplicationRecords(session, ks);
+    secretTables = new CassandraSecretTables(session, ks);
     keyspace = ks;
   }
 
@@ -162,6 +164,7 @@ public final class CassandraClusterStore implements ClusterStore {
         + ".cluster_secrets (name text PRIMARY KEY, value blob)");
     CassandraFrontendTables.createSchema(s, ks);
     CassandraApplicationRecords.createSchema(s, ks);
+    CassandraSecretTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -451,6 +454,22 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void deleteApplication(String appId) {
     frontend.deleteApplication(appId);
+    secretTables.deleteSecrets(appId);
+  }
+
+  @Override
+  public void putSecret(StoredSecret secret) {
+    secretTables.putSecret(secret);
+  }
+
+  @Override
+  public List<StoredSecret> secrets(String appId) {
+    return secretTables.secrets(appId);
+  }
+
+  @Override
+  public boolean deleteSecret(String appId, String name) {
+    return secretTables.deleteSecret(appId, name);
   }
 
   @Override

@@ -11,7 +11,7 @@ import java.util.Optional;
  * applications to run and their code, the per-host state of each application, execution logs, the cluster
  * secret. A host agent reads and writes nothing else; frontends read it too.
  */
-public interface HostAgentTables {
+public interface HostAgentTables extends SecretTables {
 
   /** {@code applications.desired}: what the frontends ask of the host agents. */
   String DESIRED_DEPLOYED = "deployed";

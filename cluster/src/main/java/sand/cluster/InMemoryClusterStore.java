@@ -283,6 +283,34 @@ public class InMemoryClusterStore implements ClusterStore {
     apps.remove(appId);
     code.remove(appId);
     clearAppHostStates(appId);
+    deleteSecrets(appId);
+  }
+
+  private final Map<String, Map<String, StoredSecret>> secrets = new ConcurrentHashMap<>();
+
+  @Override
+  public void putSecret(StoredSecret s) {
+    secrets
+        .computeIfAbsent(s.appId(), a -> new ConcurrentSkipListMap<>())
+        .put(s.name(), new StoredSecret(s.appId(), s.name(), s.sealed().clone(), ms(s.updated())));
+  }
+
+  @Override
+  public List<StoredSecret> secrets(String appId) {
+    return secrets.getOrDefault(appId, Map.of()).values().stream()
+        .map(s -> new StoredSecret(s.appId(), s.name(), s.sealed().clone(), s.updated()))
+        .toList();
+  }
+
+  @Override
+  public boolean deleteSecret(String appId, String name) {
+    Map<String, StoredSecret> m = secrets.get(appId);
+    return m != null && m.remove(name) != null;
+  }
+
+  @Override
+  public void deleteSecrets(String appId) {
+    secrets.remove(appId);
   }
 
   @Override

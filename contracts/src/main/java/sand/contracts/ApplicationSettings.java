@@ -107,11 +107,13 @@ public record ApplicationSettings(
           "application settings must be a JSON object, e.g. {\"timeout_s\": 60}");
     }
     n.fieldNames().forEachRemaining(k -> {
-      if (!RULES.containsKey(k)) {
+      if (!Rules.APPLICATION_SETTING_KEYS.contains(k)) {
         throw new IllegalArgumentException(
-            "unknown application setting '" + k + "'; known: " + RULES.keySet());
+            "unknown application setting '" + k + "'; known: " + Rules.APPLICATION_SETTING_KEYS);
       }
     });
+    AppEnv.parseEnv(
+        n.get("env")); // checked here so a bad env is refused at PUT; AppEnv reads it at deploy
     ApplicationSettings d = defaults();
     return new ApplicationSettings(
         num(n, "timeout_s", d.timeoutS),

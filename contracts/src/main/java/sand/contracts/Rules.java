@@ -42,6 +42,25 @@ public final class Rules {
 
   /** The application settings, in the file's order. */
   public static final Map<String, Setting> APPLICATION_SETTINGS = settings();
+  /**
+   * Every key of an application's {@code settings} the API accepts, in the file's order: the numeric
+   * {@link #APPLICATION_SETTINGS} and then {@code application_setting_keys} (env, hosts, request_timeout_s).
+   */
+  public static final List<String> APPLICATION_SETTING_KEYS = settingKeys();
+
+  /** The rules of {@code settings.env} and of secrets (names, sizes, counts). */
+  public record EnvRules(
+      String namePattern,
+      String reservedPrefix,
+      List<String> reservedNames,
+      int maxNames,
+      int maxNameChars,
+      int maxValueBytes,
+      int maxTotalBytes,
+      int maxSecrets) {}
+
+  public static final EnvRules APPLICATION_ENV = envRules();
+
   /** The workflow's exit: a grain's next may name it; no grain may be called so. */
   public static final String WORKFLOW_END = DOC.path("workflow").path("end").asText();
   /** What workflow, grain and resource names must match. */
@@ -79,6 +98,25 @@ public final class Rules {
               s.path("doc").asText()));
     });
     return Collections.unmodifiableMap(out);
+  }
+
+  private static List<String> settingKeys() {
+    List<String> out = new ArrayList<>(APPLICATION_SETTINGS.keySet());
+    DOC.path("application_setting_keys").fieldNames().forEachRemaining(out::add);
+    return List.copyOf(out);
+  }
+
+  private static EnvRules envRules() {
+    JsonNode e = DOC.path("application_env");
+    return new EnvRules(
+        e.path("name_pattern").asText(),
+        e.path("reserved_prefix").asText(),
+        strings(e.path("reserved_names")),
+        e.path("max_names").asInt(),
+        e.path("max_name_chars").asInt(),
+        e.path("max_value_bytes").asInt(),
+        e.path("max_total_bytes").asInt(),
+        DOC.path("application_secrets").path("max_secrets").asInt());
   }
 
   private static Double num(JsonNode n, String key) {

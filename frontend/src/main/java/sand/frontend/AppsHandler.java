@@ -171,6 +171,7 @@ public final class AppsHandler {
       store.setRequestTimeout(name, settings.requestTimeoutS());
     }
     ApplicationRecord old = store.application(existing.appId()).orElse(null);
+    SecretsHandler.checkTotal(store.secrets(existing.appId()), settings.agentJson(), null, null);
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(
         new ApplicationRecord(
@@ -413,7 +414,8 @@ public final class AppsHandler {
       try {
         limits.check(ApplicationSettings.fromJson(Json.text(agent)), grains, hostList.size());
       } catch (IllegalArgumentException e) {
-        throw ApiException.badRequest("settings: " + e.getMessage());
+        String why = e.getMessage();
+        throw ApiException.badRequest(why.startsWith("settings.") ? why : "settings: " + why);
       }
       return new Settings(Json.text(agent), List.copyOf(hostList), t);
     }

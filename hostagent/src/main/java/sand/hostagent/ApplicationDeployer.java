@@ -25,6 +25,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.common.Backoff;
 import sand.common.Credentials;
+import sand.contracts.AppEnv;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.GrainRef;
@@ -141,6 +142,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   private final String hostId;
   private final HostAgentTables store;
+  private final AppEnvironment environment;
   private final SandboxManager sandboxes;
   private final Bridge bridge;
   private final Credentials credentials;
@@ -162,6 +164,7 @@ final class ApplicationDeployer implements AutoCloseable {
       Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = cluster.hostId();
     this.store = cluster.store();
+    this.environment = new AppEnvironment(store);
     this.topics = cluster.topics();
     this.clock = cluster.clock();
     this.sandboxes = local.sandboxes();
@@ -249,7 +252,7 @@ final class ApplicationDeployer implements AutoCloseable {
         Map<String, HostAgentTables.GrainCode> code = store.applicationCode(app.appId());
         if (current != null) {
           Set<String> changed = CodeUpdate.codeOnlyChange(current, app, code);
-          if (!changed.isEmpty() && update(app, current, code, changed)) {
+          if (!changed.isEmpty() && sameEnvironment(app) && update(app, current, code, changed)) {
             return;
           }
           drainForRedeploy(app.appId(), current);
@@ -273,6 +276,15 @@ final class ApplicationDeployer implements AutoCloseable {
       if (current != null) {
         undeploy(app.appId());
       }
+    }
+  }
+
+  /** The sandbox runs with the application's settings.env and secrets as they are now (else: a new sandbox). */
+  private boolean sameEnvironment(ApplicationRecord app) {
+    try {
+      return AppEnvironment.digest(environment.of(app)).equals(state(app.appId()).envDigest);
+    } catch (RuntimeException e) { // a secret that does not open: the deploy says so
+      return false;
     }
   }
 
@@ -361,6 +373,7 @@ final class ApplicationDeployer implements AutoCloseable {
           "zip".equals(c.kind())
               ? ApplicationSpec.Code.zip(c.code())
               : new ApplicationSpec.Code(ApplicationSpec.Kind.PY, c.code())));
+      AppEnv env = environment.of(app); // settings.env and the secrets, opened once per deploy
       String credential = HexFormat.of().formatHex(randomBytes());
       st.unhealthy.clear(); // what the last sandbox's workers said is not about this one
       st.starting = grains;
@@ -375,7 +388,8 @@ final class ApplicationDeployer implements AutoCloseable {
           settings,
           credential,
           sockets.dir(),
-          grains));
+          grains,
+          env));
       awaitWorkers(appId, grains);
       topics.ensureGrainTopics(appId, grains);
       Deployed deployed = new Deployed(
@@ -392,6 +406,7 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       awaitPartitions(appId, grains);
       st.failure = null;
+      st.envDigest = AppEnvironment.digest(env);
       st.unhealthy.clear(); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);

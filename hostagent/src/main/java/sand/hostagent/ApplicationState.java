@@ -40,6 +40,8 @@ final class ApplicationState {
   volatile Set<String> starting;
   /** The last failed deploy, while its back-off lasts; else null. */
   volatile Failure failure;
+  /** The digest of the environment the sandbox was deployed with ({@link AppEnvironment#digest}). */
+  volatile String envDigest = "";
   /** What its supervisor last said of each grain worker that is not well (grain → message). */
   final Map<String, String> unhealthy = new ConcurrentHashMap<>();
 

@@ -486,6 +486,28 @@ class ApplicationDeployerTest {
   }
 
   @Test
+  void aChangedSecretWithTheCodeIsANewSandboxWithItNotAnUpdate() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp("app", 1);
+    startWorkers("app");
+    d.reconcile("app");
+    assertEquals("{\"config\":{},\"secrets\":{}}", fileOfApp("app", "env.json"));
+    docker.onStart("sand-app-", c -> startWorkers("app"));
+    store.putSecret(new sand.cluster.SecretTables.StoredSecret(
+        "app",
+        "TOKEN",
+        new sand.cluster.SecretBox(store.clusterSecret()).seal("app", "TOKEN", "hunter2"),
+        java.time.Instant.now()));
+    putApp("app", 2, "{}", "def handle(e, c):\n    return 2\n");
+    d.reconcile("app");
+    assertEquals("deployed", store.state("app"));
+    assertEquals(
+        2, docker.calls().stream().filter(c -> c.startsWith("create")).count(), "a new sandbox");
+    assertEquals(
+        "{\"config\":{},\"secrets\":{\"TOKEN\":\"hunter2\"}}", fileOfApp("app", "env.json"));
+  }
+
+  @Test
   void anApplicationIsDeployedOnlyOnceTheBridgeHasItsGrainsPartitions() throws Exception {
     AtomicBoolean assigned = new AtomicBoolean();
     ApplicationDeployer d = deployer(ApplicationLimits.defaults(), g -> assigned.get());

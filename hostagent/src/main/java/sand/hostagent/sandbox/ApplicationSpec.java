@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import sand.contracts.AppEnv;
 import sand.contracts.ApplicationSettings;
 
 /**
@@ -24,6 +25,8 @@ import sand.contracts.ApplicationSettings;
  * @param socketDir    host folder holding the application's own {@code bus.sock} and {@code data.sock}
  *                     (created by the caller); mounted into the sandbox
  * @param grains       the grains this sandbox hosts; empty = every grain of the workflow
+ * @param env          settings.env and the opened secrets, written into the application's folder for the
+ *                     supervisor (never into the container's environment, which {@code docker inspect} shows)
  */
 public record ApplicationSpec(
     String appId,
@@ -33,7 +36,8 @@ public record ApplicationSpec(
     ApplicationSettings settings,
     String credential,
     Path socketDir,
-    Set<String> grains) {
+    Set<String> grains,
+    AppEnv env) {
 
   public static final Pattern APP_ID = Pattern.compile("[a-z0-9][a-z0-9_-]{0,62}");
   public static final Pattern RESOURCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
@@ -97,12 +101,26 @@ public record ApplicationSpec(
       throw new IllegalArgumentException("application " + appId + ": no socket folder given");
     }
     grains = grains == null ? Set.of() : Set.copyOf(grains);
+    env = env == null ? AppEnv.EMPTY : env;
+  }
+
+  /** An application with no settings.env and no secrets. */
+  public ApplicationSpec(
+      String appId,
+      String workflowJson,
+      Map<String, Code> code,
+      String requirements,
+      ApplicationSettings settings,
+      String credential,
+      Path socketDir,
+      Set<String> grains) {
+    this(appId, workflowJson, code, requirements, settings, credential, socketDir, grains, null);
   }
 
   /** Printable without the credential. */
   @Override
   public String toString() {
     return "ApplicationSpec[" + appId + ", code=" + code + ", settings=" + settings + ", socketDir="
-        + socketDir + ", grains=" + (grains.isEmpty() ? "all" : grains) + "]";
+        + socketDir + ", grains=" + (grains.isEmpty() ? "all" : grains) + ", env=" + env + "]";
   }
 }

@@ -37,6 +37,9 @@ import sand.hostagent.sandbox.SandboxSettings;
  *                    container), on the workers' PYTHONPATH
  *   requirements/    the requirement files pip read (app.txt, &lt;zip resource&gt;.txt)
  *   reload.json      after an update: the grains whose workers restart with new code (supervisor, SIGHUP)
+ *   env.json         settings.env and the secrets ({"config": {...}, "secrets": {...}}): the supervisor puts them
+ *                    in the workers' environment; only here, under the host agent's own state folder, are the
+ *                    secrets in clear on the host (docs/security.md, Secrets)
  * </pre>
  *
  * It is built in {@code <state>/build/} and moved into {@code <state>/apps/<app>} only when complete,
@@ -47,6 +50,8 @@ public final class AppFolder {
   public static final String SOCKETS_MOUNT = "/sand/sockets";
   /** What the supervisor reads on SIGHUP (next to sandbox.json): the grains whose workers restart for new code. */
   public static final String RELOAD_FILE = "reload.json";
+  /** settings.env and the opened secrets, for the supervisor (sandbox.json names it as env_file). */
+  public static final String ENV_FILE = "env.json";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -104,6 +109,10 @@ public final class AppFolder {
               + ": its requirements could not be installed: " + e.getMessage());
         }
       }
+      ObjectNode env = JSON.createObjectNode();
+      spec.env().config().forEach(env.putObject("config")::put);
+      spec.env().secrets().forEach(env.putObject("secrets")::put);
+      Files.write(build.resolve(ENV_FILE), JSON.writeValueAsBytes(env));
       Files.write(
           build.resolve("sandbox.json"),
           JSON.writerWithDefaultPrettyPrinter()
@@ -266,6 +275,7 @@ public final class AppFolder {
         "reload_file",
         MOUNT + "/" + RELOAD_FILE); // the one place that names it: the supervisor reads this
     doc.put("lib", MOUNT + "/lib");
+    doc.put("env_file", MOUNT + "/" + ENV_FILE);
     doc.put("bus", "unix:" + SOCKETS_MOUNT + "/bus.sock");
     doc.put("data", "unix:" + SOCKETS_MOUNT + "/data.sock");
     var local =
