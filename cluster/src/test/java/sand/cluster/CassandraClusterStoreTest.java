@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Test;
  * throwaway keyspace dropped at the end; {@link InMemoryClusterStoreTest} runs the same tests against the fake.
  */
 class CassandraClusterStoreTest
-    implements HostAgentTablesContract, FrontendTablesContract, ApplicationRecordsContract,
+    implements HostAgentTablesContract,
+        FrontendTablesContract,
+        ApplicationRecordsContract,
         SecretTablesContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress(
       "127.0.0.1", Integer.parseInt(System.getenv().getOrDefault("SAND_CASSANDRA_PORT", "9042")));

@@ -4,7 +4,9 @@ import org.junit.jupiter.api.BeforeEach;
 
 /** The cluster store contract against the fake; {@link CassandraClusterStoreTest} runs it against Cassandra. */
 class InMemoryClusterStoreTest
-    implements HostAgentTablesContract, FrontendTablesContract, ApplicationRecordsContract,
+    implements HostAgentTablesContract,
+        FrontendTablesContract,
+        ApplicationRecordsContract,
         SecretTablesContract {
   private ClusterStore store;
 
