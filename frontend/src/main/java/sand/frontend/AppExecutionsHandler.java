@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
@@ -22,7 +21,7 @@ import sand.frontend.internal.Router;
 /**
  * {@code GET /api/v1/apps/{app}/executions}: an application's executions, newest first, a page at a time
  * (docs/api.md "Listing executions"). Filters: {@code status} (running, succeeded, failed, timeout), {@code since}
- * and {@code until} (ISO 8601 or epoch milliseconds; default the last 24 hours). The answer's {@code next} is an
+ * and {@code until} (epoch milliseconds; default the last 24 hours). The answer's {@code next} is an
  * opaque cursor for the following page (null at the end). Another account's application answers 404.
  */
 public final class AppExecutionsHandler {
@@ -149,17 +148,24 @@ public final class AppExecutionsHandler {
     throw ApiException.badRequest("limit=" + l + " is invalid: 1.." + LIMIT_MAX);
   }
 
-  /** ISO 8601 ({@code 2026-11-26T21:00:00Z}) or epoch milliseconds. */
+  /** The latest time a query may name (as JavaScript's Date allows; the OpenAPI document says the same). */
+  static final long TIME_MAX_MS = 8_640_000_000_000_000L;
+
+  /** Epoch milliseconds, 0..{@link #TIME_MAX_MS}. */
   private static Instant time(Call call, String name, Instant dflt) {
     String v = call.query(name);
     if (v == null || v.isEmpty()) {
       return dflt;
     }
     try {
-      return v.matches("\\d{1,15}") ? Instant.ofEpochMilli(Long.parseLong(v)) : Instant.parse(v);
-    } catch (DateTimeParseException | NumberFormatException e) {
-      throw ApiException.badRequest(
-          name + "=" + v + " is not a time: ISO 8601 (2026-11-26T21:00:00Z) or epoch milliseconds");
+      long ms = Long.parseLong(v);
+      if (ms >= 0 && ms <= TIME_MAX_MS) {
+        return Instant.ofEpochMilli(ms);
+      }
+    } catch (NumberFormatException e) {
+      // the message below
     }
+    throw ApiException.badRequest(
+        name + "=" + v + " is not a time: epoch milliseconds in 0.." + TIME_MAX_MS);
   }
 }

@@ -24,6 +24,8 @@ import sand.frontend.internal.Router;
 public final class DataViewHandler {
   public static final int LIMIT_MAX = 1000;
   public static final int LIMIT_DEFAULT = 100;
+  /** The longest key or prefix asked for (the data layer's own names are shorter). */
+  public static final int NAME_MAX = 1024;
 
   private final AppsHandler apps;
   private final GlobalDataLayer data;
@@ -45,6 +47,13 @@ public final class DataViewHandler {
     }
     String appId = o.app().appId();
     String key = call.query("key");
+    String prefix = call.query("prefix");
+    for (String[] q : new String[][] {{"key", key}, {"prefix", prefix}}) {
+      if (q[1] != null && q[1].length() > NAME_MAX) {
+        throw ApiException.badRequest(
+            q[0] + " is " + q[1].length() + " characters; at most " + NAME_MAX);
+      }
+    }
     try {
       return key != null ? one(o, appId, key) : page(call, o, appId);
     } catch (GlobalUnavailableException e) {

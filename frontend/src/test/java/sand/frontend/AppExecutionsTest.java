@@ -88,7 +88,7 @@ class AppExecutionsTest {
     JsonNode first = failed.path("executions").get(0);
     assertEquals(250.0, first.path("duration_ms").asDouble());
     assertTrue(first.path("error").asText().contains("ValueError"), first.toString());
-    String since = now.minusSeconds(55).toString();
+    long since = now.minusSeconds(55).toEpochMilli();
     assertEquals(
         List.of("e6", "e5"),
         ids(fe.call("GET", "/api/v1/apps/shop/executions?since=" + since, alice, null)
