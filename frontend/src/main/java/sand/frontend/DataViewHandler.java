@@ -25,7 +25,7 @@ public final class DataViewHandler {
   public static final int LIMIT_MAX = 1000;
   public static final int LIMIT_DEFAULT = 100;
   /** The longest key or prefix asked for (the data layer's own names are shorter). */
-  public static final int NAME_MAX = 1024;
+  public static final int NAME_MAX = 512;
 
   private final AppsHandler apps;
   private final GlobalDataLayer data;
