@@ -41,6 +41,17 @@ def list_executions(client: Client, app: str, *, status: str | None, since_ms: i
     return out[:limit]
 
 
+def _said(error: Any) -> Any:
+    """An execution's error as a person reads it: "ValueError: bad input" for the error event's JSON."""
+    try:
+        e = json.loads(error) if isinstance(error, str) else error
+    except ValueError:
+        return error
+    if isinstance(e, dict) and "type" in e:
+        return f"{e['type']}: {e.get('message', '')}"
+    return error
+
+
 def _executions(args: argparse.Namespace) -> int:
     if args.limit < 1:
         return error(f"--limit {args.limit}: give a number of executions, 1 or more")
@@ -57,13 +68,13 @@ def _executions(args: argparse.Namespace) -> int:
             f"no executions of {args.app} since {args.since} ago{' with status ' + args.status if args.status else ''}"
         )
         return 0
-    print(f"{'EXECUTION':<32}  {'STATUS':<9}  {'STARTED':<24}  {'MS':>8}  ERROR")
+    print(f"{'EXECUTION':<32}  {'STATUS':<9}  {'STARTED':<24}  {'TOOK':>10}  ERROR")
     for e in rows:
         ms = e.get("duration_ms")
-        took = f"{ms:.1f}" if isinstance(ms, int | float) else "-"
-        err = without_app_ids(_first_line(e.get("error")), args.app)[:80]
+        took = f"{ms:.1f}ms" if isinstance(ms, int | float) else "-"
+        err = without_app_ids(_first_line(_said(e.get("error"))), args.app)[:80]
         started = e.get("started") or "-"
-        row = f"{e.get('execution_id', '?'):<32}  {e.get('status', '?'):<9}  {started:<24}  {took:>8}  {err}"
+        row = f"{e.get('execution_id', '?'):<32}  {e.get('status', '?'):<9}  {started:<24}  {took:>10}  {err}"
         print(row.rstrip())
     return 0
 

@@ -631,9 +631,9 @@ def test_executions_follows_the_pages_and_prints_a_table(logged_in: FakeApi, cap
     logged_in.on("GET", route, 200, {"app": "hello", "executions": [two], "next": None})
     assert sand(["executions", "hello", "--status", "failed", "--limit", "5"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["EXECUTION", "STATUS", "STARTED", "MS", "ERROR"]
+    assert out[0].split() == ["EXECUTION", "STATUS", "STARTED", "TOOK", "ERROR"]
     assert out[1].startswith("a" * 32 + "  failed     2026-11-26T21:00:01Z")
-    assert "12.5" in out[1] and "ValueError" in out[1]
+    assert "12.5ms" in out[1] and out[1].endswith("ValueError: bad input")
     assert out[2].split()[:4] == ["b" * 32, "failed", "2026-11-26T21:00:00Z", "-"]
     first, second = logged_in.requests
     assert first.query["status"] == ["failed"] and first.query["limit"] == ["5"] and "cursor" not in first.query

@@ -11,7 +11,7 @@ error event, else 0), and its output (stdout and stderr together) must be the gu
 what differs from run to run:
   - API keys, execution ids (32 hex digits, or their first 8) and the host's id (`vm` in the guide) stand for
     whatever this run printed, the same value wherever the guide shows the same one;
-  - times (ISO 8601 or `logging`'s), durations (`in 0.6s`, `"duration_ms": 31.0`), which frontend answered
+  - times (ISO 8601 or `logging`'s), durations (`in 0.6s`, `"duration_ms": 31.0`, `12.5ms`), which frontend answered
     (`fe-8082`) and the home folder (`/root` in the guide) may be anything;
   - a line `...` in the guide stands for one or more lines;
   - the progress lines `<app>: deploying (0/1 hosts)` and `<app>: undeploying (0/1 hosts)` show only when a poll
@@ -98,6 +98,8 @@ TOKENS: list[tuple[str, str, str]] = [
     ("bound", r"(?<![0-9a-z])(?=[a-f]*\d)[0-9a-f]{8}(?![0-9a-z])", r"[0-9a-f]{8}"),  # its first 8 digits
     ("free", r"(?<![\w.])\d+\.\d+s\b", r"\d+\.\d+s"),  # "in 0.6s"
     ("free", r'(?<=_ms": )\d+(?:\.\d+)?', r"\d+(?:\.\d+)?"),  # "duration_ms": 31.0
+    # an execution's duration in `sand executions`, with the column's padding (its width varies with it)
+    ("free", r"(?<= ) *\d+\.\dms\b", r" *\d+\.\dms"),
     ("free", r"\bfe-\d+\b", r"fe-\d+"),  # the frontend that answered
     *[("bound", rf"(?<![\w.-]){re.escape(h)}(?![\w-])", r"[A-Za-z0-9_.-]+") for h in GUIDE_HOSTS],
 ]
