@@ -47,6 +47,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final CassandraFrontendTables frontend;
   private final CassandraApplicationRecords records;
   private final CassandraSecretTables secretTables;
+  private final CassandraEndpointTables endpointTables;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -88,6 +89,7 @@ public final class CassandraClusterStore implements ClusterStore {
     frontend = new CassandraFrontendTables(session, ks);
     records = new CassandraApplicationRecords(session, ks);
     secretTables = new CassandraSecretTables(session, ks);
+    endpointTables = new CassandraEndpointTables(session, ks);
     keyspace = ks;
   }
 
@@ -165,6 +167,7 @@ public final class CassandraClusterStore implements ClusterStore {
     CassandraFrontendTables.createSchema(s, ks);
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
+    CassandraEndpointTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -455,6 +458,7 @@ public final class CassandraClusterStore implements ClusterStore {
   public void deleteApplication(String appId) {
     frontend.deleteApplication(appId);
     secretTables.deleteSecrets(appId);
+    endpointTables.deleteEndpoint(appId);
   }
 
   @Override
@@ -592,5 +596,40 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void deleteAppRecords(String appId, String kind) {
     records.deleteAll(appId, kind);
+  }
+
+  @Override
+  public void putEndpointMode(String appId, String mode) {
+    endpointTables.putEndpointMode(appId, mode);
+  }
+
+  @Override
+  public void putSigningSecret(String appId, byte[] sealed) {
+    endpointTables.putSigningSecret(appId, sealed);
+  }
+
+  @Override
+  public java.util.Optional<EndpointAuth> endpointAuth(String appId) {
+    return endpointTables.endpointAuth(appId);
+  }
+
+  @Override
+  public void putInvokeKey(InvokeKey key) {
+    endpointTables.putInvokeKey(key);
+  }
+
+  @Override
+  public List<InvokeKey> invokeKeys(String appId) {
+    return endpointTables.invokeKeys(appId);
+  }
+
+  @Override
+  public boolean deleteInvokeKey(String appId, String id) {
+    return endpointTables.deleteInvokeKey(appId, id);
+  }
+
+  @Override
+  public void deleteEndpoint(String appId) {
+    endpointTables.deleteEndpoint(appId);
   }
 }

@@ -5,7 +5,7 @@ package sand.cluster;
  * frontends'. A host agent is handed it as {@link HostAgentTables}; a frontend uses both parts.
  */
 public interface ClusterStore
-    extends HostAgentTables, FrontendTables, ApplicationRecords, AutoCloseable {
+    extends HostAgentTables, FrontendTables, ApplicationRecords, EndpointTables, AutoCloseable {
   @Override
   void close();
 }
