@@ -16,7 +16,7 @@ __all__ = ["api", "logged_in"]
 
 
 def _header(req: object, name: str) -> str | None:
-    headers = {k.lower(): v for k, v in getattr(req, "headers").items()}
+    headers = {k.lower(): v for k, v in req.headers.items()}
     return headers.get(name.lower())
 
 
@@ -52,7 +52,7 @@ def test_invoke_signs_the_exact_body_it_sends(
     req = logged_in.requests[-1]
     ts = _header(req, "X-Sand-Timestamp")
     assert ts is not None
-    assert _header(req, "X-Sand-Signature") == signature("sss_env", int(ts), getattr(req, "body"))
+    assert _header(req, "X-Sand-Signature") == signature("sss_env", int(ts), req.body)
 
 
 def test_keys_create_prints_the_key_once_and_list_and_revoke(
