@@ -599,37 +599,7 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void putEndpointMode(String appId, String mode) {
-    endpointTables.putEndpointMode(appId, mode);
-  }
-
-  @Override
-  public void putSigningSecret(String appId, byte[] sealed) {
-    endpointTables.putSigningSecret(appId, sealed);
-  }
-
-  @Override
-  public java.util.Optional<EndpointAuth> endpointAuth(String appId) {
-    return endpointTables.endpointAuth(appId);
-  }
-
-  @Override
-  public void putInvokeKey(InvokeKey key) {
-    endpointTables.putInvokeKey(key);
-  }
-
-  @Override
-  public List<InvokeKey> invokeKeys(String appId) {
-    return endpointTables.invokeKeys(appId);
-  }
-
-  @Override
-  public boolean deleteInvokeKey(String appId, String id) {
-    return endpointTables.deleteInvokeKey(appId, id);
-  }
-
-  @Override
-  public void deleteEndpoint(String appId) {
-    endpointTables.deleteEndpoint(appId);
+  public EndpointTables endpoints() {
+    return endpointTables;
   }
 }

@@ -72,8 +72,7 @@ final class CassandraEndpointTables implements EndpointTables {
 
   @Override
   public void putInvokeKey(InvokeKey k) {
-    session.execute(
-        putKey.bind(k.appId(), k.id(), k.name(), k.sha256(), k.prefix(), k.created()));
+    session.execute(putKey.bind(k.appId(), k.id(), k.name(), k.sha256(), k.prefix(), k.created()));
   }
 
   @Override

@@ -5,7 +5,10 @@ package sand.cluster;
  * frontends'. A host agent is handed it as {@link HostAgentTables}; a frontend uses both parts.
  */
 public interface ClusterStore
-    extends HostAgentTables, FrontendTables, ApplicationRecords, EndpointTables, AutoCloseable {
+    extends HostAgentTables, FrontendTables, ApplicationRecords, AutoCloseable {
+  /** How applications' end-user endpoints are protected (deleted with the application). */
+  EndpointTables endpoints();
+
   @Override
   void close();
 }

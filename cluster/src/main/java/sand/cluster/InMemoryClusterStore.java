@@ -284,7 +284,7 @@ public class InMemoryClusterStore implements ClusterStore {
     code.remove(appId);
     clearAppHostStates(appId);
     deleteSecrets(appId);
-    deleteEndpoint(appId);
+    endpoints.deleteEndpoint(appId);
   }
 
   private final Map<String, Map<String, StoredSecret>> secrets = new ConcurrentHashMap<>();
@@ -510,48 +510,10 @@ public class InMemoryClusterStore implements ClusterStore {
     records.remove(appId + "\0" + kind);
   }
 
-  private final Map<String, EndpointAuth> endpoints = new ConcurrentHashMap<>();
-  private final Map<String, Map<String, InvokeKey>> invokeKeys = new ConcurrentHashMap<>();
+  private final InMemoryEndpointTables endpoints = new InMemoryEndpointTables();
 
   @Override
-  public void putEndpointMode(String appId, String mode) {
-    endpoints.compute(appId, (k, old) ->
-        new EndpointAuth(appId, mode, old == null ? null : old.sealedSecret()));
-  }
-
-  @Override
-  public void putSigningSecret(String appId, byte[] sealed) {
-    endpoints.compute(appId, (k, old) ->
-        new EndpointAuth(appId, old == null ? "public" : old.mode(), sealed.clone()));
-  }
-
-  @Override
-  public java.util.Optional<EndpointAuth> endpointAuth(String appId) {
-    return java.util.Optional.ofNullable(endpoints.get(appId));
-  }
-
-  @Override
-  public void putInvokeKey(InvokeKey key) {
-    invokeKeys
-        .computeIfAbsent(key.appId(), k -> new java.util.concurrent.ConcurrentSkipListMap<>())
-        .put(key.id(), new InvokeKey(key.appId(), key.id(), key.name(), key.sha256(), key.prefix(),
-            ms(key.created())));
-  }
-
-  @Override
-  public List<InvokeKey> invokeKeys(String appId) {
-    return List.copyOf(invokeKeys.getOrDefault(appId, Map.of()).values());
-  }
-
-  @Override
-  public boolean deleteInvokeKey(String appId, String id) {
-    Map<String, InvokeKey> m = invokeKeys.get(appId);
-    return m != null && m.remove(id) != null;
-  }
-
-  @Override
-  public void deleteEndpoint(String appId) {
-    endpoints.remove(appId);
-    invokeKeys.remove(appId);
+  public EndpointTables endpoints() {
+    return endpoints;
   }
 }

@@ -18,14 +18,15 @@ interface EndpointTablesContract {
   @Test
   default void modeAndSecretAreSetIndependently() {
     String app = HostAgentTablesContract.uid("ep");
-    assertEquals(Optional.empty(), store().endpointAuth(app));
-    store().putEndpointMode(app, "key");
-    assertEquals("key", store().endpointAuth(app).orElseThrow().mode());
-    assertNull(store().endpointAuth(app).orElseThrow().sealedSecret());
-    store().putSigningSecret(app, new byte[] {1, 2});
-    store().putEndpointMode(app, "hmac");
-    assertEquals("hmac", store().endpointAuth(app).orElseThrow().mode());
-    assertArrayEquals(new byte[] {1, 2}, store().endpointAuth(app).orElseThrow().sealedSecret());
+    assertEquals(Optional.empty(), store().endpoints().endpointAuth(app));
+    store().endpoints().putEndpointMode(app, "key");
+    assertEquals("key", store().endpoints().endpointAuth(app).orElseThrow().mode());
+    assertNull(store().endpoints().endpointAuth(app).orElseThrow().sealedSecret());
+    store().endpoints().putSigningSecret(app, new byte[] {1, 2});
+    store().endpoints().putEndpointMode(app, "hmac");
+    assertEquals("hmac", store().endpoints().endpointAuth(app).orElseThrow().mode());
+    assertArrayEquals(
+        new byte[] {1, 2}, store().endpoints().endpointAuth(app).orElseThrow().sealedSecret());
   }
 
   @Test
@@ -33,19 +34,19 @@ interface EndpointTablesContract {
     String app = HostAgentTablesContract.uid("ep");
     String other = HostAgentTablesContract.uid("ep");
     var now = HostAgentTablesContract.now();
-    store().putInvokeKey(new InvokeKey(app, "b", "ci", "h2", "sik_bbbb", now));
-    store().putInvokeKey(new InvokeKey(app, "a", "", "h1", "sik_aaaa", now));
-    store().putInvokeKey(new InvokeKey(other, "a", "", "h3", "sik_cccc", now));
-    List<InvokeKey> keys = store().invokeKeys(app);
+    store().endpoints().putInvokeKey(new InvokeKey(app, "b", "ci", "h2", "sik_bbbb", now));
+    store().endpoints().putInvokeKey(new InvokeKey(app, "a", "", "h1", "sik_aaaa", now));
+    store().endpoints().putInvokeKey(new InvokeKey(other, "a", "", "h3", "sik_cccc", now));
+    List<InvokeKey> keys = store().endpoints().invokeKeys(app);
     assertEquals(List.of("a", "b"), keys.stream().map(InvokeKey::id).toList());
     assertEquals(new InvokeKey(app, "b", "ci", "h2", "sik_bbbb", now), keys.get(1));
-    assertTrue(store().deleteInvokeKey(app, "a"));
-    assertFalse(store().deleteInvokeKey(app, "a"));
-    assertEquals(1, store().invokeKeys(app).size());
-    store().putEndpointMode(app, "key");
+    assertTrue(store().endpoints().deleteInvokeKey(app, "a"));
+    assertFalse(store().endpoints().deleteInvokeKey(app, "a"));
+    assertEquals(1, store().endpoints().invokeKeys(app).size());
+    store().endpoints().putEndpointMode(app, "key");
     store().deleteApplication(app);
-    assertEquals(List.of(), store().invokeKeys(app));
-    assertEquals(Optional.empty(), store().endpointAuth(app));
-    assertEquals(1, store().invokeKeys(other).size());
+    assertEquals(List.of(), store().endpoints().invokeKeys(app));
+    assertEquals(Optional.empty(), store().endpoints().endpointAuth(app));
+    assertEquals(1, store().endpoints().invokeKeys(other).size());
   }
 }

@@ -67,11 +67,10 @@ public final class EndpointHandler {
     AppsHandler.Owned o = apps.owned(call);
     JsonNode body = call.json("an endpoint protection");
     if (!body.isObject() || !body.path("auth").isTextual()) {
-      throw ApiException.badRequest(
-          "the body must be {\"auth\": \"public\" | \"key\" | \"hmac\"}");
+      throw ApiException.badRequest("the body must be {\"auth\": \"public\" | \"key\" | \"hmac\"}");
     }
     Mode mode = Mode.parse(body.path("auth").asText());
-    store.putEndpointMode(o.app().appId(), mode.wire());
+    store.endpoints().putEndpointMode(o.app().appId(), mode.wire());
     apps.changed(o.name().name());
     return Reply.ok(describe(o));
   }
@@ -80,7 +79,7 @@ public final class EndpointHandler {
     AppsHandler.Owned o = apps.owned(call);
     ObjectNode out = Json.object().put("app", o.name().name());
     var arr = out.putArray("keys");
-    store.invokeKeys(o.app().appId()).forEach(k -> arr.add(describe(k)));
+    store.endpoints().invokeKeys(o.app().appId()).forEach(k -> arr.add(describe(k)));
     return Reply.ok(out);
   }
 
@@ -96,11 +95,11 @@ public final class EndpointHandler {
       name = n.asText("");
     }
     if (name.length() > MAX_KEY_NAME || !name.matches("[A-Za-z0-9._-]*")) {
-      throw ApiException.badRequest("a key's name is at most " + MAX_KEY_NAME
-          + " letters, digits, '.', '_' or '-'");
+      throw ApiException.badRequest(
+          "a key's name is at most " + MAX_KEY_NAME + " letters, digits, '.', '_' or '-'");
     }
     String appId = o.app().appId();
-    List<InvokeKey> existing = store.invokeKeys(appId);
+    List<InvokeKey> existing = store.endpoints().invokeKeys(appId);
     if (existing.size() >= MAX_KEYS) {
       throw ApiException.conflict("application '" + o.name().name() + "' has " + existing.size()
           + " invoke keys: at most " + MAX_KEYS + "; revoke one first (sand keys revoke)");
@@ -117,19 +116,24 @@ public final class EndpointHandler {
         AuthHandler.sha256(key),
         key.substring(0, KEY_PREFIX.length() + SHOWN),
         clock.instant());
-    store.putInvokeKey(k);
+    store.endpoints().putInvokeKey(k);
     apps.changed(o.name().name());
-    return Reply.json(201, describe(k)
-        .put("app", o.name().name())
-        .put("key", key)
-        .put("note", "the key is shown only now; callers send it as " + InvokeAuth.KEY_HEADER
-            + " (it is checked when the endpoint's mode is 'key')"));
+    return Reply.json(
+        201,
+        describe(k)
+            .put("app", o.name().name())
+            .put("key", key)
+            .put(
+                "note",
+                "the key is shown only now; callers send it as " + InvokeAuth.KEY_HEADER
+                    + " (it is checked when the endpoint's mode is 'key')"));
   }
 
   Reply revokeKey(Call call) {
     AppsHandler.Owned o = apps.owned(call);
     String id = call.param("id");
-    if (!id.matches("[0-9a-f]{16}") || !store.deleteInvokeKey(o.app().appId(), id)) {
+    if (!id.matches("[0-9a-f]{16}")
+        || !store.endpoints().deleteInvokeKey(o.app().appId(), id)) {
       throw ApiException.notFound("application '" + o.name().name() + "' has no invoke key "
           + (id.matches("[0-9a-f]{16}") ? id : "of that id") + "; list them with GET /api/v1/apps/"
           + o.name().name() + "/keys");
@@ -148,20 +152,24 @@ public final class EndpointHandler {
     random.nextBytes(b);
     String secret = SECRET_PREFIX + HexFormat.of().formatHex(b);
     String appId = o.app().appId();
-    store.putSigningSecret(appId, box.seal(appId, InvokeAuth.SECRET_NAME, secret));
+    store.endpoints().putSigningSecret(appId, box.seal(appId, InvokeAuth.SECRET_NAME, secret));
     apps.changed(o.name().name());
-    return Reply.json(201, Json.object()
-        .put("app", o.name().name())
-        .put("secret", secret)
-        .put("note", "the secret is shown only now and replaces any earlier one; callers sign "
-            + "\"<timestamp>.<body>\" with HMAC-SHA256 (it is checked when the endpoint's mode is 'hmac')"));
+    return Reply.json(
+        201,
+        Json.object()
+            .put("app", o.name().name())
+            .put("secret", secret)
+            .put(
+                "note",
+                "the secret is shown only now and replaces any earlier one; callers sign "
+                    + "\"<timestamp>.<body>\" with HMAC-SHA256 (it is checked when the endpoint's mode is 'hmac')"));
   }
 
   private ObjectNode describe(AppsHandler.Owned o) {
     String appId = o.app().appId();
-    EndpointAuth a = store.endpointAuth(appId).orElse(null);
+    EndpointAuth a = store.endpoints().endpointAuth(appId).orElse(null);
     String mode = a == null ? Mode.PUBLIC.wire() : a.mode();
-    int keys = store.invokeKeys(appId).size();
+    int keys = store.endpoints().invokeKeys(appId).size();
     boolean secret = a != null && a.sealedSecret() != null;
     ObjectNode out = Json.object()
         .put("app", o.name().name())
@@ -169,10 +177,14 @@ public final class EndpointHandler {
         .put("keys", keys)
         .put("signing_secret", secret);
     if (mode.equals(Mode.KEY.wire()) && keys == 0) {
-      out.put("note", "no invoke key yet: every request is refused until one is created (sand keys create)");
+      out.put(
+          "note",
+          "no invoke key yet: every request is refused until one is created (sand keys create)");
     } else if (mode.equals(Mode.HMAC.wire()) && !secret) {
-      out.put("note", "no signing secret yet: every request is refused until one is created "
-          + "(POST /api/v1/apps/" + o.name().name() + "/signing-secret)");
+      out.put(
+          "note",
+          "no signing secret yet: every request is refused until one is created "
+              + "(POST /api/v1/apps/" + o.name().name() + "/signing-secret)");
     }
     return out;
   }

@@ -53,14 +53,19 @@ class ProtectedEndpointTest {
         InvokeAuth.TIMESTAMP_HEADER,
         Long.toString(ts),
         InvokeAuth.SIGNATURE_HEADER,
-        "sha256=" + InvokeAuth.hmacHex(
-            secret.getBytes(StandardCharsets.UTF_8), Long.toString(ts), body.getBytes()));
+        "sha256="
+            + InvokeAuth.hmacHex(
+                secret.getBytes(StandardCharsets.UTF_8), Long.toString(ts), body.getBytes()));
   }
 
   @Test
   void aPublicEndpointIsOpenAsBefore() throws Exception {
-    assertEquals("public", fe.call("GET", "/api/v1/apps/hello/endpoint", alice, null)
-        .json().path("auth").asText());
+    assertEquals(
+        "public",
+        fe.call("GET", "/api/v1/apps/hello/endpoint", alice, null)
+            .json()
+            .path("auth")
+            .asText());
     assertEquals(202, invoke("/app/hello?async=1", "{}", Map.of()).statusCode());
   }
 
@@ -82,15 +87,20 @@ class ProtectedEndpointTest {
     assertFalse(list.body().contains(key), "a key is answered only once");
     assertEquals("ci", list.json().path("keys").get(0).path("name").asText());
     assertTrue(key.startsWith(list.json().path("keys").get(0).path("prefix").asText()));
-    assertEquals(401, invoke("/app/hello?async=1", "{}", Map.of("X-Sand-Key", "sik_wrong"))
-        .statusCode());
+    assertEquals(
+        401,
+        invoke("/app/hello?async=1", "{}", Map.of("X-Sand-Key", "sik_wrong")).statusCode());
     var ok = invoke("/app/hello?async=1", "{}", Map.of("X-Sand-Key", key));
     assertEquals(202, ok.statusCode(), ok.body());
-    String exec = sand.frontend.internal.Json.MAPPER.readTree(ok.body()).path("execution_id").asText();
+    String exec = sand.frontend.internal.Json.MAPPER
+        .readTree(ok.body())
+        .path("execution_id")
+        .asText();
     // the async result and the KNIX door follow the same rule
     assertEquals(401, invoke("/app/hello/executions/" + exec, "", Map.of()).statusCode());
     assertEquals(
-        202, invoke("/app/hello/executions/" + exec, "", Map.of("X-Sand-Key", key)).statusCode());
+        202,
+        invoke("/app/hello/executions/" + exec, "", Map.of("X-Sand-Key", key)).statusCode());
     assertEquals(401, invoke("/app/hello/knix?async=1", "{}", Map.of()).statusCode());
     assertEquals(
         401, invoke("/app/hello/knix?executionId=" + exec, "", Map.of()).statusCode());
@@ -99,7 +109,8 @@ class ProtectedEndpointTest {
     // revoked: refused at once by the frontend that revoked it
     assertEquals(
         200, fe.call("DELETE", "/api/v1/apps/hello/keys/" + id, alice, null).status());
-    assertEquals(404, fe.call("DELETE", "/api/v1/apps/hello/keys/" + id, alice, null).status());
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/apps/hello/keys/" + id, alice, null).status());
     assertEquals(
         401, invoke("/app/hello?async=1", "{}", Map.of("X-Sand-Key", key)).statusCode());
   }
@@ -110,30 +121,39 @@ class ProtectedEndpointTest {
     var s = fe.call("POST", "/api/v1/apps/hello/signing-secret", alice, null);
     assertEquals(201, s.status(), s.body());
     String secret = s.json().path("secret").asText();
-    assertFalse(fe.call("GET", "/api/v1/apps/hello/endpoint", alice, null).body().contains(secret));
+    assertFalse(
+        fe.call("GET", "/api/v1/apps/hello/endpoint", alice, null).body().contains(secret));
     long now = System.currentTimeMillis() / 1000;
     String body = "{\"name\":\"sand\"}";
-    assertEquals(202, invoke("/app/hello?async=1", body, signed(secret, now, body)).statusCode());
-    assertEquals(401, invoke("/app/hello?async=1", "{}", signed(secret, now, body)).statusCode());
+    assertEquals(
+        202, invoke("/app/hello?async=1", body, signed(secret, now, body)).statusCode());
+    assertEquals(
+        401, invoke("/app/hello?async=1", "{}", signed(secret, now, body)).statusCode());
     assertEquals(401, invoke("/app/hello?async=1", body, Map.of()).statusCode());
     var stale = invoke("/app/hello?async=1", body, signed(secret, now - 600, body));
     assertEquals(401, stale.statusCode());
     assertTrue(stale.body().contains("stale_timestamp"), stale.body());
     // a rotated secret replaces the old one
     fe.call("POST", "/api/v1/apps/hello/signing-secret", alice, null);
-    assertEquals(401, invoke("/app/hello?async=1", body, signed(secret, now, body)).statusCode());
+    assertEquals(
+        401, invoke("/app/hello?async=1", body, signed(secret, now, body)).statusCode());
   }
 
   @Test
   void anotherAccountCannotSeeOrChangeTheProtection() throws Exception {
     String bob = fe.signUp("bob");
     mode(alice, "key");
-    String id = fe.call("POST", "/api/v1/apps/hello/keys", alice, null).json().path("id").asText();
+    String id = fe.call("POST", "/api/v1/apps/hello/keys", alice, null)
+        .json()
+        .path("id")
+        .asText();
     assertEquals(404, fe.call("GET", "/api/v1/apps/hello/keys", bob, null).status());
-    assertEquals(404, fe.call("DELETE", "/api/v1/apps/hello/keys/" + id, bob, null).status());
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/apps/hello/keys/" + id, bob, null).status());
     assertEquals(404, fe.call("POST", "/api/v1/apps/hello/keys", bob, null).status());
     assertEquals(404, mode(bob, "public").status());
-    assertEquals(404, fe.call("POST", "/api/v1/apps/hello/signing-secret", bob, null).status());
+    assertEquals(
+        404, fe.call("POST", "/api/v1/apps/hello/signing-secret", bob, null).status());
     assertEquals(401, invoke("/app/hello?async=1", "{}", Map.of()).statusCode());
   }
 
@@ -142,7 +162,9 @@ class ProtectedEndpointTest {
     var bad = mode(alice, "token");
     assertEquals(400, bad.status());
     assertTrue(bad.body().contains("public, key, hmac"), bad.body());
-    assertEquals(400, fe.call("POST", "/api/v1/apps/hello/keys", alice, "{\"name\": \"a b\"}").status());
+    assertEquals(
+        400,
+        fe.call("POST", "/api/v1/apps/hello/keys", alice, "{\"name\": \"a b\"}").status());
     for (int i = 0; i < EndpointHandler.MAX_KEYS; i++) {
       assertEquals(201, fe.call("POST", "/api/v1/apps/hello/keys", alice, null).status());
     }

@@ -59,8 +59,8 @@ public final class InvokeAuth {
           return m;
         }
       }
-      throw ApiException.badRequest("unknown endpoint mode '" + (s == null ? "" : s)
-          + "': it is one of public, key, hmac");
+      throw ApiException.badRequest(
+          "unknown endpoint mode '" + (s == null ? "" : s) + "': it is one of public, key, hmac");
     }
   }
 
@@ -70,13 +70,13 @@ public final class InvokeAuth {
 
     /** The rule stored for {@code appId}, the secret opened with {@code box}. */
     public static Rule read(ClusterStore store, SecretBox box, String appId) {
-      EndpointAuth a = store.endpointAuth(appId).orElse(null);
+      EndpointAuth a = store.endpoints().endpointAuth(appId).orElse(null);
       if (a == null) {
         return PUBLIC;
       }
       Mode mode = Mode.parse(a.mode());
       List<String> hashes = mode == Mode.KEY
-          ? store.invokeKeys(appId).stream().map(k -> k.sha256()).toList()
+          ? store.endpoints().invokeKeys(appId).stream().map(k -> k.sha256()).toList()
           : List.of();
       byte[] secret = null;
       if (mode == Mode.HMAC && a.sealedSecret() != null) {
@@ -127,39 +127,56 @@ public final class InvokeAuth {
   }
 
   /** The check itself, without a request: nothing when the credentials fit the rule, else 401. */
-  static void verify(Rule rule, String key, String timestamp, String signature, byte[] body, long nowS) {
+  static void verify(
+      Rule rule, String key, String timestamp, String signature, byte[] body, long nowS) {
     switch (rule.mode()) {
       case PUBLIC -> {}
       case KEY -> {
         if (key == null || key.isBlank()) {
-          throw refused(Mode.KEY, "missing_key", "this endpoint needs an invoke key: send '"
-              + KEY_HEADER + ": <key>' (its developer creates keys with sand keys create)");
+          throw refused(
+              Mode.KEY,
+              "missing_key",
+              "this endpoint needs an invoke key: send '" + KEY_HEADER
+                  + ": <key>' (its developer creates keys with sand keys create)");
         }
         if (!anyEqual(AuthHandler.sha256(key.trim()), rule.keyHashes())) {
-          throw refused(Mode.KEY, "bad_key", "the invoke key is not one of this endpoint's (unknown or revoked)");
+          throw refused(
+              Mode.KEY,
+              "bad_key",
+              "the invoke key is not one of this endpoint's (unknown or revoked)");
         }
       }
       case HMAC -> {
         if (timestamp == null || signature == null) {
-          throw refused(Mode.HMAC, "missing_signature", "this endpoint needs a signed request: send '"
-              + TIMESTAMP_HEADER + ": <unix seconds>' and '" + SIGNATURE_HEADER
-              + ": sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\">'");
+          throw refused(
+              Mode.HMAC,
+              "missing_signature",
+              "this endpoint needs a signed request: send '"
+                  + TIMESTAMP_HEADER + ": <unix seconds>' and '" + SIGNATURE_HEADER
+                  + ": sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\">'");
         }
         if (!timestamp.matches("[0-9]{1,12}")) {
-          throw refused(Mode.HMAC, "bad_timestamp", TIMESTAMP_HEADER + " must be unix seconds (digits)");
+          throw refused(
+              Mode.HMAC, "bad_timestamp", TIMESTAMP_HEADER + " must be unix seconds (digits)");
         }
         long ts = Long.parseLong(timestamp);
         if (Math.abs(nowS - ts) > WINDOW_S) {
-          throw refused(Mode.HMAC, "stale_timestamp", TIMESTAMP_HEADER + " is " + (nowS - ts)
-              + " s from this frontend's clock: at most " + WINDOW_S + " s either way (sign just before sending)");
+          throw refused(
+              Mode.HMAC,
+              "stale_timestamp",
+              TIMESTAMP_HEADER + " is " + (nowS - ts) + " s from this frontend's clock: at most "
+                  + WINDOW_S + " s either way (sign just before sending)");
         }
         String expected = "sha256=" + hmacHex(rule.secret(), timestamp, body);
-        boolean ok = rule.secret() != null && MessageDigest.isEqual(
-            expected.getBytes(StandardCharsets.US_ASCII),
-            signature.trim().toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
+        boolean ok = rule.secret() != null
+            && MessageDigest.isEqual(
+                expected.getBytes(StandardCharsets.US_ASCII),
+                signature.trim().toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
         if (!ok) {
-          throw refused(Mode.HMAC, "bad_signature", SIGNATURE_HEADER
-              + " does not match the body under this endpoint's signing secret");
+          throw refused(
+              Mode.HMAC,
+              "bad_signature",
+              SIGNATURE_HEADER + " does not match the body under this endpoint's signing secret");
         }
       }
       default -> throw new IllegalStateException("mode " + rule.mode());
@@ -190,8 +207,14 @@ public final class InvokeAuth {
   }
 
   private static ApiException refused(Mode mode, String reason, String message) {
-    return new ApiException(401, "unauthorized", message, Map.of(
-        "reason", reason,
-        Reply.AUTHENTICATE, mode == Mode.KEY ? "SandKey header=\"" + KEY_HEADER + "\"" : "SandSignature"));
+    return new ApiException(
+        401,
+        "unauthorized",
+        message,
+        Map.of(
+            "reason",
+            reason,
+            Reply.AUTHENTICATE,
+            mode == Mode.KEY ? "SandKey header=\"" + KEY_HEADER + "\"" : "SandSignature"));
   }
 }

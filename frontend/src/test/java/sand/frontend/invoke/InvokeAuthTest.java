@@ -22,8 +22,7 @@ class InvokeAuthTest {
   private static final byte[] BODY = "{\"n\":1}".getBytes(StandardCharsets.UTF_8);
 
   private static Rule keys(String... keys) {
-    return new Rule(
-        Mode.KEY, List.of(keys).stream().map(AuthHandler::sha256).toList(), null);
+    return new Rule(Mode.KEY, List.of(keys).stream().map(AuthHandler::sha256).toList(), null);
   }
 
   private static String reason(Runnable r) {
@@ -51,16 +50,18 @@ class InvokeAuthTest {
     // a signature is no key
     assertEquals(
         "missing_key",
-        reason(() -> InvokeAuth.verify(
-            r, null, Long.toString(NOW), sig(SECRET, NOW, BODY), BODY, NOW)));
+        reason(() ->
+            InvokeAuth.verify(r, null, Long.toString(NOW), sig(SECRET, NOW, BODY), BODY, NOW)));
   }
 
   @Test
   void aRevokedKeyIsRefused() {
     // revoking removes the key's hash from the rule the directory reads again
     assertEquals(
-        "bad_key", reason(() -> InvokeAuth.verify(keys("sik_two"), "sik_one", null, null, null, NOW)));
-    assertEquals("bad_key", reason(() -> InvokeAuth.verify(keys(), "sik_one", null, null, null, NOW)));
+        "bad_key",
+        reason(() -> InvokeAuth.verify(keys("sik_two"), "sik_one", null, null, null, NOW)));
+    assertEquals(
+        "bad_key", reason(() -> InvokeAuth.verify(keys(), "sik_one", null, null, null, NOW)));
   }
 
   @Test
@@ -69,15 +70,22 @@ class InvokeAuthTest {
     String ts = Long.toString(NOW);
     assertDoesNotThrow(() -> InvokeAuth.verify(r, null, ts, sig(SECRET, NOW, BODY), BODY, NOW));
     assertDoesNotThrow(() -> InvokeAuth.verify(
-        r, null, ts, sig(SECRET, NOW, BODY).toUpperCase().replace("SHA256=", "sha256="), BODY, NOW));
-    assertEquals("missing_signature", reason(() -> InvokeAuth.verify(r, null, null, null, BODY, NOW)));
+        r,
+        null,
+        ts,
+        sig(SECRET, NOW, BODY).toUpperCase().replace("SHA256=", "sha256="),
+        BODY,
+        NOW));
+    assertEquals(
+        "missing_signature", reason(() -> InvokeAuth.verify(r, null, null, null, BODY, NOW)));
     assertEquals(
         "bad_signature",
-        reason(() -> InvokeAuth.verify(
-            r, null, ts, sig(SECRET, NOW, "{\"n\":2}".getBytes()), BODY, NOW)));
+        reason(() ->
+            InvokeAuth.verify(r, null, ts, sig(SECRET, NOW, "{\"n\":2}".getBytes()), BODY, NOW)));
     assertEquals(
         "bad_signature",
-        reason(() -> InvokeAuth.verify(r, null, ts, sig("other".getBytes(), NOW, BODY), BODY, NOW)));
+        reason(
+            () -> InvokeAuth.verify(r, null, ts, sig("other".getBytes(), NOW, BODY), BODY, NOW)));
     assertEquals(
         "bad_signature",
         reason(() -> InvokeAuth.verify(r, null, ts, sig(SECRET, NOW - 1, BODY), BODY, NOW)));
@@ -86,16 +94,16 @@ class InvokeAuthTest {
     long old = NOW - InvokeAuth.WINDOW_S - 1;
     assertEquals(
         "stale_timestamp",
-        reason(() -> InvokeAuth.verify(
-            r, null, Long.toString(old), sig(SECRET, old, BODY), BODY, NOW)));
+        reason(() ->
+            InvokeAuth.verify(r, null, Long.toString(old), sig(SECRET, old, BODY), BODY, NOW)));
     long ahead = NOW + InvokeAuth.WINDOW_S + 1;
     assertEquals(
         "stale_timestamp",
-        reason(() -> InvokeAuth.verify(
-            r, null, Long.toString(ahead), sig(SECRET, ahead, BODY), BODY, NOW)));
+        reason(() ->
+            InvokeAuth.verify(r, null, Long.toString(ahead), sig(SECRET, ahead, BODY), BODY, NOW)));
     long edge = NOW - InvokeAuth.WINDOW_S;
-    assertDoesNotThrow(() -> InvokeAuth.verify(
-        r, null, Long.toString(edge), sig(SECRET, edge, BODY), BODY, NOW));
+    assertDoesNotThrow(
+        () -> InvokeAuth.verify(r, null, Long.toString(edge), sig(SECRET, edge, BODY), BODY, NOW));
   }
 
   @Test
