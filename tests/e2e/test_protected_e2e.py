@@ -24,6 +24,9 @@ from tests.e2e.api import Http, put_app, raw_remove, sign_up
 
 ECHO = "def handle(event, context):\n    return {'got': event}\n"
 REVOKE_BOUND_S = 15  # app.cache.ms (1 s by default) plus one read, with room for a loaded machine
+# AppDirectory.IDLE_FACTOR * app.cache.ms (5 s by default) + margin: after it, every frontend's next request
+# reads the changed rule, whatever its cache held
+SETTLE_S = 6.5
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +59,10 @@ def signed(secret: str, body: bytes, ts: int | None = None) -> dict[str, str]:
 
 
 def set_mode(http: Http, key: str, app: str, mode: str) -> dict[str, Any]:
+    """Set the mode and wait until every frontend behind nginx applies it."""
     r = http("PUT", f"/api/v1/apps/{app}/endpoint", key, json_body={"auth": mode})
     assert r.status_code == 200, r.text
+    time.sleep(SETTLE_S)
     return r.json()
 
 
@@ -141,6 +146,7 @@ def test_a_revoked_key_is_refused_within_the_bound(http: Http, keys: dict[str, s
         assert k["id"] in [x["id"] for x in listed] and k["key"] not in json.dumps(listed)
         assert http("DELETE", f"/api/v1/apps/{app}/keys/{k['id']}", owner).status_code == 200
         assert poll_status(http, f"/app/{app}", {"X-Sand-Key": k["key"]}, 401) == 401
+        time.sleep(SETTLE_S)
         for _ in range(6):  # every frontend, not just one
             assert end_user(http, "POST", f"/app/{app}", b"{}", {"X-Sand-Key": k["key"]}).status_code == 401
     finally:

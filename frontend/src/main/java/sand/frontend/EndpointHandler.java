@@ -139,11 +139,14 @@ public final class EndpointHandler {
           + o.name().name() + "/keys");
     }
     apps.changed(o.name().name());
-    return Reply.ok(Json.object()
-        .put("app", o.name().name())
-        .put("id", id)
-        .put("revoked", true)
-        .put("note", "refused at once by this frontend, by the others within their app.cache.ms"));
+    return Reply.ok(
+        Json.object()
+            .put("app", o.name().name())
+            .put("id", id)
+            .put("revoked", true)
+            .put(
+                "note",
+                "refused at once by this frontend, by the others within their app.cache.ms (at most 5 times it)"));
   }
 
   Reply createSecret(Call call) {

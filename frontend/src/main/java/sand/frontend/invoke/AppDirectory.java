@@ -53,6 +53,12 @@ public final class AppDirectory {
     }
   }
 
+  /**
+   * An entry older than this many {@code maxAge}s is read before it answers (the bound on how long a changed
+   * endpoint rule, e.g. a revoked key, may still let a request in on another frontend).
+   */
+  static final int IDLE_FACTOR = 5;
+
   private record Cached(Optional<Target> target, long readAtNanos) {}
 
   private final ClusterStore store;
@@ -81,6 +87,19 @@ public final class AppDirectory {
       Optional<Target> t = read(name);
       byName.put(name, new Cached(t, now));
       return t;
+    }
+    if (now - c.readAtNanos() >= IDLE_FACTOR * maxAgeNanos) {
+      // Idle that long (no request refreshed it): read before answering, so a request is never let
+      // in by an
+      // endpoint rule (a revoked key) older than IDLE_FACTOR * maxAge. Busy applications never get
+      // here.
+      try {
+        Optional<Target> t = read(name);
+        byName.put(name, new Cached(t, now));
+        return t;
+      } catch (RuntimeException e) {
+        LOG.warn("reading idle application '{}' again failed: {}", name, e.toString());
+      }
     }
     if (now - c.readAtNanos() >= maxAgeNanos && refreshing.add(name)) {
       try {
