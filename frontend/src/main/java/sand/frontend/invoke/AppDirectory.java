@@ -31,7 +31,8 @@ import sand.contracts.Workflow;
  *
  * <p>Only the first request for a name waits for Cassandra. An entry older than {@code maxAge} is still
  * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
- * (4-5 ms on a loaded host) never land on a request again.
+ * (4-5 ms on a loaded host) never land on a request again. An entry older than {@link #IDLE_FACTOR} times
+ * {@code maxAge} (an application nobody called meanwhile) is read before it answers, as a first request is.
  */
 public final class AppDirectory {
   private static final Logger LOG = LoggerFactory.getLogger(AppDirectory.class);
