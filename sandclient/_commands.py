@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sandclient._endpoint import invoke_credentials
 from sandclient._hints import explain
 from sandclient.client import (
     NO_INPUT,
@@ -375,7 +376,8 @@ def _invoke(args: argparse.Namespace) -> int:
         return error(str(e))
     client = Client.from_login(need_key=False)
     try:
-        r = client.invoke(args.app, value, async_=args.async_, timeout_s=args.timeout)
+        creds = invoke_credentials(args)
+        r = client.invoke(args.app, value, async_=args.async_, timeout_s=args.timeout, **creds)
     except ApiError as e:
         message, exec_id = explain(args, e), e.execution_id
         if not exec_id or exec_id in message:

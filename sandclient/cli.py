@@ -26,6 +26,7 @@ from typing import Any
 from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _cmd_data, _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
+from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
 from sandclient._cmd_secrets import add_secret_commands
 
 
@@ -123,6 +124,7 @@ def _add_api_commands(sub: Any) -> None:
     p.add_argument("input", nargs="?", help="JSON input, @file, or @- for stdin (default: null)")
     p.add_argument("--async", dest="async_", action="store_true", help="do not wait; print the execution id")
     p.add_argument("--timeout", type=float, default=330.0, help="seconds to wait for the HTTP answer")
+    add_invoke_options(p)
     p.set_defaults(func=commands.cmd_invoke)
     p = sub.add_parser("status", help="an application's status, hosts and error")
     p.add_argument("app", help="application name")
@@ -151,6 +153,7 @@ def _add_api_commands(sub: Any) -> None:
     _cmd_data.add_parser(sub)
     _add_listing_commands(sub)
     add_secret_commands(sub)
+    add_endpoint_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)
     p = what.add_parser("delete", help="delete your account with its applications and grains (all undeployed)")

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from grainworker.workflow import Workflow, WorkflowError, parse_workflow
 from sandclient._bundle import BundleError, Upload, bundle
+from sandclient._endpoint import endpoint_headers
 
 __all__ = [
     "NO_INPUT",
@@ -390,6 +391,7 @@ class Client:
         query: dict[str, str] | None = None,
         ok: tuple[int, ...] = (),
         timeout_s: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> Response:
         """Send; raise ApiError for a status >= 400 unless it is in `ok`. A non-bytes, non-str body is sent
         as JSON."""
@@ -411,6 +413,8 @@ class Client:
             req.add_header("Content-Type", content_type)
         if self.api_key:
             req.add_header("Authorization", f"Bearer {self.api_key}")
+        for k, v in (headers or {}).items():
+            req.add_header(k, v)
         try:
             with urllib.request.urlopen(req, timeout=timeout_s or self.timeout_s) as r:
                 headers = dict(r.headers.items())
@@ -466,6 +470,17 @@ class Client:
     def secrets(self, app: str) -> list[dict[str, Any]]:
         """GET /api/v1/apps/{app}/secrets: each {"name", "bytes", "updated"}, never a value."""
         return cast(list[dict[str, Any]], self.call("GET", f"/api/v1/apps/{_q(app)}/secrets").body["secrets"])
+
+    def endpoint(self, app: str, auth: str | None = None) -> dict[str, Any]:
+        """GET (auth None) or PUT /api/v1/apps/{app}/endpoint: {"app", "auth", "keys", "signing_secret", "note"?}."""
+        path = f"/api/v1/apps/{_q(app)}/endpoint"
+        r = self.call("GET", path) if auth is None else self.call("PUT", path, {"auth": auth})
+        return cast(dict[str, Any], r.body)
+
+    def endpoint_call(self, method: str, app: str, tail: str, body: Any = None) -> dict[str, Any]:
+        """/api/v1/apps/{app}/{tail}: POST keys {"name"} (answers the key once), GET keys, DELETE keys/{id},
+        POST signing-secret (answers the secret once)."""
+        return cast(dict[str, Any], self.call(method, f"/api/v1/apps/{_q(app)}/{tail}", body).body)
 
     def delete_secret(self, app: str, name: str) -> dict[str, Any]:
         """DELETE /api/v1/apps/{app}/secrets/{name}; ApiError 404 if the application has none of that name."""
@@ -686,12 +701,22 @@ class Client:
 
     # --- invocations and executions -----------------------------------------------------------------------------
 
-    def invoke(self, app: str, value: Any = NO_INPUT, *, async_: bool = False, timeout_s: float = 330.0) -> Invocation:
+    def invoke(
+        self,
+        app: str,
+        value: Any = NO_INPUT,
+        *,
+        async_: bool = False,
+        timeout_s: float = 330.0,
+        key: str | None = None,
+        sign: str | None = None,
+    ) -> Invocation:
         """POST /app/{app} with `value` as JSON: the workflow's output. A grain's exception is not raised: it
         comes back as the error event (`Invocation.error`). async_=True returns at once with the execution id
         (`execution` reads the result later). ApiError for the platform's own failures (e.g. 504 timeout:
-        `ApiError.execution_id` names the execution)."""
-        body = b"" if value is NO_INPUT else json.dumps(value)
+        `ApiError.execution_id` names the execution). A protected endpoint wants `key` (an invoke key) or `sign`
+        (its signing secret: the request is signed)."""
+        body = b"" if value is NO_INPUT else json.dumps(value).encode()
         r = self.call(
             "POST",
             f"/app/{_q(app)}",
@@ -700,6 +725,7 @@ class Client:
             query={"async": "1"} if async_ else None,
             ok=(500,),
             timeout_s=timeout_s,
+            headers=endpoint_headers(body, key, sign),
         )
         exec_id = r.headers.get("X-Sand-Execution-Id") or (
             r.body.get("execution_id") if isinstance(r.body, dict) else None
@@ -721,10 +747,11 @@ class Client:
             )
         return inv
 
-    def result(self, app: str, execution_id: str) -> Invocation:
+    def result(self, app: str, execution_id: str, *, key: str | None = None, sign: str | None = None) -> Invocation:
         """GET /app/{app}/executions/{id}, an end user's call (no API key needed): what the synchronous call would
         have answered (status 200, or 500 with the error event), or status 202 while the execution runs."""
-        r = self.call("GET", f"/app/{_q(app)}/executions/{_q(execution_id)}", ok=(500,))
+        path = f"/app/{_q(app)}/executions/{_q(execution_id)}"
+        r = self.call("GET", path, ok=(500,), headers=endpoint_headers(b"", key, sign))
         return Invocation(r.status, r.body, execution_id, r.headers)
 
     def execution(self, execution_id: str) -> Any:

@@ -65,6 +65,8 @@ final class CassandraFrontendTables {
   private final PreparedStatement listKnix;
   private final PreparedStatement deleteKnix;
   private final PreparedStatement deleteAllKnix;
+  /** The end-user endpoints' protection: only frontends read and write it. */
+  final CassandraEndpointTables endpoints;
 
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
@@ -101,10 +103,12 @@ final class CassandraFrontendTables {
     } catch (InvalidQueryException e) {
       // the column exists
     }
+    CassandraEndpointTables.createSchema(s, ks);
   }
 
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
+    endpoints = new CassandraEndpointTables(session, ks);
     frontendHeartbeat =
         session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
     claimKnix = session.prepare("INSERT INTO " + ks
@@ -301,6 +305,7 @@ final class CassandraFrontendTables {
     session.execute(deleteApp.bind(appId));
     session.execute(deleteAllCode.bind(appId));
     clearAppHostStates(appId);
+    endpoints.deleteEndpoint(appId);
   }
 
   void clearAppHostStates(String appId) {

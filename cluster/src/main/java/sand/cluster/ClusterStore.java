@@ -6,6 +6,9 @@ package sand.cluster;
  */
 public interface ClusterStore
     extends HostAgentTables, FrontendTables, ApplicationRecords, AutoCloseable {
+  /** How applications' end-user endpoints are protected (deleted with the application). */
+  EndpointTables endpoints();
+
   @Override
   void close();
 }

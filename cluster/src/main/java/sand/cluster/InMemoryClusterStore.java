@@ -284,6 +284,7 @@ public class InMemoryClusterStore implements ClusterStore {
     code.remove(appId);
     clearAppHostStates(appId);
     deleteSecrets(appId);
+    endpoints.deleteEndpoint(appId);
   }
 
   private final Map<String, Map<String, StoredSecret>> secrets = new ConcurrentHashMap<>();
@@ -507,5 +508,12 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public void deleteAppRecords(String appId, String kind) {
     records.remove(appId + "\0" + kind);
+  }
+
+  private final InMemoryEndpointTables endpoints = new InMemoryEndpointTables();
+
+  @Override
+  public EndpointTables endpoints() {
+    return endpoints;
   }
 }

@@ -24,7 +24,8 @@ class CassandraClusterStoreTest
     implements HostAgentTablesContract,
         FrontendTablesContract,
         ApplicationRecordsContract,
-        SecretTablesContract {
+        SecretTablesContract,
+        EndpointTablesContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress(
       "127.0.0.1", Integer.parseInt(System.getenv().getOrDefault("SAND_CASSANDRA_PORT", "9042")));
   private static final String KS =

@@ -7,7 +7,8 @@ class InMemoryClusterStoreTest
     implements HostAgentTablesContract,
         FrontendTablesContract,
         ApplicationRecordsContract,
-        SecretTablesContract {
+        SecretTablesContract,
+        EndpointTablesContract {
   private ClusterStore store;
 
   @BeforeEach

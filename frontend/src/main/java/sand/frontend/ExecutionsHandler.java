@@ -17,6 +17,7 @@ import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.InvokeAuth;
 import sand.frontend.invoke.InvokeHandler;
 
 /**
@@ -31,6 +32,14 @@ import sand.frontend.invoke.InvokeHandler;
 public final class ExecutionsHandler {
   private final ClusterStore store;
   private final AppDirectory apps;
+
+  private InvokeAuth auth; // null: results of every endpoint are public (unit tests)
+
+  /** Results follow their application's endpoint protection, as its invocations do. */
+  public ExecutionsHandler useAuth(InvokeAuth auth) {
+    this.auth = auth;
+    return this;
+  }
 
   public ExecutionsHandler(ClusterStore store, AppDirectory apps) {
     this.store = store;
@@ -105,7 +114,11 @@ public final class ExecutionsHandler {
   Reply result(Call call) {
     String name = call.param("app");
     String id = call.param("id");
-    String appId = apps.find(name).map(AppDirectory.Target::appId).orElse(null);
+    var target = apps.find(name);
+    if (auth != null && target.isPresent()) {
+      auth.check(call, target.get());
+    }
+    String appId = target.map(AppDirectory.Target::appId).orElse(null);
     ExecutionRecord e =
         appId == null ? null : landed(id).filter(r -> appId.equals(r.appId())).orElse(null);
     if (e == null) {

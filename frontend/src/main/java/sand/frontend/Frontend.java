@@ -44,6 +44,7 @@ import sand.frontend.invoke.AgentGates;
 import sand.frontend.invoke.AppDirectory;
 import sand.frontend.invoke.ControlWatcher;
 import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.InvokeAuth;
 import sand.frontend.invoke.InvokeHandler;
 import sand.frontend.invoke.KafkaResponseTopics;
 import sand.frontend.invoke.ResponseListener;
@@ -214,7 +215,9 @@ public final class Frontend {
     accounts.routes(router);
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(), s.hostMaxAge())
         .routes(router);
-    new ExecutionsHandler(deps.store(), directory).routes(router);
+    InvokeAuth invokeAuth = new InvokeAuth(directory, metrics, deps.clock());
+    new ExecutionsHandler(deps.store(), directory).useAuth(invokeAuth).routes(router);
+    new EndpointHandler(deps.store(), apps, deps.clock()).routes(router);
     new AppExecutionsHandler(deps.store(), apps, deps.clock()).routes(router);
     new DataViewHandler(apps, deps.data()).routes(router);
     InvokeHandler invoke = new InvokeHandler(
@@ -230,6 +233,7 @@ public final class Frontend {
         s.maxConcurrentPerAccount());
     invoke.shareLimitWith(takeover::liveFrontends);
     invoke.limitRate(s.quotaRequestsPerSecond());
+    invoke.useAuth(invokeAuth);
     invoke.routes(router);
     AgentGates gates = null;
     if (s.gate()) {
@@ -316,6 +320,9 @@ public final class Frontend {
         .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/rollback", SMALL_BODY_BYTES)
         .limitBody("PUT", "/api/v1/apps/{app}/secrets/{name}", SMALL_BODY_BYTES)
+        .limitBody("PUT", "/api/v1/apps/{app}/endpoint", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/apps/{app}/keys", SMALL_BODY_BYTES)
+        .limitBody("POST", "/api/v1/apps/{app}/signing-secret", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/accounts/{account}/disable", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/accounts/{account}/enable", SMALL_BODY_BYTES);

@@ -10,6 +10,8 @@ public record Reply(int status, String contentType, byte[] body, Map<String, Str
   public static final String JSON = "application/json";
   /** An error's extra field saying how many seconds to wait before trying again (also sent as Retry-After). */
   public static final String RETRY_AFTER_S = "retry_after_s";
+  /** An error's extra field naming the credentials a 401 wants (also sent as WWW-Authenticate). */
+  public static final String AUTHENTICATE = "authenticate";
 
   public static Reply json(int status, JsonNode body) {
     return new Reply(status, JSON, Json.bytes(body), Map.of());
@@ -29,6 +31,9 @@ public record Reply(int status, String contentType, byte[] body, Map<String, Str
     e.extra().forEach(inner::put);
     Reply r = json(e.status(), err);
     // a 429 or 503 that says when to come back says it in HTTP's own header too
+    if (e.extra().containsKey(AUTHENTICATE)) {
+      r = r.withHeader("WWW-Authenticate", e.extra().get(AUTHENTICATE));
+    }
     return e.extra().containsKey(RETRY_AFTER_S)
         ? r.withHeader("Retry-After", e.extra().get(RETRY_AFTER_S))
         : r;

@@ -8,26 +8,31 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.AppName;
 import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.SecretBox;
 import sand.contracts.Workflow;
 
 /**
  * What {@code POST /app/{app}} needs to know about an application, read from the cluster state at most once
  * per {@code maxAge} per application instead of on every request: its id and owner, whether it is deployed,
- * its entry grain (the workflow is parsed here, once) and its request timeout. This frontend forgets an
- * application at once when it changes it (PUT, deploy, undeploy, delete); a deploy or undeploy made through
+ * its entry grain (the workflow is parsed here, once), its request timeout and how its endpoint is protected
+ * ({@link InvokeAuth.Rule}: a revoked key stops working on other frontends within {@code maxAge} plus one read).
+ * This frontend forgets an application at once when it changes it (PUT, deploy, undeploy, delete); a deploy or undeploy made through
  * another frontend at once too ({@link ControlWatcher} reads sand.control), other changes within {@code maxAge}
  * plus one read.
  *
  * <p>Only the first request for a name waits for Cassandra. An entry older than {@code maxAge} is still
  * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
- * (4-5 ms on a loaded host) never land on a request again.
+ * (4-5 ms on a loaded host) never land on a request again. An entry older than {@link #IDLE_FACTOR} times
+ * {@code maxAge} (an application nobody called meanwhile) is read before it answers, as a first request is.
  */
 public final class AppDirectory {
   private static final Logger LOG = LoggerFactory.getLogger(AppDirectory.class);
@@ -42,11 +47,18 @@ public final class AppDirectory {
       String owner,
       String entry,
       int requestTimeoutS,
-      List<String> hosts) {
+      List<String> hosts,
+      InvokeAuth.Rule auth) {
     boolean deployed() {
       return entry != null;
     }
   }
+
+  /**
+   * An entry older than this many {@code maxAge}s is read before it answers (the bound on how long a changed
+   * endpoint rule, e.g. a revoked key, may still let a request in on another frontend).
+   */
+  static final int IDLE_FACTOR = 5;
 
   private record Cached(Optional<Target> target, long readAtNanos) {}
 
@@ -56,6 +68,8 @@ public final class AppDirectory {
   private final Map<String, Cached> byName = new ConcurrentHashMap<>();
   private final Set<String> refreshing = ConcurrentHashMap.newKeySet();
   private final Executor refresher;
+  /** Opens signing secrets; made at the first use (it reads the cluster secret). */
+  private final Supplier<SecretBox> box;
 
   /** @param refresher runs the reads that replace entries older than {@code maxAge} */
   public AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
@@ -63,6 +77,7 @@ public final class AppDirectory {
     this.maxAgeNanos = maxAge.toNanos();
     this.nanos = nanos;
     this.refresher = refresher;
+    this.box = memoize(() -> new SecretBox(store.clusterSecret()));
   }
 
   /** The application named {@code name}, or empty when nobody holds the name (cached like the rest). */
@@ -73,6 +88,19 @@ public final class AppDirectory {
       Optional<Target> t = read(name);
       byName.put(name, new Cached(t, now));
       return t;
+    }
+    if (now - c.readAtNanos() >= IDLE_FACTOR * maxAgeNanos) {
+      // Idle that long (no request refreshed it): read before answering, so a request is never let
+      // in by an
+      // endpoint rule (a revoked key) older than IDLE_FACTOR * maxAge. Busy applications never get
+      // here.
+      try {
+        Optional<Target> t = read(name);
+        byName.put(name, new Cached(t, now));
+        return t;
+      } catch (RuntimeException e) {
+        LOG.warn("reading idle application '{}' again failed: {}", name, e.toString());
+      }
     }
     if (now - c.readAtNanos() >= maxAgeNanos && refreshing.add(name)) {
       try {
@@ -117,8 +145,20 @@ public final class AppDirectory {
             .map(HostAgentTables.AppHostState::hostId)
             .sorted()
             .toList();
+    String appId = app.get().appId();
     return Optional.of(new Target(
-        name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(), hosts));
+        name,
+        appId,
+        app.get().owner(),
+        entry,
+        n.get().requestTimeoutS(),
+        hosts,
+        InvokeAuth.Rule.read(store, box.get(), appId)));
+  }
+
+  private static <T> Supplier<T> memoize(Supplier<T> s) {
+    AtomicReference<T> v = new AtomicReference<>();
+    return () -> v.updateAndGet(x -> x != null ? x : s.get());
   }
 
   /** This frontend changed the application: read it again on its next use. */

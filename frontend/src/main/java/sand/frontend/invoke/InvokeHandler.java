@@ -53,6 +53,7 @@ public final class InvokeHandler {
   private final AppDirectory apps;
   private final Producer<String, byte[]> producer;
   private AgentGates gates;
+  private InvokeAuth auth; // null: every endpoint public (unit tests of the rest)
   private final Results results;
   private final ExecutionLog log;
   private final ExecutionTag tags;
@@ -116,6 +117,18 @@ public final class InvokeHandler {
     this.gates = gates;
   }
 
+  /** Check every request against its application's endpoint protection. */
+  public void useAuth(InvokeAuth auth) {
+    this.auth = auth;
+  }
+
+  /** The endpoint check alone, for the KNIX door's result polls (401 when the call may not reach the app). */
+  public void authorize(Call call) {
+    if (auth != null) {
+      auth.check(call);
+    }
+  }
+
   public void routes(Router r) {
     r.addAsync("POST", "/app/{app}", false, c -> invoke(c, c.flag("async")));
   }
@@ -126,6 +139,9 @@ public final class InvokeHandler {
     String name = call.param("app");
     AppDirectory.Target app =
         apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
+    if (auth != null) {
+      auth.check(call, app); // before anything else about the app (deployed?) is told
+    }
     if (!app.deployed()) {
       throw ApiException.conflict(
           "application '" + name + "' is not deployed; its developer deploys it with "

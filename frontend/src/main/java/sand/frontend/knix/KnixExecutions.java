@@ -98,6 +98,7 @@ public final class KnixExecutions {
     boolean async = knixFlag(call.query("async"));
     String id = call.query("executionId");
     if (id != null && !id.isEmpty()) {
+      invoke.authorize(call); // a poll follows the endpoint's protection as the invocation did
       return result(call.param("app"), id, async, call.clientAddress());
     }
     return invoke.invoke(call, async).thenApply(r -> async ? asyncReply(r) : syncReply(r));

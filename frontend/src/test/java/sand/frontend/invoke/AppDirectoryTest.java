@@ -65,6 +65,19 @@ class AppDirectoryTest {
   }
 
   @Test
+  void anEntryIdleForFiveMaxAgesIsReadBeforeItAnswers() {
+    app("undeployed");
+    assertFalse(directory.find("shop").orElseThrow().deployed());
+    app("deployed");
+    now.addAndGet(Duration.ofSeconds(AppDirectory.IDLE_FACTOR).toNanos());
+    assertTrue(
+        directory.find("shop").orElseThrow().deployed(),
+        "an entry that old is not trusted: a revoked key must not get in");
+    assertEquals(2, store.reads.get());
+    assertTrue(refreshes.isEmpty());
+  }
+
+  @Test
   void aChangeThroughThisFrontendIsReadByTheNextRequestEvenWhileARefreshIsUnderWay() {
     app("undeployed");
     directory.find("shop");
