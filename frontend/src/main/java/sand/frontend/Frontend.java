@@ -200,6 +200,7 @@ public final class Frontend {
     grains.routes(router);
     apps.routes(router);
     new SecretsHandler(deps.store(), apps, deps.clock()).routes(router);
+    new AliasesHandler(deps.store(), apps).routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(
         deps.store(), apps, new ControlEvents(deps.producer()), deps.clock());
     deployments.routes(router);
@@ -315,6 +316,7 @@ public final class Frontend {
         .limitBody("POST", "/api/v1/apps/{app}/deploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/rollback", SMALL_BODY_BYTES)
+        .limitBody("PUT", "/api/v1/apps/{app}/aliases/{alias}", SMALL_BODY_BYTES)
         .limitBody("PUT", "/api/v1/apps/{app}/secrets/{name}", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/admin/accounts/{account}/disable", SMALL_BODY_BYTES)

@@ -34,7 +34,8 @@ public final class AppDirectory {
 
   /**
    * An application as an invocation needs it; {@code entry} is null when it is not deployed; {@code hosts} are
-   * the hosts that report it deployed (where the gate may take its requests).
+   * the hosts that report it deployed (where the gate may take its requests); {@code version} is the version it
+   * runs, {@code aliases} its aliases by name (read with it: naming one costs no cluster-state read).
    */
   public record Target(
       String name,
@@ -42,7 +43,9 @@ public final class AppDirectory {
       String owner,
       String entry,
       int requestTimeoutS,
-      List<String> hosts) {
+      List<String> hosts,
+      int version,
+      Map<String, Alias> aliases) {
     boolean deployed() {
       return entry != null;
     }
@@ -117,8 +120,19 @@ public final class AppDirectory {
             .map(HostAgentTables.AppHostState::hostId)
             .sorted()
             .toList();
+    Map<String, Alias> aliases = new java.util.HashMap<>();
+    store.appRecords(app.get().appId(), Alias.KIND).stream()
+        .limit(Alias.MAX_PER_APP)
+        .forEach(r -> aliases.put(r.id(), Alias.decode(r.id(), r.value())));
     return Optional.of(new Target(
-        name, app.get().appId(), app.get().owner(), entry, n.get().requestTimeoutS(), hosts));
+        name,
+        app.get().appId(),
+        app.get().owner(),
+        entry,
+        n.get().requestTimeoutS(),
+        hosts,
+        app.get().version(),
+        Map.copyOf(aliases)));
   }
 
   /** This frontend changed the application: read it again on its next use. */
