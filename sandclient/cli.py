@@ -26,6 +26,7 @@ from typing import Any
 from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _cmd_data, _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
+from sandclient._cmd_alias import add_alias_commands
 from sandclient._cmd_secrets import add_secret_commands
 
 
@@ -151,6 +152,7 @@ def _add_api_commands(sub: Any) -> None:
     _cmd_data.add_parser(sub)
     _add_listing_commands(sub)
     add_secret_commands(sub)
+    add_alias_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)
     p = what.add_parser("delete", help="delete your account with its applications and grains (all undeployed)")
