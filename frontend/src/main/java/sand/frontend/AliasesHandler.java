@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sand.cluster.ApplicationRecords.AppRecord;
 import sand.cluster.ClusterStore;
 import sand.frontend.internal.ApiException;
@@ -20,14 +22,31 @@ import sand.frontend.invoke.Alias;
  * their application cache's age. Another account's application answers 404, as every app route does.
  */
 public final class AliasesHandler {
+  private static final Logger LOG = LoggerFactory.getLogger(AliasesHandler.class);
+  /** The control event's type: frontends forget the application (host agents skip it). */
+  static final String ALIAS_EVENT = "alias";
+
   private final ClusterStore store;
   private final AppsHandler apps;
   private final Versions versions;
+  private final ControlEvents events;
 
-  public AliasesHandler(ClusterStore store, AppsHandler apps) {
+  public AliasesHandler(ClusterStore store, AppsHandler apps, ControlEvents events) {
     this.store = store;
     this.apps = apps;
     this.versions = new Versions(store);
+    this.events = events;
+  }
+
+  /** This frontend and, through sand.control, the others read the application's aliases again at once. */
+  private void changed(AppsHandler.Owned o) {
+    apps.changed(o.name().name());
+    try {
+      events.publish(ALIAS_EVENT, o.app().appId(), List.of());
+    } catch (ApiException e) {
+      // recorded; the other frontends see it when their cached entry is read again (seconds)
+      LOG.warn("[app {}] alias change not announced: {}", o.name().name(), e.getMessage());
+    }
   }
 
   public void routes(Router r) {
@@ -62,7 +81,7 @@ public final class AliasesHandler {
           + "; delete one first (sand alias delete)");
     }
     store.putAppRecord(new AppRecord(appId, Alias.KIND, alias.name(), alias.encode()));
-    apps.changed(o.name().name());
+    changed(o);
     return Reply.ok(describe(alias, o));
   }
 
@@ -88,7 +107,7 @@ public final class AliasesHandler {
           + o.name().name() + ")");
     }
     store.deleteAppRecord(o.app().appId(), Alias.KIND, name);
-    apps.changed(o.name().name());
+    changed(o);
     return Reply.ok(
         Json.object().put("app", o.name().name()).put("name", name).put("deleted", true));
   }

@@ -200,7 +200,7 @@ public final class Frontend {
     grains.routes(router);
     apps.routes(router);
     new SecretsHandler(deps.store(), apps, deps.clock()).routes(router);
-    new AliasesHandler(deps.store(), apps).routes(router);
+    new AliasesHandler(deps.store(), apps, new ControlEvents(deps.producer())).routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(
         deps.store(), apps, new ControlEvents(deps.producer()), deps.clock());
     deployments.routes(router);

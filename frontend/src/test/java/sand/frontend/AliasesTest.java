@@ -55,6 +55,11 @@ class AliasesTest {
     assertEquals(200, p.status(), p.body());
     assertTrue(p.json().path("serves").asBoolean());
     assertEquals("/app/shop@prod", p.json().path("invoke").asText());
+    var control = fe.sent(sand.contracts.TopicNames.CONTROL);
+    JsonNode event = sand.frontend.internal.Json.MAPPER.readTree(
+        control.get(control.size() - 1).value());
+    assertEquals("alias", event.path("type").asText(), "the other frontends forget it at once");
+    assertEquals(appId, event.path("app").asText());
     assertTrue(reachesKafka("/app/shop@prod"));
     assertTrue(reachesKafka("/app/shop@2"));
     assertTrue(reachesKafka("/app/shop"));
