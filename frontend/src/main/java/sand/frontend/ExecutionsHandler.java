@@ -18,6 +18,7 @@ import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 import sand.frontend.invoke.AppDirectory;
 import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.Qualifier;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances
@@ -103,7 +104,7 @@ public final class ExecutionsHandler {
 
   /** An end user's result: what {@code POST /app/{app}} would have answered, or 202 while there is none yet. */
   Reply result(Call call) {
-    String name = call.param("app");
+    String name = Qualifier.appName(call.param("app")); // the invoke URL's form works here too
     String id = call.param("id");
     String appId = apps.find(name).map(AppDirectory.Target::appId).orElse(null);
     ExecutionRecord e =

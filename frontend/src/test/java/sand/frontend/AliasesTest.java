@@ -62,6 +62,13 @@ class AliasesTest {
     assertEquals(appId, event.path("app").asText());
     assertTrue(reachesKafka("/app/shop@prod"));
     assertTrue(reachesKafka("/app/shop@2"));
+    String id = fe.callAsync("POST", "/app/shop@prod?async=1", null, "{}")
+        .get()
+        .json()
+        .path("execution_id")
+        .asText();
+    var running = fe.call("GET", "/app/shop@prod/executions/" + id, null, null);
+    assertEquals(202, running.status(), "the result route takes the same form: " + running.body());
     assertTrue(reachesKafka("/app/shop"));
 
     JsonNode list = fe.call("GET", "/api/v1/apps/shop/aliases", alice, null).json();
