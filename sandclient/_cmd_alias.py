@@ -45,13 +45,13 @@ def _alias(args: argparse.Namespace) -> int:
     client = Client.from_login()
     base = f"/api/v1/apps/{_q(args.app)}/aliases"
     if args.alias_command == "list":
-        body = client.call("GET", base).body or {}
+        listed = client.call("GET", base).body or {}
         if args.json:
-            print(json.dumps(body, indent=2))
-        elif not body.get("aliases"):
+            print(json.dumps(listed, indent=2))
+        elif not listed.get("aliases"):
             info(f"application {args.app} has no aliases: `sand alias set {args.app} prod <version>` adds one")
         else:
-            for a in body["aliases"]:
+            for a in listed["aliases"]:
                 print(_describe(a))
         return 0
     if args.alias_command == "delete":

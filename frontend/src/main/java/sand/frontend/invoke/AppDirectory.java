@@ -26,7 +26,7 @@ import sand.contracts.Workflow;
  * plus one read.
  *
  * <p>Only the first request for a name waits for Cassandra. An entry older than {@code maxAge} is still
- * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
+ * answered from memory while one read on {@code refresher} replaces it: the four CQL round trips of a refresh (name, application, hosts, aliases)
  * (4-5 ms on a loaded host) never land on a request again.
  */
 public final class AppDirectory {

@@ -37,7 +37,7 @@ public final class Qualifier {
     }
     String name = app.name();
     int version;
-    if (!qualifier.isEmpty() && qualifier.chars().allMatch(Character::isDigit)) {
+    if (!qualifier.isEmpty() && qualifier.chars().allMatch(c -> c >= '0' && c <= '9')) {
       version = qualifier.length() > 9 ? -1 : Integer.parseInt(qualifier);
       if (version < 1) {
         throw ApiException.badRequest("'" + name + "@" + shorten(qualifier)

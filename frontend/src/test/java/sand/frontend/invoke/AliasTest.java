@@ -85,7 +85,7 @@ class AliasTest {
     assertEquals(409, status(() -> Qualifier.check(app, "old", () -> 0.5)));
     assertEquals(409, status(() -> Qualifier.check(app, "split", () -> 0.9)));
     assertEquals(404, status(() -> Qualifier.check(app, "beta", () -> 0.5)));
-    for (String bad : List.of("", "0", "x!", "9999999999", "Prod")) {
+    for (String bad : List.of("", "0", "x!", "9999999999", "Prod", "\u0663")) {
       assertEquals(400, status(() -> Qualifier.check(app, bad, () -> 0.5)), bad);
     }
     var e = assertThrows(ApiException.class, () -> Qualifier.check(app, "old", () -> 0.5));
