@@ -62,6 +62,7 @@ class AliasesTest {
     assertEquals(appId, event.path("app").asText());
     assertTrue(reachesKafka("/app/shop@prod"));
     assertTrue(reachesKafka("/app/shop@2"));
+    assertTrue(reachesKafka("/app/shop%40prod"), "as sand invoke sends it (quoted)");
     String id = fe.callAsync("POST", "/app/shop@prod?async=1", null, "{}")
         .get()
         .json()
