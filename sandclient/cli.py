@@ -27,6 +27,7 @@ from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _cmd_data, _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
 from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
+from sandclient._cmd_alias import add_alias_commands
 from sandclient._cmd_secrets import add_secret_commands
 
 
@@ -154,6 +155,7 @@ def _add_api_commands(sub: Any) -> None:
     _add_listing_commands(sub)
     add_secret_commands(sub)
     add_endpoint_commands(sub)
+    add_alias_commands(sub)
     account = sub.add_parser("account", help="your account: delete it")
     what = account.add_subparsers(dest="account_command", required=True)
     p = what.add_parser("delete", help="delete your account with its applications and grains (all undeployed)")

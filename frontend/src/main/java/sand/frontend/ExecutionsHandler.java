@@ -19,6 +19,7 @@ import sand.frontend.internal.Router;
 import sand.frontend.invoke.AppDirectory;
 import sand.frontend.invoke.InvokeAuth;
 import sand.frontend.invoke.InvokeHandler;
+import sand.frontend.invoke.Qualifier;
 
 /**
  * {@code /api/v1/executions/{id}}: the outcome of one request, and the log lines its grain instances
@@ -112,7 +113,7 @@ public final class ExecutionsHandler {
 
   /** An end user's result: what {@code POST /app/{app}} would have answered, or 202 while there is none yet. */
   Reply result(Call call) {
-    String name = call.param("app");
+    String name = Qualifier.appName(call.param("app")); // the invoke URL's form works here too
     String id = call.param("id");
     var target = apps.find(name);
     if (auth != null && target.isPresent()) {

@@ -201,6 +201,7 @@ public final class Frontend {
     grains.routes(router);
     apps.routes(router);
     new SecretsHandler(deps.store(), apps, deps.clock()).routes(router);
+    new AliasesHandler(deps.store(), apps, new ControlEvents(deps.producer())).routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(
         deps.store(), apps, new ControlEvents(deps.producer()), deps.clock());
     deployments.routes(router);
@@ -319,6 +320,7 @@ public final class Frontend {
         .limitBody("POST", "/api/v1/apps/{app}/deploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/undeploy", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/rollback", SMALL_BODY_BYTES)
+        .limitBody("PUT", "/api/v1/apps/{app}/aliases/{alias}", SMALL_BODY_BYTES)
         .limitBody("PUT", "/api/v1/apps/{app}/secrets/{name}", SMALL_BODY_BYTES)
         .limitBody("PUT", "/api/v1/apps/{app}/endpoint", SMALL_BODY_BYTES)
         .limitBody("POST", "/api/v1/apps/{app}/keys", SMALL_BODY_BYTES)

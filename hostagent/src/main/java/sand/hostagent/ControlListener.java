@@ -69,6 +69,9 @@ final class ControlListener implements AutoCloseable {
       LOG.warn("control topic: ignoring a record that is not JSON at offset {}", r.offset());
       return;
     }
+    if ("alias".equals(type)) {
+      return; // for the frontends (their application cache): nothing to deploy
+    }
     if (appId.isEmpty() || !List.of("deploy", "undeploy", "update").contains(type)) {
       LOG.warn(
           "control topic: ignoring {} event for app '{}' at offset {}", type, appId, r.offset());

@@ -30,16 +30,18 @@ import sand.contracts.Workflow;
  * plus one read.
  *
  * <p>Only the first request for a name waits for Cassandra. An entry older than {@code maxAge} is still
- * answered from memory while one read on {@code refresher} replaces it: the three CQL round trips of a refresh
- * (4-5 ms on a loaded host) never land on a request again. An entry older than {@link #IDLE_FACTOR} times
- * {@code maxAge} (an application nobody called meanwhile) is read before it answers, as a first request is.
+ * answered from memory while one read on {@code refresher} replaces it: the CQL round trips of a refresh (name,
+ * application, hosts, aliases, the endpoint's rule; 4-5 ms on a loaded host) never land on a request again. An entry
+ * older than {@link #IDLE_FACTOR} times {@code maxAge} (an application nobody called meanwhile) is read before it
+ * answers, as a first request is.
  */
 public final class AppDirectory {
   private static final Logger LOG = LoggerFactory.getLogger(AppDirectory.class);
 
   /**
    * An application as an invocation needs it; {@code entry} is null when it is not deployed; {@code hosts} are
-   * the hosts that report it deployed (where the gate may take its requests).
+   * the hosts that report it deployed (where the gate may take its requests); {@code version} is the version it
+   * runs, {@code aliases} its aliases by name (read with it: naming one costs no cluster-state read).
    */
   public record Target(
       String name,
@@ -48,7 +50,9 @@ public final class AppDirectory {
       String entry,
       int requestTimeoutS,
       List<String> hosts,
-      InvokeAuth.Rule auth) {
+      InvokeAuth.Rule auth,
+      int version,
+      Map<String, Alias> aliases) {
     boolean deployed() {
       return entry != null;
     }
@@ -146,6 +150,10 @@ public final class AppDirectory {
             .sorted()
             .toList();
     String appId = app.get().appId();
+    Map<String, Alias> aliases = new java.util.HashMap<>();
+    store.appRecords(appId, Alias.KIND).stream()
+        .limit(Alias.MAX_PER_APP)
+        .forEach(r -> aliases.put(r.id(), Alias.decode(r.id(), r.value())));
     return Optional.of(new Target(
         name,
         appId,
@@ -153,7 +161,9 @@ public final class AppDirectory {
         entry,
         n.get().requestTimeoutS(),
         hosts,
-        InvokeAuth.Rule.read(store, box.get(), appId)));
+        InvokeAuth.Rule.read(store, box.get(), appId),
+        app.get().version(),
+        Map.copyOf(aliases)));
   }
 
   private static <T> Supplier<T> memoize(Supplier<T> s) {

@@ -8,9 +8,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.DoubleSupplier;
 import java.util.function.IntSupplier;
 import org.apache.kafka.clients.producer.BufferExhaustedException;
 import org.apache.kafka.clients.producer.Producer;
@@ -34,7 +36,7 @@ import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 
 /**
- * {@code POST /app/{app}}: an end user's request (Figure 4 step 0). The body becomes an event envelope
+ * {@code POST /app/{app}} (or {@code /app/{app}@{alias or version}}, {@link Qualifier}): an end user's request (Figure 4 step 0). The body becomes an event envelope
  * produced as a {@code new} record to the entry grain's topic; the answer is the first result for it (step 11).
  * Synchronous by default (504 after the application's request timeout, with the execution id);
  * {@code ?async=1} answers 202 with the execution id as soon as Kafka has the request. A grain's error event is
@@ -65,6 +67,9 @@ public final class InvokeHandler {
   private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
   private volatile IntSupplier liveFrontends = () -> 1;
   private final RequestRate rate = new RequestRate();
+  /** Picks an alias's version per request (a canary's share); tests pass their own. */
+  private volatile DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+
   private volatile int requestsPerSecond; // the account's cluster-wide rate quota; 0: none
 
   public InvokeHandler(
@@ -112,6 +117,11 @@ public final class InvokeHandler {
     return Math.max(1, (limit + live - 1) / live);
   }
 
+  /** Where an alias with a canary draws its numbers (tests). */
+  public void useRandom(DoubleSupplier random) {
+    this.random = random;
+  }
+
   /** Hand requests to host agents through their gates first (Kafka when none takes one). */
   public void useGates(AgentGates gates) {
     this.gates = gates;
@@ -136,7 +146,7 @@ public final class InvokeHandler {
   /** Run the application named by the call's {@code app} with its body; {@code async} answers 202 at once. */
   public CompletionStage<Reply> invoke(Call call, boolean async) {
     long received = System.nanoTime();
-    String name = call.param("app");
+    String name = Qualifier.appName(call.param("app"));
     AppDirectory.Target app =
         apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
     if (auth != null) {
@@ -147,6 +157,7 @@ public final class InvokeHandler {
           "application '" + name + "' is not deployed; its developer deploys it with "
               + "POST /api/v1/apps/" + name + "/deploy");
     }
+    Qualifier.check(app, Qualifier.of(call.param("app")), random);
     byte[] raw = call.body();
     JsonNode value = raw.length == 0 ? Json.object() : Json.parse(raw, "request body");
     int perSecond = requestsPerSecond;
