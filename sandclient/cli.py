@@ -26,8 +26,8 @@ from typing import Any
 from grainworker.workflow import DEFAULT_TIMEOUT_S
 from sandclient import _cmd_data, _cmd_executions, _cmd_versions
 from sandclient import _commands as commands
-from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
 from sandclient._cmd_alias import add_alias_commands
+from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
 from sandclient._cmd_secrets import add_secret_commands
 
 
