@@ -39,12 +39,14 @@ def name(http: Http, key: str) -> Iterator[str]:
     raw_remove(http, key, n)
 
 
-def invoke(http: Http, path: str) -> requests.Response:
-    """An invocation right after an alias changed: every frontend hears of it on sand.control within moments."""
+def invoke(http: Http, path: str, want: int | None = None) -> requests.Response:
+    """An invocation right after an alias changed: every frontend hears of it on sand.control within moments, so
+    it is asked again (up to 5 s) until it answers `want` (default: anything but 404 and 409)."""
     deadline = time.monotonic() + 5
     while True:
         r = http("POST", path, json_body={})
-        if r.status_code not in (404, 409) or time.monotonic() > deadline:
+        done = r.status_code == want if want is not None else r.status_code not in (404, 409)
+        if done or time.monotonic() > deadline:
             return r
         time.sleep(0.2)
 
@@ -110,9 +112,9 @@ def test_after_a_rollback_the_alias_follows_when_pointed(http: Http, key: str, n
     assert r.status_code == 202 and r.json()["version"] == 3, r.text
     assert http.wait_status(key, name, "deployed")["version"] == 3
     http("PUT", f"/api/v1/apps/{name}/aliases/prod", key, json_body={"version": 2})
-    assert invoke(http, f"/app/{name}@prod").status_code == 409  # prod still names version 2
+    assert invoke(http, f"/app/{name}@prod", want=409).status_code == 409  # prod still names version 2
     assert http("PUT", f"/api/v1/apps/{name}/aliases/prod", key, json_body={"version": 3}).status_code == 200
     r = invoke(http, f"/app/{name}@prod")
     assert r.status_code == 200 and r.json() == {"word": "one"}, r.text
     assert http("DELETE", f"/api/v1/apps/{name}/aliases/prod", key).status_code == 200
-    assert invoke(http, f"/app/{name}@prod").status_code == 404
+    assert invoke(http, f"/app/{name}@prod", want=404).status_code == 404
