@@ -154,7 +154,7 @@ public final class AppExecutionsHandler {
   /** Epoch milliseconds, 0..{@link #TIME_MAX_MS}. */
   private static Instant time(Call call, String name, Instant dflt) {
     String v = call.query(name);
-    if (v == null || v.isEmpty()) {
+    if (v == null) {
       return dflt;
     }
     try {
