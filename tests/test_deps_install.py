@@ -134,3 +134,28 @@ def test_the_build_isolation_pip_gets_the_proxy_and_ca_bundle_from_its_environme
     cmd = _deps.pip_command(["pip"], "/t", ["/r.txt"], INDEX, "/ca.pem", "http://127.0.0.1:9")
     assert cmd[:3] == ["pip", "install", "--isolated"]
     assert cmd[cmd.index("--proxy") + 1] == "http://127.0.0.1:9" and cmd[-2:] == ["-r", "/r.txt"]
+
+
+def test_the_emulator_installs_requirements_with_the_same_installer_into_its_cache(
+    tmp_path: Path, proxy: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sandemu import Emulator, EmulatorError
+
+    url, _ = proxy
+    monkeypatch.setenv("SAND_EMULATOR_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_INDEX_URL", INDEX)  # this machine's pip's index, as pip-index.sh reads it
+    monkeypatch.setenv("HTTP_PROXY", url)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "workflow.json").write_text('{"name": "deps", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}')
+    (app / "g.py").write_text("import tinypkg\ndef handle(e, c):\n    return tinypkg.HELLO\n")
+    (app / "requirements.txt").write_text("tinypkg==0.1\n")
+    with Emulator(app, echo=lambda line: None) as emu:
+        assert emu.invoke({})[0] == "built from an sdist"
+    installed = list((tmp_path / "cache").glob("*/tinypkg.py"))
+    assert len(installed) == 1  # one folder per requirements file and Python, not the host's site-packages
+    (app / "requirements.txt").write_text("no-such-package==1.0\n")
+    with pytest.raises(EmulatorError, match=r"requirements.txt could not be installed: pip install exited with 1: ERROR: "):
+        Emulator(app, echo=lambda line: None).start()
