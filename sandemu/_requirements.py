@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -37,18 +38,16 @@ def host_pip_setting(name: str) -> str:
     value = os.environ.get("PIP_" + name.upper().replace("-", "_"), "")
     if value:
         return value
-    try:
-        from pip._internal.configuration import Configuration
-
-        config = Configuration(isolated=False)
-        config.load()
-        for section in ("install", "global"):
-            try:
-                return str(config.get_value(f"{section}.{name}"))
-            except Exception:  # noqa: BLE001, S112 - not set in that section
-                continue
-    except Exception:  # noqa: BLE001 - no pip to ask: pip's default
-        return ""
+    try:  # pip's own word (its configuration files), as `pip config list` prints it: section.name='value'
+        listed = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""  # no pip to ask: pip's default
+    values = dict(line.split("=", 1) for line in listed.splitlines() if "=" in line)
+    for section in ("install", "global"):
+        if f"{section}.{name}" in values:
+            return values[f"{section}.{name}"].strip().strip("'\"")
     return ""
 
 

@@ -22,7 +22,7 @@ from grainworker import _deps
 
 INDEX = "http://localhost:9/simple"  # nothing listens there: only the proxy reaches this index (a secure origin)
 
-BACKEND = '''
+BACKEND = """
 import base64, hashlib, os, zipfile
 
 def _record(name, data):
@@ -34,7 +34,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files = {
         "tinypkg.py": open("tinypkg.py", "rb").read(),
         "tinypkg-0.1.dist-info/METADATA": b"Metadata-Version: 2.1\\nName: tinypkg\\nVersion: 0.1\\n",
-        "tinypkg-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\\nGenerator: tinybuild\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
+        "tinypkg-0.1.dist-info/WHEEL": b"Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
     }
     record = [_record(n, d) for n, d in files.items()] + ["tinypkg-0.1.dist-info/RECORD,,"]
     with zipfile.ZipFile(os.path.join(wheel_directory, name), "w") as z:
@@ -42,7 +42,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             z.writestr(n, d)
         z.writestr("tinypkg-0.1.dist-info/RECORD", "\\n".join(record) + "\\n")
     return name
-'''
+"""
 
 
 def _wheel(files: dict[str, bytes]) -> bytes:
@@ -50,7 +50,7 @@ def _wheel(files: dict[str, bytes]) -> bytes:
     files = {
         **files,
         "tinybuild-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinybuild\nVersion: 1.0\n",
-        "tinybuild-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        "tinybuild-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
     for n, d in files.items():
@@ -157,5 +157,7 @@ def test_the_emulator_installs_requirements_with_the_same_installer_into_its_cac
     installed = list((tmp_path / "cache").glob("*/tinypkg.py"))
     assert len(installed) == 1  # one folder per requirements file and Python, not the host's site-packages
     (app / "requirements.txt").write_text("no-such-package==1.0\n")
-    with pytest.raises(EmulatorError, match=r"requirements.txt could not be installed: pip install exited with 1: ERROR: "):
+    with pytest.raises(
+        EmulatorError, match=r"requirements.txt could not be installed: pip install exited with 1: ERROR: "
+    ):
         Emulator(app, echo=lambda line: None).start()
