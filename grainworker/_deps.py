@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
+from typing import IO
 
 PIP_WHEELS = "/opt/sand/pip/pip-*.whl"
 
@@ -53,11 +54,13 @@ def _serve(listener: socket.socket, proxy_socket: str) -> None:
             threading.Thread(target=_pump, args=(a, b), daemon=True).start()
 
 
-def pip_command(pip_wheel: str, port: int, args: argparse.Namespace) -> list[str]:
-    # --isolated: no pip configuration or PIP_* variable of the image counts, only these options
+def pip_command(
+    pip: list[str], target: str, requirements: list[str], index_url: str, cert: str, proxy: str
+) -> list[str]:
+    """The pip install both the platform's install container and the emulator run (``pip``: how pip is started)."""
+    # --isolated: no pip configuration or PIP_* variable of the machine counts, only these options
     cmd = [
-        sys.executable,
-        os.path.join(pip_wheel, "pip"),
+        *pip,
         "install",
         "--isolated",
         "--no-input",
@@ -68,17 +71,71 @@ def pip_command(pip_wheel: str, port: int, args: argparse.Namespace) -> list[str
         "off",
         "--no-compile",
         "--target",
-        args.target,
-        "--proxy",
-        f"http://127.0.0.1:{port}",
+        target,
     ]
-    if args.index_url:
-        cmd += ["--index-url", args.index_url]
-    if args.cert:
-        cmd += ["--cert", args.cert]
-    for r in args.requirement:
+    if proxy:
+        cmd += ["--proxy", proxy]
+    if index_url:
+        cmd += ["--index-url", index_url]
+    if cert:
+        cmd += ["--cert", cert]
+    for r in requirements:
         cmd += ["-r", r]
     return cmd
+
+
+def pip_environment(proxy: str, cert: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """pip's environment. An sdist's build dependencies (setuptools for langdetect==1.0.9) are installed by a
+    second pip that pip starts for build isolation; pip 24 passes it the index but not --proxy or --cert, so
+    without these variables it resolves the index's name itself and fails ("Temporary failure in name
+    resolution") where the proxy is the only way out. That pip is not --isolated: PIP_PROXY and PIP_CERT reach it
+    (and the proxy variables reach any other HTTP client a build runs)."""
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_CACHE_DIR": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **(base or {}),
+    }
+    if proxy:
+        env.update(PIP_PROXY=proxy, HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy)
+    if cert:
+        env["PIP_CERT"] = cert
+    return env
+
+
+def install(
+    pip: list[str],
+    target: str,
+    out: str,
+    requirements: list[str],
+    index_url: str,
+    cert: str,
+    proxy: str,
+    env: dict[str, str] | None = None,
+    output: IO[str] | None = None,
+) -> int:
+    """Install the requirements with pip into ``target``, then copy what it installed into ``out``; pip's exit
+    status. pip's output goes to ``output`` (None: this process's stdout and stderr)."""
+    code = subprocess.call(
+        pip_command(pip, target, requirements, index_url, cert, proxy),
+        env=env or pip_environment(proxy, cert),
+        stdout=output,
+        stderr=subprocess.STDOUT if output is not None else None,
+    )
+    if code != 0:
+        return code
+    shutil.rmtree(os.path.join(target, "bin"), ignore_errors=True)  # scripts: nothing runs them here
+    for entry in os.scandir(target):  # not the folder itself: --out belongs to the host agent
+        dest = os.path.join(out, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            shutil.copytree(entry.path, dest, symlinks=True)
+        else:
+            shutil.copy2(entry.path, dest, follow_symlinks=False)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,25 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     threading.Thread(target=_serve, args=(listener, args.proxy_socket), daemon=True).start()
-    env = {
-        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOME": "/tmp",
-        "TMPDIR": "/tmp",
-        "LANG": "C.UTF-8",
-        "PIP_CONFIG_FILE": os.devnull,
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    code = subprocess.call(pip_command(wheels[-1], listener.getsockname()[1], args), env=env)
-    if code != 0:
-        return code
-    shutil.rmtree(os.path.join(args.target, "bin"), ignore_errors=True)  # scripts: nothing runs them here
-    for entry in os.scandir(args.target):  # not the folder itself: --out belongs to the host agent
-        dest = os.path.join(args.out, entry.name)
-        if entry.is_dir(follow_symlinks=False):
-            shutil.copytree(entry.path, dest, symlinks=True)
-        else:
-            shutil.copy2(entry.path, dest, follow_symlinks=False)
-    return 0
+    proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    pip = [sys.executable, os.path.join(wheels[-1], "pip")]
+    return install(pip, args.target, args.out, args.requirement, args.index_url, args.cert, proxy)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def _read_input(text: str) -> Any:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
+    """Errors are one `Error: ...` line and exit 1, as a failed deploy or invoke says them (--debug: the traceback)."""
     from sandemu import Emulator, EmulatorError
 
     try:
@@ -51,25 +52,27 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return _error(f"--input is not valid JSON: {e}")
     try:
         emulator = Emulator(args.app_dir, timeout_s=args.timeout, standby=not args.no_standby)
-    except EmulatorError as e:
-        return _error(str(e))
-    with emulator:
-        if args.input is not None:
-            try:
+        with emulator:
+            emulator.wait_loaded()  # a grain that does not load fails the run, as it fails a deploy
+            if args.input is not None:
                 result, execution_id = emulator.invoke(value)
-            except TimeoutError as e:
-                return _error(str(e))
-            print(json.dumps(result, indent=2))
-            print(f"execution id: {execution_id}", file=sys.stderr)
-            return 1 if isinstance(result, dict) and set(result) == {"error"} else 0
-        from sandemu._http import create_app
+                print(json.dumps(result, indent=2))
+                print(f"execution id: {execution_id}", file=sys.stderr)
+                return 1 if isinstance(result, dict) and set(result) == {"error"} else 0
+            from sandemu._http import create_app
 
-        print(
-            f"Emulating {emulator.app!r} from {emulator.app_dir}: "
-            f"curl -X POST http://127.0.0.1:{args.port}/app/{emulator.app} -d '{{...}}'",
-            file=sys.stderr,
-        )
-        create_app(emulator).run(host="127.0.0.1", port=args.port, threaded=True)
+            print(
+                f"Emulating {emulator.app!r} from {emulator.app_dir}: "
+                f"curl -X POST http://127.0.0.1:{args.port}/app/{emulator.app} -d '{{...}}'",
+                file=sys.stderr,
+            )
+            create_app(emulator).run(host="127.0.0.1", port=args.port, threaded=True)
+    except (EmulatorError, TimeoutError, OSError) as e:
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        return _error(str(e))
     return 0
 
 
@@ -88,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"grain timeout in seconds (default: as deployed, settings.json's timeout_s, else {DEFAULT_TIMEOUT_S:g})",
     )
     emu.add_argument("--no-standby", action="store_true", help="fork on demand instead of a pre-forked standby")
+    emu.add_argument("--debug", action="store_true", help="print an error's traceback too")
     emu.set_defaults(func=cmd_emulate)
     _add_api_commands(sub)
     return parser

@@ -12,7 +12,6 @@ requests. `sand emulate` (sandclient.cli) runs it from the command line; `sandem
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -36,7 +35,7 @@ from grainworker.appenv import ENV_FILE_VAR, AppEnvError
 from grainworker.envelope import decode, encode, is_error, new_id
 from grainworker.localbus import LocalBusClient
 from grainworker.workflow import DEFAULT_TIMEOUT_S, END, Workflow, WorkflowError, parse_workflow
-from sandemu import _bus, _env
+from sandemu import _bus, _env, _requirements
 from sandemu._bus import InMemoryLocalBus
 from sandemu._datalayer import InMemoryDataLayer, Jittered
 
@@ -44,6 +43,9 @@ __all__ = ["Emulator", "EmulatorError", "load_app"]
 
 # The folder the grain workers import `grainworker` from (the repository, or site-packages).
 ROOT = Path(grainworker.__file__).resolve().parent.parent
+
+
+LOAD_WAIT_S = 60.0  # how long the grains' workers may take to import their code (a deploy waits as long)
 
 
 class EmulatorError(Exception):
@@ -133,6 +135,7 @@ class Emulator:
         self._results: dict[str, tuple[threading.Event, list[Any]]] = {}
         self._lock = threading.Lock()
         self._running = False
+        self._loaded = False
         self.reports: list[dict[str, Any]] = []
         self.load_errors: dict[str, str] = {}  # grain -> why its code did not load (as a deploy would fail)
 
@@ -148,6 +151,7 @@ class Emulator:
         tmp = Path(self._tmp.name)
         self.bus_address, self.data_address = f"unix:{tmp / 'bus.sock'}", f"unix:{tmp / 'data.sock'}"
         bus, data = InMemoryLocalBus(self._agent_cred), InMemoryDataLayer(self._agent_cred)
+        self._bus = bus
         bus.grantApplication(self._agent_cred, self.app, self._app_cred)
         data.grantApplication(self._agent_cred, self.app, self._app_cred)
         _serve(LocalBus.Processor(bus), str(tmp / "bus.sock"))
@@ -213,30 +217,39 @@ class Emulator:
         self._tmp.cleanup()
 
     def _requirements(self) -> list[str]:
-        """Install requirements.txt once into a cache folder (as deploy does into the sandbox)."""
-        req = self.app_dir / "requirements.txt"
-        if not req.is_file() or not req.read_text().strip():
-            return []
-        digest = hashlib.sha256(req.read_bytes()).hexdigest()[:16]
-        target = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sand" / "emulator" / digest
-        if not (target / ".done").exists():
-            self.echo(f"[emulator] installing {req} into {target}")
-            r = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), "-r", str(req)],
-                capture_output=True,
-                text=True,
-            )
-            if r.returncode != 0:
-                raise EmulatorError(f"pip could not install {req}:\n{r.stderr.strip()}")
-            (target / ".done").touch()
-        return [str(target)]
+        """requirements.txt installed as a deploy installs it (sandemu._requirements), once per content."""
+        try:
+            return _requirements.install(self.app_dir, self.echo)
+        except _requirements.RequirementsError as e:
+            raise EmulatorError(str(e)) from None
+
+    def wait_loaded(self, timeout_s: float = LOAD_WAIT_S) -> None:
+        """Wait until every grain's worker polls its queue or says its code did not load, then raise if any did
+        not: as on the platform, where such a grain fails the deploy whether or not a request would reach it."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for g, w in self._workers.items():
+                if g not in self.load_errors and w.poll() is not None and f"{self.app}/{g}" not in self._bus.polled:
+                    time.sleep(0.2)  # its report may still be on the way
+                    self.load_errors.setdefault(g, f"grain {g}: its worker exited with status {w.returncode}")
+            if all(f"{self.app}/{g}" in self._bus.polled or g in self.load_errors for g in self._workers):
+                break
+            time.sleep(0.02)
+        else:
+            waiting = sorted(g for g in self._workers if f"{self.app}/{g}" not in self._bus.polled)
+            raise EmulatorError(f"grains {', '.join(waiting)} did not start in {timeout_s:g} s")
+        self._raise_load_errors()
 
     def worker_pid(self, grain: str) -> int:
         return self._workers[grain].pid
 
     # ---- requests
     def invoke(self, value: Any, timeout_s: float | None = None) -> tuple[Any, str]:
-        """Run the workflow on ``value``; returns (output, execution id). Raises TimeoutError."""
+        """Run the workflow on ``value``; returns (output, execution id). Raises TimeoutError, and EmulatorError
+        when a grain's code did not load (any grain: see wait_loaded)."""
+        if not self._loaded:
+            self.wait_loaded()
+            self._loaded = True
         self._raise_load_errors()
         execution_id = new_id()
         done: tuple[threading.Event, list[Any]] = (threading.Event(), [])

@@ -41,6 +41,7 @@ class InMemoryLocalBus:
         self._queues: dict[str, deque[tuple[str, bytes]]] = {}
         self._capacity = capacity
         self._cond = threading.Condition()
+        self.polled: set[str] = set()  # the queues a poller has asked for: their grain's code loaded
 
     def _who(self, credential: str) -> str | None:
         """None for the host agent, the application otherwise."""
@@ -90,6 +91,7 @@ class InMemoryLocalBus:
 
     def poll(self, credential: str, queue: str, maxMessages: int, timeoutMs: int) -> list[bytes]:  # noqa: N803
         self._check(credential, queue, publish=False)
+        self.polled.add(queue)
         return [p for _, p in self._take(queue, maxMessages, timeoutMs)]
 
     def pollHostAgent(self, credential: str, maxMessages: int, timeoutMs: int) -> list:  # noqa: N802, N803

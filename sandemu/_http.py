@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, request
 
 from grainworker.envelope import is_error
-from sandemu import Emulator
+from sandemu import Emulator, EmulatorError
 
 
 def _error(status: int, code: str, message: str) -> tuple[Response, int]:
@@ -30,6 +30,8 @@ def create_app(emulator: Emulator) -> Flask:
             result, execution_id = emulator.invoke(value)
         except TimeoutError as e:
             return _error(504, "timeout", str(e))
+        except EmulatorError as e:  # a grain's code did not load: the application cannot run (a failed deploy)
+            return _error(503, "not_deployed", str(e))
         # A grain's failure reaches the caller as 500 with the error event (same as the frontend).
         status = 500 if is_error(result) else 200
         resp = jsonify(result)

@@ -121,6 +121,42 @@ def test_cli_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Error: --input is not valid JSON" in capsys.readouterr().err
 
 
+def _two_grain_app(root: Path, b_code: str) -> Path:
+    """Grain a answers (reading data.txt beside the code); grain b is on no request's path."""
+    wf = {"name": "two", "entry": "a", "functions": [{"name": "a", "next": ["end"]}, {"name": "b", "next": ["end"]}]}
+    (root / "workflow.json").write_text(json.dumps(wf))
+    (root / "a.py").write_text("import os\ndef handle(e, c):\n    return [os.getcwd(), open('data.txt').read()]\n")
+    (root / "b.py").write_text(b_code)
+    (root / "data.txt").write_text("beside the code")
+    return root
+
+
+def test_a_grain_runs_in_its_code_folder(tmp_path: Path) -> None:
+    with Emulator(_two_grain_app(tmp_path, "def handle(e, c):\n    return 1\n"), echo=lambda line: None) as e:
+        assert e.invoke({})[0] == [str(tmp_path.resolve()), "beside the code"]
+
+
+def test_a_grain_off_the_path_that_does_not_load_fails_the_run_with_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a deploy fails: whether or not a request would reach the grain; one `Error:` line, exit status 1."""
+    app = _two_grain_app(tmp_path, "import no_such_module\ndef handle(e, c):\n    return 1\n")
+    assert sand(["emulate", str(app), "--input", "{}"]) == 1
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        "Error: grain b failed to load: ModuleNotFoundError: No module named 'no_such_module' (b.py, line 1)"
+    ]
+    assert "Traceback" not in captured.err and captured.out == ""
+    assert sand(["emulate", str(app), "--input", "{}", "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    from sandemu._http import create_app
+
+    with Emulator(app, echo=lambda line: None) as e:
+        r = create_app(e).test_client().post("/app/two", json={})
+    assert r.status_code == 503 and "grain b failed to load" in r.json["error"]["message"]
+
+
 def test_the_grain_timeout_is_the_platforms_by_default() -> None:
     # one constant for the emulator, `sand emulate` and a deployed application (contracts/rules.json)
     assert DEFAULT_TIMEOUT_S == 60
