@@ -363,8 +363,11 @@ class _Run:
         failed = _counter(self.context, key) >= FAILED
         if not failed:  # else the Parallel failed already (its error went on): this branch's output is dropped
             self.context.putMapEntry(key, str(frame["index"]), json.dumps(data))
-        if "trace_at" in frame:  # this branch's path, for the timeline of the instance that goes on (_merge_traces)
-            self.context.putMapEntry(key + ".trace", str(frame["index"]), json.dumps(_branch_trace(self.context)))
+        if "trace_at" in frame:  # this branch's own path, for the timeline of the instance that goes on (_merge_traces)
+            own = _branch_trace(self.context)[int(frame["trace_at"]) :][
+                :MAX_TRACE
+            ]  # the fan-out's path is the joiner's
+            self.context.putMapEntry(key + ".trace", str(frame["index"]), json.dumps(own))
         _, results = self.arrive(key, frame, 1 + self.next_item(frame, frames, failed))
         if results is None:  # branches still to arrive, or the Parallel failed
             return None
@@ -447,13 +450,10 @@ def _merge_traces(context: Any, frame: dict[str, Any], traces: dict[str, str]) -
     at = int(frame["trace_at"])
     state = str(frame["grain"])
     kind = "item" if frame.get("kind") == "map" else "branch"
-    merged: list[Any] = []
+    merged = _event_trace(context)[:at]  # the fan-out's path: every branch's trace starts with it
     for i in range(int(frame["count"])):
         raw = traces.get(str(i))
-        path = json.loads(raw) if raw else []
-        if not merged:
-            merged = list(path[:at])
-        for e in path[at:]:
+        for e in json.loads(raw) if raw else []:
             if len(merged) >= MAX_TRACE - 1:  # room for the joining instance's own entry
                 context.trace_override = merged
                 return
