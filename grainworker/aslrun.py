@@ -25,7 +25,9 @@ its state travels in the branches' frames, and any instance may fan out again (a
 a state leaves for the next one (its Next, a Choice's pick, a Catch's Next, a join going on as its Parallel or Map)
 returns a ``_Next``, which ``_Run.run`` either runs here or sends. The grains of those states stay: an event still
 reaches them as a machine's or branch's first state, or when a loop used up the inline steps. The states an instance
-ran inline follow its own entry in its outputs' trace (``context.ran_inline``, instance.py).
+ran inline follow its own entry in its outputs' trace (``context.ran_inline``, instance.py). A join carries every
+branch's part of the trace on, not only its own (``_merge_traces``, issue 29: the execution's timeline shows every
+branch and item); each branch writes its part beside its result.
 
 Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
 the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object

@@ -151,16 +151,20 @@ public final class Trace {
     ArrayNode out = JsonNodeFactory.instance.arrayNode();
     List<Step> steps = steps();
     long first = steps.isEmpty() ? 0 : steps.get(0).nanos();
-    Map<String, Integer> lastOnPath = new LinkedHashMap<>(); // the branch labels after the grain -> last row
+    Map<String, Integer> lastOnPath =
+        new LinkedHashMap<>(); // the branch labels after the grain -> last row
     for (JsonNode e : entries) {
-      if (!e.isArray() || e.size() != 2 + STEPS.get(GRAIN).size() || !GRAIN.equals(e.get(0).asText())) {
+      if (!e.isArray()
+          || e.size() != 2 + STEPS.get(GRAIN).size()
+          || !GRAIN.equals(e.get(0).asText())) {
         continue;
       }
       String where = e.get(1).asText();
       Matcher m = BRANCH.matcher(where);
       String path = m.matches() ? where.substring(m.group(1).length()) : "";
       Integer parent = lastOnPath.get(path);
-      if (parent == null && m.matches()) { // a branch's first instance: the fan-out's, one label out
+      if (parent == null
+          && m.matches()) { // a branch's first instance: the fan-out's, one label out
         parent = lastOnPath.get(m.group(5));
       }
       ObjectNode o = out.addObject().put("instance", out.size() - 1);

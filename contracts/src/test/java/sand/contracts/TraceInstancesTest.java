@@ -17,7 +17,8 @@ class TraceInstancesTest {
 
   private static String grain(String where, long ms) {
     long t = ms * 1_000_000;
-    return "[\"grain\",\"" + where + "\"," + t + "," + t + "," + t + "," + t + "," + (t + 1_000_000) + "]";
+    return "[\"grain\",\"" + where + "\"," + t + "," + t + "," + t + "," + t + "," + (t + 1_000_000)
+        + "]";
   }
 
   @Test
@@ -42,10 +43,12 @@ class TraceInstancesTest {
       assertEquals(0, r.get(i).get("parent").asInt(), "an item's parent is the fan-out's instance");
     }
     assertEquals(0, r.get(4).get("parent").asInt());
-    assertEquals(4, r.get(5).get("parent").asInt(), "branch 0 starts from the instance that fanned Par out");
+    assertEquals(
+        4, r.get(5).get("parent").asInt(), "branch 0 starts from the instance that fanned Par out");
     assertEquals(1, r.get(8).get("branch").asInt());
     assertEquals(5, r.get(6).get("parent").asInt(), "the next state of a branch follows its first");
-    assertEquals(6, r.get(7).get("parent").asInt(), "a nested Map's item starts from its branch's instance");
+    assertEquals(
+        6, r.get(7).get("parent").asInt(), "a nested Map's item starts from its branch's instance");
     assertEquals("In", r.get(7).get("state").asText());
     assertEquals(30.0, r.get(4).get("polled_ms").asDouble(), 1e-9);
     assertEquals(31.0, r.get(4).get("ended_ms").asDouble(), 1e-9);

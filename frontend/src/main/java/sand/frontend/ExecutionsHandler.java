@@ -107,7 +107,8 @@ public final class ExecutionsHandler {
         e.timings() == null
             ? Json.MAPPER.createArrayNode()
             : Trace.of(Json.stored(e.timings())).timeline());
-    // Every grain instance, a fan-out's branches and Map items too, each with its parent (contracts Trace).
+    // Every grain instance, a fan-out's branches and Map items too, each with its parent (contracts
+    // Trace).
     out.set(
         "instances",
         e.timings() == null
