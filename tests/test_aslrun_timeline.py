@@ -5,13 +5,15 @@ each event carries (as grainworker/instance.py extends it)."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
 
 from grainworker import aslrun
 from grainworker.aslrun import make_handler
-from grainworker.envelope import grain_trace, inline_trace
+from grainworker.envelope import decode, grain_trace, inline_trace
+from grainworker.instance import InstanceSpec, run_instance
 from grainworker.workflow import END, parse_workflow
 from tests.test_aslrun import TASKS, Data
 from tests.test_aslrun_inline import InlineCtx, task
@@ -106,3 +108,34 @@ def test_a_merged_timeline_is_bounded(monkeypatch: Any) -> None:
     output, trace = drive(MACHINE, [1, 2, 3, 4, 5, 6])
     assert output == [[2, 4, 6, 8, 10, 12]] * 3  # the result is whole; only the timeline is cut
     assert len(trace) <= 5 + 1 + 3  # the cap, and the entries of the instance that goes on
+
+
+class _Bus:
+    def __init__(self) -> None:
+        self.batches: list[list[tuple[str, bytes]]] = []
+
+    def publish_batch(self, deliveries: list[tuple[str, bytes]]) -> None:
+        self.batches.append(list(deliveries))
+
+
+def test_an_instance_publishes_a_joins_merged_trace_then_its_own_entry() -> None:
+    wf = parse_workflow({"StartAt": "T", "States": {"T": task("echo")}})
+    merged = [["frontend", "f", 0], ["grain", "X [M item 0]", 1, 2, 3, 4, 5]]
+
+    def handler(event: Any, context: Any) -> Any:
+        assert context.instance_times is not None  # what a join's branch records of its instance
+        context.trace_override = merged
+        context.add_workflow_next(END, event)  # as an ASL state's handler hands on its output
+
+    bus = _Bus()
+    event = {"id": "e", "execution_id": "x", "app": "a", "grain": "T", "from": "", "trace": [["frontend", "f", 0]]}
+    run_instance(
+        json.dumps(event | {"value": 1}).encode(),
+        InstanceSpec("a", "T", wf, frozenset(wf.grains), timeout_s=5.0),
+        handler,
+        bus,
+        lambda: None,  # type: ignore[arg-type,return-value]
+    )
+    report = decode(bus.batches[-1][-1][1])
+    trace = report["outputs"][0]["trace"]
+    assert trace[:2] == merged and [e[1] for e in trace[2:]] == ["T"], trace
