@@ -86,10 +86,10 @@ def cmd_executions(args: argparse.Namespace) -> int:
 def print_instances(body: dict[str, Any]) -> None:
     """`sand execution <id> --instances`: one line per grain instance (a fan-out's branches and items too), with its
     parent's row number and, in a Parallel or Map, the state and branch or item."""
-    print(f"{'#':>4} {'parent':>6} {'polled ms':>10} {'ended ms':>10}  grain")
+    print(f"{'#':>4} {'parent':>6} {'polled ms':>10} {'ended ms':>10}  {'host':<12} grain")
     for row in body.get("instances", []):
         parent = "-" if row.get("parent") is None else str(row["parent"])
         where = next((f" ({row['state']} {k} {row[k]})" for k in ("item", "branch") if k in row), "")
         print(
-            f"{row['instance']:>4} {parent:>6} {row['polled_ms']:10.3f} {row['ended_ms']:10.3f}  {row['grain']}{where}"
+            f"{row['instance']:>4} {parent:>6} {row['polled_ms']:10.3f} {row['ended_ms']:10.3f}  {row.get('host') or '-':<12} {row['grain']}{where}"
         )

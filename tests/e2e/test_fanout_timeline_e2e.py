@@ -85,6 +85,7 @@ def test_the_timeline_has_every_item_and_branch_with_its_parent(machine: tuple[C
         if "state" in r:
             parent = r["parent"]
             assert isinstance(parent, int) and 0 <= parent < r["instance"], r
+    assert all(r["host"] for r in rows), f"every instance says its host: {rows}"
     fanned = {rows[r["parent"]]["grain"] for r in rows if r.get("state") == "Each"}
     assert len(fanned) == 1, f"every item starts from the one instance that fanned the Map out: {fanned}"
     hops = body["timings"]["hops"]

@@ -142,9 +142,10 @@ public final class Trace {
 
   /**
    * One row per grain entry, in the trace's order: {@code {"instance", "grain", "polled_ms", "started_ms",
-   * "ended_ms", "parent", and for a fan-out's branch "state", "item" or "branch"}}, times as {@link #timeline()}'s.
+   * "ended_ms", "host", "parent", and for a fan-out's branch "state", "item" or "branch"}}, times as {@link #timeline()}'s.
    * The parent is the instance before it on the same branch, the first one's the instance that fanned out (an
-   * ASL state run inline is a row whose parent is the instance that ran it). Python writes the labels
+   * ASL state run inline is a row whose parent is the instance that ran it). The host is the one whose agent
+   * queued its event ({@code agent.in}), else its parent's (the local bus). Python writes the labels
    * (aslrun._merge_traces); an entry it did not label is on the machine's main path.
    */
   public ArrayNode instances() {
@@ -153,7 +154,12 @@ public final class Trace {
     long first = steps.isEmpty() ? 0 : steps.get(0).nanos();
     Map<String, Integer> lastOnPath =
         new LinkedHashMap<>(); // the branch labels after the grain -> last row
+    String queuedOn =
+        null; // the host agent that queued the next grain's event (an event from Kafka)
     for (JsonNode e : entries) {
+      if (e.isArray() && e.size() >= 2 && AGENT_IN.equals(e.get(0).asText())) {
+        queuedOn = e.get(1).asText();
+      }
       if (!e.isArray()
           || e.size() != 2 + STEPS.get(GRAIN).size()
           || !GRAIN.equals(e.get(0).asText())) {
@@ -172,6 +178,12 @@ public final class Trace {
       o.put("polled_ms", ms(e.get(2).asLong() - first));
       o.put("started_ms", ms(e.get(3).asLong() - first));
       o.put("ended_ms", ms(e.get(6).asLong() - first));
+      // over the local bus an event stays on its sender's host: the parent's
+      String host = queuedOn != null
+          ? queuedOn
+          : parent == null ? null : out.get(parent).path("host").asText(null);
+      queuedOn = null;
+      o.put("host", host);
       if (parent == null) {
         o.putNull("parent");
       } else {

@@ -23,13 +23,17 @@ class TraceInstancesTest {
 
   @Test
   void everyItemAndBranchIsARowWithItsParent() throws Exception {
-    List<String> e = new ArrayList<>(List.of("[\"frontend\",\"f\",0]", grain("Fan", 10)));
+    List<String> e = new ArrayList<>(
+        List.of("[\"frontend\",\"f\",0]", "[\"agent.in\",\"h1\",1,2]", grain("Fan", 10)));
     for (int i = 0; i < 3; i++) {
       e.add(grain("Fan.it.Dbl [Fan item " + i + "]", 20 + i));
     }
     e.add(grain("Fan.it.Dbl", 30)); // the instance that joined, going on as the Map
     for (int b = 0; b < 2; b++) {
       e.add(grain("Par.b" + b + ".B [Par branch " + b + "]", 40 + b));
+      if (b == 1) {
+        e.add("[\"agent.in\",\"h2\",1,2]"); // branch 1's second state ran on another host
+      }
       e.add(grain("Par.b" + b + ".C [Par branch " + b + "]", 50 + b));
       e.add(grain("In.x [In item 0] [Par branch " + b + "]", 60 + b)); // a Map inside the branch
     }
@@ -50,6 +54,11 @@ class TraceInstancesTest {
     assertEquals(
         6, r.get(7).get("parent").asInt(), "a nested Map's item starts from its branch's instance");
     assertEquals("In", r.get(7).get("state").asText());
+    assertEquals("h1", r.get(3).get("host").asText(), "an item on its fan-out's host");
+    assertEquals("h1", r.get(8).get("host").asText());
+    assertEquals("h2", r.get(9).get("host").asText(), "after an agent.in: that host");
+    assertEquals("h2", r.get(10).get("host").asText(), "its next instance over the local bus");
+    assertTrue(r.get(0).has("host"));
     assertEquals(30.0, r.get(4).get("polled_ms").asDouble(), 1e-9);
     assertEquals(31.0, r.get(4).get("ended_ms").asDouble(), 1e-9);
   }
