@@ -90,6 +90,6 @@ def print_instances(body: dict[str, Any]) -> None:
     for row in body.get("instances", []):
         parent = "-" if row.get("parent") is None else str(row["parent"])
         where = next((f" ({row['state']} {k} {row[k]})" for k in ("item", "branch") if k in row), "")
-        print(
-            f"{row['instance']:>4} {parent:>6} {row['polled_ms']:10.3f} {row['ended_ms']:10.3f}  {row.get('host') or '-':<12} {row['grain']}{where}"
-        )
+        host = row.get("host") or "-"
+        times = f"{row['polled_ms']:10.3f} {row['ended_ms']:10.3f}"
+        print(f"{row['instance']:>4} {parent:>6} {times}  {host:<12} {row['grain']}{where}")
