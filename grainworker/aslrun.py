@@ -25,7 +25,9 @@ its state travels in the branches' frames, and any instance may fan out again (a
 a state leaves for the next one (its Next, a Choice's pick, a Catch's Next, a join going on as its Parallel or Map)
 returns a ``_Next``, which ``_Run.run`` either runs here or sends. The grains of those states stay: an event still
 reaches them as a machine's or branch's first state, or when a loop used up the inline steps. The states an instance
-ran inline follow its own entry in its outputs' trace (``context.ran_inline``, instance.py).
+ran inline follow its own entry in its outputs' trace (``context.ran_inline``, instance.py). A join carries every
+branch's part of the trace on, not only its own (``_merge_traces``, issue 29: the execution's timeline shows every
+branch and item); each branch writes its part beside its result.
 
 Between states the value travels wrapped, ``{"__sand_asl__": {"frames": [...], "ctx": {...}}, "input": data}``:
 the frames say which Parallel or Map branches the event is in (innermost last), ``ctx`` what the context object
@@ -44,12 +46,14 @@ from typing import Any, NamedTuple
 
 from grainworker import asl
 from grainworker.asl_text import show
+from grainworker.envelope import grain_trace, inline_trace
 from grainworker.workflow import END, AslState, Workflow
 
 __all__ = ["MARK", "MAX_INLINE", "make_handler"]
 
 MARK = "__sand_asl__"
 FAILED = 1 << 32  # what a failing branch adds to its fan-out's count of arrivals (far above any branch count)
+MAX_TRACE = 1000  # entries of a merged fan-out timeline (_merge_traces): an execution's trace stays bounded
 MAX_INLINE = 1000  # states one instance runs inline in a row; then it hops (a loop of Pass and Choice states)
 # The states run where they are reached: those that do no work, and the fan-outs (their work is the branches').
 INLINE = frozenset({"Pass", "Choice", "Succeed", "Fail", "Parallel", "Map"})
@@ -294,6 +298,9 @@ class _Run:
             "attempts": attempts,
         }
         key = _key(self.context, frame)
+        ran = getattr(self.context, "ran_inline", None)
+        # Where the branches' traces part from the fan-out's: its instance's input trace, own entry and inlined states.
+        frame["trace_at"] = len(_event_trace(self.context)) + 1 + (len(ran) if isinstance(ran, list) else 0)
         try:  # the state's input processing: its errors are the state's (Retry, Catch), as a branch's are
             eff = asl.state_input(st, data, co)  # a Map's Parameters are its ItemSelector: not applied here
             if st["Type"] == "Map":
@@ -358,6 +365,11 @@ class _Run:
         failed = _counter(self.context, key) >= FAILED
         if not failed:  # else the Parallel failed already (its error went on): this branch's output is dropped
             self.context.putMapEntry(key, str(frame["index"]), json.dumps(data))
+        if "trace_at" in frame:  # this branch's own path, for the timeline of the instance that goes on (_merge_traces)
+            own = _branch_trace(self.context)[int(frame["trace_at"]) :][
+                :MAX_TRACE
+            ]  # the fan-out's path is the joiner's
+            self.context.putMapEntry(key + ".trace", str(frame["index"]), json.dumps(own))
         _, results = self.arrive(key, frame, 1 + self.next_item(frame, frames, failed))
         if results is None:  # branches still to arrive, or the Parallel failed
             return None
@@ -404,8 +416,53 @@ class _Run:
         if not failures:
             entries = self.context.retrieveMap(key)
             results = [json.loads(entries[str(i)]) for i in range(frame["count"])]
+            if "trace_at" in frame:
+                _merge_traces(self.context, frame, self.context.retrieveMap(key + ".trace"))
         _forget(self.context, key)
         return failures, results
+
+
+def _event_trace(context: Any) -> list[Any]:
+    """The trace this instance's outputs inherit: a join's merged one, else its event's (GrainContext; [] in tests)."""
+    merged = getattr(context, "trace_override", None)
+    if isinstance(merged, list):
+        return merged
+    event = getattr(context, "_event", None)
+    trace = event.get("trace") if isinstance(event, dict) else None
+    return list(trace) if isinstance(trace, list) else []
+
+
+def _branch_trace(context: Any) -> list[Any]:
+    """A branch's path as it arrives at its join: its event's trace, then this instance's entry so far (its handler
+    ends at the join) and the states it ran inline."""
+    times = getattr(context, "instance_times", None)
+    now = time.monotonic_ns()
+    polled, started, handler_start = times if isinstance(times, tuple) else (now, now, now)
+    grain = getattr(context, "_grain", "")
+    ran = getattr(context, "ran_inline", None)
+    own = [grain_trace(grain, polled, started, handler_start, now, now)]
+    own += [inline_trace(g, now) for g in (ran if isinstance(ran, list) else [])]
+    return _event_trace(context) + own
+
+
+def _merge_traces(context: Any, frame: dict[str, Any], traces: dict[str, str]) -> None:
+    """The join's timeline: the fan-out's path, then every branch's (or item's) own part in branch order, each grain
+    entry labelled ``"<grain> [<state> item|branch <i>]"`` (its parent is the entry before it in that branch, the
+    first one's the fan-out's instance); at most ``MAX_TRACE`` entries (later branches' entries are left out)."""
+    at = int(frame["trace_at"])
+    state = str(frame["grain"])
+    kind = "item" if frame.get("kind") == "map" else "branch"
+    merged = _event_trace(context)[:at]  # the fan-out's path: every branch's trace starts with it
+    for i in range(int(frame["count"])):
+        raw = traces.get(str(i))
+        for e in json.loads(raw) if raw else []:
+            if len(merged) >= MAX_TRACE - 1:  # room for the joining instance's own entry
+                context.trace_override = merged
+                return
+            if isinstance(e, list) and len(e) >= 2 and e[0] == "grain":
+                e = [e[0], f"{e[1]} [{state} {kind} {i}]", *e[2:]]
+            merged.append(e)
+    context.trace_override = merged
 
 
 def _limit(st: dict[str, Any], eff: Any, co: dict[str, Any]) -> int:
@@ -416,7 +473,7 @@ def _limit(st: dict[str, Any], eff: Any, co: dict[str, Any]) -> int:
 
 def _forget(context: Any, key: str) -> None:
     """Delete a fan-out's bookkeeping: its results, its items and its counters."""
-    for name in (key, key + ".items"):
+    for name in (key, key + ".items", key + ".trace"):
         context.deleteMap(name)
     for name in (key, key + ".next"):
         context.deleteCounter(name)

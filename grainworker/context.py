@@ -91,6 +91,8 @@ class GrainContext:
         self.logs: list[list[Any]] = []
         self.dynamic_next: list[tuple[str, Any]] = []
         self.ran_inline: list[str] = []  # grains of ASL states this instance ran besides its own (aslrun.py)
+        self.instance_times: tuple[int, int, int] | None = None  # polled, started, handler started (instance.py)
+        self.trace_override: list[Any] | None = None  # a join's merged fan-out trace (aslrun._merge_traces)
         self.data_written: list[tuple[str, str]] = []
 
     # ---- identity and logging

@@ -167,6 +167,7 @@ def run_instance(
     sys.stdout, sys.stderr = out_buf, err_buf
     status = "ok"
     handler_start = time.monotonic_ns()
+    ctx.instance_times = (polled, started, handler_start)  # a fan-out's join records its branch's path (aslrun.py)
     try:
         result = handler(value, ctx)
         if is_error(result):
@@ -189,6 +190,8 @@ def run_instance(
     entries = [grain_trace(spec.grain, polled, started, handler_start, handler_end, published)]
     entries += [inline_trace(g, published) for g in ctx.ran_inline]  # ASL states it ran besides its own
     for ev in outputs:
+        if ctx.trace_override is not None:  # a join: every branch's path, not only the last one's (aslrun.py)
+            ev["trace"] = list(ctx.trace_override)
         ev["trace"].extend(entries)
     try:
         deliveries = batch_for(spec, event, status, outputs, ctx, start_ns)

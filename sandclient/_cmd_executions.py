@@ -9,7 +9,7 @@ from typing import Any
 from sandclient._commands import _first_line, _run, _since_ms, error, info
 from sandclient.client import Client, _q, without_app_ids
 
-__all__ = ["add_parser", "cmd_executions"]
+__all__ = ["add_parser", "cmd_executions", "print_instances"]
 
 
 def add_parser(sub: Any) -> None:
@@ -81,3 +81,15 @@ def _executions(args: argparse.Namespace) -> int:
 
 def cmd_executions(args: argparse.Namespace) -> int:
     return _run(_executions, args)
+
+
+def print_instances(body: dict[str, Any]) -> None:
+    """`sand execution <id> --instances`: one line per grain instance (a fan-out's branches and items too), with its
+    parent's row number and, in a Parallel or Map, the state and branch or item."""
+    print(f"{'#':>4} {'parent':>6} {'polled ms':>10} {'ended ms':>10}  {'host':<12} grain")
+    for row in body.get("instances", []):
+        parent = "-" if row.get("parent") is None else str(row["parent"])
+        where = next((f" ({row['state']} {k} {row[k]})" for k in ("item", "branch") if k in row), "")
+        host = row.get("host") or "-"
+        times = f"{row['polled_ms']:10.3f} {row['ended_ms']:10.3f}"
+        print(f"{row['instance']:>4} {parent:>6} {times}  {host:<12} {row['grain']}{where}")

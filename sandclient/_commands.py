@@ -405,6 +405,11 @@ def _execution(args: argparse.Namespace) -> int:
         for hop in body.get("timings", {}).get("hops", []):
             print(f"{hop['at_ms']:9.3f} {hop['delta_ms']:8.3f}  {hop['step']} ({hop['where']})")
         return 0
+    if getattr(args, "instances", False):
+        from sandclient._cmd_executions import print_instances  # it imports this module
+
+        print_instances(body)
+        return 0
     if isinstance(body, dict) and body.get("error") and body.get("app"):
         body = body | {"error": _scrubbed(body["error"], str(body["app"]))}
     print(json.dumps(body, indent=2))

@@ -152,6 +152,9 @@ def _add_api_commands(sub: Any) -> None:
     p = sub.add_parser("execution", help="an execution's status, result, error and timings (JSON)")
     p.add_argument("execution_id", help="from `sand invoke --async`")
     p.add_argument("--timings", action="store_true", help="print only its per-hop timeline, one step a line")
+    p.add_argument(
+        "--instances", action="store_true", help="print its grain instances (every branch and Map item), with parents"
+    )
     p.set_defaults(func=commands.cmd_execution)
     _cmd_executions.add_parser(sub)
     _cmd_versions.add_parsers(sub)

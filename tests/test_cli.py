@@ -689,6 +689,19 @@ def test_execution(logged_in: FakeApi, capsys) -> None:
     assert json.loads(capsys.readouterr().out) == body
 
 
+def test_execution_instances(logged_in: FakeApi, capsys) -> None:
+    rows = [
+        {"instance": 0, "grain": "Fan", "polled_ms": 1.0, "started_ms": 1.5, "ended_ms": 2.0, "parent": None},
+        {"instance": 1, "grain": "Fan.it.D", "polled_ms": 3.0, "started_ms": 3.1, "ended_ms": 4.25, "parent": 0}
+        | {"state": "Fan", "item": 5, "host": "vm"},
+    ]
+    logged_in.on("GET", "/api/v1/executions/e1", 200, {"execution_id": "e1", "instances": rows})
+    assert sand(["execution", "e1", "--instances"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["0", "-", "1.000", "2.000", "-", "Fan"]
+    assert lines[2].split() == ["1", "0", "3.000", "4.250", "vm", "Fan.it.D", "(Fan", "item", "5)"]
+
+
 def test_undeploy_waits_then_deletes(logged_in: FakeApi, capsys) -> None:
     api = logged_in
     api.on("POST", "/api/v1/apps/hello/undeploy", 202, {})

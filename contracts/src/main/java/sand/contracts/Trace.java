@@ -9,6 +9,8 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The per-hop timeline an event carries (its {@code "trace"}): every part of the platform it passes appends
@@ -132,6 +134,71 @@ public final class Trace {
       prev = s.nanos();
     }
     return out;
+  }
+
+  /** A join's label on a branch's grain entry (grainworker/aslrun.py): {@code "<grain> [<state> item|branch <i>]"}. */
+  private static final Pattern BRANCH =
+      Pattern.compile("^(.*?) \\[([^\\]\\s]+) (item|branch) (\\d+)\\](.*)$");
+
+  /**
+   * One row per grain entry, in the trace's order: {@code {"instance", "grain", "polled_ms", "started_ms",
+   * "ended_ms", "host", "parent", and for a fan-out's branch "state", "item" or "branch"}}, times as {@link #timeline()}'s.
+   * The parent is the instance before it on the same branch, the first one's the instance that fanned out (an
+   * ASL state run inline is a row whose parent is the instance that ran it). The host is the one whose agent
+   * queued its event ({@code agent.in}), else its parent's (the local bus). Python writes the labels
+   * (aslrun._merge_traces); an entry it did not label is on the machine's main path.
+   */
+  public ArrayNode instances() {
+    ArrayNode out = JsonNodeFactory.instance.arrayNode();
+    List<Step> steps = steps();
+    long first = steps.isEmpty() ? 0 : steps.get(0).nanos();
+    Map<String, Integer> lastOnPath =
+        new LinkedHashMap<>(); // the branch labels after the grain -> last row
+    String queuedOn =
+        null; // the host agent that queued the next grain's event (an event from Kafka)
+    for (JsonNode e : entries) {
+      if (e.isArray() && e.size() >= 2 && AGENT_IN.equals(e.get(0).asText())) {
+        queuedOn = e.get(1).asText();
+      }
+      if (!e.isArray()
+          || e.size() != 2 + STEPS.get(GRAIN).size()
+          || !GRAIN.equals(e.get(0).asText())) {
+        continue;
+      }
+      String where = e.get(1).asText();
+      Matcher m = BRANCH.matcher(where);
+      String path = m.matches() ? where.substring(m.group(1).length()) : "";
+      Integer parent = lastOnPath.get(path);
+      if (parent == null
+          && m.matches()) { // a branch's first instance: the fan-out's, one label out
+        parent = lastOnPath.get(m.group(5));
+      }
+      ObjectNode o = out.addObject().put("instance", out.size() - 1);
+      o.put("grain", m.matches() ? m.group(1) : where);
+      o.put("polled_ms", ms(e.get(2).asLong() - first));
+      o.put("started_ms", ms(e.get(3).asLong() - first));
+      o.put("ended_ms", ms(e.get(6).asLong() - first));
+      // over the local bus an event stays on its sender's host: the parent's
+      String host = queuedOn != null
+          ? queuedOn
+          : parent == null ? null : out.get(parent).path("host").asText(null);
+      queuedOn = null;
+      o.put("host", host);
+      if (parent == null) {
+        o.putNull("parent");
+      } else {
+        o.put("parent", parent);
+      }
+      if (m.matches()) {
+        o.put("state", m.group(2)).put(m.group(3), Integer.parseInt(m.group(4)));
+      }
+      lastOnPath.put(path, out.size() - 1);
+    }
+    return out;
+  }
+
+  private static double ms(long nanos) {
+    return Math.round(nanos / 1e3) / 1e3;
   }
 
   private static String label(String hop) {

@@ -107,6 +107,13 @@ public final class ExecutionsHandler {
         e.timings() == null
             ? Json.MAPPER.createArrayNode()
             : Trace.of(Json.stored(e.timings())).timeline());
+    // Every grain instance, a fan-out's branches and Map items too, each with its parent (contracts
+    // Trace).
+    out.set(
+        "instances",
+        e.timings() == null
+            ? Json.MAPPER.createArrayNode()
+            : Trace.of(Json.stored(e.timings())).instances());
     out.put("frontend", e.frontend());
     return Reply.ok(out);
   }

@@ -106,6 +106,7 @@ class InvokeTest {
     assertEquals("frontend: reply sent", hops.get(hops.size() - 1).path("step").asText());
     assertTrue(
         hops.get(hops.size() - 1).path("at_ms").asDouble() > 0, "times from the request's receipt");
+    assertTrue(e.path("instances").isArray(), "a row per grain instance (Trace.instances)");
 
     fe.store.appendLogs(
         List.of(new LogLine(executionId, 5, 0, "greet", "INFO", "greeting sand")),
