@@ -9,7 +9,7 @@ again on one SAND. Ids and keys the guide took from an earlier command's output 
 Each command's exit status must be what the guide implies (1 where its output shows `Error: ...` or a grain's
 error event, else 0), and its output (stdout and stderr together) must be the guide's, line for line, except for
 what differs from run to run:
-  - API keys, execution ids (32 hex digits, or their first 8) and the host's id (`vm` in the guide) stand for
+  - API keys and invoke keys (and their 16-digit ids), execution ids (32 hex digits, or their first 8) and the host's id (`vm` in the guide) stand for
     whatever this run printed, the same value wherever the guide shows the same one;
   - times (ISO 8601 or `logging`'s), durations (`in 0.6s`, `"duration_ms": 31.0`, `12.5ms`), which frontend answered
     (`fe-8082`) and the home folder (`/root` in the guide) may be anything;
@@ -92,6 +92,8 @@ def guide_steps(text: str) -> list[Step]:
 # (the same guide token is the same value wherever it shows), "free" ones for anything of their form.
 TOKENS: list[tuple[str, str, str]] = [
     ("bound", r"sand_[0-9a-f]{48}", r"sand_[0-9a-f]{48}"),  # API key
+    ("bound", r"sik_[A-Za-z0-9_-]{43}", r"sik_[A-Za-z0-9_-]{43}"),  # an application's invoke key
+    ("bound", r"(?<![0-9a-z])(?=[a-f]*\d)[0-9a-f]{16}(?![0-9a-z])", r"[0-9a-f]{16}"),  # its id
     ("free", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"),
     ("free", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"),  # logging's
     ("bound", r"(?<![0-9a-z])(?=[a-f]*\d)[0-9a-f]{32}(?![0-9a-z])", r"[0-9a-f]{32}"),  # execution id
@@ -381,6 +383,6 @@ def test_the_guide_is_parsed_into_its_commands() -> None:
     steps = guide_steps(GUIDE.read_text())
     commands = [s.command for s in steps]
     assert commands[0].startswith(".venv/bin/sand emulate examples/hello")
-    shell = (".venv/bin/sand", "SAND_", "make", "mkdir", "printf", "echo", "cp ", "sed ")
+    shell = (".venv/bin/sand", "SAND_", "make", "mkdir", "printf", "echo", "cp ", "sed ", "curl ")
     assert "make up" in commands and all(c.startswith(shell) for c in commands)
     assert expected_status(next(s for s in steps if s.command.startswith(".venv/bin/sand status nope")).expected) == 1
