@@ -69,6 +69,7 @@ public final class DependencyInstaller {
   private final SandboxSettings settings;
   private final String hostId;
   private final boolean allowUrls;
+  private final RequirementsCache cache;
 
   /** @param allowUrls whether {@code name @ https://...} lines pass (limits requirements.allow.urls) */
   public DependencyInstaller(
@@ -77,6 +78,7 @@ public final class DependencyInstaller {
     this.settings = settings;
     this.hostId = hostId;
     this.allowUrls = allowUrls;
+    this.cache = new RequirementsCache(settings.stateDir());
   }
 
   /** Check every line first (no container starts for a refused file); IllegalArgumentException names the line. */
@@ -104,6 +106,17 @@ public final class DependencyInstaller {
               + "zip grain instead");
     }
     String who = "[host " + hostId + " app " + app + "]";
+    String key = RequirementsCache.key(settings.image(), files);
+    try {
+      if (cache.copyTo(key, lib)) {
+        LOG.info(
+            "{} requirements installed before on this host: taken from its cache, pip not run",
+            who);
+        return;
+      }
+    } catch (IOException e) {
+      LOG.warn("{} the requirements cache could not be read ({}): installing", who, e.toString());
+    }
     Path in = work.resolve("in");
     Path proxyDir;
     try { // a Unix socket's path is limited to ~107 bytes: keep it short, whatever the state folder
@@ -113,6 +126,11 @@ public final class DependencyInstaller {
     }
     try {
       installIn(app, files, lib, in, proxyDir, who);
+      try {
+        cache.keep(key, lib);
+      } catch (IOException e) {
+        LOG.warn("{} the installed requirements could not be cached: {}", who, e.toString());
+      }
     } finally {
       try {
         Trees.delete(proxyDir);

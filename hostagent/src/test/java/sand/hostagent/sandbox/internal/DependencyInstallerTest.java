@@ -53,6 +53,39 @@ class DependencyInstallerTest {
   }
 
   @Test
+  void requirementsInstalledBeforeAreTakenFromTheCacheWithoutPip() throws Exception {
+    docker.onStart("sand-deps-", c -> {
+      c.status = "exited";
+      try { // what pip wrote into the library folder (mounted at /deps/target)
+        java.nio.file.Files.writeString(
+            java.nio.file.Files.createDirectories(tmp.resolve("lib1/six")).resolve("__init__.py"),
+            "x");
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    });
+    DependencyInstaller deps = installer(Map.of());
+    deps.install("shop", SIX, tmp.resolve("lib1"), tmp.resolve("work1"));
+    long pipRuns = docker.calls().stream().filter(x -> x.startsWith("create ")).count();
+
+    deps.install("shop", SIX, tmp.resolve("lib2"), tmp.resolve("work2")); // a rollback, a redeploy
+    assertEquals(
+        pipRuns,
+        docker.calls().stream().filter(x -> x.startsWith("create ")).count(),
+        "pip not run");
+    assertEquals("x", java.nio.file.Files.readString(tmp.resolve("lib2/six/__init__.py")));
+
+    List<Requirements> other =
+        List.of(new Requirements("app", "the app's requirements", "six==1.16.0\n"));
+    docker.onStart("sand-deps-", c -> c.status = "exited");
+    deps.install("shop", other, tmp.resolve("lib3"), tmp.resolve("work3"));
+    assertEquals(
+        pipRuns + 1,
+        docker.calls().stream().filter(x -> x.startsWith("create ")).count(),
+        "new ones: pip");
+  }
+
+  @Test
   void theIndexCredentialsAreNeitherOnTheCommandLineNorInTheEnvironment() throws Exception {
     ContainerSpec[] seen = new ContainerSpec[1];
     docker.onStart("sand-deps-", c -> {
