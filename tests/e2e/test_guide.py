@@ -9,8 +9,8 @@ again on one SAND. Ids and keys the guide took from an earlier command's output 
 Each command's exit status must be what the guide implies (1 where its output shows `Error: ...` or a grain's
 error event, else 0), and its output (stdout and stderr together) must be the guide's, line for line, except for
 what differs from run to run:
-  - API keys and invoke keys (and their 16-digit ids), execution ids (32 hex digits, or their first 8) and the host's id (`vm` in the guide) stand for
-    whatever this run printed, the same value wherever the guide shows the same one;
+  - API keys and invoke keys (and their 16-digit ids), execution ids (32 hex digits, or their first 8) and the host's
+    id (`vm` in the guide) stand for whatever this run printed, the same value wherever the guide shows the same one;
   - times (ISO 8601 or `logging`'s), durations (`in 0.6s`, `"duration_ms": 31.0`, `12.5ms`), which frontend answered
     (`fe-8082`) and the home folder (`/root` in the guide) may be anything;
   - a line `...` in the guide stands for one or more lines;
