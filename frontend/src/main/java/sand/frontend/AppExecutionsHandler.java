@@ -76,7 +76,7 @@ public final class AppExecutionsHandler {
     Instant now = clock.instant();
     Instant since = time(call, "since", now.minus(Duration.ofDays(1)));
     Instant until = time(call, "until", now.plus(Duration.ofMinutes(1)));
-    int limit = limit(call.query("limit"));
+    int limit = call.count("limit", LIMIT_DEFAULT, LIMIT_MAX);
     String status = call.query("status");
     if (status != null && !status.isEmpty() && !STATUSES.contains(status)) {
       throw ApiException.badRequest(
@@ -131,21 +131,6 @@ public final class AppExecutionsHandler {
       x.putNull("duration_ms");
     }
     return x.put("error", e.error());
-  }
-
-  private static int limit(String l) {
-    if (l == null || l.isEmpty()) {
-      return LIMIT_DEFAULT;
-    }
-    try {
-      int n = Integer.parseInt(l);
-      if (n >= 1 && n <= LIMIT_MAX) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // the message below
-    }
-    throw ApiException.badRequest("limit=" + l + " is invalid: 1.." + LIMIT_MAX);
   }
 
   /** The latest time a query may name (as JavaScript's Date allows; the OpenAPI document says the same). */

@@ -79,7 +79,7 @@ public final class DataViewHandler {
 
   private Reply page(Call call, AppsHandler.Owned o, String appId) {
     String prefix = call.query("prefix") == null ? "" : call.query("prefix");
-    int limit = limit(call.query("limit"));
+    int limit = call.count("limit", LIMIT_DEFAULT, LIMIT_MAX);
     String cursor = call.query("cursor");
     String after;
     if (cursor != null && !cursor.isEmpty()) {
@@ -145,20 +145,5 @@ public final class DataViewHandler {
     } catch (CharacterCodingException e) {
       return null;
     }
-  }
-
-  private static int limit(String l) {
-    if (l == null || l.isEmpty()) {
-      return LIMIT_DEFAULT;
-    }
-    try {
-      int n = Integer.parseInt(l);
-      if (n >= 1 && n <= LIMIT_MAX) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // the message below
-    }
-    throw ApiException.badRequest("limit=" + l + " is invalid: 1.." + LIMIT_MAX);
   }
 }

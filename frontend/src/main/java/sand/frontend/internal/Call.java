@@ -80,6 +80,23 @@ public final class Call {
     return query.getValue(name);
   }
 
+  /** A count query parameter ({@code ?limit=}): absent or empty is {@code dflt}, else 1..{@code max} or 400. */
+  public int count(String name, int dflt, int max) {
+    String v = query(name);
+    if (v == null || v.isEmpty()) {
+      return dflt;
+    }
+    try {
+      int n = Integer.parseInt(v);
+      if (n >= 1 && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // the message below
+    }
+    throw ApiException.badRequest(name + "=" + v + " is invalid: 1.." + max);
+  }
+
   /** A yes/no query parameter: absent, 0 or false is no; 1, true or empty ({@code ?async}) is yes; else 400. */
   public boolean flag(String name) {
     String v = query(name);
