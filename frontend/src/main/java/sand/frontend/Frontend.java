@@ -19,6 +19,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.component.LifeCycle;
@@ -145,6 +146,12 @@ public final class Frontend {
     Server server = new Server(pool);
     server.setErrorHandler(new JsonErrorHandler());
     ServerConnector http = new ServerConnector(server);
+    // As long a request line as nginx passes on (large_client_header_buffers 64k): a query longer
+    // than a route
+    // allows reaches it and gets the route's own 400, not Jetty's 414.
+    http.getConnectionFactory(HttpConnectionFactory.class)
+        .getHttpConfiguration()
+        .setRequestHeaderSize(REQUEST_LINE_MAX_BYTES);
     http.setHost(s.host());
     http.setPort(s.port());
     // A synchronous request may wait up to 300 s for its result (request_timeout_s).
@@ -308,6 +315,9 @@ public final class Frontend {
     });
     return server;
   }
+
+  /** The longest request line and headers a frontend reads (nginx passes as much: deploy/nginx/nginx.conf.tmpl). */
+  static final int REQUEST_LINE_MAX_BYTES = 64 * 1024;
 
   /** The largest body of a route that takes a few fields of JSON (docs/api.md "Request bodies"). */
   static final long SMALL_BODY_BYTES = 64 * 1024;

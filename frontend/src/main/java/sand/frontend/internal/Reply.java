@@ -28,7 +28,8 @@ public record Reply(int status, String contentType, byte[] body, Map<String, Str
   public static Reply error(ApiException e) {
     var err = Json.object();
     var inner = err.putObject("error").put("code", e.code()).put("message", e.getMessage());
-    e.extra().forEach(inner::put);
+    new java.util.TreeMap<>(e.extra())
+        .forEach(inner::put); // in name order: the same bytes every run
     Reply r = json(e.status(), err);
     // a 429 or 503 that says when to come back says it in HTTP's own header too
     if (e.extra().containsKey(AUTHENTICATE)) {
