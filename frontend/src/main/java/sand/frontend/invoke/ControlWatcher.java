@@ -55,9 +55,12 @@ public final class ControlWatcher extends AbstractLifeCycle {
   protected void doStart() {
     TopicPartition p = new TopicPartition(TopicNames.CONTROL, 0);
     consumer.assign(List.of(p));
+    // Resolved lazily by the first poll, on the watcher thread: a broker that will not let this
+    // frontend read
+    // sand.control (an ACL) never stops it from serving; it then sees changes when its cache
+    // entries expire.
     consumer.seekToEnd(
         List.of(p)); // only what happens from now on matters: older states are read anyway
-    consumer.position(p);
     running = true;
     thread = new Thread(this::loop, "control-watcher");
     thread.setDaemon(true);
