@@ -49,6 +49,7 @@ __all__ = [
 
 # The hops of a trace and the name of each of their times, in order (contracts/.../Trace.java, the same).
 TRACE_STEPS: dict[str, tuple[str, ...]] = {
+    "trigger": ("event fired",),
     "frontend": ("request received",),
     "agent.in": ("event taken", "event queued"),
     "grain": ("worker polled", "instance started", "handler started", "handler ended", "outputs published"),

@@ -44,6 +44,11 @@ def add_invoke_options(p: argparse.ArgumentParser) -> None:
     """`sand invoke`'s credentials for a protected endpoint."""
     p.add_argument("--key", help=f"an invoke key for a protected endpoint (default: ${KEY_ENV})")
     p.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="a repeat with the same key within a day runs nothing and answers the first execution's result",
+    )
+    p.add_argument(
         "--sign",
         metavar="SECRET",
         help=f"sign the request with this signing secret (default: ${SECRET_ENV}; prefer it: arguments show in ps)",

@@ -377,7 +377,14 @@ def _invoke(args: argparse.Namespace) -> int:
     client = Client.from_login(need_key=False)
     try:
         creds = invoke_credentials(args)
-        r = client.invoke(args.app, value, async_=args.async_, timeout_s=args.timeout, **creds)
+        r = client.invoke(
+            args.app,
+            value,
+            async_=args.async_,
+            timeout_s=args.timeout,
+            idempotency_key=getattr(args, "idempotency_key", None),
+            **creds,
+        )
     except ApiError as e:
         message, exec_id = explain(args, e), e.execution_id
         if not exec_id or exec_id in message:

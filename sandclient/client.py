@@ -471,6 +471,22 @@ class Client:
         """GET /api/v1/apps/{app}/secrets: each {"name", "bytes", "updated"}, never a value."""
         return cast(list[dict[str, Any]], self.call("GET", f"/api/v1/apps/{_q(app)}/secrets").body["secrets"])
 
+    def triggers(self, app: str) -> list[dict[str, Any]]:
+        """GET /api/v1/apps/{app}/triggers: each {"name", "kind", "every"|"cron"|"topic", ..., "next"?}."""
+        return cast(list[dict[str, Any]], self.call("GET", f"/api/v1/apps/{_q(app)}/triggers").body["triggers"])
+
+    def put_trigger(self, app: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+        """PUT /api/v1/apps/{app}/triggers/{name}: a timer ({"every"} or {"cron"}) or a queue ({"topic"})."""
+        return cast(dict[str, Any], self.call("PUT", f"/api/v1/apps/{_q(app)}/triggers/{_q(name)}", spec).body)
+
+    def delete_trigger(self, app: str, name: str) -> None:
+        self.call("DELETE", f"/api/v1/apps/{_q(app)}/triggers/{_q(name)}")
+
+    def dead_letters(self, app: str, limit: int = 20, before: str | None = None) -> dict[str, Any]:
+        """GET /api/v1/apps/{app}/dead-letters: {"dead_letters": [...], "next": id or None}, newest first."""
+        query = {"limit": str(limit), **({"before": before} if before else {})}
+        return cast(dict[str, Any], self.call("GET", f"/api/v1/apps/{_q(app)}/dead-letters", query=query).body)
+
     def endpoint(self, app: str, auth: str | None = None) -> dict[str, Any]:
         """GET (auth None) or PUT /api/v1/apps/{app}/endpoint: {"app", "auth", "keys", "signing_secret", "note"?}."""
         path = f"/api/v1/apps/{_q(app)}/endpoint"
@@ -710,13 +726,18 @@ class Client:
         timeout_s: float = 330.0,
         key: str | None = None,
         sign: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Invocation:
         """POST /app/{app} with `value` as JSON: the workflow's output. A grain's exception is not raised: it
         comes back as the error event (`Invocation.error`). async_=True returns at once with the execution id
         (`execution` reads the result later). ApiError for the platform's own failures (e.g. 504 timeout:
         `ApiError.execution_id` names the execution). A protected endpoint wants `key` (an invoke key) or `sign`
-        (its signing secret: the request is signed)."""
+        (its signing secret: the request is signed). `idempotency_key`: a repeat within a day runs nothing and
+        answers the first execution's result (docs/triggers.md)."""
         body = b"" if value is NO_INPUT else json.dumps(value).encode()
+        headers = endpoint_headers(body, key, sign)
+        if idempotency_key is not None:
+            headers = {**(headers or {}), "Idempotency-Key": idempotency_key}
         r = self.call(
             "POST",
             f"/app/{_q(app)}",
@@ -725,7 +746,7 @@ class Client:
             query={"async": "1"} if async_ else None,
             ok=(500,),
             timeout_s=timeout_s,
-            headers=endpoint_headers(body, key, sign),
+            headers=headers,
         )
         exec_id = r.headers.get("X-Sand-Execution-Id") or (
             r.body.get("execution_id") if isinstance(r.body, dict) else None

@@ -165,6 +165,7 @@ public final class CassandraClusterStore implements ClusterStore {
     CassandraFrontendTables.createSchema(s, ks);
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
+    CassandraTriggerTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -596,5 +597,9 @@ public final class CassandraClusterStore implements ClusterStore {
 
   public EndpointTables endpoints() { // (no @Override: the file stays within 600 lines)
     return frontend.endpoints;
+  }
+
+  public TriggerTables triggers() {
+    return frontend.triggers;
   }
 }

@@ -68,6 +68,9 @@ final class CassandraFrontendTables {
   /** The end-user endpoints' protection: only frontends read and write it. */
   final CassandraEndpointTables endpoints;
 
+  /** Triggers, tick claims, idempotency keys and dead letters: only frontends read and write them. */
+  final CassandraTriggerTables triggers;
+
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
@@ -109,6 +112,7 @@ final class CassandraFrontendTables {
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
     endpoints = new CassandraEndpointTables(session, ks);
+    triggers = new CassandraTriggerTables(session, ks);
     frontendHeartbeat =
         session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
     claimKnix = session.prepare("INSERT INTO " + ks
@@ -306,6 +310,7 @@ final class CassandraFrontendTables {
     session.execute(deleteAllCode.bind(appId));
     clearAppHostStates(appId);
     endpoints.deleteEndpoint(appId);
+    triggers.deleteTriggers(appId);
   }
 
   void clearAppHostStates(String appId) {

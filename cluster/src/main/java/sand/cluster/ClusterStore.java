@@ -9,6 +9,9 @@ public interface ClusterStore
   /** How applications' end-user endpoints are protected (deleted with the application). */
   EndpointTables endpoints();
 
+  /** Triggers, tick claims, idempotency keys and dead letters (deleted with the application). */
+  TriggerTables triggers();
+
   @Override
   void close();
 }

@@ -285,6 +285,7 @@ public class InMemoryClusterStore implements ClusterStore {
     clearAppHostStates(appId);
     deleteSecrets(appId);
     endpoints.deleteEndpoint(appId);
+    triggers.deleteTriggers(appId);
   }
 
   private final Map<String, Map<String, StoredSecret>> secrets = new ConcurrentHashMap<>();
@@ -515,5 +516,12 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public EndpointTables endpoints() {
     return endpoints;
+  }
+
+  private final InMemoryTriggerTables triggers = new InMemoryTriggerTables();
+
+  @Override
+  public TriggerTables triggers() {
+    return triggers;
   }
 }

@@ -21,6 +21,12 @@ import java.util.regex.Pattern;
  * Times taken on different hosts are not comparable: the {@code where} of an entry says whose clock it is.
  */
 public final class Trace {
+  /**
+   * A trigger started the execution (docs/triggers.md): [fired]. Its {@code where} names the trigger and the frontend
+   * that fired it, e.g. {@code timer:nightly@fe-8081}.
+   */
+  public static final String TRIGGER = "trigger";
+
   /** The frontend took the request: [receive]. */
   public static final String FRONTEND = "frontend";
   /** A host agent took the event (from Kafka or a frontend) and put it into a local queue: [taken, queued]. */
@@ -37,6 +43,7 @@ public final class Trace {
 
   private static Map<String, List<String>> orderedSteps() {
     Map<String, List<String>> m = new LinkedHashMap<>();
+    m.put(TRIGGER, List.of("event fired"));
     m.put(FRONTEND, List.of("request received"));
     m.put(AGENT_IN, List.of("event taken", "event queued"));
     m.put(

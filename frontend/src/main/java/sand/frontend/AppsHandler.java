@@ -36,6 +36,7 @@ import sand.frontend.internal.Json;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 import sand.frontend.invoke.AppDirectory;
+import sand.frontend.invoke.RetryPolicy;
 
 /**
  * {@code /api/v1/apps}: applications (a workflow plus settings) of the calling account. Names are global
@@ -66,6 +67,13 @@ public final class AppsHandler {
   }
 
   private volatile Quotas quotas = Quotas.DEFAULTS;
+
+  private TriggersHandler triggers; // null: settings.triggers are checked but not kept (unit tests)
+
+  /** Keep settings.triggers as the application's declared triggers, and show triggers in its status. */
+  public void useTriggers(TriggersHandler triggers) {
+    this.triggers = triggers;
+  }
 
   void useQuotas(Quotas quotas) {
     this.quotas = quotas;
@@ -172,6 +180,10 @@ public final class AppsHandler {
     }
     ApplicationRecord old = store.application(existing.appId()).orElse(null);
     SecretsHandler.checkTotal(store.secrets(existing.appId()), settings.agentJson(), null, null);
+    if (triggers != null) { // settings.triggers replace the ones the workflow declared before
+      triggers.declare(
+          existing.appId(), settingsNode == null ? null : settingsNode.get("triggers"));
+    }
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(
         new ApplicationRecord(
@@ -291,6 +303,13 @@ public final class AppsHandler {
     settings.put("request_timeout_s", n.requestTimeoutS());
     app.hosts().forEach(settings.withArray("hosts")::add);
     out.set("settings", settings);
+    if (triggers != null) {
+      try {
+        out.set("triggers", triggers.describeAll(app.appId()));
+      } catch (RuntimeException e) {
+        out.putNull("triggers"); // Cassandra slow: the rest of the status still answers
+      }
+    }
     GlobalDataLayer data = storage;
     if (data
         != null) { // what the host agents counted; max_bytes is null until one of them served the
@@ -411,6 +430,12 @@ public final class AppsHandler {
         }
         t = timeout.asInt();
       }
+      try {
+        RetryPolicy.parse(agent.get(RetryPolicy.SETTING));
+      } catch (IllegalArgumentException e) {
+        throw ApiException.badRequest(e.getMessage());
+      }
+      TriggersHandler.parseDeclared("", agent.get("triggers"));
       try {
         limits.check(ApplicationSettings.fromJson(Json.text(agent)), grains, hostList.size());
       } catch (IllegalArgumentException e) {

@@ -45,6 +45,7 @@ import sand.frontend.invoke.AgentGates;
 import sand.frontend.invoke.AppDirectory;
 import sand.frontend.invoke.ControlWatcher;
 import sand.frontend.invoke.ExecutionLog;
+import sand.frontend.invoke.IdempotencyKeys;
 import sand.frontend.invoke.InvokeAuth;
 import sand.frontend.invoke.InvokeHandler;
 import sand.frontend.invoke.KafkaResponseTopics;
@@ -55,6 +56,12 @@ import sand.frontend.knix.KnixExecutions;
 import sand.frontend.knix.KnixLogins;
 import sand.frontend.knix.KnixManagement;
 import sand.frontend.knix.KnixStorage;
+import sand.frontend.trigger.Deliveries;
+import sand.frontend.trigger.KafkaTopicSource;
+import sand.frontend.trigger.QueueConsumers;
+import sand.frontend.trigger.TimerScheduler;
+import sand.frontend.trigger.TopicSource;
+import sand.frontend.trigger.TriggerSet;
 
 /**
  * The frontend server (paper §4.3): the developers' REST API and the end users' requests, on embedded
@@ -78,6 +85,7 @@ public final class Frontend {
    * @param data          the global data layer, for the KNIX door's storage actions (null: none, they fail)
    * @param control       a consumer for {@code sand.control}, to see other frontends' deploys and undeploys at once
    *                      (null: they are seen when the application cache's entry expires)
+   * @param triggerTopics the Kafka that queue triggers consume (null: no queue triggers)
    */
   public record Deps(
       ClusterStore store,
@@ -87,7 +95,20 @@ public final class Frontend {
       Clock clock,
       Function<String, Consumer<String, byte[]>> peerResponses,
       GlobalDataLayer data,
-      Consumer<String, byte[]> control) {
+      Consumer<String, byte[]> control,
+      TopicSource triggerTopics) {
+    public Deps(
+        ClusterStore store,
+        Producer<String, byte[]> producer,
+        Consumer<String, byte[]> responses,
+        ResponseListener.TopicCreator topics,
+        Clock clock,
+        Function<String, Consumer<String, byte[]>> peerResponses,
+        GlobalDataLayer data,
+        Consumer<String, byte[]> control) {
+      this(store, producer, responses, topics, clock, peerResponses, data, control, null);
+    }
+
     public Deps(
         ClusterStore store,
         Producer<String, byte[]> producer,
@@ -243,6 +264,27 @@ public final class Frontend {
     invoke.limitRate(s.quotaRequestsPerSecond());
     invoke.useAuth(invokeAuth);
     invoke.routes(router);
+    // Events no caller waits for: retries, dead letters, idempotency keys, timers and queues
+    // (docs/triggers.md).
+    IdempotencyKeys keys = new IdempotencyKeys(deps.store());
+    invoke.useKeys(keys);
+    Deliveries deliveries = new Deliveries(invoke, keys, deps.store(), metrics, deps.clock());
+    invoke.useAsyncRunner((app, value, executionId) -> deliveries
+        .deliver(app, value, "async", null, executionId)
+        .map(Deliveries.Delivery::firstSent));
+    metrics.gauge("sand_frontend_deliveries_in_flight", deliveries::inFlight);
+    TriggerSet triggerSet = new TriggerSet(deps.store());
+    TimerScheduler timers = new TimerScheduler(
+        triggerSet, deps.store(), directory, deliveries, metrics, deps.clock(), id);
+    QueueConsumers queues = deps.triggerTopics() == null
+        ? null
+        : new QueueConsumers(
+            triggerSet, deps.triggerTopics(), directory, deliveries, metrics, deps.clock(), id);
+    TriggersHandler triggers = new TriggersHandler(
+            deps.store(), apps, directory, deps.triggerTopics(), deps.clock())
+        .useDeliveries(deliveries, queues);
+    triggers.routes(router);
+    apps.useTriggers(triggers);
     AgentGates gates = null;
     if (s.gate()) {
       gates = new AgentGates(
@@ -305,11 +347,17 @@ public final class Frontend {
     if (deps.control() != null) {
       server.addBean(new ControlWatcher(deps.control(), directory, results), true);
     }
+    server.addBean(timers, true);
+    if (queues != null) {
+      server.addBean(queues, true);
+    }
     server.addEventListener(new LifeCycle.Listener() {
       @Override
       public void lifeCycleStopped(LifeCycle event) {
         executions.close();
         refresher.shutdownNow();
+        deliveries.close();
+        keys.close();
         knix.close();
       }
     });
@@ -356,7 +404,8 @@ public final class Frontend {
         Clock.systemUTC(),
         peer -> responseConsumer(bootstrap, id, peer, false),
         GlobalDataSettings.open(GlobalDataSettings.DEF.parse(Map.of())),
-        controlConsumer(bootstrap, id));
+        controlConsumer(bootstrap, id),
+        new KafkaTopicSource(bootstrap));
   }
 
   /** A consumer of sand.control with no group (assigned, nothing committed): {@link ControlWatcher}. */

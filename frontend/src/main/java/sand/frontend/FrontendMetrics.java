@@ -52,6 +52,30 @@ public final class FrontendMetrics {
         .increment();
   }
 
+  /**
+   * A trigger's (or asynchronous delivery's) event: {@code outcome} is fired, retried, succeeded, failed,
+   * dead_lettered, duplicate, refused, skipped or missed.
+   */
+  public void trigger(String appName, String source, String outcome) {
+    int hash = source.indexOf('#');
+    String trigger = hash < 0 ? source : source.substring(0, hash);
+    counters
+        .computeIfAbsent(
+            "sand_frontend_trigger_events_total{frontend=\"" + esc(frontendId) + "\",app=\""
+                + esc(appName) + "\",trigger=\"" + esc(trigger) + "\",outcome=\"" + outcome + "\"}",
+            k -> new LongAdder())
+        .increment();
+  }
+
+  /** A gauge with labels, e.g. a queue trigger's lag; replaced when set again. */
+  public void gauge(String nameWithLabels, Supplier<Number> value, boolean labelled) {
+    gauges.put(nameWithLabels, value);
+  }
+
+  public void removeGauge(String nameWithLabels) {
+    gauges.remove(nameWithLabels);
+  }
+
   void gauge(String name, Supplier<Number> value) {
     gauges.put(name, value);
   }
@@ -81,15 +105,25 @@ public final class FrontendMetrics {
       sb.append("# TYPE ").append(name).append(' ').append(h, 0, h.indexOf(' ')).append('\n');
       samples.forEach((k, v) -> sb.append(k).append(' ').append(v).append('\n'));
     });
-    new TreeMap<>(gauges).forEach((name, value) -> {
-      sb.append("# TYPE ").append(name).append(" gauge\n");
-      sb.append(name)
+    String typed = "";
+    for (var g : new TreeMap<>(gauges).entrySet()) {
+      String name = g.getKey();
+      int brace = name.indexOf('{');
+      String base = brace < 0 ? name : name.substring(0, brace);
+      String labels = brace < 0 ? "" : "," + name.substring(brace + 1, name.length() - 1);
+      if (!base.equals(typed)) {
+        sb.append("# TYPE ").append(base).append(" gauge\n");
+        typed = base;
+      }
+      sb.append(base)
           .append("{frontend=\"")
           .append(esc(frontendId))
-          .append("\"} ")
-          .append(value.get())
+          .append('"')
+          .append(labels)
+          .append("} ")
+          .append(g.getValue().get())
           .append('\n');
-    });
+    }
     return sb.toString();
   }
 }

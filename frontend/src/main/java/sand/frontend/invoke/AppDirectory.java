@@ -52,8 +52,32 @@ public final class AppDirectory {
       List<String> hosts,
       InvokeAuth.Rule auth,
       int version,
-      Map<String, Alias> aliases) {
-    boolean deployed() {
+      Map<String, Alias> aliases,
+      RetryPolicy retry) {
+    public Target(
+        String name,
+        String appId,
+        String owner,
+        String entry,
+        int requestTimeoutS,
+        List<String> hosts,
+        InvokeAuth.Rule auth,
+        int version,
+        Map<String, Alias> aliases) {
+      this(
+          name,
+          appId,
+          owner,
+          entry,
+          requestTimeoutS,
+          hosts,
+          auth,
+          version,
+          aliases,
+          RetryPolicy.DEFAULT);
+    }
+
+    public boolean deployed() {
       return entry != null;
     }
   }
@@ -163,7 +187,21 @@ public final class AppDirectory {
         hosts,
         InvokeAuth.Rule.read(store, box.get(), appId),
         app.get().version(),
-        Map.copyOf(aliases)));
+        Map.copyOf(aliases),
+        retry(app.get().settings())));
+  }
+
+  /** The stored settings' retry policy; settings stored before there was one, or unreadable: the default. */
+  private static RetryPolicy retry(String settings) {
+    if (settings == null || settings.isBlank()) {
+      return RetryPolicy.DEFAULT;
+    }
+    try {
+      return RetryPolicy.parse(
+          sand.frontend.internal.Json.stored(settings).get(RetryPolicy.SETTING));
+    } catch (IllegalArgumentException e) {
+      return RetryPolicy.DEFAULT;
+    }
   }
 
   private static <T> Supplier<T> memoize(Supplier<T> s) {

@@ -71,6 +71,22 @@ public final class InvokeHandler {
   private volatile DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
 
   private volatile int requestsPerSecond; // the account's cluster-wide rate quota; 0: none
+  private IdempotencyKeys
+      keys; // null: the Idempotency-Key header is refused (unit tests of the rest)
+  private AsyncRunner asyncRunner; // null: an asynchronous request runs once, never retried
+
+  /**
+   * Runs an asynchronous request with retries and dead letters (sand.frontend.trigger.Deliveries): the future
+   * completes when the first attempt's event is on its way; empty when the frontend holds as many as it may.
+   */
+  public interface AsyncRunner {
+    java.util.Optional<CompletableFuture<Void>> run(
+        AppDirectory.Target app, JsonNode value, String executionId);
+  }
+
+  public void useAsyncRunner(AsyncRunner runner) {
+    this.asyncRunner = runner;
+  }
 
   public InvokeHandler(
       AppDirectory apps,
@@ -125,6 +141,11 @@ public final class InvokeHandler {
   /** Hand requests to host agents through their gates first (Kafka when none takes one). */
   public void useGates(AgentGates gates) {
     this.gates = gates;
+  }
+
+  /** Honour {@code Idempotency-Key} headers with these keys. */
+  public void useKeys(IdempotencyKeys keys) {
+    this.keys = keys;
   }
 
   /** Check every request against its application's endpoint protection. */
@@ -189,8 +210,49 @@ public final class InvokeHandler {
               + " frontends; setting max.concurrent.per.account); retry later");
     }
     String executionId = Ids.newId();
-    int timeoutS = app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
+    int timeoutS = timeoutS(app);
+    String key = IdempotencyKeys.check(call.header(IdempotencyKeys.HEADER));
+    if (key != null) {
+      if (keys == null) {
+        count.decrementAndGet();
+        throw ApiException.badRequest(
+            "this frontend takes no " + IdempotencyKeys.HEADER + " header");
+      }
+      String sha = IdempotencyKeys.sha256(raw);
+      var first = keys.claim(app.appId(), key, executionId, sha);
+      if (first.isPresent()) {
+        count.decrementAndGet();
+        if (!sha.equals(first.get().bodySha256())) {
+          throw new ApiException(
+              422,
+              "idempotency_key_reused",
+              "the " + IdempotencyKeys.HEADER + " '" + key + "' was used within "
+                  + IdempotencyKeys.WINDOW.toHours() + " h with another body (execution "
+                  + first.get().executionId() + "); use a new key for a new request");
+        }
+        metrics.invocation(name, "replayed");
+        return replay(first.get().executionId(), async, timeoutS);
+      }
+    }
     CompletableFuture<Reply> answer;
+    if (async && asyncRunner != null) {
+      try {
+        answer = asyncRunner
+            .run(app, value, executionId)
+            .orElseThrow(() -> new ApiException(
+                503,
+                "busy",
+                "this frontend holds as many asynchronous events as it may; try again in a moment",
+                Map.of(Reply.RETRY_AFTER_S, "1")))
+            .thenApply(v -> {
+              metrics.invocation(name, "async");
+              return Reply.json(202, Json.object().put("execution_id", executionId));
+            });
+      } catch (RuntimeException e) {
+        answer = CompletableFuture.failedFuture(e);
+      }
+      return finish(answer, count, executionId, app, key);
+    }
     try {
       ExecutionRecord record = new ExecutionRecord(
           executionId,
@@ -242,6 +304,15 @@ public final class InvokeHandler {
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
+    return finish(answer, count, executionId, app, key);
+  }
+
+  private CompletionStage<Reply> finish(
+      CompletableFuture<Reply> answer,
+      AtomicInteger count,
+      String executionId,
+      AppDirectory.Target app,
+      String key) {
     return answer.handle((reply, failure) -> {
       count.decrementAndGet();
       results.forget(executionId);
@@ -254,6 +325,9 @@ public final class InvokeHandler {
                 ? a
                 : new ApiException(502, "unavailable", "request could not be sent: " + t);
         if (e.status() == 502) {
+          if (key != null) {
+            keys.release(app.appId(), key, executionId); // nothing ran: the key may be used again
+          }
           log.ended(
               executionId,
               "failed",
@@ -270,6 +344,163 @@ public final class InvokeHandler {
       log.release(executionId);
       return reply.withHeader(EXECUTION_HEADER, executionId);
     });
+  }
+
+  private int timeoutS(AppDirectory.Target app) {
+    return app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
+  }
+
+  /**
+   * A request whose idempotency key an earlier one claimed: nothing runs; the answer is the first execution's (202
+   * with its id when asynchronous; else its output once it has ended, 504 if it has not within the timeout).
+   */
+  private CompletionStage<Reply> replay(String firstId, boolean async, int timeoutS) {
+    if (async) {
+      return CompletableFuture.completedFuture(
+          Reply.json(202, Json.object().put("execution_id", firstId))
+              .withHeader(EXECUTION_HEADER, firstId)
+              .withHeader(IdempotencyKeys.REPLAYED_HEADER, "true"));
+    }
+    return keys.awaitEnd(firstId, java.time.Duration.ofSeconds(timeoutS)).thenApply(r -> {
+      if (r.isEmpty()) {
+        throw new ApiException(
+            504,
+            "timeout",
+            "the execution " + firstId + " that this request's " + IdempotencyKeys.HEADER
+                + " started has not ended within " + timeoutS
+                + " s; its result, if it comes, is at "
+                + "GET /api/v1/executions/" + firstId,
+            Map.of("execution_id", firstId));
+      }
+      int status = "succeeded".equals(r.get().status()) ? 200 : 500;
+      return Reply.json(status, IdempotencyKeys.body(r.get()))
+          .withHeader(EXECUTION_HEADER, firstId)
+          .withHeader(IdempotencyKeys.REPLAYED_HEADER, "true");
+    });
+  }
+
+  /**
+   * How an execution that no caller waits on ended ({@link #launch}).
+   *
+   * @param status "succeeded", "failed" (a grain's error), "timeout" or "unavailable" (never sent)
+   * @param value  the output, or the error event's {"error": ...}
+   */
+  public record Outcome(String executionId, String status, JsonNode value) {
+    public boolean succeeded() {
+      return "succeeded".equals(status);
+    }
+  }
+
+  /**
+   * Run {@code app} on {@code value} for a trigger or an asynchronous delivery (docs/triggers.md): the same path as
+   * a request (start record, gate or Kafka, the result recorded), with {@code source} (e.g. "timer:nightly") in the
+   * execution's timeline. Completes when the execution has ended or its timeout passed; never exceptionally.
+   */
+  public Launch launch(AppDirectory.Target app, JsonNode value, String source, String executionId) {
+    long fired = System.nanoTime();
+    int timeoutS = timeoutS(app);
+    ExecutionRecord record = new ExecutionRecord(
+        executionId,
+        app.appId(),
+        app.owner(),
+        "running",
+        null,
+        null,
+        clock.instant(),
+        null,
+        frontendId,
+        null);
+    CompletableFuture<Results.Arrival> result;
+    CompletableFuture<Void> sent;
+    try {
+      log.startedSynchronously(record);
+      result = results.expect(executionId, app.appId());
+      Instant now = clock.instant();
+      Event event = Event.request(
+              Ids.newId(),
+              executionId,
+              app.appId(),
+              app.entry(),
+              frontendId,
+              value,
+              now.getEpochSecond() * 1_000_000_000L + now.getNano(),
+              tags.of(app.appId(), executionId, frontendId))
+          .trace(Trace.TRIGGER, source + "@" + frontendId, fired)
+          .trace(Trace.FRONTEND, frontendId, System.nanoTime());
+      sent = gates != null && gates.submit(event, app.hosts())
+          ? CompletableFuture.completedFuture(null)
+          : send(event);
+    } catch (RuntimeException e) {
+      results.forget(executionId);
+      return new Launch(
+          executionId,
+          CompletableFuture.failedFuture(e),
+          CompletableFuture.completedFuture(unsent(executionId, e)));
+    }
+    CompletableFuture<Results.Arrival> r = result;
+    return new Launch(
+        executionId,
+        sent,
+        sent.thenCompose(v -> r)
+            .orTimeout(timeoutS, TimeUnit.SECONDS)
+            .handle((arrival, failure) -> {
+              try {
+                if (failure == null) {
+                  results.record(arrival, System.nanoTime());
+                  JsonNode out = arrival.event().value();
+                  return new Outcome(
+                      executionId, Results.isError(out) ? "failed" : "succeeded", out);
+                }
+                Throwable t = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause()
+                    : failure;
+                if (t instanceof TimeoutException) {
+                  log.ended(
+                      executionId,
+                      "timeout",
+                      null,
+                      "no result within " + timeoutS + " s",
+                      clock.instant(),
+                      null,
+                      FrontendTables.RANK_TIMEOUT);
+                  results.stopWaiting(executionId, r);
+                  return new Outcome(
+                      executionId,
+                      "timeout",
+                      Json.object()
+                          .set(
+                              "error",
+                              Json.object()
+                                  .put("type", "timeout")
+                                  .put("message", "no result within " + timeoutS + " s")));
+                }
+                return unsent(executionId, t);
+              } finally {
+                results.forget(executionId);
+                log.release(executionId);
+              }
+            }));
+  }
+
+  /** An execution {@link #launch}ed: {@code sent} when its event is on its way, {@code outcome} when it ended. */
+  public record Launch(
+      String executionId, CompletableFuture<Void> sent, CompletableFuture<Outcome> outcome) {}
+
+  private Outcome unsent(String executionId, Throwable t) {
+    String message = "the event could not be sent: " + t.getMessage();
+    log.ended(
+        executionId,
+        "failed",
+        null,
+        Json.text(Json.object().put("type", "platform").put("message", message)),
+        clock.instant(),
+        null,
+        FrontendTables.RANK_FAILED);
+    log.release(executionId);
+    return new Outcome(
+        executionId,
+        "unavailable",
+        Json.object().set("error", Json.object().put("type", "platform").put("message", message)));
   }
 
   /** Produce the request as a {@code new} record (key = event id) to the entry grain's topic. */

@@ -1,0 +1,174 @@
+package sand.frontend.trigger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.util.component.AbstractLifeCycle;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterStore;
+import sand.frontend.FrontendMetrics;
+import sand.frontend.internal.Ids;
+import sand.frontend.internal.Json;
+import sand.frontend.invoke.AppDirectory;
+
+/**
+ * Runs every application's timers from every frontend: at each tick each frontend tries to claim it in the cluster
+ * store (a lightweight transaction) and only the one that wins fires it, so a tick fires once while any frontend
+ * lives, whichever died. Missed ticks (every frontend down): a tick is fired only within {@link #GRACE_MS} of its
+ * time, so after an outage at most the latest missed tick runs, the others are counted as missed (as a Kubernetes
+ * CronJob with startingDeadlineSeconds=60).
+ */
+public final class TimerScheduler extends AbstractLifeCycle {
+  private static final Logger LOG = LoggerFactory.getLogger(TimerScheduler.class);
+  public static final long GRACE_MS = 60_000;
+  /** Ticks of one timer still running on this frontend beyond which a tick is skipped (the app is too slow). */
+  public static final int MAX_RUNNING_PER_TIMER = 16;
+
+  private static final long MAX_SLEEP_MS = 1000;
+
+  private final TriggerSet triggers;
+  private final ClusterStore store;
+  private final AppDirectory directory;
+  private final Deliveries deliveries;
+  private final FrontendMetrics metrics;
+  private final Clock clock;
+  private final String frontendId;
+  /** Trigger -> the latest tick this frontend considered (claimed, lost or missed). */
+  private final Map<String, Long> considered = new HashMap<>();
+
+  private final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+  private Thread thread;
+  private volatile boolean stop;
+
+  public TimerScheduler(
+      TriggerSet triggers,
+      ClusterStore store,
+      AppDirectory directory,
+      Deliveries deliveries,
+      FrontendMetrics metrics,
+      Clock clock,
+      String frontendId) {
+    this.triggers = triggers;
+    this.store = store;
+    this.directory = directory;
+    this.deliveries = deliveries;
+    this.metrics = metrics;
+    this.clock = clock;
+    this.frontendId = frontendId;
+  }
+
+  @Override
+  protected void doStart() {
+    stop = false;
+    thread = new Thread(this::loop, "timer-scheduler");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  @Override
+  protected void doStop() throws InterruptedException {
+    stop = true;
+    thread.interrupt();
+    thread.join(5000);
+  }
+
+  private void loop() {
+    while (!stop) {
+      long next;
+      try {
+        next = tick(clock.millis());
+      } catch (RuntimeException e) {
+        LOG.warn("timer pass failed: {}", e.toString());
+        next = clock.millis() + MAX_SLEEP_MS;
+      }
+      long sleep = Math.max(1, Math.min(MAX_SLEEP_MS, next - clock.millis()));
+      try {
+        Thread.sleep(sleep);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /** One pass at {@code now}: fire what is due; returns when the next tick of any timer is due. */
+  long tick(long now) {
+    List<TriggerSet.Armed> all = triggers.all(now, false);
+    long next = Long.MAX_VALUE;
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (TriggerSet.Armed a : all) {
+      if (!TriggerSpec.TIMER.equals(a.spec().kind())) {
+        continue;
+      }
+      String key = a.key();
+      seen.add(key);
+      Schedule s = a.spec().schedule();
+      long due = s.atOrBefore(now);
+      next = Math.min(next, s.after(now));
+      Long last = considered.get(key);
+      if (last != null && due <= last) {
+        continue;
+      }
+      considered.put(key, due);
+      if (now - due > GRACE_MS) {
+        if (last != null) {
+          metrics.trigger(a.appName(), source(a), "missed");
+        }
+        continue;
+      }
+      claimAndFire(a, due);
+    }
+    considered.keySet().retainAll(seen);
+    return next;
+  }
+
+  private void claimAndFire(TriggerSet.Armed a, long due) {
+    Optional<AppDirectory.Target> app = directory.find(a.appName());
+    if (app.isEmpty() || !app.get().deployed()) {
+      return; // an undeployed application's timers wait for its next deploy
+    }
+    AtomicInteger n = running.computeIfAbsent(a.key(), k -> new AtomicInteger());
+    if (n.get() >= MAX_RUNNING_PER_TIMER) {
+      metrics.trigger(a.appName(), source(a), "skipped");
+      LOG.warn(
+          "[app {}] timer {}: tick {} skipped: {} ticks still running here",
+          a.appName(),
+          a.spec().name(),
+          Instant.ofEpochMilli(due),
+          n.get());
+      return;
+    }
+    if (!store.triggers().claimTick(a.appId(), a.spec().name(), due, frontendId)) {
+      return; // another frontend fired it
+    }
+    JsonNode input = a.spec().input() != null
+        ? a.spec().input()
+        : Json.object()
+            .put("trigger", a.spec().name())
+            .put("time", Instant.ofEpochMilli(due).toString());
+    n.incrementAndGet();
+    // no idempotency key: the tick's claim already makes it fire once
+    var d = deliveries.deliver(app.get(), input, source(a), null, Ids.newId());
+    if (d.isEmpty()) {
+      n.decrementAndGet();
+      return;
+    }
+    LOG.info(
+        "[app {}] timer {} fired tick {} as execution {}",
+        a.appName(),
+        a.spec().name(),
+        Instant.ofEpochMilli(due),
+        d.get().firstExecutionId());
+    d.get().done().whenComplete((r, e) -> n.decrementAndGet());
+  }
+
+  private static String source(TriggerSet.Armed a) {
+    return "timer:" + a.spec().name();
+  }
+}
