@@ -251,7 +251,7 @@ public final class InvokeHandler {
       } catch (RuntimeException e) {
         answer = CompletableFuture.failedFuture(e);
       }
-      return finish(answer, count, executionId, app, key);
+      return finish(answer, count, executionId, app, key, false);
     }
     try {
       ExecutionRecord record = new ExecutionRecord(
@@ -304,7 +304,7 @@ public final class InvokeHandler {
     } catch (RuntimeException e) {
       answer = CompletableFuture.failedFuture(e);
     }
-    return finish(answer, count, executionId, app, key);
+    return finish(answer, count, executionId, app, key, true);
   }
 
   private CompletionStage<Reply> finish(
@@ -312,10 +312,13 @@ public final class InvokeHandler {
       AtomicInteger count,
       String executionId,
       AppDirectory.Target app,
-      String key) {
+      String key,
+      boolean waitsHere) {
     return answer.handle((reply, failure) -> {
       count.decrementAndGet();
-      results.forget(executionId);
+      if (waitsHere) { // else the delivery that runs it still waits for its result
+        results.forget(executionId);
+      }
       if (failure != null) {
         Throwable t = failure.getCause() != null && failure instanceof CompletionException
             ? failure.getCause()
