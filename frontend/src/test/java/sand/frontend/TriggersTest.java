@@ -1,0 +1,204 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import sand.frontend.internal.Json;
+
+/**
+ * Triggers, retries, dead letters and idempotency keys on one frontend with an in-memory cluster store (the
+ * end-to-end test, tests/e2e/test_triggers_e2e.py, runs them on the real system).
+ */
+class TriggersTest {
+  private TestFrontend fe;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (fe != null) {
+      fe.close();
+    }
+  }
+
+  private List<JsonNode> requests(String appId) throws Exception {
+    List<JsonNode> out = new java.util.ArrayList<>();
+    for (ProducerRecord<String, byte[]> r : fe.sent("sand." + appId + ".greet")) {
+      out.add(Json.MAPPER.readTree(r.value()).path("event"));
+    }
+    return out;
+  }
+
+  private List<JsonNode> awaitRequests(String appId, int n) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (System.nanoTime() < deadline) {
+      List<JsonNode> r = requests(appId);
+      if (r.size() >= n) {
+        return r;
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("fewer than " + n + " requests reached the entry grain: "
+        + requests(appId).size());
+  }
+
+  private void answer(JsonNode request, JsonNode value) {
+    ObjectNode result = ((ObjectNode) request).deepCopy().put("grain", "end").put("from", "shout");
+    result.set("value", value);
+    fe.respond(request.path("execution_id").asText(), result);
+  }
+
+  private static JsonNode error() {
+    return Json.object()
+        .set(
+            "error",
+            Json.object().put("type", "ValueError").put("message", "no").put("grain", "shout"));
+  }
+
+  @Test
+  void aTimerFiresEachTickOnceAndNamesItselfInTheTimeline() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    var put = fe.call("PUT", "/api/v1/apps/hello/triggers/tick", key, "{\"every\": \"1s\"}");
+    assertEquals(201, put.status(), put.body());
+    List<JsonNode> reqs = awaitRequests(appId, 2);
+    Set<String> ticks = new HashSet<>();
+    for (JsonNode r : reqs) {
+      assertTrue(ticks.add(r.path("value").path("time").asText()), "a tick fired twice: " + reqs);
+      assertEquals("tick", r.path("value").path("trigger").asText());
+      assertEquals("trigger", r.path("trace").get(0).get(0).asText());
+      assertEquals("timer:tick@fe-test", r.path("trace").get(0).get(1).asText());
+    }
+    assertEquals(
+        200, fe.call("DELETE", "/api/v1/apps/hello/triggers/tick", key, null).status());
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/apps/hello/triggers/tick", key, null).status());
+  }
+
+  @Test
+  void anAsyncEventThatAlwaysFailsIsDeadLetteredAfterItsAttempts() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId =
+        fe.deployHello(key, "hello", "{\"retry\": {\"attempts\": 3, \"backoff_s\": 0.05}}");
+    var r = fe.call("POST", "/app/hello?async=1", null, "{\"n\": 7}");
+    assertEquals(202, r.status(), r.body());
+    String first = r.json().path("execution_id").asText();
+    for (int n = 1; n <= 3; n++) {
+      answer(awaitRequests(appId, n).get(n - 1), error());
+    }
+    JsonNode letters = null;
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (System.nanoTime() < deadline) {
+      letters =
+          fe.call("GET", "/api/v1/apps/hello/dead-letters", key, null).json().path("dead_letters");
+      if (letters.size() > 0) {
+        break;
+      }
+      Thread.sleep(20);
+    }
+    assertEquals(1, letters.size(), String.valueOf(letters));
+    JsonNode d = letters.get(0);
+    assertEquals(3, d.path("attempts").asInt());
+    assertEquals(first, d.path("executions").get(0).asText());
+    assertEquals(7, d.path("event").path("n").asInt());
+    assertEquals("ValueError", d.path("error").path("type").asText());
+    Thread.sleep(300);
+    assertEquals(3, requests(appId).size(), "no fourth attempt");
+    assertEquals(
+        404,
+        fe.call("GET", "/api/v1/apps/hello/dead-letters", fe.signUp("bob"), null)
+            .status());
+  }
+
+  @Test
+  void aRetriedEventThatSucceedsIsNotDeadLettered() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId =
+        fe.deployHello(key, "hello", "{\"retry\": {\"attempts\": 3, \"backoff_s\": 0.05}}");
+    assertEquals(202, fe.call("POST", "/app/hello?async=1", null, "{}").status());
+    answer(awaitRequests(appId, 1).get(0), error());
+    answer(awaitRequests(appId, 2).get(1), Json.object().put("ok", true));
+    Thread.sleep(300);
+    assertEquals(2, requests(appId).size());
+    assertEquals(
+        0,
+        fe.call("GET", "/api/v1/apps/hello/dead-letters", key, null)
+            .json()
+            .path("dead_letters")
+            .size());
+  }
+
+  @Test
+  void aRepeatedIdempotencyKeyRunsNothing() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    var first = fe.http.sendAsync(
+        java.net.http.HttpRequest.newBuilder(fe.uri("/app/hello"))
+            .header("Idempotency-Key", "order-17")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"n\": 1}"))
+            .build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    answer(awaitRequests(appId, 1).get(0), Json.object().put("done", 1));
+    assertEquals(200, first.get().statusCode(), first.get().body());
+    var again = fe.http.send(
+        java.net.http.HttpRequest.newBuilder(fe.uri("/app/hello"))
+            .header("Idempotency-Key", "order-17")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"n\": 1}"))
+            .build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, again.statusCode(), again.body());
+    assertEquals("true", again.headers().firstValue("Idempotent-Replayed").orElse(""));
+    assertEquals(
+        first.get().headers().firstValue("X-Sand-Execution-Id"),
+        again.headers().firstValue("X-Sand-Execution-Id"));
+    assertEquals(1, requests(appId).size(), "the repeat ran nothing");
+    var other = fe.http.send(
+        java.net.http.HttpRequest.newBuilder(fe.uri("/app/hello"))
+            .header("Idempotency-Key", "order-17")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"n\": 2}"))
+            .build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(422, other.statusCode(), other.body());
+  }
+
+  @Test
+  void badTriggersAreRefusedWithTheRule() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    fe.deployHello(key, "hello", null);
+    String[][] cases = {
+      {"{\"cron\": \"* * *\"}", "400", "5 fields"},
+      {"{\"every\": \"100ms\"}", "400", "between 1s and 7d"},
+      {"{\"topic\": \"__consumer_offsets\"}", "400", "SAND's or Kafka's own"},
+      {"{\"topic\": \"events.x\"}", "503", "no Kafka"}, // this frontend was given none
+      {"[]", "400", "JSON object"},
+    };
+    for (String[] c : cases) {
+      var r = fe.call("PUT", "/api/v1/apps/hello/triggers/t", key, c[0]);
+      assertEquals(Integer.parseInt(c[1]), r.status(), c[0] + ": " + r.body());
+      assertTrue(r.body().contains(c[2]), c[0] + ": " + r.body());
+    }
+    var bad = fe.call("PUT", "/api/v1/apps/hello/triggers/no%20spaces", key, "{\"every\": \"1m\"}");
+    assertEquals(400, bad.status(), bad.body());
+    for (int i = 0; i < 16; i++) {
+      assertEquals(
+          201,
+          fe.call("PUT", "/api/v1/apps/hello/triggers/t" + i, key, "{\"cron\": \"0 0 1 1 *\"}")
+              .status());
+    }
+    var over = fe.call("PUT", "/api/v1/apps/hello/triggers/t16", key, "{\"cron\": \"0 0 1 1 *\"}");
+    assertEquals(400, over.status());
+    assertTrue(over.body().contains("at most 16"), over.body());
+  }
+}
