@@ -182,7 +182,8 @@ cmd_ready() {
 
 # acls: what the roles may do, once the cluster answers (idempotent; the playbook runs it once per cluster). Every
 # name SAND uses starts with "sand." (grain topics, sand.control, response topics, consumer groups): host agents and
-# frontends may do anything there and nothing elsewhere; no one else may do anything (admin is the super user).
+# frontends may do anything there and nothing elsewhere, but frontends may read events.* (queue triggers); no one else
+# may do anything (admin is the super user).
 cmd_acls() {
   [ -n "$KAFKA_SECRETS" ] || return 0
   [ -f "$KAFKA_CLIENT_PROPS" ] || write_client_props
@@ -194,6 +195,13 @@ cmd_acls() {
       --topic sand. --group sand. >>"$SAND_LOGS/kafka-acls.log" 2>&1 \
       || die kafka "$SAND_LOGS/kafka-acls.log" "could not grant $r its ACLs"
   done
+  # Queue triggers (docs/triggers.md): frontends read the operator's event topics, those named events.*; another
+  # topic needs the same grant by the operator.
+  timeout 60 "${KAFKA_TOOL_JAVA[@]}" org.apache.kafka.tools.AclCommand \
+    --bootstrap-server "$SAND_BIND:$SAND_KAFKA_PORT" --command-config "$KAFKA_CLIENT_PROPS" \
+    --add --allow-principal "User:frontend" --operation Read --operation Describe --resource-pattern-type prefixed \
+    --topic events. >>"$SAND_LOGS/kafka-acls.log" 2>&1 \
+    || die kafka "$SAND_LOGS/kafka-acls.log" "could not grant frontend its ACLs on events.*"
 }
 
 cmd_start() {

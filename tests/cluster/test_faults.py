@@ -258,6 +258,155 @@ def test_cassandra_stopped_for_30s_loses_nothing(
     )
 
 
+TICKER = "def handle(event, context):\n    return {'got': event}\n"
+SLOW_ORDERS = (
+    "import time\n"
+    "def handle(event, context):\n"
+    "    time.sleep(0.3)\n"
+    "    return {'order': event['value']['order'], 'key': event['idempotency_key'],\n"
+    "            'execution_id': context.get_execution_id()}\n"
+)
+FAILING = "def handle(event, context):\n    raise RuntimeError('always')\n"
+
+
+def deploy_one(client: Client, name: str, code: str, tmp: Path, settings: dict | None = None) -> None:
+    folder = tmp / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "only.py").write_text(code)
+    wf = {"name": name, "entry": "only", "functions": [{"name": "only", "next": ["end"]}]}
+    if settings:
+        wf["settings"] = settings
+    (folder / "workflow.json").write_text(json.dumps(wf))
+    client.deploy(folder, name=name, timeout_s=240)
+
+
+def executions(client: Client, app: str) -> list[dict]:
+    """The app's executions, each with its result (GET /api/v1/executions/{id}), newest first."""
+    rows: list[dict] = []
+    query = {"limit": "100"}
+    while True:
+        page = client.call("GET", f"/api/v1/apps/{app}/executions", query=query).body
+        rows += page["executions"]
+        if not page.get("next") or len(rows) >= 1000:
+            break
+        query = {"limit": "100", "cursor": page["next"]}
+    return [client.execution(r["execution_id"]) for r in rows]
+
+
+def fired_by(execution: dict) -> str:
+    """The frontend that fired a triggered execution (its timeline's first hop: timer:<name>@<frontend id>)."""
+    return execution["timings"]["hops"][0]["where"].split("@", 1)[1]
+
+
+def test_a_timer_tick_fires_once_while_the_host_firing_it_dies(
+    cluster: Cluster, client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    deploy_one(client, "ticker", TICKER, tmp_path_factory.mktemp("ticker"))
+    # Only h2's frontend runs while the timer starts, so the host firing it is known: h2.
+    cluster.run("kill", "h1", "frontend-8081")
+    client.call("PUT", "/api/v1/apps/ticker/triggers/tick", {"every": "2s"})
+    time.sleep(9)
+    before = [e for e in executions(client, "ticker") if e["status"] == "succeeded"]
+    h2 = {fired_by(e) for e in before}
+    assert len(before) >= 3 and len(h2) == 1, [fired_by(e) for e in before]
+    cluster.run("start", "h1")
+    time.sleep(4)
+    cluster.run("kill", "h2")  # the frontend that fired the ticks, its host agent and its broker
+    killed = time.time()
+    time.sleep(16)
+    client.call("DELETE", "/api/v1/apps/ticker/triggers/tick")
+    end = time.monotonic() + 120
+    while True:  # executions whose events were on h2 are run again by the hosts left: wait for them
+        runs = executions(client, "ticker")
+        if all(e["status"] != "running" for e in runs) or time.monotonic() > end:
+            break
+        time.sleep(2)
+    ticks = sorted(e["result"]["got"]["time"] for e in runs if e["status"] == "succeeded")
+    assert len(ticks) == len(set(ticks)), f"a tick fired twice: {ticks}"
+    after = [e for e in runs if e["status"] == "succeeded" and e["result"]["got"]["time"] > _iso(killed + 2)]
+    assert len(after) >= 4 and all(fired_by(e) not in h2 for e in after), [fired_by(e) for e in after]
+    # every 2 s from the first tick to the last, at most the one tick claimed by h2 as it died missing
+    first, last = _epoch(ticks[0]), _epoch(ticks[-1])
+    assert (last - first) / 2 + 1 - len(ticks) <= 1, ticks
+    cluster.run("start", "h2")
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _epoch(iso: str) -> float:
+    return time.mktime(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def _kafka_admin_login(cluster: Cluster) -> dict:
+    password = (cluster.home / "cluster" / "secrets" / "admin.password").read_text().strip()
+    return {
+        "bootstrap_servers": [f"{cluster.addr(h)}:9092" for h in ("h1", "h3")],
+        "security_protocol": "SASL_PLAINTEXT",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "admin",
+        "sasl_plain_password": password,
+    }
+
+
+def test_a_host_consuming_a_topic_killed_mid_batch_loses_no_record(
+    cluster: Cluster, client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    deploy_one(client, "orders", SLOW_ORDERS, tmp_path_factory.mktemp("orders"))
+    login = _kafka_admin_login(cluster)
+    topic = "events.cluster-orders"
+    KafkaAdminClient(**login).create_topics([NewTopic(topic, num_partitions=4, replication_factor=3)])
+    client.call("PUT", "/api/v1/apps/orders/triggers/in", {"topic": topic, "start": "earliest", "batch_size": 5})
+    time.sleep(12)  # both frontends joined the trigger's group
+    producer = KafkaProducer(acks="all", **login)
+    n = 80
+    for i in range(n):
+        producer.send(topic, json.dumps({"order": i}).encode(), key=str(i).encode())
+    producer.flush()
+    producer.close()
+    time.sleep(4)  # batches are running on both frontends
+    cluster.run("kill", "h2")
+    end = time.monotonic() + 240
+    done: dict[int, list[dict]] = {}
+    while time.monotonic() < end:
+        runs = executions(client, "orders")
+        done = {}
+        for e in runs:
+            if e["status"] == "succeeded":
+                done.setdefault(e["result"]["order"], []).append(e["result"])
+        if len(done) == n:
+            break
+        time.sleep(3)
+    missing = sorted(set(range(n)) - set(done))
+    assert not missing, f"records never run: {missing}"
+    twice = {k: v for k, v in done.items() if len(v) > 1}
+    assert all(len({r["key"] for r in v}) == 1 for v in twice.values()), twice
+    print(f"\nqueue trigger, h2 killed mid-batch: {n} records run, {len(twice)} of them twice (same key)")
+    client.call("DELETE", "/api/v1/apps/orders/triggers/in")
+    cluster.run("start", "h2")
+
+
+def test_an_event_that_always_fails_is_dead_lettered_after_its_attempts(
+    cluster: Cluster, client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    deploy_one(
+        client, "failing", FAILING, tmp_path_factory.mktemp("failing"), {"retry": {"attempts": 3, "backoff_s": 0.5}}
+    )
+    first = client.invoke("failing", {"n": 1}, async_=True).execution_id
+    end = time.monotonic() + 90
+    letters: list = []
+    while not letters and time.monotonic() < end:
+        letters = client.dead_letters("failing")["dead_letters"]
+        time.sleep(1)
+    assert len(letters) == 1, letters
+    assert letters[0]["attempts"] == 3 and letters[0]["executions"][0] == first
+    assert letters[0]["error"]["type"] == "RuntimeError" and letters[0]["event"] == {"n": 1}
+
+
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:
     status = cluster.status()
     assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status

@@ -42,6 +42,7 @@ final class QueueConsumer implements Runnable {
   private final Deliveries deliveries;
   private final FrontendMetrics metrics;
   private volatile boolean stop;
+  private volatile boolean ended;
   private volatile long lag;
 
   QueueConsumer(
@@ -63,6 +64,11 @@ final class QueueConsumer implements Runnable {
 
   long lag() {
     return lag;
+  }
+
+  /** Its thread has ended (stopped, or a failure it could not go on from: it is started again). */
+  boolean ended() {
+    return ended;
   }
 
   void stop() {
@@ -100,6 +106,7 @@ final class QueueConsumer implements Runnable {
           s.topic(),
           e.toString());
     } finally {
+      ended = true;
       try {
         consumer.close(
             org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
@@ -121,13 +128,16 @@ final class QueueConsumer implements Runnable {
       all.forEach(r -> list.add(event(r)));
       ConsumerRecord<String, byte[]> first = all.get(0);
       ConsumerRecord<String, byte[]> last = all.get(all.size() - 1);
-      JsonNode value = Json.object().put("trigger", s.name()).set("records", list);
       String key = "kafka:" + first.topic() + ":" + first.partition() + ":" + first.offset() + "-"
           + last.offset() + "x" + all.size();
+      JsonNode value =
+          Json.object().put("trigger", s.name()).put("idempotency_key", key).set("records", list);
       pending.add(deliver(app, value, source, key));
     } else {
       for (ConsumerRecord<String, byte[]> r : all) {
-        ObjectNode value = event(r).put("trigger", s.name());
+        // the key in the event too: a record run twice (its consumer died) shows the same key both
+        // times
+        ObjectNode value = event(r).put("trigger", s.name()).put("idempotency_key", key(r));
         pending.add(deliver(app, value, source, key(r)));
       }
     }
@@ -142,7 +152,13 @@ final class QueueConsumer implements Runnable {
     CompletableFuture<Void> batch =
         CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
     while (!batch.isDone() && !stop) {
-      consumer.poll(POLL);
+      ConsumerRecords<String, byte[]> more = consumer.poll(POLL);
+      if (!more
+          .isEmpty()) { // partitions given to us meanwhile (a rebalance): not read yet, read them
+        // next
+        rewind(more);
+        consumer.pause(more.partitions());
+      }
       try {
         batch.get(10, TimeUnit.MILLISECONDS);
       } catch (Exception e) {

@@ -93,7 +93,8 @@ public final class QueueConsumers extends AbstractLifeCycle {
       }
       String key = a.key() + "\0" + a.spec().json();
       wanted.add(key);
-      if (running.containsKey(key)) {
+      QueueConsumer old = running.get(key);
+      if (old != null && !old.ended()) {
         continue;
       }
       TriggerSpec s = a.spec();

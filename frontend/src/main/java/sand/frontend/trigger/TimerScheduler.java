@@ -23,7 +23,7 @@ import sand.frontend.invoke.AppDirectory;
  * store (a lightweight transaction) and only the one that wins fires it, so a tick fires once while any frontend
  * lives, whichever died. Missed ticks (every frontend down): a tick is fired only within {@link #GRACE_MS} of its
  * time, so after an outage at most the latest missed tick runs, the others are counted as missed (as a Kubernetes
- * CronJob with startingDeadlineSeconds=60).
+ * CronJob with startingDeadlineSeconds=60). A new trigger's first tick is the first one after it was made.
  */
 public final class TimerScheduler extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(TimerScheduler.class);
@@ -116,6 +116,9 @@ public final class TimerScheduler extends AbstractLifeCycle {
         continue;
       }
       considered.put(key, due);
+      if (due < a.createdEpochMs()) {
+        continue; // a tick from before the trigger existed is not a missed one
+      }
       if (now - due > GRACE_MS) {
         if (last != null) {
           metrics.trigger(a.appName(), source(a), "missed");

@@ -21,7 +21,7 @@ public final class TriggerSet {
   public static final int MAX_TRIGGERS = 10_000;
 
   /** A trigger of an application, ready to run. */
-  public record Armed(String appId, String appName, TriggerSpec spec) {
+  public record Armed(String appId, String appName, TriggerSpec spec, long createdEpochMs) {
     String key() {
       return appId + "/" + spec.name();
     }
@@ -70,7 +70,11 @@ public final class TriggerSet {
       if (name == null) {
         return Optional.empty(); // its application is being deleted
       }
-      a = new Armed(t.appId(), name, TriggerSpec.stored(t.appId(), t.name(), t.spec()));
+      a = new Armed(
+          t.appId(),
+          name,
+          TriggerSpec.stored(t.appId(), t.name(), t.spec()),
+          t.created() == null ? 0 : t.created().toEpochMilli());
       if (parsed.size() > 2 * MAX_TRIGGERS) {
         parsed.clear();
       }
