@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -187,4 +188,45 @@ def test_an_asl_state_machine_runs_its_states_as_grains(
 
 def test_unknown_actions_say_what_is_missing(knix: mfn_sdk.MfnClient) -> None:
     with pytest.raises(Exception, match="Unsupported action"):
-        knix.action("addTrigger", {"trigger_name": "t"})
+        knix.action("frobnicate", {"trigger_name": "t"})
+
+
+def test_timer_triggers_through_the_sdk(knix: mfn_sdk.MfnClient) -> None:
+    """KNIX's trigger API on SAND's timers (docs/triggers.md): a trigger bound to a workflow runs it every tick with
+    KNIX's trigger event; unbound, it stops; AMQP is refused with what SAND supports."""
+    tick = knix.add_function("knixtick")
+    tick.code = (
+        "def handle(event, context):\n"
+        "    e = event\n"
+        "    context.log('tick ' + e['trigger_name'] + ' ' + e['trigger_type'] + ' ' + e['workflow_name'])\n"
+        "    return event\n"
+    )
+    wf = _workflow(knix, "knix ticks", "knixtick")
+    name = f"t{uuid.uuid4().hex[:8]}"
+    # (mfn-sdk 0.8.9's add_trigger raises after the action succeeds: its get_triggers returns None; docs/knix.md)
+    knix.action(
+        "addTrigger", {"trigger_name": name, "trigger_info": {"trigger_type": "timer", "timer_interval_ms": 1000}}
+    )
+    trigger = knix.find_trigger(name)
+    assert trigger.name == name and trigger.status == "ready" and trigger.type == "timer"
+    knix.bind_trigger(name, "knix ticks")
+    assert [w["workflow_name"] for w in knix.triggers[name].associated_workflows] == ["knix ticks"]
+    time.sleep(5)
+    knix.unbind_trigger(name, "knix ticks")
+    runs = wf.logs()["log"].count(f"tick {name} timer knix ticks")
+    assert runs >= 3, wf.logs()["log"][-2000:]
+    time.sleep(3)
+    assert wf.logs()["log"].count(f"tick {name} timer knix ticks") <= runs + 1  # unbound: no more ticks
+    knix.delete_trigger(name)
+    assert (
+        knix.action("getTriggerDetails", {"trigger_names": [name]})["trigger_details"][name]["trigger_status"]
+        == "non_existent"
+    )
+    with pytest.raises(Exception, match="AMQP triggers are not supported"):
+        knix.action("addTrigger", {"trigger_name": "q", "trigger_info": {"trigger_type": "amqp", "amqp_addr": "x"}})
+    with pytest.raises(Exception, match="timer_interval_ms"):
+        knix.action(
+            "addTrigger", {"trigger_name": "fast", "trigger_info": {"trigger_type": "timer", "timer_interval_ms": 5}}
+        )
+    with pytest.raises(Exception, match="does not exist"):
+        knix.action("addTriggerForWorkflow", {"trigger_name": "nope", "workflow_name": "knix ticks"})

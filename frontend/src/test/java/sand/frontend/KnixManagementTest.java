@@ -104,7 +104,7 @@ class KnixManagementTest {
     assertTrue(
         failure("getFunctions", "sand_not_a_key", null).contains("User verification failed"));
     String token = signUpAndLogIn("a@example.com", "pw-1");
-    assertTrue(failure("addTrigger", token, null).contains("Unsupported action"));
+    assertTrue(failure("frobnicate", token, null).contains("Unsupported action"));
     TestFrontend.Answer bad = fe.call("POST", "/management", null, "{\"action\":");
     assertEquals(200, bad.status());
     assertEquals("failure", bad.json().path("status").asText());

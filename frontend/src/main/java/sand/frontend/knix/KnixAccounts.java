@@ -197,6 +197,7 @@ final class KnixAccounts {
     }
     KnixFunctions.forgetAll(store, c.account());
     KnixWorkflows.forgetAll(store, c.account());
+    KnixTriggers.forgetAll(store, c.account());
     for (KnixRecord r : loginsOf(c.account())) {
       store.deleteKnixRecord(LOGIN_SCOPE, "user", r.id());
     }

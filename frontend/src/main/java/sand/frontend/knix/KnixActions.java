@@ -40,7 +40,8 @@ final class KnixActions {
       KnixAccounts accounts,
       KnixFunctions functions,
       KnixWorkflows workflows,
-      KnixStorage storage) {
+      KnixStorage storage,
+      KnixTriggers triggers) {
     open.put("version", (d, call) -> Json.object().put("message", KnixManagement.VERSION));
     open.put("signUp", (d, call) -> accounts.signUp(d.path("user"), call));
     open.put("logIn", (d, call) -> accounts.logIn(d.path("user"), call));
@@ -69,6 +70,13 @@ final class KnixActions {
     workflow("undeployWorkflow", workflows::undeployWorkflow);
     workflow("retrieveAllWorkflowLogs", workflows::workflowLogs);
     workflow("clearAllWorkflowLogs", workflows::clearLogs);
+
+    authenticated.put("addTrigger", (d, c) -> triggers.addTrigger(d, c));
+    authenticated.put("getTriggerDetails", (d, c) -> triggers.getTriggerDetails(d, c));
+    authenticated.put("addTriggerForWorkflow", (d, c) -> triggers.addTriggerForWorkflow(d, c));
+    authenticated.put(
+        "deleteTriggerForWorkflow", (d, c) -> triggers.deleteTriggerForWorkflow(d, c));
+    authenticated.put("deleteTrigger", (d, c) -> triggers.deleteTrigger(d, c));
 
     // a workflow's data space is its application's: the storage actions name workflows by their
     // KNIX id
@@ -110,6 +118,6 @@ final class KnixActions {
     return new Failure("Unsupported action: '" + action + "'"
         + (action.isEmpty()
             ? " (send {\"action\": " + "..., \"data\": {...}})"
-            : "; SAND's KNIX door has no triggers, buckets or sessions (docs/knix.md)"));
+            : "; SAND's KNIX door has no such action (docs/knix.md)"));
   }
 }

@@ -68,8 +68,12 @@ public final class KnixManagement {
     this.keys = keys;
     this.accounts = new KnixAccounts(store, api, iterations);
     this.functions = new KnixFunctions(store, api, clock);
-    this.actions =
-        new KnixActions(accounts, functions, new KnixWorkflows(store, api, clock), storage);
+    this.actions = new KnixActions(
+        accounts,
+        functions,
+        new KnixWorkflows(store, api, clock),
+        storage,
+        new KnixTriggers(store, api));
   }
 
   /**

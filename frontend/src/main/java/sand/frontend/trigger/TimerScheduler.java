@@ -150,6 +150,9 @@ public final class TimerScheduler extends AbstractLifeCycle {
     if (!store.triggers().claimTick(a.appId(), a.spec().name(), due, frontendId)) {
       return; // another frontend fired it
     }
+    if (!stillThere(a)) {
+      return; // deleted or changed since this frontend last read the triggers: it fires no more
+    }
     JsonNode input = a.spec().input() != null
         ? a.spec().input()
         : Json.object()
@@ -169,6 +172,19 @@ public final class TimerScheduler extends AbstractLifeCycle {
         Instant.ofEpochMilli(due),
         d.get().firstExecutionId());
     d.get().done().whenComplete((r, e) -> n.decrementAndGet());
+  }
+
+  /** The tick's winner reads the trigger once more (one read per tick in the cluster), so a delete stops it at once. */
+  private boolean stillThere(TriggerSet.Armed a) {
+    try {
+      return store.triggers().triggers(a.appId()).stream()
+          .anyMatch(t -> t.name().equals(a.spec().name())
+              && TriggerSpec.stored(a.appId(), t.name(), t.spec())
+                  .json()
+                  .equals(a.spec().json()));
+    } catch (RuntimeException e) {
+      return true; // Cassandra slow for this read: the claim above answered, fire as read before
+    }
   }
 
   private static String source(TriggerSet.Armed a) {

@@ -43,7 +43,12 @@ class KnixActionsTest {
       "undeployWorkflow",
       "retrieveAllWorkflowLogs",
       "clearAllWorkflowLogs",
-      "performStorageAction");
+      "performStorageAction",
+      "addTrigger",
+      "getTriggerDetails",
+      "addTriggerForWorkflow",
+      "deleteTriggerForWorkflow",
+      "deleteTrigger");
 
   private final InMemoryClusterStore store = new InMemoryClusterStore();
   private final LoopbackApi.Api api =
@@ -53,7 +58,8 @@ class KnixActionsTest {
       new KnixAccounts(store, api, 1),
       new KnixFunctions(store, api, clock),
       new KnixWorkflows(store, api, clock),
-      new KnixStorage(null));
+      new KnixStorage(null),
+      new KnixTriggers(store, api));
 
   @Test
   void everyActionOfTheSdkIsRouted() {
@@ -94,14 +100,13 @@ class KnixActionsTest {
   @Test
   void anUnknownActionAnswersUnsupportedAsBefore() {
     KnixManagement.Failure f =
-        assertThrows(KnixManagement.Failure.class, () -> actions.authenticated("addTrigger"));
+        assertThrows(KnixManagement.Failure.class, () -> actions.authenticated("frobnicate"));
     assertEquals(
-        "Unsupported action: 'addTrigger'; SAND's KNIX door has no triggers, buckets or sessions "
-            + "(docs/knix.md)",
+        "Unsupported action: 'frobnicate'; SAND's KNIX door has no such action (docs/knix.md)",
         f.getMessage());
     f = assertThrows(KnixManagement.Failure.class, () -> actions.authenticated(""));
     assertEquals(
         "Unsupported action: '' (send {\"action\": ..., \"data\": {...}})", f.getMessage());
-    assertNull(actions.open("addTrigger"));
+    assertNull(actions.open("frobnicate"));
   }
 }
