@@ -415,8 +415,12 @@ public final class InvokeHandler {
         null);
     CompletableFuture<Results.Arrival> result;
     CompletableFuture<Void> sent;
+    CompletableFuture<Void> recorded;
     try {
-      log.startedSynchronously(record);
+      // written now, not with its end: nobody waits on it, so it is listed (and found by its id)
+      // while it runs
+      recorded =
+          log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
       result = results.expect(executionId, app.appId());
       Instant now = clock.instant();
       Event event = Event.request(
@@ -443,7 +447,7 @@ public final class InvokeHandler {
     CompletableFuture<Results.Arrival> r = result;
     return new Launch(
         executionId,
-        sent,
+        sent.thenCombine(recorded, (a, b) -> a),
         sent.thenCompose(v -> r)
             .orTimeout(timeoutS, TimeUnit.SECONDS)
             .handle((arrival, failure) -> {
