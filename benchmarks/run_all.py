@@ -24,6 +24,7 @@ BENCHMARKS = [
     "idle_memory.py",
     "idle_wakeups.py",
     "soak.py",
+    "trigger_latency.py",
 ]
 # Too long for the 20-minute `make bench`: their default run only with --full, else a shortened run.
 SHORTENED = {"idle_memory.py": ["--calls", "120", "--timeouts", "1,60,600"]}

@@ -331,6 +331,10 @@ def _status(args: argparse.Namespace) -> int:
     hosts = app_hosts(app)
     for h, s, e in hosts:
         print(f"host:    {h} {s}" + (f": {without_app_ids(e, name)}" if e else ""))
+    for t in app.get("triggers") or []:
+        if isinstance(t, dict):
+            when = t.get("schedule") or f"topic {t.get('topic')}"
+            print(f"trigger: {t.get('name')} ({t.get('kind')}, {when})")
     rest = _not_said(str(app.get("error") or ""), hosts)
     if rest:
         print(f"error:   {without_app_ids(rest, name)}")

@@ -106,3 +106,10 @@ def test_idle_wakeups(tmp_path: Path) -> None:
     for comp in ("host agent", "frontends"):
         assert positive(r["baseline"][comp]["cpu_s_per_s"]) and positive(r["app"][comp]["wakeups_per_s"]), comp
     assert math.isfinite(r["wakeups_per_s_per_grain_worker"]) and r["target"] == {"wakeups_per_s_per_grain_worker": 0}
+
+
+def test_trigger_latency(tmp_path: Path) -> None:
+    r = run("trigger_latency.py", tmp_path, png=False)
+    for key in ("request_p50_ms", "timer_p50_ms", "queue_p50_ms", "timer_p99_ms", "queue_p99_ms"):
+        assert positive(r[key]), (key, r)
+    assert all(x[k]["n"] > 0 for x in r["rounds"] for k in ("request", "timer", "queue")), r["rounds"]

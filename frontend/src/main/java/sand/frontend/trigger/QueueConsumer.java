@@ -152,17 +152,24 @@ final class QueueConsumer implements Runnable {
     CompletableFuture<Void> batch =
         CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new));
     while (!batch.isDone() && !stop) {
-      ConsumerRecords<String, byte[]> more = consumer.poll(POLL);
+      try {
+        batch.get(
+            200,
+            TimeUnit
+                .MILLISECONDS); // the batch's end, not a poll's timeout, decides when it goes on
+      } catch (Exception e) {
+        // not yet, or one failed (reported below)
+      }
+      if (batch.isDone()) {
+        break;
+      }
+      ConsumerRecords<String, byte[]> more =
+          consumer.poll(Duration.ZERO); // rebalances happen in poll
       if (!more
           .isEmpty()) { // partitions given to us meanwhile (a rebalance): not read yet, read them
         // next
         rewind(more);
         consumer.pause(more.partitions());
-      }
-      try {
-        batch.get(10, TimeUnit.MILLISECONDS);
-      } catch (Exception e) {
-        // not yet, or one failed (reported below)
       }
     }
     consumer.resume(consumer.paused());
