@@ -8,6 +8,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 import org.slf4j.Logger;
@@ -32,6 +35,8 @@ public final class TimerScheduler extends AbstractLifeCycle {
   public static final int MAX_RUNNING_PER_TIMER = 16;
 
   private static final long MAX_SLEEP_MS = 1000;
+  /** How long before its time a tick is claimed (a lightweight transaction takes a few round trips). */
+  static final long LEAD_MS = 500;
 
   private final TriggerSet triggers;
   private final ClusterStore store;
@@ -44,6 +49,11 @@ public final class TimerScheduler extends AbstractLifeCycle {
   private final Map<String, Long> considered = new HashMap<>();
 
   private final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService firing = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "timer-firing");
+    t.setDaemon(true);
+    return t;
+  });
   private Thread thread;
   private volatile boolean stop;
 
@@ -77,6 +87,7 @@ public final class TimerScheduler extends AbstractLifeCycle {
     stop = true;
     thread.interrupt();
     thread.join(5000);
+    firing.shutdownNow();
   }
 
   private void loop() {
@@ -109,8 +120,10 @@ public final class TimerScheduler extends AbstractLifeCycle {
       String key = a.key();
       seen.add(key);
       Schedule s = a.spec().schedule();
-      long due = s.atOrBefore(now);
-      next = Math.min(next, s.after(now));
+      // a tick is claimed up to LEAD_MS before it is due, so the claim's round trips are not in its
+      // latency
+      long due = s.atOrBefore(now + LEAD_MS);
+      next = Math.min(next, s.after(now + LEAD_MS) - LEAD_MS);
       Long last = considered.get(key);
       if (last != null && due <= last) {
         continue;
@@ -153,6 +166,15 @@ public final class TimerScheduler extends AbstractLifeCycle {
     if (!stillThere(a)) {
       return; // deleted or changed since this frontend last read the triggers: it fires no more
     }
+    long wait = due - clock.millis();
+    if (wait > 0) {
+      firing.schedule(() -> fire(a, due, app.get(), n), wait, TimeUnit.MILLISECONDS);
+    } else {
+      fire(a, due, app.get(), n);
+    }
+  }
+
+  private void fire(TriggerSet.Armed a, long due, AppDirectory.Target app, AtomicInteger n) {
     JsonNode input = a.spec().input() != null
         ? a.spec().input()
         : Json.object()
@@ -160,7 +182,7 @@ public final class TimerScheduler extends AbstractLifeCycle {
             .put("time", Instant.ofEpochMilli(due).toString());
     n.incrementAndGet();
     // no idempotency key: the tick's claim already makes it fire once
-    var d = deliveries.deliver(app.get(), input, source(a), null, Ids.newId());
+    var d = deliveries.deliver(app, input, source(a), null, Ids.newId());
     if (d.isEmpty()) {
       n.decrementAndGet();
       return;
