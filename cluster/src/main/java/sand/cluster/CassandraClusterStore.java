@@ -166,6 +166,7 @@ public final class CassandraClusterStore implements ClusterStore {
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
     CassandraTriggerTables.createSchema(s, ks);
+    CassandraBucketTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 
@@ -601,5 +602,9 @@ public final class CassandraClusterStore implements ClusterStore {
 
   public TriggerTables triggers() {
     return frontend.triggers;
+  }
+
+  public BucketTables buckets() {
+    return frontend.buckets;
   }
 }

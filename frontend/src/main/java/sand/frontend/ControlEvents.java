@@ -48,4 +48,13 @@ public final class ControlEvents {
       throw new ApiException(502, "unavailable", "interrupted sending the control event");
     }
   }
+
+  /**
+   * The triggerable buckets of {@code owner} changed (docs/data-triggers.md): host agents read them again. Best
+   * effort: an agent that misses it reads them again within 5 s anyway.
+   */
+  public void publishBuckets(String owner) {
+    var v = Json.object().put("type", "buckets").put("owner", owner);
+    producer.send(new ProducerRecord<>(TopicNames.CONTROL, owner, Json.bytes(v)));
+  }
 }
