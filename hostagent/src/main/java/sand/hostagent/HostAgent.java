@@ -44,6 +44,7 @@ import sand.hostagent.bridge.BridgeSettings;
 import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
+import sand.hostagent.bridge.BucketTriggers;
 import sand.hostagent.bridge.LocalDelivery;
 import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;

@@ -1,4 +1,4 @@
-package sand.hostagent;
+package sand.hostagent.bridge;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -32,7 +32,6 @@ import sand.contracts.Rules;
 import sand.contracts.Trace;
 import sand.contracts.Workflow;
 import sand.contracts.gate.Admission;
-import sand.hostagent.bridge.LocalDelivery;
 
 /**
  * Data triggers (docs/data-triggers.md): a grain's write of key K into its account's triggerable bucket B (an
