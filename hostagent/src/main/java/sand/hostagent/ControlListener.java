@@ -77,6 +77,7 @@ final class ControlListener implements AutoCloseable {
       return;
     }
     if ("buckets".equals(type) && !owner.isEmpty()) {
+      LOG.info("control: the triggerable buckets of account {} changed", owner);
       bucketsChanged.accept(owner); // docs/data-triggers.md: read the account's buckets again
       return;
     }
