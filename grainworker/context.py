@@ -16,8 +16,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from grainworker import appenv
-from grainworker.rules import RULES
 from grainworker.envelope import make_event
+from grainworker.rules import RULES
 from grainworker.workflow import END, Workflow
 
 if TYPE_CHECKING:

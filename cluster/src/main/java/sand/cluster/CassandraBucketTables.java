@@ -24,15 +24,15 @@ final class CassandraBucketTables implements BucketTables {
   CassandraBucketTables(CqlSession session, String ks) {
     this.session = session;
     String cols = "owner, name, targets, created";
-    create = session.prepare("INSERT INTO " + ks + ".buckets (" + cols
-        + ") VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    one = session.prepare(
-        "SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ? AND name = ?");
+    create = session.prepare(
+        "INSERT INTO " + ks + ".buckets (" + cols + ") VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    one =
+        session.prepare("SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ? AND name = ?");
     list = session.prepare("SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ?");
     targets = session.prepare(
         "UPDATE " + ks + ".buckets SET targets = ? WHERE owner = ? AND name = ? IF EXISTS");
-    delete = session.prepare(
-        "DELETE FROM " + ks + ".buckets WHERE owner = ? AND name = ? IF EXISTS");
+    delete =
+        session.prepare("DELETE FROM " + ks + ".buckets WHERE owner = ? AND name = ? IF EXISTS");
   }
 
   private static Bucket bucket(Row r) {

@@ -166,7 +166,6 @@ public final class CassandraClusterStore implements ClusterStore {
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
     CassandraTriggerTables.createSchema(s, ks);
-    CassandraBucketTables.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 

@@ -110,6 +110,7 @@ final class CassandraFrontendTables {
       // the column exists
     }
     CassandraEndpointTables.createSchema(s, ks);
+    CassandraBucketTables.createSchema(s, ks);
   }
 
   CassandraFrontendTables(CqlSession session, String ks) {

@@ -18,7 +18,8 @@ final class InMemoryBucketTables implements BucketTables {
   @Override
   public boolean createBucket(Bucket b) {
     return of(b.owner())
-            .putIfAbsent(b.name(), new Bucket(b.owner(), b.name(), List.copyOf(b.targets()), b.created()))
+            .putIfAbsent(
+                b.name(), new Bucket(b.owner(), b.name(), List.copyOf(b.targets()), b.created()))
         == null;
   }
 

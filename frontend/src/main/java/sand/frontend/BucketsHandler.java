@@ -67,7 +67,8 @@ public final class BucketsHandler {
       throw new ApiException(
           409,
           "too_many_buckets",
-          "your account has " + MAX_BUCKETS + " triggerable buckets, the most it may have; delete one with "
+          "your account has " + MAX_BUCKETS
+              + " triggerable buckets, the most it may have; delete one with "
               + "DELETE /api/v1/buckets/{bucket}");
     }
     boolean created =
@@ -89,8 +90,9 @@ public final class BucketsHandler {
     Bucket b = bucket(owner, name);
     ApplicationRecord app = ownApplication(owner, appName);
     if (mustBeDeployed && !HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-      throw ApiException.conflict("application '" + appName + "' is not deployed, so a write into bucket '"
-          + name + "' could not start it; deploy it first with POST /api/v1/apps/" + appName + "/deploy");
+      throw ApiException.conflict("application '" + appName
+          + "' is not deployed, so a write into bucket '" + name
+          + "' could not start it; deploy it first with POST /api/v1/apps/" + appName + "/deploy");
     }
     if (b.targets().contains(app.appId())) {
       return b;
@@ -99,8 +101,9 @@ public final class BucketsHandler {
       throw new ApiException(
           409,
           "too_many_targets",
-          "bucket '" + name + "' starts " + MAX_TARGETS + " applications, the most it may; remove one with "
-              + "DELETE /api/v1/buckets/" + name + "/targets/{app}");
+          "bucket '" + name + "' starts " + MAX_TARGETS
+              + " applications, the most it may; remove one with " + "DELETE /api/v1/buckets/"
+              + name + "/targets/{app}");
     }
     List<String> targets = new ArrayList<>(b.targets());
     targets.add(app.appId());
@@ -146,8 +149,9 @@ public final class BucketsHandler {
       targets.add(Json.object()
           .put("app", app.map(ApplicationRecord::name).orElse(null))
           .put("id", appId)
-          .put("deployed", app.map(a -> HostAgentTables.DESIRED_DEPLOYED.equals(a.desired()))
-              .orElse(false)));
+          .put(
+              "deployed",
+              app.map(a -> HostAgentTables.DESIRED_DEPLOYED.equals(a.desired())).orElse(false)));
     }
     o.put("created", b.created() == null ? null : b.created().toString());
     return o;
@@ -161,14 +165,14 @@ public final class BucketsHandler {
 
   private static void checkName(String name) {
     if (name == null || !NAME.matcher(name).matches()) {
-      throw ApiException.badRequest("bucket name '" + name + "' is invalid: it must match "
-          + Rules.BUCKET_NAME_PATTERN);
+      throw ApiException.badRequest(
+          "bucket name '" + name + "' is invalid: it must match " + Rules.BUCKET_NAME_PATTERN);
     }
   }
 
   private static ApiException noBucket(String name) {
-    return ApiException.notFound("no triggerable bucket '" + name + "' in your account; create it with "
-        + "PUT /api/v1/buckets/" + name);
+    return ApiException.notFound("no triggerable bucket '" + name
+        + "' in your account; create it with " + "PUT /api/v1/buckets/" + name);
   }
 
   // ---- the routes
@@ -199,9 +203,8 @@ public final class BucketsHandler {
 
   Reply putTarget(Call call) {
     AppsHandler.appName(call);
-    return Reply.ok(describe(
-        addTarget(
-            call.account(), call.param("bucket"), call.param("app"), !call.flag("when_deployed"))));
+    return Reply.ok(describe(addTarget(
+        call.account(), call.param("bucket"), call.param("app"), !call.flag("when_deployed"))));
   }
 
   Reply deleteTarget(Call call) {

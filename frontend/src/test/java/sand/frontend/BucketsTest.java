@@ -58,18 +58,23 @@ class BucketsTest {
 
     // bob has buckets of his own name space: alice's is not there for him, nor her application
     assertEquals(404, fe.call("GET", "/api/v1/buckets/photos", bob, null).status());
-    assertEquals(404, fe.call("PUT", "/api/v1/buckets/photos/targets/hello", bob, null).status());
+    assertEquals(
+        404, fe.call("PUT", "/api/v1/buckets/photos/targets/hello", bob, null).status());
     assertEquals(201, fe.call("PUT", "/api/v1/buckets/photos", bob, null).status());
     var other = fe.call("PUT", "/api/v1/buckets/photos/targets/hello", bob, null);
     assertEquals(404, other.status());
     assertTrue(other.body().contains("no application 'hello' in your account"), other.body());
     assertEquals(
         0,
-        fe.call("GET", "/api/v1/buckets/photos", bob, null).json().path("targets").size(),
+        fe.call("GET", "/api/v1/buckets/photos", bob, null)
+            .json()
+            .path("targets")
+            .size(),
         "bob's bucket of the same name is another bucket");
 
     assertEquals(
-        200, fe.call("DELETE", "/api/v1/buckets/photos/targets/hello", alice, null).status());
+        200,
+        fe.call("DELETE", "/api/v1/buckets/photos/targets/hello", alice, null).status());
     var gone = fe.call("DELETE", "/api/v1/buckets/photos/targets/hello", alice, null);
     assertEquals(404, gone.status());
     assertTrue(gone.body().contains("does not start"), gone.body());
@@ -98,7 +103,8 @@ class BucketsTest {
         alice,
         "text/x-python",
         "def handle(event, context):\n    return event\n".getBytes());
-    assertEquals(200, fe.call("PUT", "/api/v1/apps/idle", alice, TestFrontend.HELLO).status());
+    assertEquals(
+        200, fe.call("PUT", "/api/v1/apps/idle", alice, TestFrontend.HELLO).status());
     var undeployed = fe.call("PUT", "/api/v1/buckets/b/targets/idle", alice, null);
     assertEquals(409, undeployed.status());
     assertTrue(undeployed.body().contains("deploy it first"), undeployed.body());
@@ -106,7 +112,8 @@ class BucketsTest {
     assertEquals(200, later.status(), later.body());
     assertTrue(!later.json().path("targets").get(0).path("deployed").asBoolean());
     for (int i = fe.store.buckets().buckets("alice").size(); i < BucketsHandler.MAX_BUCKETS; i++) {
-      fe.store.buckets()
+      fe.store
+          .buckets()
           .createBucket(new sand.cluster.BucketTables.Bucket(
               "alice", "fill" + i, List.of(), java.time.Instant.now()));
     }

@@ -108,8 +108,8 @@ final class KnixBuckets {
     w.withObject("/" + TABLES).put(b, "");
     store.putKnixRecord(new KnixRecord(c.account(), r.kind(), r.id(), Json.bytes(w)));
     String app = w.path("app").asText();
-    LoopbackApi.Answer t = call(
-        c, "PUT", "/api/v1/buckets/" + enc(b) + "/targets/" + enc(app) + "?when_deployed=1");
+    LoopbackApi.Answer t =
+        call(c, "PUT", "/api/v1/buckets/" + enc(b) + "/targets/" + enc(app) + "?when_deployed=1");
     if (t.status() == 404) { // the workflow was never deployed: it becomes a target at its deploy
       return Json.object()
           .put(
@@ -134,7 +134,9 @@ final class KnixBuckets {
       store.putKnixRecord(new KnixRecord(c.account(), r.kind(), r.id(), Json.bytes(w)));
     }
     LoopbackApi.Answer t = call(
-        c, "DELETE", "/api/v1/buckets/" + enc(b) + "/targets/" + enc(w.path("app").asText()));
+        c,
+        "DELETE",
+        "/api/v1/buckets/" + enc(b) + "/targets/" + enc(w.path("app").asText()));
     if (!t.ok() && t.status() != 404) {
       throw new Failure("Couldn't remove storage trigger; " + t.message());
     }
@@ -152,8 +154,8 @@ final class KnixBuckets {
       call(
           c,
           "PUT",
-          "/api/v1/buckets/" + enc(names.next()) + "/targets/" + enc(w.path("app").asText())
-              + "?when_deployed=1");
+          "/api/v1/buckets/" + enc(names.next()) + "/targets/"
+              + enc(w.path("app").asText()) + "?when_deployed=1");
     }
   }
 

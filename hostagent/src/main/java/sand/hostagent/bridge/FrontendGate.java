@@ -13,19 +13,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.KafkaClients;
-import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
-import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
 import sand.contracts.Trace;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
 import sand.contracts.gate.GateErrorCode;
 import sand.contracts.gate.HostAgentGate;
-import sand.hostagent.bridge.InFlightEvents.Home;
-import sand.localbus.BusException;
 import sand.localbus.LocalMessageBus;
 
 /**
@@ -111,8 +106,8 @@ public final class FrontendGate implements HostAgentGate.Iface {
     accepted.incrementAndGet();
     String frontend = event.frontend();
     String id = event.id();
-    backedUp.thenRun(() -> deliver(
-        frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII)));
+    backedUp.thenRun(() ->
+        deliver(frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII)));
     LOG.debug(
         "[host {}] [app {}] [exec {}] gate: request {} in the local queue",
         host,

@@ -43,7 +43,8 @@ class BucketTriggersTest {
   private BucketTriggers triggers;
 
   private static String workflow(String entry) {
-    return "{\"name\": \"shop\", \"entry\": \"" + entry + "\", \"functions\": [{\"name\": \"resize\", "
+    return "{\"name\": \"shop\", \"entry\": \"" + entry
+        + "\", \"functions\": [{\"name\": \"resize\", "
         + "\"next\": [\"end\"]}, {\"name\": \"store\", \"next\": [\"end\"]}, {\"name\": \"publish\", "
         + "\"next\": [\"end\"]}]}";
   }
@@ -55,7 +56,8 @@ class BucketTriggersTest {
   }
 
   private void setUp(int queueCapacity) {
-    h = new TestHost("h1", new sand.cluster.globaldata.InMemoryGlobalDataLayer(), queueCapacity, true);
+    h = new TestHost(
+        "h1", new sand.cluster.globaldata.InMemoryGlobalDataLayer(), queueCapacity, true);
     h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
     triggers = new BucketTriggers(
         "h1",
@@ -85,8 +87,7 @@ class BucketTriggersTest {
   /** A grain of {@code mall} writes through the data layer's Thrift service, as a grain instance does. */
   private void write(String map, String key, String value) throws Exception {
     new DataLayerService(h.data)
-        .putMapEntry(
-            OTHER_CRED, map, key, ByteBuffer.wrap(value.getBytes(StandardCharsets.UTF_8)));
+        .putMapEntry(OTHER_CRED, map, key, ByteBuffer.wrap(value.getBytes(StandardCharsets.UTF_8)));
   }
 
   private static String bucket(String name) {
@@ -101,8 +102,7 @@ class BucketTriggersTest {
     ObjectNode e = queued.get(0);
     assertEquals(APP, e.path("app").asText());
     assertEquals("fe1", e.path("frontend").asText(), "a live frontend records its result");
-    assertTrue(TAGS.verify(
-        e.path("tag").asText(), APP, e.path("execution_id").asText(), "fe1"));
+    assertTrue(TAGS.verify(e.path("tag").asText(), APP, e.path("execution_id").asText(), "fe1"));
     assertEquals(
         "{\"trigger_type\":\"storage\",\"key\":\"cat.jpg\",\"value\":\"{\\\"size\\\": 3}\","
             + "\"source\":\"photos\"}",
@@ -119,7 +119,9 @@ class BucketTriggersTest {
     assertEquals("running", store.execution(exec).get().status());
     assertEquals(APP, store.execution(exec).get().appId());
     TestHost.eventually("the log line", () -> !store.logs(exec).isEmpty());
-    assertTrue(store.logs(exec).get(0).text().contains("bucket:photos"), store.logs(exec).toString());
+    assertTrue(
+        store.logs(exec).get(0).text().contains("bucket:photos"),
+        store.logs(exec).toString());
     assertEquals(Map.of("delivery=\"local\"", 1L), triggers.counts());
   }
 
@@ -142,7 +144,8 @@ class BucketTriggersTest {
       write(bucket("photos"), "k" + i, "v");
     }
     assertEquals(2, h.drain(RESIZE).size(), "the bounded local queue takes what it can");
-    long forwarded = h.flags(RESIZE.topic()).stream().filter(f -> f.flag() == Flag.NEW).count();
+    long forwarded =
+        h.flags(RESIZE.topic()).stream().filter(f -> f.flag() == Flag.NEW).count();
     assertEquals(3, forwarded, "the rest go to the target's topic, where the partition waits");
   }
 
