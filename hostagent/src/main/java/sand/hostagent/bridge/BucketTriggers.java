@@ -54,6 +54,13 @@ public final class BucketTriggers implements AutoCloseable {
   static final int CACHE_MAX = 10_000;
   /** Start records waiting for Cassandra; beyond, the writer's own thread writes (backpressure). */
   static final int RECORDS_QUEUED = 1024;
+  /**
+   * Bytes of triggered events whose Kafka send (backup or forward) is not acknowledged yet, at most; beyond, the
+   * writer waits (Kafka away: the writes slow down instead of filling the heap with retried sends).
+   */
+  static final long MAX_UNACKNOWLEDGED_BYTES = 32L << 20;
+  /** How long a writer waits for room before its write's triggers are given up (logged and counted "failed"). */
+  static final Duration ROOM_WAIT = Duration.ofSeconds(30);
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -72,6 +79,10 @@ public final class BucketTriggers implements AutoCloseable {
   private final Map<String, Cached<Optional<ApplicationRecord>>> apps = new ConcurrentHashMap<>();
   private volatile Cached<List<String>> frontends;
   private final ThreadPoolExecutor records;
+  private final Object room = new Object();
+  private final long maxUnacknowledgedBytes;
+  private final Duration roomWait;
+  private long unacknowledgedBytes; // guarded by room
 
   /**
    * @param ttl how long the execution records and log lines written here are kept (the host agent's log.ttl)
@@ -83,6 +94,21 @@ public final class BucketTriggers implements AutoCloseable {
       LocalDelivery delivery,
       Clock clock,
       Duration ttl) {
+    this(host, store, tags, delivery, clock, ttl, MAX_UNACKNOWLEDGED_BYTES, ROOM_WAIT);
+  }
+
+  /** With other bounds on the sends waiting for Kafka (tests). */
+  BucketTriggers(
+      String host,
+      ClusterStore store,
+      ExecutionTag tags,
+      LocalDelivery delivery,
+      Clock clock,
+      Duration ttl,
+      long maxUnacknowledgedBytes,
+      Duration roomWait) {
+    this.maxUnacknowledgedBytes = maxUnacknowledgedBytes;
+    this.roomWait = roomWait;
     this.host = host;
     this.store = store;
     this.tags = tags;
@@ -191,14 +217,31 @@ public final class BucketTriggers implements AutoCloseable {
             now.getEpochSecond() * 1_000_000_000L + now.getNano(),
             tags.of(targetId, executionId, frontend))
         .trace(Trace.TRIGGER, source + "@" + host, fired);
+    long bytes = 2L * (input.path("value").asText().length() + key.length()) + 1024;
+    if (!reserve(bytes)) {
+      count("failed");
+      LOG.warn(
+          "[host {}] [app {}] bucket '{}': {} bytes of triggered events wait for Kafka for {} s; the write of "
+              + "key '{}' starts nothing",
+          host,
+          targetId,
+          bucket,
+          maxUnacknowledgedBytes,
+          roomWait.toSeconds(),
+          key);
+      return;
+    }
     record(target.get(), executionId, frontend, now, bucket, key, writer, entry);
-    Admission a = delivery.deliver(event, new CompletableFuture<>());
+    CompletableFuture<Object> backedUp = new CompletableFuture<>();
+    Admission a = delivery.deliver(event, backedUp);
     if (a == Admission.ACCEPTED) {
+      backedUp.whenComplete((md, e) -> release(bytes));
       count("local");
     } else {
       // not here (or its queue is full): the hosts that run it take it from Kafka, where it waits
-      // on disk, not in memory; the producer's bounded buffer slows this writer down when full
+      // on disk, not in memory
       delivery.forward(event).whenComplete((md, e) -> {
+        release(bytes);
         if (e != null) {
           LOG.warn(
               "[host {}] [app {}] [exec {}] bucket '{}': the triggered event could not be sent: {}",
@@ -218,6 +261,34 @@ public final class BucketTriggers implements AutoCloseable {
         executionId,
         bucket,
         a);
+  }
+
+  /** Wait (bounded) until {@code bytes} more fit among the unacknowledged sends; false when they never did. */
+  private boolean reserve(long bytes) {
+    long deadline = System.nanoTime() + roomWait.toNanos();
+    synchronized (room) {
+      while (unacknowledgedBytes > 0 && unacknowledgedBytes + bytes > maxUnacknowledgedBytes) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        try {
+          room.wait(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return false;
+        }
+      }
+      unacknowledgedBytes += bytes;
+      return true;
+    }
+  }
+
+  private void release(long bytes) {
+    synchronized (room) {
+      unacknowledgedBytes -= bytes;
+      room.notifyAll();
+    }
   }
 
   /** The execution's start record and the log line naming its trigger, written behind (bounded). */

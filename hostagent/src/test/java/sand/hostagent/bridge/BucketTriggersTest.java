@@ -56,8 +56,12 @@ class BucketTriggersTest {
   }
 
   private void setUp(int queueCapacity) {
+    setUp(queueCapacity, true, BucketTriggers.MAX_UNACKNOWLEDGED_BYTES);
+  }
+
+  private void setUp(int queueCapacity, boolean kafkaAnswers, long maxUnacknowledged) {
     h = new TestHost(
-        "h1", new sand.cluster.globaldata.InMemoryGlobalDataLayer(), queueCapacity, true);
+        "h1", new sand.cluster.globaldata.InMemoryGlobalDataLayer(), queueCapacity, kafkaAnswers);
     h.assign(tp(RESIZE, 0), tp(RESIZE, 1));
     triggers = new BucketTriggers(
         "h1",
@@ -65,7 +69,9 @@ class BucketTriggersTest {
         TAGS,
         new LocalDelivery(h.bridge, h.bus, AGENT),
         Clock.systemUTC(),
-        Duration.ofDays(1));
+        Duration.ofDays(1),
+        maxUnacknowledged,
+        Duration.ofMillis(100));
     h.data.onMapEntryPut(triggers::mapEntryPut);
     store.frontendHeartbeat("fe1", Instant.now());
     app(OTHER_APP, OWNER, HERE, "deployed"); // the writer
@@ -171,6 +177,26 @@ class BucketTriggersTest {
     store.buckets().setTargets(OWNER, "later", List.of(APP));
     triggers.forget(OWNER); // the control event {"type": "buckets", "owner": "alice"}
     write(bucket("later"), "k", "v");
+    assertEquals(1, h.drain(RESIZE).size());
+  }
+
+  @Test
+  void whileKafkaDoesNotAnswerTheWritersWaitAndThenTheirTriggersAreGivenUpNotHeld()
+      throws Exception {
+    close();
+    setUp(10_000, false, 3000); // room for two events' sends
+    write(bucket("photos"), "k1", "v");
+    write(bucket("photos"), "k2", "v");
+    long t0 = System.nanoTime();
+    write(
+        bucket("photos"),
+        "k3",
+        "v"); // waits for room (100 ms here, 30 s by default), then gives up
+    assertTrue(System.nanoTime() - t0 >= 90_000_000L, "the writer waited");
+    assertEquals(2, h.drain(RESIZE).size());
+    assertEquals(Map.of("delivery=\"local\"", 2L, "delivery=\"failed\"", 1L), triggers.counts());
+    while (h.producer.completeNext()) {} // Kafka is back: the backups are acknowledged, room again
+    write(bucket("photos"), "k4", "v");
     assertEquals(1, h.drain(RESIZE).size());
   }
 }
