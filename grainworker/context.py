@@ -9,6 +9,7 @@ what SAND does with it. Data calls go to the host's local data layer, which read
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from grainworker import appenv
 from grainworker.envelope import make_event
+from grainworker.rules import RULES
 from grainworker.workflow import END, Workflow
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 KNIX_REMAINING_MS = 300_000  # what KNIX's get_remaining_time_in_millis always answers
 KNIX_MAX_INDEX = 2147483647  # KNIX's default end_index of the name listings
 _KEYS_PAGE = 1000  # keys asked of the data layer per call when getKeys pages through them
+_BUCKETS: dict[str, Any] = RULES["triggerable_buckets"]
+_BUCKET_NAME = re.compile(_BUCKETS["name_pattern"])
 
 
 class GrainApiError(Exception):
@@ -240,28 +244,43 @@ class GrainContext:
         if (kind, name) not in self.data_written:
             self.data_written.append((kind, name))
 
-    def _bucket(self, bucket: str | None) -> None:
-        if bucket is not None:
-            self._warn(
-                "bucketName",
-                f"SAND has no triggerable buckets: bucketName {bucket!r} is ignored, keys are the application's",
+    def _bucket(self, bucket: str | None) -> str | None:
+        """The map that holds triggerable bucket ``bucket``'s keys (docs/data-triggers.md), or None for the
+        application's own keys. A write into it makes the host agent start the bucket's target applications."""
+        if bucket is None:
+            return None
+        if not isinstance(bucket, str) or not _BUCKET_NAME.fullmatch(bucket):
+            raise GrainApiError(
+                f"bucketName {bucket!r} is not a bucket name: it must match {_BUCKET_NAME.pattern} "
+                "(create the bucket with `sand bucket create <name>`)"
             )
+        return str(_BUCKETS["map_prefix"]) + bucket
 
     def put(
         self, key: str, value: Any, is_private: bool = False, is_queued: bool = False, bucketName: str | None = None
     ) -> None:  # noqa: N803 (KNIX's name)
-        self._bucket(bucketName)
+        bucket_map = self._bucket(bucketName)
+        if bucket_map is not None:
+            self._dl().put_map_entry(bucket_map, key, _to_bytes(value))
+            self._wrote("map", bucket_map)
+            return
         self._dl().put(key, _to_bytes(value))
         self._wrote("kv", key)
 
     def get(self, key: str, is_private: bool = False, bucketName: str | None = None) -> str | bytes | None:  # noqa: N803
-        self._bucket(bucketName)
+        bucket_map = self._bucket(bucketName)
+        if bucket_map is not None:
+            return _from_bytes(self._dl().get_map_entry(bucket_map, key))
         return _from_bytes(self._dl().get(key))
 
     def delete(
         self, key: str, is_private: bool = False, is_queued: bool = False, bucketName: str | None = None
     ) -> None:  # noqa: N803
-        self._bucket(bucketName)
+        bucket_map = self._bucket(bucketName)
+        if bucket_map is not None:  # a delete triggers nothing (as in KNIX)
+            self._dl().delete_map_entry(bucket_map, key)
+            self._wrote("map", bucket_map)
+            return
         self._dl().delete(key)
         self._wrote("kv", key)
 
@@ -455,7 +474,8 @@ class GrainContext:
 
 # ---- KNIX calls SAND has no counterpart for: each logs a WARNING (once per instance) and answers what KNIX
 # answers for a function outside a session (None), for a failed trigger call ((False, message)) or bucket call
-# (False). The management side of triggers and buckets is not in SAND either.
+# (False). Managing triggers and buckets is the developer's (REST, CLI, mfn-sdk): a sandbox has no network to reach
+# the management API; writing into a triggerable bucket is supported (``put(..., bucketName=...)``).
 SESSION_CALLS = (
     "send_to_running_function_in_session",
     "send_to_all_running_functions_in_session_with_function_name",

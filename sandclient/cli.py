@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grainworker.workflow import DEFAULT_TIMEOUT_S
-from sandclient import _cmd_data, _cmd_executions, _cmd_triggers, _cmd_versions
+from sandclient import _cmd_buckets, _cmd_data, _cmd_executions, _cmd_triggers, _cmd_versions
 from sandclient import _commands as commands
 from sandclient._cmd_alias import add_alias_commands
 from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
@@ -160,6 +160,7 @@ def _add_api_commands(sub: Any) -> None:
     _cmd_versions.add_parsers(sub)
     _cmd_data.add_parser(sub)
     _cmd_triggers.add_parsers(sub)
+    _cmd_buckets.add_parsers(sub)
     _add_listing_commands(sub)
     add_secret_commands(sub)
     add_endpoint_commands(sub)

@@ -482,6 +482,30 @@ class Client:
     def delete_trigger(self, app: str, name: str) -> None:
         self.call("DELETE", f"/api/v1/apps/{_q(app)}/triggers/{_q(name)}")
 
+    def buckets(self) -> list[dict[str, Any]]:
+        """GET /api/v1/buckets: the account's triggerable buckets, each {"name", "targets", "created"}."""
+        return cast(list[dict[str, Any]], self.call("GET", "/api/v1/buckets").body["buckets"])
+
+    def bucket(self, name: str) -> dict[str, Any]:
+        """GET /api/v1/buckets/{bucket}: {"name", "targets": [{"app", "id", "deployed"}], "created"}."""
+        return cast(dict[str, Any], self.call("GET", f"/api/v1/buckets/{_q(name)}").body)
+
+    def put_bucket(self, name: str) -> dict[str, Any]:
+        """PUT /api/v1/buckets/{bucket}: create it (an existing one is answered as it is)."""
+        return cast(dict[str, Any], self.call("PUT", f"/api/v1/buckets/{_q(name)}").body)
+
+    def delete_bucket(self, name: str) -> None:
+        self.call("DELETE", f"/api/v1/buckets/{_q(name)}")
+
+    def put_bucket_target(self, name: str, app: str, when_deployed: bool = False) -> dict[str, Any]:
+        """PUT /api/v1/buckets/{bucket}/targets/{app}: a write into the bucket starts the (deployed) app."""
+        query = {"when_deployed": "1"} if when_deployed else None
+        path = f"/api/v1/buckets/{_q(name)}/targets/{_q(app)}"
+        return cast(dict[str, Any], self.call("PUT", path, query=query).body)
+
+    def delete_bucket_target(self, name: str, app: str) -> dict[str, Any]:
+        return cast(dict[str, Any], self.call("DELETE", f"/api/v1/buckets/{_q(name)}/targets/{_q(app)}").body)
+
     def dead_letters(self, app: str, limit: int = 20, before: str | None = None) -> dict[str, Any]:
         """GET /api/v1/apps/{app}/dead-letters: {"dead_letters": [...], "next": id or None}, newest first."""
         query = {"limit": str(limit), **({"before": before} if before else {})}

@@ -141,14 +141,22 @@ def test_kv_calls_take_knix_arguments_private_and_queued_writes_apply_at_once() 
     assert warnings(c) == []
 
 
-def test_bucket_name_is_ignored_with_one_warning() -> None:
+def test_bucket_name_writes_into_the_buckets_map_apart_from_the_applications_keys() -> None:
     c, data = ctx()
     c.put("k", "v", bucketName="photos")
-    assert c.get("k", bucketName="photos") == "v"
+    assert data.maps == {"sand.bucket.photos": {"k": b"v"}} and data.kv == {}
+    assert c.get("k", bucketName="photos") == "v" and c.get("k") is None
+    assert c.data_written == [("map", "sand.bucket.photos")]
     c.delete("k", bucketName="photos")
-    assert data.kv == {}
-    [warning] = warnings(c)
-    assert "no triggerable buckets" in warning and "'photos'" in warning
+    assert data.maps == {"sand.bucket.photos": {}}
+    assert warnings(c) == []
+
+
+def test_a_bad_bucket_name_is_refused_naming_the_rule() -> None:
+    c, data = ctx()
+    with pytest.raises(GrainApiError, match="must match"):
+        c.put("k", "v", bucketName="no/slashes")
+    assert data.maps == {} and data.kv == {}
 
 
 def test_get_keys_pages_through_the_data_layer_by_index() -> None:

@@ -602,4 +602,8 @@ public final class CassandraClusterStore implements ClusterStore {
   public TriggerTables triggers() {
     return frontend.triggers;
   }
+
+  public BucketTables buckets() {
+    return frontend.buckets;
+  }
 }

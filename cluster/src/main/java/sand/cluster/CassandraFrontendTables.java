@@ -71,6 +71,9 @@ final class CassandraFrontendTables {
   /** Triggers, tick claims, idempotency keys and dead letters: only frontends read and write them. */
   final CassandraTriggerTables triggers;
 
+  /** Triggerable buckets (host agents read them too). */
+  final CassandraBucketTables buckets;
+
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
@@ -107,12 +110,14 @@ final class CassandraFrontendTables {
       // the column exists
     }
     CassandraEndpointTables.createSchema(s, ks);
+    CassandraBucketTables.createSchema(s, ks);
   }
 
   CassandraFrontendTables(CqlSession session, String ks) {
     this.session = session;
     endpoints = new CassandraEndpointTables(session, ks);
     triggers = new CassandraTriggerTables(session, ks);
+    buckets = new CassandraBucketTables(session, ks);
     frontendHeartbeat =
         session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
     claimKnix = session.prepare("INSERT INTO " + ks

@@ -12,6 +12,9 @@ public interface ClusterStore
   /** Triggers, tick claims, idempotency keys and dead letters (deleted with the application). */
   TriggerTables triggers();
 
+  /** Triggerable buckets of accounts (frontends write, host agents read). */
+  BucketTables buckets();
+
   @Override
   void close();
 }

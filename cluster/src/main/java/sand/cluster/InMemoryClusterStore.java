@@ -524,4 +524,11 @@ public class InMemoryClusterStore implements ClusterStore {
   public TriggerTables triggers() {
     return triggers;
   }
+
+  private final InMemoryBucketTables buckets = new InMemoryBucketTables();
+
+  @Override
+  public BucketTables buckets() {
+    return buckets;
+  }
 }

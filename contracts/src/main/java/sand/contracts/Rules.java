@@ -70,6 +70,16 @@ public final class Rules {
   public static final List<String> WORKFLOW_FUNCTION_FIELDS =
       strings(DOC.path("workflow").path("function_fields"));
 
+  /** Triggerable buckets: a write of key K into bucket B is an entry K of the writer's map BUCKET_MAP_PREFIX + B. */
+  public static final String BUCKET_MAP_PREFIX =
+      DOC.path("triggerable_buckets").path("map_prefix").asText();
+  /** What a triggerable bucket's name must match. */
+  public static final String BUCKET_NAME_PATTERN =
+      DOC.path("triggerable_buckets").path("name_pattern").asText();
+  /** The {@code trigger_type} of the event a bucket write starts (KNIX's). */
+  public static final String BUCKET_TRIGGER_TYPE =
+      DOC.path("triggerable_buckets").path("trigger_type").asText();
+
   private Rules() {}
 
   private static JsonNode load() {

@@ -80,8 +80,9 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
         layer.checkStorage(
             data.application(), value.remaining(), "an entry of map '" + mapName + "'");
       }
-      data.putMapEntry(
-          mapName, key, value == null ? null : TBaseHelper.byteBufferToByteArray(value));
+      byte[] bytes = value == null ? null : TBaseHelper.byteBufferToByteArray(value);
+      data.putMapEntry(mapName, key, bytes);
+      layer.mapEntryPut(data.application(), mapName, key, bytes);
       return null;
     });
   }

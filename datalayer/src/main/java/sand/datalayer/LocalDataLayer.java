@@ -225,6 +225,35 @@ public final class LocalDataLayer implements AutoCloseable {
    * The data of the application {@code credential} belongs to. UNAUTHORIZED for an unknown credential
    * and for the host agent's (which belongs to no application).
    */
+  /**
+   * Told of every map entry a grain writes through {@link DataLayerService}, after the write applied: the host
+   * agent fires the triggers of triggerable buckets from it (docs/data-triggers.md). It runs on the writer's call,
+   * so a listener that has to wait (a full queue) slows that writer down: backpressure, not memory.
+   */
+  @FunctionalInterface
+  public interface MapWriteListener {
+    void mapEntryPut(String app, String map, String key, byte[] value);
+  }
+
+  private volatile MapWriteListener mapWrites = (app, map, key, value) -> {};
+
+  /**
+   * Set the one {@link MapWriteListener}. A setter, not a constructor argument: the listener (the host agent's
+   * bucket triggers) needs the bridge, which needs this layer.
+   */
+  public void onMapEntryPut(MapWriteListener l) {
+    mapWrites = l;
+  }
+
+  /** A grain wrote a map entry (called by {@link DataLayerService}). */
+  void mapEntryPut(String app, String map, String key, byte[] value) {
+    try {
+      mapWrites.mapEntryPut(app, map, key, value);
+    } catch (RuntimeException e) { // the write stands; what the listener failed to do is its to log
+      LOG.warn("[app {}] map '{}': after the write of entry '{}': {}", app, map, key, e.toString());
+    }
+  }
+
   public ApplicationData forCredential(String credential) {
     Principal p;
     try {

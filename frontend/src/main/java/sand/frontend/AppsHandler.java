@@ -70,6 +70,13 @@ public final class AppsHandler {
 
   private TriggersHandler triggers; // null: settings.triggers are checked but not kept (unit tests)
 
+  private BucketsHandler buckets; // null: no bucket_triggers in the status (unit tests)
+
+  /** Show the triggerable buckets that start an application in its status ({@code bucket_triggers}). */
+  public void useBuckets(BucketsHandler buckets) {
+    this.buckets = buckets;
+  }
+
   /** Keep settings.triggers as the application's declared triggers, and show triggers in its status. */
   public void useTriggers(TriggersHandler triggers) {
     this.triggers = triggers;
@@ -308,6 +315,14 @@ public final class AppsHandler {
         out.set("triggers", triggers.describeAll(app.appId()));
       } catch (RuntimeException e) {
         out.putNull("triggers"); // Cassandra slow: the rest of the status still answers
+      }
+    }
+    if (buckets != null) { // docs/data-triggers.md: the buckets whose writes start it
+      try {
+        var names = out.putArray("bucket_triggers");
+        buckets.bucketsStarting(app.owner(), app.appId()).forEach(names::add);
+      } catch (RuntimeException e) {
+        out.putNull("bucket_triggers");
       }
     }
     GlobalDataLayer data = storage;

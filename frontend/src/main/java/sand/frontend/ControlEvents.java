@@ -48,4 +48,22 @@ public final class ControlEvents {
       throw new ApiException(502, "unavailable", "interrupted sending the control event");
     }
   }
+
+  /**
+   * The triggerable buckets of {@code owner} changed (docs/data-triggers.md): host agents read them again. Waits
+   * (bounded) until Kafka has the event, so the change reaches the agents in tens of milliseconds after the call
+   * answers; best effort: an agent that misses it reads them again within 5 s anyway.
+   */
+  public void publishBuckets(String owner) {
+    var v = Json.object().put("type", "buckets").put("owner", owner);
+    try {
+      producer
+          .send(new ProducerRecord<>(TopicNames.CONTROL, owner, Json.bytes(v)))
+          .get(5, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // the change is stored: agents see it at their next read of the account's buckets (5 s)
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 }

@@ -285,6 +285,11 @@ public final class Frontend {
         .useDeliveries(deliveries, queues);
     triggers.routes(router);
     apps.useTriggers(triggers);
+    ControlEvents control = new ControlEvents(deps.producer());
+    BucketsHandler buckets =
+        new BucketsHandler(deps.store(), control::publishBuckets, deps.clock());
+    buckets.routes(router);
+    apps.useBuckets(buckets);
     AgentGates gates = null;
     if (s.gate()) {
       gates = new AgentGates(

@@ -24,13 +24,18 @@ final class ControlListener implements AutoCloseable {
 
   private final Consumer<String, byte[]> consumer;
   private final java.util.function.Consumer<String> reconcile;
+  private final java.util.function.Consumer<String> bucketsChanged;
   private final Thread thread;
   private volatile boolean running = true;
 
+  /** @param bucketsChanged told the account of a {@code buckets} event (its triggerable buckets changed) */
   ControlListener(
-      Consumer<String, byte[]> consumer, java.util.function.Consumer<String> reconcile) {
+      Consumer<String, byte[]> consumer,
+      java.util.function.Consumer<String> reconcile,
+      java.util.function.Consumer<String> bucketsChanged) {
     this.consumer = consumer;
     this.reconcile = reconcile;
+    this.bucketsChanged = bucketsChanged;
     this.thread = new Thread(this::run, "control-listener");
     this.thread.setDaemon(true);
   }
@@ -61,12 +66,19 @@ final class ControlListener implements AutoCloseable {
   void handle(ConsumerRecord<String, byte[]> r) {
     String appId;
     String type;
+    String owner;
     try {
       JsonNode ev = JSON.readTree(r.value());
       appId = ev.path("app").asText("");
       type = ev.path("type").asText("");
+      owner = ev.path("owner").asText("");
     } catch (IOException e) {
       LOG.warn("control topic: ignoring a record that is not JSON at offset {}", r.offset());
+      return;
+    }
+    if ("buckets".equals(type) && !owner.isEmpty()) {
+      LOG.info("control: the triggerable buckets of account {} changed", owner);
+      bucketsChanged.accept(owner); // docs/data-triggers.md: read the account's buckets again
       return;
     }
     if ("alias".equals(type)) {

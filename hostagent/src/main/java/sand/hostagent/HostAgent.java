@@ -41,9 +41,11 @@ import sand.datalayer.DataLayerServer;
 import sand.datalayer.DataLayerSettings;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.bridge.BridgeSettings;
+import sand.hostagent.bridge.BucketTriggers;
 import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
+import sand.hostagent.bridge.LocalDelivery;
 import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;
 import sand.hostagent.sandbox.DockerEngine;
@@ -85,12 +87,14 @@ public final class HostAgent implements AutoCloseable {
    * {@code FakeDockerEngine}, {@code InMemoryGlobalDataLayer}, Kafka's {@code MockConsumer} and {@code
    * MockProducer}). The agent owns them: {@link #close()} closes each one that is {@link AutoCloseable}.
    *
+   * @param store           the cluster state: the host agent's tables, and for data triggers the buckets, the
+   *                        frontends' heartbeats and the execution records ({@link BucketTriggers})
    * @param grainConsumer   the bridge's consumer of the grain topics (group {@code bridge.group.id}, no auto commit)
    * @param producer        the agent's producer (flags, results, backups)
    * @param controlConsumer the consumer of {@code sand.control} (no group, no auto commit; read from its end)
    */
   public record Deps(
-      HostAgentTables store,
+      ClusterStore store,
       GrainTopics topics,
       DockerEngine docker,
       GlobalDataLayer global,
@@ -116,6 +120,7 @@ public final class HostAgent implements AutoCloseable {
   private final HostAgentQueueProcessor processor;
   private final FrontendGate gate; // null when gate.port is -1
   private final ControlListener controlListener;
+  private final BucketTriggers bucketTriggers;
   private ThriftServer gateServer;
   private volatile ClusterMembership membership; // from start(): it needs the ports bound
   private String busAddress;
@@ -187,14 +192,28 @@ public final class HostAgent implements AutoCloseable {
           metrics.accept(r);
           logs.accept(r);
         });
-    controlListener = new ControlListener(deps.controlConsumer(), lanes::request);
+    // data triggers: a grain's write into a triggerable bucket starts its targets from this host
+    bucketTriggers = new BucketTriggers(
+        hostId,
+        deps.store(),
+        tags,
+        new LocalDelivery(bridge, bus, agentCredential),
+        clock,
+        settings.logTtl());
+    data.onMapEntryPut(bucketTriggers::mapEntryPut);
+    controlListener =
+        new ControlListener(deps.controlConsumer(), lanes::request, bucketTriggers::forget);
 
     metrics
         .hostGauges(bus, data, sandboxes, processor)
         .gauge(
             "sand_log_lines_dropped_total",
             "instances' log lines not stored: Cassandra was behind",
-            () -> Map.of("", logs.dropped()));
+            () -> Map.of("", logs.dropped()))
+        .gauge(
+            "sand_bucket_triggers_total",
+            "executions started by writes to triggerable buckets here, by delivery",
+            bucketTriggers::counts);
   }
 
   /**
@@ -355,6 +374,7 @@ public final class HostAgent implements AutoCloseable {
     closeQuietly("deploys", (AutoCloseable) this::stopDeploys);
     closeQuietly("LQ_HA processor", processor);
     closeQuietly("execution logs", logs); // before the store they write to
+    closeQuietly("bucket triggers", bucketTriggers);
     closeQuietly("bridge", bridge);
     closeQuietly("producer", (AutoCloseable) () -> {
       scheduler.shutdownNow();

@@ -41,7 +41,8 @@ final class KnixActions {
       KnixFunctions functions,
       KnixWorkflows workflows,
       KnixStorage storage,
-      KnixTriggers triggers) {
+      KnixTriggers triggers,
+      KnixBuckets buckets) {
     open.put("version", (d, call) -> Json.object().put("message", KnixManagement.VERSION));
     open.put("signUp", (d, call) -> accounts.signUp(d.path("user"), call));
     open.put("logIn", (d, call) -> accounts.logIn(d.path("user"), call));
@@ -77,6 +78,13 @@ final class KnixActions {
     authenticated.put(
         "deleteTriggerForWorkflow", (d, c) -> triggers.deleteTriggerForWorkflow(d, c));
     authenticated.put("deleteTrigger", (d, c) -> triggers.deleteTrigger(d, c));
+
+    // triggerable buckets (docs/data-triggers.md)
+    authenticated.put("addTriggerableBucket", (d, c) -> buckets.addBucket(d, c));
+    authenticated.put("getTriggerableBuckets", (d, c) -> buckets.getBuckets(d, c));
+    authenticated.put("deleteTriggerableBucket", (d, c) -> buckets.deleteBucket(d, c));
+    authenticated.put("addStorageTriggerForWorkflow", (d, c) -> buckets.addTrigger(d, c));
+    authenticated.put("deleteStorageTriggerForWorkflow", (d, c) -> buckets.deleteTrigger(d, c));
 
     // a workflow's data space is its application's: the storage actions name workflows by their
     // KNIX id

@@ -68,12 +68,14 @@ public final class KnixManagement {
     this.keys = keys;
     this.accounts = new KnixAccounts(store, api, iterations);
     this.functions = new KnixFunctions(store, api, clock);
+    KnixBuckets buckets = new KnixBuckets(store, api);
     this.actions = new KnixActions(
         accounts,
         functions,
-        new KnixWorkflows(store, api, clock),
+        new KnixWorkflows(store, api, clock, buckets),
         storage,
-        new KnixTriggers(store, api));
+        new KnixTriggers(store, api),
+        buckets);
   }
 
   /**

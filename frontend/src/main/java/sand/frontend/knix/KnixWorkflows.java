@@ -39,11 +39,13 @@ final class KnixWorkflows {
   private final ClusterStore store;
   private final LoopbackApi.Api api;
   private final Clock clock;
+  private final KnixBuckets buckets;
 
-  KnixWorkflows(ClusterStore store, LoopbackApi.Api api, Clock clock) {
+  KnixWorkflows(ClusterStore store, LoopbackApi.Api api, Clock clock, KnixBuckets buckets) {
     this.store = store;
     this.api = api;
     this.clock = clock;
+    this.buckets = buckets;
   }
 
   private ObjectNode workflowRecord(Caller c, String id) {
@@ -80,6 +82,9 @@ final class KnixWorkflows {
         .put("modified", w.path("modified").asDouble())
         .put("app", app)
         .put("ASL_type", w.path("asl_type").asText("unknown"));
+    v.set(
+        KnixBuckets.TABLES,
+        w.path(KnixBuckets.TABLES).isObject() ? w.get(KnixBuckets.TABLES) : Json.object());
     ArrayNode endpoints = v.putArray("endpoints");
     if (status.equals("deployed")) {
       endpoints.add(baseUrl(c.call()) + "/app/" + enc(app) + KnixManagement.ENDPOINT_SUFFIX);
@@ -206,6 +211,7 @@ final class KnixWorkflows {
     if (!a.ok()) {
       throw new Failure("Couldn't deploy workflow: " + a.message());
     }
+    buckets.deployed(c, w); // associations made before the deploy (KNIX queues them up)
     return Json.object()
         .put("message", "Successfully deployed workflow " + id + ".")
         .set(WORKFLOW, workflowView(c, id, w));

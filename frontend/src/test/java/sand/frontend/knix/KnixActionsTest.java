@@ -48,7 +48,12 @@ class KnixActionsTest {
       "getTriggerDetails",
       "addTriggerForWorkflow",
       "deleteTriggerForWorkflow",
-      "deleteTrigger");
+      "deleteTrigger",
+      "addTriggerableBucket",
+      "getTriggerableBuckets",
+      "deleteTriggerableBucket",
+      "addStorageTriggerForWorkflow",
+      "deleteStorageTriggerForWorkflow");
 
   private final InMemoryClusterStore store = new InMemoryClusterStore();
   private final LoopbackApi.Api api =
@@ -57,9 +62,10 @@ class KnixActionsTest {
   private final KnixActions actions = new KnixActions(
       new KnixAccounts(store, api, 1),
       new KnixFunctions(store, api, clock),
-      new KnixWorkflows(store, api, clock),
+      new KnixWorkflows(store, api, clock, new KnixBuckets(store, api)),
       new KnixStorage(null),
-      new KnixTriggers(store, api));
+      new KnixTriggers(store, api),
+      new KnixBuckets(store, api));
 
   @Test
   void everyActionOfTheSdkIsRouted() {

@@ -13,19 +13,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import sand.cluster.KafkaClients;
-import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
-import sand.contracts.GrainRef;
 import sand.contracts.TopicNames;
 import sand.contracts.Trace;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.GateError;
 import sand.contracts.gate.GateErrorCode;
 import sand.contracts.gate.HostAgentGate;
-import sand.hostagent.bridge.InFlightEvents.Home;
-import sand.localbus.BusException;
 import sand.localbus.LocalMessageBus;
 
 /**
@@ -54,6 +49,7 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private final ExecutionTag tags;
   private final byte[] gateCredential;
   private final String host;
+  private final LocalDelivery local;
   private final Map<String, Mailbox> mailboxes = new ConcurrentHashMap<>();
   private final AtomicLong accepted = new AtomicLong();
 
@@ -65,6 +61,7 @@ public final class FrontendGate implements HostAgentGate.Iface {
     this.tags = tags;
     this.gateCredential = tags.credential("gate").getBytes(StandardCharsets.US_ASCII);
     this.host = bridge.host();
+    this.local = new LocalDelivery(bridge, bus, agentCredential);
   }
 
   /** Requests taken through the gate so far (metrics). */
@@ -100,57 +97,21 @@ public final class FrontendGate implements HostAgentGate.Iface {
           event.executionId());
       return Admission.REFUSED;
     }
-    GrainRef grain = new GrainRef(event.app(), event.grain());
-    Integer partition =
-        bridge.runsHere(grain) ? bridge.backupPartition(grain.topic(), event.id()) : null;
-    if (partition == null) {
-      return Admission.NOT_HERE;
-    }
-    CompletableFuture<Object> backedUp = new CompletableFuture<>();
     event.trace(Trace.AGENT_IN, host, taken, System.nanoTime());
-    byte[] delivered = event.toBytes();
-    if (!bridge
-        .inFlight()
-        .hasRoom(grain.app(), delivered.length, bridge.settings().reports().appInFlightBytes())) {
-      return Admission
-          .BUSY; // the application holds its share of events in flight here: through Kafka, it
-      // waits
-    }
-    bridge
-        .inFlight()
-        .register(
-            event.id(),
-            new Home(grain.topic(), partition, grain.app(), backedUp, grain.grain(), event.json()),
-            delivered.length);
-    try {
-      bus.publish(agentCredential, grain.localQueue(), delivered);
-    } catch (BusException e) {
-      bridge.inFlight().remove(grain.app(), event.id());
-      return e.code() == BusException.Code.QUEUE_FULL
-              || e.code() == BusException.Code.QUOTA_EXCEEDED
-          ? Admission.BUSY
-          : Admission.REFUSED;
+    CompletableFuture<Object> backedUp = new CompletableFuture<>();
+    Admission a = local.deliver(event, backedUp);
+    if (a != Admission.ACCEPTED) {
+      return a;
     }
     accepted.incrementAndGet();
     String frontend = event.frontend();
     String id = event.id();
-    bridge
-        .sender()
-        .send(KafkaClients.record(
-            grain.topic(), partition, ConditionFlag.processing(event.json(), host)))
-        .whenComplete((md, e) -> {
-          if (e == null) {
-            backedUp.complete(md);
-            deliver(
-                frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII));
-          } else {
-            backedUp.completeExceptionally(e);
-          }
-        });
+    backedUp.thenRun(() ->
+        deliver(frontend, ("{\"backed_up\":\"" + id + "\"}").getBytes(StandardCharsets.US_ASCII)));
     LOG.debug(
         "[host {}] [app {}] [exec {}] gate: request {} in the local queue",
         host,
-        grain.app(),
+        event.app(),
         event.executionId(),
         id);
     return Admission.ACCEPTED;
