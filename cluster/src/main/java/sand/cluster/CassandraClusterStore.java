@@ -10,7 +10,6 @@ import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
-import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
@@ -106,7 +105,7 @@ public final class CassandraClusterStore implements ClusterStore {
       Optional<ClusterSettings.Login> login) {
     CqlSession session = session(contact, datacenter, login);
     try {
-      createSchema(session, keyspace, replication);
+      CassandraSchema.create(session, keyspace, replication);
       return new CassandraClusterStore(session, keyspace);
     } catch (RuntimeException e) {
       session.close();
@@ -132,41 +131,6 @@ public final class CassandraClusterStore implements ClusterStore {
             .build());
     login.ifPresent(l -> b.withAuthCredentials(l.user(), l.password()));
     return b.build();
-  }
-
-  static void createSchema(CqlSession s, String ks, int replication) {
-    s.execute(
-        "CREATE KEYSPACE IF NOT EXISTS " + ks + " WITH replication = {'class': 'SimpleStrategy', "
-            + "'replication_factor': " + replication + "}");
-    s.execute(
-        "CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
-            + "gate_address text, "
-            + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
-    try { // a keyspace created before host agents had a gate
-      s.execute("ALTER TABLE " + ks + ".hosts ADD gate_address text");
-    } catch (InvalidQueryException e) {
-      // the column exists
-    }
-    s.execute(
-        "CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
-            + "owner text, workflow text, requirements text, settings text, version int, desired text, "
-            + "hosts list<text>)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks
-        + ".application_code (app_id text, resource text, code blob, "
-        + "kind text, sha256 text, PRIMARY KEY (app_id, resource))");
-    s.execute(
-        "CREATE TABLE IF NOT EXISTS " + ks + ".app_hosts (app_id text, host_id text, status text, "
-            + "error text, updated timestamp, PRIMARY KEY (app_id, host_id))");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks
-        + ".execution_logs (execution_id text, ts bigint, seq int, "
-        + "grain text, level text, text text, PRIMARY KEY (execution_id, ts, seq))");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks
-        + ".cluster_secrets (name text PRIMARY KEY, value blob)");
-    CassandraFrontendTables.createSchema(s, ks);
-    CassandraApplicationRecords.createSchema(s, ks);
-    CassandraSecretTables.createSchema(s, ks);
-    CassandraTriggerTables.createSchema(s, ks);
-    LOG.info("cluster state: keyspace {} ready", ks);
   }
 
   @Override

@@ -111,6 +111,7 @@ final class CassandraFrontendTables {
     }
     CassandraEndpointTables.createSchema(s, ks);
     CassandraBucketTables.createSchema(s, ks);
+    CassandraTriggerTables.createSchema(s, ks);
   }
 
   CassandraFrontendTables(CqlSession session, String ks) {
