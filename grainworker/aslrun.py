@@ -139,6 +139,8 @@ class _Run:
         nxt = state.state.get("Next")
         if nxt is not None and state.state.get("Type") not in ("Succeed", "Fail"):
             return _Next(state.names[nxt], data, frames, ctx)
+        if not state.state.get("End") and "PotentialNext" in state.state:
+            return None  # KNIX's Task with neither: it goes on only where its code sent (add_workflow_next)
         return self.finish(data, frames, ctx)
 
     def finish(self, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:

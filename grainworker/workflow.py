@@ -25,11 +25,15 @@ END: str = _WORKFLOW["end"]
 # sandbox's supervisor can use them before its one import of the grain worker.
 DEFAULT_CONCURRENCY = int(RULES["application_settings"]["concurrency"]["default"])
 DEFAULT_TIMEOUT_S = float(RULES["application_settings"]["timeout_s"]["default"])
+DEFAULT_SESSION_TIMEOUT_S = float(RULES["application_settings"]["session_timeout_s"]["default"])
+DEFAULT_SESSION_FUNCTIONS_MAX = int(RULES["application_settings"]["session_functions_max"]["default"])
 NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
 FIELDS = frozenset(_WORKFLOW["function_fields"])
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_SESSION_FUNCTIONS_MAX",
+    "DEFAULT_SESSION_TIMEOUT_S",
     "DEFAULT_TIMEOUT_S",
     "END",
     "AslState",
@@ -63,6 +67,8 @@ class Grain:
     potential_next: tuple[str, ...] = ()
     resource: str = ""
     asl: AslState | None = None
+    # A session function's parameters ({} when it has none); None: not a session function (docs/sessions.md)
+    session: dict[str, Any] | None = None
 
     @property
     def code(self) -> str:
@@ -79,6 +85,11 @@ class Workflow:
     grains: dict[str, Grain] = field(default_factory=dict)
     asl: dict[str, Any] | None = None  # the Amazon States Language description it was made from, if any
 
+    @property
+    def has_sessions(self) -> bool:
+        """Whether some grain is a session function: only then do the grain API's session calls work."""
+        return any(g.session is not None for g in self.grains.values())
+
     def grain(self, name: str) -> Grain:
         try:
             return self.grains[name]
@@ -94,6 +105,7 @@ class Workflow:
             "functions": [
                 {"name": g.name, "next": list(g.next), "potentialNext": list(g.potential_next)}
                 | ({"resource": g.resource} if g.resource else {})
+                | ({"sessionFunction": True, "sessionFunctionParameters": g.session} if g.session is not None else {})
                 for g in self.grains.values()
             ],
         }
@@ -157,6 +169,7 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             _names(f.get("next"), f"{where}.next"),
             _names(f.get("potentialNext"), f"{where}.potentialNext"),
             resource,
+            session=_session(f, where),
         )
     entry = doc.get("entry")
     if not isinstance(entry, str) or not entry:
@@ -175,6 +188,24 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             '"next": ["end"]'
         )
     return Workflow(name, entry, grains)
+
+
+def _session(f: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """A session function's parameters (contracts/.../Workflow.java checks the same)."""
+    flag, params = f.get("sessionFunction"), f.get("sessionFunctionParameters")
+    if flag is not None and not isinstance(flag, bool):
+        raise WorkflowError(f"{where}.sessionFunction {_show(flag)} must be true or false")
+    if params is not None and not isinstance(params, dict):
+        raise WorkflowError(
+            f"{where}.sessionFunctionParameters must be an object, e.g. "
+            '{"heartbeat_method": "function", "heartbeat_function": "hb", "heartbeat_interval_ms": 10000}'
+        )
+    if params is not None and not flag:
+        raise WorkflowError(
+            f"{where}.sessionFunctionParameters is only for a session function: "
+            'add "sessionFunction": true or remove it'
+        )
+    return dict(params or {}) if flag else None
 
 
 def _reaches_end(entry: str, grains: dict[str, Grain]) -> bool:
@@ -234,9 +265,17 @@ def parse_asl(doc: dict[str, Any]) -> Workflow:
     return Workflow(
         name if isinstance(name, str) and NAME_RE.match(name) else "asl",
         entry,
-        {g: Grain(g, (), everything, resource, st) for g, (resource, st) in grains.items()},
+        {g: Grain(g, (), everything, resource, st, _asl_session(st)) for g, (resource, st) in grains.items()},
         doc,
     )
+
+
+def _asl_session(st: AslState) -> dict[str, Any] | None:
+    """KNIX's ASL session function: a Task with ``"SessionFunction": true`` (and ``SessionFunctionParameters``)."""
+    if st.state.get("Type") != "Task" or st.state.get("SessionFunction") is not True:
+        return None
+    params = st.state.get("SessionFunctionParameters")
+    return dict(params) if isinstance(params, dict) else {}
 
 
 def _flatten(

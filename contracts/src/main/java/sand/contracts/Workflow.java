@@ -49,6 +49,27 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     }
   }
 
+  /**
+   * A session function (docs/sessions.md): {@code "sessionFunction": true}, optionally with its
+   * {@code "sessionFunctionParameters"} object (heartbeat settings), which only a session function may have.
+   */
+  private static void checkSession(JsonNode f, String where) {
+    JsonNode flag = f.get("sessionFunction");
+    if (flag != null && !flag.isBoolean()) {
+      throw bad(where + ".sessionFunction " + repr(flag) + " must be true or false");
+    }
+    JsonNode params = f.get("sessionFunctionParameters");
+    if (params != null && !params.isObject()) {
+      throw bad(
+          where + ".sessionFunctionParameters must be an object, e.g. "
+              + "{\"heartbeat_method\": \"function\", \"heartbeat_function\": \"hb\", \"heartbeat_interval_ms\": 10000}");
+    }
+    if (params != null && (flag == null || !flag.asBoolean())) {
+      throw bad(where + ".sessionFunctionParameters is only for a session function: add "
+          + "\"sessionFunction\": true or remove it");
+    }
+  }
+
   /** Parse and validate a workflow given as JSON text; throws {@link Invalid}. */
   public static Workflow parse(String json) {
     JsonNode doc;
@@ -112,6 +133,7 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
         throw bad(where + ".resource " + repr(r) + " is invalid");
       }
       grains.put(gname, resource.isEmpty() ? gname : resource);
+      checkSession(f, where);
       targets.put(
           gname,
           List.of(

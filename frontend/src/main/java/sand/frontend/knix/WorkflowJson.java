@@ -11,7 +11,7 @@ import sand.frontend.internal.Json;
  * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},
  * {@code functions[]} with {@code next}, {@code potentialNext}, {@code resource}) plus a few members SAND does not
  * have: the exit's name ({@code exit} or {@code end}, "end" by default, which SAND always calls "end"), checkpoint
- * and immediate-message switches (no effect here), and session functions (refused: SAND has no sessions).
+ * and immediate-message switches (no effect here), and {@code isSessionFunction}, which SAND calls {@code sessionFunction}.
  */
 final class WorkflowJson {
   private WorkflowJson() {}
@@ -42,11 +42,11 @@ final class WorkflowJson {
           fs.add(f); // SAND's validation says what is wrong with it
           continue;
         }
-        if (f.path("isSessionFunction").asBoolean(false)) {
-          throw new KnixManagement.Failure("Function '" + f.path("name").asText()
-              + "' is a session function: SAND " + "has no sessions (docs/knix.md)");
-        }
         ObjectNode g = fs.addObject();
+        if (f.has(
+            "isSessionFunction")) { // KNIX's name of SAND's sessionFunction (docs/sessions.md)
+          g.set("sessionFunction", f.get("isSessionFunction"));
+        }
         for (String field : Rules.WORKFLOW_FUNCTION_FIELDS) {
           JsonNode v = f.get(field);
           if (v != null) {
