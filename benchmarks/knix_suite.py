@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -61,7 +61,9 @@ def export_tests(repo: Path, dest: Path) -> tuple[Path, str]:
     commit = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
     ).stdout.strip()
-    blob = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", commit, "tests"], check=True, capture_output=True).stdout
+    blob = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", commit, "tests"], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
         tar.extractall(dest, filter="data")
     utils = subprocess.run(
@@ -72,7 +74,14 @@ def export_tests(repo: Path, dest: Path) -> tuple[Path, str]:
 
 
 def write_settings(tests: Path, url: str, user: str, password: str, name: str, timeout: int) -> None:
-    settings = {"mfn_url": url, "mfn_user": user, "mfn_password": password, "mfn_name": name, "proxies": {}, "timeout": timeout}
+    settings = {
+        "mfn_url": url,
+        "mfn_user": user,
+        "mfn_password": password,
+        "mfn_name": name,
+        "proxies": {},
+        "timeout": timeout,
+    }
     (tests / "settings.json").write_text(json.dumps(settings, indent=4) + "\n")
 
 
@@ -82,7 +91,11 @@ def folders(tests: Path) -> list[str]:
 
 def run_folder(folder: Path, timeout: float, home: Path) -> dict[str, Any]:
     """One folder as KNIX's Makefile runs it; the outcome is unittest's (its exit status and its summary line)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MFN_URL", "MFN_USER", "MFN_PASSWORD", "MFN_NAME")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "MFN_URL", "MFN_USER", "MFN_PASSWORD", "MFN_NAME")
+    }
     # mfn_sdk also reads ~/settings.json and ~/.mfn/config.json: a scratch HOME keeps a person's own settings out
     env["HOME"] = str(home)
     env["PYTHONUNBUFFERED"] = "1"
@@ -145,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not (args.repo / "HEAD").exists() and not (args.repo / ".git").exists():
         print(
-            f"Error: no KNIX repository at {args.repo}. Clone https://github.com/knix-microfunctions/knix and pass --repo PATH.",
+            f"Error: no KNIX repository at {args.repo}. "
+            "Clone https://github.com/knix-microfunctions/knix and pass --repo PATH.",
             file=sys.stderr,
         )
         return 2
@@ -158,7 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.only:
             unknown = sorted(set(args.only) - set(names))
             if unknown:
-                print(f"Error: no such folder in KNIX's tests/: {', '.join(unknown)} (have: {' '.join(names)})", file=sys.stderr)
+                print(
+                    f"Error: no such folder in KNIX's tests/: {', '.join(unknown)} (have: {' '.join(names)})",
+                    file=sys.stderr,
+                )
                 return 2
             names = [n for n in names if n in args.only]
         results: dict[str, dict[str, Any]] = {}
@@ -172,8 +189,20 @@ def main(argv: list[str] | None = None) -> int:
             _print_row(name, results[name])
     counted = [r for r in results.values() if r["status"] != "set aside"]
     passed = sum(r["status"] == "pass" for r in counted)
-    summary = {"passed": passed, "failed": len(counted) - passed, "counted": len(counted), "set_aside": len(results) - len(counted)}
-    data = {"url": args.url, "knix_commit": commit, "mfn_test_utils_from": UTILS_REVISION, "machine": machine(), "summary": summary, "folders": results}
+    summary = {
+        "passed": passed,
+        "failed": len(counted) - passed,
+        "counted": len(counted),
+        "set_aside": len(results) - len(counted),
+    }
+    data = {
+        "url": args.url,
+        "knix_commit": commit,
+        "mfn_test_utils_from": UTILS_REVISION,
+        "machine": machine(),
+        "summary": summary,
+        "folders": results,
+    }
     if not args.only:
         path = write_result("knix_suite", data)
     else:

@@ -28,7 +28,9 @@ def task(handlers: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"SandDialect": "knix", "StartAt": "F", "States": states, **top}
 
 
-CATCH = {"Catch": [{"ErrorEquals": ["ValueError", "TypeError", "States.All"], "Next": "fallback", "ResultPath": "$.error"}]}
+CATCH = {
+    "Catch": [{"ErrorEquals": ["ValueError", "TypeError", "States.All"], "Next": "fallback", "ResultPath": "$.error"}]
+}
 RETRY = {"Retry": [{"ErrorEquals": ["ValueError", "States.All"], "IntervalSeconds": 2, "MaxAttempts": 2}]}
 
 
