@@ -386,8 +386,11 @@ class _Validator:
 
 
 def validate(doc: dict[str, Any]) -> StateMachine:
-    """Validate an ASL document; raise AslError naming the place (``States.<State>.<Field>: ...``)."""
-    return _Validator().machine(doc, "", "top")
+    """Validate an ASL document; raise AslError naming the place (``States.<State>.<Field>: ...``). A machine in
+    KNIX's dialect (``"SandDialect": "knix"``, grainworker/asl_knix.py) has its extensions checked first."""
+    from grainworker.asl_knix import for_validation
+
+    return _Validator().machine(for_validation(doc), "", "top")
 
 
 __all__ = ["StateMachine", "validate"]

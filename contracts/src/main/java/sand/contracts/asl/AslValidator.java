@@ -43,7 +43,7 @@ public final class AslValidator {
 
   /** Validate an ASL document; throws {@link Invalid} naming the place ({@code States.<State>.<Field>}). */
   public static void validate(JsonNode doc) {
-    new AslValidator().machine(doc, "", "top");
+    new AslValidator().machine(KnixDialect.forValidation(doc), "", "top");
   }
 
   // ----------------------------------------------------------------------------------------------

@@ -5,13 +5,16 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import sand.contracts.Rules;
 import sand.contracts.Workflow;
+import sand.contracts.asl.KnixDialect;
 import sand.frontend.internal.Json;
 
 /**
  * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},
  * {@code functions[]} with {@code next}, {@code potentialNext}, {@code resource}) plus a few members SAND does not
  * have: the exit's name ({@code exit} or {@code end}, "end" by default, which SAND always calls "end"), checkpoint
- * and immediate-message switches (no effect here), and {@code isSessionFunction}, which SAND calls {@code sessionFunction}.
+ * and immediate-message switches (no effect here), and {@code isSessionFunction}, which SAND calls
+ * {@code sessionFunction} (docs/sessions.md). An Amazon States Language machine is marked as KNIX's dialect
+ * ({@link KnixDialect}): it runs as on KNIX.
  */
 final class WorkflowJson {
   private WorkflowJson() {}
@@ -25,8 +28,10 @@ final class WorkflowJson {
     if (!json.isObject()) {
       throw new KnixManagement.Failure("The workflow JSON must be an object");
     }
-    if (isAsl(json)) { // SAND runs ASL itself (docs/workflows.md): the machine as it is
-      return (ObjectNode) json.deepCopy();
+    if (isAsl(json)) { // SAND runs ASL itself (docs/workflows.md), here as KNIX does (docs/knix.md)
+      ObjectNode machine = (ObjectNode) json.deepCopy();
+      machine.put(KnixDialect.FIELD, KnixDialect.KNIX);
+      return machine;
     }
     String end = Rules.WORKFLOW_END;
     String exit = json.path("exit").asText(json.path("end").asText(end));

@@ -1,0 +1,115 @@
+"""KNIX's ASL dialect (grainworker/asl_knix.py): accepted extensions, literal error names, KNIX's Retry, Catch and
+Fail, against the answers KNIX's own tests expect (tests/asl_Catch, asl_Retry, asl_Fail of KNIX's repository)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from grainworker.asl_text import AslError
+from grainworker.asl_validate import validate
+from tests.test_aslrun import drive
+
+
+def fail_function(event: Any) -> Any:
+    """KNIX's tests' FailFunction.py: one error per input."""
+    if "invalid_value" in event:
+        raise ValueError("FailFunction.py does not like this value!")
+    if "invalid_type" in event:
+        raise TypeError("FailFunction.py does not like this type!")
+    raise Exception("States.All")  # noqa: TRY002 - KNIX's test raises exactly this
+
+
+def task(handlers: dict[str, Any], **top: Any) -> dict[str, Any]:
+    states = {"F": {"Type": "Task", "Resource": "fail", "End": True, **handlers}}
+    if "Catch" in handlers:
+        states["fallback"] = {"Type": "Pass", "Result": "Hello, AWS Step Functions!", "End": True}
+    return {"SandDialect": "knix", "StartAt": "F", "States": states, **top}
+
+
+CATCH = {
+    "Catch": [{"ErrorEquals": ["ValueError", "TypeError", "States.All"], "Next": "fallback", "ResultPath": "$.error"}]
+}
+RETRY = {"Retry": [{"ErrorEquals": ["ValueError", "States.All"], "IntervalSeconds": 2, "MaxAttempts": 2}]}
+
+
+def test_the_specification_refuses_what_knix_accepts() -> None:
+    machine = task(CATCH)
+    del machine["SandDialect"]
+    with pytest.raises(AslError, match='"States.All" is not a predefined error'):
+        validate(machine)
+    with pytest.raises(AslError, match="EnableCheckpoints: unknown field"):
+        validate({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}, "EnableCheckpoints": False})
+
+
+def test_knix_extensions_are_accepted_and_checked() -> None:
+    validate(task(CATCH, EnableCheckpoints=False))
+    branch = {"StartAt": "X", "States": {"X": {"Type": "Pass", "End": True}}}
+    par = {"Type": "Parallel", "Branches": [branch, {"StartAt": "Y", "States": {"Y": {"Type": "Pass", "End": True}}}]}
+    ok = {"SandDialect": "knix", "StartAt": "P", "States": {"P": {**par, "WaitForNumBranches": [1, 2], "End": True}}}
+    validate(ok)
+    bad = {**ok, "States": {"P": {**par, "WaitForNumBranches": [2, 1], "End": True}}}
+    with pytest.raises(AslError, match=r"^States.P.WaitForNumBranches: must be an ascending list"):
+        validate(bad)
+    with pytest.raises(AslError, match="^EnableCheckpoints: must be true or false"):
+        validate(task(CATCH, EnableCheckpoints="no"))
+    with pytest.raises(AslError, match='^SandDialect: "aws" is not a dialect SAND knows'):
+        validate({**task(CATCH), "SandDialect": "aws"})
+
+
+@pytest.mark.parametrize(
+    ("inp", "error"),
+    [
+        ({"invalid_all": "test"}, "States.All"),
+        ({"invalid_value": "test"}, "FailFunction.py does not like this value!"),
+        ({"invalid_type": "test"}, "FailFunction.py does not like this type!"),
+    ],
+)
+def test_catch_answers_as_knix(inp: dict[str, Any], error: str) -> None:
+    out = drive(task(CATCH), inp, {"fail": fail_function})
+    assert out == {**inp, "error": {"Cause": "this error caught by MFn ASL Workflow catcher!", "Error": error}}
+
+
+def test_an_error_no_catcher_names_is_the_workflows() -> None:
+    machine = task({"Catch": [{"ErrorEquals": ["KeyError"], "Next": "fallback"}]})
+    assert drive(machine, {"invalid_value": 1}, {"fail": fail_function})["error"]["type"] == "ValueError"
+
+
+@pytest.mark.parametrize(
+    ("inp", "error"),
+    [
+        ([1, 2], "States.All"),
+        ({"invalid_value": 1}, "FailFunction.py does not like this value!"),
+        ({"invalid_type": 1}, "FailFunction.py does not like this type!"),  # no retrier names it: 1 more attempt
+    ],
+)
+def test_retry_runs_again_then_answers_with_the_error(inp: Any, error: str) -> None:
+    calls: list[Any] = []
+
+    def counted(event: Any) -> Any:
+        calls.append(event)
+        return fail_function(event if isinstance(event, dict) else {})
+
+    out = drive(task(RETRY), inp, {"fail": counted})
+    assert out == {"Cause": "Error not caught by MFn ASL Workflow retryer", "Error": error}
+    assert len(calls) == (2 if "invalid_type" in str(inp) else 3)
+
+
+def test_a_retry_that_succeeds_goes_on() -> None:
+    calls: list[Any] = []
+
+    def flaky(event: Any) -> Any:
+        calls.append(event)
+        if len(calls) < 2:
+            raise ValueError("once")
+        return "fine"
+
+    assert drive(task(RETRY), {"a": 1}, {"fail": flaky}) == "fine"
+
+
+def test_fail_answers_with_its_input() -> None:
+    machine = {"SandDialect": "knix", "StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "E", "Cause": "c"}}}
+    assert drive(machine, {"fail test": "aabbcc"}, {}) == {"fail test": "aabbcc"}
+    del machine["SandDialect"]
+    assert drive(machine, {"fail test": "aabbcc"}, {})["error"]["type"] == "E"
