@@ -231,10 +231,11 @@ final class KnixWorkflows {
     ObjectNode w = workflowRecord(c, id);
     long earliestUs = (long) wf.path("ts_earliest").asDouble(0);
     int lines = Math.max(1, Math.min(10_000, wf.path("num_lines").asInt(500)));
-    long sinceMs = Math.max(earliestUs / 1000, w.path("logs_cleared_ms").asLong(0));
-    if (sinceMs == 0) {
-      sinceMs = clock.millis() - 24 * 3600_000L;
-    }
+    // A clear hides lines, not executions: an execution started before it (a session's,
+    // docs/sessions.md) still
+    // logs after it, so executions are read from the last 24 hours and the lines filtered by time.
+    long hiddenUs = Math.max(earliestUs, w.path("logs_cleared_ms").asLong(0) * 1000);
+    long sinceMs = earliestUs > 0 ? earliestUs / 1000 : clock.millis() - 24 * 3600_000L;
     LoopbackApi.Answer a = api.call(
         "GET",
         "/api/v1/apps/" + enc(w.path("app").asText()) + "/logs?since=" + sinceMs + "&limit="
@@ -248,7 +249,7 @@ final class KnixWorkflows {
         for (JsonNode l : e.path("logs")) {
           Instant t = Instant.parse(l.path("time").asText());
           long us = t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
-          if (us <= earliestUs) {
+          if (us <= hiddenUs) {
             continue;
           }
           String level = l.path("level").asText();
