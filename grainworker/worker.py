@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import inspect
 import logging
 import math
 import os
@@ -120,7 +121,8 @@ def load_grain(code_dir: str, module: str) -> tuple[Callable[[Any, Any], Any], s
         if init is not None:
             if not callable(init):
                 raise TypeError(f"grain module {module!r}: {INIT_HOOK} must be a function init() (it is {init!r})")
-            init()
+            if _takes_no_arguments(init):  # an init(event, context) is the grain's own helper (KNIX's reducers)
+                init()
         return handler, ""
     except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, anything at import time
         err = e
@@ -137,6 +139,19 @@ def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
     """Import the grain's code once. A grain that cannot load still answers every event, with its error (the
     emulator's way; on the platform the grain worker reports it and the deploy fails)."""
     return load_grain(code_dir, module)[0]
+
+
+def _takes_no_arguments(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: called as before
+        return True
+    required = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    return not any(p.kind in required and p.default is inspect.Parameter.empty for p in params)
 
 
 def _where(e: BaseException, code_dir: str) -> str:
