@@ -101,15 +101,22 @@ class SessionCalls:
         reg = self._session("send_to_all_running_functions_in_session_with_function_name")
         if reg is None:
             return
-        for fid, meta in reg.all().items():
-            if gname in (meta.get("grain"), meta.get("name")):
-                self._deliver(reg, fid, meta, message, send_now, every=True)
+        running = {fid: meta for fid, meta in reg.all().items() if gname in (meta.get("grain"), meta.get("name"))}
+        if not running:
+            self._warn(
+                "none-named", f"no session function {gname!r} runs in session {reg.sid}: the message went nowhere"
+            )
+        for fid, meta in running.items():
+            self._deliver(reg, fid, meta, message, send_now, every=True)
 
     def send_to_all_running_functions_in_session(self, message: Any, send_now: bool = False) -> None:
         reg = self._session("send_to_all_running_functions_in_session")
         if reg is None:
             return
-        for fid, meta in reg.all().items():
+        running = reg.all()
+        if not running:
+            self._warn("none-running", f"no session function runs in session {reg.sid}: the message went nowhere")
+        for fid, meta in running.items():
             self._deliver(reg, fid, meta, message, send_now, every=True)
 
     def send_to_running_function_in_session_with_alias(self, alias: str, message: Any, send_now: bool = False) -> None:

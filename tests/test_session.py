@@ -227,6 +227,10 @@ def test_messages_go_to_running_session_functions_only() -> None:
     c.send_to_all_running_functions_in_session_with_function_name("worker", "hi", send_now=True)
     c.send_to_all_running_functions_in_session_with_function_name("other", "no one")
     assert [decode(p)["value"] for _, p in now] == ["hi"]
+    assert "no session function 'other' runs in session s1: the message went nowhere" in [t for _, _, t in c.logs]
+    empty = context(data, {"sessionId": "none"})
+    empty.send_to_all_running_functions_in_session("x")
+    assert [t for _, _, t in empty.logs] == ["no session function runs in session none: the message went nowhere"]
     with pytest.raises(GrainApiError, match="no session function 'gone' runs in session s1: it ended or never"):
         c.send_to_running_function_in_session("gone", "x")
     with pytest.raises(GrainApiError, match="has the alias 'who'"):
