@@ -5,9 +5,9 @@ specification. The Java side (contracts/.../asl/KnixDialect.java) checks the sam
 
 What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py):
 
-- ``EnableCheckpoints`` (top, a boolean) and a Parallel's ``WaitForNumBranches`` (an ascending list of branch counts)
-  are accepted. SAND keeps every state's output in its local data layer and backs events up in any case, so the
-  first has no effect; the Parallel waits for all its branches (KNIX answers once per count: SAND answers once).
+- ``EnableCheckpoints`` and ``AllowImmediateMessages`` (top, booleans) and a Parallel's ``WaitForNumBranches`` (an ascending list of branch counts)
+  are accepted. SAND backs every event up in any case and a grain may send before it returns, so the switches have
+  no effect; the Parallel waits for all its branches (KNIX answers once per count: SAND answers once).
 - ``ErrorEquals`` names are matched literally against the error's class name *or its message*; no name is
   reserved or special (``States.ALL`` is not a wildcard on KNIX: an error raised as ``Exception("States.All")``
   matches the name ``"States.All"``).
@@ -45,6 +45,9 @@ FIELD = "SandDialect"
 KNIX = "knix"
 RETRY_CAUSE = "Error not caught by MFn ASL Workflow retryer"
 CATCH_CAUSE = "this error caught by MFn ASL Workflow catcher!"
+# KNIX's top-level switches: checkpoints of every state's output (SAND backs events up in any case) and messages
+# sent before a function returns (SAND's send_to_running... calls do not need it): accepted, no effect
+SWITCHES = ("EnableCheckpoints", "AllowImmediateMessages")
 # ErrorEquals names are renamed under this prefix for the specification's checks: KNIX reserves none of them
 _NAME_PREFIX = "knix:"
 
@@ -62,10 +65,11 @@ def for_validation(doc: Any) -> Any:
         raise AslError(f'{FIELD}: {show(doc[FIELD])} is not a dialect SAND knows; write "{KNIX}" or remove it')
     out = copy.deepcopy(doc)
     del out[FIELD]
-    if "EnableCheckpoints" in out:
-        if not isinstance(out["EnableCheckpoints"], bool):
-            raise AslError(f"EnableCheckpoints: must be true or false, got {show(out['EnableCheckpoints'])}")
-        del out["EnableCheckpoints"]
+    for switch in SWITCHES:
+        if switch in out:
+            if not isinstance(out[switch], bool):
+                raise AslError(f"{switch}: must be true or false, got {show(out[switch])}")
+            del out[switch]
     _machine(out, "")
     return out
 

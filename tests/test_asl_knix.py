@@ -44,7 +44,7 @@ def test_the_specification_refuses_what_knix_accepts() -> None:
 
 
 def test_knix_extensions_are_accepted_and_checked() -> None:
-    validate(task(CATCH, EnableCheckpoints=False))
+    validate(task(CATCH, EnableCheckpoints=False, AllowImmediateMessages=True))
     branch = {"StartAt": "X", "States": {"X": {"Type": "Pass", "End": True}}}
     par = {"Type": "Parallel", "Branches": [branch, {"StartAt": "Y", "States": {"Y": {"Type": "Pass", "End": True}}}]}
     ok = {"SandDialect": "knix", "StartAt": "P", "States": {"P": {**par, "WaitForNumBranches": [1, 2], "End": True}}}
