@@ -298,14 +298,20 @@ class _Run:
                         break
                     except Exception as again:  # noqa: BLE001 - counted as an attempt, as KNIX does
                         self.context.log(f"state {self.st.name}: retry: {_error_name(again)[0]}: {again}", "ERROR")
-                return self.go(self.st, asl.state_output(st, self.data, result, co), self.frames, self.ctx)
+                return self.go(self.st, asl_knix.task_output(st, self.data, result, co), self.frames, self.ctx)
             caught = asl_knix.catch_result(catchers, error, message) if catchers else None
             if caught is None:
                 return self.fail(error, cause, self.frames)
             catcher, result = caught
-            out = asl.apply_result_path(self.data, catcher.get("ResultPath", "$"), result)
-            return self.go(self.st, out, self.frames, self.ctx)
-        return self.go(self.st, asl.state_output(st, self.data, result, co), self.frames, self.ctx)
+            # KNIX puts the catcher's ResultPath ("$" if it has none) in the state's place
+            placed = {**st, "ResultPath": catcher.get("ResultPath", "$")}
+            placed.pop("ResultSelector", None)
+            return self.go(self.st, asl_knix.task_output(placed, self.data, result, co), self.frames, self.ctx)
+        try:
+            out = asl_knix.task_output(st, self.data, result, co)
+        except asl.AslRuntimeError as e:
+            return self.fail(e.error, e.cause, self.frames)
+        return self.go(self.st, out, self.frames, self.ctx)
 
     def _call_task(self, eff: Any, timeout: Any) -> Any:
         assert self.task is not None

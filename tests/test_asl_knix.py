@@ -113,3 +113,38 @@ def test_fail_answers_with_its_input() -> None:
     assert drive(machine, {"fail test": "aabbcc"}, {}) == {"fail test": "aabbcc"}
     del machine["SandDialect"]
     assert drive(machine, {"fail test": "aabbcc"}, {})["error"]["type"] == "E"
+
+
+def test_a_tasks_result_path_is_knixs() -> None:
+    """KNIX's tests/asl_InputPath_ResultPath_OutputPath: the input's "data" hides the result put at $.data.x."""
+    machine = {
+        "SandDialect": "knix",
+        "StartAt": "H",
+        "States": {
+            "H": {
+                "Type": "Task",
+                "Resource": "hello",
+                "InputPath": "$.lambda",
+                "ResultPath": "$.data.lambdaresult",
+                "OutputPath": "$.data",
+                "End": True,
+            }
+        },
+    }
+    hello = {"hello": lambda e: "Hello, " + e["who"] + "!"}
+    inp = {"comment": "c", "data": {"val1": 23, "val2": 17}, "extra": "foo", "lambda": {"who": "AWS Step Functions"}}
+    assert drive(machine, inp, hello) == {"val1": 23, "val2": 17}
+    del machine["SandDialect"]  # the specification: the result is placed
+    assert drive(machine, inp, hello) == {"val1": 23, "val2": 17, "lambdaresult": "Hello, AWS Step Functions!"}
+
+
+@pytest.mark.parametrize(
+    ("result_path", "out"),
+    [("$", {"a": 1}), (None, {}), ("$.r", {"r": "x", "a": 1}), ("$['r s'].t", {"r s": {"t": "x"}, "a": 1})],
+)
+def test_knixs_result_path_forms(result_path: Any, out: Any) -> None:
+    machine = {"SandDialect": "knix", "StartAt": "T", "States": {"T": {"Type": "Task", "Resource": "x", "End": True}}}
+    machine["States"]["T"]["ResultPath"] = result_path
+    assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == out
+    del machine["States"]["T"]["ResultPath"]
+    assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == "x"
