@@ -9,7 +9,7 @@ import pytest
 
 from grainworker.asl_text import AslError
 from grainworker.asl_validate import validate
-from tests.test_aslrun import drive
+from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, knix_machine
 
 
 def fail_function(event: Any) -> Any:
@@ -148,3 +148,9 @@ def test_knixs_result_path_forms(result_path: Any, out: Any) -> None:
     assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == out
     del machine["States"]["T"]["ResultPath"]
     assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == "x"
+
+
+@pytest.mark.parametrize(("value", "output"), KNIX_DIALECT_RUNS)
+def test_the_e2e_machine_in_knixs_dialect(value: Any, output: Any) -> None:
+    """What tests/e2e/test_knix.py expects of the machine deployed through the KNIX door."""
+    assert drive({"SandDialect": "knix", **knix_machine()}, value, TASKS) == output
