@@ -19,10 +19,10 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
   "Cause": "this error caught by MFn ASL Workflow catcher!"}`` placed at the catcher's ResultPath and goes on by
   the state's own Next or End; KNIX also starts the catcher's Next with the error message, a second path whose
   answer races the first, which SAND does not start (the first answer is KNIX's).
-- A Task's ``ResultPath`` is KNIX's: absent, the output is the result; ``"$"``, the state's input (the result is
-  dropped); null, ``{}``; a path ``$.a.b``, the result nested as ``{"a": {"b": result}}`` and merged under the
-  input's top-level keys (the input's win: ``{"data": {...}}`` in the input hides a result put at ``$.data.x``).
-  ResultSelector and OutputPath are the specification's.
+- A Task's and a Pass state's ``ResultPath`` is KNIX's: absent, the output is the result; ``"$"``, the state's
+  input (the result is dropped); null, ``{}``; a path ``$.a.b``, the result nested as ``{"a": {"b": result}}``
+  and merged under the input's top-level keys (the input's win: ``{"data": {...}}`` in the input hides a result
+  put at ``$.data.x``). ResultSelector and OutputPath are the specification's.
 - A Fail state answers with its input (KNIX ends the execution there with the value, not an error).
 """
 
@@ -176,8 +176,8 @@ def _result_path(state: Mapping[str, Any], raw_input: Any, result: Any) -> Any:
 
 
 def task_output(state: Mapping[str, Any], raw_input: Any, result: Any, context: Mapping[str, Any] | None) -> Any:
-    """A Task's output as KNIX makes it: the specification's ResultSelector, KNIX's ResultPath, the specification's
-    OutputPath."""
+    """A Task's or Pass state's output as KNIX makes it: the specification's ResultSelector, KNIX's ResultPath, the
+    specification's OutputPath."""
     if "ResultSelector" in state:
         result = asl.apply_template(state["ResultSelector"], result, context)
     mid = _result_path(state, raw_input, result)

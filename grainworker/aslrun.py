@@ -226,7 +226,8 @@ class _Run:
             eff = asl.state_input(st, data, self.context_object())
             if kind == "Pass":
                 result = copy.deepcopy(st["Result"]) if "Result" in st else eff  # no JSON copy between states now
-                return self.go(self.st, asl.state_output(st, data, result, self.context_object()), frames, ctx)
+                output = asl_knix.task_output if self.knix else asl.state_output  # KNIX's ResultPath, or the spec's
+                return self.go(self.st, output(st, data, result, self.context_object()), frames, ctx)
             if kind == "Choice":
                 nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:

@@ -154,3 +154,16 @@ def test_knixs_result_path_forms(result_path: Any, out: Any) -> None:
 def test_the_e2e_machine_in_knixs_dialect(value: Any, output: Any) -> None:
     """What tests/e2e/test_knix.py expects of the machine deployed through the KNIX door."""
     assert drive({"SandDialect": "knix", **knix_machine()}, value, TASKS) == output
+
+
+def test_a_pass_states_result_path_is_knixs() -> None:
+    """KNIX's tests/asl_Loop_Iteration: the input's "iterator" hides the Pass state's Result put at $.iterator."""
+    machine = {
+        "SandDialect": "knix",
+        "StartAt": "P",
+        "States": {"P": {"Type": "Pass", "Result": {"count": 10}, "ResultPath": "$.iterator", "End": True}},
+    }
+    assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 20}}
+    assert drive(machine, {"a": 1}, {}) == {"iterator": {"count": 10}, "a": 1}
+    del machine["SandDialect"]
+    assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 10}}
