@@ -5,10 +5,10 @@ specification. The Java side (contracts/.../asl/KnixDialect.java) checks the sam
 
 What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py):
 
-- ``EnableCheckpoints`` and ``AllowImmediateMessages`` (top, booleans) and a Parallel's ``WaitForNumBranches`` (an
-  ascending list of branch counts) are accepted. SAND keeps every state's output in its local data layer and backs
-  events up in any case, and any grain may send_to_function_now, so the first two have no effect; the Parallel
-  waits for all its branches (KNIX answers once per count: SAND answers once).
+- ``EnableCheckpoints`` and ``AllowImmediateMessages`` (top, booleans) and a Parallel's ``WaitForNumBranches``
+  (an ascending list of branch counts)
+  are accepted. SAND backs every event up in any case and a grain may send before it returns, so the switches have
+  no effect; the Parallel waits for all its branches (KNIX answers once per count: SAND answers once).
 - ``ErrorEquals`` names are matched literally against the error's class name *or its message*; no name is
   reserved or special (``States.ALL`` is not a wildcard on KNIX: an error raised as ``Exception("States.All")``
   matches the name ``"States.All"``).
@@ -19,15 +19,22 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
   "Cause": "this error caught by MFn ASL Workflow catcher!"}`` placed at the catcher's ResultPath and goes on by
   the state's own Next or End; KNIX also starts the catcher's Next with the error message, a second path whose
   answer races the first, which SAND does not start (the first answer is KNIX's).
+- A Task's and a Pass state's ``ResultPath`` is KNIX's: absent, the output is the result; ``"$"``, the state's
+  input (the result is dropped); null, ``{}``; a path ``$.a.b``, the result nested as ``{"a": {"b": result}}``
+  and merged under the input's top-level keys (the input's win: ``{"data": {...}}`` in the input hides a result
+  put at ``$.data.x``). ResultSelector and OutputPath are the specification's.
 - A Fail state answers with its input (KNIX ends the execution there with the value, not an error).
 """
 
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Mapping
 from typing import Any
 
-from grainworker.asl_text import AslError, show
+from grainworker import asl
+from grainworker.asl_text import AslError, AslRuntimeError, show
 
 __all__ = [
     "CATCH_CAUSE",
@@ -40,17 +47,18 @@ __all__ = [
     "matches",
     "retry_attempts",
     "retry_result",
+    "task_output",
 ]
 
 FIELD = "SandDialect"
 KNIX = "knix"
 RETRY_CAUSE = "Error not caught by MFn ASL Workflow retryer"
 CATCH_CAUSE = "this error caught by MFn ASL Workflow catcher!"
+# KNIX's top-level switches: checkpoints of every state's output (SAND backs events up in any case) and messages
+# sent before a function returns (SAND's send_to_running... calls do not need it): accepted, no effect
+SWITCHES = ("EnableCheckpoints", "AllowImmediateMessages")
 # ErrorEquals names are renamed under this prefix for the specification's checks: KNIX reserves none of them
 _NAME_PREFIX = "knix:"
-# KNIX's top-level switches, accepted with no effect: SAND keeps outputs and backs events up anyway; every grain may
-# send_to_function_now (KNIX's AllowImmediateMessages)
-SWITCHES = ("EnableCheckpoints", "AllowImmediateMessages")
 
 
 def is_knix(doc: Any) -> bool:
@@ -134,3 +142,44 @@ def catch_result(catchers: list[dict[str, Any]], error: str, message: str) -> tu
         if matches(c.get("ErrorEquals"), error, message):
             found = c
     return None if found is None else (found, {"Error": message, "Cause": CATCH_CAUSE})
+
+
+_STEP = re.compile(r"\.([^.\[]+)|\['([^']*)'\]|\[(\d+)\]")
+
+
+def _steps(path: str) -> list[str]:
+    """The names of a ResultPath (``$.a.b``, ``$['a b']``), as KNIX's jsonpath tokenizer gives them."""
+    if not path.startswith("$"):
+        raise AslRuntimeError("States.ResultPathMatchFailure", f"ResultPath {show(path)} does not start with $")
+    out, at = [], 1
+    while at < len(path):
+        m = _STEP.match(path, at)
+        if m is None:
+            raise AslRuntimeError("States.ResultPathMatchFailure", f"ResultPath {show(path)} is not a simple path")
+        out.append(next(g for g in m.groups() if g is not None))
+        at = m.end()
+    return out
+
+
+def _result_path(state: Mapping[str, Any], raw_input: Any, result: Any) -> Any:
+    if "ResultPath" not in state:
+        return result
+    path = state["ResultPath"]
+    if path is None:
+        return {}
+    if path == "$":
+        return raw_input
+    nested = result
+    for step in reversed(_steps(path)):
+        nested = {step: nested}
+    return {**nested, **raw_input} if isinstance(raw_input, dict) and isinstance(nested, dict) else nested
+
+
+def task_output(state: Mapping[str, Any], raw_input: Any, result: Any, context: Mapping[str, Any] | None) -> Any:
+    """A Task's or Pass state's output as KNIX makes it: the specification's ResultSelector, KNIX's ResultPath, the
+    specification's OutputPath."""
+    if "ResultSelector" in state:
+        result = asl.apply_template(state["ResultSelector"], result, context)
+    mid = _result_path(state, raw_input, result)
+    rest = {k: v for k, v in state.items() if k not in ("ResultSelector", "ResultPath")}
+    return asl.state_output(rest, mid, mid, context)

@@ -228,7 +228,8 @@ class _Run:
             eff = asl.state_input(st, data, self.context_object())
             if kind == "Pass":
                 result = copy.deepcopy(st["Result"]) if "Result" in st else eff  # no JSON copy between states now
-                return self.go(self.st, asl.state_output(st, data, result, self.context_object()), frames, ctx)
+                output = asl_knix.task_output if self.knix else asl.state_output  # KNIX's ResultPath, or the spec's
+                return self.go(self.st, output(st, data, result, self.context_object()), frames, ctx)
             if kind == "Choice":
                 nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:
@@ -300,14 +301,20 @@ class _Run:
                         break
                     except Exception as again:  # noqa: BLE001 - counted as an attempt, as KNIX does
                         self.context.log(f"state {self.st.name}: retry: {_error_name(again)[0]}: {again}", "ERROR")
-                return self.go(self.st, asl.state_output(st, self.data, result, co), self.frames, self.ctx)
+                return self.go(self.st, asl_knix.task_output(st, self.data, result, co), self.frames, self.ctx)
             caught = asl_knix.catch_result(catchers, error, message) if catchers else None
             if caught is None:
                 return self.fail(error, cause, self.frames)
             catcher, result = caught
-            out = asl.apply_result_path(self.data, catcher.get("ResultPath", "$"), result)
-            return self.go(self.st, out, self.frames, self.ctx)
-        return self.go(self.st, asl.state_output(st, self.data, result, co), self.frames, self.ctx)
+            # KNIX puts the catcher's ResultPath ("$" if it has none) in the state's place
+            placed = {**st, "ResultPath": catcher.get("ResultPath", "$")}
+            placed.pop("ResultSelector", None)
+            return self.go(self.st, asl_knix.task_output(placed, self.data, result, co), self.frames, self.ctx)
+        try:
+            out = asl_knix.task_output(st, self.data, result, co)
+        except asl.AslRuntimeError as e:
+            return self.fail(e.error, e.cause, self.frames)
+        return self.go(self.st, out, self.frames, self.ctx)
 
     def _call_task(self, eff: Any, timeout: Any) -> Any:
         assert self.task is not None

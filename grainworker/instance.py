@@ -26,7 +26,7 @@ from grainworker.context import GrainContext
 from grainworker.envelope import decode, encode, error_value, grain_trace, inline_trace, is_error, make_event, new_id
 from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusError, queue_name
 from grainworker.session import SessionError, SessionFunction, SessionRegistry, SessionSlots, function_id, session_id
-from grainworker.workflow import DEFAULT_SESSION_FUNCTIONS_MAX, DEFAULT_SESSION_TIMEOUT_S, END, Workflow
+from grainworker.workflow import DEFAULT_SESSION_FUNCTIONS_MAX, DEFAULT_SESSION_TIMEOUT_S, END, KNIX_DIALECT, Workflow
 
 __all__ = ["InstanceSpec", "failure_batch", "rehearse", "run_instance"]
 
@@ -213,6 +213,12 @@ def run_instance(
         for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
             if buf.getvalue():
                 ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+    # a native workflow through the KNIX door: an error stops the execution, as on KNIX (ASL machines keep their
+    # joins' bookkeeping whole: their errors are the machine's, grainworker/aslrun.py)
+    if spec.workflow.dialect == KNIX_DIALECT and spec.workflow.asl is None:
+        from grainworker import knix_stop
+
+        outputs = knix_stop.apply(ctx, event["execution_id"], status, outputs)
     published = time.monotonic_ns()
     entries = [grain_trace(spec.grain, polled, started, handler_start, handler_end, published)]
     entries += [inline_trace(g, published) for g in ctx.ran_inline]  # ASL states it ran besides its own

@@ -29,6 +29,9 @@ DEFAULT_SESSION_TIMEOUT_S = float(RULES["application_settings"]["session_timeout
 DEFAULT_SESSION_FUNCTIONS_MAX = int(RULES["application_settings"]["session_functions_max"]["default"])
 NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
 FIELDS = frozenset(_WORKFLOW["function_fields"])
+# a workflow deployed through the KNIX door says so, and runs as on KNIX (docs/knix.md; ASL: grainworker/asl_knix.py)
+DIALECT_FIELD = "SandDialect"
+KNIX_DIALECT = "knix"
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -84,6 +87,7 @@ class Workflow:
     entry: str
     grains: dict[str, Grain] = field(default_factory=dict)
     asl: dict[str, Any] | None = None  # the Amazon States Language description it was made from, if any
+    dialect: str = ""  # "knix": deployed through the KNIX door, runs as on KNIX (docs/knix.md)
 
     @property
     def has_sessions(self) -> bool:
@@ -141,6 +145,9 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         raise WorkflowError("workflow must be a JSON object with name, entry and functions")
     if is_asl(doc):
         return parse_asl(doc)
+    dialect = doc.get(DIALECT_FIELD, "")
+    if DIALECT_FIELD in doc and dialect != KNIX_DIALECT:
+        raise WorkflowError(f'{DIALECT_FIELD}: {_show(dialect)} is not a dialect SAND knows; write "knix" or remove it')
     name = doc.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise WorkflowError(f"workflow name {_show(name)} is missing or invalid: use letters, digits, '_', '.', '-'")
@@ -187,7 +194,7 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             "no request would ever be answered; give the grain whose return value is the answer "
             '"next": ["end"]'
         )
-    return Workflow(name, entry, grains)
+    return Workflow(name, entry, grains, dialect=dialect)
 
 
 def _session(f: dict[str, Any], where: str) -> dict[str, Any] | None:
@@ -267,6 +274,7 @@ def parse_asl(doc: dict[str, Any]) -> Workflow:
         entry,
         {g: Grain(g, (), everything, resource, st, _asl_session(st)) for g, (resource, st) in grains.items()},
         doc,
+        dialect=doc.get(DIALECT_FIELD, ""),
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from grainworker.asl_text import AslError
 from grainworker.asl_validate import validate
-from tests.test_aslrun import drive
+from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, knix_machine
 
 
 def fail_function(event: Any) -> Any:
@@ -44,7 +44,7 @@ def test_the_specification_refuses_what_knix_accepts() -> None:
 
 
 def test_knix_extensions_are_accepted_and_checked() -> None:
-    validate(task(CATCH, EnableCheckpoints=False))
+    validate(task(CATCH, EnableCheckpoints=False, AllowImmediateMessages=True))
     branch = {"StartAt": "X", "States": {"X": {"Type": "Pass", "End": True}}}
     par = {"Type": "Parallel", "Branches": [branch, {"StartAt": "Y", "States": {"Y": {"Type": "Pass", "End": True}}}]}
     ok = {"SandDialect": "knix", "StartAt": "P", "States": {"P": {**par, "WaitForNumBranches": [1, 2], "End": True}}}
@@ -113,3 +113,57 @@ def test_fail_answers_with_its_input() -> None:
     assert drive(machine, {"fail test": "aabbcc"}, {}) == {"fail test": "aabbcc"}
     del machine["SandDialect"]
     assert drive(machine, {"fail test": "aabbcc"}, {})["error"]["type"] == "E"
+
+
+def test_a_tasks_result_path_is_knixs() -> None:
+    """KNIX's tests/asl_InputPath_ResultPath_OutputPath: the input's "data" hides the result put at $.data.x."""
+    machine = {
+        "SandDialect": "knix",
+        "StartAt": "H",
+        "States": {
+            "H": {
+                "Type": "Task",
+                "Resource": "hello",
+                "InputPath": "$.lambda",
+                "ResultPath": "$.data.lambdaresult",
+                "OutputPath": "$.data",
+                "End": True,
+            }
+        },
+    }
+    hello = {"hello": lambda e: "Hello, " + e["who"] + "!"}
+    inp = {"comment": "c", "data": {"val1": 23, "val2": 17}, "extra": "foo", "lambda": {"who": "AWS Step Functions"}}
+    assert drive(machine, inp, hello) == {"val1": 23, "val2": 17}
+    del machine["SandDialect"]  # the specification: the result is placed
+    assert drive(machine, inp, hello) == {"val1": 23, "val2": 17, "lambdaresult": "Hello, AWS Step Functions!"}
+
+
+@pytest.mark.parametrize(
+    ("result_path", "out"),
+    [("$", {"a": 1}), (None, {}), ("$.r", {"r": "x", "a": 1}), ("$['r s'].t", {"r s": {"t": "x"}, "a": 1})],
+)
+def test_knixs_result_path_forms(result_path: Any, out: Any) -> None:
+    machine = {"SandDialect": "knix", "StartAt": "T", "States": {"T": {"Type": "Task", "Resource": "x", "End": True}}}
+    machine["States"]["T"]["ResultPath"] = result_path
+    assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == out
+    del machine["States"]["T"]["ResultPath"]
+    assert drive(machine, {"a": 1}, {"x": lambda e: "x"}) == "x"
+
+
+@pytest.mark.parametrize(("value", "output"), KNIX_DIALECT_RUNS)
+def test_the_e2e_machine_in_knixs_dialect(value: Any, output: Any) -> None:
+    """What tests/e2e/test_knix.py expects of the machine deployed through the KNIX door."""
+    assert drive({"SandDialect": "knix", **knix_machine()}, value, TASKS) == output
+
+
+def test_a_pass_states_result_path_is_knixs() -> None:
+    """KNIX's tests/asl_Loop_Iteration: the input's "iterator" hides the Pass state's Result put at $.iterator."""
+    machine = {
+        "SandDialect": "knix",
+        "StartAt": "P",
+        "States": {"P": {"Type": "Pass", "Result": {"count": 10}, "ResultPath": "$.iterator", "End": True}},
+    }
+    assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 20}}
+    assert drive(machine, {"a": 1}, {}) == {"iterator": {"count": 10}, "a": 1}
+    del machine["SandDialect"]
+    assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 10}}

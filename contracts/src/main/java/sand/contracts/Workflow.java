@@ -94,6 +94,12 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
       throw bad("workflow name " + repr(name)
           + " is missing or invalid: use letters, digits, '_', '.', '-'");
     }
+    JsonNode dialect = doc.get(sand.contracts.asl.KnixDialect.FIELD);
+    if (dialect != null && !sand.contracts.asl.KnixDialect.KNIX.equals(dialect.textValue())) {
+      // the message of the ASL side (KnixDialect): one field, one rule, for both formats
+      throw bad(sand.contracts.asl.KnixDialect.FIELD + ": " + repr(dialect)
+          + " is not a dialect SAND knows; write \"knix\" or remove it");
+    }
     JsonNode functions = doc.get("functions");
     if (functions == null || !functions.isArray() || functions.isEmpty()) {
       throw bad("workflow 'functions' must be a non-empty list");

@@ -10,7 +10,7 @@ import java.util.Map;
 
 /**
  * KNIX's dialect of Amazon States Language, as the validator sees it: a machine with {@code "SandDialect": "knix"}
- * (the KNIX door adds it) may carry {@code EnableCheckpoints} and a Parallel's {@code WaitForNumBranches}, and its
+ * (the KNIX door adds it) may carry {@code EnableCheckpoints}, {@code AllowImmediateMessages} and a Parallel's {@code WaitForNumBranches}, and its
  * error names are literal (no name is reserved). The checks and messages of grainworker/asl_knix.py, which also
  * says what the dialect means at run time; docs/knix.md sets it beside the specification.
  */
@@ -20,10 +20,10 @@ public final class KnixDialect {
   /** Its one value. */
   public static final String KNIX = "knix";
 
-  private static final String NAME_PREFIX = "knix:";
-
-  /** KNIX's top-level switches, accepted with no effect (grainworker/asl_knix.py says why). */
+  /** KNIX's top-level switches: accepted, no effect (grainworker/asl_knix.py says why). */
   private static final String[] SWITCHES = {"EnableCheckpoints", "AllowImmediateMessages"};
+
+  private static final String NAME_PREFIX = "knix:";
 
   private KnixDialect() {}
 
@@ -46,10 +46,10 @@ public final class KnixDialect {
     }
     ObjectNode out = (ObjectNode) doc.deepCopy();
     out.remove(FIELD);
-    for (String name : SWITCHES) {
-      JsonNode the = out.remove(name);
-      if (the != null && !the.isBoolean()) {
-        throw new AslValidator.Invalid(name + ": must be true or false, got " + show(the));
+    for (String key : SWITCHES) {
+      JsonNode value = out.remove(key);
+      if (value != null && !value.isBoolean()) {
+        throw new AslValidator.Invalid(key + ": must be true or false, got " + show(value));
       }
     }
     machine(out, "");

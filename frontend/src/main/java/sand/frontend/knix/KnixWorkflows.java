@@ -39,6 +39,8 @@ final class KnixWorkflows {
   private final ClusterStore store;
   private final LoopbackApi.Api api;
   private final Clock clock;
+  /** How long deleting a failed workflow waits for its application to be undeployed. */
+  static final long UNDEPLOY_WAIT_MS = 10_000;
 
   KnixWorkflows(ClusterStore store, LoopbackApi.Api api, Clock clock) {
     this.store = store;
@@ -161,6 +163,10 @@ final class KnixWorkflows {
       throw new Failure(
           "Couldn't delete workflow; workflow is still " + status + ". Undeploy workflow first.");
     }
+    if (status.equals(
+        "failed")) { // KNIX deletes a failed workflow at once; SAND's API undeploys it first
+      undeployFailed(c, id, w);
+    }
     LoopbackApi.Answer a =
         api.call("DELETE", "/api/v1/apps/" + enc(w.path("app").asText()), c.token(), null, null);
     if (!a.ok() && a.status() != 404) {
@@ -168,6 +174,29 @@ final class KnixWorkflows {
     }
     store.deleteKnixRecord(c.account(), WORKFLOW, id);
     return Json.object().put("message", "Workflow deleted.");
+  }
+
+  /** Undeploy a failed workflow's application and wait (at most {@link #UNDEPLOY_WAIT_MS}) until it is. */
+  private void undeployFailed(Caller c, String id, JsonNode w) {
+    String app = w.path("app").asText();
+    LoopbackApi.Answer a =
+        api.call("POST", "/api/v1/apps/" + enc(app) + "/undeploy", c.token(), null, null);
+    if (!a.ok() && a.status() != 404 && a.status() != 409) {
+      throw new Failure("Couldn't delete workflow: undeploying it failed: " + a.message());
+    }
+    long until = System.nanoTime() + UNDEPLOY_WAIT_MS * 1_000_000L;
+    while (!workflowView(c, id, w).path("status").asText().equals("undeployed")) {
+      if (System.nanoTime() > until) {
+        throw new Failure(
+            "Couldn't delete workflow: it is still being undeployed; try again in a moment");
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new Failure("Couldn't delete workflow: interrupted");
+      }
+    }
   }
 
   ObjectNode uploadWorkflowJson(Caller c, JsonNode wf) {

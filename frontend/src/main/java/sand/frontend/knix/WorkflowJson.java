@@ -36,7 +36,9 @@ final class WorkflowJson {
     String end = Rules.WORKFLOW_END;
     String exit = json.path("exit").asText(json.path("end").asText(end));
     JsonNode functions = json.has("functions") ? json.path("functions") : json.path("grains");
-    ObjectNode out = Json.object().put("name", app);
+    // KNIX's dialect: an execution stops after a grain's error, as on KNIX
+    // (grainworker/knix_stop.py)
+    ObjectNode out = Json.object().put("name", app).put(KnixDialect.FIELD, KnixDialect.KNIX);
     if (json.has("entry")) {
       out.set("entry", json.get("entry"));
     }

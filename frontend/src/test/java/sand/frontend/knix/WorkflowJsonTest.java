@@ -33,4 +33,18 @@ class WorkflowJsonTest {
         Workflow.Invalid.class, () -> Workflow.parse(Json.MAPPER.readTree(MACHINE)));
     assertTrue(e.getMessage().startsWith("EnableCheckpoints: unknown field"), e.getMessage());
   }
+
+  @Test
+  void aNativeWorkflowThroughTheDoorCarriesKnixsDialect() throws Exception {
+    JsonNode doc = Json.MAPPER.readTree(
+        "{\"name\": \"w\", \"entry\": \"a\", \"functions\": [{\"name\": \"a\", \"next\": [\"end\"]}]}");
+    JsonNode sand = WorkflowJson.toSand(doc, "app1");
+    assertEquals("knix", sand.path(KnixDialect.FIELD).asText());
+    Workflow.parse(sand);
+    Workflow.Invalid e = org.junit.jupiter.api.Assertions.assertThrows(
+        Workflow.Invalid.class,
+        () -> Workflow.parse(((com.fasterxml.jackson.databind.node.ObjectNode) sand.deepCopy())
+            .put(KnixDialect.FIELD, "aws")));
+    assertTrue(e.getMessage().startsWith("SandDialect: \"aws\" is not a dialect"), e.getMessage());
+  }
 }
