@@ -5,7 +5,7 @@ VENV := $(CURDIR)/.venv
 PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
-.PHONY: help install up down status test test-unit test-e2e test-cluster lint format demo bench clean distclean cluster \
+.PHONY: help install up down status test test-unit test-e2e test-cluster lint format demo bench knix-suite clean distclean cluster \
 	cluster-status cluster-kill cluster-start cluster-down
 HOSTS ?= 3
 
@@ -18,6 +18,7 @@ help:
 	@echo "make format    rewrite what the formatters of make lint would change (ruff format, mvn spotless:apply)"
 	@echo "make down      stop what make up started"
 	@echo "make bench     run the benchmarks in benchmarks/ (results in benchmarks/results/; BENCH=--quick or --full)"
+	@echo "make knix-suite  KNIX's own tests/ through mfn-sdk 0.8.9 against SAND_URL (default http://127.0.0.1:8080)"
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
 	@echo "make cluster HOSTS=3   SAND on hosts h1..hN of this machine (network namespaces), nginx on :8080"
 	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-start HOST=h2 | make cluster-down"
@@ -104,6 +105,11 @@ demo: up
 bench: up
 	@examples/image-pipeline/fetch.sh
 	@$(PY) benchmarks/run_all.py $(BENCH)
+
+# KNIX's published test suite against a running SAND (docs/knix.md "KNIX's test suite"); KNIX_REPO names a clone.
+SAND_URL ?= http://127.0.0.1:8080
+knix-suite:
+	@$(PY) benchmarks/knix_suite.py --url $(SAND_URL) $(if $(KNIX_REPO),--repo $(KNIX_REPO))
 
 clean: down
 	rm -rf "$(SAND_HOME)" grainworker/_gen target */target

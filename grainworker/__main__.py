@@ -21,7 +21,15 @@ from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
 from grainworker.localbus import LocalBusClient, report_worker
 from grainworker.worker import GrainWorker, WorkerConfig, load_grain
-from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S, Workflow, WorkflowError, parse_workflow
+from grainworker.workflow import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_SESSION_FUNCTIONS_MAX,
+    DEFAULT_SESSION_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+    Workflow,
+    WorkflowError,
+    parse_workflow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +48,16 @@ SETTINGS = [
     ("timeout", f"{DEFAULT_TIMEOUT_S:g}", "seconds an instance may run before it is killed"),
     ("memory-mb", "0", "address space an instance may map beyond the worker's, MB (0 = no limit)"),
     ("standby", "1", "keep a pre-forked standby instance (1) or fork on demand (0)"),
+    (
+        "session-timeout",
+        f"{DEFAULT_SESSION_TIMEOUT_S:g}",
+        "seconds a session function's instance may run before it is killed",
+    ),
+    (
+        "session-functions-max",
+        str(DEFAULT_SESSION_FUNCTIONS_MAX),
+        "most session function instances of the application at once in the sandbox",
+    ),
 ]
 
 
@@ -81,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         float(args.timeout),
         int(args.memory_mb),
         args.standby not in ("0", "false"),
+        session_timeout_s=float(args.session_timeout),
+        session_functions_max=int(args.session_functions_max),
     )
 
 
@@ -97,6 +117,8 @@ def serve(
     memory_mb: int,
     standby: bool,
     announce: bool = False,
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S,
+    session_functions_max: int = DEFAULT_SESSION_FUNCTIONS_MAX,
 ) -> int:
     """Run the grain worker until it is stopped. The sandbox's supervisor calls this in the worker it forks, with
     the workflow it parsed once for all of them (no argument parsing and no parsing of the workflow there: every
@@ -128,7 +150,7 @@ def serve(
         if isinstance(local_grains, frozenset)
         else (frozenset(g for g in local_grains.split(",") if g) or frozenset(workflow.grains))
     )
-    spec = InstanceSpec(app, grain_name, workflow, local, timeout_s)
+    spec = InstanceSpec(app, grain_name, workflow, local, timeout_s, session_timeout_s, session_functions_max)
     cfg = WorkerConfig(
         app=app,
         grain=grain_name,

@@ -139,6 +139,9 @@ def _check_fields(obj: dict[str, Any], where: str) -> None:
 
 def _targets(state: dict[str, Any]) -> list[str]:
     out = [state["Next"]] if "Next" in state else []
+    out += state.get("PotentialNext", [])  # KNIX's: where the Task's code may send (context.add_workflow_next)
+    heartbeat = state.get("SessionFunctionParameters", {}).get("heartbeat_function")  # a session's heartbeats
+    out += [heartbeat] if isinstance(heartbeat, str) else []
     out += [rule["Next"] for rule in state.get("Choices", [])]
     out += [state["Default"]] if "Default" in state else []
     return out + [c["Next"] for c in state.get("Catch", [])]
@@ -185,7 +188,7 @@ class _Validator:
         reached, todo = {start}, [start]
         while todo:
             for target in _targets(states[todo.pop()]):
-                if target not in reached:
+                if target not in reached and target in states:
                     reached.add(target)
                     todo.append(target)
         for name in states:
@@ -235,10 +238,13 @@ class _Validator:
         if "Next" in allowed:
             if "Next" in state and state.get("End"):
                 raise AslError(f'{where}.End: a state has either "Next" or "End": true, not both; remove one')
-            if "Next" not in state and not state.get("End"):
+            if "Next" not in state and not state.get("End") and "PotentialNext" not in state:
                 raise AslError(f'{where}.Next: missing; write "Next": "<state name>" or "End": true')
             if "Next" in state:
                 self.next(state["Next"], f"{where}.Next", states)
+        potential = state.get("PotentialNext", [])
+        if not isinstance(potential, list) or not all(isinstance(p, str) for p in potential):
+            raise AslError(f'{where}.PotentialNext: must be a list of state names, e.g. ["Next1", "Next2"]')
         for key in ("Retry", "Catch"):
             if key in state:
                 self.handlers(state[key], f"{where}.{key}", states)
@@ -380,8 +386,11 @@ class _Validator:
 
 
 def validate(doc: dict[str, Any]) -> StateMachine:
-    """Validate an ASL document; raise AslError naming the place (``States.<State>.<Field>: ...``)."""
-    return _Validator().machine(doc, "", "top")
+    """Validate an ASL document; raise AslError naming the place (``States.<State>.<Field>: ...``). A machine in
+    KNIX's dialect (``"SandDialect": "knix"``, grainworker/asl_knix.py) has its extensions checked first."""
+    from grainworker.asl_knix import for_validation
+
+    return _Validator().machine(for_validation(doc), "", "top")
 
 
 __all__ = ["StateMachine", "validate"]

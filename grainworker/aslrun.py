@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from grainworker import asl
+from grainworker import asl, asl_knix
 from grainworker.asl_text import show
 from grainworker.envelope import grain_trace, inline_trace
 from grainworker.workflow import END, AslState, Workflow
@@ -112,6 +112,7 @@ class _Run:
         # whatever it looks like (a caller cannot pose as a branch of a Parallel and skip states).
         self.data, self.frames, ctx = _unwrap(raw) if context.get_sender() else (raw, [], None)
         self.ctx = ctx or {"input": self.data, "start": _now_iso()}
+        self.knix = asl_knix.is_knix(workflow.asl)  # KNIX's dialect (grainworker/asl_knix.py)
 
     # ---- the context object ($$)
     def context_object(self, extra: dict[str, Any] | None = None, state: AslState | None = None) -> dict[str, Any]:
@@ -139,6 +140,8 @@ class _Run:
         nxt = state.state.get("Next")
         if nxt is not None and state.state.get("Type") not in ("Succeed", "Fail"):
             return _Next(state.names[nxt], data, frames, ctx)
+        if not state.state.get("End") and "PotentialNext" in state.state:
+            return None  # KNIX's Task with neither: it goes on only where its code sent (add_workflow_next)
         return self.finish(data, frames, ctx)
 
     def finish(self, data: Any, frames: list[dict[str, Any]], ctx: dict[str, Any]) -> Any:
@@ -219,13 +222,14 @@ class _Run:
         kind = st["Type"]
         try:
             if kind == "Task":
-                return self.run_task({})
+                return self.run_task_knix() if self.knix else self.run_task({})
             if kind in ("Parallel", "Map"):
                 return self.fan_out(self.st, data, frames, ctx, {})
             eff = asl.state_input(st, data, self.context_object())
             if kind == "Pass":
                 result = copy.deepcopy(st["Result"]) if "Result" in st else eff  # no JSON copy between states now
-                return self.go(self.st, asl.state_output(st, data, result, self.context_object()), frames, ctx)
+                output = asl_knix.task_output if self.knix else asl.state_output  # KNIX's ResultPath, or the spec's
+                return self.go(self.st, output(st, data, result, self.context_object()), frames, ctx)
             if kind == "Choice":
                 nxt = asl.choose(st, eff, self.context_object())
                 if nxt is None:
@@ -242,6 +246,8 @@ class _Run:
                 return self.go(self.st, asl.state_output(st, data, eff, self.context_object()), frames, ctx)
             if kind == "Succeed":
                 return self.finish(asl.state_output(st, data, eff, self.context_object()), frames, ctx)
+            if kind == "Fail" and self.knix:  # KNIX answers with the Fail state's input
+                return self.finish(data, frames, ctx)
             if kind == "Fail":
                 co = self.context_object()
                 return self.fail(asl.fail_field(st, "Error", data, co), asl.fail_field(st, "Cause", data, co), frames)
@@ -271,6 +277,44 @@ class _Run:
             if delay is None:
                 return self.catch_or_fail(self.st, self.data, error, cause, self.frames, self.ctx)
             time.sleep(delay)
+
+    def run_task_knix(self) -> Any:
+        """A Task as KNIX's function worker runs it (grainworker/asl_knix.py): Retry runs it again at once and then
+        goes on with the error as its result; a matching Catch goes on by the state's own Next with the error at
+        the catcher's ResultPath."""
+        st = self.st.state
+        co = self.context_object()
+        retriers, catchers = st.get("Retry", []), st.get("Catch", [])
+        eff = None
+        try:
+            eff = asl.state_input(st, self.data, co)
+            result = self._call_task(eff, st.get("TimeoutSeconds"))
+        except Exception as e:  # noqa: BLE001 - the task's error: KNIX's Retry and Catch decide
+            error, cause = _error_name(e)
+            message = str(e)
+            self.context.log(f"state {self.st.name}: {error}: {cause}", "ERROR")
+            if retriers and eff is not None:
+                result = asl_knix.retry_result(message)
+                for _ in range(asl_knix.retry_attempts(retriers, error, message)):
+                    try:
+                        result = self._call_task(eff, st.get("TimeoutSeconds"))
+                        break
+                    except Exception as again:  # noqa: BLE001 - counted as an attempt, as KNIX does
+                        self.context.log(f"state {self.st.name}: retry: {_error_name(again)[0]}: {again}", "ERROR")
+                return self.go(self.st, asl_knix.task_output(st, self.data, result, co), self.frames, self.ctx)
+            caught = asl_knix.catch_result(catchers, error, message) if catchers else None
+            if caught is None:
+                return self.fail(error, cause, self.frames)
+            catcher, result = caught
+            # KNIX puts the catcher's ResultPath ("$" if it has none) in the state's place
+            placed = {**st, "ResultPath": catcher.get("ResultPath", "$")}
+            placed.pop("ResultSelector", None)
+            return self.go(self.st, asl_knix.task_output(placed, self.data, result, co), self.frames, self.ctx)
+        try:
+            out = asl_knix.task_output(st, self.data, result, co)
+        except asl.AslRuntimeError as e:
+            return self.fail(e.error, e.cause, self.frames)
+        return self.go(self.st, out, self.frames, self.ctx)
 
     def _call_task(self, eff: Any, timeout: Any) -> Any:
         assert self.task is not None

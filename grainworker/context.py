@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from grainworker import appenv
 from grainworker.envelope import make_event
 from grainworker.rules import RULES
+from grainworker.session_api import SessionCalls
 from grainworker.workflow import END, Workflow
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def _no_listing(kind: str) -> GrainApiError:
     )
 
 
-class GrainContext:
+class GrainContext(SessionCalls):
     """What a grain instance can do besides returning its output.
 
     ``deadline`` (``time.monotonic()`` seconds), when the caller knows it, is when the instance gets killed;
@@ -98,6 +99,7 @@ class GrainContext:
         self.instance_times: tuple[int, int, int] | None = None  # polled, started, handler started (instance.py)
         self.trace_override: list[Any] | None = None  # a join's merged fan-out trace (aslrun._merge_traces)
         self.data_written: list[tuple[str, str]] = []
+        self._session_init()
 
     # ---- identity and logging
     def get_execution_id(self) -> str:
@@ -473,30 +475,9 @@ class GrainContext:
 
 
 # ---- KNIX calls SAND has no counterpart for: each logs a WARNING (once per instance) and answers what KNIX
-# answers for a function outside a session (None), for a failed trigger call ((False, message)) or bucket call
-# (False). Managing triggers and buckets is the developer's (REST, CLI, mfn-sdk): a sandbox has no network to reach
-# the management API; writing into a triggerable bucket is supported (``put(..., bucketName=...)``).
-SESSION_CALLS = (
-    "send_to_running_function_in_session",
-    "send_to_all_running_functions_in_session_with_function_name",
-    "send_to_all_running_functions_in_session",
-    "send_to_running_function_in_session_with_alias",
-    "get_session_update_messages",
-    "set_session_alias",
-    "unset_session_alias",
-    "get_session_alias",
-    "set_session_function_alias",
-    "unset_session_function_alias",
-    "get_session_function_alias",
-    "get_all_session_function_aliases",
-    "get_alias_summary",
-    "get_session_id",
-    "get_session_function_id",
-    "get_session_function_id_with_alias",
-    "get_all_session_function_ids",
-    "get_all_session_metadata",
-    "is_still_running",
-)
+# answers for a failed trigger call ((False, message)) or bucket call (False). Sessions: session_api.py. Managing
+# triggers and buckets is the developer's (REST, CLI, mfn-sdk): a sandbox has no network to reach the management API;
+# writing into a triggerable bucket is supported (``put(..., bucketName=...)``).
 TRIGGER_CALLS = (
     "addTrigger",
     "addTriggerTimer",
@@ -524,8 +505,6 @@ def _unsupported(name: str, what: str, answer: Any) -> Callable[..., Any]:
     return call
 
 
-for _name in SESSION_CALLS:
-    setattr(GrainContext, _name, _unsupported(_name, "sessions", None))
 for _name in TRIGGER_CALLS:
     setattr(GrainContext, _name, _unsupported(_name, "triggers", (False, f"{_name} failed: SAND has no triggers")))
 for _name in BUCKET_CALLS:

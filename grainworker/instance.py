@@ -25,7 +25,8 @@ from grainworker._gen.localbus.ttypes import Delivery
 from grainworker.context import GrainContext
 from grainworker.envelope import decode, encode, error_value, grain_trace, inline_trace, is_error, make_event, new_id
 from grainworker.localbus import HOST_AGENT_QUEUE, LocalBusError, queue_name
-from grainworker.workflow import END, Workflow
+from grainworker.session import SessionError, SessionFunction, SessionRegistry, SessionSlots, function_id, session_id
+from grainworker.workflow import DEFAULT_SESSION_FUNCTIONS_MAX, DEFAULT_SESSION_TIMEOUT_S, END, KNIX_DIALECT, Workflow
 
 __all__ = ["InstanceSpec", "failure_batch", "rehearse", "run_instance"]
 
@@ -43,6 +44,17 @@ class InstanceSpec:
     workflow: Workflow
     local_grains: frozenset[str] = field(default_factory=frozenset)
     timeout_s: float = 0.0  # the grain's timeout: the context's remaining time counts down from it (0: unknown)
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S  # a session function's instead (docs/sessions.md)
+    session_functions_max: int = DEFAULT_SESSION_FUNCTIONS_MAX  # at once in the sandbox, all grains together
+
+    @property
+    def session(self) -> dict[str, Any] | None:
+        """The grain's session function parameters; None when it is not a session function."""
+        return self.workflow.grain(self.grain).session
+
+    @property
+    def instance_timeout_s(self) -> float:
+        return self.session_timeout_s if self.session is not None else self.timeout_s
 
     def queue(self, grain: str) -> str:
         return queue_name(self.app, grain)
@@ -139,6 +151,7 @@ def run_instance(
     data_client: Callable[[], Any],
     polled_ns: int | None = None,
     rehearsal: bool = False,
+    bus_factory: Callable[[], Any] | None = None,
 ) -> None:
     """Handle one event and publish its outputs and report. Never raises for the grain's faults.
 
@@ -161,14 +174,24 @@ def run_instance(
             bus, batch_for(spec, event, "ok", [ev], ctx, start_ns, kind="sent"), time.monotonic() + PUBLISH_RETRY_S
         )
 
-    deadline = time.monotonic() + spec.timeout_s if spec.timeout_s > 0 else None
+    timeout_s = spec.instance_timeout_s
+    deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
     ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now, deadline=deadline)
+    ctx.publish_now = lambda q, payload: publish_with_retry(bus, [(q, payload)], time.monotonic() + PUBLISH_RETRY_S)
+    session_error = ""
+    if spec.session is not None and not rehearsal:
+        try:
+            _start_session(spec, event, ctx, bus_factory, data_client, start_ns)
+        except Exception as e:  # noqa: BLE001 - the session function does not start; the caller hears why
+            session_error = f"session function {spec.grain} could not start: {e}"
     out_buf, err_buf = io.StringIO(), io.StringIO()
     sys.stdout, sys.stderr = out_buf, err_buf
     status = "ok"
     handler_start = time.monotonic_ns()
     ctx.instance_times = (polled, started, handler_start)  # a fan-out's join records its branch's path (aslrun.py)
     try:
+        if session_error:
+            raise SessionError(session_error)
         result = handler(value, ctx)
         if is_error(result):
             # A grain may answer with an error value itself: it ends the workflow like an exception.
@@ -183,9 +206,19 @@ def run_instance(
     finally:
         handler_end = time.monotonic_ns()
         sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        if ctx.session_function is not None:
+            ctx.session_function.close()  # it leaves its session before its outputs go (KNIX's order)
+            own = ctx.session_function.queue  # what it sent itself would wait in a queue nobody polls
+            ctx.session_messages = [m for m in ctx.session_messages if m[0] != own]
         for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
             if buf.getvalue():
                 ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+    # a native workflow through the KNIX door: an error stops the execution, as on KNIX (ASL machines keep their
+    # joins' bookkeeping whole: their errors are the machine's, grainworker/aslrun.py)
+    if spec.workflow.dialect == KNIX_DIALECT and spec.workflow.asl is None:
+        from grainworker import knix_stop
+
+        outputs = knix_stop.apply(ctx, event["execution_id"], status, outputs)
     published = time.monotonic_ns()
     entries = [grain_trace(spec.grain, polled, started, handler_start, handler_end, published)]
     entries += [inline_trace(g, published) for g in ctx.ran_inline]  # ASL states it ran besides its own
@@ -194,7 +227,7 @@ def run_instance(
             ev["trace"] = list(ctx.trace_override)
         ev["trace"].extend(entries)
     try:
-        deliveries = batch_for(spec, event, status, outputs, ctx, start_ns)
+        deliveries = batch_for(spec, event, status, outputs, ctx, start_ns) + ctx.session_messages
     except (TypeError, ValueError) as e:
         err = error_value("BadOutput", f"output is not JSON-serialisable: {e}", spec.grain)
         deliveries = batch_for(spec, event, "error", [make_event(event, END, err, spec.grain)], ctx, start_ns)
@@ -204,6 +237,45 @@ def run_instance(
     if not rehearsal:
         os.setpriority(os.PRIO_PROCESS, 0, EXIT_NICE)  # raising one's own nice needs no privilege
     ctx.close()
+
+
+def _start_session(
+    spec: InstanceSpec,
+    event: dict[str, Any],
+    ctx: GrainContext,
+    bus_factory: Callable[[], Any] | None,
+    data_client: Callable[[], Any],
+    start_ns: int,
+) -> None:
+    """Make this instance a session function: a slot, a place in its session, a helper thread on its own queue."""
+    if bus_factory is None:
+        raise SessionError("no bus connection for the session's helper (the grain worker passes one)")
+    params = spec.session or {}
+    slot = SessionSlots(spec.session_functions_max).claim()  # kept open (locked) until the process ends
+
+    def send(helper_bus: Any, grain: str, value: Any) -> None:
+        ev = make_event(event, grain, value, spec.grain)
+        publish_with_retry(
+            helper_bus, batch_for(spec, event, "ok", [ev], None, start_ns, kind="sent"), time.monotonic() + 5
+        )
+
+    grain = spec.workflow.grain(spec.grain)
+    registry = SessionRegistry(ctx._dl(), session_id(event.get("value"), event.get("execution_id", "")))
+    fn = SessionFunction(
+        spec.app,
+        spec.grain,
+        grain.asl.name if grain.asl is not None else spec.grain,
+        function_id(spec.app, str(event.get("id", ""))),
+        registry,
+        params,
+        spec.workflow.grains,
+        bus_factory,
+        data_client,
+        send,
+    )
+    fn.start()
+    fn.slot = slot
+    ctx.session_function = fn
 
 
 class _RehearsalBus:

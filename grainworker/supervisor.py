@@ -20,7 +20,8 @@ local bus, so a worker restart loses nothing that was queued.
     {"app": "hello", "host": "h1", "workflow": "/sand/app/workflow.json", "code": "/sand/app/code",
      "lib": "/sand/app/lib", "bus": "unix:/sand/sockets/bus.sock", "data": "unix:/sand/sockets/data.sock",
      "local_grains": ["greet", "shout"],
-     "grains": {"greet": {"concurrency": 32, "timeout_s": 60, "memory_mb": 0, "standby": true}, ...},
+     "grains": {"greet": {"concurrency": 32, "timeout_s": 60, "memory_mb": 0, "standby": true,
+                          "session_timeout_s": 600, "session_functions_max": 64}, ...},
      "restart": {"initial_s": 0.5, "max_s": 30, "stable_s": 30}, "stop_grace_s": 15}
 
 The credential comes from the environment (``SAND_GRAINWORKER_CREDENTIAL``) and is inherited by the
@@ -44,7 +45,12 @@ from typing import Any
 from grainworker import appenv
 from grainworker._fork import fork
 from grainworker.cgroup import memory_limit, oom_kills
-from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
+from grainworker.workflow import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_SESSION_FUNCTIONS_MAX,
+    DEFAULT_SESSION_TIMEOUT_S,
+    DEFAULT_TIMEOUT_S,
+)
 
 __all__ = ["SupervisorConfig", "Supervisor", "load_config", "main"]
 
@@ -65,6 +71,8 @@ class GrainSettings:
     timeout_s: float = DEFAULT_TIMEOUT_S
     memory_mb: int = 0
     standby: bool = True
+    session_timeout_s: float = DEFAULT_SESSION_TIMEOUT_S
+    session_functions_max: int = DEFAULT_SESSION_FUNCTIONS_MAX
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,8 @@ def load_config(doc: dict[str, Any]) -> SupervisorConfig:
                 float(g.get("timeout_s", DEFAULT_TIMEOUT_S)),
                 int(g.get("memory_mb", 0)),
                 bool(g.get("standby", True)),
+                float(g.get("session_timeout_s", DEFAULT_SESSION_TIMEOUT_S)),
+                int(g.get("session_functions_max", DEFAULT_SESSION_FUNCTIONS_MAX)),
             )
         except (TypeError, ValueError) as e:
             raise ConfigError(f"sandbox.json: grains.{name} has a bad setting: {e}") from None
@@ -294,6 +304,8 @@ class Supervisor:
                 g.memory_mb,
                 g.standby,
                 announce,
+                g.session_timeout_s,
+                g.session_functions_max,
             )
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1

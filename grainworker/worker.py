@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import fcntl
 import importlib
+import inspect
 import logging
 import math
 import os
@@ -41,8 +42,10 @@ from typing import Any
 from grainworker._fork import die_with_parent, fork
 from grainworker._gen.localbus.constants import MAX_POLL_TIMEOUT_MS
 from grainworker.cgroup import memory_share as sandbox_memory_share
+from grainworker.envelope import decode
 from grainworker.instance import InstanceSpec, failure_batch, rehearse, run_instance
 from grainworker.localbus import queue_name
+from grainworker.session import SessionRegistry, function_id, session_id, session_queue
 from grainworker.workflow import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 
 __all__ = ["GrainWorker", "WorkerConfig", "load_grain", "load_handler"]
@@ -118,7 +121,8 @@ def load_grain(code_dir: str, module: str) -> tuple[Callable[[Any, Any], Any], s
         if init is not None:
             if not callable(init):
                 raise TypeError(f"grain module {module!r}: {INIT_HOOK} must be a function init() (it is {init!r})")
-            init()
+            if _takes_no_arguments(init):  # an init(event, context) is the grain's own helper (KNIX's reducers)
+                init()
         return handler, ""
     except BaseException as e:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, anything at import time
         err = e
@@ -135,6 +139,19 @@ def load_handler(code_dir: str, module: str) -> Callable[[Any, Any], Any]:
     """Import the grain's code once. A grain that cannot load still answers every event, with its error (the
     emulator's way; on the platform the grain worker reports it and the deploy fails)."""
     return load_grain(code_dir, module)[0]
+
+
+def _takes_no_arguments(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: called as before
+        return True
+    required = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    return not any(p.kind in required and p.default is inspect.Parameter.empty for p in params)
 
 
 def _where(e: BaseException, code_dir: str) -> str:
@@ -300,8 +317,12 @@ class GrainWorker:
 
     def _track(self, pid: int, raw: bytes, pidfd: int = -1) -> None:
         self.children[pid] = _Child(
-            raw, time.monotonic() + self.cfg.timeout_s, pidfd if pidfd >= 0 else os.pidfd_open(pid)
+            raw, time.monotonic() + self._timeout_s(), pidfd if pidfd >= 0 else os.pidfd_open(pid)
         )
+
+    def _timeout_s(self) -> float:
+        """A session function's instances live up to the application's session_timeout_s, others its timeout_s."""
+        return self.cfg.spec.session_timeout_s if self.cfg.spec.session is not None else self.cfg.timeout_s
 
     def _take_notice(self) -> None:
         """The standby took an event (it is an instance now), told the worker to stop, or left without one."""
@@ -413,7 +434,9 @@ class GrainWorker:
                 die_with_parent(worker)
                 raw, polled_ns = self._wait_as_standby(bus, notice, release)
             assert raw is not None
-            run_instance(raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns)
+            run_instance(
+                raw, self.cfg.spec, self.handler, bus, self._data_factory, polled_ns, bus_factory=self._bus_factory
+            )
             code = 0
         except BaseException:  # noqa: BLE001 - the worker reports this instance's failure
             logging.getLogger(__name__).exception("[%s/%s] grain instance failed", self.cfg.app, self.cfg.grain)
@@ -474,7 +497,16 @@ class GrainWorker:
                 self._report_failure(pid, child, code)
 
     def _report_failure(self, pid: int, child: _Child, code: int) -> None:
-        if child.killed_for == "Timeout":
+        if child.killed_for == "Timeout" and self.cfg.spec.session is not None:
+            kind, msg = (
+                "Timeout",
+                (
+                    f"session function {self.cfg.grain} ran past session_timeout_s "
+                    f"({self.cfg.spec.session_timeout_s:g}s) and was killed: send it --stop to end it, "
+                    "or raise that setting"
+                ),
+            )
+        elif child.killed_for == "Timeout":
             kind, msg = "Timeout", f"grain {self.cfg.grain} exceeded its timeout of {self.cfg.timeout_s:g}s"
         elif child.killed_for == "Stopped":
             kind, msg = "Stopped", f"grain worker of {self.cfg.grain} stopped before the instance finished"
@@ -486,12 +518,32 @@ class GrainWorker:
         # lost, and the host agent may run the event again (bounded); any other death is the grain's error.
         status = "lost" if code == -signal.SIGKILL and not child.killed_for else "error"
         log.warning("[%s/%s] instance %d: %s", self.cfg.app, self.cfg.grain, pid, msg)
+        if self.cfg.spec.session is not None:
+            self._leave_session(child.raw)
         try:
             # On a connection of its own: the worker's may have a poll on its way (answers come in order).
             with self._bus_factory() as bus:
                 bus.publish_batch(failure_batch(self.cfg.spec, child.raw, kind, msg, status))
         except Exception as e:  # noqa: BLE001 - the worker must outlive a failed report
             log.error("[%s/%s] could not report failed instance %d: %s", self.cfg.app, self.cfg.grain, pid, e)
+
+    def _leave_session(self, raw: bytes) -> None:
+        """A session function that died without leaving its session (killed, crashed): take it out, drop its queue."""
+        try:
+            event = decode(raw)
+            sid = session_id(event.get("value"), str(event.get("execution_id", "")))
+            fid = function_id(self.cfg.app, str(event.get("id", "")))
+            dl = self._data_factory()
+            try:
+                SessionRegistry(dl, sid).remove(fid)
+            finally:
+                dl.close()
+            with self._bus_factory() as bus:
+                bus.delete_queue(session_queue(self.cfg.app, fid))
+        except Exception as e:  # noqa: BLE001 - the worker must outlive a failed clean-up
+            log.warning(
+                "[%s/%s] could not remove a dead session function from its session: %s", self.cfg.app, self.cfg.grain, e
+            )
 
     def kill_expired(self) -> None:
         now = time.monotonic()

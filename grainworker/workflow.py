@@ -25,11 +25,18 @@ END: str = _WORKFLOW["end"]
 # sandbox's supervisor can use them before its one import of the grain worker.
 DEFAULT_CONCURRENCY = int(RULES["application_settings"]["concurrency"]["default"])
 DEFAULT_TIMEOUT_S = float(RULES["application_settings"]["timeout_s"]["default"])
+DEFAULT_SESSION_TIMEOUT_S = float(RULES["application_settings"]["session_timeout_s"]["default"])
+DEFAULT_SESSION_FUNCTIONS_MAX = int(RULES["application_settings"]["session_functions_max"]["default"])
 NAME_RE = re.compile(f"^{_WORKFLOW['name_pattern']}$")
 FIELDS = frozenset(_WORKFLOW["function_fields"])
+# a workflow deployed through the KNIX door says so, and runs as on KNIX (docs/knix.md; ASL: grainworker/asl_knix.py)
+DIALECT_FIELD = "SandDialect"
+KNIX_DIALECT = "knix"
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_SESSION_FUNCTIONS_MAX",
+    "DEFAULT_SESSION_TIMEOUT_S",
     "DEFAULT_TIMEOUT_S",
     "END",
     "AslState",
@@ -63,6 +70,8 @@ class Grain:
     potential_next: tuple[str, ...] = ()
     resource: str = ""
     asl: AslState | None = None
+    # A session function's parameters ({} when it has none); None: not a session function (docs/sessions.md)
+    session: dict[str, Any] | None = None
 
     @property
     def code(self) -> str:
@@ -78,6 +87,12 @@ class Workflow:
     entry: str
     grains: dict[str, Grain] = field(default_factory=dict)
     asl: dict[str, Any] | None = None  # the Amazon States Language description it was made from, if any
+    dialect: str = ""  # "knix": deployed through the KNIX door, runs as on KNIX (docs/knix.md)
+
+    @property
+    def has_sessions(self) -> bool:
+        """Whether some grain is a session function: only then do the grain API's session calls work."""
+        return any(g.session is not None for g in self.grains.values())
 
     def grain(self, name: str) -> Grain:
         try:
@@ -94,6 +109,7 @@ class Workflow:
             "functions": [
                 {"name": g.name, "next": list(g.next), "potentialNext": list(g.potential_next)}
                 | ({"resource": g.resource} if g.resource else {})
+                | ({"sessionFunction": True, "sessionFunctionParameters": g.session} if g.session is not None else {})
                 for g in self.grains.values()
             ],
         }
@@ -129,6 +145,9 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
         raise WorkflowError("workflow must be a JSON object with name, entry and functions")
     if is_asl(doc):
         return parse_asl(doc)
+    dialect = doc.get(DIALECT_FIELD, "")
+    if DIALECT_FIELD in doc and dialect != KNIX_DIALECT:
+        raise WorkflowError(f'{DIALECT_FIELD}: {_show(dialect)} is not a dialect SAND knows; write "knix" or remove it')
     name = doc.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise WorkflowError(f"workflow name {_show(name)} is missing or invalid: use letters, digits, '_', '.', '-'")
@@ -157,6 +176,7 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             _names(f.get("next"), f"{where}.next"),
             _names(f.get("potentialNext"), f"{where}.potentialNext"),
             resource,
+            session=_session(f, where),
         )
     entry = doc.get("entry")
     if not isinstance(entry, str) or not entry:
@@ -174,7 +194,25 @@ def parse_workflow(source: str | bytes | dict[str, Any]) -> Workflow:
             "no request would ever be answered; give the grain whose return value is the answer "
             '"next": ["end"]'
         )
-    return Workflow(name, entry, grains)
+    return Workflow(name, entry, grains, dialect=dialect)
+
+
+def _session(f: dict[str, Any], where: str) -> dict[str, Any] | None:
+    """A session function's parameters (contracts/.../Workflow.java checks the same)."""
+    flag, params = f.get("sessionFunction"), f.get("sessionFunctionParameters")
+    if flag is not None and not isinstance(flag, bool):
+        raise WorkflowError(f"{where}.sessionFunction {_show(flag)} must be true or false")
+    if params is not None and not isinstance(params, dict):
+        raise WorkflowError(
+            f"{where}.sessionFunctionParameters must be an object, e.g. "
+            '{"heartbeat_method": "function", "heartbeat_function": "hb", "heartbeat_interval_ms": 10000}'
+        )
+    if params is not None and not flag:
+        raise WorkflowError(
+            f"{where}.sessionFunctionParameters is only for a session function: "
+            'add "sessionFunction": true or remove it'
+        )
+    return dict(params or {}) if flag else None
 
 
 def _reaches_end(entry: str, grains: dict[str, Grain]) -> bool:
@@ -234,9 +272,18 @@ def parse_asl(doc: dict[str, Any]) -> Workflow:
     return Workflow(
         name if isinstance(name, str) and NAME_RE.match(name) else "asl",
         entry,
-        {g: Grain(g, (), everything, resource, st) for g, (resource, st) in grains.items()},
+        {g: Grain(g, (), everything, resource, st, _asl_session(st)) for g, (resource, st) in grains.items()},
         doc,
+        dialect=doc.get(DIALECT_FIELD, ""),
     )
+
+
+def _asl_session(st: AslState) -> dict[str, Any] | None:
+    """KNIX's ASL session function: a Task with ``"SessionFunction": true`` (and ``SessionFunctionParameters``)."""
+    if st.state.get("Type") != "Task" or st.state.get("SessionFunction") is not True:
+        return None
+    params = st.state.get("SessionFunctionParameters")
+    return dict(params) if isinstance(params, dict) else {}
 
 
 def _flatten(

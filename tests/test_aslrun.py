@@ -177,6 +177,12 @@ KNIX_RUNS = [
     ({"kind": "many", "names": ["a", "b", "c"]}, ["Hello a", "Hello b", "Hello c"]),
     ({"name": "x", "n": 11}, {"caught": "ValueError", "cause": "no boom"}),
 ]
+# the same machine through the KNIX door, in KNIX's dialect (grainworker/asl_knix.py): Risky's Retry runs it once
+# more, then goes on with the error as its result (KNIX's Retry is taken before its Catch)
+KNIX_DIALECT_RUNS = [
+    *KNIX_RUNS[:2],
+    ({"name": "x", "n": 11}, {"caught": "no boom", "cause": "Error not caught by MFn ASL Workflow retryer"}),
+]
 
 MACHINES: list[tuple[str, dict[str, Any], Any]] = [
     ("default route", KNIX, {"name": "SAND"}),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from grainworker.context import BUCKET_CALLS, SESSION_CALLS, TRIGGER_CALLS, GrainApiError, GrainContext
+from grainworker.context import BUCKET_CALLS, TRIGGER_CALLS, GrainApiError, GrainContext
 from grainworker.datalayer import DataLayerError
 from grainworker.workflow import parse_workflow
 
@@ -325,19 +325,39 @@ def test_send_to_function_now_under_knix_names() -> None:
         c.send_to_function_now("zzz", 1)
 
 
-# ---- not supported: sessions, triggers, buckets
-def test_session_calls_warn_and_answer_none() -> None:
+# ---- sessions outside a workflow with session functions (the rest: tests/test_session.py); triggers, buckets
+SESSION_CALLS = (
+    "send_to_running_function_in_session",
+    "send_to_all_running_functions_in_session_with_function_name",
+    "send_to_all_running_functions_in_session",
+    "send_to_running_function_in_session_with_alias",
+    "set_session_alias",
+    "unset_session_alias",
+    "get_session_alias",
+    "set_session_function_alias",
+    "unset_session_function_alias",
+    "get_session_function_alias",
+    "get_session_id",
+    "get_session_function_id",
+    "get_session_function_id_with_alias",
+    "is_still_running",
+)
+
+
+def test_session_calls_outside_a_session_workflow_warn_and_answer_as_knix() -> None:
     c, _ = ctx()
-    assert len(SESSION_CALLS) == 19
+    args = {"send_to_running_function_in_session": ("f", "m"), "set_session_alias": ("al",)}
+    args |= {"set_session_function_alias": ("al",), "send_to_running_function_in_session_with_alias": ("al", "m")}
+    args |= {"send_to_all_running_functions_in_session": ("m",)}
+    args |= {"send_to_all_running_functions_in_session_with_function_name": ("g", "m")}
     for name in SESSION_CALLS:
-        assert getattr(c, name)() is None
-    assert c.send_to_running_function_in_session("rgid", "msg", send_now=True, session_metadata=None) is None
-    assert c.get_session_update_messages(count=5, block=True) is None
-    assert c.set_session_function_alias("al", session_function_id="f") is None
+        assert getattr(c, name)(*args.get(name, ())) is None, name
+    assert c.get_session_update_messages(count=5, block=True) == []
+    assert c.get_all_session_function_ids() == [] and c.get_alias_summary() == {}
     logged = warnings(c)
-    assert len(logged) == len(SESSION_CALLS)  # once per call name and instance
-    assert all("SAND has no sessions" in w for w in logged)
-    assert "get_session_id: SAND has no sessions; it answers None" in logged
+    assert "get_session_id: this workflow has no session functions; it answers what KNIX answers outside one" in logged
+    assert "is_still_running: grain 'a' is not a session function (sessionFunction in the workflow)" in logged
+    assert len(logged) == len(set(logged))  # once per call name and instance
 
 
 def test_trigger_calls_warn_and_answer_false_with_a_message() -> None:

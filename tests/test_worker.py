@@ -172,6 +172,23 @@ def test_an_init_that_fails_is_a_load_failure(tmp_path: Path, monkeypatch: pytes
     assert "init must be a function init()" in load_grain(str(tmp_path), "initvalue")[1]
 
 
+def test_an_init_with_arguments_is_the_grains_own_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grainworker.worker import load_grain
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "helper.py").write_text(  # KNIX's reducers: init(event, context) is called by handle, not a warm-up
+        "def init(event, context):\n    raise RuntimeError('not a warm-up')\n\ndef handle(e, c):\n    return 1\n"
+    )
+    (tmp_path / "optional.py").write_text(
+        "RAN = []\ndef init(n=1):\n    RAN.append(n)\ndef handle(e, c):\n    return 1\n"
+    )
+    assert load_grain(str(tmp_path), "helper")[1] == ""
+    assert load_grain(str(tmp_path), "optional")[1] == ""
+    import optional  # type: ignore[import-not-found]
+
+    assert optional.RAN == [1]
+
+
 def test_instance_that_dies_without_publishing_is_reported(emu: Emulator) -> None:
     result = call(emu, "quitter", {})
     assert result["error"] == {

@@ -16,6 +16,8 @@ import sand.common.ConfigDef;
  * @param sandboxMemoryMb  memory limit of the whole sandbox (no swap)
  * @param sandboxCpus      CPU quota of the sandbox, in CPUs
  * @param sandboxPids      most processes in the sandbox (supervisor, workers, instances)
+ * @param sessionTimeoutS  seconds a session function instance may run before it is killed
+ * @param sessionFunctionsMax most session function instances of the application at once on one host
  */
 public record ApplicationSettings(
     double timeoutS,
@@ -23,7 +25,9 @@ public record ApplicationSettings(
     int concurrency,
     int sandboxMemoryMb,
     double sandboxCpus,
-    int sandboxPids) {
+    int sandboxPids,
+    double sessionTimeoutS,
+    int sessionFunctionsMax) {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   /** The settings' keys, defaults and bounds: {@code contracts/rules.json}, which the grain worker reads too. */
@@ -36,6 +40,27 @@ public record ApplicationSettings(
     check("sandbox_memory_mb", sandboxMemoryMb);
     check("sandbox_cpus", sandboxCpus);
     check("sandbox_pids", sandboxPids);
+    check("session_timeout_s", sessionTimeoutS);
+    check("session_functions_max", sessionFunctionsMax);
+  }
+
+  /** The settings before sessions (docs/sessions.md): the session limits at their defaults. */
+  public ApplicationSettings(
+      double timeoutS,
+      int instanceMemoryMb,
+      int concurrency,
+      int sandboxMemoryMb,
+      double sandboxCpus,
+      int sandboxPids) {
+    this(
+        timeoutS,
+        instanceMemoryMb,
+        concurrency,
+        sandboxMemoryMb,
+        sandboxCpus,
+        sandboxPids,
+        dflt("session_timeout_s"),
+        (int) dflt("session_functions_max"));
   }
 
   /**
@@ -83,7 +108,9 @@ public record ApplicationSettings(
         (int) dflt("concurrency"),
         (int) dflt("sandbox_memory_mb"),
         dflt("sandbox_cpus"),
-        (int) dflt("sandbox_pids"));
+        (int) dflt("sandbox_pids"),
+        dflt("session_timeout_s"),
+        (int) dflt("session_functions_max"));
   }
 
   private static double dflt(String key) {
@@ -121,7 +148,9 @@ public record ApplicationSettings(
         (int) num(n, "concurrency", d.concurrency),
         (int) num(n, "sandbox_memory_mb", d.sandboxMemoryMb),
         num(n, "sandbox_cpus", d.sandboxCpus),
-        (int) num(n, "sandbox_pids", d.sandboxPids));
+        (int) num(n, "sandbox_pids", d.sandboxPids),
+        num(n, "session_timeout_s", d.sessionTimeoutS),
+        (int) num(n, "session_functions_max", d.sessionFunctionsMax));
   }
 
   private static double num(JsonNode n, String key, double dflt) {

@@ -49,6 +49,27 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     }
   }
 
+  /**
+   * A session function (docs/sessions.md): {@code "sessionFunction": true}, optionally with its
+   * {@code "sessionFunctionParameters"} object (heartbeat settings), which only a session function may have.
+   */
+  private static void checkSession(JsonNode f, String where) {
+    JsonNode flag = f.get("sessionFunction");
+    if (flag != null && !flag.isBoolean()) {
+      throw bad(where + ".sessionFunction " + repr(flag) + " must be true or false");
+    }
+    JsonNode params = f.get("sessionFunctionParameters");
+    if (params != null && !params.isObject()) {
+      throw bad(
+          where + ".sessionFunctionParameters must be an object, e.g. "
+              + "{\"heartbeat_method\": \"function\", \"heartbeat_function\": \"hb\", \"heartbeat_interval_ms\": 10000}");
+    }
+    if (params != null && (flag == null || !flag.asBoolean())) {
+      throw bad(where + ".sessionFunctionParameters is only for a session function: add "
+          + "\"sessionFunction\": true or remove it");
+    }
+  }
+
   /** Parse and validate a workflow given as JSON text; throws {@link Invalid}. */
   public static Workflow parse(String json) {
     JsonNode doc;
@@ -72,6 +93,12 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     if (name == null || !name.isTextual() || !NAME.matcher(name.asText()).matches()) {
       throw bad("workflow name " + repr(name)
           + " is missing or invalid: use letters, digits, '_', '.', '-'");
+    }
+    JsonNode dialect = doc.get(sand.contracts.asl.KnixDialect.FIELD);
+    if (dialect != null && !sand.contracts.asl.KnixDialect.KNIX.equals(dialect.textValue())) {
+      // the message of the ASL side (KnixDialect): one field, one rule, for both formats
+      throw bad(sand.contracts.asl.KnixDialect.FIELD + ": " + repr(dialect)
+          + " is not a dialect SAND knows; write \"knix\" or remove it");
     }
     JsonNode functions = doc.get("functions");
     if (functions == null || !functions.isArray() || functions.isEmpty()) {
@@ -112,6 +139,7 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
         throw bad(where + ".resource " + repr(r) + " is invalid");
       }
       grains.put(gname, resource.isEmpty() ? gname : resource);
+      checkSession(f, where);
       targets.put(
           gname,
           List.of(

@@ -47,6 +47,22 @@ class ApplicationSettingsTest {
   }
 
   @Test
+  void sessionLimitsHaveDefaultsAndBounds() {
+    ApplicationSettings s =
+        ApplicationSettings.fromJson("{\"session_timeout_s\": 90, \"session_functions_max\": 4}");
+    assertEquals(90.0, s.sessionTimeoutS());
+    assertEquals(4, s.sessionFunctionsMax());
+    assertEquals(600.0, ApplicationSettings.defaults().sessionTimeoutS());
+    assertEquals(64, ApplicationSettings.defaults().sessionFunctionsMax());
+    assertEquals(
+        "application setting session_functions_max=0 is invalid: must be in [1, 1000]",
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ApplicationSettings.fromJson("{\"session_functions_max\": 0}"))
+            .getMessage());
+  }
+
+  @Test
   void badSettingsNameTheKey() {
     assertEquals(
         "unknown application setting 'memory'; known: ",

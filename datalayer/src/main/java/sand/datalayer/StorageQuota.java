@@ -193,6 +193,21 @@ public final class StorageQuota {
     }
 
     @Override
+    public List<String> listMaps(String app, String startAfter, int count) {
+      return global.listMaps(app, startAfter, count);
+    }
+
+    @Override
+    public List<String> listSets(String app, String startAfter, int count) {
+      return global.listSets(app, startAfter, count);
+    }
+
+    @Override
+    public List<String> listCounters(String app, String startAfter, int count) {
+      return global.listCounters(app, startAfter, count);
+    }
+
+    @Override
     public Optional<byte[]> readMapEntry(String app, String map, String key) {
       return global.readMapEntry(app, map, key);
     }

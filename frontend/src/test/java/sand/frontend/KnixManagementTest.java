@@ -312,6 +312,19 @@ class KnixManagementTest {
   }
 
   @Test
+  void aFailedWorkflowIsDeletedAsOnKnix() throws Exception {
+    String[] t = deployedWorkflow("end");
+    String appId =
+        fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).json().path("id").asText();
+    fe.store.setAppHostState(appId, "h1", "failed", "pip: no numpyu", Instant.now());
+    JsonNode v = ok("getWorkflows", t[0], wf("id", t[1])).path("workflow");
+    assertEquals("failed", v.path("status").asText(), v.toString());
+    ok("deleteWorkflow", t[0], wf("id", t[1]));
+    assertEquals(0, ok("getWorkflows", t[0], null).path("workflows").size());
+    assertEquals(404, fe.call("GET", "/api/v1/apps/" + t[2], t[0], null).status());
+  }
+
+  @Test
   void theEndpointAnswersAsKnixAsyncIdThenResultAndErrorsAs200() throws Exception {
     String[] t = deployedWorkflow("end");
     String appId =
@@ -341,6 +354,7 @@ class KnixManagementTest {
         .json();
     assertTrue(err.path("has_error").asBoolean(), err.toString());
     assertEquals("User code exception: ValueError", err.path("error_type").asText());
+    assertEquals(2, err.size(), "exactly KNIX's has_error and error_type: " + err);
     assertEquals(404, fe.call("POST", "/app/nope/knix", null, "{}").status());
   }
 

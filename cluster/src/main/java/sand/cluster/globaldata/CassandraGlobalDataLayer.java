@@ -42,6 +42,8 @@ import sand.contracts.DataMetadata;
  * map_entries ((app, map), key)      value blob
  * set_items   ((app, set), item)
  * counters    (app, name)            value bigint
+ * map_names   (app, map)             the maps that had an entry written (listMaps)
+ * set_names   (app, set)             the sets that had an item added (listSets)
  * </pre>
  * kv and counters are clustered by name inside the application's partition, so listKeys is one
  * ordered slice of one partition. Statements are prepared once; reads and writes use LOCAL_QUORUM, so
@@ -101,6 +103,15 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   private PreparedStatement readCounter;
   private PreparedStatement writeCounter;
   private PreparedStatement deleteCounter;
+  private PreparedStatement addMapName;
+  private PreparedStatement listMapNames;
+  private PreparedStatement deleteMapName;
+  private PreparedStatement anyMapEntry;
+  private PreparedStatement addSetName;
+  private PreparedStatement listSetNames;
+  private PreparedStatement deleteSetName;
+  private PreparedStatement anySetItem;
+  private PreparedStatement listCounters;
 
   private CassandraGlobalDataLayer(Settings settings, CqlSession session) {
     this.settings = settings;
@@ -206,6 +217,12 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
         + "PRIMARY KEY ((app, \"set\"), item))");
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".counters (app text, name text, value bigint, "
         + "PRIMARY KEY (app, name))");
+    // a map's or set's rows are a partition of their own: listing their names needs an index of
+    // names
+    ddl("CREATE TABLE IF NOT EXISTS " + ks
+        + ".map_names (app text, map text, PRIMARY KEY (app, map))");
+    ddl("CREATE TABLE IF NOT EXISTS " + ks
+        + ".set_names (app text, \"set\" text, PRIMARY KEY (app, \"set\"))");
     // bytes each application stores (StorageQuota), and the quota in force, for GET
     // /api/v1/apps/{app}
     ddl("CREATE TABLE IF NOT EXISTS " + ks + ".app_storage (app text PRIMARY KEY, bytes counter)");
@@ -244,6 +261,21 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       writeCounter =
           session.prepare("INSERT INTO " + ks + ".counters (app, name, value) VALUES (?, ?, ?)");
       deleteCounter = session.prepare("DELETE FROM " + ks + ".counters WHERE app = ? AND name = ?");
+      addMapName = session.prepare("INSERT INTO " + ks + ".map_names (app, map) VALUES (?, ?)");
+      listMapNames =
+          session.prepare("SELECT map FROM " + ks + ".map_names WHERE app = ? AND map > ? LIMIT ?");
+      deleteMapName = session.prepare("DELETE FROM " + ks + ".map_names WHERE app = ? AND map = ?");
+      anyMapEntry = session.prepare(
+          "SELECT key FROM " + ks + ".map_entries WHERE app = ? AND map = ? LIMIT 1");
+      addSetName = session.prepare("INSERT INTO " + ks + ".set_names (app, \"set\") VALUES (?, ?)");
+      listSetNames = session.prepare(
+          "SELECT \"set\" FROM " + ks + ".set_names WHERE app = ? AND \"set\" > ? LIMIT ?");
+      deleteSetName =
+          session.prepare("DELETE FROM " + ks + ".set_names WHERE app = ? AND \"set\" = ?");
+      anySetItem = session.prepare(
+          "SELECT item FROM " + ks + ".set_items WHERE app = ? AND \"set\" = ? LIMIT 1");
+      listCounters = session.prepare(
+          "SELECT name FROM " + ks + ".counters WHERE app = ? AND name > ? LIMIT ?");
       addStored =
           session.prepare("UPDATE " + ks + ".app_storage SET bytes = bytes + ? WHERE app = ?");
       readStored = session.prepare("SELECT bytes FROM " + ks + ".app_storage WHERE app = ?");
@@ -380,6 +412,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     run(
         "writing entry " + key + " of map " + map,
         writeMapEntry.bind(app, map, key, ByteBuffer.wrap(value)));
+    run("naming map " + map, addMapName.bind(app, map));
   }
 
   @Override
@@ -390,6 +423,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public void deleteMap(String app, String map) {
     run("deleting map " + map, deleteMap.bind(app, map));
+    run("unnaming map " + map, deleteMapName.bind(app, map));
   }
 
   // ---- sets
@@ -414,6 +448,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public void addSetItem(String app, String set, String item) {
     run("adding to set " + set, addSetItem.bind(app, set, item));
+    run("naming set " + set, addSetName.bind(app, set));
   }
 
   @Override
@@ -444,6 +479,71 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   @Override
   public void deleteCounter(String app, String name) {
     run("deleting counter " + name, deleteCounter.bind(app, name));
+  }
+
+  @Override
+  public List<String> listMaps(String app, String startAfter, int count) {
+    return listNames("maps", app, startAfter, count, listMapNames, anyMapEntry, deleteMapName);
+  }
+
+  @Override
+  public List<String> listSets(String app, String startAfter, int count) {
+    return listNames("sets", app, startAfter, count, listSetNames, anySetItem, deleteSetName);
+  }
+
+  @Override
+  public List<String> listCounters(String app, String startAfter, int count) {
+    if (count <= 0) {
+      return List.of();
+    }
+    return call("listing counters of " + app, () -> {
+      List<String> out = new ArrayList<>();
+      for (Row row : session.execute(listCounters.bind(app, startAfter, count))) {
+        out.add(row.getString(0));
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Names from an index, each checked to still have a row (a map or set emptied item by item keeps its name
+   * until here, where the name is dropped): one read per name, bounded by {@code count} plus the dropped ones.
+   */
+  private List<String> listNames(
+      String what,
+      String app,
+      String startAfter,
+      int count,
+      PreparedStatement list,
+      PreparedStatement any,
+      PreparedStatement drop) {
+    if (count <= 0) {
+      return List.of();
+    }
+    return call("listing " + what + " of " + app, () -> {
+      List<String> out = new ArrayList<>();
+      String after = startAfter;
+      while (out.size() < count) {
+        List<String> page = new ArrayList<>();
+        for (Row row : session.execute(list.bind(app, after, count))) {
+          page.add(row.getString(0));
+        }
+        for (String name : page) {
+          if (session.execute(any.bind(app, name)).one() != null) {
+            if (out.size() < count) {
+              out.add(name);
+            }
+          } else {
+            session.execute(drop.bind(app, name));
+          }
+        }
+        if (page.size() < count) {
+          break;
+        }
+        after = page.get(page.size() - 1);
+      }
+      return out;
+    });
   }
 
   @Override

@@ -96,6 +96,20 @@ public interface GlobalDataLayer extends AutoCloseable {
   /** The storage quota a host last recorded for {@code app}; empty before any. */
   Optional<Long> storageMax(String app);
 
+  // ---- names of maps, sets and counters (KNIX's listMaps/listSets/listCounters)
+
+  /**
+   * Up to {@code count} names of {@code app}'s maps that have entries, after {@code startAfter} ("" = from the
+   * first), in order. A map emptied entry by entry may be listed until a listing or deleteMap drops its name.
+   */
+  List<String> listMaps(String app, String startAfter, int count);
+
+  /** As {@link #listMaps}, for sets. */
+  List<String> listSets(String app, String startAfter, int count);
+
+  /** Up to {@code count} counter names of {@code app} after {@code startAfter}, in order. */
+  List<String> listCounters(String app, String startAfter, int count);
+
   /** Release connections; the data stays. */
   @Override
   void close();

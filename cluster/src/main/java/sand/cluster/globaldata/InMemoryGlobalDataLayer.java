@@ -301,6 +301,46 @@ public final class InMemoryGlobalDataLayer implements GlobalDataLayer {
   }
 
   @Override
+  public List<String> listMaps(String app, String startAfter, int count) {
+    enter();
+    reads.incrementAndGet();
+    synchronized (this) {
+      return names(maps.getOrDefault(app, Map.of()).keySet(), startAfter, count);
+    }
+  }
+
+  @Override
+  public List<String> listSets(String app, String startAfter, int count) {
+    enter();
+    reads.incrementAndGet();
+    synchronized (this) {
+      return names(sets.getOrDefault(app, Map.of()).keySet(), startAfter, count);
+    }
+  }
+
+  @Override
+  public List<String> listCounters(String app, String startAfter, int count) {
+    enter();
+    reads.incrementAndGet();
+    synchronized (this) {
+      return names(counters.getOrDefault(app, Map.of()).keySet(), startAfter, count);
+    }
+  }
+
+  private static List<String> names(Set<String> all, String startAfter, int count) {
+    TreeSet<String> sorted = new TreeSet<>(CanonicalEncoding.ORDER);
+    sorted.addAll(all);
+    List<String> out = new ArrayList<>();
+    for (String n : sorted.tailSet(startAfter, false)) {
+      if (out.size() >= count) {
+        break;
+      }
+      out.add(n);
+    }
+    return out;
+  }
+
+  @Override
   public void addStoredBytes(String app, long delta) {
     enter();
     synchronized (this) {

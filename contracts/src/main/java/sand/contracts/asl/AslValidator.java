@@ -43,7 +43,7 @@ public final class AslValidator {
 
   /** Validate an ASL document; throws {@link Invalid} naming the place ({@code States.<State>.<Field>}). */
   public static void validate(JsonNode doc) {
-    new AslValidator().machine(doc, "", "top");
+    new AslValidator().machine(KnixDialect.forValidation(doc), "", "top");
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ public final class AslValidator {
     List<String> todo = new ArrayList<>(List.of(first));
     while (!todo.isEmpty()) {
       for (String target : targets(states.get(todo.remove(todo.size() - 1)))) {
-        if (reached.add(target)) {
+        if (states.has(target) && reached.add(target)) {
           todo.add(target);
         }
       }
@@ -124,6 +124,15 @@ public final class AslValidator {
     List<String> out = new ArrayList<>();
     if (state.has("Next")) {
       out.add(state.get("Next").asText());
+    }
+    // KNIX's: where a Task's code may send (context.add_workflow_next), and a session's heartbeat
+    // handler
+    for (JsonNode p : state.path("PotentialNext")) {
+      out.add(p.asText());
+    }
+    JsonNode heartbeat = state.path("SessionFunctionParameters").path("heartbeat_function");
+    if (heartbeat.isTextual()) {
+      out.add(heartbeat.asText());
     }
     for (JsonNode rule : state.path("Choices")) {
       out.add(rule.get("Next").asText());
@@ -195,11 +204,22 @@ public final class AslValidator {
         throw bad(
             where + ".End: a state has either \"Next\" or \"End\": true, not both; remove one");
       }
-      if (!state.has("Next") && !end) {
+      if (!state.has("Next") && !end && !state.has("PotentialNext")) {
         throw bad(where + ".Next: missing; write \"Next\": \"<state name>\" or \"End\": true");
       }
       if (state.has("Next")) {
         next(state.get("Next"), where + ".Next", states);
+      }
+    }
+    JsonNode potential = state.get("PotentialNext");
+    if (potential != null) {
+      boolean names = potential.isArray();
+      for (JsonNode p : potential) {
+        names &= p.isTextual();
+      }
+      if (!names) {
+        throw bad(
+            where + ".PotentialNext: must be a list of state names, e.g. [\"Next1\", \"Next2\"]");
       }
     }
     for (String key : List.of("Retry", "Catch")) {

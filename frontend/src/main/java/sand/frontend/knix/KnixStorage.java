@@ -230,10 +230,18 @@ public final class KnixStorage {
           out.put("countervalue", now);
         }
         case "counter/deletecounter" -> data.deleteCounter(space, str(p, "countername"));
-        case "map/listmaps", "set/listsets", "counter/listcounters" ->
-          throw new KnixManagement.Failure(
-              "Error while performing storage operation; SAND's data layer does not list " + type
-                  + "s (docs/knix.md)");
+        case "map/listmaps" -> out.set("maplist", page(data.listMaps(space, "", MAX_LIST), p));
+        case "set/listsets" -> out.set("setlist", page(data.listSets(space, "", MAX_LIST), p));
+        case "counter/listcounters" ->
+          // the platform's own counters (quota bookkeeping, names starting "sand.") are not the
+          // account's
+          out.set(
+              "counterlist",
+              page(
+                  data.listCounters(space, "", MAX_LIST).stream()
+                      .filter(n -> !n.startsWith(RESERVED))
+                      .toList(),
+                  p));
         default ->
           throw new KnixManagement.Failure(
               "Error while performing storage operation; unknown data_type/" + "action '" + type

@@ -40,6 +40,8 @@ final class KnixWorkflows {
   private final LoopbackApi.Api api;
   private final Clock clock;
   private final KnixBuckets buckets;
+  /** How long deleting a failed workflow waits for its application to be undeployed. */
+  static final long UNDEPLOY_WAIT_MS = 10_000;
 
   KnixWorkflows(ClusterStore store, LoopbackApi.Api api, Clock clock, KnixBuckets buckets) {
     this.store = store;
@@ -166,6 +168,10 @@ final class KnixWorkflows {
       throw new Failure(
           "Couldn't delete workflow; workflow is still " + status + ". Undeploy workflow first.");
     }
+    if (status.equals(
+        "failed")) { // KNIX deletes a failed workflow at once; SAND's API undeploys it first
+      undeployFailed(c, id, w);
+    }
     LoopbackApi.Answer a =
         api.call("DELETE", "/api/v1/apps/" + enc(w.path("app").asText()), c.token(), null, null);
     if (!a.ok() && a.status() != 404) {
@@ -173,6 +179,29 @@ final class KnixWorkflows {
     }
     store.deleteKnixRecord(c.account(), WORKFLOW, id);
     return Json.object().put("message", "Workflow deleted.");
+  }
+
+  /** Undeploy a failed workflow's application and wait (at most {@link #UNDEPLOY_WAIT_MS}) until it is. */
+  private void undeployFailed(Caller c, String id, JsonNode w) {
+    String app = w.path("app").asText();
+    LoopbackApi.Answer a =
+        api.call("POST", "/api/v1/apps/" + enc(app) + "/undeploy", c.token(), null, null);
+    if (!a.ok() && a.status() != 404 && a.status() != 409) {
+      throw new Failure("Couldn't delete workflow: undeploying it failed: " + a.message());
+    }
+    long until = System.nanoTime() + UNDEPLOY_WAIT_MS * 1_000_000L;
+    while (!workflowView(c, id, w).path("status").asText().equals("undeployed")) {
+      if (System.nanoTime() > until) {
+        throw new Failure(
+            "Couldn't delete workflow: it is still being undeployed; try again in a moment");
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new Failure("Couldn't delete workflow: interrupted");
+      }
+    }
   }
 
   ObjectNode uploadWorkflowJson(Caller c, JsonNode wf) {
@@ -237,10 +266,11 @@ final class KnixWorkflows {
     ObjectNode w = workflowRecord(c, id);
     long earliestUs = (long) wf.path("ts_earliest").asDouble(0);
     int lines = Math.max(1, Math.min(10_000, wf.path("num_lines").asInt(500)));
-    long sinceMs = Math.max(earliestUs / 1000, w.path("logs_cleared_ms").asLong(0));
-    if (sinceMs == 0) {
-      sinceMs = clock.millis() - 24 * 3600_000L;
-    }
+    // A clear hides lines, not executions: an execution started before it (a session's,
+    // docs/sessions.md) still
+    // logs after it, so executions are read from the last 24 hours and the lines filtered by time.
+    long hiddenUs = Math.max(earliestUs, w.path("logs_cleared_ms").asLong(0) * 1000);
+    long sinceMs = earliestUs > 0 ? earliestUs / 1000 : clock.millis() - 24 * 3600_000L;
     LoopbackApi.Answer a = api.call(
         "GET",
         "/api/v1/apps/" + enc(w.path("app").asText()) + "/logs?since=" + sinceMs + "&limit="
@@ -254,7 +284,7 @@ final class KnixWorkflows {
         for (JsonNode l : e.path("logs")) {
           Instant t = Instant.parse(l.path("time").asText());
           long us = t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
-          if (us <= earliestUs) {
+          if (us <= hiddenUs) {
             continue;
           }
           String level = l.path("level").asText();

@@ -5,13 +5,16 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import sand.contracts.Rules;
 import sand.contracts.Workflow;
+import sand.contracts.asl.KnixDialect;
 import sand.frontend.internal.Json;
 
 /**
  * KNIX workflow descriptions as SAND workflows. KNIX's native format is SAND's own ({@code name}, {@code entry},
  * {@code functions[]} with {@code next}, {@code potentialNext}, {@code resource}) plus a few members SAND does not
  * have: the exit's name ({@code exit} or {@code end}, "end" by default, which SAND always calls "end"), checkpoint
- * and immediate-message switches (no effect here), and session functions (refused: SAND has no sessions).
+ * and immediate-message switches (no effect here), and {@code isSessionFunction}, which SAND calls
+ * {@code sessionFunction} (docs/sessions.md). An Amazon States Language machine is marked as KNIX's dialect
+ * ({@link KnixDialect}): it runs as on KNIX.
  */
 final class WorkflowJson {
   private WorkflowJson() {}
@@ -25,13 +28,17 @@ final class WorkflowJson {
     if (!json.isObject()) {
       throw new KnixManagement.Failure("The workflow JSON must be an object");
     }
-    if (isAsl(json)) { // SAND runs ASL itself (docs/workflows.md): the machine as it is
-      return (ObjectNode) json.deepCopy();
+    if (isAsl(json)) { // SAND runs ASL itself (docs/workflows.md), here as KNIX does (docs/knix.md)
+      ObjectNode machine = (ObjectNode) json.deepCopy();
+      machine.put(KnixDialect.FIELD, KnixDialect.KNIX);
+      return machine;
     }
     String end = Rules.WORKFLOW_END;
     String exit = json.path("exit").asText(json.path("end").asText(end));
     JsonNode functions = json.has("functions") ? json.path("functions") : json.path("grains");
-    ObjectNode out = Json.object().put("name", app);
+    // KNIX's dialect: an execution stops after a grain's error, as on KNIX
+    // (grainworker/knix_stop.py)
+    ObjectNode out = Json.object().put("name", app).put(KnixDialect.FIELD, KnixDialect.KNIX);
     if (json.has("entry")) {
       out.set("entry", json.get("entry"));
     }
@@ -42,11 +49,11 @@ final class WorkflowJson {
           fs.add(f); // SAND's validation says what is wrong with it
           continue;
         }
-        if (f.path("isSessionFunction").asBoolean(false)) {
-          throw new KnixManagement.Failure("Function '" + f.path("name").asText()
-              + "' is a session function: SAND " + "has no sessions (docs/knix.md)");
-        }
         ObjectNode g = fs.addObject();
+        if (f.has(
+            "isSessionFunction")) { // KNIX's name of SAND's sessionFunction (docs/sessions.md)
+          g.set("sessionFunction", f.get("isSessionFunction"));
+        }
         for (String field : Rules.WORKFLOW_FUNCTION_FIELDS) {
           JsonNode v = f.get(field);
           if (v != null) {

@@ -117,9 +117,10 @@ class SandboxManagerTest {
 
   @Test
   void applicationSettingsBecomeLimitsAndWorkerSettings() throws Exception {
-    ApplicationSettings settings = ApplicationSettings.fromJson(
-        "{\"timeout_s\": 5, \"instance_memory_mb\": 32, "
-            + "\"concurrency\": 3, \"sandbox_memory_mb\": 256, \"sandbox_cpus\": 0.5, \"sandbox_pids\": 64}");
+    ApplicationSettings settings =
+        ApplicationSettings.fromJson("{\"timeout_s\": 5, \"instance_memory_mb\": 32, "
+            + "\"concurrency\": 3, \"sandbox_memory_mb\": 256, \"sandbox_cpus\": 0.5, \"sandbox_pids\": 64, "
+            + "\"session_timeout_s\": 90, \"session_functions_max\": 4}");
     manager.deploy(TestApps.hello(sockets, "", settings));
 
     ContainerSpec c = docker.container("sand-hello-h1").spec;
@@ -130,7 +131,8 @@ class SandboxManagerTest {
         JSON.readTree(manager.appDir("hello").resolve("sandbox.json").toFile());
     assertEquals(
         JSON.readTree(
-            "{\"concurrency\": 3, \"timeout_s\": 5.0, \"memory_mb\": 32, \"standby\": true}"),
+            "{\"concurrency\": 3, \"timeout_s\": 5.0, \"memory_mb\": 32, \"standby\": true, "
+                + "\"session_timeout_s\": 90.0, \"session_functions_max\": 4}"),
         sandbox.path("grains").path("greet"));
     assertEquals("unix:/sand/sockets/bus.sock", sandbox.path("bus").asText());
     assertEquals("unix:/sand/sockets/data.sock", sandbox.path("data").asText());

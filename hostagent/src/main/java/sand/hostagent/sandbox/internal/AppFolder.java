@@ -290,7 +290,9 @@ public final class AppFolder {
           .put("concurrency", a.concurrency())
           .put("timeout_s", a.timeoutS())
           .put("memory_mb", a.instanceMemoryMb())
-          .put("standby", s.standby());
+          .put("standby", s.standby())
+          .put("session_timeout_s", a.sessionTimeoutS())
+          .put("session_functions_max", a.sessionFunctionsMax());
     }
     doc.putObject("restart")
         .put("initial_s", s.workerRestartInitial().toMillis() / 1000.0)
