@@ -34,8 +34,9 @@ class KnixWorkflowsTest {
       paths.add(path);
       return new LoopbackApi.Answer(200, logs);
     };
-    KnixWorkflows workflows =
-        new KnixWorkflows(new InMemoryClusterStore(), api, Clock.fixed(NOW, ZoneOffset.UTC));
+    InMemoryClusterStore store = new InMemoryClusterStore();
+    KnixWorkflows workflows = new KnixWorkflows(
+        store, api, Clock.fixed(NOW, ZoneOffset.UTC), new KnixBuckets(store, api));
     Caller c = new Caller("acct", "key", null);
     String id = workflows
         .addWorkflow(c, Json.object().put("name", "sessions"))
