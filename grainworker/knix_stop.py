@@ -1,4 +1,4 @@
-"""KNIX's stop after an error, for workflows deployed through the KNIX door (docs/knix.md, "Errors").
+"""KNIX's stop after an error, for workflows deployed through the KNIX door (docs/knix.md, "Running a workflow").
 
 On KNIX, a function whose code raises marks its execution stopped and sends the error to the workflow's exit; every
 other function instance of that execution that would pass its output on to more functions reads the mark first and,

@@ -162,6 +162,29 @@ abstract class GlobalDataLayerContract {
   }
 
   @Test
+  void namesOfMapsSetsAndCountersAreListedInOrderByPage() {
+    for (String n : List.of("m2", "m1", "m3")) {
+      global().writeMapEntry(app, n, "k", bytes("v"));
+      global().addSetItem(app, "s" + n, "x");
+      global().writeCounter(app, "c" + n, 1);
+    }
+    global().writeMapEntry(other, "theirs", "k", bytes("v"));
+    assertEquals(List.of("m1", "m2", "m3"), global().listMaps(app, "", 10));
+    assertEquals(List.of("m2"), global().listMaps(app, "m1", 1), "a page after a name");
+    assertEquals(List.of("sm1", "sm2", "sm3"), global().listSets(app, "", 10));
+    assertEquals(List.of("cm1", "cm2", "cm3"), global().listCounters(app, "", 10));
+    assertEquals(List.of(), global().listCounters(app, "", 0));
+    global().deleteMap(app, "m1");
+    global().deleteMapEntry(app, "m2", "k"); // emptied entry by entry: no longer a map
+    global().removeSetItem(app, "sm3", "x");
+    global().deleteCounter(app, "cm2");
+    assertEquals(List.of("m3"), global().listMaps(app, "", 10));
+    assertEquals(List.of("sm1", "sm2"), global().listSets(app, "", 10));
+    assertEquals(List.of("cm1", "cm3"), global().listCounters(app, "", 10));
+    assertEquals(List.of("theirs"), global().listMaps(other, "", 10));
+  }
+
+  @Test
   void aCounterIsAnAbsoluteValueTheLastWriteWins() {
     assertEquals(Optional.empty(), global().readCounter(app, "c"));
     global().writeCounter(app, "c", 40);
