@@ -32,7 +32,9 @@ import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 
 /**
- * The global data layer on Apache Cassandra (paper §4.3), through the DataStax Java driver 4.
+ * The global data layer on Apache Cassandra (paper §4.3), through the DataStax Java driver 4. (Longer than 600 lines
+ * because every operation of GlobalDataLayer keeps its prepared statements beside it; splitting it by data kind, kv,
+ * maps, sets, counters, is the way to shorten it.)
  *
  * <p>Schema (created at start, IF NOT EXISTS): keyspace {@code <keyspace>} with SimpleStrategy and
  * the configured replication factor; every table is keyed by application first, so a statement can
