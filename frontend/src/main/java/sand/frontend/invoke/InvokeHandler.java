@@ -254,17 +254,7 @@ public final class InvokeHandler {
       return finish(answer, count, executionId, app, key, false);
     }
     try {
-      ExecutionRecord record = new ExecutionRecord(
-          executionId,
-          app.appId(),
-          app.owner(),
-          "running",
-          null,
-          null,
-          clock.instant(),
-          null,
-          frontendId,
-          null);
+      ExecutionRecord record = running(app, executionId);
       // An async request's id is answered at once, so a GET right after the 202 must find its
       // record: the 202
       // waits for the start to be written, bounded (Cassandra away must not hold the answer; the
@@ -278,20 +268,8 @@ public final class InvokeHandler {
       }
       CompletableFuture<Results.Arrival> result =
           async ? null : results.expect(executionId, app.appId());
-      Instant now = clock.instant();
-      Event event = Event.request(
-              Ids.newId(),
-              executionId,
-              app.appId(),
-              app.entry(),
-              frontendId,
-              value,
-              now.getEpochSecond() * 1_000_000_000L + now.getNano(),
-              tags.of(app.appId(), executionId, frontendId))
-          .trace(Trace.FRONTEND, frontendId, received);
-      CompletableFuture<Void> sent = gates != null && gates.submit(event, app.hosts())
-          ? CompletableFuture.completedFuture(null)
-          : send(event);
+      Event event = request(app, executionId, value).trace(Trace.FRONTEND, frontendId, received);
+      CompletableFuture<Void> sent = submit(event, app);
       answer = async
           ? sent.thenCombine(recorded, (v, w) -> w).thenApply(v -> {
             metrics.invocation(name, "async");
@@ -349,6 +327,42 @@ public final class InvokeHandler {
     });
   }
 
+  /** The record of an execution that starts now on this frontend. */
+  private ExecutionRecord running(AppDirectory.Target app, String executionId) {
+    return new ExecutionRecord(
+        executionId,
+        app.appId(),
+        app.owner(),
+        "running",
+        null,
+        null,
+        clock.instant(),
+        null,
+        frontendId,
+        null);
+  }
+
+  /** The event that starts an execution at the application's entry grain, tagged for this frontend. */
+  private Event request(AppDirectory.Target app, String executionId, JsonNode value) {
+    Instant now = clock.instant();
+    return Event.request(
+        Ids.newId(),
+        executionId,
+        app.appId(),
+        app.entry(),
+        frontendId,
+        value,
+        now.getEpochSecond() * 1_000_000_000L + now.getNano(),
+        tags.of(app.appId(), executionId, frontendId));
+  }
+
+  /** Hand the event to a host agent's gate, else to Kafka. */
+  private CompletableFuture<Void> submit(Event event, AppDirectory.Target app) {
+    return gates != null && gates.submit(event, app.hosts())
+        ? CompletableFuture.completedFuture(null)
+        : send(event);
+  }
+
   private int timeoutS(AppDirectory.Target app) {
     return app.requestTimeoutS() > 0 ? app.requestTimeoutS() : defaultTimeoutS;
   }
@@ -402,17 +416,7 @@ public final class InvokeHandler {
   public Launch launch(AppDirectory.Target app, JsonNode value, String source, String executionId) {
     long fired = System.nanoTime();
     int timeoutS = timeoutS(app);
-    ExecutionRecord record = new ExecutionRecord(
-        executionId,
-        app.appId(),
-        app.owner(),
-        "running",
-        null,
-        null,
-        clock.instant(),
-        null,
-        frontendId,
-        null);
+    ExecutionRecord record = running(app, executionId);
     CompletableFuture<Results.Arrival> result;
     CompletableFuture<Void> sent;
     CompletableFuture<Void> recorded;
@@ -422,21 +426,10 @@ public final class InvokeHandler {
       recorded =
           log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
       result = results.expect(executionId, app.appId());
-      Instant now = clock.instant();
-      Event event = Event.request(
-              Ids.newId(),
-              executionId,
-              app.appId(),
-              app.entry(),
-              frontendId,
-              value,
-              now.getEpochSecond() * 1_000_000_000L + now.getNano(),
-              tags.of(app.appId(), executionId, frontendId))
+      Event event = request(app, executionId, value)
           .trace(Trace.TRIGGER, source + "@" + frontendId, fired)
           .trace(Trace.FRONTEND, frontendId, System.nanoTime());
-      sent = gates != null && gates.submit(event, app.hosts())
-          ? CompletableFuture.completedFuture(null)
-          : send(event);
+      sent = submit(event, app);
     } catch (RuntimeException e) {
       results.forget(executionId);
       return new Launch(
