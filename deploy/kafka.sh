@@ -164,8 +164,9 @@ format_storage() {
   if [ -n "$KAFKA_SECRETS" ]; then
     for r in admin "${KAFKA_ROLES[@]}"; do scram+=(--add-scram "SCRAM-SHA-512=[name=$r,password=$(secret "$r")]"); done
   fi
+  # --cluster-id=ID: an id may begin with "-", which argparse would read as an option.
   "${KAFKA_TOOL_JAVA[@]}" kafka.tools.StorageTool format --config "$KAFKA_PROPS" \
-      --cluster-id "$(cat "$KAFKA_CLUSTER_ID_FILE")" "${quorum[@]}" "${scram[@]}" >"$KAFKA_FORMAT_LOG" 2>&1 \
+      --cluster-id="$(cat "$KAFKA_CLUSTER_ID_FILE")" "${quorum[@]}" "${scram[@]}" >"$KAFKA_FORMAT_LOG" 2>&1 \
     || die kafka "$KAFKA_FORMAT_LOG" "could not format the storage in $KAFKA_LOG_DIR"
 }
 
