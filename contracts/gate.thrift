@@ -33,7 +33,12 @@ service HostAgentGate {
   list<Admission> submit(1: string credential, 2: list<binary> events) throws (1: GateError err),
 
   // What this host has for frontend `frontend`, waiting up to timeoutMs for the first: each message is a JSON
-  // object, either a result (the event that reached end, as on the response topic) or {"backed_up": <event id>}.
+  // object, either a result (the event that reached end, as on the response topic), {"backed_up": <event id>}
+  // or a grain's management request (see answer).
   list<binary> poll(1: string credential, 2: string frontend, 3: i32 maxMessages, 4: i32 timeoutMs)
       throws (1: GateError err),
+  // The reply to a grain's management request, which came in a poll as
+  // {"management": {"id": <request id>, "app": <application id>, "request": {"action", "data"}}}
+  // (LocalDataLayer.manage, docs/knix.md "From a grain"): the frontend ran it as the application's owner.
+  void answer(1: string credential, 2: string requestId, 3: binary reply) throws (1: GateError err),
 }

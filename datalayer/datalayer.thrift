@@ -80,6 +80,14 @@ service LocalDataLayer {
   // Wait up to timeoutMs until every write made so far by this application reached the global layer.
   bool flush(1: string credential, 2: i32 timeoutMs) throws (1: DataError err),
 
+  // ---- the platform's management API, as the application's owner (docs/knix.md "From a grain")
+  // One KNIX management request ({"action", "data"} JSON, at most 1 MiB) run by a frontend for the owner of
+  // the credential's application; the reply is KNIX's ({"status": "success"|"failure", "data"}). The host
+  // agent relays it through the gate to a frontend that polls it (a sandbox has no network). UNAVAILABLE:
+  // no frontend answered within a minute; QUOTA_EXCEEDED: the application has as many calls under way on
+  // this host as it may (4).
+  binary manage(1: string credential, 2: binary request) throws (1: DataError err),
+
   // ---- administration (host agent credential only; in-process in the host agent)
   void grantApplication(1: string credential, 2: string application, 3: string applicationCredential)
       throws (1: DataError err),

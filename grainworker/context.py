@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from grainworker import appenv
 from grainworker.envelope import make_event
+from grainworker.management_api import ManagementCalls
 from grainworker.rules import RULES
 from grainworker.session_api import SessionCalls
 from grainworker.workflow import END, Workflow
@@ -64,7 +65,7 @@ def _no_listing(kind: str) -> GrainApiError:
     )
 
 
-class GrainContext(SessionCalls):
+class GrainContext(SessionCalls, ManagementCalls):
     """What a grain instance can do besides returning its output.
 
     ``deadline`` (``time.monotonic()`` seconds), when the caller knows it, is when the instance gets killed;
@@ -98,6 +99,7 @@ class GrainContext(SessionCalls):
         self.ran_inline: list[str] = []  # grains of ASL states this instance ran besides its own (aslrun.py)
         self.instance_times: tuple[int, int, int] | None = None  # polled, started, handler started (instance.py)
         self.trace_override: list[Any] | None = None  # a join's merged fan-out trace (aslrun._merge_traces)
+        self.flush_logs: Callable[[], None] | None = None  # instance.py: report the log lines so far, now
         self.data_written: list[tuple[str, str]] = []
         self._session_init()
 
@@ -472,41 +474,3 @@ class GrainContext(SessionCalls):
     def close(self) -> None:
         if self._data is not None:
             self._data.close()
-
-
-# ---- KNIX calls SAND has no counterpart for: each logs a WARNING (once per instance) and answers what KNIX
-# answers for a failed trigger call ((False, message)) or bucket call (False). Sessions: session_api.py. Managing
-# triggers and buckets is the developer's (REST, CLI, mfn-sdk): a sandbox has no network to reach the management API;
-# writing into a triggerable bucket is supported (``put(..., bucketName=...)``).
-TRIGGER_CALLS = (
-    "addTrigger",
-    "addTriggerTimer",
-    "addTriggerAMQP",
-    "addTriggerForWorkflow",
-    "deleteTriggerForWorkflow",
-    "deleteTrigger",
-)
-BUCKET_CALLS = (
-    "addTriggerableBucket",
-    "addStorageTriggerForWorkflow",
-    "deleteTriggerableBucket",
-    "deleteStorageTriggerForWorkflow",
-)
-
-
-def _unsupported(name: str, what: str, answer: Any) -> Callable[..., Any]:
-    text = f"{name}: SAND has no {what}; it answers {answer!r}"
-
-    def call(self: GrainContext, *args: Any, **kwargs: Any) -> Any:
-        self._warn(name, text)
-        return answer
-
-    call.__name__, call.__qualname__, call.__doc__ = name, f"GrainContext.{name}", f"Not supported: {text}."
-    return call
-
-
-for _name in TRIGGER_CALLS:
-    setattr(GrainContext, _name, _unsupported(_name, "triggers", (False, f"{_name} failed: SAND has no triggers")))
-for _name in BUCKET_CALLS:
-    setattr(GrainContext, _name, _unsupported(_name, "triggerable buckets", False))
-del _name

@@ -119,6 +119,11 @@ class DataLayerClient(ThriftClient):
     def flush(self, timeout_ms: int = 10_000) -> bool:
         return cast(bool, self._call("flush", timeout_ms))
 
+    # ---- the platform's management API, as the application's owner (management_api.py)
+    def manage(self, request: bytes) -> bytes:
+        """One KNIX management request (JSON); the platform's KNIX reply (JSON). Waits up to a minute."""
+        return cast(bytes, self._call("manage", request))
+
     # ---- administration (host agent credential)
     def grant_application(self, application: str, credential: str) -> None:
         self._call("grantApplication", application, credential)

@@ -178,6 +178,20 @@ def run_instance(
     deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
     ctx = GrainContext(event, spec.grain, spec.workflow, data_client, send_now, deadline=deadline)
     ctx.publish_now = lambda q, payload: publish_with_retry(bus, [(q, payload)], time.monotonic() + PUBLISH_RETRY_S)
+
+    def flush_logs() -> None:
+        """Report the instance's log lines so far, mid-run (before a management call, which may read them)."""
+        for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
+            if buf.getvalue():
+                ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+                buf.seek(0)
+                buf.truncate()
+        if ctx.logs:
+            report = batch_for(spec, event, "ok", [], ctx, start_ns, kind="sent")
+            publish_with_retry(bus, report, time.monotonic() + PUBLISH_RETRY_S)
+            ctx.logs.clear()
+
+    ctx.flush_logs = flush_logs
     session_error = ""
     if spec.session is not None and not rehearsal:
         try:

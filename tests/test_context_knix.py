@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from grainworker.context import BUCKET_CALLS, TRIGGER_CALLS, GrainApiError, GrainContext
+from grainworker.context import GrainApiError, GrainContext
 from grainworker.datalayer import DataLayerError
 from grainworker.workflow import parse_workflow
 
@@ -360,32 +360,89 @@ def test_session_calls_outside_a_session_workflow_warn_and_answer_as_knix() -> N
     assert len(logged) == len(set(logged))  # once per call name and instance
 
 
-def test_trigger_calls_warn_and_answer_false_with_a_message() -> None:
-    c, _ = ctx()
-    assert c.addTrigger("t", {"timer_interval_ms": 1000}) == (False, "addTrigger failed: SAND has no triggers")
-    assert c.addTriggerForWorkflow("t", "wf", workflow_state="") == (
-        False,
-        "addTriggerForWorkflow failed: SAND has no triggers",
-    )
-    for name in TRIGGER_CALLS:
-        ok, message = getattr(c, name)("t")
-        assert ok is False and "SAND has no triggers" in message and name in message
-    assert len(warnings(c)) == len(TRIGGER_CALLS)
+class Platform(FakeData):
+    """FakeData whose ``manage`` answers as the platform's KNIX door would, and keeps what it was asked."""
+
+    def __init__(self, replies: dict[str, dict[str, Any]] | None = None, error: Exception | None = None) -> None:
+        super().__init__()
+        self.asked: list[dict[str, Any]] = []
+        self.replies = replies or {}
+        self.error = error
+
+    def manage(self, request: bytes) -> bytes:
+        asked = json.loads(request)
+        self.asked.append(asked)
+        if self.error is not None:
+            raise self.error
+        reply = self.replies.get(asked["action"], {"status": "success", "data": {"message": f"{asked['action']} ok"}})
+        return json.dumps(reply).encode()
 
 
-def test_bucket_calls_warn_and_answer_false() -> None:
-    c, _ = ctx()
+def knix_ctx(platform: Platform) -> GrainContext:
+    return GrainContext(EVENT, "a", WF, lambda: platform, [].append)
+
+
+def test_trigger_calls_send_knix_requests_and_answer_knix_tuples() -> None:
+    p = Platform()
+    c = knix_ctx(p)
+    assert c.addTrigger("t", {"trigger_type": "timer", "timer_interval_ms": 1000}) == (True, "addTrigger ok")
+    assert c.addTriggerForWorkflow("t", "wf", "state2") == (True, "addTriggerForWorkflow ok")
+    assert c.deleteTriggerForWorkflow("t", "wf") == (True, "deleteTriggerForWorkflow ok")
+    assert c.deleteTrigger("t") == (True, "deleteTrigger ok")
+    assert [a["action"] for a in p.asked] == [
+        "addTrigger",
+        "addTriggerForWorkflow",
+        "deleteTriggerForWorkflow",
+        "deleteTrigger",
+    ]
+    assert p.asked[1]["data"] == {"trigger_name": "t", "workflow_name": "wf", "workflow_state": "state2"}
+    assert all("user" not in a["data"] for a in p.asked)  # no token: the platform knows the grain's owner
+
+
+def test_a_refused_trigger_call_answers_false_with_the_platforms_message() -> None:
+    p = Platform({"addTrigger": {"status": "failure", "data": {"message": "AMQP triggers are not supported"}}})
+    ok, message = knix_ctx(p).addTrigger("t", {"trigger_type": "amqp", "amqp_addr": "x", "routing_key": "k"})
+    assert ok is False and "AMQP triggers are not supported" in message
+
+
+def test_missing_timer_and_amqp_fields_answer_false_before_asking() -> None:
+    p = Platform()
+    c = knix_ctx(p)
+    assert c.addTriggerTimer("t", {}) == (False, "Missing parameter for timer trigger: timer_interval_ms")
+    assert c.addTriggerAMQP("t", {"amqp_addr": "a"}) == (False, "Missing parameter for AMQP trigger: routing_key")
+    assert p.asked == []
+
+
+def test_bucket_calls_answer_booleans_and_send_knix_field_names() -> None:
+    p = Platform()
+    c = knix_ctx(p)
+    assert c.addTriggerableBucket("b") is True
+    assert c.addStorageTriggerForWorkflow("wf", bucketName="b") is True
+    assert c.deleteStorageTriggerForWorkflow("wf", "b") is True
+    assert c.deleteTriggerableBucket(bucketName="b") is True
+    assert p.asked[2]["data"] == {"workflowname": "wf", "tablename": "b"}  # KNIX's own field for this action
+    p.replies["addTriggerableBucket"] = {"status": "failure", "data": {"message": "taken"}}
     assert c.addTriggerableBucket("b") is False
-    assert c.addStorageTriggerForWorkflow("wf", "b") is False
-    for name in BUCKET_CALLS:
-        assert getattr(c, name)("x") is False
-    logged = warnings(c)
-    assert len(logged) == len(BUCKET_CALLS) and all("no triggerable buckets" in w for w in logged)
 
 
-def test_unsupported_calls_are_methods_named_as_in_knix() -> None:
-    assert GrainContext.get_session_id.__name__ == "get_session_id"
-    assert "Not supported" in (GrainContext.deleteTrigger.__doc__ or "")
+def test_workflow_and_bucket_details_are_the_platforms_reply_or_none() -> None:
+    details = {"status": "success", "data": {"id": "w1", "associatedTriggerableTables": {"b": ""}}}
+    p = Platform({"getWorkflowDetails": details})
+    c = knix_ctx(p)
+    assert c._getWorkflowDetails("wf") == details
+    assert p.asked[-1] == {"action": "getWorkflowDetails", "data": {"workflowname": "wf"}}
+    p.replies["getTriggerableBuckets"] = {"status": "failure", "data": {"message": "no"}}
+    assert c._getTriggerableBuckets() is None
+
+
+def test_invoke_management_api_checks_the_request_and_reports_an_unreachable_platform() -> None:
+    c = knix_ctx(Platform())
+    assert c._invoke_management_api(["x"]) == (False, "Request must be specified as a dictionary", None)
+    assert c._invoke_management_api({"action": "x"}) == (False, "Request must contain a dictionary named 'data'", None)
+    down = knix_ctx(Platform(error=DataLayerError("UNAVAILABLE", "no frontend polls this host's gate now")))
+    ok, message, response = down._invoke_management_api({"action": "getWorkflows", "data": {}})
+    assert ok is False and response is None and "no frontend polls" in message
+    assert down.addTrigger("t", {"timer_interval_ms": 1000})[0] is False
 
 
 def test_a_grain_instance_counts_its_remaining_time_down_from_the_grains_timeout() -> None:

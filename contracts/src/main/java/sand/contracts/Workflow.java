@@ -37,6 +37,14 @@ public record Workflow(String name, String entry, Map<String, String> grains) {
     return out;
   }
 
+  /**
+   * The grain of an ASL machine's top-level state {@code state} (where a trigger may start it), when no other state's
+   * name comes out the same after {@link AslWorkflow}'s renaming (else that one has a {@code _2}).
+   */
+  public static String stateGrain(String state) {
+    return AslWorkflow.base(state);
+  }
+
   /** Whether the description is Amazon States Language (StartAt + States) rather than SAND's native form. */
   public static boolean isAsl(JsonNode doc) {
     return AslWorkflow.isAsl(doc);

@@ -235,6 +235,13 @@ public final class DataLayerService implements sand.datalayer.thrift.LocalDataLa
     return call("flush", () -> layer.forCredential(credential).flush(timeoutMs));
   }
 
+  @Override
+  public ByteBuffer manage(String credential, ByteBuffer request) throws DataError {
+    byte[] bytes = new byte[request.remaining()];
+    request.get(bytes);
+    return call("manage", () -> ByteBuffer.wrap(layer.manage(credential, bytes)));
+  }
+
   // ---- administration
 
   @Override

@@ -222,10 +222,6 @@ public final class LocalDataLayer implements AutoCloseable {
   }
 
   /**
-   * The data of the application {@code credential} belongs to. UNAUTHORIZED for an unknown credential
-   * and for the host agent's (which belongs to no application).
-   */
-  /**
    * Told of every map entry a grain writes through {@link DataLayerService}, after the write applied: the host
    * agent fires the triggers of triggerable buckets from it (docs/data-triggers.md). It runs on the writer's call,
    * so a listener that has to wait (a full queue) slows that writer down: backpressure, not memory.
@@ -254,7 +250,15 @@ public final class LocalDataLayer implements AutoCloseable {
     }
   }
 
+  /**
+   * The data of the application {@code credential} belongs to. UNAUTHORIZED for an unknown credential
+   * and for the host agent's (which belongs to no application).
+   */
   public ApplicationData forCredential(String credential) {
+    return forApplication(applicationOf(credential));
+  }
+
+  private String applicationOf(String credential) {
     Principal p;
     try {
       p = credentials.authenticate(credential);
@@ -269,7 +273,41 @@ public final class LocalDataLayer implements AutoCloseable {
           Code.UNAUTHORIZED,
           "the host agent credential names no application; data calls need an application's credential");
     }
-    return forApplication(p.application());
+    return p.application();
+  }
+
+  /**
+   * Runs a grain's management request (datalayer.thrift {@code manage}) for the owner of its application: the host
+   * agent relays it to a frontend, since a sandbox has no network. Refusals are {@link DataLayerException}s.
+   */
+  @FunctionalInterface
+  public interface ManagementDoor {
+    byte[] manage(String app, byte[] request);
+  }
+
+  /** The largest management request a grain may send (a KNIX function's code travels in one). */
+  public static final int MANAGEMENT_MAX_BYTES = 1 << 20;
+
+  private volatile ManagementDoor management = (app, request) -> {
+    throw new DataLayerException(
+        DataLayerException.Code.UNAVAILABLE, "this host relays no management requests");
+  };
+
+  /** Set the one {@link ManagementDoor} (the host agent's relay to the frontends). */
+  public void onManagement(ManagementDoor door) {
+    management = door;
+  }
+
+  /** A grain's management request (called by {@link DataLayerService}). */
+  byte[] manage(String credential, byte[] request) {
+    String app = applicationOf(credential);
+    if (request.length > MANAGEMENT_MAX_BYTES) {
+      throw new DataLayerException(
+          DataLayerException.Code.TOO_LARGE,
+          "a management request is at most " + MANAGEMENT_MAX_BYTES + " bytes; this one has "
+              + request.length);
+    }
+    return management.manage(app, request);
   }
 
   /** The data of {@code application}, for the host agent in-process (no credential check). */

@@ -189,7 +189,9 @@ public final class AppsHandler {
     SecretsHandler.checkTotal(store.secrets(existing.appId()), settings.agentJson(), null, null);
     if (triggers != null) { // settings.triggers replace the ones the workflow declared before
       triggers.declare(
-          existing.appId(), settingsNode == null ? null : settingsNode.get("triggers"));
+          existing.appId(),
+          settingsNode == null ? null : settingsNode.get("triggers"),
+          Json.text(workflow));
     }
     // A changed workflow takes effect at the next deploy (which copies the grains' code again).
     store.putApplication(

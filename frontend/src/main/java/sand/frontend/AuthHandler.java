@@ -45,6 +45,9 @@ public final class AuthHandler extends Handler.Wrapper {
   private final String adminKeySha256;
   private final DisabledAccounts disabled;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
+  private final Map<String, String> delegated = new ConcurrentHashMap<>();
+  static final int MAX_DELEGATIONS = 256;
+  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
   public AuthHandler(ClusterStore store, String adminKey, Handler next) {
     this(store, adminKey, new DisabledAccounts(store, KEY_MAX_AGE), next);
@@ -94,23 +97,10 @@ public final class AuthHandler extends Handler.Wrapper {
    */
   String account(String key) {
     String hash = sha256(key);
-    String account;
-    Known k = disabled.isDeleted(hash) ? null : known.get(hash);
-    if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
-      account = k.account();
-    } else {
-      try {
-        account = store.accountByKey(hash).orElse(null);
-        remember(hash, account);
-      } catch (RuntimeException e) {
-        if (k != null) {
-          account = k.account(); // Cassandra away: the account this key had when it last answered
-        } else if (Errors.platform(e) instanceof ApiException a) {
-          throw a;
-        } else {
-          throw e;
-        }
-      }
+    String account =
+        delegated.get(hash); // a delegation of this process; disabling still applies below
+    if (account == null) {
+      account = stored(hash);
     }
     if (account == null) {
       throw new ApiException(
@@ -135,6 +125,56 @@ public final class AuthHandler extends Handler.Wrapper {
               + "); ask the operator to enable it");
     }
     return account;
+  }
+
+  /** A key that acts for an account on this frontend alone, until it is closed ({@link #delegate}). */
+  public record Delegation(String key, Runnable end) implements AutoCloseable {
+    @Override
+    public void close() {
+      end.run();
+    }
+  }
+
+  /**
+   * A fresh key acting for {@code account} in this process only, until closed: a grain's management request runs
+   * as its application's owner (sand.frontend.knix.GrainManagement) through the same API calls and checks as the
+   * owner's own, without the owner's key, which SAND does not keep. Never stored nor sent outside this process
+   * (the KNIX door's calls to the API go to this frontend's own port). At most {@link #MAX_DELEGATIONS} at once.
+   */
+  public Delegation delegate(String account) {
+    if (delegated.size() >= MAX_DELEGATIONS) {
+      throw new ApiException(
+          503,
+          "busy",
+          "this frontend runs as many grains' management "
+              + "requests as it may; call again in a moment");
+    }
+    byte[] random = new byte[32];
+    RANDOM.nextBytes(random);
+    String key = "delegated-" + HexFormat.of().formatHex(random);
+    String hash = sha256(key);
+    delegated.put(hash, account);
+    return new Delegation(key, () -> delegated.remove(hash));
+  }
+
+  /** The account of a key's hash in the cluster state (remembered for {@link #KEY_MAX_AGE}); null if none. */
+  private String stored(String hash) {
+    Known k = disabled.isDeleted(hash) ? null : known.get(hash);
+    if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
+      return k.account();
+    }
+    try {
+      String account = store.accountByKey(hash).orElse(null);
+      remember(hash, account);
+      return account;
+    } catch (RuntimeException e) {
+      if (k != null) {
+        return k.account(); // Cassandra away: the account this key had when it last answered
+      } else if (Errors.platform(e) instanceof ApiException a) {
+        throw a;
+      }
+      throw e;
+    }
   }
 
   private void remember(String hash, String account) {

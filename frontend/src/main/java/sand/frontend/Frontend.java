@@ -52,6 +52,7 @@ import sand.frontend.invoke.KafkaResponseTopics;
 import sand.frontend.invoke.ResponseListener;
 import sand.frontend.invoke.ResponseTopicTakeover;
 import sand.frontend.invoke.Results;
+import sand.frontend.knix.GrainManagement;
 import sand.frontend.knix.KnixExecutions;
 import sand.frontend.knix.KnixLogins;
 import sand.frontend.knix.KnixManagement;
@@ -282,7 +283,8 @@ public final class Frontend {
             triggerSet, deps.triggerTopics(), directory, deliveries, metrics, deps.clock(), id);
     TriggersHandler triggers = new TriggersHandler(
             deps.store(), apps, directory, deps.triggerTopics(), deps.clock())
-        .useDeliveries(deliveries, queues);
+        .useDeliveries(deliveries, queues)
+        .onChange(triggerSet::changed);
     triggers.routes(router);
     apps.useTriggers(triggers);
     ControlEvents control = new ControlEvents(deps.producer());
@@ -320,7 +322,7 @@ public final class Frontend {
         "logins to this e-mail",
         FrontendSettings.LOGIN_PER_EMAIL_PER_MINUTE,
         s.loginPerEmailPerMinute());
-    new KnixManagement(
+    KnixManagement knixManagement = new KnixManagement(
             deps.store(),
             auth::account,
             loopback::call,
@@ -328,8 +330,11 @@ public final class Frontend {
             deps.clock(),
             KnixLogins.ITERATIONS)
         .limitLogins(signUps, loginsByAddress, loginsByEmail, s.loginHashSlots())
-        .limitZips(s.maxBodyBytes(), 4 * s.maxBodyBytes())
-        .routes(router);
+        .limitZips(s.maxBodyBytes(), 4 * s.maxBodyBytes());
+    knixManagement.routes(router);
+    if (gates != null) { // grains' management requests come through the agents' gates
+      gates.useManagement(new GrainManagement(deps.store(), auth::delegate, knixManagement));
+    }
     metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
     metrics.gauge(
         "sand_frontend_throttled_total",

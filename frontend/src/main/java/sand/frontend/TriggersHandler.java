@@ -12,6 +12,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.TriggerTables.DeadLetter;
 import sand.cluster.TriggerTables.Trigger;
+import sand.contracts.Workflow;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Ids;
@@ -41,6 +42,7 @@ public final class TriggersHandler {
   private final Clock clock;
   private Deliveries deliveries; // null: no redrive
   private QueueConsumers queues; // null: no lag shown
+  private Runnable changed = () -> {};
 
   public TriggersHandler(
       ClusterStore store,
@@ -53,6 +55,12 @@ public final class TriggersHandler {
     this.directory = directory;
     this.topics = topics;
     this.clock = clock;
+  }
+
+  /** {@code changed} runs after every change of a trigger here (TriggerSet.changed). */
+  public TriggersHandler onChange(Runnable changed) {
+    this.changed = changed;
+    return this;
   }
 
   public TriggersHandler useDeliveries(Deliveries deliveries, QueueConsumers queues) {
@@ -150,6 +158,7 @@ public final class TriggersHandler {
     }
     TriggerSpec spec = parse(o.app().appId(), name, body);
     checkTopic(spec);
+    checkGrain(spec, o.app().workflow());
     List<Trigger> existing = store.triggers().triggers(o.app().appId());
     boolean replaces = existing.stream().anyMatch(t -> t.name().equals(name));
     if (!replaces && existing.size() >= TriggerSpec.MAX_PER_APP) {
@@ -160,6 +169,7 @@ public final class TriggersHandler {
     Trigger t =
         new Trigger(o.app().appId(), name, spec.kind(), Json.text(spec.json()), clock.instant());
     store.triggers().putTrigger(t);
+    changed.run();
     return Reply.json(replaces ? 200 : 201, describe(t).put("app", o.name().name()));
   }
 
@@ -195,12 +205,26 @@ public final class TriggersHandler {
     }
   }
 
+  /** A trigger's grain is one of the workflow's (400 naming them). */
+  static void checkGrain(TriggerSpec spec, String workflow) {
+    if (spec.grain() == null) {
+      return;
+    }
+    java.util.Set<String> grains = Workflow.parse(workflow).grains().keySet();
+    if (!grains.contains(spec.grain())) {
+      throw ApiException.badRequest("trigger '" + spec.name() + "': the workflow has no grain '"
+          + spec.grain() + "'; its grains: " + new java.util.TreeSet<>(grains)
+          + " (an ASL state's grain is named after the state)");
+    }
+  }
+
   Reply delete(Call call) {
     AppsHandler.Owned o = apps.owned(call);
     String name = call.param("name");
     if (!store.triggers().deleteTrigger(o.app().appId(), name)) {
       throw noTrigger(o, name);
     }
+    changed.run();
     return Reply.ok(
         Json.object().put("app", o.name().name()).put("name", name).put("deleted", true));
   }
@@ -209,21 +233,21 @@ public final class TriggersHandler {
    * Replace the workflow-declared triggers of an application by {@code declared} (settings.triggers at PUT of the
    * application); triggers added through the API stay. Checks everything before it changes anything.
    */
-  public void declare(String appId, JsonNode declared) {
+  public void declare(String appId, JsonNode declared, String workflow) {
     List<TriggerSpec> specs = parseDeclared(appId, declared);
     specs.forEach(this::checkTopic);
+    specs.forEach(s -> checkGrain(s, workflow));
     List<Trigger> existing = store.triggers().triggers(appId);
     long fromApi = existing.stream()
         .filter(t -> specs.stream().noneMatch(s -> s.name().equals(t.name())))
-        .filter(t -> !t.spec().contains("\"origin\":\"" + TriggerSpec.ORIGIN_WORKFLOW + "\""))
+        .filter(t -> !declared(t))
         .count();
     if (fromApi + specs.size() > TriggerSpec.MAX_PER_APP) {
       throw ApiException.badRequest("settings.triggers would give the application "
           + (fromApi + specs.size()) + " triggers: at most " + TriggerSpec.MAX_PER_APP);
     }
     for (Trigger t : existing) {
-      if (t.spec().contains("\"origin\":\"" + TriggerSpec.ORIGIN_WORKFLOW + "\"")
-          && specs.stream().noneMatch(s -> s.name().equals(t.name()))) {
+      if (declared(t) && specs.stream().noneMatch(s -> s.name().equals(t.name()))) {
         store.triggers().deleteTrigger(appId, t.name());
       }
     }
@@ -231,6 +255,17 @@ public final class TriggersHandler {
       store
           .triggers()
           .putTrigger(new Trigger(appId, s.name(), s.kind(), Json.text(s.json()), clock.instant()));
+    }
+    changed.run();
+  }
+
+  /** Whether a stored trigger came from the workflow's settings.triggers (one that no longer parses: not). */
+  private static boolean declared(Trigger t) {
+    try {
+      return TriggerSpec.ORIGIN_WORKFLOW.equals(
+          TriggerSpec.stored(t.appId(), t.name(), t.spec()).origin());
+    } catch (IllegalArgumentException e) {
+      return false;
     }
   }
 

@@ -46,6 +46,7 @@ import sand.hostagent.bridge.FrontendGate;
 import sand.hostagent.bridge.GlobalBusBridge;
 import sand.hostagent.bridge.HostAgentQueueProcessor;
 import sand.hostagent.bridge.LocalDelivery;
+import sand.hostagent.bridge.ManagementRelay;
 import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;
 import sand.hostagent.sandbox.DockerEngine;
@@ -201,6 +202,13 @@ public final class HostAgent implements AutoCloseable {
         clock,
         settings.logTtl());
     data.onMapEntryPut(bucketTriggers::mapEntryPut);
+    // a grain's management request (KNIX's trigger and workflow calls) goes to a frontend through
+    // the gate
+    if (gate != null) {
+      ManagementRelay relay = new ManagementRelay(hostId, gate::offerToAnyFrontend);
+      gate.relayManagement(relay);
+      data.onManagement(relay);
+    }
     controlListener =
         new ControlListener(deps.controlConsumer(), lanes::request, bucketTriggers::forget);
 

@@ -1,5 +1,6 @@
 package sand.frontend.invoke;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -12,6 +13,9 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -27,6 +31,7 @@ import sand.cluster.HostAgentTables.HostInfo;
 import sand.contracts.Event;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.HostAgentGate;
+import sand.frontend.internal.Json;
 
 /**
  * This frontend's side of the host agents' gates (contracts/gate.thrift, docs/host-agent.md "The gate"): a
@@ -247,8 +252,9 @@ public final class AgentGates extends AbstractLifeCycle {
         for (ByteBuffer b : c.poll(credential, frontendId, 256, POLL_WAIT_MS)) {
           byte[] m = new byte[b.remaining()];
           b.get(m);
-          handle(m);
+          handle(g, m);
         }
+        refreshHosts(); // an agent that started after the last request here is polled too
         resendLate();
       } catch (TException | RuntimeException e) {
         if (c != null) {
@@ -280,13 +286,104 @@ public final class AgentGates extends AbstractLifeCycle {
     }
   }
 
-  private void handle(byte[] message) {
+  private void handle(Gate g, byte[] message) {
     String acked = ackedId(message);
     if (acked != null) {
       unacked.remove(acked);
+    } else if (startsWith(message, MANAGEMENT_PREFIX)) {
+      manage(g, message);
     } else {
       results.accept(message); // Results parses it (once) and checks its tag
     }
+  }
+
+  /** What runs a grain's management request (GrainManagement): the reply's bytes, or a refusal's. */
+  public interface Management {
+    byte[] run(String appId, JsonNode request);
+
+    byte[] refusal(String why);
+  }
+
+  private static final byte[] MANAGEMENT_PREFIX =
+      "{\"management\":".getBytes(StandardCharsets.US_ASCII);
+  /** Grains' management requests run at once here; as many more wait; beyond, they are refused at once. */
+  private static final int MANAGING_THREADS = 4;
+
+  private static final int MANAGING_QUEUE = 64;
+  private volatile Management management;
+  private final ThreadPoolExecutor managing = new ThreadPoolExecutor(
+      MANAGING_THREADS,
+      MANAGING_THREADS,
+      30,
+      TimeUnit.SECONDS,
+      new ArrayBlockingQueue<>(MANAGING_QUEUE),
+      r -> {
+        Thread t = new Thread(r, "grain-management");
+        t.setDaemon(true);
+        return t;
+      });
+
+  /** Run grains' management requests (contracts/gate.thrift answer) with {@code m}. */
+  public AgentGates useManagement(Management m) {
+    managing.allowCoreThreadTimeOut(true);
+    this.management = m;
+    return this;
+  }
+
+  /** A grain's management request from agent {@code g}: run it on the pool, then answer it through the gate. */
+  private void manage(Gate g, byte[] message) {
+    JsonNode m;
+    try {
+      m = Json.MAPPER.readTree(message).path("management");
+    } catch (java.io.IOException e) {
+      LOG.warn(
+          "[frontend {}] host {} sent a management message that does not parse",
+          frontendId,
+          g.host);
+      return;
+    }
+    String id = m.path("id").asText("");
+    String app = m.path("app").asText("");
+    Management run = management;
+    if (run == null) {
+      return; // this frontend takes none: the agent's wait ends in its timeout
+    }
+    try {
+      managing.execute(() -> answer(g, id, run.run(app, m.path("request"))));
+    } catch (RejectedExecutionException e) {
+      answer(
+          g,
+          id,
+          run.refusal("this frontend runs as many management requests as it may; call again"));
+    }
+  }
+
+  private void answer(Gate g, String id, byte[] reply) {
+    HostAgentGate.Client c = g.idle.poll();
+    try {
+      if (c == null) {
+        c = connect(g.address);
+      }
+      c.answer(credential, id, ByteBuffer.wrap(reply));
+      if (!g.idle.offer(c)) {
+        c.getInputProtocol().getTransport().close();
+      }
+    } catch (TException | RuntimeException e) {
+      if (c != null) {
+        c.getInputProtocol().getTransport().close();
+      }
+      LOG.warn(
+          "[frontend {}] could not answer management request {} of host {}: {}",
+          frontendId,
+          id,
+          g.host,
+          e.toString());
+    }
+  }
+
+  private static boolean startsWith(byte[] m, byte[] prefix) {
+    return m.length >= prefix.length
+        && Arrays.equals(m, 0, prefix.length, prefix, 0, prefix.length);
   }
 
   private static final byte[] ACK_PREFIX = "{\"backed_up\":\"".getBytes(StandardCharsets.US_ASCII);
@@ -393,6 +490,7 @@ public final class AgentGates extends AbstractLifeCycle {
   @Override
   protected void doStop() {
     running = false;
+    managing.shutdownNow();
     for (Gate g : gates.values()) {
       closeIdle(g);
       if (g.poller != null) {

@@ -53,7 +53,8 @@ public final class AppDirectory {
       InvokeAuth.Rule auth,
       int version,
       Map<String, Alias> aliases,
-      RetryPolicy retry) {
+      RetryPolicy retry,
+      Set<String> grains) {
     public Target(
         String name,
         String appId,
@@ -74,11 +75,37 @@ public final class AppDirectory {
           auth,
           version,
           aliases,
-          RetryPolicy.DEFAULT);
+          RetryPolicy.DEFAULT,
+          Set.of());
     }
 
     public boolean deployed() {
       return entry != null;
+    }
+
+    /**
+     * This application with its events going to {@code grain} instead of its entry (a trigger that starts at a
+     * state of the workflow); empty when the workflow has no such grain (any more). Null: the entry.
+     */
+    public Optional<Target> startingAt(String grain) {
+      if (grain == null || grain.equals(entry)) {
+        return Optional.of(this);
+      }
+      if (!grains.contains(grain)) {
+        return Optional.empty();
+      }
+      return Optional.of(new Target(
+          name,
+          appId,
+          owner,
+          grain,
+          requestTimeoutS,
+          hosts,
+          auth,
+          version,
+          aliases,
+          retry,
+          grains));
     }
   }
 
@@ -163,9 +190,10 @@ public final class AppDirectory {
     if (app.isEmpty()) {
       return Optional.empty();
     }
-    String entry = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired())
-        ? Workflow.parse(app.get().workflow()).entry()
+    Workflow workflow = HostAgentTables.DESIRED_DEPLOYED.equals(app.get().desired())
+        ? Workflow.parse(app.get().workflow())
         : null; // validated when it was stored
+    String entry = workflow == null ? null : workflow.entry();
     List<String> hosts = entry == null
         ? List.of()
         : store.appHostStates(app.get().appId()).stream()
@@ -188,7 +216,8 @@ public final class AppDirectory {
         InvokeAuth.Rule.read(store, box.get(), appId),
         app.get().version(),
         Map.copyOf(aliases),
-        retry(app.get().settings())));
+        retry(app.get().settings()),
+        workflow == null ? Set.of() : Set.copyOf(workflow.grains().keySet())));
   }
 
   /** The stored settings' retry policy; settings stored before there was one, or unreadable: the default. */

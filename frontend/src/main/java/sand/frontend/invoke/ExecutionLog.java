@@ -3,6 +3,7 @@ package sand.frontend.invoke;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,7 +25,8 @@ import sand.common.Backoff;
  * few background threads, each with a time to live. The order the writes land in does not matter: the
  * final record carries a rank ({@link ClusterStore#resultRank}) and the highest rank wins. When the queue is
  * full the request's own thread writes (backpressure, nothing dropped). A synchronous request's id is known to
- * nobody before its answer carries it, so its start is held back and written with its end, in one write. A write
+ * nobody before its answer carries it, so its start is held back and written with its end, in one write, unless it
+ * runs longer than a second or two ({@link #HOLD_MS}). A write
  * that fails (Cassandra away) is tried again for up to 10 minutes, while the writes waiting to be tried again hold
  * less than {@link #MAX_RETRY_BYTES} and {@link #MAX_RETRIES} records: beyond, a failed write is given up at once
  * and counted ({@link #dropped}), so a long Cassandra outage costs bounded memory (issue 26, finding 12).
@@ -87,6 +89,28 @@ public final class ExecutionLog implements AutoCloseable {
           return t;
         },
         new ThreadPoolExecutor.CallerRunsPolicy());
+    retries.scheduleWithFixedDelay(
+        this::releaseLongRunning, HOLD_MS, HOLD_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * A synchronous request still running after one to two {@link #HOLD_MS}s gets its 'running' record now: a long
+   * execution is listed while it runs (its logs too: a KNIX function that reads its workflow's logs finds its own),
+   * and the quick ones, nearly all, still cost one write.
+   */
+  static final long HOLD_MS = 1000;
+
+  private Set<String> heldAtLastLook = Set.of();
+
+  private void releaseLongRunning() {
+    try {
+      for (String id : heldAtLastLook) {
+        release(id);
+      }
+      heldAtLastLook = Set.copyOf(heldBack.keySet());
+    } catch (RuntimeException e) {
+      LOG.warn("writing long-running executions' starts failed: {}", e.toString());
+    }
   }
 
   private Duration ttl() {

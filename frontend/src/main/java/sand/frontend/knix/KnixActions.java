@@ -71,6 +71,7 @@ final class KnixActions {
     workflow("undeployWorkflow", workflows::undeployWorkflow);
     workflow("retrieveAllWorkflowLogs", workflows::workflowLogs);
     workflow("clearAllWorkflowLogs", workflows::clearLogs);
+    authenticated.put("getWorkflowDetails", (d, c) -> workflows.getWorkflowDetails(d, c));
 
     authenticated.put("addTrigger", (d, c) -> triggers.addTrigger(d, c));
     authenticated.put("getTriggerDetails", (d, c) -> triggers.getTriggerDetails(d, c));

@@ -156,12 +156,39 @@ public final class KnixManagement {
     }
   }
 
+  /**
+   * A grain's management request ({@link GrainManagement}), run as {@code account} with a key acting for it: KNIX's
+   * reply. Only the actions of an account's own things: a grain signs nobody up and logs nobody in.
+   */
+  ObjectNode forGrain(String account, String key, JsonNode request) {
+    String action = request.path("action").asText("");
+    try {
+      if (actions.open(action) != null) {
+        throw new Failure(
+            "action '" + action + "' cannot be called from a function: a function acts as "
+                + "its workflow's owner, who is logged in");
+      }
+      return successJson(
+          actions.authenticated(action).run(request.path("data"), new Caller(account, key, null)));
+    } catch (Failure | ApiException e) {
+      return failureJson(e.getMessage());
+    }
+  }
+
+  private static ObjectNode successJson(ObjectNode data) {
+    return Json.object().put("status", "success").set("data", data);
+  }
+
+  static ObjectNode failureJson(String message) {
+    ObjectNode data = Json.object().put("message", message);
+    return Json.object().put("status", "failure").set("data", data);
+  }
+
   private static Reply success(ObjectNode data) {
-    return Reply.ok(Json.object().put("status", "success").set("data", data));
+    return Reply.ok(successJson(data));
   }
 
   static Reply failure(String message) {
-    ObjectNode data = Json.object().put("message", message);
-    return Reply.ok(Json.object().put("status", "failure").set("data", data));
+    return Reply.ok(failureJson(message));
   }
 }

@@ -10,8 +10,15 @@ import sand.frontend.knix.KnixManagement.Failure;
 final class KnixRequests {
   private KnixRequests() {}
 
-  /** The URL callers reached this frontend at: through nginx, the address they called nginx at. */
+  /**
+   * The URL callers reached this frontend at: through nginx, the address they called nginx at; for a grain's
+   * request, none (the endpoints it is told are paths).
+   */
   static String baseUrl(Call call) {
+    if (call
+        == null) { // a grain's request (GrainManagement): it knows no address of ours; a path it is
+      return "";
+    }
     String host = call.header("X-Forwarded-Host");
     if (host == null || host.isBlank()) {
       host = call.header("Host");

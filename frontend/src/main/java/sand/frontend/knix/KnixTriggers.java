@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.Map;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.KnixRecord;
+import sand.contracts.Workflow;
 import sand.frontend.internal.Json;
 import sand.frontend.internal.LoopbackApi;
 import sand.frontend.knix.KnixManagement.Failure;
@@ -139,10 +140,6 @@ final class KnixTriggers {
     String name = name(data);
     String workflow = data.path("workflow_name").asText("");
     String state = data.path("workflow_state").asText("");
-    if (!state.isEmpty()) {
-      throw new Failure("workflow_state '" + state
-          + "': SAND starts a triggered workflow at its first state only");
-    }
     ObjectNode t = record(c, name);
     String app = app(c, workflow);
     ObjectNode event = Json.object()
@@ -154,6 +151,10 @@ final class KnixTriggers {
         .put("data", "");
     ObjectNode spec = Json.object().put("every", t.path("interval_ms").asLong() + "ms");
     spec.set("input", event);
+    if (!state
+        .isEmpty()) { // the ticks start the workflow at that state (its grain; 400 if it has none)
+      spec.put("grain", Workflow.stateGrain(state));
+    }
     LoopbackApi.Answer a = api.call(
         "PUT",
         "/api/v1/apps/" + enc(app) + "/triggers/knix." + enc(name),

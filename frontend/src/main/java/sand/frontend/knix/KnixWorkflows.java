@@ -29,6 +29,9 @@ import sand.frontend.knix.KnixManagement.Failure;
  * read through SAND's application API; its KNIX id, name and JSON are kept as {@link KnixRecord}s.
  */
 final class KnixWorkflows {
+  /** A KNIX workflow's synchronous request waits this long for its result (the API's longest). */
+  static final int REQUEST_TIMEOUT_S = 300;
+
   static final String WORKFLOW = "workflow";
 
   /** Forget every workflow of an account (its account is deleted). */
@@ -95,6 +98,30 @@ final class KnixWorkflows {
       v.put("deployment_error", error);
     }
     return v;
+  }
+
+  /**
+   * KNIX's {@code getWorkflowDetails} (the grain API's {@code _getWorkflowDetails}): a workflow named
+   * {@code workflowname}, with the buckets ({@code associatedTriggerableTables}) and the triggers
+   * ({@code associatedTriggers}) associated with it.
+   */
+  ObjectNode getWorkflowDetails(JsonNode data, Caller c) {
+    String name = data.path("workflowname").asText("");
+    for (KnixRecord r : store.knixRecords(c.account(), WORKFLOW)) {
+      JsonNode w = Json.parse(r.value(), WORKFLOW);
+      if (w.path("name").asText().equals(name)) {
+        ObjectNode v = workflowView(c, r.id(), w);
+        ObjectNode triggers = v.putObject("associatedTriggers");
+        for (KnixRecord t : store.knixRecords(c.account(), KnixTriggers.TRIGGER)) {
+          JsonNode bound = Json.parse(t.value(), KnixTriggers.TRIGGER).path("workflows");
+          if (bound.has(name)) {
+            triggers.put(t.id(), "");
+          }
+        }
+        return v;
+      }
+    }
+    throw new Failure("Workflow: " + name + " not found.");
   }
 
   /** The id of a KNIX workflow's SAND application (its data space), once the workflow was deployed. */
@@ -231,6 +258,9 @@ final class KnixWorkflows {
     String app = w.path("app").asText();
     ObjectNode sand = WorkflowJson.toSand(
         Json.parse(decode(w.path("json").asText(), "json"), "the workflow JSON"), app);
+    // KNIX's frontend waits for a result as long as its caller does (no timeout of its own): SAND's
+    // longest
+    sand.putObject("settings").put("request_timeout_s", REQUEST_TIMEOUT_S);
     LoopbackApi.Answer a = api.call(
         "PUT", "/api/v1/apps/" + enc(app), c.token(), "application/json", Json.bytes(sand));
     if (!a.ok()) {

@@ -203,7 +203,14 @@ final class QueueConsumer implements Runnable {
 
   private CompletableFuture<Deliveries.Result> deliver(
       AppDirectory.Target app, JsonNode value, String source, String key) {
-    Optional<Deliveries.Delivery> d = deliveries.deliver(app, value, source, key, Ids.newId());
+    String grain = trigger.spec().grain();
+    Optional<AppDirectory.Target> target = app.startingAt(grain);
+    if (target.isEmpty()) {
+      return CompletableFuture.failedFuture(new IllegalStateException(
+          "the workflow has no grain '" + grain + "' any more; change the trigger's grain"));
+    }
+    Optional<Deliveries.Delivery> d =
+        deliveries.deliver(target.get(), value, source, key, Ids.newId());
     return d.map(Deliveries.Delivery::done)
         .orElseGet(() -> CompletableFuture.failedFuture(
             new IllegalStateException("this frontend holds as many deliveries as it may")));

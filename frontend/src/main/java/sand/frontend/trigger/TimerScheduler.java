@@ -180,9 +180,20 @@ public final class TimerScheduler extends AbstractLifeCycle {
         : Json.object()
             .put("trigger", a.spec().name())
             .put("time", Instant.ofEpochMilli(due).toString());
+    var target = app.startingAt(a.spec().grain());
+    if (target.isEmpty()) {
+      metrics.trigger(a.appName(), source(a), "failed");
+      LOG.warn(
+          "[app {}] timer {}: tick {} not fired: the workflow has no grain '{}' any more",
+          a.appName(),
+          a.spec().name(),
+          Instant.ofEpochMilli(due),
+          a.spec().grain());
+      return;
+    }
     n.incrementAndGet();
     // no idempotency key: the tick's claim already makes it fire once
-    var d = deliveries.deliver(app, input, source(a), null, Ids.newId());
+    var d = deliveries.deliver(target.get(), input, source(a), null, Ids.newId());
     if (d.isEmpty()) {
       n.decrementAndGet();
       return;

@@ -39,6 +39,15 @@ public final class TriggerSet {
     this.store = store;
   }
 
+  /**
+   * A trigger was added, changed or deleted through this frontend: read them all at the next look, so its timer
+   * starts (or stops) here within a tick, not after up to {@link #REFRESH_MS} (KNIX's tests count a 1 s timer's
+   * ticks over 10 s). Other frontends see it within {@link #REFRESH_MS}; the tick's claim keeps it once.
+   */
+  public void changed() {
+    readAt = Long.MIN_VALUE / 2;
+  }
+
   /** Every trigger, read again when the last read is older than {@link #REFRESH_MS} (or {@code force}). */
   public List<Armed> all(long nowMs, boolean force) {
     if (force || nowMs - readAt >= REFRESH_MS) {

@@ -17,6 +17,9 @@ import sand.frontend.internal.Json;
  *   <li>a queue: {@code {"topic": "events.orders", "batch_size": 10, "start": "latest", "per": "record"}}: the
  *       topic's records, consumed in a group of SAND's (or {@code group}), an execution per record or per batch.
  * </ul>
+ *
+ * <p>Either may name the {@code grain} its events go to (a state of an ASL workflow is a grain); absent: the
+ * workflow's entry.
  */
 public record TriggerSpec(
     String name,
@@ -28,7 +31,8 @@ public record TriggerSpec(
     int batchSize,
     String start,
     boolean perBatch,
-    String origin) {
+    String origin,
+    String grain) {
   public static final String TIMER = "timer";
   public static final String QUEUE = "queue";
   /** Where a trigger came from: the API (kept across deploys) or the workflow's settings (replaced by them). */
@@ -41,12 +45,14 @@ public record TriggerSpec(
   public static final String NAME_FORM = "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}";
   private static final Pattern NAME = Pattern.compile(NAME_FORM);
   /** Kafka's legal topic characters; SAND's own topics (sand.) and Kafka's (__) are not an application's to read. */
+  private static final Pattern GRAIN = Pattern.compile("[A-Za-z0-9_.-]{1,200}");
+
   private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9._-]{1,249}");
 
   private static final Set<String> TIMER_FIELDS =
-      Set.of("name", "every", "cron", "input", "origin");
+      Set.of("name", "every", "cron", "input", "origin", "grain");
   private static final Set<String> QUEUE_FIELDS =
-      Set.of("name", "topic", "group", "batch_size", "start", "per", "origin");
+      Set.of("name", "topic", "group", "batch_size", "start", "per", "origin", "grain");
 
   /** The group a queue trigger's consumers join unless it names one: a SAND name (covered by SAND's ACLs). */
   public static String defaultGroup(String appId, String name) {
@@ -78,6 +84,11 @@ public record TriggerSpec(
           + "(a timer) or topic (a queue)");
     }
     check(n, name, timer ? TIMER_FIELDS : QUEUE_FIELDS);
+    String grain = n.hasNonNull("grain") ? n.get("grain").asText() : null;
+    if (grain != null && !GRAIN.matcher(grain).matches()) {
+      throw new IllegalArgumentException("grain '" + grain + "' is not a grain's name "
+          + "([A-Za-z0-9_.-]); leave it out for the workflow's entry");
+    }
     if (timer) {
       if (n.has("every") && n.has("cron")) {
         throw new IllegalArgumentException(
@@ -91,7 +102,7 @@ public record TriggerSpec(
         throw new IllegalArgumentException(
             "trigger '" + name + "' input is larger than " + MAX_INPUT_BYTES / 1024 + " KB");
       }
-      return new TriggerSpec(name, TIMER, s, input, null, null, 0, null, false, origin);
+      return new TriggerSpec(name, TIMER, s, input, null, null, 0, null, false, origin, grain);
     }
     String topic = n.get("topic").asText();
     if (!TOPIC.matcher(topic).matches()) {
@@ -127,7 +138,7 @@ public record TriggerSpec(
           + "record) or batch (an execution per batch of up to batch_size records)");
     }
     return new TriggerSpec(
-        name, QUEUE, null, null, topic, group, batch, start, per.equals("batch"), origin);
+        name, QUEUE, null, null, topic, group, batch, start, per.equals("batch"), origin, grain);
   }
 
   private static void check(JsonNode n, String name, Set<String> known) {
@@ -157,6 +168,9 @@ public record TriggerSpec(
           .put("batch_size", batchSize)
           .put("start", start)
           .put("per", perBatch ? "batch" : "record");
+    }
+    if (grain != null) {
+      o.put("grain", grain);
     }
     return o.put("origin", origin);
   }

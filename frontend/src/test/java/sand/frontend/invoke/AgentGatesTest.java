@@ -39,6 +39,17 @@ class AgentGatesTest {
     final List<Event> submitted = new CopyOnWriteArrayList<>();
     final LinkedBlockingQueue<byte[]> mailbox = new LinkedBlockingQueue<>();
     volatile Admission answer = Admission.ACCEPTED;
+    final java.util.Map<String, String> answers = new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public void answer(String credential, String requestId, ByteBuffer reply) throws GateError {
+      if (!CREDENTIAL.equals(credential)) {
+        throw new GateError(GateErrorCode.UNAUTHORIZED, "wrong credential");
+      }
+      byte[] bytes = new byte[reply.remaining()];
+      reply.get(bytes);
+      answers.put(requestId, new String(bytes, StandardCharsets.UTF_8));
+    }
 
     @Override
     public List<Admission> submit(String credential, List<ByteBuffer> events) throws GateError {
@@ -265,6 +276,31 @@ class AgentGatesTest {
         "the request whose acknowledgement never came is put into Kafka",
         () -> fallback.size() == 1);
     assertEquals("r10", fallback.get(0).id());
+  }
+
+  @Test
+  void aGrainsManagementRequestRunsHereAndIsAnsweredThroughTheGate() throws Exception {
+    List<String> ran = new CopyOnWriteArrayList<>();
+    gates.useManagement(new AgentGates.Management() {
+      @Override
+      public byte[] run(String appId, com.fasterxml.jackson.databind.JsonNode request) {
+        ran.add(appId + " " + request.path("action").asText());
+        return "{\"status\":\"success\",\"data\":{}}".getBytes(StandardCharsets.UTF_8);
+      }
+
+      @Override
+      public byte[] refusal(String why) {
+        return why.getBytes(StandardCharsets.UTF_8);
+      }
+    });
+    assertTrue(gates.submit(request("r20"), List.of("h1"))); // the poller of h1 starts
+    fake.mailbox.add(("{\"management\":{\"id\":\"m1\",\"app\":\"a0000000000001\","
+            + "\"request\":{\"action\":\"addTrigger\",\"data\":{}}}}")
+        .getBytes(StandardCharsets.UTF_8));
+    eventually("the answer reaches the agent", () -> fake.answers.containsKey("m1"));
+    assertEquals("{\"status\":\"success\",\"data\":{}}", fake.answers.get("m1"));
+    assertEquals(List.of("a0000000000001 addTrigger"), ran);
+    assertTrue(results.isEmpty(), "a management request is not a result");
   }
 
   @Test

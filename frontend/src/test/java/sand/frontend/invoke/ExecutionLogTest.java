@@ -57,6 +57,27 @@ class ExecutionLogTest {
   }
 
   @Test
+  void aLongSynchronousExecutionIsListedWhileItRunsAQuickOneIsWrittenOnce() throws Exception {
+    FlakyStore store = new FlakyStore();
+    try (ExecutionLog log =
+        new ExecutionLog(store, Duration.ofHours(1), 2, 16, Duration.ofMinutes(1))) {
+      log.startedSynchronously(running("quick"));
+      log.ended("quick", "succeeded", "1", null, Instant.now(), "[]", FrontendTables.resultRank(1))
+          .get(10, TimeUnit.SECONDS);
+      assertEquals(2, store.tries.get(), "the start and the end, in one write");
+      log.startedSynchronously(running("long"));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (store.execution("long").isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(50);
+      }
+      assertEquals("running", store.execution("long").orElseThrow().status());
+      log.ended("long", "succeeded", "2", null, Instant.now(), "[]", FrontendTables.resultRank(1))
+          .get(10, TimeUnit.SECONDS);
+      assertEquals("succeeded", store.execution("long").orElseThrow().status());
+    }
+  }
+
+  @Test
   void aResultThatArrivesWhileCassandraIsAwayIsRecordedWhenItIsBack() throws Exception {
     FlakyStore store = new FlakyStore();
     store.down.set(3);

@@ -37,6 +37,11 @@ public final class FrontendGate implements HostAgentGate.Iface {
   static final long MAILBOX_IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
   static final int MAILBOX_CAPACITY = 10_000;
+  /**
+   * A frontend that polled within this is polling now (frontends poll at least every second, AgentGates): it may
+   * get management requests. Longer, and one that died would be handed requests it never answers.
+   */
+  static final long LIVE_POLL_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private static final class Mailbox {
     final LinkedBlockingQueue<byte[]> messages = new LinkedBlockingQueue<>(MAILBOX_CAPACITY);
@@ -52,6 +57,8 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private final LocalDelivery local;
   private final Map<String, Mailbox> mailboxes = new ConcurrentHashMap<>();
   private final AtomicLong accepted = new AtomicLong();
+  private final AtomicLong turn = new AtomicLong();
+  private volatile ManagementRelay relay;
 
   public FrontendGate(
       GlobalBusBridge bridge, LocalMessageBus bus, String agentCredential, ExecutionTag tags) {
@@ -127,6 +134,44 @@ public final class FrontendGate implements HostAgentGate.Iface {
           "[host {}] gate: mailbox of frontend {} full; it reads the result from Kafka",
           host,
           frontend);
+    }
+  }
+
+  /**
+   * Put a message into the mailbox of one frontend that polls this gate now (a grain's management request,
+   * {@link ManagementRelay}), taking them in turn; false when none does.
+   */
+  public boolean offerToAnyFrontend(byte[] message) {
+    List<Mailbox> live = new ArrayList<>();
+    long now = System.nanoTime();
+    for (Mailbox m : mailboxes.values()) {
+      if (now - m.lastPollNanos < LIVE_POLL_NANOS) {
+        live.add(m);
+      }
+    }
+    int n = live.size();
+    int start = n == 0 ? 0 : Math.floorMod(turn.getAndIncrement(), n);
+    for (int i = 0; i < n; i++) {
+      if (live.get((start + i) % n).messages.offer(message)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Where frontends' answers to management requests go (null: none are relayed). */
+  public void relayManagement(ManagementRelay relay) {
+    this.relay = relay;
+  }
+
+  @Override
+  public void answer(String credential, String requestId, ByteBuffer reply) throws GateError {
+    check(credential);
+    byte[] bytes = new byte[reply.remaining()];
+    reply.get(bytes);
+    if (relay == null || !relay.answer(requestId, bytes)) {
+      LOG.debug(
+          "[host {}] gate: an answer to management request {} nobody waits for", host, requestId);
     }
   }
 
