@@ -38,6 +38,29 @@ class IsolationTest {
   }
 
   @Test
+  void aManagementRequestSpeaksForTheCredentialsApplicationOnly() {
+    List<String> asked = new java.util.ArrayList<>();
+    t.layer.onManagement((app, request) -> {
+      asked.add(app);
+      return new byte[] {'{', '}'};
+    });
+    t.layer.manage(Layers.CRED_A, bytes("{\"action\":\"getWorkflows\",\"data\":{}}"));
+    assertEquals(List.of("appa"), asked);
+    assertEquals(
+        Code.UNAUTHORIZED,
+        assertThrows(DataLayerException.class, () -> t.layer.manage(Layers.AGENT, bytes("{}")))
+            .code());
+    assertEquals(
+        Code.TOO_LARGE,
+        assertThrows(
+                DataLayerException.class,
+                () -> t.layer.manage(
+                    Layers.CRED_A, new byte[LocalDataLayer.MANAGEMENT_MAX_BYTES + 1]))
+            .code());
+    assertEquals(List.of("appa"), asked);
+  }
+
+  @Test
   void theHostAgentCredentialNamesNoApplication() {
     assertEquals(
         Code.UNAUTHORIZED,
