@@ -182,6 +182,29 @@ class BucketRetriesTest {
   }
 
   @Test
+  void aPoisonEndIsDeadLetteredAtOnceNeverRunAgain() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = deployWithFiredEvent(key, "{\"retry\": {\"attempts\": 3}}", "e6");
+    hostAgentEnd(
+        appId,
+        "e6",
+        Json.object()
+            .set(
+                "error",
+                Json.object()
+                    .put("type", Event.ERROR_POISON)
+                    .put("message", "poison event: not run again")
+                    .put("grain", "greet")));
+    JsonNode letters = awaitDeadLetters(key, 1);
+    assertEquals(1, letters.size(), String.valueOf(letters));
+    assertEquals(1, letters.get(0).path("attempts").asInt());
+    assertEquals(INPUT, letters.get(0).path("event").toString());
+    Thread.sleep(300);
+    assertEquals(0, requests(appId).size(), "a poison event is not run again");
+  }
+
+  @Test
   void aFailureWhoseEventIsGoneIsDeadLetteredWithoutIt() throws Exception {
     fe = new TestFrontend();
     String key = fe.signUp("alice");

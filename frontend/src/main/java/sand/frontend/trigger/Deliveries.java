@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.TriggerTables.DeadLetter;
+import sand.contracts.Event;
 import sand.frontend.FrontendMetrics;
 import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
@@ -242,7 +243,8 @@ public final class Deliveries {
    * the host agent of the write started and named this frontend to record): {@code failed} is its end event
    * ({"error": ...}). {@code load} reads the event and its application on the retry timer, not on the caller's
    * thread (up to {@link #LOAD_TRIES} times, as its writer writes it behind); the event then runs again from attempt
-   * 2 per the application's policy and is dead-lettered after the last, like {@link #deliver}'s. Held like them, up
+   * 2 per the application's policy and is dead-lettered after the last, like {@link #deliver}'s (a poison end at
+   * once: the host agent will not run it again, nor do we). Held like them, up
    * to the same bound: beyond it the event is dead-lettered at once (read on the caller's thread), never dropped.
    */
   public void resume(
@@ -272,7 +274,29 @@ public final class Deliveries {
     timer.execute(() -> load(appId, source, failed, load, executions, 1, done));
   }
 
+  /** {@link #loadAndRetry}, never leaving {@code done} open (it holds a place in the bound). */
   private void load(
+      String appId,
+      String source,
+      JsonNode failed,
+      Supplier<Optional<Resumed>> load,
+      List<String> executions,
+      int tried,
+      CompletableFuture<Result> done) {
+    try {
+      loadAndRetry(appId, source, failed, load, executions, tried, done);
+    } catch (RuntimeException e) {
+      LOG.error(
+          "[app {}] [exec {}] {}: the failed execution could not be retried: {}",
+          appId,
+          executions.get(0),
+          source,
+          e.toString());
+      done.completeExceptionally(e);
+    }
+  }
+
+  private void loadAndRetry(
       String appId,
       String source,
       JsonNode failed,
@@ -291,7 +315,8 @@ public final class Deliveries {
     String name = r.map(Resumed::appName).orElse(appId);
     metrics.trigger(name, source, "failed");
     Optional<AppDirectory.Target> app = r.flatMap(Resumed::app);
-    if (app.isEmpty() || app.get().retry().attempts() <= 1) {
+    boolean poison = Event.ERROR_POISON.equals(failed.path("error").path("type").asText());
+    if (app.isEmpty() || app.get().retry().attempts() <= 1 || poison) {
       if (r.isEmpty()) {
         LOG.warn(
             "[app {}] [exec {}] {}: the failed execution's event was not found; dead-lettered without it",
