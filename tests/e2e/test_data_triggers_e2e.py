@@ -34,6 +34,14 @@ TARGET = (
     "    return {'got': event, 'handler_started': time.time()}\n"
 )
 
+FAILING = (
+    "import json, time\n"
+    "def handle(event, context):\n"
+    "    if json.loads(event['value']).get('hang'):\n"
+    "        time.sleep(30)  # killed at the application's timeout_s\n"
+    "    raise RuntimeError('the thumbnailer is down: ' + event['key'])\n"
+)
+
 
 @pytest.fixture(scope="module")
 def keys(http: Http) -> dict[str, str]:
@@ -44,9 +52,25 @@ def keys(http: Http) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def apps(http: Http, keys: dict[str, str]) -> Iterator[dict[str, str]]:
     tag = uuid.uuid4().hex[:8]
-    names = {"writer": f"dt-writer-{tag}", "target": f"dt-target-{tag}"}
+    names = {"writer": f"dt-writer-{tag}", "target": f"dt-target-{tag}", "failing": f"dt-failing-{tag}"}
     put_app(http, keys["owner"], names["writer"], [{"name": f"w{tag}", "next": ["end"]}], {f"w{tag}": WRITER})
-    put_app(http, keys["owner"], names["target"], [{"name": f"t{tag}", "next": ["end"]}], {f"t{tag}": TARGET})
+    # one attempt: its failure is recorded once (retries are test_a_failing_target_is_retried_then_dead_lettered's)
+    put_app(
+        http,
+        keys["owner"],
+        names["target"],
+        [{"name": f"t{tag}", "next": ["end"]}],
+        {f"t{tag}": TARGET},
+        settings={"retry": {"attempts": 1}},
+    )
+    put_app(
+        http,
+        keys["owner"],
+        names["failing"],
+        [{"name": f"f{tag}", "next": ["end"]}],
+        {f"f{tag}": FAILING},
+        settings={"retry": {"attempts": 3, "backoff_s": 0.5}, "timeout_s": 2},
+    )
     yield names
     for name in names.values():
         raw_remove(http, keys["owner"], name)
@@ -170,4 +194,49 @@ def test_a_burst_of_writes_each_starts_one_execution(http: Http, keys: dict[str,
         _write(http, key, apps["writer"], bucket, f"k{i}", {"i": i})
     runs = _ended(http, key, apps["target"], known, 20, timeout=60)
     assert sorted(r["result"]["got"]["key"] for r in runs) == sorted(f"k{i}" for i in range(20))
+    assert http("DELETE", f"/api/v1/buckets/{bucket}", key).status_code == 200
+
+
+def _dead_letters(http: Http, key: str, app: str, want: int, timeout: float = 60) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        r = http("GET", f"/api/v1/apps/{app}/dead-letters", key)
+        assert r.status_code == 200, r.text
+        letters = list(r.json()["dead_letters"])
+        if len(letters) >= want:
+            return letters
+        assert time.monotonic() < deadline, f"{len(letters)} of {want} dead letters: {letters}"
+        time.sleep(0.5)
+
+
+def test_a_failing_target_is_retried_then_dead_lettered(http: Http, keys: dict[str, str], apps: dict[str, str]) -> None:
+    """A triggered execution that raises (or is killed at its timeout) runs settings.retry.attempts times, then its
+    event is a dead letter with source bucket:<bucket>, its last error and every execution."""
+    key, failing = keys["owner"], apps["failing"]
+    bucket = f"retry-{uuid.uuid4().hex[:6]}"
+    assert http("PUT", f"/api/v1/buckets/{bucket}", key).status_code == 201
+    assert http("PUT", f"/api/v1/buckets/{bucket}/targets/{failing}", key).status_code == 200
+    _write(http, key, apps["writer"], bucket, "raises.jpg", {"size": 1})
+    [letter] = _dead_letters(http, key, failing, 1)
+    assert letter["source"] == f"bucket:{bucket}", letter
+    assert letter["attempts"] == 3 and len(letter["executions"]) == 3, letter
+    assert letter["event"] == {
+        "trigger_type": "storage",
+        "key": "raises.jpg",
+        "value": json.dumps({"size": 1}),
+        "source": bucket,
+    }, letter
+    assert "the thumbnailer is down: raises.jpg" in json.dumps(letter["error"]), letter
+    runs = [http("GET", f"/api/v1/executions/{e}", key).json() for e in letter["executions"]]
+    assert [r["status"] for r in runs] == ["failed"] * 3, runs
+    wheres = [r["timings"]["hops"][0]["where"] for r in runs]
+    assert wheres[0].startswith(f"bucket:{bucket}@"), wheres  # the host of the write
+    assert wheres[1].startswith(f"bucket:{bucket}#2@") and wheres[2].startswith(f"bucket:{bucket}#3@"), wheres
+
+    # a grain killed at its timeout_s fails the same way
+    _write(http, key, apps["writer"], bucket, "hangs.jpg", {"hang": True})
+    letters = _dead_letters(http, key, failing, 2, timeout=90)
+    [hung] = [d for d in letters if d["event"]["key"] == "hangs.jpg"]
+    assert hung["source"] == f"bucket:{bucket}" and hung["attempts"] == 3, hung
+    assert "timeout" in json.dumps(hung["error"]).lower(), hung
     assert http("DELETE", f"/api/v1/buckets/{bucket}", key).status_code == 200

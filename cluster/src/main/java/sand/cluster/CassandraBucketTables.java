@@ -3,6 +3,7 @@ package sand.cluster;
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -15,10 +16,15 @@ final class CassandraBucketTables implements BucketTables {
   private final PreparedStatement list;
   private final PreparedStatement targets;
   private final PreparedStatement delete;
+  private final PreparedStatement putFired;
+  private final PreparedStatement fired;
 
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".buckets (owner text, name text, "
         + "targets list<text>, created timestamp, PRIMARY KEY (owner, name))");
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS " + ks + ".bucket_fired_events (execution_id text PRIMARY KEY, "
+            + "app_id text, app text, bucket text, event text)");
   }
 
   CassandraBucketTables(CqlSession session, String ks) {
@@ -33,6 +39,11 @@ final class CassandraBucketTables implements BucketTables {
         "UPDATE " + ks + ".buckets SET targets = ? WHERE owner = ? AND name = ? IF EXISTS");
     delete =
         session.prepare("DELETE FROM " + ks + ".buckets WHERE owner = ? AND name = ? IF EXISTS");
+    String fcols = "execution_id, app_id, app, bucket, event";
+    putFired = session.prepare("INSERT INTO " + ks + ".bucket_fired_events (" + fcols
+        + ") VALUES (?, ?, ?, ?, ?) USING TTL ?");
+    fired = session.prepare(
+        "SELECT " + fcols + " FROM " + ks + ".bucket_fired_events WHERE execution_id = ?");
   }
 
   private static Bucket bucket(Row r) {
@@ -71,5 +82,24 @@ final class CassandraBucketTables implements BucketTables {
   @Override
   public boolean deleteBucket(String owner, String name) {
     return session.execute(delete.bind(owner, name)).wasApplied();
+  }
+
+  @Override
+  public void putFiredEvent(FiredEvent e, Duration keep) {
+    session.execute(putFired.bind(
+        e.executionId(), e.appId(), e.app(), e.bucket(), e.event(), (int) keep.toSeconds()));
+  }
+
+  @Override
+  public Optional<FiredEvent> firedEvent(String executionId) {
+    Row r = session.execute(fired.bind(executionId)).one();
+    return r == null
+        ? Optional.empty()
+        : Optional.of(new FiredEvent(
+            r.getString("execution_id"),
+            r.getString("app_id"),
+            r.getString("app"),
+            r.getString("bucket"),
+            r.getString("event")));
   }
 }

@@ -1,5 +1,6 @@
 package sand.cluster;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -10,6 +11,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 /** {@link BucketTables} in memory, for unit tests. */
 final class InMemoryBucketTables implements BucketTables {
   private final Map<String, NavigableMap<String, Bucket>> buckets = new ConcurrentHashMap<>();
+  private final Map<String, FiredEvent> fired =
+      new ConcurrentHashMap<>(); // kept until the test ends
 
   private NavigableMap<String, Bucket> of(String owner) {
     return buckets.computeIfAbsent(owner, k -> new ConcurrentSkipListMap<>());
@@ -44,5 +47,15 @@ final class InMemoryBucketTables implements BucketTables {
   @Override
   public boolean deleteBucket(String owner, String name) {
     return of(owner).remove(name) != null;
+  }
+
+  @Override
+  public void putFiredEvent(FiredEvent e, Duration keep) {
+    fired.put(e.executionId(), e);
+  }
+
+  @Override
+  public Optional<FiredEvent> firedEvent(String executionId) {
+    return Optional.ofNullable(fired.get(executionId));
   }
 }

@@ -23,7 +23,8 @@ public interface TriggerTables {
    * An event that failed every attempt.
    *
    * @param id       sortable: newer ids sort after older ones
-   * @param source   what started it: "async", "timer:&lt;trigger&gt;", "queue:&lt;trigger&gt;"
+   * @param source   what started it: "async", "timer:&lt;trigger&gt;", "queue:&lt;trigger&gt;",
+   *     "bucket:&lt;bucket&gt;" (a data trigger), "redrive:&lt;id&gt;"
    * @param event    the event's input (JSON)
    * @param error    the last attempt's error (JSON)
    * @param attempts how many executions ran it

@@ -34,6 +34,12 @@ public final class Event {
   public static final String TRACE = "trace";
   /** The grain name that means "the workflow's result": an output to it goes to the frontend. */
   public static final String END = "end";
+  /**
+   * The error type of an end the host agent gives for an event it will never run again (it was in flight at each of
+   * its agent's last deaths, docs/security.md): retrying it would start the crash loop anew.
+   */
+  public static final String ERROR_POISON = "Poison";
+
   /** Every field, in the order they are written. */
   public static final List<String> FIELDS =
       List.of(ID, EXECUTION_ID, APP, GRAIN, FROM, FRONTEND, VALUE, SENT_NS, TAG, TRACE);

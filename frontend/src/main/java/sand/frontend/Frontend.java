@@ -57,6 +57,7 @@ import sand.frontend.knix.KnixExecutions;
 import sand.frontend.knix.KnixLogins;
 import sand.frontend.knix.KnixManagement;
 import sand.frontend.knix.KnixStorage;
+import sand.frontend.trigger.BucketRetries;
 import sand.frontend.trigger.Deliveries;
 import sand.frontend.trigger.KafkaTopicSource;
 import sand.frontend.trigger.QueueConsumers;
@@ -183,7 +184,6 @@ public final class Frontend {
     FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
     ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(), 4, 50_000);
-    Results results = new Results(executions, deps.clock(), tags, id);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "app-directory-" + id);
       t.setDaemon(true);
@@ -191,6 +191,10 @@ public final class Frontend {
     });
     AppDirectory directory =
         new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher);
+    // A data trigger's failed first execution ends here unawaited: retried (docs/data-triggers.md).
+    BucketRetries bucketRetries = new BucketRetries(deps.store(), directory);
+    Results results =
+        new Results(executions, deps.clock(), tags, id).onUnawaitedEnd(bucketRetries::ended);
     ResponseListener listener = new ResponseListener(
         TopicNames.responseTopic(id), deps.responses(), deps.topics(), results);
     ResponseTopicTakeover takeover = new ResponseTopicTakeover(
@@ -203,7 +207,7 @@ public final class Frontend {
             TopicNames.responseTopic(peer),
             deps.peerResponses().apply(peer),
             t -> {},
-            new Results(executions, deps.clock(), tags, peer),
+            new Results(executions, deps.clock(), tags, peer).onUnawaitedEnd(bucketRetries::ended),
             true));
     metrics.gauge("sand_frontend_requests_waiting", results::waiting);
     metrics.gauge("sand_frontend_results_refused_total", results::refused);
@@ -270,6 +274,7 @@ public final class Frontend {
     IdempotencyKeys keys = new IdempotencyKeys(deps.store());
     invoke.useKeys(keys);
     Deliveries deliveries = new Deliveries(invoke, keys, deps.store(), metrics, deps.clock());
+    bucketRetries.use(deliveries);
     invoke.useAsyncRunner((app, value, executionId) -> deliveries
         .deliver(app, value, "async", null, executionId)
         .map(Deliveries.Delivery::firstSent));

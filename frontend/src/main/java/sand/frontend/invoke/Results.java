@@ -10,6 +10,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.FrontendTables;
@@ -51,6 +52,8 @@ public final class Results {
   private final Map<String, String> waitingApp = new ConcurrentHashMap<>();
 
   private final AtomicLong refused = new AtomicLong();
+  /** Told of each end that nobody here waited for (a data trigger's: its retries, sand.frontend.trigger). */
+  private volatile Consumer<Event> unawaited = e -> {};
   /** Who waits for an execution's record without a request of its own here (KNIX polls): told once it is written. */
   private final Map<String, List<Runnable>> watchers = new ConcurrentHashMap<>();
   /**
@@ -70,6 +73,15 @@ public final class Results {
     this.clock = clock;
     this.tags = tags;
     this.frontendId = frontendId;
+  }
+
+  /**
+   * Tell {@code c} of each first result that no request here waited for (an execution a host agent started), once
+   * it is recorded; returns this.
+   */
+  public Results onUnawaitedEnd(Consumer<Event> c) {
+    this.unawaited = c;
+    return this;
   }
 
   /** Results dropped because their tag did not match (forged or misrouted). */
@@ -214,6 +226,13 @@ public final class Results {
     CompletableFuture<Arrival> f = waiting.remove(executionId);
     if (f == null || !f.complete(a)) { // a waiting request writes the record once it has answered
       record(a, arrivedNanos); // an asynchronous request, or one that stopped waiting
+      if (f == null) {
+        try {
+          unawaited.accept(event);
+        } catch (RuntimeException e) {
+          LOG.warn("[execution {}] its end could not be handed on: {}", executionId, e.toString());
+        }
+      }
     }
     return recorded;
   }

@@ -1,6 +1,7 @@
 package sand.frontend.trigger;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,10 +12,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.TriggerTables.DeadLetter;
+import sand.contracts.Event;
 import sand.frontend.FrontendMetrics;
 import sand.frontend.internal.Ids;
 import sand.frontend.internal.Json;
@@ -40,6 +43,18 @@ public final class Deliveries {
   /** How one delivery ended: "succeeded", "dead-lettered" or "duplicate" (its key had run). */
   public record Result(String status, String lastExecutionId, int attempts) {}
 
+  /**
+   * The event of a delivery {@link #resume}d, as read: {@code app} is empty when the application is gone or not
+   * deployed (the event is then dead-lettered at once).
+   */
+  public record Resumed(
+      String appId, String appName, JsonNode event, Optional<AppDirectory.Target> app) {}
+
+  /** How often, and how far apart, {@link #resume} reads an event that is not (yet) written. */
+  static final int LOAD_TRIES = 5;
+
+  static final Duration LOAD_EVERY = Duration.ofMillis(500);
+
   /** A delivery under way: {@code firstSent} when its first attempt's event is on its way. */
   public record Delivery(
       String firstExecutionId, CompletableFuture<Void> firstSent, CompletableFuture<Result> done) {}
@@ -50,6 +65,7 @@ public final class Deliveries {
   private final FrontendMetrics metrics;
   private final Clock clock;
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final int maxInFlight;
   private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "deliveries");
     t.setDaemon(true);
@@ -62,6 +78,18 @@ public final class Deliveries {
       ClusterStore store,
       FrontendMetrics metrics,
       Clock clock) {
+    this(invoke, keys, store, metrics, clock, MAX_IN_FLIGHT);
+  }
+
+  /** With another bound on the deliveries held (tests). */
+  Deliveries(
+      InvokeHandler invoke,
+      IdempotencyKeys keys,
+      ClusterStore store,
+      FrontendMetrics metrics,
+      Clock clock,
+      int maxInFlight) {
+    this.maxInFlight = maxInFlight;
     this.invoke = invoke;
     this.keys = keys;
     this.store = store;
@@ -80,7 +108,7 @@ public final class Deliveries {
    */
   public Optional<Delivery> deliver(
       AppDirectory.Target app, JsonNode value, String source, String key, String executionId) {
-    if (inFlight.incrementAndGet() > MAX_IN_FLIGHT) {
+    if (inFlight.incrementAndGet() > maxInFlight) {
       inFlight.decrementAndGet();
       metrics.trigger(app.name(), source, "refused");
       return Optional.empty();
@@ -205,26 +233,137 @@ public final class Deliveries {
             TimeUnit.MILLISECONDS);
         return;
       }
-      deadLetter(app, value, source, key, out, n, executions);
+      deadLetter(app.appId(), app.name(), value, source, key, out.value(), n, executions);
       done.complete(new Result("dead-lettered", executionId, n));
     });
   }
 
+  /**
+   * Continue a delivery whose first attempt ran without this frontend and failed (a data trigger's execution, which
+   * the host agent of the write started and named this frontend to record): {@code failed} is its end event
+   * ({"error": ...}). {@code load} reads the event and its application on the retry timer, not on the caller's
+   * thread (up to {@link #LOAD_TRIES} times, as its writer writes it behind); the event then runs again from attempt
+   * 2 per the application's policy and is dead-lettered after the last, like {@link #deliver}'s (a poison end at
+   * once: the host agent will not run it again, nor do we). Held like them, up
+   * to the same bound: beyond it the event is dead-lettered at once (read on the caller's thread), never dropped.
+   */
+  public void resume(
+      String appId,
+      String source,
+      String firstExecutionId,
+      JsonNode failed,
+      Supplier<Optional<Resumed>> load) {
+    List<String> executions = new ArrayList<>(List.of(firstExecutionId));
+    if (inFlight.incrementAndGet() > maxInFlight) {
+      inFlight.decrementAndGet();
+      Optional<Resumed> r = read(load);
+      String name = r.map(Resumed::appName).orElse(appId);
+      metrics.trigger(name, source, "refused");
+      LOG.warn(
+          "[app {}] [exec {}] {}: the execution failed and this frontend holds {} deliveries already; "
+              + "dead-lettered without a retry",
+          name,
+          firstExecutionId,
+          source,
+          maxInFlight);
+      deadLetter(appId, name, event(r), source, null, failed, 1, executions);
+      return;
+    }
+    CompletableFuture<Result> done = new CompletableFuture<>();
+    done.whenComplete((x, e) -> inFlight.decrementAndGet());
+    timer.execute(() -> load(appId, source, failed, load, executions, 1, done));
+  }
+
+  /** {@link #loadAndRetry}, never leaving {@code done} open (it holds a place in the bound). */
+  private void load(
+      String appId,
+      String source,
+      JsonNode failed,
+      Supplier<Optional<Resumed>> load,
+      List<String> executions,
+      int tried,
+      CompletableFuture<Result> done) {
+    try {
+      loadAndRetry(appId, source, failed, load, executions, tried, done);
+    } catch (RuntimeException e) {
+      LOG.error(
+          "[app {}] [exec {}] {}: the failed execution could not be retried: {}",
+          appId,
+          executions.get(0),
+          source,
+          e.toString());
+      done.completeExceptionally(e);
+    }
+  }
+
+  private void loadAndRetry(
+      String appId,
+      String source,
+      JsonNode failed,
+      Supplier<Optional<Resumed>> load,
+      List<String> executions,
+      int tried,
+      CompletableFuture<Result> done) {
+    Optional<Resumed> r = read(load);
+    if (r.isEmpty() && tried < LOAD_TRIES) {
+      timer.schedule(
+          () -> load(appId, source, failed, load, executions, tried + 1, done),
+          LOAD_EVERY.toMillis(),
+          TimeUnit.MILLISECONDS);
+      return;
+    }
+    String name = r.map(Resumed::appName).orElse(appId);
+    metrics.trigger(name, source, "failed");
+    Optional<AppDirectory.Target> app = r.flatMap(Resumed::app);
+    boolean poison = Event.ERROR_POISON.equals(failed.path("error").path("type").asText());
+    if (app.isEmpty() || app.get().retry().attempts() <= 1 || poison) {
+      if (r.isEmpty()) {
+        LOG.warn(
+            "[app {}] [exec {}] {}: the failed execution's event was not found; dead-lettered without it",
+            appId,
+            executions.get(0),
+            source);
+      }
+      deadLetter(appId, name, event(r), source, null, failed, 1, executions);
+      done.complete(new Result("dead-lettered", executions.get(0), 1));
+      return;
+    }
+    CompletableFuture<Void> sent = CompletableFuture.completedFuture(null);
+    timer.schedule(
+        () -> attempt(
+            app.get(), r.get().event(), source, null, Ids.newId(), 2, executions, sent, done),
+        app.get().retry().backoff(1).toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private static Optional<Resumed> read(Supplier<Optional<Resumed>> load) {
+    try {
+      return load.get();
+    } catch (RuntimeException e) { // Cassandra away: read again (or dead-letter without it)
+      LOG.debug("reading a resumed delivery's event failed: {}", e.toString());
+      return Optional.empty();
+    }
+  }
+
+  private static JsonNode event(Optional<Resumed> r) {
+    return r.map(Resumed::event).orElse(NullNode.getInstance());
+  }
+
+  /** {@code last}: the last attempt's output or error event ({"error": ...}). */
   private void deadLetter(
-      AppDirectory.Target app,
+      String appId,
+      String appName,
       JsonNode value,
       String source,
       String key,
-      Outcome last,
+      JsonNode last,
       int attempts,
       List<String> executions) {
-    metrics.trigger(app.name(), source, "dead_lettered");
+    metrics.trigger(appName, source, "dead_lettered");
     long now = clock.millis();
-    JsonNode error = last.value() != null && last.value().has("error")
-        ? last.value().get("error")
-        : last.value();
+    JsonNode error = last != null && last.has("error") ? last.get("error") : last;
     DeadLetter d = new DeadLetter(
-        app.appId(),
+        appId,
         String.format("%013d-%s", now, Ids.hex(4)),
         key == null ? source : source + " key=" + key,
         Json.text(value),
@@ -236,14 +375,14 @@ public final class Deliveries {
       store.triggers().putDeadLetter(d, DEAD_LETTERS_KEPT);
       LOG.warn(
           "[app {}] {}: the event failed {} attempts; dead letter {}",
-          app.name(),
+          appName,
           source,
           attempts,
           d.id());
     } catch (RuntimeException e) {
       LOG.error(
           "[app {}] {}: dead letter {} could not be stored: {} (event {})",
-          app.name(),
+          appName,
           source,
           d.id(),
           e.toString(),

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.BucketTables;
 import sand.cluster.BucketTables.Bucket;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.ExecutionRecord;
@@ -40,11 +41,9 @@ import sand.contracts.gate.Admission;
  * grain's local queue when its sandbox runs here (backed up as {@code processing}, like any locally produced event),
  * else as a {@code new} record on its topic. Each start is an execution: its record is written here (start, and a log
  * line naming the bucket), its trace begins with a {@code trigger} entry, and its tag names a live frontend, which
- * records its result or error as for an asynchronous request.
- *
- * <p>TODO(issue 30, retries): a triggered execution runs once (at least once across host failures); retries and dead
- * letters of failed ones belong to the frontend that records the result (sand.frontend.trigger.Deliveries) and are
- * not wired here.
+ * records its result or error as for an asynchronous request. The event is kept ({@link BucketTables.FiredEvent},
+ * as long as the execution's record) for that frontend: a failed end is retried there, per the target's
+ * {@code settings.retry}, and dead-lettered after its last attempt (sand.frontend.trigger.BucketRetries).
  */
 public final class BucketTriggers implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BucketTriggers.class);
@@ -231,7 +230,7 @@ public final class BucketTriggers implements AutoCloseable {
           key);
       return;
     }
-    record(target.get(), executionId, frontend, now, bucket, key, writer, entry);
+    record(target.get(), executionId, frontend, now, bucket, key, writer, entry, input);
     CompletableFuture<Object> backedUp = new CompletableFuture<>();
     Admission a = delivery.deliver(event, backedUp);
     if (a == Admission.ACCEPTED) {
@@ -291,7 +290,10 @@ public final class BucketTriggers implements AutoCloseable {
     }
   }
 
-  /** The execution's start record and the log line naming its trigger, written behind (bounded). */
+  /**
+   * The event kept for retries, the execution's start record and the log line naming its trigger, written behind
+   * (bounded).
+   */
   private void record(
       ApplicationRecord target,
       String executionId,
@@ -300,7 +302,10 @@ public final class BucketTriggers implements AutoCloseable {
       String bucket,
       String key,
       ApplicationRecord writer,
-      String entry) {
+      String entry,
+      ObjectNode input) {
+    BucketTables.FiredEvent fired = new BucketTables.FiredEvent(
+        executionId, target.appId(), target.name(), bucket, input.toString());
     ExecutionRecord start = new ExecutionRecord(
         executionId,
         target.appId(),
@@ -316,6 +321,7 @@ public final class BucketTriggers implements AutoCloseable {
         + "' wrote key '" + key + "' on host " + host;
     records.execute(() -> {
       try {
+        store.buckets().putFiredEvent(fired, ttl); // first: a failure may reach its frontend soon
         store.startExecution(start, ttl);
         store.appendLogs(
             List.of(new HostAgentTables.LogLine(

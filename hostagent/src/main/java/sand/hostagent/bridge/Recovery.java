@@ -360,7 +360,8 @@ final class Recovery {
     String frontend = st.event().path(Event.FRONTEND).asText("");
     CompletableFuture<?> answered;
     if (TopicNames.validFrontend(frontend)) {
-      ObjectNode error = LocalRecovery.errorResult(app, grain, st.event(), "Poison", reason);
+      ObjectNode error =
+          LocalRecovery.errorResult(app, grain, st.event(), Event.ERROR_POISON, reason);
       answered = sender.send(new ProducerRecord<>(
           TopicNames.responseTopic(frontend), exec, ConditionFlag.toBytes(error)));
     } else {

@@ -124,6 +124,11 @@ class BucketTriggersTest {
     TestHost.eventually("the start record", () -> store.execution(exec).isPresent());
     assertEquals("running", store.execution(exec).get().status());
     assertEquals(APP, store.execution(exec).get().appId());
+    var fired = store.buckets().firedEvent(exec).orElseThrow(); // kept for the frontend's retries
+    assertEquals(APP, fired.appId());
+    assertEquals(APP + "-name", fired.app());
+    assertEquals("photos", fired.bucket());
+    assertEquals(e.path("value").toString(), fired.event());
     TestHost.eventually("the log line", () -> !store.logs(exec).isEmpty());
     assertTrue(
         store.logs(exec).get(0).text().contains("bucket:photos"),
