@@ -28,6 +28,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--batch-size", type=int, help="queues: records per poll, 1..100 (default 10)")
     p.add_argument("--start", choices=["earliest", "latest"], help="queues: where a new group begins (latest)")
     p.add_argument("--per", choices=["record", "batch"], help="queues: an execution per record (default) or batch")
+    p.add_argument("--grain", help="the grain the events go to (an ASL state's grain; default: the workflow's entry)")
     p = what.add_parser("list", help="the application's triggers, with each timer's next tick")
     p.add_argument("app", help="application name")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
@@ -54,7 +55,8 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
         spec["topic"] = args.topic
     if args.input is not None:
         spec["input"] = read_json_arg(args.input)
-    for field, value in (("group", args.group), ("batch_size", args.batch_size), ("start", args.start)):
+    fields = (("group", args.group), ("batch_size", args.batch_size), ("start", args.start), ("grain", args.grain))
+    for field, value in fields:
         if value is not None:
             spec[field] = value
     if args.per is not None:
@@ -63,10 +65,11 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _describe(t: dict[str, Any]) -> str:
+    at = f", at grain {t['grain']}" if t.get("grain") else ""
     if t.get("kind") == "timer":
-        return f"{t.get('schedule', '')}, next {t.get('next', '?')}"
+        return f"{t.get('schedule', '')}, next {t.get('next', '?')}{at}"
     lag = f", lag here {t['lag_here']}" if "lag_here" in t else ""
-    return f"topic {t.get('topic')} (group {t.get('group')}, batch {t.get('batch_size')}, per {t.get('per')}){lag}"
+    return f"topic {t.get('topic')} (group {t.get('group')}, batch {t.get('batch_size')}, per {t.get('per')}){lag}{at}"
 
 
 def _trigger(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 package sand.frontend;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -29,8 +30,12 @@ class TriggersTest {
   }
 
   private List<JsonNode> requests(String appId) throws Exception {
+    return requests(appId, "greet");
+  }
+
+  private List<JsonNode> requests(String appId, String grain) throws Exception {
     List<JsonNode> out = new java.util.ArrayList<>();
-    for (ProducerRecord<String, byte[]> r : fe.sent("sand." + appId + ".greet")) {
+    for (ProducerRecord<String, byte[]> r : fe.sent("sand." + appId + "." + grain)) {
       out.add(Json.MAPPER.readTree(r.value()).path("event"));
     }
     return out;
@@ -81,6 +86,28 @@ class TriggersTest {
         200, fe.call("DELETE", "/api/v1/apps/hello/triggers/tick", key, null).status());
     assertEquals(
         404, fe.call("DELETE", "/api/v1/apps/hello/triggers/tick", key, null).status());
+  }
+
+  @Test
+  void aTimerMayStartTheWorkflowAtAnotherGrain() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    var put = fe.call(
+        "PUT",
+        "/api/v1/apps/hello/triggers/tock",
+        key,
+        "{\"every\": \"1s\", \"grain\": \"shout\"}");
+    assertEquals(201, put.status(), put.body());
+    assertTrue(put.body().contains("\"grain\":\"shout\""), put.body());
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (requests(appId, "shout").isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    List<JsonNode> ticks = requests(appId, "shout");
+    assertFalse(ticks.isEmpty(), "no tick reached grain shout");
+    assertEquals("shout", ticks.get(0).path("grain").asText(), ticks.toString());
+    assertTrue(requests(appId).isEmpty(), "a tick went to the entry grain");
   }
 
   @Test
@@ -183,6 +210,12 @@ class TriggersTest {
       {"{\"topic\": \"__consumer_offsets\"}", "400", "SAND's or Kafka's own"},
       {"{\"topic\": \"events.x\"}", "503", "no Kafka"}, // this frontend was given none
       {"[]", "400", "JSON object"},
+      {
+        "{\"every\": \"1m\", \"grain\": \"nope\"}",
+        "400",
+        "no grain 'nope'; its grains: [greet, shout]"
+      },
+      {"{\"every\": \"1m\", \"grain\": \"no spaces\"}", "400", "not a grain's name"},
     };
     for (String[] c : cases) {
       var r = fe.call("PUT", "/api/v1/apps/hello/triggers/t", key, c[0]);
