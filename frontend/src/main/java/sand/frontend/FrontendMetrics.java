@@ -68,7 +68,7 @@ public final class FrontendMetrics {
   }
 
   /** A gauge with labels, e.g. a queue trigger's lag; replaced when set again. */
-  public void gauge(String nameWithLabels, Supplier<Number> value, boolean labelled) {
+  public void labelledGauge(String nameWithLabels, Supplier<Number> value) {
     gauges.put(nameWithLabels, value);
   }
 

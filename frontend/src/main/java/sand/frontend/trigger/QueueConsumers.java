@@ -111,7 +111,7 @@ public final class QueueConsumers extends AbstractLifeCycle {
       running.put(key, c);
       String gauge =
           "sand_frontend_trigger_lag{app=\"" + a.appName() + "\",trigger=\"" + s.name() + "\"}";
-      metrics.gauge(gauge, c::lag, true);
+      metrics.labelledGauge(gauge, c::lag);
       if (startThreads) {
         Thread t = new Thread(c, "queue-trigger-" + a.appName() + "-" + s.name());
         t.setDaemon(true);
