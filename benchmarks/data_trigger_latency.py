@@ -7,7 +7,7 @@ host): the writer reads ``time.monotonic_ns()`` just before ``context.put(..., b
 value; the triggered handler subtracts it from its own start. For the hop, the writer returns its clock as its
 output and its next grain subtracts it. Writes are one at a time (latency, not throughput), through nginx.
 
-    python benchmarks/data_trigger_latency.py [--writes 200] [--warmup 20]
+    python benchmarks/data_trigger_latency.py [--writes 200] [--warmup 20] [--quick]
 
 Needs a running system (`make up`, or a cluster with SAND_NGINX_PORT set). Writes
 benchmarks/results/data_trigger_latency.json.
@@ -59,7 +59,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--writes", type=int, default=200, help="measured writes (default 200)")
     ap.add_argument("--warmup", type=int, default=20, help="writes before measuring (default 20)")
+    ap.add_argument("--quick", action="store_true", help="20 writes after 5 (the smoke test's run)")
     args = ap.parse_args()
+    if args.quick:
+        args.writes, args.warmup = 20, 5
     bench = Bench()
     try:
         p = bench.prefix

@@ -113,3 +113,16 @@ def test_trigger_latency(tmp_path: Path) -> None:
     for key in ("request_p50_ms", "timer_p50_ms", "queue_p50_ms", "timer_p99_ms", "queue_p99_ms"):
         assert positive(r[key]), (key, r)
     assert all(x[k]["n"] > 0 for x in r["rounds"] for k in ("request", "timer", "queue")), r["rounds"]
+
+
+def test_data_trigger_latency(tmp_path: Path) -> None:
+    r = run("data_trigger_latency.py", tmp_path, png=False)
+    for key in ("data_write_to_triggered_handler_start", "local_bus_hop_output_to_next_handler_start"):
+        assert r[key]["n"] == 20 and positive(r[key]["p50_ms"]), (key, r)
+
+
+def test_grain_management_latency(tmp_path: Path) -> None:
+    r = run("grain_management_latency.py", tmp_path, png=False)
+    for key in ("from_a_grain", "from_outside_through_nginx"):
+        assert r[key]["n"] == 20 and positive(r[key]["p50_ms"]), (key, r)
+    assert positive(r["p50_ratio_grain_over_outside"]), r
