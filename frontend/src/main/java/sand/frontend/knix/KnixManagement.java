@@ -156,17 +156,20 @@ public final class KnixManagement {
     }
   }
 
+  /** What a function may not do as its owner: end the account (only its owner does, with the password). */
+  static final java.util.Set<String> NOT_FROM_A_GRAIN = java.util.Set.of("deleteAccount");
+
   /**
    * A grain's management request ({@link GrainManagement}), run as {@code account} with a key acting for it: KNIX's
-   * reply. Only the actions of an account's own things: a grain signs nobody up and logs nobody in.
+   * reply. Only the actions of an account's own things: a grain signs nobody up, logs nobody in, deletes no account.
    */
   ObjectNode forGrain(String account, String key, JsonNode request) {
     String action = request.path("action").asText("");
     try {
-      if (actions.open(action) != null) {
+      if (actions.open(action) != null || NOT_FROM_A_GRAIN.contains(action)) {
         throw new Failure(
-            "action '" + action + "' cannot be called from a function: a function acts as "
-                + "its workflow's owner, who is logged in");
+            "action '" + action + "' cannot be called from a function: a function acts "
+                + "as its workflow's owner for the owner's functions, workflows, triggers, buckets and data");
       }
       return successJson(
           actions.authenticated(action).run(request.path("data"), new Caller(account, key, null)));

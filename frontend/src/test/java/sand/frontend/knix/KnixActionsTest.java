@@ -43,6 +43,7 @@ class KnixActionsTest {
       "undeployWorkflow",
       "retrieveAllWorkflowLogs",
       "clearAllWorkflowLogs",
+      "getWorkflowDetails",
       "performStorageAction",
       "addTrigger",
       "getTriggerDetails",
