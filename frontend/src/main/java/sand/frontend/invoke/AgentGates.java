@@ -97,6 +97,8 @@ public final class AgentGates extends AbstractLifeCycle {
   private final Map<String, Unacked> unacked = new ConcurrentHashMap<>();
   private final AtomicLong submitted = new AtomicLong();
   private volatile long hostsReadNanos;
+  private final java.util.concurrent.atomic.AtomicBoolean refreshing =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private volatile boolean running;
 
   /**
@@ -215,8 +217,8 @@ public final class AgentGates extends AbstractLifeCycle {
   /** Know every live agent with a gate (read at most every second): a poller for each. */
   private void refreshHosts() {
     long now = System.nanoTime();
-    if (now - hostsReadNanos < 1_000_000_000L) {
-      return;
+    if (now - hostsReadNanos < 1_000_000_000L || !refreshing.compareAndSet(false, true)) {
+      return; // read recently, or being read by another thread (a request's or a poller's)
     }
     hostsReadNanos = now;
     try {
@@ -232,6 +234,8 @@ public final class AgentGates extends AbstractLifeCycle {
       }
     } catch (RuntimeException e) {
       LOG.warn("[frontend {}] could not read the live hosts: {}", frontendId, e.toString());
+    } finally {
+      refreshing.set(false);
     }
   }
 
