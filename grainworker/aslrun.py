@@ -355,6 +355,8 @@ class _Run:
                         f"ItemsPath of Map state '{state.name}' selects {type(items).__name__}, not a list",
                     )
                 limit = _limit(st, eff, co)
+                if self.knix and "Parameters" in st:
+                    asl_knix.check_map_parameters(st["Parameters"])
         except asl.AslRuntimeError as e:
             return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
         if st["Type"] == "Parallel":
@@ -366,7 +368,7 @@ class _Run:
         frame |= {"kind": "map", "count": len(items)}
         if not items:  # nothing to fan out: the Map's output at once
             try:
-                out = asl.state_output(st, data, [], co)
+                out = asl_knix.map_output(st, [], co) if self.knix else asl.state_output(st, data, [], co)
             except asl.AslRuntimeError as e:
                 return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
             return self.go(state, out, frames, ctx)
@@ -393,13 +395,13 @@ class _Run:
     ) -> None:
         st = state.state
         template = st.get("ItemSelector", st.get("Parameters"))
-        value = (
-            item
-            if template is None
-            else asl.apply_template(
-                template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state)
-            )
-        )
+        co = self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state)
+        if template is None:
+            value = item
+        elif self.knix and "Parameters" in st:  # KNIX's Map Parameters (asl_knix.map_item)
+            value = asl_knix.map_item(template, eff, item, index, co)
+        else:
+            value = asl.apply_template(template, eff, co)
         self.send(state.nested[0], value, [*frames, frame | {"index": index}], ctx)
 
     def join(self, data: Any, frames: list[dict[str, Any]]) -> Any:
@@ -420,8 +422,12 @@ class _Run:
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
         outer = frames[:-1]
+        co = self.context_object(state=parent)
         try:
-            out = asl.state_output(parent.state, frame["input"], results, self.context_object(state=parent))
+            if self.knix and parent.state["Type"] == "Map":  # KNIX's Map output: the results alone
+                out = asl_knix.map_output(parent.state, results, co)
+            else:
+                out = asl.state_output(parent.state, frame["input"], results, co)
         except asl.AslRuntimeError as e:  # its ResultSelector, ResultPath or OutputPath: the state's error
             return self.fan_out_failed(
                 parent, frame["input"], e.error, e.cause, outer, frame["ctx"], frame.get("attempts", {})

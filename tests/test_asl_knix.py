@@ -167,3 +167,72 @@ def test_a_pass_states_result_path_is_knixs() -> None:
     assert drive(machine, {"a": 1}, {}) == {"iterator": {"count": 10}, "a": 1}
     del machine["SandDialect"]
     assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 10}}
+
+
+def knix_map(**fields: Any) -> dict[str, Any]:
+    """A machine of one Map state, in KNIX's dialect, whose items go through a Task "echo"."""
+    iterator = {"StartAt": "E", "States": {"E": {"Type": "Task", "Resource": "echo", "End": True}}}
+    return {
+        "SandDialect": "knix",
+        "StartAt": "M",
+        "States": {"M": {"Type": "Map", "End": True, "Iterator": iterator, **fields}},
+    }
+
+
+ECHO = {"echo": lambda e: e}
+PEOPLE = [{"who": "bob"}, {"who": "meg"}]
+CONTEXT = {"ContextIndex.$": "$$.Map.Item.Index", "ContextValue.$": "$$.Map.Item.Value"}
+
+
+def test_a_maps_output_is_its_results_alone() -> None:
+    """KNIX's tests/asl_Map example: the input's other fields are dropped, the results placed at ResultPath."""
+    inp = {"ship-date": "2016", "detail": {"delivery-partner": "UQS", "shipped": [{"prod": "R31"}, {"prod": "S39"}]}}
+    machine = knix_map(
+        InputPath="$.detail",
+        ItemsPath="$.shipped",
+        ResultPath="$.detail.shipped",
+        Parameters={"parcel.$": "$$.Map.Item.Value", "courier.$": "$.delivery-partner"},
+    )
+    tasks = {"echo": lambda e: e["courier"] + " " + e["parcel"]["prod"]}
+    assert drive(machine, inp, tasks) == {"detail": {"shipped": ["UQS R31", "UQS S39"]}}
+    del machine["SandDialect"]  # the specification: placed into the whole input
+    assert drive(machine, inp, tasks) == {**inp, "detail": {**inp["detail"], "shipped": ["UQS R31", "UQS S39"]}}
+
+
+def test_a_maps_result_path_needs_no_object_input() -> None:
+    """KNIX's tests/asl_Map parameters test: ResultPath on a list input."""
+    machine = knix_map(ResultPath="$.result", Parameters=CONTEXT)
+    expected = [
+        {"ContextIndex": 0, "ContextValue": {"who": "bob"}},
+        {"ContextIndex": 1, "ContextValue": {"who": "meg"}},
+    ]
+    assert drive(machine, PEOPLE, ECHO) == {"result": expected}
+    assert drive(knix_map(Parameters=CONTEXT), PEOPLE, ECHO) == expected
+    del machine["SandDialect"]
+    assert drive(machine, PEOPLE, ECHO)["error"]["type"] == "States.ResultPathMatchFailure"
+
+
+@pytest.mark.parametrize(("result_path", "out"), [("$", {}), (None, {}), ("$['a b'].c", {"a b": {"c": ["x", "y"]}})])
+def test_knixs_map_result_path_forms(result_path: Any, out: Any) -> None:
+    machine = knix_map(ResultPath=result_path, OutputPath="$")
+    machine["States"]["M"]["ItemsPath"] = "$.items"
+    assert drive(machine, {"k": 1, "items": ["x", "y"]}, ECHO) == out
+
+
+def test_a_path_into_the_input_ends_a_maps_parameters() -> None:
+    """KNIX's tests/asl_Map IRO paths test: the index entry, and every entry after the path, are left out."""
+    params = {"index.$": "$$.Map.Item.Index", "item.$": "$$.Map.Item.Value", "address.$": "$.address", "late": 1}
+    machine = knix_map(ItemsPath="$.items", MaxConcurrency=1, Parameters=params, ResultPath="$.done")
+    inp = {"address": "Seattle", "items": ["a", "b"]}
+    assert drive(machine, inp, ECHO) == {
+        "done": [{"address": "Seattle", "item": "a"}, {"address": "Seattle", "item": "b"}]
+    }
+    del machine["SandDialect"]
+    assert drive(machine, inp, ECHO)["done"][1] == {"index": 1, "item": "b", "address": "Seattle", "late": 1}
+
+
+def test_a_path_before_the_item_value_is_an_error() -> None:
+    machine = knix_map(ItemsPath="$.items", Parameters={"address.$": "$.address", "item.$": "$$.Map.Item.Value"})
+    out = drive(machine, {"address": "x", "items": ["a"]}, ECHO)
+    assert out["error"]["type"] == "States.ParameterPathFailure"
+    assert "must follow it" in out["error"]["message"]
