@@ -8,7 +8,9 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
 - ``EnableCheckpoints`` and ``AllowImmediateMessages`` (top, booleans) and a Parallel's ``WaitForNumBranches``
   (an ascending list of branch counts)
   are accepted. SAND backs every event up in any case and a grain may send before it returns, so the switches have
-  no effect; the Parallel waits for all its branches (KNIX answers once per count: SAND answers once).
+  no effect. A Parallel with ``WaitForNumBranches`` goes on (Next or End) once per listed count of finished
+  branches, with the outputs so far (None for a branch not done), as KNIX's post-parallel step does
+  (grainworker/aslrun.py ``arrive``); the execution then reaches its end more than once.
 - ``ErrorEquals`` names are matched literally against the error's class name *or its message*; no name is
   reserved or special (``States.ALL`` is not a wildcard on KNIX: an error raised as ``Exception("States.All")``
   matches the name ``"States.All"``).

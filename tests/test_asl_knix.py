@@ -9,7 +9,7 @@ import pytest
 
 from grainworker.asl_text import AslError
 from grainworker.asl_validate import validate
-from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, knix_machine
+from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, drive_all, knix_machine
 
 
 def fail_function(event: Any) -> Any:
@@ -236,3 +236,39 @@ def test_a_path_before_the_item_value_is_an_error() -> None:
     out = drive(machine, {"address": "x", "items": ["a"]}, ECHO)
     assert out["error"]["type"] == "States.ParameterPathFailure"
     assert "must follow it" in out["error"]["message"]
+
+
+def knix_parallel(wait: list[int], n: int = 3) -> dict[str, Any]:
+    """KNIX's tests/asl_KNIX_flags Parallel: ``n`` branches each naming itself, then a last Task."""
+    branches = [
+        {"StartAt": f"B{i}", "States": {f"B{i}": {"Type": "Task", "Resource": f"b{i}", "End": True}}} for i in range(n)
+    ]
+    par = {"Type": "Parallel", "Branches": branches, "WaitForNumBranches": wait, "Next": "After"}
+    states = {"P": par, "After": {"Type": "Task", "Resource": "after", "End": True}}
+    return {"SandDialect": "knix", "StartAt": "P", "States": states}
+
+
+BRANCH_TASKS = {**{f"b{i}": (lambda i: lambda e: [*e, f"b{i}"])(i) for i in range(3)}, "after": lambda e: e}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_parallel_goes_on_once_per_count_it_waits_for(seed: int) -> None:
+    outs = drive_all(knix_parallel([2, 3]), [10], BRANCH_TASKS, seed)
+    full = [[10, "b0"], [10, "b1"], [10, "b2"]]
+    assert len(outs) == 2 and full in outs, outs  # the two answers may reach the end in either order
+    partial = outs[1 - outs.index(full)]
+    assert partial.count(None) == 1 and all(p in (None, f) for p, f in zip(partial, full, strict=True)), partial
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_parallel_that_does_not_wait_for_all_goes_on_once(seed: int) -> None:
+    outs = drive_all(knix_parallel([1]), [10], BRANCH_TASKS, seed)
+    assert len(outs) == 1 and outs[0].count(None) == 2, outs
+
+
+def test_waiting_for_every_branch_is_the_specifications_parallel() -> None:
+    assert drive_all(knix_parallel([3]), [10], BRANCH_TASKS) == [[[10, "b0"], [10, "b1"], [10, "b2"]]]
+    machine = knix_parallel([2, 3])
+    del machine["SandDialect"]
+    with pytest.raises(AslError, match="WaitForNumBranches: unknown field"):
+        validate(machine)
