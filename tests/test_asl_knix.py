@@ -248,7 +248,11 @@ def knix_parallel(wait: list[int], n: int = 3) -> dict[str, Any]:
     return {"SandDialect": "knix", "StartAt": "P", "States": states}
 
 
-BRANCH_TASKS = {**{f"b{i}": (lambda i: lambda e: [*e, f"b{i}"])(i) for i in range(3)}, "after": lambda e: e}
+def named(name: str) -> Any:
+    return lambda e: [*e, name]
+
+
+BRANCH_TASKS = {**{f"b{i}": named(f"b{i}") for i in range(3)}, "after": lambda e: e}
 
 
 @pytest.mark.parametrize("seed", range(8))
