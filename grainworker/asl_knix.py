@@ -33,7 +33,8 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
 - A Map's ``Parameters`` make each item as KNIX's function worker does: ``$$.Map.Item.Value`` and
   ``$$.Map.Item.Index`` entries as the specification's, but the first entry with a path into the Map's input
   (``"x.$": "$.y"``) ends them: the item is then that value and the item value's entry only (the index and every
-  later entry left out). Other entries are the specification's.
+  later entry left out). Other entries are the specification's. Such a path before the item value's entry is
+  refused at deploy (KNIX fails there at run time).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def _machine(machine: Any, prefix: str) -> None:
                 names = h.get("ErrorEquals") if isinstance(h, dict) else None
                 if isinstance(names, list):
                     h["ErrorEquals"] = [_NAME_PREFIX + n if isinstance(n, str) and n else n for n in names]
+        if state.get("Type") == "Map" and (key := _path_before_item_value(state.get("Parameters"))) is not None:
+            raise AslError(f"{where}.Parameters: {show(key)} {MAP_ORDER}")
         if "WaitForNumBranches" in state and state.get("Type") == "Parallel":
             _wait_for(state.pop("WaitForNumBranches"), state.get("Branches"), f"{where}.WaitForNumBranches")
         branches = state.get("Branches")
@@ -206,18 +209,25 @@ def _input_path_entry(key: str, value: Any) -> bool:
     return key.endswith(".$") and isinstance(value, str) and value.startswith("$.")
 
 
-def check_map_parameters(parameters: Any) -> None:
-    """Before a Map fans out: KNIX's Parameters need the item value's entry before a path into the Map's input
-    (KNIX fails there too: "item value is not set")."""
+MAP_ORDER = "comes before the entry for $$.Map.Item.Value; in KNIX's dialect a path into the Map's input must follow it"
+
+
+def _path_before_item_value(parameters: Any) -> str | None:
+    """The entry of a Map's Parameters with a path into the Map's input that comes before the item value's (KNIX
+    fails there: "item value is not set"), or None."""
     for key, value in parameters.items() if isinstance(parameters, dict) else ():
         if key.endswith(".$") and value == _ITEM_VALUE:
-            return
+            return None
         if _input_path_entry(key, value):
-            raise AslRuntimeError(
-                "States.ParameterPathFailure",
-                f"Parameters: {show(key)} comes before the entry for $$.Map.Item.Value; in KNIX's dialect a path "
-                "into the Map's input must follow it",
-            )
+            return str(key)
+    return None
+
+
+def check_map_parameters(parameters: Any) -> None:
+    """Before a Map fans out (the validator refuses such a machine; this is for one deployed before it did)."""
+    key = _path_before_item_value(parameters)
+    if key is not None:
+        raise AslRuntimeError("States.ParameterPathFailure", f"Parameters: {show(key)} {MAP_ORDER}")
 
 
 def map_item(parameters: Any, eff: Any, item: Any, index: int, context: Mapping[str, Any] | None) -> Any:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from grainworker.asl_text import AslError
+from grainworker import asl_knix
+from grainworker.asl_text import AslError, AslRuntimeError
 from grainworker.asl_validate import validate
 from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, drive_all, knix_machine
 
@@ -231,11 +232,15 @@ def test_a_path_into_the_input_ends_a_maps_parameters() -> None:
     assert drive(machine, inp, ECHO)["done"][1] == {"index": 1, "item": "b", "address": "Seattle", "late": 1}
 
 
-def test_a_path_before_the_item_value_is_an_error() -> None:
+def test_a_path_before_the_item_value_is_refused() -> None:
     machine = knix_map(ItemsPath="$.items", Parameters={"address.$": "$.address", "item.$": "$$.Map.Item.Value"})
-    out = drive(machine, {"address": "x", "items": ["a"]}, ECHO)
-    assert out["error"]["type"] == "States.ParameterPathFailure"
-    assert "must follow it" in out["error"]["message"]
+    with pytest.raises(AslError, match=r'^States.M.Parameters: "address.\$" comes before the entry for \$\$.Map'):
+        validate(machine)
+    del machine["SandDialect"]
+    validate(machine)  # the specification's template: any order
+    with pytest.raises(AslRuntimeError, match="must follow it") as e:  # a machine deployed before the check
+        asl_knix.check_map_parameters(machine["States"]["M"]["Parameters"])
+    assert e.value.error == "States.ParameterPathFailure"
 
 
 def knix_parallel(wait: list[int], n: int = 3) -> dict[str, Any]:
