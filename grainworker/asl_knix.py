@@ -8,7 +8,9 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
 - ``EnableCheckpoints`` and ``AllowImmediateMessages`` (top, booleans) and a Parallel's ``WaitForNumBranches``
   (an ascending list of branch counts)
   are accepted. SAND backs every event up in any case and a grain may send before it returns, so the switches have
-  no effect; the Parallel waits for all its branches (KNIX answers once per count: SAND answers once).
+  no effect. A Parallel with ``WaitForNumBranches`` goes on (Next or End) once per listed count of finished
+  branches, with the outputs so far (None for a branch not done), as KNIX's post-parallel step does
+  (grainworker/aslrun.py ``arrive``); the execution then reaches its end more than once.
 - ``ErrorEquals`` names are matched literally against the error's class name *or its message*; no name is
   reserved or special (``States.ALL`` is not a wildcard on KNIX: an error raised as ``Exception("States.All")``
   matches the name ``"States.All"``).
@@ -24,6 +26,15 @@ What the dialect changes (facts from KNIX's FunctionWorker/python/StateUtils.py)
   and merged under the input's top-level keys (the input's win: ``{"data": {...}}`` in the input hides a result
   put at ``$.data.x``). ResultSelector and OutputPath are the specification's.
 - A Fail state answers with its input (KNIX ends the execution there with the value, not an error).
+- A Map's output is its results alone, placed by its ResultPath into an empty object (KNIX's post-Map step starts
+  from ``{}``, not from the input): absent, the results; ``$.a.b``, ``{"a": {"b": results}}``; ``"$"`` and null,
+  ``{}``. The input's other fields are dropped. ResultSelector and OutputPath are the specification's (KNIX has no
+  ResultSelector and skips a Map's OutputPath; no KNIX test uses either on a Map).
+- A Map's ``Parameters`` make each item as KNIX's function worker does: ``$$.Map.Item.Value`` and
+  ``$$.Map.Item.Index`` entries as the specification's, but the first entry with a path into the Map's input
+  (``"x.$": "$.y"``) ends them: the item is then that value and the item value's entry only (the index and every
+  later entry left out). Other entries are the specification's. Such a path before the item value's entry is
+  refused at deploy (KNIX fails there at run time).
 """
 
 from __future__ import annotations
@@ -42,8 +53,11 @@ __all__ = [
     "KNIX",
     "RETRY_CAUSE",
     "catch_result",
+    "check_map_parameters",
     "for_validation",
     "is_knix",
+    "map_item",
+    "map_output",
     "matches",
     "retry_attempts",
     "retry_result",
@@ -97,6 +111,8 @@ def _machine(machine: Any, prefix: str) -> None:
                 names = h.get("ErrorEquals") if isinstance(h, dict) else None
                 if isinstance(names, list):
                     h["ErrorEquals"] = [_NAME_PREFIX + n if isinstance(n, str) and n else n for n in names]
+        if state.get("Type") == "Map" and (key := _path_before_item_value(state.get("Parameters"))) is not None:
+            raise AslError(f"{where}.Parameters: {show(key)} {MAP_ORDER}")
         if "WaitForNumBranches" in state and state.get("Type") == "Parallel":
             _wait_for(state.pop("WaitForNumBranches"), state.get("Branches"), f"{where}.WaitForNumBranches")
         branches = state.get("Branches")
@@ -181,5 +197,69 @@ def task_output(state: Mapping[str, Any], raw_input: Any, result: Any, context: 
     if "ResultSelector" in state:
         result = asl.apply_template(state["ResultSelector"], result, context)
     mid = _result_path(state, raw_input, result)
+    rest = {k: v for k, v in state.items() if k not in ("ResultSelector", "ResultPath")}
+    return asl.state_output(rest, mid, mid, context)
+
+
+_ITEM_VALUE = "$$.Map.Item.Value"
+_ITEM_INDEX = "$$.Map.Item.Index"
+
+
+def _input_path_entry(key: str, value: Any) -> bool:
+    return key.endswith(".$") and isinstance(value, str) and value.startswith("$.")
+
+
+MAP_ORDER = "comes before the entry for $$.Map.Item.Value; in KNIX's dialect a path into the Map's input must follow it"
+
+
+def _path_before_item_value(parameters: Any) -> str | None:
+    """The entry of a Map's Parameters with a path into the Map's input that comes before the item value's (KNIX
+    fails there: "item value is not set"), or None."""
+    for key, value in parameters.items() if isinstance(parameters, dict) else ():
+        if key.endswith(".$") and value == _ITEM_VALUE:
+            return None
+        if _input_path_entry(key, value):
+            return str(key)
+    return None
+
+
+def check_map_parameters(parameters: Any) -> None:
+    """Before a Map fans out (the validator refuses such a machine; this is for one deployed before it did)."""
+    key = _path_before_item_value(parameters)
+    if key is not None:
+        raise AslRuntimeError("States.ParameterPathFailure", f"Parameters: {show(key)} {MAP_ORDER}")
+
+
+def map_item(parameters: Any, eff: Any, item: Any, index: int, context: Mapping[str, Any] | None) -> Any:
+    """One Map item as KNIX makes it from the Map's ``Parameters`` (``eff``: the Map's effective input)."""
+    if not isinstance(parameters, dict):
+        return asl.apply_template(parameters, eff, context)
+    check_map_parameters(parameters)
+    out: dict[str, Any] = {}
+    value_key = ""
+    for key, value in parameters.items():
+        name = key[:-2] if key.endswith(".$") else key
+        if key.endswith(".$") and value == _ITEM_VALUE:
+            value_key = name
+            out[name] = item
+        elif key.endswith(".$") and value == _ITEM_INDEX:
+            out[name] = index
+        elif _input_path_entry(key, value):
+            return {name: asl.get_path(eff, value, context), value_key: item}
+        else:
+            out.update(asl.apply_template({key: value}, eff, context))
+    return out
+
+
+def map_output(state: Mapping[str, Any], results: list[Any], context: Mapping[str, Any] | None) -> Any:
+    """A Map's output as KNIX makes it: its results placed by ResultPath into ``{}`` (the input is dropped)."""
+    if "ResultSelector" in state:
+        results = asl.apply_template(state["ResultSelector"], results, context)
+    if "ResultPath" not in state:
+        mid: Any = results
+    elif state["ResultPath"] in (None, "$"):
+        mid = {}
+    else:
+        mid = _result_path(state, {}, results)
     rest = {k: v for k, v in state.items() if k not in ("ResultSelector", "ResultPath")}
     return asl.state_output(rest, mid, mid, context)

@@ -355,18 +355,24 @@ class _Run:
                         f"ItemsPath of Map state '{state.name}' selects {type(items).__name__}, not a list",
                     )
                 limit = _limit(st, eff, co)
+                if self.knix and "Parameters" in st:
+                    asl_knix.check_map_parameters(st["Parameters"])
         except asl.AslRuntimeError as e:
             return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
         if st["Type"] == "Parallel":
             frame |= {"kind": "parallel", "count": len(state.nested)}
+            if self.knix and "WaitForNumBranches" in st:  # KNIX goes on once per count (asl_knix.py)
+                frame["wait"] = sorted(st["WaitForNumBranches"])
             self.context.createCounter(key, 0)  # the branches' arrivals (SAND's counters exist once created)
+            if "wait" in frame:
+                self.context.createCounter(key + ".done", 0)  # who has read the results (arrive)
             for i, first in enumerate(state.nested):
                 self.send(first, eff, [*frames, frame | {"index": i}], ctx)
             return None
         frame |= {"kind": "map", "count": len(items)}
         if not items:  # nothing to fan out: the Map's output at once
             try:
-                out = asl.state_output(st, data, [], co)
+                out = asl_knix.map_output(st, [], co) if self.knix else asl.state_output(st, data, [], co)
             except asl.AslRuntimeError as e:
                 return self.fan_out_failed(state, data, e.error, e.cause, frames, ctx, attempts)
             return self.go(state, out, frames, ctx)
@@ -393,13 +399,13 @@ class _Run:
     ) -> None:
         st = state.state
         template = st.get("ItemSelector", st.get("Parameters"))
-        value = (
-            item
-            if template is None
-            else asl.apply_template(
-                template, eff, self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state)
-            )
-        )
+        co = self.context_object({"Map": {"Item": {"Index": index, "Value": item}}}, state)
+        if template is None:
+            value = item
+        elif self.knix and "Parameters" in st:  # KNIX's Map Parameters (asl_knix.map_item)
+            value = asl_knix.map_item(template, eff, item, index, co)
+        else:
+            value = asl.apply_template(template, eff, co)
         self.send(state.nested[0], value, [*frames, frame | {"index": index}], ctx)
 
     def join(self, data: Any, frames: list[dict[str, Any]]) -> Any:
@@ -420,8 +426,12 @@ class _Run:
         parent = self.workflow.grain(frame["grain"]).asl
         assert parent is not None
         outer = frames[:-1]
+        co = self.context_object(state=parent)
         try:
-            out = asl.state_output(parent.state, frame["input"], results, self.context_object(state=parent))
+            if self.knix and parent.state["Type"] == "Map":  # KNIX's Map output: the results alone
+                out = asl_knix.map_output(parent.state, results, co)
+            else:
+                out = asl.state_output(parent.state, frame["input"], results, co)
         except asl.AslRuntimeError as e:  # its ResultSelector, ResultPath or OutputPath: the state's error
             return self.fan_out_failed(
                 parent, frame["input"], e.error, e.cause, outer, frame["ctx"], frame.get("attempts", {})
@@ -452,17 +462,27 @@ class _Run:
     def arrive(self, key: str, frame: dict[str, Any], add: int) -> tuple[int, list[Any] | None]:
         """This branch's last touch of its fan-out: add to the arrivals. The arrival that completes them deletes the
         fan-out's data (every other branch is done with it). Returns how many branches failed so far (the first
-        failing branch sees 1) and, to the last arrival when none failed, the results in branch order."""
+        failing branch sees 1) and, to the last arrival when none failed, the results in branch order.
+
+        In KNIX's dialect a Parallel with ``WaitForNumBranches`` goes on at each of those counts of arrivals, with
+        the results written so far (None for a branch not done): those arrivals get results too (and the last one
+        none, unless its count is listed). Each of them reads before it counts itself in ``.done``; the last to
+        count there, they and the completing arrival, deletes the fan-out's data."""
         failures, arrived = divmod(self.context.incrementCounter(key, add), FAILED)
-        if arrived < frame["count"]:
+        count, wait = frame["count"], frame.get("wait")
+        early = [k for k in wait if k < count] if wait else []
+        if arrived < count and arrived not in early:
             return failures, None
         results = None
         if not failures:
             entries = self.context.retrieveMap(key)
-            results = [json.loads(entries[str(i)]) for i in range(frame["count"])]
+            results = [json.loads(entries[str(i)]) if str(i) in entries else None for i in range(count)]
             if "trace_at" in frame:
                 _merge_traces(self.context, frame, self.context.retrieveMap(key + ".trace"))
-        _forget(self.context, key)
+        if not early or self.context.incrementCounter(key + ".done", 1) == len(early) + 1:
+            _forget(self.context, key)
+        if arrived == count and wait and count not in wait:
+            results = None  # KNIX goes on only at the listed counts
         return failures, results
 
 
@@ -519,7 +539,7 @@ def _forget(context: Any, key: str) -> None:
     """Delete a fan-out's bookkeeping: its results, its items and its counters."""
     for name in (key, key + ".items", key + ".trace"):
         context.deleteMap(name)
-    for name in (key, key + ".next"):
+    for name in (key, key + ".next", key + ".done"):
         context.deleteCounter(name)
 
 

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from grainworker.asl_text import AslError
+from grainworker import asl_knix
+from grainworker.asl_text import AslError, AslRuntimeError
 from grainworker.asl_validate import validate
-from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, knix_machine
+from tests.test_aslrun import KNIX_DIALECT_RUNS, TASKS, drive, drive_all, knix_machine
 
 
 def fail_function(event: Any) -> Any:
@@ -167,3 +168,116 @@ def test_a_pass_states_result_path_is_knixs() -> None:
     assert drive(machine, {"a": 1}, {}) == {"iterator": {"count": 10}, "a": 1}
     del machine["SandDialect"]
     assert drive(machine, {"iterator": {"count": 20}}, {}) == {"iterator": {"count": 10}}
+
+
+def knix_map(**fields: Any) -> dict[str, Any]:
+    """A machine of one Map state, in KNIX's dialect, whose items go through a Task "echo"."""
+    iterator = {"StartAt": "E", "States": {"E": {"Type": "Task", "Resource": "echo", "End": True}}}
+    return {
+        "SandDialect": "knix",
+        "StartAt": "M",
+        "States": {"M": {"Type": "Map", "End": True, "Iterator": iterator, **fields}},
+    }
+
+
+ECHO = {"echo": lambda e: e}
+PEOPLE = [{"who": "bob"}, {"who": "meg"}]
+CONTEXT = {"ContextIndex.$": "$$.Map.Item.Index", "ContextValue.$": "$$.Map.Item.Value"}
+
+
+def test_a_maps_output_is_its_results_alone() -> None:
+    """KNIX's tests/asl_Map example: the input's other fields are dropped, the results placed at ResultPath."""
+    inp = {"ship-date": "2016", "detail": {"delivery-partner": "UQS", "shipped": [{"prod": "R31"}, {"prod": "S39"}]}}
+    machine = knix_map(
+        InputPath="$.detail",
+        ItemsPath="$.shipped",
+        ResultPath="$.detail.shipped",
+        Parameters={"parcel.$": "$$.Map.Item.Value", "courier.$": "$.delivery-partner"},
+    )
+    tasks = {"echo": lambda e: e["courier"] + " " + e["parcel"]["prod"]}
+    assert drive(machine, inp, tasks) == {"detail": {"shipped": ["UQS R31", "UQS S39"]}}
+    del machine["SandDialect"]  # the specification: placed into the whole input
+    assert drive(machine, inp, tasks) == {**inp, "detail": {**inp["detail"], "shipped": ["UQS R31", "UQS S39"]}}
+
+
+def test_a_maps_result_path_needs_no_object_input() -> None:
+    """KNIX's tests/asl_Map parameters test: ResultPath on a list input."""
+    machine = knix_map(ResultPath="$.result", Parameters=CONTEXT)
+    expected = [
+        {"ContextIndex": 0, "ContextValue": {"who": "bob"}},
+        {"ContextIndex": 1, "ContextValue": {"who": "meg"}},
+    ]
+    assert drive(machine, PEOPLE, ECHO) == {"result": expected}
+    assert drive(knix_map(Parameters=CONTEXT), PEOPLE, ECHO) == expected
+    del machine["SandDialect"]
+    assert drive(machine, PEOPLE, ECHO)["error"]["type"] == "States.ResultPathMatchFailure"
+
+
+@pytest.mark.parametrize(("result_path", "out"), [("$", {}), (None, {}), ("$['a b'].c", {"a b": {"c": ["x", "y"]}})])
+def test_knixs_map_result_path_forms(result_path: Any, out: Any) -> None:
+    machine = knix_map(ResultPath=result_path, OutputPath="$")
+    machine["States"]["M"]["ItemsPath"] = "$.items"
+    assert drive(machine, {"k": 1, "items": ["x", "y"]}, ECHO) == out
+
+
+def test_a_path_into_the_input_ends_a_maps_parameters() -> None:
+    """KNIX's tests/asl_Map IRO paths test: the index entry, and every entry after the path, are left out."""
+    params = {"index.$": "$$.Map.Item.Index", "item.$": "$$.Map.Item.Value", "address.$": "$.address", "late": 1}
+    machine = knix_map(ItemsPath="$.items", MaxConcurrency=1, Parameters=params, ResultPath="$.done")
+    inp = {"address": "Seattle", "items": ["a", "b"]}
+    assert drive(machine, inp, ECHO) == {
+        "done": [{"address": "Seattle", "item": "a"}, {"address": "Seattle", "item": "b"}]
+    }
+    del machine["SandDialect"]
+    assert drive(machine, inp, ECHO)["done"][1] == {"index": 1, "item": "b", "address": "Seattle", "late": 1}
+
+
+def test_a_path_before_the_item_value_is_refused() -> None:
+    machine = knix_map(ItemsPath="$.items", Parameters={"address.$": "$.address", "item.$": "$$.Map.Item.Value"})
+    with pytest.raises(AslError, match=r'^States.M.Parameters: "address.\$" comes before the entry for \$\$.Map'):
+        validate(machine)
+    del machine["SandDialect"]
+    validate(machine)  # the specification's template: any order
+    with pytest.raises(AslRuntimeError, match="must follow it") as e:  # a machine deployed before the check
+        asl_knix.check_map_parameters(machine["States"]["M"]["Parameters"])
+    assert e.value.error == "States.ParameterPathFailure"
+
+
+def knix_parallel(wait: list[int], n: int = 3) -> dict[str, Any]:
+    """KNIX's tests/asl_KNIX_flags Parallel: ``n`` branches each naming itself, then a last Task."""
+    branches = [
+        {"StartAt": f"B{i}", "States": {f"B{i}": {"Type": "Task", "Resource": f"b{i}", "End": True}}} for i in range(n)
+    ]
+    par = {"Type": "Parallel", "Branches": branches, "WaitForNumBranches": wait, "Next": "After"}
+    states = {"P": par, "After": {"Type": "Task", "Resource": "after", "End": True}}
+    return {"SandDialect": "knix", "StartAt": "P", "States": states}
+
+
+def named(name: str) -> Any:
+    return lambda e: [*e, name]
+
+
+BRANCH_TASKS = {**{f"b{i}": named(f"b{i}") for i in range(3)}, "after": lambda e: e}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_parallel_goes_on_once_per_count_it_waits_for(seed: int) -> None:
+    outs = drive_all(knix_parallel([2, 3]), [10], BRANCH_TASKS, seed)
+    full = [[10, "b0"], [10, "b1"], [10, "b2"]]
+    assert len(outs) == 2 and full in outs, outs  # the two answers may reach the end in either order
+    partial = outs[1 - outs.index(full)]
+    assert partial.count(None) == 1 and all(p in (None, f) for p, f in zip(partial, full, strict=True)), partial
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_parallel_that_does_not_wait_for_all_goes_on_once(seed: int) -> None:
+    outs = drive_all(knix_parallel([1]), [10], BRANCH_TASKS, seed)
+    assert len(outs) == 1 and outs[0].count(None) == 2, outs
+
+
+def test_waiting_for_every_branch_is_the_specifications_parallel() -> None:
+    assert drive_all(knix_parallel([3]), [10], BRANCH_TASKS) == [[[10, "b0"], [10, "b1"], [10, "b2"]]]
+    machine = knix_parallel([2, 3])
+    del machine["SandDialect"]
+    with pytest.raises(AslError, match="WaitForNumBranches: unknown field"):
+        validate(machine)

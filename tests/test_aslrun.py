@@ -73,6 +73,13 @@ class Ctx:
 
 def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int = 0) -> Any:
     """Run ``machine`` as the platform would; the workflow's output (or its error value)."""
+    results = drive_all(machine, value, tasks, seed)
+    assert len(results) == 1, results
+    return results[0]
+
+
+def drive_all(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]], seed: int = 0) -> list[Any]:
+    """Run ``machine`` as the platform would; every output that reached the end (or error value), in order."""
     wf = parse_workflow(machine)
     handlers = {
         g: make_handler(wf, g, (lambda fn: lambda event, context: fn(event))(tasks[w.code]) if w.code else None)
@@ -94,9 +101,8 @@ def drive(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], 
                 results.append(v)
             else:
                 pending.append((target, v, grain))
-    assert len(results) == 1, results
     assert not data.maps and not data.counters, "joins clean up, failed ones too"
-    return results[0]
+    return results
 
 
 def reference(machine: dict[str, Any], value: Any, tasks: dict[str, Callable[[Any], Any]]) -> Any:

@@ -145,13 +145,25 @@ public final class GrainsHandler {
     return Reply.ok(meta(g));
   }
 
+  /**
+   * Delete a shared grain. A deployed application runs the copy its deploy made (its application code), so deleting
+   * the grain cannot stop it; it is refused anyway unless {@code keep_deployed} is set, because that application
+   * could then not be deployed again until the grain is uploaded again: the caller says it knows (KNIX's door does,
+   * as KNIX lets a function go while workflows that run it stay deployed).
+   */
   Reply delete(Call call) {
     String name = grainName(call);
+    boolean keepDeployed = call.flag("keep_deployed");
     store.latestGrain(call.account(), name).orElseThrow(() -> notFound(name));
-    for (var app : sharedUsers(call.account(), name)) {
+    for (var app : keepDeployed
+        ? List.<HostAgentTables.ApplicationRecord>of()
+        : sharedUsers(call.account(), name)) {
       if (HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
-        throw ApiException.conflict("grain " + name + " is used by deployed application '"
-            + app.name() + "'; undeploy it first (POST /api/v1/apps/" + app.name() + "/undeploy)");
+        throw ApiException.conflict(
+            "grain " + name + " is used by deployed application '"
+                + app.name() + "'; undeploy it first (POST /api/v1/apps/" + app.name()
+                + "/undeploy), or delete "
+                + "with ?keep_deployed=1 to let it run the copy it was deployed with (its next deploy needs the grain)");
       }
     }
     store.deleteGrain(call.account(), name);

@@ -378,6 +378,17 @@ class DeveloperApiTest {
             + " " + deployed.path("hosts").get(1).path("alive"));
     assertError(fe.call("DELETE", "/api/v1/grains/greet", alice, null), 409, "conflict");
     assertError(fe.call("DELETE", "/api/v1/apps/shop", alice, null), 409, "conflict");
+    // asked to, the grain goes and the deployed application keeps running the copy its deploy made
+    assertEquals(
+        200,
+        fe.call("DELETE", "/api/v1/grains/shout?keep_deployed=1", alice, null).status());
+    assertEquals(Set.of("greet", "shout"), fe.store.applicationCode(appId).keySet());
+    assertTrue(fe.call("GET", "/api/v1/apps/shop", alice, null)
+        .json()
+        .path("grains")
+        .get(1)
+        .path("scope")
+        .isNull());
 
     fe.store.setAppHostState(
         appId, "h1", "failed", "pip: No matching distribution found for six", Instant.now());

@@ -312,6 +312,35 @@ class KnixManagementTest {
   }
 
   @Test
+  void aFunctionGoesWhileItsWorkflowStaysDeployedAndRunsItsCopy() throws Exception {
+    String[] t = deployedWorkflow("end");
+    String token = t[0];
+    String appId =
+        fe.call("GET", "/api/v1/apps/" + t[2], token, null).json().path("id").asText();
+    JsonNode shout = null;
+    for (JsonNode f : ok("getFunctions", token, null).path("functions")) {
+      shout = "shout".equals(f.path("name").asText()) ? f : shout;
+    }
+    // SAND's own API keeps refusing, and says how to ask
+    var refused = fe.call("DELETE", "/api/v1/grains/shout", token, null);
+    assertEquals(409, refused.status(), refused.body());
+    assertTrue(refused.body().contains("keep_deployed"), refused.body());
+    ok("deleteFunction", token, fn("id", shout.path("id").asText()));
+    assertEquals(404, fe.call("GET", "/api/v1/grains/shout", token, null).status());
+    assertTrue(
+        fe.store.applicationCode(appId).containsKey("shout"),
+        "the deployed workflow keeps its copy");
+    assertEquals(
+        "deploying",
+        fe.call("GET", "/api/v1/apps/" + t[2], token, null)
+            .json()
+            .path("status")
+            .asText());
+    var bad = fe.call("DELETE", "/api/v1/grains/greet?keep_deployed=maybe", token, null);
+    assertEquals(400, bad.status(), bad.body());
+  }
+
+  @Test
   void aFailedWorkflowIsDeletedAsOnKnix() throws Exception {
     String[] t = deployedWorkflow("end");
     String appId =

@@ -11,7 +11,8 @@ import java.util.Map;
 /**
  * KNIX's dialect of Amazon States Language, as the validator sees it: a machine with {@code "SandDialect": "knix"}
  * (the KNIX door adds it) may carry {@code EnableCheckpoints}, {@code AllowImmediateMessages} and a Parallel's {@code WaitForNumBranches}, and its
- * error names are literal (no name is reserved). The checks and messages of grainworker/asl_knix.py, which also
+ * error names are literal (no name is reserved); a Map's Parameters name the item value before any path into the
+ * Map's input. The checks and messages of grainworker/asl_knix.py, which also
  * says what the dialect means at run time; docs/knix.md sets it beside the specification.
  */
 public final class KnixDialect {
@@ -24,6 +25,8 @@ public final class KnixDialect {
   private static final String[] SWITCHES = {"EnableCheckpoints", "AllowImmediateMessages"};
 
   private static final String NAME_PREFIX = "knix:";
+
+  private static final String ITEM_VALUE = "$$.Map.Item.Value";
 
   private KnixDialect() {}
 
@@ -79,6 +82,12 @@ public final class KnixDialect {
           }
         }
       }
+      String early = pathBeforeItemValue(state);
+      if (early != null) {
+        throw new AslValidator.Invalid(
+            where + ".Parameters: " + show(early) + " comes before the entry for " + ITEM_VALUE
+                + "; in KNIX's dialect a path into the Map's input must follow it");
+      }
       if (state.has("WaitForNumBranches")
           && "Parallel".equals(state.path("Type").textValue())) {
         waitFor(
@@ -96,6 +105,28 @@ public final class KnixDialect {
         }
       }
     }
+  }
+
+  /**
+   * The entry of a Map's Parameters with a path into the Map's input that comes before the item value's entry (KNIX
+   * fails there: "item value is not set"), or null.
+   */
+  private static String pathBeforeItemValue(ObjectNode state) {
+    if (!"Map".equals(state.path("Type").textValue())
+        || !state.path("Parameters").isObject()) {
+      return null;
+    }
+    for (Map.Entry<String, JsonNode> p : AslText.entries(state.get("Parameters"))) {
+      String key = p.getKey();
+      String value = p.getValue().textValue();
+      if (key.endsWith(".$") && ITEM_VALUE.equals(value)) {
+        return null;
+      }
+      if (key.endsWith(".$") && value != null && value.startsWith("$.")) {
+        return key;
+      }
+    }
+    return null;
   }
 
   private static void waitFor(JsonNode counts, JsonNode branches, String where) {

@@ -148,8 +148,15 @@ final class KnixFunctions {
   ObjectNode deleteFunction(Caller c, JsonNode fn) {
     String id = text(fn, "id", "function");
     ObjectNode f = functionRecord(c, fn);
-    LoopbackApi.Answer a =
-        api.call("DELETE", "/api/v1/grains/" + enc(f.path("name").asText()), c.token(), null, null);
+    // KNIX lets a function go while a deployed workflow runs it (the workflow keeps its copy): so
+    // does SAND's API
+    // when asked to keep deployed applications running the code they were deployed with
+    LoopbackApi.Answer a = api.call(
+        "DELETE",
+        "/api/v1/grains/" + enc(f.path("name").asText()) + "?keep_deployed=1",
+        c.token(),
+        null,
+        null);
     if (!a.ok() && a.status() != 404) {
       throw new Failure("Couldn't delete function: " + a.message());
     }
