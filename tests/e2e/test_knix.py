@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
+from tests.e2e.knix_users import knix_user
 from tests.test_aslrun import KNIX_DIALECT_RUNS, knix_machine
 
 mfn_sdk = pytest.importorskip("mfn_sdk", reason="mfn-sdk 0.8.9 is a dev dependency: pip install -e '.[dev]'")
@@ -40,16 +41,7 @@ def handle(event, context):
 @pytest.fixture(scope="module")
 def knix(base: str) -> Iterator[mfn_sdk.MfnClient]:
     """A KNIX user: the SDK signs up when its first login fails (mfn_name given), as KNIX's own quick start does."""
-    email = f"knix-{uuid.uuid4().hex[:8]}@example.com"
-    client = mfn_sdk.MfnClient(mfn_url=base, mfn_user=email, mfn_password="correct horse", mfn_name="KNIX User")
-    yield client
-    for wf in list(client.workflows):  # (delete_workflow removes from the list it returned)
-        if wf.status not in ("undeployed", "failed"):
-            wf.undeploy(timeout=120)
-        client.delete_workflow(wf)
-    for f in list(client.functions):
-        client.delete_function(f)
-    client.delete_user()
+    yield from knix_user(base, "knix")
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.knix_users import knix_user
+
 mfn_sdk = pytest.importorskip("mfn_sdk", reason="mfn-sdk 0.8.9 is a dev dependency: pip install -e '.[dev]'")
 
 WRITER = """import json
@@ -31,16 +33,7 @@ def handle(event, context):
 
 @pytest.fixture(scope="module")
 def knix(base: str) -> Iterator[mfn_sdk.MfnClient]:
-    email = f"knixb-{uuid.uuid4().hex[:8]}@example.com"
-    client = mfn_sdk.MfnClient(mfn_url=base, mfn_user=email, mfn_password="correct horse", mfn_name="KNIX User")
-    yield client
-    for wf in list(client.workflows):
-        if wf.status not in ("undeployed", "failed"):
-            wf.undeploy(timeout=120)
-        client.delete_workflow(wf)
-    for f in list(client.functions):
-        client.delete_function(f)
-    client.delete_user()
+    yield from knix_user(base, "knixb")
 
 
 def _workflow(knix: mfn_sdk.MfnClient, name: str, function: str, deploy: bool = True) -> mfn_sdk.workflow.Workflow:

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.e2e.knix_users import knix_user
+
 mfn_sdk = pytest.importorskip("mfn_sdk", reason="mfn-sdk 0.8.9 is a dev dependency: pip install -e '.[dev]'")
 
 MANAGE = """import time
@@ -44,35 +46,19 @@ SECOND = """def handle(event, context):
 """
 
 
-def _user(base: str) -> mfn_sdk.MfnClient:
-    email = f"knix-grain-{uuid.uuid4().hex[:8]}@example.com"
-    return mfn_sdk.MfnClient(mfn_url=base, mfn_user=email, mfn_password="correct horse", mfn_name="KNIX User")
-
-
-def _clean(client: mfn_sdk.MfnClient) -> None:
-    for wf in list(client.workflows):
-        if wf.status not in ("undeployed", "failed"):
-            wf.undeploy(timeout=120)
-        client.delete_workflow(wf)
-    for f in list(client.functions):
-        client.delete_function(f)
-    client.delete_user()
-
-
 @pytest.fixture(scope="module")
 def owner(base: str) -> Iterator[mfn_sdk.MfnClient]:
-    client = _user(base)
-    yield client
-    _clean(client)
+    yield from knix_user(base, "knix-grain")
 
 
 @pytest.fixture(scope="module")
 def stranger(base: str) -> Iterator[mfn_sdk.MfnClient]:
-    client = _user(base)
+    users = knix_user(base, "knix-stranger")
+    client = next(users)
     wf = client.add_workflow("private")
     wf.json = json.dumps({"name": "private", "entry": "p", "functions": [{"name": "p", "next": ["end"]}]})
     yield client
-    _clean(client)
+    next(users, None)  # its clean-up
 
 
 @pytest.fixture(scope="module")
