@@ -143,6 +143,15 @@ def publish_with_retry(bus: Any, deliveries: list[tuple[str, bytes]], deadline: 
         delay = min(delay * 2, 0.1)
 
 
+def _take_output(ctx: GrainContext, out_buf: io.StringIO, err_buf: io.StringIO) -> None:
+    """What the grain printed since the last take, as log lines of the instance."""
+    for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
+        if buf.getvalue():
+            ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+            buf.seek(0)
+            buf.truncate()
+
+
 def run_instance(
     raw: bytes,
     spec: InstanceSpec,
@@ -181,11 +190,7 @@ def run_instance(
 
     def flush_logs() -> None:
         """Report the instance's log lines so far, mid-run (before a management call, which may read them)."""
-        for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
-            if buf.getvalue():
-                ctx.logs.append([time.time_ns(), level, buf.getvalue()])
-                buf.seek(0)
-                buf.truncate()
+        _take_output(ctx, out_buf, err_buf)
         if ctx.logs:
             report = batch_for(spec, event, "ok", [], ctx, start_ns, kind="sent")
             publish_with_retry(bus, report, time.monotonic() + PUBLISH_RETRY_S)
@@ -224,9 +229,7 @@ def run_instance(
             ctx.session_function.close()  # it leaves its session before its outputs go (KNIX's order)
             own = ctx.session_function.queue  # what it sent itself would wait in a queue nobody polls
             ctx.session_messages = [m for m in ctx.session_messages if m[0] != own]
-        for level, buf in (("STDOUT", out_buf), ("STDERR", err_buf)):
-            if buf.getvalue():
-                ctx.logs.append([time.time_ns(), level, buf.getvalue()])
+        _take_output(ctx, out_buf, err_buf)
     # a native workflow through the KNIX door: an error stops the execution, as on KNIX (ASL machines keep their
     # joins' bookkeeping whole: their errors are the machine's, grainworker/aslrun.py)
     if spec.workflow.dialect == KNIX_DIALECT and spec.workflow.asl is None:

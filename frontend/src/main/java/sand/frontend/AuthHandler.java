@@ -17,6 +17,7 @@ import sand.cluster.ClusterStore;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Errors;
+import sand.frontend.internal.Ids;
 import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 
@@ -47,7 +48,6 @@ public final class AuthHandler extends Handler.Wrapper {
   private final Map<String, Known> known = new ConcurrentHashMap<>();
   private final Map<String, String> delegated = new ConcurrentHashMap<>();
   static final int MAX_DELEGATIONS = 256;
-  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
   public AuthHandler(ClusterStore store, String adminKey, Handler next) {
     this(store, adminKey, new DisabledAccounts(store, KEY_MAX_AGE), next);
@@ -149,9 +149,7 @@ public final class AuthHandler extends Handler.Wrapper {
           "this frontend runs as many grains' management "
               + "requests as it may; call again in a moment");
     }
-    byte[] random = new byte[32];
-    RANDOM.nextBytes(random);
-    String key = "delegated-" + HexFormat.of().formatHex(random);
+    String key = "delegated-" + Ids.hex(32);
     String hash = sha256(key);
     delegated.put(hash, account);
     return new Delegation(key, () -> delegated.remove(hash));

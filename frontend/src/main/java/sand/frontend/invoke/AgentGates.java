@@ -400,10 +400,7 @@ public final class AgentGates extends AbstractLifeCycle {
   static String ackedId(byte[] m) {
     int n = m.length;
     int p = ACK_PREFIX.length;
-    if (n < p + 2
-        || m[n - 2] != '"'
-        || m[n - 1] != '}'
-        || !Arrays.equals(m, 0, p, ACK_PREFIX, 0, p)) {
+    if (n < p + 2 || m[n - 2] != '"' || m[n - 1] != '}' || !startsWith(m, ACK_PREFIX)) {
       return null;
     }
     for (int i = p; i < n - 2; i++) {

@@ -160,12 +160,8 @@ final class KnixBuckets {
   }
 
   private KnixRecord workflowRecord(Caller c, String name, String prefix) {
-    for (KnixRecord r : store.knixRecords(c.account(), KnixWorkflows.WORKFLOW)) {
-      if (Json.parse(r.value(), KnixWorkflows.WORKFLOW).path("name").asText().equals(name)) {
-        return r;
-      }
-    }
-    throw new Failure(prefix + "Workflow: " + name + " not found.");
+    return KnixWorkflows.named(store, c.account(), name)
+        .orElseThrow(() -> new Failure(prefix + "Workflow: " + name + " not found."));
   }
 
   private String workflowOfApp(Caller c, String app) {

@@ -127,13 +127,9 @@ final class KnixTriggers {
 
   /** The SAND application of the caller's workflow named {@code workflow}. */
   private String app(Caller c, String workflow) {
-    for (KnixRecord r : store.knixRecords(c.account(), KnixWorkflows.WORKFLOW)) {
-      JsonNode w = Json.parse(r.value(), KnixWorkflows.WORKFLOW);
-      if (w.path("name").asText().equals(workflow)) {
-        return w.path("app").asText();
-      }
-    }
-    throw new Failure("Workflow '" + workflow + "' does not exist.");
+    return KnixWorkflows.named(store, c.account(), workflow)
+        .map(r -> Json.parse(r.value(), KnixWorkflows.WORKFLOW).path("app").asText())
+        .orElseThrow(() -> new Failure("Workflow '" + workflow + "' does not exist."));
   }
 
   ObjectNode addTriggerForWorkflow(JsonNode data, Caller c) {

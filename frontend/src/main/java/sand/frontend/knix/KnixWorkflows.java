@@ -107,21 +107,26 @@ final class KnixWorkflows {
    */
   ObjectNode getWorkflowDetails(JsonNode data, Caller c) {
     String name = data.path("workflowname").asText("");
-    for (KnixRecord r : store.knixRecords(c.account(), WORKFLOW)) {
-      JsonNode w = Json.parse(r.value(), WORKFLOW);
-      if (w.path("name").asText().equals(name)) {
-        ObjectNode v = workflowView(c, r.id(), w);
-        ObjectNode triggers = v.putObject("associatedTriggers");
-        for (KnixRecord t : store.knixRecords(c.account(), KnixTriggers.TRIGGER)) {
-          JsonNode bound = Json.parse(t.value(), KnixTriggers.TRIGGER).path("workflows");
-          if (bound.has(name)) {
-            triggers.put(t.id(), "");
-          }
-        }
-        return v;
+    KnixRecord r = named(store, c.account(), name)
+        .orElseThrow(() -> new Failure("Workflow: " + name + " not found."));
+    ObjectNode v = workflowView(c, r.id(), Json.parse(r.value(), WORKFLOW));
+    ObjectNode triggers = v.putObject("associatedTriggers");
+    for (KnixRecord t : store.knixRecords(c.account(), KnixTriggers.TRIGGER)) {
+      if (Json.parse(t.value(), KnixTriggers.TRIGGER).path("workflows").has(name)) {
+        triggers.put(t.id(), "");
       }
     }
-    throw new Failure("Workflow: " + name + " not found.");
+    return v;
+  }
+
+  /** The record of {@code account}'s KNIX workflow named {@code name} (KNIX's actions name workflows so). */
+  static java.util.Optional<KnixRecord> named(ClusterStore store, String account, String name) {
+    for (KnixRecord r : store.knixRecords(account, WORKFLOW)) {
+      if (Json.parse(r.value(), WORKFLOW).path("name").asText().equals(name)) {
+        return java.util.Optional.of(r);
+      }
+    }
+    return java.util.Optional.empty();
   }
 
   /** The id of a KNIX workflow's SAND application (its data space), once the workflow was deployed. */
