@@ -2,6 +2,10 @@
 # Cassandra for SAND: one node on loopback, run straight from the Maven Central jars (no tarball).
 #
 #   deploy/cassandra.sh fetch|start|stop|status|ready
+#   deploy/cassandra.sh nodetool ARGS...   Cassandra's nodetool against this node (local JMX), e.g. `nodetool status`
+#   deploy/cassandra.sh replicate          once every node of a new ring joined: the logins' keyspace (system_auth)
+#                                          and Cassandra's other replicated system keyspaces to
+#                                          SAND_CASSANDRA_REPLICATION, then a full repair of system_auth
 #
 # Layout (see lib.sh):
 #   jars    $SAND_DIST/cassandra-$CASSANDRA_VERSION/*.jar  (+ .fetched stamp)
@@ -11,8 +15,11 @@
 #
 # Knobs (environment): SAND_CASSANDRA_PORT / SAND_CASSANDRA_STORAGE_PORT (lib.sh),
 #   SAND_CASSANDRA_HEAP_MIN / SAND_CASSANDRA_HEAP_MAX  (default 256m / 768m),
-#   SAND_CASSANDRA_JMX_PORT  (default empty = JMX off; set e.g. 7199 to use nodetool, local only),
+#   SAND_CASSANDRA_JMX_PORT  (default 7199, bound to this host's loopback only, for nodetool; 0 = JMX off),
 #   SAND_CASSANDRA_SEEDS  the ring's seed nodes, "addr:port,..." (default this node: a ring of one),
+#   SAND_CASSANDRA_REPLICATION  the keyspaces' replication factor (default 1), for token allocation and `replicate`,
+#   SAND_CASSANDRA_RING_DELAY_MS  how long a joining node listens to gossip first (empty: Cassandra's 30 s; the
+#     playbook sets less for the hosts of one machine),
 #   SAND_CASSANDRA_SECRETS  folder of the cluster's passwords, {admin,hostagent,frontend}.password, mode 600 (the
 #     playbook generates them); set: PasswordAuthenticator and CassandraAuthorizer, and `start` makes the roles
 #     (deploy/cassandra/auth.py; the built-in cassandra superuser is disabled); empty (the single-host system on
@@ -32,7 +39,10 @@ export SAND_CASSANDRA_STORAGE_PORT
 export SAND_CASSANDRA_SEEDS="${SAND_CASSANDRA_SEEDS:-$SAND_BIND:$SAND_CASSANDRA_STORAGE_PORT}"
 CASS_HEAP_MIN="${SAND_CASSANDRA_HEAP_MIN:-256m}"
 CASS_HEAP_MAX="${SAND_CASSANDRA_HEAP_MAX:-768m}"
-CASS_JMX_PORT="${SAND_CASSANDRA_JMX_PORT:-}"
+CASS_JMX_PORT="${SAND_CASSANDRA_JMX_PORT:-7199}"
+[ "$CASS_JMX_PORT" != 0 ] || CASS_JMX_PORT=""
+export SAND_CASSANDRA_REPLICATION="${SAND_CASSANDRA_REPLICATION:-1}"
+CASS_RING_DELAY_MS="${SAND_CASSANDRA_RING_DELAY_MS:-}"
 START_TIMEOUT=180
 STOP_TIMEOUT=60 # a clean stop drains (flushes memtables); KILL only after this
 FETCH_LOG="$SAND_LOGS/cassandra-fetch.log"
@@ -176,6 +186,7 @@ start() {
     # With logins: the built-in superuser at once (10 s by default), so the roles are made without waiting.
     "-Dcassandra.superuser_setup_delay_ms=0"
   )
+  if [ -n "$CASS_RING_DELAY_MS" ]; then JVM_ARGS+=("-Dcassandra.ring_delay_ms=$CASS_RING_DELAY_MS"); fi
   if [ -n "$CASS_JMX_PORT" ]; then
     # Local-only JMX (what upstream does with LOCAL_JMX=yes), for nodetool.
     JVM_ARGS+=("-Dcassandra.jmx.local.port=$CASS_JMX_PORT" "-Dcom.sun.management.jmxremote.authenticate=false"
@@ -208,6 +219,30 @@ roles() {
     >"$SAND_LOGS/cassandra-roles.log" 2>&1 || die "$COMP" "$SAND_LOGS/cassandra-roles.log" "could not make the roles"
 }
 
+# nodetool ARGS: Cassandra's own nodetool (in cassandra-all) over this node's local JMX.
+nodetool() {
+  [ -n "$CASS_JMX_PORT" ] || die "$COMP" - "JMX is off (SAND_CASSANDRA_JMX_PORT=0): nodetool needs it"
+  [ -f "$CASS_STAMP" ] || die "$COMP" - "Cassandra's jars are missing; run deploy/install.sh"
+  local opts=()
+  jvm_opts_file "$HERE/jvm17.options" # only its --add-exports/--add-opens matter here
+  for o in "${JVM_ARGS[@]}"; do case "$o" in --add-*|*=ALL-UNNAMED) opts+=("$o") ;; esac; done
+  "$JAVA" -Xmx128m -XX:+UseSerialGC "${opts[@]}" "-Dlogback.configurationFile=$HERE/nodetool-logback.xml" -cp "$CASS_DIST/*" \
+    org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$CASS_JMX_PORT" "$@"
+}
+
+# replicate: after the last node of a new ring joined, Cassandra's replicated system keyspaces (the logins among
+# them) get SAND's replication factor, and a full repair of system_auth copies the logins made on the first node to
+# every replica: without it a login would fail wherever a replica lacks the row (Cassandra's documented procedure).
+replicate() {
+  [ "$SAND_CASSANDRA_REPLICATION" -gt 1 ] || return 0
+  local log="$SAND_LOGS/cassandra-replicate.log"
+  progress "Replicating Cassandra's system keyspaces (factor $SAND_CASSANDRA_REPLICATION)"
+  timeout 120 "$SAND_VENV/bin/python" "$HERE/auth.py" replicate "$SAND_BIND" "$SAND_CASSANDRA_PORT" \
+    "${CASS_SECRETS:--}" "$SAND_CASSANDRA_REPLICATION" >"$log" 2>&1 || die "$COMP" "$log" "ALTER KEYSPACE failed"
+  timeout 300 "$0" nodetool repair -full system_auth >>"$log" 2>&1 || die "$COMP" "$log" "repair of system_auth failed"
+  done_step
+}
+
 stop() { stop_component "$COMP" Cassandra "$STOP_TIMEOUT"; }
 status() { component_status "$COMP" "$SAND_BIND:$SAND_CASSANDRA_PORT"; }
 
@@ -217,5 +252,7 @@ case "${1:-}" in
   stop) stop ;;
   status) status ;;
   ready) ready ;;
-  *) echo "usage: $0 fetch|start|stop|status|ready" >&2; exit 2 ;;
+  nodetool) shift; nodetool "$@" ;;
+  replicate) replicate ;;
+  *) echo "usage: $0 fetch|start|stop|status|ready|nodetool ARGS|replicate" >&2; exit 2 ;;
 esac

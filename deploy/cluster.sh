@@ -2,7 +2,7 @@
 # SAND on several hosts of one machine: hosts h1..hN are network namespaces (deploy/netns.sh) on a bridge, and the
 # same Ansible playbook that deploys a real cluster (deploy/ansible/site.yml) starts every component on them from an
 # inventory this script writes ($SAND_HOME/cluster/inventory.ini; SAND_CLUSTER_INVENTORY names another one):
-# Kafka on h1..h3 (KRaft, one node each), Cassandra on h1, a host agent on every host, a frontend on h1 and h2, and
+# Kafka on h1..h3 (KRaft, one node each), Cassandra on h1..h3 (a ring at replication factor 3), a host agent on every host, a frontend on h1 and h2, and
 # nginx on this machine's $SAND_BIND:$SAND_NGINX_PORT (127.0.0.1:8080) in front of the frontends.
 #
 #   deploy/cluster.sh up N             create hosts h1..hN and start everything (idempotent)
@@ -11,6 +11,7 @@
 #                                      with COMP (kafka, cassandra, hostagent, frontend-8081) kill -9 of that one only
 #   deploy/cluster.sh cut H | heal H   cut host H's link (its processes live on: a network partition) | restore it
 #   deploy/cluster.sh start H          bring host H back: heal its link, start what is not running there
+#   deploy/cluster.sh nodetool H ARGS  Cassandra's nodetool on host H's node, e.g. `nodetool h1 status`
 #   deploy/cluster.sh inventory N      print the inventory `up N` writes
 #   deploy/cluster.sh down             stop everything, remove the hosts and the cluster's data (logs are kept)
 source "$(dirname "$0")/lib.sh"
@@ -26,7 +27,7 @@ NETNS=(bash "$HERE/netns.sh")
 FRONTEND_PORT=8081
 ENTRY=entry # the inventory name of this machine's own part: nginx, outside every host
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
 cmd_inventory() {
@@ -35,7 +36,7 @@ cmd_inventory() {
   echo "# SAND on $n hosts of this machine, each a network namespace (deploy/netns.sh); written by deploy/cluster.sh."
   echo "# The groups are a real cluster's (deploy/inventory.example.ini); only how a host is reached differs."
   echo "[kafka]"; for i in $(seq 1 $((n < 3 ? n : 3))); do line "h$i"; done
-  echo "[cassandra]"; line h1
+  echo "[cassandra]"; for i in $(seq 1 $((n < 3 ? n : 3))); do line "h$i"; done
   echo "[hostagents]"; for i in $(seq 1 "$n"); do line "h$i"; done
   echo "[frontends]"; for i in $(seq 1 $((n < 2 ? n : 2))); do line "h$i"; done
   echo "[nginx]"; echo "$ENTRY sand_addr=$SAND_BIND"
@@ -58,6 +59,7 @@ sand_ship_source=false
 sand_install=false
 sand_prepare_docker=false
 sand_kafka_heap=384m
+sand_cassandra_ring_delay_ms=3000
 sand_background_nice=0
 sand_frontend_ports=$FRONTEND_PORT
 sand_nginx_port=$SAND_NGINX_PORT
@@ -196,6 +198,8 @@ case "${1:-}" in
   cut) shift; "${NETNS[@]}" cut "${1:-}" ;;
   heal) shift; "${NETNS[@]}" heal "${1:-}" ;;
   start) shift; cmd_start "$@" ;;
+  nodetool) shift; h="${1:-}"; shift; "${NETNS[@]}" addr "$h" >/dev/null
+    SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" ip netns exec "$PREFIX$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
   inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
   down) cmd_down ;;
   *) usage ;;

@@ -219,10 +219,13 @@ def _admin(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=2))
             return 0
-        print(f"{'HOST':<12} {'ALIVE':<6} {'HEARTBEAT':<26} SANDBOXES")
+        print(f"{'HOST':<12} {'ALIVE':<6} {'SCHEDULE':<12} {'HEARTBEAT':<26} SANDBOXES")
         for h in rows:
             boxes = " ".join(f"{s['app']}:{s['status']}" for s in h["sandboxes"]) or "-"
-            print(f"{h['host']:<12} {'yes' if h['alive'] else 'NO':<6} {h['heartbeat'] or '-':<26} {boxes}")
+            sched = "drained" if h.get("drained") else h.get("schedule", "-")
+            print(f"{h['host']:<12} {'yes' if h['alive'] else 'NO':<6} {sched:<12} {h['heartbeat'] or '-':<26} {boxes}")
+    elif args.admin_command in ("cordon", "drain", "uncordon", "remove"):
+        return _admin_host(client, args)
     elif args.admin_command == "undeploy":
         a = client.admin_undeploy(args.app)
         print(f"{a['name']} (account {a['owner']}): {a['status']}")
@@ -233,6 +236,30 @@ def _admin(args: argparse.Namespace) -> int:
         client.admin_enable(args.account)
         print(f"account {args.account}: enabled (its applications stay undeployed: `sand deploy` them again)")
     return 0
+
+
+def _admin_host(client: Client, args: argparse.Namespace) -> int:
+    """sand admin cordon|drain|uncordon|remove HOST: the host's new schedule, and with drain --wait S until no
+    application is deployed or deploying there any more."""
+    r = client.admin_host(args.host, args.admin_command, getattr(args, "reason", None) or "")
+    if args.admin_command == "remove":
+        print(f"host {r['host']}: removed from the cluster state")
+        return 0
+    print(f"host {r['host']}: {r['schedule']}; {r['next']}")
+    deadline = time.monotonic() + (getattr(args, "wait", 0) or 0)
+    if args.admin_command != "drain" or deadline <= time.monotonic():
+        return 0
+    started = time.monotonic()
+    while True:
+        host = next((h for h in client.admin_hosts() if h["host"] == args.host), {})
+        if host.get("drained"):
+            print(f"host {args.host}: drained in {time.monotonic() - started:.1f} s")
+            return 0
+        if time.monotonic() >= deadline:
+            left = " ".join(f"{s['app']}:{s['status']}" for s in host.get("sandboxes", []))
+            print(f"host {args.host}: not drained after {args.wait:.0f} s (still: {left or '?'})", file=sys.stderr)
+            return 1
+        time.sleep(0.5)
 
 
 def _account(args: argparse.Namespace) -> int:

@@ -199,7 +199,8 @@ def _add_listing_commands(sub: Any) -> None:
 
 def _add_admin_commands(sub: Any) -> None:
     admin = sub.add_parser(
-        "admin", help="the operator's commands (admin key): every account's apps, hosts, undeploy, disable"
+        "admin",
+        help="the operator's commands (admin key): every account's apps, hosts, undeploy, disable, cordon, drain",
     )
     admin.add_argument("--url", help="the SAND address (default: $SAND_URL or the stored login's)")
     admin.add_argument("--admin-key", help="the operator's admin key (default: $SAND_ADMIN_KEY)")
@@ -216,6 +217,17 @@ def _add_admin_commands(sub: Any) -> None:
     p.add_argument("--reason", help="said to the account's callers in the 403")
     p = what.add_parser("enable", help="let a disabled account's keys in again")
     p.add_argument("account", help="account name")
+    p = what.add_parser("cordon", help="place nothing new on a host (what runs there keeps running)")
+    p.add_argument("host", help="host id (sand admin hosts)")
+    p.add_argument("--reason", help="kept with the host's schedule")
+    p = what.add_parser("drain", help="cordon a host and move its applications to the others")
+    p.add_argument("host", help="host id (sand admin hosts)")
+    p.add_argument("--reason", help="kept with the host's schedule")
+    p.add_argument("--wait", type=float, default=0, metavar="S", help="wait up to S seconds until it is drained")
+    p = what.add_parser("uncordon", help="make a cordoned or drained host schedulable again")
+    p.add_argument("host", help="host id (sand admin hosts)")
+    p = what.add_parser("remove", help="remove a dead host from the cluster state (a live one is refused)")
+    p.add_argument("host", help="host id (sand admin hosts)")
     admin.set_defaults(func=commands.cmd_admin)
 
 

@@ -229,7 +229,8 @@ def app_hosts(app: dict[str, Any]) -> list[tuple[str, str, str]]:
             out.append(
                 (
                     str(h.get("host") or h.get("host_id") or h.get("id") or "?"),
-                    str(h.get("status") or ""),
+                    # a dead host keeps its last state in the cluster state: say it is down, not "deployed"
+                    str(h.get("status") or "") + (" (host down)" if h.get("alive") is False else ""),
                     str(h.get("error") or ""),
                 )
             )
@@ -556,6 +557,14 @@ class Client:
         """POST /api/v1/admin/accounts/{account}/disable: its keys answer 403 and its applications are undeployed."""
         r = self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/disable", {"reason": reason} if reason else None)
         return cast(dict[str, Any], r.body)
+
+    def admin_host(self, host: str, action: str, reason: str = "") -> dict[str, Any]:
+        """POST /api/v1/admin/hosts/{host}/{action} (cordon, drain, uncordon), or DELETE /api/v1/admin/hosts/{host}
+        for action "remove" (a dead host only: 409 for a live one)."""
+        if action == "remove":
+            return cast(dict[str, Any], self.call("DELETE", f"/api/v1/admin/hosts/{_q(host)}").body)
+        body = {"reason": reason} if reason else None
+        return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/hosts/{_q(host)}/{action}", body).body)
 
     def admin_enable(self, account: str) -> dict[str, Any]:
         """POST /api/v1/admin/accounts/{account}/enable: its keys work again (its applications stay undeployed)."""

@@ -11,6 +11,8 @@ CassandraAuthorizer are on, and this makes the roles once the node answers, idem
     python auth.py ready ADDR PORT SECRETS   exit 0 when a CQL query answers (as admin, or as the built-in superuser
                                               before `roles` ran)
     python auth.py roles ADDR PORT SECRETS   make the roles above
+    python auth.py replicate ADDR PORT SECRETS|- N   Cassandra's replicated system keyspaces (system_auth among them)
+                                              to replication factor N (SECRETS "-": a ring without logins)
 
 The passwords are read from SECRETS/<role>.password (mode 600), never taken on a command line.
 """
@@ -102,6 +104,28 @@ def roles(addr: str, port: int, folder: Path) -> int:
         cluster.shutdown()
 
 
+# Cassandra's own keyspaces that are replicated like a user's (the rest are local to each node).
+SYSTEM_REPLICATED = ("system_auth", "system_distributed", "system_traces")
+
+
+def replicate(addr: str, port: int, folder: Path | None, factor: int) -> int:
+    if folder is None:
+        cluster = Cluster([addr], port=port, connect_timeout=5, control_connection_timeout=5)
+        s = cluster.connect()
+    else:
+        cluster, s = session(addr, port, "admin", password(folder, "admin"))
+    try:
+        for ks in SYSTEM_REPLICATED:
+            s.execute(
+                f"ALTER KEYSPACE {ks} WITH replication = {{'class': 'SimpleStrategy', 'replication_factor': {factor}}}",
+                timeout=60,
+            )
+            print(f"{ks}: replication_factor {factor}")
+        return 0
+    finally:
+        cluster.shutdown()
+
+
 def can_log_in(addr: str, port: int, user: str, pw: str) -> bool:
     try:
         cluster, _ = session(addr, port, user, pw)
@@ -112,6 +136,8 @@ def can_log_in(addr: str, port: int, user: str, pw: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 5 and argv[0] == "replicate":
+        return replicate(argv[1], int(argv[2]), None if argv[3] == "-" else Path(argv[3]), int(argv[4]))
     if len(argv) != 4 or argv[0] not in ("ready", "roles"):
         print(__doc__, file=sys.stderr)
         return 2

@@ -46,6 +46,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final CassandraFrontendTables frontend;
   private final CassandraApplicationRecords records;
   private final CassandraSecretTables secretTables;
+  private final CassandraHostSchedules schedules;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -87,23 +88,24 @@ public final class CassandraClusterStore implements ClusterStore {
     frontend = new CassandraFrontendTables(session, ks);
     records = new CassandraApplicationRecords(session, ks);
     secretTables = new CassandraSecretTables(session, ks);
+    schedules = new CassandraHostSchedules(session, ks);
     keyspace = ks;
   }
 
   /** Connect, create the keyspace and tables if missing. */
   public static CassandraClusterStore connect(
       InetSocketAddress contact, String datacenter, String keyspace, int replication) {
-    return connect(contact, datacenter, keyspace, replication, Optional.empty());
+    return connect(List.of(contact), datacenter, keyspace, replication, Optional.empty());
   }
 
   /** As {@link #connect(InetSocketAddress, String, String, int)}, logged in as {@code login} when given. */
   public static CassandraClusterStore connect(
-      InetSocketAddress contact,
+      List<InetSocketAddress> contacts,
       String datacenter,
       String keyspace,
       int replication,
       Optional<ClusterSettings.Login> login) {
-    CqlSession session = session(contact, datacenter, login);
+    CqlSession session = session(contacts, datacenter, login);
     try {
       CassandraSchema.create(session, keyspace, replication);
       return new CassandraClusterStore(session, keyspace);
@@ -115,17 +117,19 @@ public final class CassandraClusterStore implements ClusterStore {
 
   /** A session whose requests may take a while: schema changes on a busy single node take seconds. */
   public static CqlSession session(InetSocketAddress contact, String datacenter) {
-    return session(contact, datacenter, Optional.empty());
+    return session(List.of(contact), datacenter, Optional.empty());
   }
 
   /** As {@link #session(InetSocketAddress, String)}; a cluster's Cassandra (PasswordAuthenticator) needs a login. */
   public static CqlSession session(
-      InetSocketAddress contact, String datacenter, Optional<ClusterSettings.Login> login) {
+      List<InetSocketAddress> contacts, String datacenter, Optional<ClusterSettings.Login> login) {
     var b = CqlSession.builder()
-        .addContactPoint(contact)
+        .addContactPoints(CassandraContacts.resolved(contacts))
         .withLocalDatacenter(datacenter)
         .withConfigLoader(DriverConfigLoader.programmaticBuilder()
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
+            .withDuration(
+                DefaultDriverOption.RECONNECTION_MAX_DELAY, CassandraContacts.RECONNECT_MAX_DELAY)
             .withDuration(
                 DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
             .build());
@@ -200,6 +204,16 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void removeHost(String hostId) {
     session.execute(deleteHost.bind(hostId));
+  }
+
+  @Override
+  public HostSchedules hostSchedules() {
+    return schedules;
+  }
+
+  @Override
+  public void deleteAppHostState(String appId, String hostId) {
+    schedules.deleteAppHostState(appId, hostId);
   }
 
   @Override

@@ -24,6 +24,17 @@ final class CassandraSchema {
     } catch (InvalidQueryException e) {
       // the column exists
     }
+    // Heartbeats rewrite these rows every 2 s: a read never waits to repair a replica (a blocking
+    // read repair
+    // towards a node that just died timed out an API read while a quorum was alive), the next beat
+    // does it.
+    var rr = s.execute("SELECT read_repair FROM system_schema.tables WHERE keyspace_name = '" + ks
+            + "' AND table_name = 'hosts'")
+        .one();
+    if (rr != null
+        && !"NONE".equals(rr.getString("read_repair"))) { // once: a schema change is not free
+      s.execute("ALTER TABLE " + ks + ".hosts WITH read_repair = 'NONE'");
+    }
     s.execute(
         "CREATE TABLE IF NOT EXISTS " + ks + ".applications (app_id text PRIMARY KEY, name text, "
             + "owner text, workflow text, requirements text, settings text, version int, desired text, "
@@ -42,6 +53,7 @@ final class CassandraSchema {
     CassandraFrontendTables.createSchema(s, ks);
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
+    CassandraHostSchedules.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 }

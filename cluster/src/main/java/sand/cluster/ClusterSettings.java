@@ -1,7 +1,6 @@
 package sand.cluster;
 
 import static sand.common.ConfigDef.ABSOLUTE_PATH;
-import static sand.common.ConfigDef.HOST_PORT;
 import static sand.common.ConfigDef.HOST_PORTS;
 import static sand.common.ConfigDef.KEYSPACE;
 import static sand.common.ConfigDef.Type.INT;
@@ -16,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -34,7 +34,7 @@ import sand.common.ConfigDef.Config;
  */
 public record ClusterSettings(
     String kafkaBootstrap,
-    InetSocketAddress cassandraContact,
+    List<InetSocketAddress> cassandraContacts,
     String cassandraDatacenter,
     String cassandraKeyspace,
     int cassandraReplication,
@@ -94,8 +94,9 @@ public record ClusterSettings(
           "cassandra.contact",
           STRING,
           "127.0.0.1:9042",
-          HOST_PORT,
-          "a Cassandra contact point (native protocol) of the cluster state")
+          HOST_PORTS,
+          "Cassandra contact points (native protocol) of the cluster state, comma-separated: the driver needs one "
+              + "that answers when the process starts, and then uses every node of the ring")
       .define(
           "cassandra.datacenter",
           STRING,
@@ -142,12 +143,9 @@ public record ClusterSettings(
   }
 
   public static ClusterSettings from(Config c) {
-    String contact = c.getString("cassandra.contact");
-    int colon = contact.lastIndexOf(':');
     return new ClusterSettings(
         c.getString("kafka.bootstrap"),
-        InetSocketAddress.createUnresolved(
-            contact.substring(0, colon), Integer.parseInt(contact.substring(colon + 1))),
+        CassandraContacts.parse(c.getString("cassandra.contact")),
         c.getString("cassandra.datacenter"),
         c.getString("cassandra.keyspace"),
         c.getInt("cassandra.replication"),
@@ -173,7 +171,7 @@ public record ClusterSettings(
   /** The cluster state in this cluster's Cassandra (creating its keyspace and tables when missing). */
   public CassandraClusterStore connectStore() {
     return CassandraClusterStore.connect(
-        new InetSocketAddress(cassandraContact.getHostString(), cassandraContact.getPort()),
+        cassandraContacts,
         cassandraDatacenter,
         cassandraKeyspace,
         cassandraReplication,

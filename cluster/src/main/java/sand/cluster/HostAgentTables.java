@@ -87,6 +87,24 @@ public interface HostAgentTables extends SecretTables {
 
   void removeHost(String hostId);
 
+  /** What operators said of hosts: cordoned, draining. */
+  HostSchedules hostSchedules();
+
+  /** Remove the state of one application on one host. */
+  void deleteAppHostState(String appId, String hostId);
+
+  /**
+   * Remove a host from the cluster state (a dead or retired host an operator removes): its row, its schedule and its
+   * state of every application, so nothing lists it any more. A host agent that runs again registers anew.
+   */
+  default void forgetHost(String hostId) {
+    removeHost(hostId);
+    hostSchedules().clear(hostId);
+    for (ApplicationRecord app : applications()) {
+      deleteAppHostState(app.appId(), hostId);
+    }
+  }
+
   Optional<ApplicationRecord> application(String appId);
 
   /** Every application (the cluster holds few; agents reconcile against this at start-up). */

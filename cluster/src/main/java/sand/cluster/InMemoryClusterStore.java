@@ -24,6 +24,7 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, ApplicationRecord> apps = new ConcurrentHashMap<>();
   private final Map<String, Map<String, GrainCode>> code = new ConcurrentHashMap<>();
   private final Map<String, AppHostState> states = new ConcurrentHashMap<>();
+  private final InMemoryHostSchedules schedules = new InMemoryHostSchedules();
   private final List<LogLine> logs = new ArrayList<>();
 
   private final Map<String, FrontendInfo> frontends = new ConcurrentHashMap<>();
@@ -79,6 +80,16 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public void removeHost(String hostId) {
     hosts.remove(hostId);
+  }
+
+  @Override
+  public HostSchedules hostSchedules() {
+    return schedules;
+  }
+
+  @Override
+  public void deleteAppHostState(String appId, String hostId) {
+    states.remove(appId + "\0" + hostId);
   }
 
   @Override

@@ -113,6 +113,30 @@ interface HostAgentTablesContract {
     assertEquals(List.of(), live(now(), Duration.ofSeconds(10), ghost));
   }
 
+  @Test
+  default void operatorsScheduleOutlivesTheHostsRowUntilTheHostIsForgotten() {
+    String h = uid("hs");
+    String appId = uid("app");
+    Instant now = now();
+    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, now, now));
+    store().putApplication(app(appId, HostAgentTables.DESIRED_DEPLOYED, List.of()), Map.of());
+    store().setAppHostState(appId, h, HostAgentTables.HOST_DEPLOYED, null, now);
+    HostSchedules.HostSchedule drain =
+        new HostSchedules.HostSchedule(h, HostSchedules.DRAINING, "kernel upgrade", now);
+    store().hostSchedules().set(drain);
+    store().removeHost(h); // a clean stop of its agent
+    assertEquals(drain, store().hostSchedules().of(h).orElseThrow(), "a restart keeps the drain");
+    store().hostSchedules().clear(h);
+    assertTrue(store().hostSchedules().of(h).isEmpty());
+
+    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, now, now.minusSeconds(600)));
+    store().hostSchedules().set(new HostSchedules.HostSchedule(h, HostSchedules.CORDONED, "", now));
+    store().forgetHost(h);
+    assertEquals(List.of(), live(now, Duration.ofDays(1), h));
+    assertTrue(store().hostSchedules().of(h).isEmpty());
+    assertEquals(List.of(), store().appHostStates(appId));
+  }
+
   private List<HostInfo> live(Instant now, Duration maxAge, String... ids) {
     Set<String> mine = Set.of(ids);
     return store().liveHosts(now, maxAge).stream()

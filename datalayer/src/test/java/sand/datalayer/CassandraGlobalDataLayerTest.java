@@ -44,7 +44,7 @@ class CassandraGlobalDataLayerTest extends GlobalDataLayerContract {
     Assumptions.assumeTrue(
         Boolean.getBoolean("sand.it"), "integration tests run with -Dsand.it=true");
     settings = new CassandraGlobalDataLayer.Settings(
-        CASSANDRA, "datacenter1", KEYSPACE, 1, Duration.ofSeconds(10));
+        List.of(CASSANDRA), "datacenter1", KEYSPACE, 1, Duration.ofSeconds(10));
     shared = CassandraGlobalDataLayer.connect(settings);
   }
 

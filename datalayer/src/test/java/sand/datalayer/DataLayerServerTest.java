@@ -200,7 +200,7 @@ class DataLayerServerTest {
     assertEquals(512L << 20, c.getLong("max.bytes"));
     assertEquals("127.0.0.1:9042", c.getString("cassandra.contact"));
     assertEquals("sand", DataLayerSettings.cassandra(c).keyspace());
-    assertEquals(9042, DataLayerSettings.cassandra(c).contactPoint().getPort());
+    assertEquals(9042, DataLayerSettings.cassandra(c).contactPoints().get(0).getPort());
   }
 
   @Test

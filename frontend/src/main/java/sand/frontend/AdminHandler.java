@@ -17,6 +17,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostSchedules.HostSchedule;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
@@ -115,7 +116,9 @@ public final class AdminHandler {
     }
     ObjectNode out = Json.object();
     var arr = out.putArray("hosts");
+    Map<String, HostSchedule> schedules = store.hostSchedules().all();
     for (HostInfo h : store.liveHosts(now, EVER)) {
+      List<ObjectNode> sandboxes = byHost.getOrDefault(h.hostId(), List.of());
       ObjectNode o = arr.addObject()
           .put("host", h.hostId())
           .put("alive", h.heartbeat() != null && h.heartbeat().isAfter(now.minus(hostMaxAge)))
@@ -125,7 +128,8 @@ public final class AdminHandler {
           .put("bus", h.busAddress())
           .put("data", h.dataAddress())
           .put("gate", h.gateAddress());
-      o.putArray("sandboxes").addAll(byHost.getOrDefault(h.hostId(), List.of()));
+      HostsAdmin.schedule(o, schedules.get(h.hostId()), sandboxes);
+      o.putArray("sandboxes").addAll(sandboxes);
     }
     return Reply.ok(out);
   }
@@ -147,7 +151,7 @@ public final class AdminHandler {
   /** Refuse the account's keys (403 on every frontend within 30 s, here at once) and undeploy its applications. */
   Reply disable(Call call) {
     String account = existing(call);
-    String reason = reason(call);
+    String reason = reason(call, "disable");
     disabled.set(account, reason);
     ObjectNode out =
         Json.object().put("account", account).put("disabled", true).put("reason", reason);
@@ -182,25 +186,24 @@ public final class AdminHandler {
     return account;
   }
 
-  /** The optional {"reason": "..."} of a disable. */
-  private static String reason(Call call) {
+  /** The optional {"reason": "..."} of a disable, a cordon or a drain ({@code what}). */
+  static String reason(Call call, String what) {
     if (call.body().length == 0) {
       return "no reason given";
     }
-    JsonNode body = call.json("disable");
+    JsonNode body = call.json(what);
     JsonNode r = body.path("reason");
     if (!body.isObject()
         || !(r.isMissingNode() || r.isTextual())
         || r.asText().length() > REASON_MAX) {
-      throw ApiException.badRequest(
-          "the body of a disable is optional: {\"reason\": \"<text, at most " + REASON_MAX
-              + " characters>\"}");
+      throw ApiException.badRequest("the body of a " + what
+          + " is optional: {\"reason\": \"<text, at most " + REASON_MAX + " characters>\"}");
     }
     return r.isMissingNode() || r.asText().isBlank() ? "no reason given" : r.asText();
   }
 
   /** Who asked, for the log: the admin key's fingerprint (never the key) and the caller's address. */
-  private static String who(Call call) {
+  static String who(Call call) {
     String key = call.header("Authorization");
     String fingerprint =
         key == null ? "?" : AuthHandler.sha256(key.substring(7).trim()).substring(0, 12);

@@ -24,6 +24,7 @@ import sand.cluster.FrontendTables.GrainVersion;
 import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostSchedules;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.contracts.ApplicationLimits;
@@ -149,6 +150,27 @@ public final class AppsHandler {
     return store.liveHosts(clock.instant(), hostMaxAge).stream()
         .map(HostInfo::hostId)
         .collect(Collectors.toCollection(TreeSet::new));
+  }
+
+  /**
+   * The hosts a deploy of {@code appId} may start it on: alive, not draining, and not cordoned unless it runs there
+   * already (operators' {@link HostSchedules}; the host agents apply the same rule).
+   */
+  Set<String> deployTargets(String appId) {
+    Map<String, HostSchedules.HostSchedule> schedules = store.hostSchedules().all();
+    Set<String> live = liveHosts();
+    if (schedules.isEmpty()) {
+      return live;
+    }
+    Set<String> runs = store.appHostStates(appId).stream()
+        .filter(s -> HostAgentTables.HOST_DEPLOYED.equals(s.status()))
+        .map(HostAgentTables.AppHostState::hostId)
+        .collect(Collectors.toSet());
+    live.removeIf(h -> {
+      HostSchedules.HostSchedule s = schedules.get(h);
+      return s != null && !(HostSchedules.CORDONED.equals(s.state()) && runs.contains(h));
+    });
+    return live;
   }
 
   Reply put(Call call) {

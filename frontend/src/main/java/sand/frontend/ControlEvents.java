@@ -50,6 +50,23 @@ public final class ControlEvents {
   }
 
   /**
+   * Operators changed the schedule of {@code host} (cordon, drain, uncordon): its host agent reads it again and
+   * reconciles. Best effort like {@link #publishBuckets}: an agent that misses it reconciles within 30 s anyway.
+   */
+  public void publishHost(String host) {
+    var v = Json.object().put("type", "host").put("host", host);
+    try {
+      producer
+          .send(new ProducerRecord<>(TopicNames.CONTROL, host, Json.bytes(v)))
+          .get(5, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
+      // stored: the agent reads its schedule at its next reconcile
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
    * The triggerable buckets of {@code owner} changed (docs/data-triggers.md): host agents read them again. Waits
    * (bounded) until Kafka has the event, so the change reaches the agents in tens of milliseconds after the call
    * answers; best effort: an agent that misses it reads them again within 5 s anyway.

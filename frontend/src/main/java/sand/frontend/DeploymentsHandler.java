@@ -329,9 +329,9 @@ public final class DeploymentsHandler {
     }
     int hostsMax = apps.limits().hostsMax();
     List<String> hosts = app.hosts().isEmpty() || (hostsMax > 0 && app.hosts().size() > hostsMax)
-        ? placement(app.appId(), apps.liveHosts(), hostsMax)
+        ? placement(app.appId(), apps.deployTargets(app.appId()), hostsMax)
         : app.hosts();
-    List<String> targets = hosts.isEmpty() ? List.copyOf(apps.liveHosts()) : hosts;
+    List<String> targets = hosts.isEmpty() ? List.copyOf(apps.deployTargets(app.appId())) : hosts;
     store.replaceApplicationCode(app.appId(), code);
     store.clearAppHostStates(app.appId());
     for (String h : targets) {

@@ -249,6 +249,8 @@ public final class Frontend {
     accounts.routes(router);
     new AdminHandler(deps.store(), apps, deployments, disabled, deps.clock(), s.hostMaxAge())
         .routes(router);
+    new HostsAdmin(deps.store(), new ControlEvents(deps.producer()), deps.clock(), s.hostMaxAge())
+        .routes(router);
     InvokeAuth invokeAuth = new InvokeAuth(directory, metrics, deps.clock());
     new ExecutionsHandler(deps.store(), directory).useAuth(invokeAuth).routes(router);
     new EndpointHandler(deps.store(), apps, deps.clock()).routes(router);

@@ -34,6 +34,7 @@ import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
 import sand.hostagent.ApplicationState.Deployed;
 import sand.hostagent.ApplicationState.Failure;
+import sand.hostagent.cluster.ScheduleHere;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
@@ -142,6 +143,10 @@ final class ApplicationDeployer implements AutoCloseable {
 
   private final String hostId;
   private final HostAgentTables store;
+  private final ScheduleHere schedule;
+  /** A host with a heartbeat this recent counts towards a grain topic's partitions. */
+  private static final Duration HOSTS_SEEN = Duration.ofSeconds(30);
+
   private final AppEnvironment environment;
   private final SandboxManager sandboxes;
   private final Bridge bridge;
@@ -164,6 +169,7 @@ final class ApplicationDeployer implements AutoCloseable {
       Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
     this.hostId = cluster.hostId();
     this.store = cluster.store();
+    this.schedule = new ScheduleHere(store, cluster.hostId(), cluster.clock());
     this.environment = new AppEnvironment(store);
     this.topics = cluster.topics();
     this.clock = cluster.clock();
@@ -229,6 +235,20 @@ final class ApplicationDeployer implements AutoCloseable {
     return ids;
   }
 
+  /** The hosts alive now (at least this one): grain topics get at least as many partitions. */
+  private int liveHosts() {
+    try {
+      return Math.max(1, store.liveHosts(clock.instant(), HOSTS_SEEN).size());
+    } catch (RuntimeException e) {
+      return 1; // the topics keep what they have; the next deploy grows them
+    }
+  }
+
+  /** Operators changed this host's schedule (cordon, drain, uncordon): read it at the next reconcile. */
+  void scheduleChanged() {
+    schedule.changed();
+  }
+
   /** Reconcile one application (a control event named it). */
   void reconcile(String appId) {
     store.application(appId).ifPresentOrElse(this::reconcile, () -> undeploy(appId));
@@ -236,7 +256,7 @@ final class ApplicationDeployer implements AutoCloseable {
 
   private void reconcile(ApplicationRecord app) {
     Deployed current = running(app.appId());
-    if (app.wantedOn(hostId)) {
+    if (app.wantedOn(hostId) && schedule.admits(current != null)) {
       if (current == null || current.version() != app.version()) {
         Failure f = failure(app.appId());
         if (f != null && f.version() == app.version() && clock.instant().isBefore(f.notBefore())) {
@@ -391,7 +411,7 @@ final class ApplicationDeployer implements AutoCloseable {
           grains,
           env));
       awaitWorkers(appId, grains);
-      topics.ensureGrainTopics(appId, grains);
+      topics.ensureGrainTopics(appId, grains, liveHosts());
       Deployed deployed = new Deployed(
           app.version(),
           sockets,

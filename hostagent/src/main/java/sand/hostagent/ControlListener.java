@@ -25,17 +25,23 @@ final class ControlListener implements AutoCloseable {
   private final Consumer<String, byte[]> consumer;
   private final java.util.function.Consumer<String> reconcile;
   private final java.util.function.Consumer<String> bucketsChanged;
+  private final java.util.function.Consumer<String> hostChanged;
   private final Thread thread;
   private volatile boolean running = true;
 
-  /** @param bucketsChanged told the account of a {@code buckets} event (its triggerable buckets changed) */
+  /**
+   * @param bucketsChanged told the account of a {@code buckets} event (its triggerable buckets changed)
+   * @param hostChanged told the host of a {@code host} event (operators cordoned, drained or uncordoned it)
+   */
   ControlListener(
       Consumer<String, byte[]> consumer,
       java.util.function.Consumer<String> reconcile,
-      java.util.function.Consumer<String> bucketsChanged) {
+      java.util.function.Consumer<String> bucketsChanged,
+      java.util.function.Consumer<String> hostChanged) {
     this.consumer = consumer;
     this.reconcile = reconcile;
     this.bucketsChanged = bucketsChanged;
+    this.hostChanged = hostChanged;
     this.thread = new Thread(this::run, "control-listener");
     this.thread.setDaemon(true);
   }
@@ -67,11 +73,13 @@ final class ControlListener implements AutoCloseable {
     String appId;
     String type;
     String owner;
+    String host;
     try {
       JsonNode ev = JSON.readTree(r.value());
       appId = ev.path("app").asText("");
       type = ev.path("type").asText("");
       owner = ev.path("owner").asText("");
+      host = ev.path("host").asText("");
     } catch (IOException e) {
       LOG.warn("control topic: ignoring a record that is not JSON at offset {}", r.offset());
       return;
@@ -79,6 +87,11 @@ final class ControlListener implements AutoCloseable {
     if ("buckets".equals(type) && !owner.isEmpty()) {
       LOG.info("control: the triggerable buckets of account {} changed", owner);
       bucketsChanged.accept(owner); // docs/data-triggers.md: read the account's buckets again
+      return;
+    }
+    if ("host".equals(type) && !host.isEmpty()) {
+      LOG.info("control: the schedule of host {} changed", host);
+      hostChanged.accept(host);
       return;
     }
     if ("alias".equals(type)) {

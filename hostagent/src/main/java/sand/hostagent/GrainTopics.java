@@ -9,8 +9,10 @@ import java.util.Set;
  */
 public interface GrainTopics {
   /**
-   * Create the topic of each of {@code grains} of {@code appId} that does not exist yet (one that does is fine).
-   * Throws naming the topic when Kafka refuses one or does not answer.
+   * Create the topic of each of {@code grains} of {@code appId} that does not exist yet, with at least {@code
+   * hosts} partitions (the cluster's live hosts: each host that runs a grain must be able to own one of its
+   * partitions, else it gets no work from it); a topic that exists with fewer gets more partitions. Throws naming
+   * the topic when Kafka refuses one or does not answer.
    */
-  void ensureGrainTopics(String appId, Set<String> grains);
+  void ensureGrainTopics(String appId, Set<String> grains, int hosts);
 }

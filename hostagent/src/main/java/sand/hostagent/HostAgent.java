@@ -209,8 +209,8 @@ public final class HostAgent implements AutoCloseable {
       gate.relayManagement(relay);
       data.onManagement(relay);
     }
-    controlListener =
-        new ControlListener(deps.controlConsumer(), lanes::request, bucketTriggers::forget);
+    controlListener = new ControlListener(
+        deps.controlConsumer(), lanes::request, bucketTriggers::forget, this::hostChanged);
 
     metrics
         .hostGauges(bus, data, sandboxes, processor)
@@ -304,8 +304,7 @@ public final class HostAgent implements AutoCloseable {
     processor.start();
     metrics.serve(busSettings.host(), settings.metricsPort());
 
-    Runnable reconcileAll =
-        () -> safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
+    Runnable reconcileAll = this::reconcileAll;
     reconcileAll.run();
     long every = settings.reconcile().toMillis();
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
@@ -333,6 +332,19 @@ public final class HostAgent implements AutoCloseable {
   /** This host's id in the cluster: the setting {@code host.id}, or the host name. */
   public static String hostId(Config config) {
     return HostAgentSettings.hostId(config);
+  }
+
+  /** Every application of the cluster and every one running here, each in its lane. */
+  private void reconcileAll() {
+    safely("reconcile", () -> deployer.toReconcile().forEach(lanes::request));
+  }
+
+  /** A {@code host} control event: when it names this host, its schedule is read again and everything reconciled. */
+  private void hostChanged(String host) {
+    if (host.equals(hostId)) {
+      deployer.scheduleChanged();
+      reconcileAll();
+    }
   }
 
   private static void safely(String what, Runnable r) {

@@ -145,7 +145,9 @@ public record HostAgentSettings(
                       INT,
                       4,
                       between(1, 1000),
-                      "partitions of each grain topic (at least the number of hosts running the grain)")
+                      "partitions of each grain topic at least: a deploy gives a topic as many as the cluster has live hosts when "
+                          + "that is more (a host added later grows them when it deploys the application), so every host "
+                          + "can own one")
                   .define(
                       SOCKETS_DIR,
                       STRING,

@@ -2,14 +2,19 @@ package sand.hostagent;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sand.cluster.KafkaClients;
 import sand.contracts.TopicNames;
 
@@ -19,6 +24,7 @@ import sand.contracts.TopicNames;
  * local bus message (Kafka's default limit is 1 MiB).
  */
 final class KafkaTopics implements GrainTopics, AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaTopics.class);
   private final Admin admin;
   private final int partitions;
   private final short replication;
@@ -38,12 +44,36 @@ final class KafkaTopics implements GrainTopics, AutoCloseable {
   }
 
   @Override
-  public void ensureGrainTopics(String appId, Set<String> grains) {
+  public void ensureGrainTopics(String appId, Set<String> grains, int hosts) {
+    int wanted = Math.max(partitions, hosts);
     List<NewTopic> topics = new ArrayList<>();
     for (String g : grains) {
-      topics.add(topic(TopicNames.grainTopic(appId, g), partitions));
+      topics.add(topic(TopicNames.grainTopic(appId, g), wanted));
     }
     ensure(topics);
+    grow(topics.stream().map(NewTopic::name).toList(), wanted);
+  }
+
+  /** Topics made when the cluster had fewer hosts get partitions up to {@code wanted} (never fewer: Kafka cannot). */
+  private void grow(List<String> names, int wanted) {
+    try {
+      Map<String, NewPartitions> more = new HashMap<>();
+      admin.describeTopics(names).allTopicNames().get(30, TimeUnit.SECONDS).forEach((name, d) -> {
+        if (d.partitions().size() < wanted) {
+          more.put(name, NewPartitions.increaseTo(wanted));
+        }
+      });
+      if (!more.isEmpty()) {
+        admin.createPartitions(more).all().get(30, TimeUnit.SECONDS);
+        LOG.info(
+            "grain topics {} now have {} partitions (the cluster's hosts)", more.keySet(), wanted);
+      }
+    } catch (ExecutionException | TimeoutException e) {
+      // the topics work as they are; the next deploy tries again
+      LOG.warn("could not give grain topics {} partitions: {}", names, e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private void ensure(Collection<NewTopic> topics) {

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -40,6 +41,7 @@ import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostSchedules;
 import sand.cluster.InMemoryClusterStore;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.common.ConfigDef.Config;
@@ -304,6 +306,86 @@ class HostAgentTest {
     await(
         () -> grainConsumer.subscription().isEmpty(),
         "the bridge unsubscribes from the app's topics");
+  }
+
+  /** What a frontend writes on sand.control after an operator cordoned, drained or uncordoned a host. */
+  void hostEvent(String host) {
+    String json = "{\"type\": \"host\", \"host\": \"" + host + "\"}";
+    control.addRecord(new ConsumerRecord<>(
+        TopicNames.CONTROL,
+        0,
+        controlOffset.getAndIncrement(),
+        host,
+        json.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void grainTopicsGetAPartitionPerLiveHost() throws Exception {
+    Instant now = Instant.now();
+    for (int i = 2; i <= 6; i++) {
+      store.upsertHost(new HostInfo("h" + i, "b", "d", "", 1, now, now));
+    }
+    store.upsertHost(new HostInfo("dead", "b", "d", "", 1, now, now.minusSeconds(600)));
+    putApp("shop", 1, List.of());
+    startAgent();
+    await(() -> "deployed".equals(state("shop")), "shop deployed at start");
+    assertEquals(
+        6,
+        topics.hostsAsked("sand.shop.a"),
+        "five other live hosts and this one (not the dead one)");
+  }
+
+  @Test
+  void aCordonedHostKeepsWhatItRunsNewVersionsIncludedAndStartsNothingNew() throws Exception {
+    putApp("shop", 1, List.of());
+    startAgent();
+    await(() -> "deployed".equals(state("shop")), "shop deployed at start");
+    store
+        .hostSchedules()
+        .set(new HostSchedules.HostSchedule(HOST, HostSchedules.CORDONED, "", Instant.now()));
+    hostEvent(HOST);
+    putApp("blog", 1, List.of());
+    controlEvent("deploy", "blog");
+    putApp("shop", 2, List.of());
+    controlEvent("deploy", "shop");
+    await(
+        () -> docker.calls().stream()
+                    .filter(c -> c.equals("create " + sandbox("shop")))
+                    .count()
+                >= 2
+            && "deployed".equals(state("shop")),
+        "shop's version 2 deployed on the cordoned host");
+    Thread.sleep(300);
+    assertNull(
+        docker.container(sandbox("blog")), "nothing new on a cordoned host: " + docker.calls());
+    assertEquals("", state("blog"));
+
+    store.hostSchedules().clear(HOST);
+    hostEvent(HOST);
+    await(() -> "deployed".equals(state("blog")), "uncordoned: blog deployed at once");
+  }
+
+  @Test
+  void aDrainingHostUndeploysEverythingAndTheBridgeLetsGoOfTheTopics() throws Exception {
+    putApp("shop", 1, List.of());
+    putApp("blog", 1, List.of(HOST));
+    startAgent();
+    await(
+        () -> "deployed".equals(state("shop")) && "deployed".equals(state("blog")),
+        "both deployed");
+    store
+        .hostSchedules()
+        .set(new HostSchedules.HostSchedule(HOST, HostSchedules.DRAINING, "", Instant.now()));
+    hostEvent("another-host");
+    Thread.sleep(300);
+    assertEquals("deployed", state("shop"), "an event for another host changes nothing here");
+    hostEvent(HOST);
+    await(
+        () -> "undeployed".equals(state("shop")) && "undeployed".equals(state("blog")),
+        "both undeployed on the host event");
+    assertNull(docker.container(sandbox("shop")));
+    await(
+        () -> grainConsumer.subscription().isEmpty(), "the bridge unsubscribes from their topics");
   }
 
   @Test

@@ -26,8 +26,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.CassandraContacts;
 import sand.contracts.DataKind;
 import sand.contracts.DataMetadata;
 
@@ -62,7 +64,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
 
   /** Where Cassandra is and how to use it. */
   public record Settings(
-      InetSocketAddress contactPoint,
+      List<InetSocketAddress> contactPoints,
       String localDatacenter,
       String keyspace,
       int replicationFactor,
@@ -157,6 +159,8 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     Duration t = settings.requestTimeout();
     DriverConfigLoader config = DriverConfigLoader.programmaticBuilder()
         .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, t)
+        .withDuration(
+            DefaultDriverOption.RECONNECTION_MAX_DELAY, CassandraContacts.RECONNECT_MAX_DELAY)
         .withDuration(DefaultDriverOption.CONNECTION_CONNECT_TIMEOUT, t)
         .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, t)
         .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, t)
@@ -172,7 +176,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     CqlSession session;
     try {
       var builder = CqlSession.builder()
-          .addContactPoint(settings.contactPoint())
+          .addContactPoints(settings.contactPoints())
           .withLocalDatacenter(settings.localDatacenter())
           .withApplicationName("sand-datalayer")
           .withConfigLoader(config);
@@ -183,7 +187,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       session = builder.build();
     } catch (DriverException e) {
       throw new GlobalUnavailableException(
-          "cannot reach Cassandra at " + hostPort(settings.contactPoint())
+          "cannot reach Cassandra at " + hostPorts(settings.contactPoints())
               + " (datacenter " + settings.localDatacenter() + "): " + e.getMessage()
               + "; start it with deploy/cassandra.sh start, or use the in-memory global layer (global=memory)",
           e);
@@ -199,7 +203,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     }
     LOG.info(
         "global data layer: Cassandra at {}, keyspace {} (replication {})",
-        hostPort(settings.contactPoint()),
+        hostPorts(settings.contactPoints()),
         settings.keyspace(),
         settings.replicationFactor());
     return layer;
@@ -576,7 +580,8 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
   public void close() {
     session.close();
     LOG.info(
-        "global data layer: closed the Cassandra session to {}", hostPort(settings.contactPoint()));
+        "global data layer: closed the Cassandra session to {}",
+        hostPorts(settings.contactPoints()));
   }
 
   // ---- helpers
@@ -600,7 +605,7 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
       return body.get();
     } catch (DriverException e) {
       throw new GlobalUnavailableException(
-          "Cassandra at " + hostPort(settings.contactPoint()) + ", keyspace " + ks + ": " + what
+          "Cassandra at " + hostPorts(settings.contactPoints()) + ", keyspace " + ks + ": " + what
               + " failed: " + e.getMessage(),
           e);
     }
@@ -613,6 +618,10 @@ public final class CassandraGlobalDataLayer implements GlobalDataLayer {
     byte[] out = new byte[buffer.remaining()];
     buffer.duplicate().get(out);
     return out;
+  }
+
+  private static String hostPorts(List<InetSocketAddress> all) {
+    return all.stream().map(CassandraGlobalDataLayer::hostPort).collect(Collectors.joining(","));
   }
 
   private static String hostPort(InetSocketAddress a) {

@@ -1,6 +1,6 @@
 package sand.cluster.globaldata;
 
-import static sand.common.ConfigDef.HOST_PORT;
+import static sand.common.ConfigDef.HOST_PORTS;
 import static sand.common.ConfigDef.KEYSPACE;
 import static sand.common.ConfigDef.Type.INT;
 import static sand.common.ConfigDef.Type.STRING;
@@ -10,6 +10,8 @@ import static sand.common.ConfigDef.oneOf;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
+import sand.cluster.CassandraContacts;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 
@@ -44,8 +46,8 @@ public final class GlobalDataSettings {
             CASSANDRA_CONTACT,
             STRING,
             "127.0.0.1:9042",
-            HOST_PORT,
-            "Cassandra contact point (native protocol)")
+            HOST_PORTS,
+            "Cassandra contact points (native protocol), comma-separated: one must answer when the process starts")
         .define(
             CASSANDRA_DATACENTER,
             STRING,
@@ -70,15 +72,14 @@ public final class GlobalDataSettings {
 
   /** The Cassandra settings from a parsed config. */
   public static CassandraGlobalDataLayer.Settings cassandra(Config c) {
-    String contact = c.getString(CASSANDRA_CONTACT);
-    int colon = contact.lastIndexOf(':');
-    int port = Integer.parseInt(contact.substring(colon + 1));
-    if (port < 1 || port > 65535) {
-      throw new ConfigDef.ConfigException(
-          "datalayer: cassandra.contact=" + contact + " is invalid: port must be 1..65535");
+    List<InetSocketAddress> contacts;
+    try {
+      contacts = CassandraContacts.parse(c.getString(CASSANDRA_CONTACT));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigDef.ConfigException("datalayer: cassandra.contact: " + e.getMessage());
     }
     return new CassandraGlobalDataLayer.Settings(
-        new InetSocketAddress(contact.substring(0, colon), port),
+        CassandraContacts.resolved(contacts),
         c.getString(CASSANDRA_DATACENTER),
         c.getString(CASSANDRA_KEYSPACE),
         c.getInt(CASSANDRA_REPLICATION),

@@ -188,16 +188,28 @@ public final class Router extends Handler.Abstract {
   }
 
   private void run(Route r, Call call, Request request, Response response, Callback callback) {
-    CompletionStage<Reply> stage;
-    try {
-      stage = r.endpoint().handle(call);
-    } catch (Exception e) {
-      stage = CompletableFuture.failedFuture(e);
+    CompletionStage<Reply> stage = attempt(r, call);
+    if (r.method().equals("GET")) {
+      // A read the cluster state did not answer is tried once more: with Cassandra at replication
+      // factor 3, a
+      // node that just died is still chosen for a few seconds (until gossip convicts it) and a read
+      // can time out
+      // although a quorum is alive (issue 31: 1 of 326 API reads while a host died).
+      stage = stage.exceptionallyCompose(
+          t -> Errors.cassandra(t) ? attempt(r, call) : CompletableFuture.failedFuture(t));
     }
     stage.whenComplete((reply, failure) -> {
       call.release();
       write(request, response, callback, failure == null ? reply : toReply(r, failure));
     });
+  }
+
+  private static CompletionStage<Reply> attempt(Route r, Call call) {
+    try {
+      return r.endpoint().handle(call);
+    } catch (Exception e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   private static Reply toReply(Route r, Throwable failure) {

@@ -1,0 +1,144 @@
+package sand.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import sand.cluster.HostAgentTables;
+import sand.cluster.HostAgentTables.HostInfo;
+import sand.frontend.internal.Json;
+
+/** Cordon, drain, uncordon and remove a host over the admin API (issue 31). */
+class HostsAdminTest {
+  private static final String ADMIN = "admin-key-0123456789";
+  private TestFrontend fe;
+  private String alice;
+
+  @BeforeEach
+  void start() throws Exception {
+    fe = new TestFrontend(Map.of("admin.key", ADMIN), true);
+    alice = fe.signUp("alice");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    fe.close();
+  }
+
+  private JsonNode host(String id) throws Exception {
+    for (JsonNode h : fe.call("GET", "/api/v1/admin/hosts", ADMIN, null).json().path("hosts")) {
+      if (h.path("host").asText().equals(id)) {
+        return h;
+      }
+    }
+    return null;
+  }
+
+  private List<String> hostEvents() throws Exception {
+    List<String> out = new ArrayList<>();
+    for (var r : fe.sent("sand.control")) {
+      JsonNode e = Json.MAPPER.readTree(r.value());
+      if (e.path("type").asText().equals("host")) {
+        out.add(e.path("host").asText());
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void onlyTheAdminKeyChangesAHost() throws Exception {
+    fe.deployHello(alice, "shop", null);
+    for (String[] route : new String[][] {
+      {"POST", "/api/v1/admin/hosts/h1/cordon"},
+      {"POST", "/api/v1/admin/hosts/h1/drain"},
+      {"POST", "/api/v1/admin/hosts/h1/uncordon"},
+      {"DELETE", "/api/v1/admin/hosts/h1"}
+    }) {
+      assertEquals(401, fe.call(route[0], route[1], null, null).status(), route[1]);
+      assertEquals(403, fe.call(route[0], route[1], alice, null).status(), route[1]);
+    }
+    assertEquals("schedulable", host("h1").path("schedule").asText());
+  }
+
+  @Test
+  void aCordonedHostGetsNothingNewButKeepsWhatItRuns() throws Exception {
+    String shop = fe.deployHello(alice, "shop", null); // on h1
+    fe.store.upsertHost(new HostInfo("h2", "b", "d", "", 1, Instant.now(), Instant.now()));
+    var c = fe.call(
+        "POST", "/api/v1/admin/hosts/h1/cordon", ADMIN, "{\"reason\": \"disk replacement\"}");
+    assertEquals(200, c.status(), c.body());
+    assertEquals("cordoned", host("h1").path("schedule").asText());
+    assertEquals("disk replacement", host("h1").path("schedule_reason").asText());
+    assertEquals(List.of("h1"), hostEvents(), "the host agent is told at once");
+
+    String blog =
+        fe.deployHello(alice, "blog", null); // marks h1 deployed itself: look at what was asked
+    List<String> asked = fe.store.appHostStates(blog).stream()
+        .filter(s -> !s.hostId().equals("h1") || !s.status().equals("deployed"))
+        .map(HostAgentTables.AppHostState::hostId)
+        .toList();
+    assertEquals(List.of("h2"), asked, "a new application is not asked of the cordoned host");
+    fe.call("POST", "/api/v1/apps/shop/deploy", alice, null); // a new version of what h1 runs
+    List<String> again = fe.store.appHostStates(shop).stream()
+        .map(HostAgentTables.AppHostState::hostId)
+        .toList();
+    assertEquals(List.of("h1", "h2"), again, "a new version still goes where the application runs");
+
+    var u = fe.call("POST", "/api/v1/admin/hosts/h1/uncordon", ADMIN, null);
+    assertEquals(200, u.status(), u.body());
+    assertEquals("schedulable", host("h1").path("schedule").asText());
+    assertEquals(List.of("h1", "h1"), hostEvents());
+  }
+
+  @Test
+  void aDrainingHostIsDrainedOnceNothingRunsThere() throws Exception {
+    String shop = fe.deployHello(alice, "shop", null);
+    var d = fe.call("POST", "/api/v1/admin/hosts/h1/drain", ADMIN, null);
+    assertEquals(200, d.status(), d.body());
+    assertEquals("draining", host("h1").path("schedule").asText());
+    assertFalse(host("h1").path("drained").asBoolean(), "shop is still deployed there");
+    fe.store.setAppHostState(shop, "h1", HostAgentTables.HOST_UNDEPLOYED, null, Instant.now());
+    assertTrue(host("h1").path("drained").asBoolean(), host("h1").toString());
+  }
+
+  @Test
+  void onlyADeadHostIsRemovedAndThenNothingListsIt() throws Exception {
+    String shop = fe.deployHello(alice, "shop", null);
+    var alive = fe.call("DELETE", "/api/v1/admin/hosts/h1", ADMIN, null);
+    assertEquals(409, alive.status(), alive.body());
+    assertTrue(alive.body().contains("is alive"), alive.body());
+
+    Instant old = Instant.now().minusSeconds(600);
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, old, old));
+    fe.call("POST", "/api/v1/admin/hosts/h1/cordon", ADMIN, null);
+    var r = fe.call("DELETE", "/api/v1/admin/hosts/h1", ADMIN, null);
+    assertEquals(200, r.status(), r.body());
+    assertEquals(null, host("h1"));
+    assertEquals(List.of(), fe.store.appHostStates(shop), "the application no longer lists it");
+    assertEquals(Map.of(), fe.store.hostSchedules().all());
+    JsonNode hosts = fe.call("GET", "/api/v1/apps/shop", alice, null).json().path("hosts");
+    assertEquals(0, hosts.size(), hosts.toString());
+  }
+
+  @Test
+  void anUnknownHostIsA404NamingTheHosts() throws Exception {
+    fe.deployHello(alice, "shop", null);
+    for (String verb : List.of("cordon", "drain", "uncordon")) {
+      var r = fe.call("POST", "/api/v1/admin/hosts/nosuch/" + verb, ADMIN, null);
+      assertEquals(404, r.status(), r.body());
+      assertTrue(r.body().contains("the cluster has h1"), r.body());
+    }
+    assertEquals(
+        404, fe.call("DELETE", "/api/v1/admin/hosts/nosuch", ADMIN, null).status());
+    var bad = fe.call("POST", "/api/v1/admin/hosts/h1/cordon", ADMIN, "{\"reason\": 3}");
+    assertEquals(400, bad.status(), bad.body());
+  }
+}
