@@ -37,35 +37,43 @@ public final class LogIdentity {
   }
 
   /**
-   * Tags this thread's log lines with {@code app} and {@code exec} (either may be null: left as it was) until the
-   * scope is closed, which puts back what was there, so scopes nest: {@code try (var s = LogIdentity.scope(a, e))}.
+   * Tags this thread's log lines with {@code app} and {@code exec} (null or empty: left as it was) until the scope
+   * is closed, which puts back what was there, so scopes nest. Where an unused resource would warn (-Xlint:try),
+   * close it in a finally block.
    */
   public static Scope scope(String app, String exec) {
-    return new Scope(app, exec);
+    Scope s = new Scope();
+    s.app(app);
+    s.exec(exec);
+    return s;
   }
 
   /** What {@link #scope} set; closing it restores the thread's previous app and execution. */
   public static final class Scope implements AutoCloseable {
-    private final String prevApp;
-    private final boolean setApp;
+    private String prevApp;
     private String prevExec;
+    private boolean setApp;
     private boolean setExec;
 
-    private Scope(String app, String exec) {
-      setApp = app != null;
-      setExec = exec != null;
-      prevApp = setApp ? MDC.get(APP) : null;
-      prevExec = setExec ? MDC.get(EXEC) : null;
-      if (setApp) {
-        MDC.put(APP, app);
+    private Scope() {}
+
+    /** Tags the scope's lines with application {@code app} from now on (null or empty: no change). */
+    public void app(String app) {
+      if (app == null || app.isEmpty()) {
+        return;
       }
-      if (setExec) {
-        MDC.put(EXEC, exec);
+      if (!setApp) {
+        prevApp = MDC.get(APP);
+        setApp = true;
       }
+      MDC.put(APP, app);
     }
 
     /** Tags the scope's lines with execution {@code exec} from now on (known only part-way, e.g. once a report is read). */
     public void exec(String exec) {
+      if (exec == null || exec.isEmpty()) {
+        return;
+      }
       if (!setExec) {
         prevExec = MDC.get(EXEC);
         setExec = true;

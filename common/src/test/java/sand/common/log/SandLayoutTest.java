@@ -85,6 +85,23 @@ class SandLayoutTest {
   }
 
   @Test
+  void anEmptyAppLeavesLinesUntaggedAndTheExecutionCanBeAddedPartWay() {
+    LogIdentity.set("hostagent", "h1");
+    SandLayout l = layout("text");
+    LogIdentity.Scope s = LogIdentity.scope("", null); // LQ_HA's own reports: no application yet
+    try {
+      assertFalse(l.doLayout(event("x", null)).contains("app="));
+      s.app("a");
+      s.exec("e");
+      assertTrue(l.doLayout(event("x", null)).contains(" h1 app=a exec=e [bridge-h1] "));
+    } finally {
+      s.close();
+    }
+    assertNull(MDC.get(LogIdentity.APP));
+    assertNull(MDC.get(LogIdentity.EXEC));
+  }
+
+  @Test
   void aStackTraceFollowsATextLineOnItsOwnLines() {
     String text = layout("text").doLayout(event("failed", new IllegalStateException("boom")));
     String[] lines = text.split("\n");

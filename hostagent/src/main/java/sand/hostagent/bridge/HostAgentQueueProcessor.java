@@ -450,6 +450,7 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
           InstanceReport.shown(r.status()));
       return null;
     }
+    log.app(app); // a report the agent itself put on LQ_HA names its application only inside
     log.exec(r.executionId());
     Home own = inFlight.get(app, r.eventId());
     r = r.withExecutionBound(own != null
