@@ -132,7 +132,8 @@ export SAND_LOG_MAX_MB SAND_LOG_DAYS SAND_LOG_TOTAL_MB SAND_LOG_FORMAT SAND_LOG_
 
 # rotate_log <log file>: shift <log>.1.. up by one (the last is dropped), copy <log> to <log>.1 and empty it. The
 # writer keeps its file (opened with O_APPEND: its next line goes to the new start); a line written between the
-# copy and the truncation is lost, the price of rotating under a running process without its help.
+# copy and the truncation is lost, the price of rotating under a running process without its help. Only files
+# processes write little to come here (.out files, dockerd's log); logs proper are rolled by their writers.
 rotate_log() {
   local log="$1" i
   [ -s "$log" ] || return 0

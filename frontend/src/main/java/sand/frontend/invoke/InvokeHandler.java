@@ -430,7 +430,16 @@ public final class InvokeHandler {
    * execution's timeline. Completes when the execution has ended or its timeout passed; never exceptionally.
    */
   public Launch launch(AppDirectory.Target app, JsonNode value, String source, String executionId) {
-    long fired = System.nanoTime();
+    LogIdentity.Scope log = LogIdentity.scope(app.appId(), executionId); // on this thread's lines
+    try {
+      return launch(app, value, source, executionId, System.nanoTime());
+    } finally {
+      log.close();
+    }
+  }
+
+  private Launch launch(
+      AppDirectory.Target app, JsonNode value, String source, String executionId, long fired) {
     int timeoutS = timeoutS(app);
     ExecutionRecord record = running(app, executionId);
     CompletableFuture<Results.Arrival> result;
