@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The frontends of this host: start|run PORT|stop|status|ready|fetch (see deploy/lib.sh); `start` runs each under
 # its supervisor (deploy/supervise.sh: restarted when it exits), `run` one in the foreground for systemd (logging to
-# stdout). One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
+# stderr). One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
 # (the prefix is fe; in a cluster fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log
 # frontend-<port>.log (written and rolled by the frontend itself; its console output in frontend-<port>.out);
 # nginx ($SAND_NGINX_PORT) load-balances over them. They need Kafka and Cassandra.
@@ -21,7 +21,7 @@ ready() {
 # The frontend's command line. Its heap is SAND_FRONTEND_HEAP_MB (default 384); it exits on OutOfMemoryError (its
 # supervisor, or systemd, starts it again) rather than answering with threads that died of it. `frontend_cmd PORT`:
 # it writes and rolls $SAND_LOGS/frontend-PORT.log itself (common's logback-file.xml); without a port it logs to
-# stdout (systemd's journal).
+# stderr (systemd's journal).
 frontend_cmd() {
   local logging=()
   if [ -n "${1:-}" ]; then logging=(-Dlogback.configurationFile=logback-file.xml "-Dsand.log.file=$(logfile "$COMP-$1")"); fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The host agent of this host: start|run|stop|status|ready|fetch (see deploy/lib.sh). `start` runs it under its
 # supervisor (deploy/supervise.sh: restarted when it exits), writing and rolling $SAND_LOGS/hostagent.log itself;
-# `run` execs it in the foreground for systemd, logging to stdout.
+# `run` execs it in the foreground for systemd, logging to stderr.
 # It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191), serves
 # the gate frontends hand requests to (9192),
 # serves Prometheus metrics on 9100, and needs Kafka, Cassandra, Docker and the sandbox image.
@@ -50,7 +50,7 @@ ready() {
 
 # The agent's command line: -Xmx from its quotas (heap_mb), and it exits on OutOfMemoryError (its supervisor, or
 # systemd, starts it again) rather than limping on with threads that died of it. `agent_cmd file`: it writes and
-# rolls $SAND_LOGS/hostagent.log itself (common's logback-file.xml); else it logs to stdout (systemd's journal).
+# rolls $SAND_LOGS/hostagent.log itself (common's logback-file.xml); else it logs to stderr (systemd's journal).
 agent_cmd() {
   local heap; heap="$(heap_mb)" || exit 1
   local logging=()
