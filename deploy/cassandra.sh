@@ -11,7 +11,8 @@
 #   jars    $SAND_DIST/cassandra-$CASSANDRA_VERSION/*.jar  (+ .fetched stamp)
 #   config  $SAND_CONF/cassandra/{cassandra.yaml,logback.xml}  (from deploy/cassandra/)
 #   data    $SAND_DATA/cassandra/{data,commitlog,saved_caches,hints,cdc_raw}
-#   log     $SAND_LOGS/cassandra.log   (Maven output of `fetch`: $SAND_LOGS/cassandra-fetch.log)
+#   log     $SAND_LOGS/cassandra.log   (written and rolled by Cassandra: deploy/cassandra/logback.xml; its console
+#                                       output in cassandra.out; Maven output of `fetch`: cassandra-fetch.log)
 #
 # Knobs (environment): SAND_CASSANDRA_PORT / SAND_CASSANDRA_STORAGE_PORT (lib.sh),
 #   SAND_CASSANDRA_HEAP_MIN / SAND_CASSANDRA_HEAP_MAX  (default 256m / 768m),
@@ -181,6 +182,7 @@ start() {
     # Cassandra's own default dir for audit/full-query logs; kept beside the data, not in $SAND_LOGS.
     "-Dcassandra.logdir=$CASSANDRA_DATA_DIR/logs"
     "-Dlogback.configurationFile=$CASS_CONF/logback.xml"
+    "-Dsand.log.file=$(logfile "$COMP")" # written and rolled by Cassandra itself (deploy/cassandra/logback.xml)
     # Default is conf/triggers relative to the cwd; an empty dir stops a warning on every DDL.
     "-Dcassandra.triggers_dir=$CASS_CONF/triggers"
     # With logins: the built-in superuser at once (10 s by default), so the roles are made without waiting.
@@ -205,7 +207,7 @@ start() {
     nolock=(setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock --)
   fi
   # Fewer glibc malloc arenas: upstream's cassandra-env.sh sets 4 to keep native memory down.
-  (cd "$CASSANDRA_DATA_DIR" && MALLOC_ARENA_MAX=4 start_background "$COMP" "${nolock[@]}" "$JAVA" "${JVM_ARGS[@]}" \
+  (cd "$CASSANDRA_DATA_DIR" && MALLOC_ARENA_MAX=4 OWN_LOG=1 start_background "$COMP" "${nolock[@]}" "$JAVA" "${JVM_ARGS[@]}" \
     -cp "$CASS_DIST/*:$CASS_CONF" org.apache.cassandra.service.CassandraDaemon)
   wait_until "$COMP" "$START_TIMEOUT" ready
   roles

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The frontends of this host: start|run PORT|stop|status|ready|fetch (see deploy/lib.sh); `start` runs each under
-# its supervisor (deploy/supervise.sh: restarted when it exits, log rotated), `run` one in the foreground for
-# systemd. One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
+# its supervisor (deploy/supervise.sh: restarted when it exits), `run` one in the foreground for systemd (logging to
+# stderr). One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
 # (the prefix is fe; in a cluster fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log
-# frontend-<port>.log;
+# frontend-<port>.log (written and rolled by the frontend itself; its console output in frontend-<port>.out);
 # nginx ($SAND_NGINX_PORT) load-balances over them. They need Kafka and Cassandra.
 source "$(dirname "$0")/lib.sh"
 
@@ -19,13 +19,14 @@ ready() {
 }
 
 # The frontend's command line. Its heap is SAND_FRONTEND_HEAP_MB (default 384); it exits on OutOfMemoryError (its
-# supervisor, or systemd, starts it again) rather than answering with threads that died of it.
+# supervisor, or systemd, starts it again) rather than answering with threads that died of it. `frontend_cmd PORT`:
+# it writes and rolls $SAND_LOGS/frontend-PORT.log itself (common's logback-file.xml); without a port it logs to
+# stderr (systemd's journal).
 frontend_cmd() {
+  local logging=()
+  if [ -n "${1:-}" ]; then logging=(-Dlogback.configurationFile=logback-file.xml "-Dsand.log.file=$(logfile "$COMP-$1")"); fi
   FRONTEND_CMD=("$JAVA" -Xms64m "-Xmx${SAND_FRONTEND_HEAP_MB:-384}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
-    -Dorg.slf4j.simpleLogger.showDateTime=true
-    -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn
-    -Dorg.slf4j.simpleLogger.log.com.datastax=warn -Dorg.slf4j.simpleLogger.log.org.eclipse.jetty=warn
-    -cp "$JAR:$SAND_ROOT/frontend/target/lib/*" sand.frontend.Frontend)
+    "${logging[@]}" -cp "$JAR:$SAND_ROOT/frontend/target/lib/*" sand.frontend.Frontend)
 }
 
 start_one() {
@@ -41,7 +42,7 @@ start_one() {
   progress "Starting frontend $ID_PREFIX-$port on $SAND_BIND:$port"
   SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
   export SAND_FRONTEND_ADMIN_KEY
-  frontend_cmd
+  frontend_cmd "$port"
   SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_supervised "$comp" "${FRONTEND_CMD[@]}"
   wait_until "$comp" 90 ready_one "$port"
   done_step

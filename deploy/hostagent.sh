@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The host agent of this host: start|run|stop|status|ready|fetch (see deploy/lib.sh). `start` runs it under its
-# supervisor (deploy/supervise.sh: restarted when it exits, log rotated); `run` execs it in the foreground for systemd.
+# supervisor (deploy/supervise.sh: restarted when it exits), writing and rolling $SAND_LOGS/hostagent.log itself;
+# `run` execs it in the foreground for systemd, logging to stderr.
 # It embeds the local bus (TCP 9190 + per-application Unix sockets) and the local data layer (9191), serves
 # the gate frontends hand requests to (9192),
 # serves Prometheus metrics on 9100, and needs Kafka, Cassandra, Docker and the sandbox image.
@@ -31,8 +32,8 @@ JAR="$SAND_ROOT/hostagent/target/hostagent-0.1.0-SNAPSHOT.jar"
 heap_mb() {
   local need total
   if [ -n "${SAND_HOSTAGENT_HEAP_MB:-}" ]; then echo "$SAND_HOSTAGENT_HEAP_MB"; return; fi
-  need="$("$JAVA" -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent --heap-mb 2>>"$(logfile "$COMP")")" \
-    || die "$COMP" "$(logfile "$COMP")" "bad host agent settings (see the log)"
+  need="$("$JAVA" -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent --heap-mb 2>>"$(outfile "$COMP")")" \
+    || die "$COMP" "$(outfile "$COMP")" "bad host agent settings"
   total="$(awk '/^MemTotal:/ { printf "%d", $2 / 1024 }' /proc/meminfo)"
   if [ "$need" -gt $((total / 2)) ]; then
     die "$COMP" - "the quotas need a ${need} MB heap but this host has ${total} MB: lower SAND_HOSTAGENT_BUS_QUEUED_MAX_BYTES or SAND_DATALAYER_MAX_BYTES (or set SAND_HOSTAGENT_HEAP_MB)"
@@ -48,12 +49,13 @@ ready() {
 }
 
 # The agent's command line: -Xmx from its quotas (heap_mb), and it exits on OutOfMemoryError (its supervisor, or
-# systemd, starts it again) rather than limping on with threads that died of it.
+# systemd, starts it again) rather than limping on with threads that died of it. `agent_cmd file`: it writes and
+# rolls $SAND_LOGS/hostagent.log itself (common's logback-file.xml); else it logs to stderr (systemd's journal).
 agent_cmd() {
   local heap; heap="$(heap_mb)" || exit 1
-  AGENT_CMD=("$JAVA" -Xms64m "-Xmx${heap}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError
-    -Dorg.slf4j.simpleLogger.showDateTime=true -Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS
-    -Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn -Dorg.slf4j.simpleLogger.log.com.datastax=warn
+  local logging=()
+  if [ "${1:-}" = file ]; then logging=(-Dlogback.configurationFile=logback-file.xml "-Dsand.log.file=$(logfile "$COMP")"); fi
+  AGENT_CMD=("$JAVA" -Xms64m "-Xmx${heap}m" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError "${logging[@]}"
     -cp "$JAR:$SAND_ROOT/hostagent/target/lib/*" sand.hostagent.HostAgent)
 }
 
@@ -73,7 +75,7 @@ case "${1:-}" in
     done
     progress "Starting the host agent ($SAND_HOSTAGENT_HOST_ID) on $SAND_BIND:$SAND_HOSTAGENT_BUS_PORT"
     mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
-    agent_cmd
+    agent_cmd file
     start_supervised "$COMP" "${AGENT_CMD[@]}"
     wait_until "$COMP" 90 ready
     done_step

@@ -7,7 +7,8 @@
 # Jars:   $SAND_DIST/kafka-$KAFKA_VERSION/   (deploy/kafka/pom.xml, fetched once, stamp file)
 # Config: $SAND_CONF/kafka/server.properties (rendered from deploy/kafka/server.properties.tmpl)
 # Data:   $SAND_DATA/kafka/log               (formatted once; cluster id in $SAND_DATA/kafka/cluster.id)
-# Log:    $SAND_LOGS/kafka.log               (broker output; deploy/kafka/log4j2.yaml logs to stderr)
+# Log:    $SAND_LOGS/kafka.log               (written and rolled by the broker: deploy/kafka/log4j2-broker.yaml;
+#                                            its console output in kafka.out)
 # shellcheck source=deploy/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -223,10 +224,11 @@ cmd_start() {
   # G1 as Kafka's own scripts use it, minus GC logging, with a fixed 1 GB heap and G1's own pause goal and
   # marking threshold: with 512 MB, a 20 ms pause goal and marking from 35% occupancy, G1 marked concurrently
   # almost all the time (1.5 ms of CPU per request on 2 vCPUs; benchmarks/serverlessbench.py cpu).
-  start_background "$KAFKA_COMP" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
+  OWN_LOG=1 start_background "$KAFKA_COMP" "$JAVA" -Xms"$KAFKA_HEAP" -Xmx"$KAFKA_HEAP" \
     -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
-    -Dlog4j2.configurationFile="$KAFKA_LOG4J" \
+    -Dlog4j2.configurationFile="$KAFKA_HERE/log4j2-broker.yaml" \
+    -Dsand.log.file="$(logfile "$KAFKA_COMP")" -Dsand.log.dir="$SAND_LOGS" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_PROPS"
   # A node of a static quorum answers only once a majority runs: deploy/ansible/site.yml starts them all, then waits.
   if [ "${SAND_KAFKA_NO_WAIT:-0}" != 1 ]; then wait_until "$KAFKA_COMP" "$KAFKA_START_TIMEOUT" cmd_ready; fi

@@ -4,7 +4,8 @@
 # Conventions every component script follows:
 #   state dir  $SAND_HOME (default: <checkout>/.sand)
 #   pid files  $SAND_HOME/run/<component>.pid   (only for processes *we* started)
-#   logs       $SAND_HOME/logs/<component>.log
+#   logs       $SAND_HOME/logs/<component>.log   (docs/operations.md "Logs"; <component>.out: its console output
+#                                                 when the process writes and rolls its .log itself)
 #   data       $SAND_HOME/data/<component>/
 #   configs    $SAND_HOME/conf/<component>/      (generated from templates in deploy/)
 # Every wait has a timeout; every failure prints one line naming the component and its log.
@@ -60,6 +61,12 @@ die() {
   else
     printf 'ERROR [%s] %s (read %s)\n' "$comp" "$*" "$log" >&2
     if [ -f "$log" ]; then tail -n 5 "$log" | sed 's/^/    | /' >&2; fi
+    # A process that writes its own log: what it printed outside it (a JVM that could not start, a crash).
+    local out="${log%.log}.out"
+    if [ "$out" != "$log" ] && [ -s "$out" ]; then
+      printf '  and %s:\n' "$out" >&2
+      tail -n 5 "$out" | sed 's/^/    | /' >&2
+    fi
   fi
   exit 1
 }
@@ -80,6 +87,9 @@ admin_key() {
 
 pidfile() { echo "$SAND_RUN/$1.pid"; }
 logfile() { echo "$SAND_LOGS/$1.log"; }
+# outfile <component>: the console output (stdout and stderr: a JVM's crash, its supervisor's restart lines) of a
+# process that writes and rolls its own <component>.log (host agent, frontends, Kafka, Cassandra, nginx).
+outfile() { echo "$SAND_LOGS/$1.out"; }
 
 # is_running <component>: our pid file exists and names a live process. Cleans a stale file.
 is_running() {
@@ -94,15 +104,36 @@ is_running() {
   return 1
 }
 
-# Logs are kept across restarts and bounded: at each start the last log moves to <log>.1 (.1 to .2, ...;
-# SAND_LOG_KEEP files kept, default 5), and a supervised process's log is rotated the same way when it grows past
-# SAND_LOG_MAX_MB (default 64): a component's logs never take more than (keep + 1) x max on disk.
+# Logs are kept and bounded (docs/operations.md "Logs"). SAND's Java processes, Kafka, Cassandra and nginx write
+# their own <component>.log and roll it: a new file past SAND_LOG_MAX_MB (default 64) or at a new UTC day, rolled
+# files deleted after SAND_LOG_DAYS (default 14) or beyond SAND_LOG_TOTAL_MB (default (keep + 1) x max) a component.
+# What a process prints outside its logger goes to <component>.out (or to <component>.log for processes that have no
+# logger of their own: dockerd), which start_bg and the supervisor rotate: at each start the last one moves to .1
+# (.1 to .2, ...; SAND_LOG_KEEP, default 5, are kept) and, under a supervisor, also when it passes SAND_LOG_MAX_MB.
+# SAND_LOG_FORMAT=json makes the Java processes write JSON lines; SAND_LOG_LEVEL sets their own loggers' level.
 SAND_LOG_KEEP="${SAND_LOG_KEEP:-5}"
 SAND_LOG_MAX_MB="${SAND_LOG_MAX_MB:-64}"
+SAND_LOG_DAYS="${SAND_LOG_DAYS:-14}"
+SAND_LOG_TOTAL_MB="${SAND_LOG_TOTAL_MB:-$((SAND_LOG_MAX_MB * (SAND_LOG_KEEP + 1)))}"
+SAND_LOG_FORMAT="${SAND_LOG_FORMAT:-text}"
+SAND_LOG_LEVEL="${SAND_LOG_LEVEL:-INFO}"
+for _v in SAND_LOG_KEEP SAND_LOG_MAX_MB SAND_LOG_DAYS SAND_LOG_TOTAL_MB; do
+  case "${!_v}" in
+    '' | *[!0-9]*) die logs - "$_v must be a whole number, not '${!_v}'" ;;
+  esac
+done
+[ "$SAND_LOG_MAX_MB" -ge 1 ] || die logs - "SAND_LOG_MAX_MB must be at least 1, not '$SAND_LOG_MAX_MB'"
+[ "$SAND_LOG_DAYS" -ge 1 ] || die logs - "SAND_LOG_DAYS must be at least 1, not '$SAND_LOG_DAYS'"
+case "$SAND_LOG_FORMAT" in text | json) ;; *) die logs - "SAND_LOG_FORMAT must be text or json, not '$SAND_LOG_FORMAT'" ;; esac
+case "$SAND_LOG_LEVEL" in TRACE | DEBUG | INFO | WARN | ERROR) ;; *)
+  die logs - "SAND_LOG_LEVEL must be TRACE, DEBUG, INFO, WARN or ERROR, not '$SAND_LOG_LEVEL'" ;;
+esac
+export SAND_LOG_MAX_MB SAND_LOG_DAYS SAND_LOG_TOTAL_MB SAND_LOG_FORMAT SAND_LOG_LEVEL
 
 # rotate_log <log file>: shift <log>.1.. up by one (the last is dropped), copy <log> to <log>.1 and empty it. The
 # writer keeps its file (opened with O_APPEND: its next line goes to the new start); a line written between the
-# copy and the truncation is lost, the price of rotating under a running process without its help.
+# copy and the truncation is lost, the price of rotating under a running process without its help. Only files
+# processes write little to come here (.out files, dockerd's log); logs proper are rolled by their writers.
 rotate_log() {
   local log="$1" i
   [ -s "$log" ] || return 0
@@ -113,23 +144,26 @@ rotate_log() {
   : >"$log"
 }
 
-# start_bg <component> <cmd...>: start detached (own session), log to its log file (the last one rotated), record pid.
+# start_bg <component> <cmd...>: start detached (own session), record its pid, and send its output to its log file
+# (the last one rotated), or with OWN_LOG=1 (a process that writes its own .log) to its .out file.
 start_bg() {
   local comp="$1"; shift
-  local log; log="$(logfile "$comp")"
+  local log
+  if [ "${OWN_LOG:-0}" = 1 ]; then log="$(outfile "$comp")"; else log="$(logfile "$comp")"; fi
   rotate_log "$log"
   setsid "$@" >>"$log" 2>&1 </dev/null &
   echo $! >"$(pidfile "$comp")"
 }
 
 # start_supervised <component> <cmd...>: start_bg under deploy/supervise.sh, which restarts the command when it
-# exits (not after stop_pid) with back-off, counts the restarts and rotates its log by size. The pid file names the
+# exits (not after stop_pid) with back-off, counts the restarts and rotates its .out by size (the command writes and
+# rolls its own .log: the host agent's and frontends' logback-file.xml). The pid file names the
 # supervisor (stop_pid stops both: they share a process group); the supervisor's state (restarts, last exit, the
 # command's own pid) is in $SAND_RUN/<component>.supervisor.
 start_supervised() {
   local comp="$1"; shift
   rm -f "$SAND_RUN/$comp.supervisor"
-  start_bg "$comp" bash "$SAND_ROOT/deploy/supervise.sh" "$comp" "$@"
+  OWN_LOG=1 start_bg "$comp" bash "$SAND_ROOT/deploy/supervise.sh" "$comp" "$@"
 }
 
 # supervisor_state <component> <key>: a value of the supervisor's state (restarts, last_exit, last_exit_at, child).
@@ -234,7 +268,7 @@ wait_until() {
     # A supervised process that exits is started again (a dependency slow to answer heals so); three exits in a
     # row during start-up are a fault worth stopping `make up` for.
     if [ "$(supervisor_state "$comp" restarts)" -ge 3 ] 2>/dev/null; then
-      die "$comp" "$(logfile "$comp").1" "process exited $(supervisor_state "$comp" restarts) times during start-up (last exit $(supervisor_state "$comp" last_exit); its supervisor keeps restarting it until its script's stop)"
+      die "$comp" "$(logfile "$comp")" "process exited $(supervisor_state "$comp" restarts) times during start-up (last exit $(supervisor_state "$comp" last_exit); its supervisor keeps restarting it until its script's stop)"
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
       die "$comp" "$(logfile "$comp")" "not ready after ${timeout}s$(supervisor_note "$comp")"

@@ -57,11 +57,15 @@ case "${1:-}" in
     render_conf
     nginx -t -q -p "$SAND_DATA/nginx" -c "$CONF" >>"$(logfile nginx-config)" 2>&1 \
       || die "$COMP" "$(logfile nginx-config)" "generated config $CONF is invalid"
-    start_bg "$COMP" nginx -p "$SAND_DATA/nginx" -c "$CONF"
+    OWN_LOG=1 start_bg "$COMP" nginx -p "$SAND_DATA/nginx" -c "$CONF"
     wait_until "$COMP" 15 ready
+    # nginx writes its error and access logs itself; this rolls them (by size and day) and has it reopen them.
+    stop_pid "$COMP-logroll" 5
+    start_bg "$COMP-logroll" bash "$SAND_ROOT/deploy/logroll.sh" "$SAND_RUN/nginx.own.pid" "$(logfile nginx)" \
+      "$SAND_LOGS/nginx-access.log"
     done_step
     ;;
-  stop) stop_pid "$COMP" 10; rm -f "$SAND_RUN/nginx.own.pid" ;;
+  stop) stop_pid "$COMP-logroll" 5; stop_pid "$COMP" 10; rm -f "$SAND_RUN/nginx.own.pid" ;;
   status)
     if is_running "$COMP" && ready; then
       status_line "$COMP" running "$ADDR" "pid $(cat "$(pidfile "$COMP")")"

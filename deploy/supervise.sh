@@ -9,12 +9,15 @@
 # - state: $SAND_RUN/<component>.supervisor (restarts, last_exit, last_exit_at, child: the command's pid), and
 #   $SAND_RUN/<component>.prom, the restart count as a Prometheus text-format metric (node_exporter's textfile
 #   collector reads such files), both read by `make status`.
-# - logs: the command's log is rotated at each start and when it grows past SAND_LOG_MAX_MB (rotate_log).
+# - logs: the command writes and rolls its own <component>.log (it is never touched here); its console output and
+#   this supervisor's lines go to <component>.out, rotated at each start and when it grows past SAND_LOG_MAX_MB
+#   (rotate_log). Times are ISO-8601 UTC, like the command's own lines.
 source "$(dirname "$0")/lib.sh"
 set +e
 
 comp="$1"; shift
-log="$(logfile "$comp")"
+log="$(outfile "$comp")"
+own_log="$(logfile "$comp")"
 state="$SAND_RUN/$comp.supervisor"
 max_bytes=$((SAND_LOG_MAX_MB * 1024 * 1024))
 restarts=0 last_exit="" last_exit_at="" child="" stopping=0 backoff=1
@@ -56,13 +59,13 @@ while [ "$stopping" = 0 ]; do
   if [ "$stopping" = 1 ]; then break; fi
   restarts=$((restarts + 1))
   last_exit="$rc"
-  last_exit_at="$(date -u +%H:%M:%SZ)"
+  last_exit_at="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   if [ $(($(date +%s) - started)) -ge 60 ]; then backoff=1; fi
-  line="$(printf '%s supervisor: %s exited with status %s%s; restart %s in %s s' "$(date -u +%H:%M:%S.%3N)" "$comp" \
+  line="$(printf '%s supervisor: %s exited with status %s%s; restart %s in %s s' "$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)" "$comp" \
     "$rc" "$([ "$rc" -gt 128 ] && echo " (signal $((rc - 128)))")" "$restarts" "$backoff")"
   echo "$line" >>"$log"
   rotate_log "$log" # the run that died keeps its own file, <log>.1
-  echo "$line (the log of the run that exited is $log.1)" >>"$log"
+  echo "$line (the console output of the run that exited is $log.1; its log goes on in $own_log)" >>"$log"
   write_state
   sleep_awake "$backoff"
   if [ "$stopping" = 1 ]; then break; fi

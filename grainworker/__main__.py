@@ -16,7 +16,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from grainworker import appenv
+from grainworker import _logs, appenv
 from grainworker.datalayer import DataLayerClient
 from grainworker.instance import InstanceSpec
 from grainworker.localbus import LocalBusClient, report_worker
@@ -86,7 +86,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    _logs.configure()
     return serve(
         args.app,
         args.grain,

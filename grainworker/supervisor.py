@@ -42,7 +42,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from grainworker import appenv
+from grainworker import _logs, appenv
 from grainworker._fork import fork
 from grainworker.cgroup import memory_limit, oom_kills
 from grainworker.workflow import (
@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the sandbox's sandbox.json [SAND_SUPERVISOR_CONFIG]",
     )
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    _logs.configure()
     if not os.environ.get("SAND_GRAINWORKER_CREDENTIAL"):
         print(
             "Error: SAND_GRAINWORKER_CREDENTIAL is not set: the host agent passes the application's "

@@ -231,7 +231,7 @@ def test_a_killed_host_agent_is_restarted_and_make_status_shows_it(http: Http, a
     )
     (line,) = [x for x in status.stdout.splitlines() if x.startswith("hostagent ")]
     assert " running " in line and f"restarts {before + 1} (last exit 137 at " in line, status.stdout
-    log = SAND_HOME / "logs" / "hostagent.log"
-    assert "supervisor: hostagent exited with status 137 (signal 9)" in log.read_text(), "the restart is logged"
-    assert (SAND_HOME / "logs" / "hostagent.log.1").exists(), "the log of the run that died is kept"
+    out = SAND_HOME / "logs" / "hostagent.out"  # the supervisor's lines; the agent's own log goes on in hostagent.log
+    assert "supervisor: hostagent exited with status 137 (signal 9)" in out.read_text(), "the restart is logged"
+    assert (SAND_HOME / "logs" / "hostagent.out.1").exists(), "the console output of the run that died is kept"
     answers(http, alice_app, {"after": "agent restart"})

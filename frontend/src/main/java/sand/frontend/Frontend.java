@@ -33,6 +33,7 @@ import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalDataSettings;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
+import sand.common.log.LogIdentity;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
@@ -486,6 +487,7 @@ public final class Frontend {
       System.exit(2);
       return;
     }
+    LogIdentity.set("frontend", config.getString(FrontendSettings.ID));
     // of the data layer's settings this process reads only where the global layer is; the rest are
     // the host agents'
     Set<String> elsewhere = new HashSet<>(SCRIPT_VARIABLES);

@@ -3,6 +3,10 @@ package sand.frontend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
@@ -13,7 +17,10 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import sand.cluster.HostAgentTables.LogLine;
+import sand.common.log.LogIdentity;
 import sand.frontend.internal.Json;
 import sand.frontend.invoke.InvokeHandler;
 
@@ -121,6 +128,39 @@ class InvokeTest {
         404,
         fe.call("GET", "/api/v1/executions/" + executionId + "/logs", bob, null).status());
     assertEquals(404, fe.call("GET", "/api/v1/executions/nope", key, null).status());
+  }
+
+  @Test
+  void theRequestThreadsLogLinesCarryTheApplicationAndExecution() throws Exception {
+    // docs/operations.md "Logs": what the request thread logs is tagged (MDC app, exec) for
+    // SandLayout.
+    Logger logger = (Logger) LoggerFactory.getLogger(InvokeHandler.class);
+    ListAppender<ILoggingEvent> seen = new ListAppender<>();
+    seen.start();
+    Level before = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    logger.addAppender(seen);
+    try {
+      fe = new TestFrontend();
+      String key = fe.signUp("alice");
+      String appId = fe.deployHello(key, "hello", null);
+      CompletableFuture<TestFrontend.Answer> call =
+          fe.callAsync("POST", "/app/hello", null, "{\"name\":\"sand\"}");
+      JsonNode req = awaitRequest(appId, 1);
+      answer(req, Json.object().put("greeting", "HELLO, SAND!"));
+      assertEquals(200, call.get().status());
+      ILoggingEvent sent = seen.list.stream()
+          .filter(e -> e.getFormattedMessage().contains("sent to greet"))
+          .findFirst()
+          .orElseThrow(() -> new AssertionError("no 'sent to' line: " + seen.list));
+      assertEquals(appId, sent.getMDCPropertyMap().get(LogIdentity.APP));
+      assertEquals(
+          req.path("execution_id").asText(), sent.getMDCPropertyMap().get(LogIdentity.EXEC));
+    } finally {
+      logger.detachAppender(seen);
+      logger.setLevel(before);
+    }
+    assertEquals(null, MDC.get(LogIdentity.APP), "the test thread is not tagged");
   }
 
   @Test

@@ -25,6 +25,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.common.Backoff;
 import sand.common.Credentials;
+import sand.common.log.LogIdentity;
 import sand.contracts.AppEnv;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
@@ -251,7 +252,12 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** Reconcile one application (a control event named it). */
   void reconcile(String appId) {
-    store.application(appId).ifPresentOrElse(this::reconcile, () -> undeploy(appId));
+    LogIdentity.Scope log = LogIdentity.scope(appId, null);
+    try {
+      store.application(appId).ifPresentOrElse(this::reconcile, () -> undeploy(appId));
+    } finally {
+      log.close();
+    }
   }
 
   private void reconcile(ApplicationRecord app) {
@@ -542,7 +548,12 @@ final class ApplicationDeployer implements AutoCloseable {
   }
 
   void undeploy(String appId) {
-    stop(appId, HostAgentTables.HOST_UNDEPLOYED);
+    LogIdentity.Scope log = LogIdentity.scope(appId, null);
+    try {
+      stop(appId, HostAgentTables.HOST_UNDEPLOYED);
+    } finally {
+      log.close();
+    }
   }
 
   /**

@@ -34,6 +34,7 @@ import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
 import sand.common.ThriftServer;
+import sand.common.log.LogIdentity;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
@@ -485,6 +486,7 @@ public final class HostAgent implements AutoCloseable {
       System.exit(2);
       return;
     }
+    LogIdentity.set("hostagent", HostAgentSettings.hostId(c));
     for (String unknown : ConfigDef.unknownVariables(
         System.getenv(),
         List.of(DEF, DataLayerSettings.DEF, ApplicationLimits.DEF, ClusterSettings.DEF),

@@ -21,6 +21,7 @@ import org.slf4j.LoggerFactory;
 import sand.cluster.FrontendTables;
 import sand.cluster.FrontendTables.ExecutionRecord;
 import sand.cluster.KafkaClients;
+import sand.common.log.LogIdentity;
 import sand.contracts.ConditionFlag;
 import sand.contracts.Event;
 import sand.contracts.ExecutionTag;
@@ -170,6 +171,22 @@ public final class InvokeHandler {
     String name = Qualifier.appName(call.param("app"));
     AppDirectory.Target app =
         apps.find(name).orElseThrow(() -> ApiException.notFound("no application '" + name + "'"));
+    String executionId = Ids.newId();
+    LogIdentity.Scope log = LogIdentity.scope(app.appId(), executionId); // on this thread's lines
+    try {
+      return invoke(call, async, received, name, app, executionId);
+    } finally {
+      log.close();
+    }
+  }
+
+  private CompletionStage<Reply> invoke(
+      Call call,
+      boolean async,
+      long received,
+      String name,
+      AppDirectory.Target app,
+      String executionId) {
     if (auth != null) {
       auth.check(call, app); // before anything else about the app (deployed?) is told
     }
@@ -209,7 +226,6 @@ public final class InvokeHandler {
               + Math.max(1, liveFrontends.getAsInt())
               + " frontends; setting max.concurrent.per.account); retry later");
     }
-    String executionId = Ids.newId();
     int timeoutS = timeoutS(app);
     String key = IdempotencyKeys.check(call.header(IdempotencyKeys.HEADER));
     if (key != null) {
@@ -414,7 +430,16 @@ public final class InvokeHandler {
    * execution's timeline. Completes when the execution has ended or its timeout passed; never exceptionally.
    */
   public Launch launch(AppDirectory.Target app, JsonNode value, String source, String executionId) {
-    long fired = System.nanoTime();
+    LogIdentity.Scope log = LogIdentity.scope(app.appId(), executionId); // on this thread's lines
+    try {
+      return launch(app, value, source, executionId, System.nanoTime());
+    } finally {
+      log.close();
+    }
+  }
+
+  private Launch launch(
+      AppDirectory.Target app, JsonNode value, String source, String executionId, long fired) {
     int timeoutS = timeoutS(app);
     ExecutionRecord record = running(app, executionId);
     CompletableFuture<Results.Arrival> result;

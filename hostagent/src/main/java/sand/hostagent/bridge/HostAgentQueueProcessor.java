@@ -15,6 +15,7 @@ import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.log.LogIdentity;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
 import sand.datalayer.LocalDataLayer;
@@ -374,8 +375,9 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
    */
   private void handle(HostAgentMessage m, long taken, int permits) {
     boolean released = false;
+    LogIdentity.Scope log = LogIdentity.scope(m.application(), null);
     try {
-      CompletableFuture<?> chain = handleReport(m, taken);
+      CompletableFuture<?> chain = handleReport(m, taken, log);
       if (chain != null) {
         released = true;
         chain.whenComplete((v, e) -> budget.release(permits));
@@ -384,11 +386,15 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
       if (!released) {
         budget.release(permits);
       }
+      log.close();
     }
   }
 
-  /** The report's sends, or null when it sends nothing (refused, or only recorded). */
-  private CompletableFuture<?> handleReport(HostAgentMessage m, long taken) {
+  /**
+   * The report's sends, or null when it sends nothing (refused, or only recorded); {@code log} is tagged with
+   * the execution once the report is known to be valid.
+   */
+  private CompletableFuture<?> handleReport(HostAgentMessage m, long taken, LogIdentity.Scope log) {
     InstanceReport r;
     try {
       JsonNode json = InstanceReport.read(m.payload());
@@ -444,6 +450,8 @@ public final class HostAgentQueueProcessor implements AutoCloseable {
           InstanceReport.shown(r.status()));
       return null;
     }
+    log.app(app); // a report the agent itself put on LQ_HA names its application only inside
+    log.exec(r.executionId());
     Home own = inFlight.get(app, r.eventId());
     r = r.withExecutionBound(own != null
         && own.event() != null

@@ -2,6 +2,7 @@ package sand.hostagent.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static sand.hostagent.bridge.TestHost.APP;
 import static sand.hostagent.bridge.TestHost.CRED;
@@ -18,6 +19,10 @@ import static sand.hostagent.bridge.TestHost.report;
 import static sand.hostagent.bridge.TestHost.reportJson;
 import static sand.hostagent.bridge.TestHost.tp;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,8 +36,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import sand.cluster.globaldata.CanonicalEncoding;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
+import sand.common.log.LogIdentity;
 import sand.contracts.ConditionFlag;
 import sand.contracts.ConditionFlag.Flag;
 import sand.contracts.DataKind;
@@ -88,6 +96,42 @@ class HostAgentQueueProcessorTest {
     assertTrue(
         h.producer.history().isEmpty(),
         "a worker report is not an instance's report: nothing to Kafka");
+  }
+
+  @Test
+  void linesLoggedWhileAReportIsHandledCarryItsApplicationAndExecution() throws Exception {
+    // docs/operations.md "Logs": the bridge tags the thread handling a report (MDC app, exec) for
+    // SandLayout.
+    Logger logger = (Logger)
+        LoggerFactory.getLogger(HostAgentQueueProcessor.class); // ReportForwarder logs as it
+    ListAppender<ILoggingEvent> seen = new ListAppender<>();
+    seen.start();
+    Level before = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    logger.addAppender(seen);
+    try {
+      e0Delivered();
+      publishReport(
+          CRED,
+          report(
+              "finished",
+              APP,
+              "resize",
+              "e0",
+              List.of(output("o3", APP, "end", false, "exec-e0")),
+              List.of()));
+      assertEquals(1, h.processor.processOnce());
+      ILoggingEvent line = seen.list.stream()
+          .filter(e -> e.getFormattedMessage().contains("result to frontend"))
+          .findFirst()
+          .orElseThrow(() -> new AssertionError("no 'result to frontend' line: " + seen.list));
+      assertEquals(APP, line.getMDCPropertyMap().get(LogIdentity.APP));
+      assertEquals("exec-e0", line.getMDCPropertyMap().get(LogIdentity.EXEC));
+    } finally {
+      logger.detachAppender(seen);
+      logger.setLevel(before);
+    }
+    assertNull(MDC.get(LogIdentity.APP), "the scope ends with the report");
   }
 
   @Test
