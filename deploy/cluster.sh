@@ -153,10 +153,12 @@ cmd_kill() {
   done_step
 }
 
-# remove_sandboxes H: H's sandbox containers (label sand.host=H), as a dead machine's would be gone.
+# remove_sandboxes H: H's sandbox containers (labels sand.host=H and sand.state=its agent's state folder: another
+# cluster on this Docker Engine has an H too), as a dead machine's would be gone.
 remove_sandboxes() {
   local -a ids
-  mapfile -t ids < <(docker ps -aq --filter "label=sand.host=$1" 2>/dev/null || true)
+  local state; state="$(realpath -ms "$CLUSTER_HOME/$1/data/hostagent")"
+  mapfile -t ids < <(docker ps -aq --filter "label=sand.host=$1" --filter "label=sand.state=$state" 2>/dev/null || true)
   if [ "${#ids[@]}" -gt 0 ]; then docker rm -f "${ids[@]}" >/dev/null 2>&1 || true; fi
 }
 

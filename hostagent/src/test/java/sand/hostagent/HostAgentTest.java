@@ -437,7 +437,8 @@ class HostAgentTest {
     putApp("shop", 1, List.of());
     store.setAppHostState(
         "shop", HOST, "deployed", null, Clock.systemUTC().instant()); // as the crashed run left it
-    Map<String, String> mine = new HashMap<>(SandboxContainer.hostLabels(HOST));
+    Map<String, String> mine =
+        new HashMap<>(SandboxContainer.hostLabels(HOST, tmp.resolve("state")));
     mine.put(SandboxContainer.LABEL_APP, "shop");
     String leftId = docker.preexisting(sandbox("shop"), labelled(mine), "running").id;
     mine.put(SandboxContainer.LABEL_APP, "gone");
@@ -447,15 +448,24 @@ class HostAgentTest {
         labelled(Map.of(
             SandboxContainer.LABEL_HOST,
             HOST,
+            SandboxContainer.LABEL_STATE,
+            SandboxContainer.stateLabel(tmp.resolve("state")),
             SandboxContainer.LABEL_COMPONENT,
             "deps",
             SandboxContainer.LABEL_APP,
             "shop")),
         "running");
-    Map<String, String> theirs = new HashMap<>(SandboxContainer.hostLabels("h2"));
+    Map<String, String> theirs =
+        new HashMap<>(SandboxContainer.hostLabels("h2", tmp.resolve("state")));
     theirs.put(SandboxContainer.LABEL_APP, "shop");
     String theirId =
         docker.preexisting(SandboxContainer.name("shop", "h2"), labelled(theirs), "running").id;
+    // another cluster on the same Docker Engine with a host of the same id (issue 31: make cluster
+    // next to a test's)
+    Map<String, String> otherCluster =
+        new HashMap<>(SandboxContainer.hostLabels(HOST, tmp.resolve("other-cluster")));
+    otherCluster.put(SandboxContainer.LABEL_APP, "theirs");
+    String otherId = docker.preexisting(sandbox("theirs"), labelled(otherCluster), "running").id;
 
     startAgent();
     await(
@@ -473,6 +483,10 @@ class HostAgentTest {
         theirId,
         docker.container(SandboxContainer.name("shop", "h2")).id,
         "another host's is not touched");
+    assertEquals(
+        otherId,
+        docker.container(sandbox("theirs")).id,
+        "another cluster's host of the same id is not touched");
   }
 
   @Test

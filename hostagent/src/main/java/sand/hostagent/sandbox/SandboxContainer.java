@@ -15,6 +15,13 @@ import sand.hostagent.sandbox.internal.AppFolder;
  */
 public final class SandboxContainer {
   public static final String LABEL_HOST = "sand.host";
+  /**
+   * The host agent's state folder: with {@link #LABEL_HOST} it tells one agent's containers from those of another
+   * cluster's host of the same id on the same Docker Engine ({@code make cluster} and the fault tests both have an
+   * h1), whose containers an agent must never remove.
+   */
+  public static final String LABEL_STATE = "sand.state";
+
   public static final String LABEL_APP = "sand.app";
   public static final String LABEL_COMPONENT = "sand.component";
   /** The only environment a sandbox gets: its application's credential for the local bus and data layer. */
@@ -31,8 +38,14 @@ public final class SandboxContainer {
   }
 
   /** The labels every sandbox of this host carries (plus {@link #LABEL_APP} for one application). */
-  public static Map<String, String> hostLabels(String hostId) {
-    return Map.of(LABEL_HOST, hostId, LABEL_COMPONENT, "sandbox");
+  public static Map<String, String> hostLabels(String hostId, Path stateDir) {
+    return Map.of(
+        LABEL_HOST, hostId, LABEL_STATE, stateLabel(stateDir), LABEL_COMPONENT, "sandbox");
+  }
+
+  /** {@link #LABEL_STATE}'s value: the absolute, normalized path ({@code realpath -ms} in deploy/cluster.sh). */
+  public static String stateLabel(Path stateDir) {
+    return stateDir.toAbsolutePath().normalize().toString();
   }
 
   /**
@@ -45,7 +58,7 @@ public final class SandboxContainer {
       ApplicationSpec spec, String hostId, Path appDir, SandboxSettings s) {
     ApplicationSettings a = spec.settings();
     Map<String, String> labels = new LinkedHashMap<>(s.labels());
-    labels.putAll(hostLabels(hostId));
+    labels.putAll(hostLabels(hostId, s.stateDir()));
     labels.put(LABEL_APP, spec.appId());
     long memory = (long) a.sandboxMemoryMb() << 20;
     return new ContainerSpec(

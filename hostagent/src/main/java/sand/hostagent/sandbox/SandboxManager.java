@@ -275,7 +275,8 @@ public final class SandboxManager {
     deps.removeLeftovers()
         .forEach(name -> LOG.info(
             "[host {}] removed dependency container {} left by an earlier " + "run", hostId, name));
-    for (ContainerSummary c : docker.list(SandboxContainer.hostLabels(hostId))) {
+    for (ContainerSummary c :
+        docker.list(SandboxContainer.hostLabels(hostId, settings.stateDir()))) {
       String app = c.labels().getOrDefault(SandboxContainer.LABEL_APP, "");
       if (!app.isEmpty() && !keep.contains(app) && undeploy(app)) {
         removed.add(app);
@@ -287,7 +288,8 @@ public final class SandboxManager {
   private boolean removeContainer(String app, String name, String why) {
     Set<String> ids = new LinkedHashSet<>();
     docker.inspect(name).ifPresent(c -> ids.add(c.id()));
-    Map<String, String> labels = new LinkedHashMap<>(SandboxContainer.hostLabels(hostId));
+    Map<String, String> labels =
+        new LinkedHashMap<>(SandboxContainer.hostLabels(hostId, settings.stateDir()));
     labels.put(SandboxContainer.LABEL_APP, app);
     docker.list(labels).forEach(c -> ids.add(c.id()));
     for (String id : ids) {
@@ -368,7 +370,8 @@ public final class SandboxManager {
   /** Every sandbox of this host: those deployed by this manager and any container labelled for this host. */
   public List<SandboxStatus> list() {
     Set<String> apps = new LinkedHashSet<>(deployments.keySet());
-    for (ContainerSummary c : docker.list(SandboxContainer.hostLabels(hostId))) {
+    for (ContainerSummary c :
+        docker.list(SandboxContainer.hostLabels(hostId, settings.stateDir()))) {
       apps.add(c.labels().getOrDefault(SandboxContainer.LABEL_APP, c.name()));
     }
     List<SandboxStatus> out = new ArrayList<>();

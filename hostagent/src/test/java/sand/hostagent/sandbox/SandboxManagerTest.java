@@ -75,7 +75,8 @@ class SandboxManagerTest {
     assertEquals(
         List.of(
             "inspect sand-hello-h1",
-            "list {sand.app=hello, sand.component=sandbox, sand.host=h1}",
+            "list {sand.app=hello, sand.component=sandbox, sand.host=h1, sand.state="
+                + tmp.resolve("state").toAbsolutePath().normalize() + "}",
             "create sand-hello-h1",
             "start " + status.containerId()),
         docker.calls().subList(0, 4));
@@ -100,7 +101,16 @@ class SandboxManagerTest {
     assertEquals(1_000_000_000L, c.nanoCpus());
     assertEquals(512, c.pidsLimit());
     assertEquals(
-        Map.of("sand.host", "h1", "sand.app", "hello", "sand.component", "sandbox"), c.labels());
+        Map.of(
+            "sand.host",
+            "h1",
+            "sand.state",
+            SandboxContainer.stateLabel(tmp.resolve("state")),
+            "sand.app",
+            "hello",
+            "sand.component",
+            "sandbox"),
+        c.labels());
     assertEquals(
         List.of(
             new Mount(manager.appDir("hello").toString(), "/sand/app", true),
@@ -544,7 +554,7 @@ class SandboxManagerTest {
         Set.of());
     docker.preexisting(
         "sand-other-h1",
-        SandboxContainer.spec(other, "h1", tmp, SandboxSettings.defaults(tmp)),
+        SandboxContainer.spec(other, "h1", tmp, SandboxSettings.defaults(tmp.resolve("state"))),
         "exited");
     assertEquals(
         List.of("hello", "other"),

@@ -288,6 +288,7 @@ public final class DependencyInstaller {
   ContainerSpec spec(String app, List<String> cmd, Path in, Path lib, Path proxyDir) {
     Map<String, String> labels = new LinkedHashMap<>(settings.labels());
     labels.put(SandboxContainer.LABEL_HOST, hostId);
+    labels.put(SandboxContainer.LABEL_STATE, SandboxContainer.stateLabel(settings.stateDir()));
     labels.put(SandboxContainer.LABEL_COMPONENT, COMPONENT);
     labels.put(SandboxContainer.LABEL_APP, app);
     long memory = (long) settings.pipMemoryMb() << 20;
@@ -322,8 +323,13 @@ public final class DependencyInstaller {
   /** Remove dependency containers an earlier run of the agent left (it died mid-install). */
   public List<String> removeLeftovers() {
     List<String> removed = new ArrayList<>();
-    for (DockerEngine.ContainerSummary c : docker.list(
-        Map.of(SandboxContainer.LABEL_HOST, hostId, SandboxContainer.LABEL_COMPONENT, COMPONENT))) {
+    for (DockerEngine.ContainerSummary c : docker.list(Map.of(
+        SandboxContainer.LABEL_HOST,
+        hostId,
+        SandboxContainer.LABEL_STATE,
+        SandboxContainer.stateLabel(settings.stateDir()),
+        SandboxContainer.LABEL_COMPONENT,
+        COMPONENT))) {
       removeQuietly(c.id());
       removed.add(c.name());
     }

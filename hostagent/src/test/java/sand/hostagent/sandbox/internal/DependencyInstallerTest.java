@@ -16,6 +16,7 @@ import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerEngine.ContainerSpec;
 import sand.hostagent.sandbox.DockerEngine.Mount;
 import sand.hostagent.sandbox.FakeDockerEngine;
+import sand.hostagent.sandbox.SandboxContainer;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.hostagent.sandbox.internal.DependencyInstaller.InstallFailed;
 import sand.hostagent.sandbox.internal.DependencyInstaller.Requirements;
@@ -168,7 +169,16 @@ class DependencyInstallerTest {
         s.mounts().get(2).readOnly() && s.mounts().get(2).source().contains("sand-deps-"),
         "the proxy's socket, read-only: " + s.mounts().get(2));
     assertEquals(
-        Map.of("sand.host", "h1", "sand.component", "deps", "sand.app", "shop"), s.labels());
+        Map.of(
+            "sand.host",
+            "h1",
+            "sand.state",
+            SandboxContainer.stateLabel(tmp.resolve("state")),
+            "sand.component",
+            "deps",
+            "sand.app",
+            "shop"),
+        s.labels());
     assertEquals(
         List.of(
             "python3",
@@ -273,7 +283,15 @@ class DependencyInstallerTest {
         Map.of(),
         "1000:1000",
         "/",
-        Map.of("sand.host", "h1", "sand.component", "deps", "sand.app", "x"),
+        Map.of(
+            "sand.host",
+            "h1",
+            "sand.state",
+            SandboxContainer.stateLabel(tmp.resolve("state")),
+            "sand.component",
+            "deps",
+            "sand.app",
+            "x"),
         "none",
         List.of(),
         List.of(),
