@@ -12,6 +12,8 @@
 #   deploy/cluster.sh cut H | heal H   cut host H's link (its processes live on: a network partition) | restore it
 #   deploy/cluster.sh start H          bring host H back: heal its link, start what is not running there
 #   deploy/cluster.sh nodetool H ARGS  Cassandra's nodetool on host H's node, e.g. `nodetool h1 status`
+#   deploy/cluster.sh upgrade          rolling restart onto the build on disk, one host at a time: drain its host
+#                                      agent, stop it and the frontend (graceful), start them, uncordon, wait
 #   deploy/cluster.sh inventory N      print the inventory `up N` writes
 #   deploy/cluster.sh down             stop everything, remove the hosts and the cluster's data (logs are kept)
 source "$(dirname "$0")/lib.sh"
@@ -27,7 +29,7 @@ NETNS=(bash "$HERE/netns.sh")
 FRONTEND_PORT=8081
 ENTRY=entry # the inventory name of this machine's own part: nginx, outside every host
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
 cmd_inventory() {
@@ -170,6 +172,56 @@ cmd_start() {
   cmd_status
 }
 
+# sand_admin ARGS: the operator's CLI against this cluster's nginx with its admin key.
+sand_admin() {
+  SAND_ADMIN_KEY="$(admin_key)" "$SAND_VENV/bin/sand" admin --url "http://$SAND_BIND:$SAND_NGINX_PORT" "$@"
+}
+
+# deployed_on H: how many applications run on host H (its sandboxes in state deployed), as the admin API says.
+deployed_on() {
+  sand_admin hosts --json | "$SAND_VENV/bin/python" -c '
+import json, sys
+h = [x for x in json.load(sys.stdin) if x["host"] == sys.argv[1]]
+print(sum(1 for s in h[0]["sandboxes"] if s["status"] == "deployed") if h and h[0]["alive"] else -1)' "$1"
+}
+
+# upgrade: every host onto the build on disk (deploy/install.sh or mvn install first), one at a time, so requests
+# keep being served: its host agent drained (its applications move to the others), it and the host's frontend
+# stopped gracefully, both started by the playbook (--limit H), the host uncordoned, and its applications running
+# there again before the next host. Kafka and Cassandra are left running.
+cmd_upgrade() {
+  [ -f "$INVENTORY" ] || die cluster - "no cluster here ($INVENTORY): make cluster first"
+  local h before t0 comp
+  t0=$(date +%s)
+  for h in $(hosts); do
+    before=0
+    if roles_of "$h" | grep -qx hostagent; then
+      before="$(deployed_on "$h")"
+      sand_admin drain "$h" --reason "rolling upgrade" --wait 180 || die cluster - "$h did not drain within 180 s"
+    fi
+    for comp in hostagent "frontend-$FRONTEND_PORT"; do
+      if roles_of "$h" | grep -qx "$comp" && [ -n "$(pid_of "$h" "$comp")" ]; then
+        progress "Stopping $comp on $h"
+        SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" SAND_FRONTEND_PORTS="$FRONTEND_PORT" \
+          ip netns exec "$PREFIX$h" bash "$HERE/${comp%%-*}.sh" stop >/dev/null
+        done_step
+      fi
+    done
+    playbook --limit "$h"
+    if roles_of "$h" | grep -qx hostagent; then
+      sand_admin uncordon "$h"
+      progress "Waiting for $h to run its $before applications again"
+      local end=$(( $(date +%s) + 180 ))
+      while [ "$(deployed_on "$h")" -lt "$before" ]; do
+        [ "$(date +%s)" -lt "$end" ] || die cluster - "$h runs $(deployed_on "$h") of its $before applications after 180 s"
+        sleep 1
+      done
+      done_step
+    fi
+  done
+  echo "Rolling upgrade of $(hosts | wc -l) hosts done in $(( $(date +%s) - t0 )) s"
+}
+
 cmd_down() {
   local h pid
   progress "Stopping the cluster"
@@ -203,6 +255,7 @@ case "${1:-}" in
   nodetool) shift; h="${1:-}"; shift; "${NETNS[@]}" addr "$h" >/dev/null
     SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" ip netns exec "$PREFIX$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
   inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
+  upgrade) cmd_upgrade ;;
   down) cmd_down ;;
   *) usage ;;
 esac

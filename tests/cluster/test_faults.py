@@ -506,6 +506,34 @@ def test_a_dead_host_removed_is_listed_nowhere_until_it_comes_back(
     assert admin_host(admin, "h3").get("alive") is True
 
 
+def test_a_rolling_upgrade_under_a_request_stream_fails_no_request(
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
+    done: dict[str, object] = {}
+
+    def upgrade() -> None:
+        t0 = time.monotonic()
+        done["run"] = cluster.run("upgrade", check=False, timeout=1200)
+        done["s"] = time.monotonic() - t0
+
+    thread = threading.Thread(target=upgrade)
+    thread.start()
+    sent = 0
+    statuses: set[int] = set()
+    while thread.is_alive():
+        outcomes = Stream(client, ledger, 40, threads=4).run()
+        check_stream(client, ledger, outcomes)  # each one answered once, with its own result
+        sent += len(outcomes)
+        statuses |= {o.status for o in outcomes}
+    thread.join()
+    run = done["run"]
+    assert isinstance(run, subprocess.CompletedProcess) and run.returncode == 0, run
+    assert statuses == {200}, statuses
+    print(f"\nrolling upgrade of 3 hosts under load: {done['s']:.0f} s, {sent} requests, HTTP {sorted(statuses)}")
+    status = cluster.status()
+    assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status
+
+
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:
     status = cluster.status()
     assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status

@@ -22,6 +22,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
@@ -162,6 +163,9 @@ public final class Frontend {
    * Build the server (not started). Starting it creates the response topic and starts listening on it.
    * {@code limits} are the operator's caps on applications' settings ({@code SAND_LIMITS_*}).
    */
+  /** How long a stopping frontend lets its requests under way finish (deploy/frontend.sh kills it after 30 s). */
+  static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+
   public static Server newServer(Config config, ApplicationLimits limits, Deps deps) {
     FrontendSettings s = FrontendSettings.from(config);
     String id = s.frontendId();
@@ -355,7 +359,13 @@ public final class Frontend {
     metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);
-    server.setHandler(new MetricsHandler(metrics, auth));
+    // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,
+    // requests under way
+    // finish within STOP_TIMEOUT, and one arriving meanwhile on a kept-alive connection gets a 503
+    // that nginx sends
+    // to the other frontend (deploy/nginx: proxy_next_upstream http_503 on /app/).
+    server.setHandler(new GracefulHandler(new MetricsHandler(metrics, auth)));
+    server.setStopTimeout(STOP_TIMEOUT.toMillis());
     server.addBean(router, false);
     server.addBean(listener, true);
     server.addBean(takeover, true);
