@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
 .PHONY: help install up down status test test-unit test-e2e test-cluster lint format demo bench knix-suite clean distclean cluster \
-	cluster-status cluster-kill cluster-start cluster-down
+	cluster-status cluster-kill cluster-start cluster-down cluster-backup cluster-restore cluster-upgrade
 HOSTS ?= 3
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make clean     make down, then remove the state dir ($(SAND_HOME)) and build outputs"
 	@echo "make cluster HOSTS=3   SAND on hosts h1..hN of this machine (network namespaces), nginx on :8080"
 	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-start HOST=h2 | make cluster-down"
+	@echo "make cluster-backup [DIR=...] | make cluster-restore DIR=... | make cluster-upgrade (rolling, onto this build)"
 	@echo "make test-cluster      the fault tests: a cluster of their own, hosts killed and cut (tests/cluster/)"
 
 install:
@@ -50,6 +51,17 @@ cluster-start:
 
 cluster-down:
 	@deploy/cluster.sh down
+
+# Backups of the cluster state and the global data layer, on every Cassandra node (docs/operations.md "Backups");
+# DIR defaults to $SAND_HOME/cluster/backups/<UTC time>.
+cluster-backup:
+	@deploy/cluster.sh backup $(DIR)
+
+cluster-restore:
+	@deploy/cluster.sh restore $(DIR)
+
+cluster-upgrade: install
+	@deploy/cluster.sh upgrade
 
 # Every linter, over the whole tree; each runs even when one before it failed, and make lint fails if any did
 # (README "make lint"). The Java formatter's check runs offline: deploy/install.sh fetched it.

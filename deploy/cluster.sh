@@ -12,6 +12,8 @@
 #   deploy/cluster.sh cut H | heal H   cut host H's link (its processes live on: a network partition) | restore it
 #   deploy/cluster.sh start H          bring host H back: heal its link, start what is not running there
 #   deploy/cluster.sh nodetool H ARGS  Cassandra's nodetool on host H's node, e.g. `nodetool h1 status`
+#   deploy/cluster.sh backup [DIR]     every Cassandra node's replicas of SAND's keyspace saved (deploy/backup.sh)
+#   deploy/cluster.sh restore DIR      and loaded back into the live tables
 #   deploy/cluster.sh upgrade          rolling restart onto the build on disk, one host at a time: drain its host
 #                                      agent, stop it and the frontend (graceful), start them, uncordon, wait
 #   deploy/cluster.sh inventory N      print the inventory `up N` writes
@@ -29,7 +31,7 @@ NETNS=(bash "$HERE/netns.sh")
 FRONTEND_PORT=8081
 ENTRY=entry # the inventory name of this machine's own part: nginx, outside every host
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
 cmd_inventory() {
@@ -172,6 +174,37 @@ cmd_start() {
   cmd_status
 }
 
+# cassandra_hosts: the inventory's Cassandra nodes.
+cassandra_hosts() { awk '/^\[/ { g = substr($0, 2, length($0) - 2); next } g == "cassandra" { print $1 }' "$INVENTORY"; }
+
+# on_host H CMD...: CMD inside host H's namespace, with H's state dir.
+on_host() {
+  local h="$1"; shift
+  SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" ip netns exec "$PREFIX$h" "$@"
+}
+
+# backup [DIR]: each Cassandra node saves its replicas of SAND's keyspace to DIR/<host>/ (default
+# $SAND_HOME/cluster/backups/<UTC time>).
+cmd_backup() {
+  local dir="${1:-$CLUSTER_HOME/backups/$(date -u +%Y%m%dT%H%M%SZ)}" h t0
+  [ -f "$INVENTORY" ] || die cluster - "no cluster here ($INVENTORY): make cluster first"
+  dir="$(realpath -m "$dir")"
+  t0=$(date +%s)
+  for h in $(cassandra_hosts); do on_host "$h" bash "$HERE/backup.sh" save "$dir/$h"; done
+  echo "Backup of $(cassandra_hosts | wc -l) Cassandra nodes in $dir ($(( $(date +%s) - t0 )) s); restore it with: $0 restore $dir"
+}
+
+# restore DIR: each Cassandra node loads back what it saved in DIR/<host>/.
+cmd_restore() {
+  local dir="${1:-}" h t0
+  if [ -z "$dir" ] || [ ! -d "$dir" ]; then die cluster - "usage: $0 restore DIR (a folder $0 backup made)"; fi
+  dir="$(realpath -m "$dir")"
+  for h in $(cassandra_hosts); do [ -f "$dir/$h/BACKUP" ] || die cluster - "$dir has no backup of $h"; done
+  t0=$(date +%s)
+  for h in $(cassandra_hosts); do on_host "$h" bash "$HERE/backup.sh" restore "$dir/$h"; done
+  echo "Restored $(cassandra_hosts | wc -l) Cassandra nodes from $dir ($(( $(date +%s) - t0 )) s)"
+}
+
 # sand_admin ARGS: the operator's CLI against this cluster's nginx with its admin key.
 sand_admin() {
   SAND_ADMIN_KEY="$(admin_key)" "$SAND_VENV/bin/sand" admin --url "http://$SAND_BIND:$SAND_NGINX_PORT" "$@"
@@ -256,6 +289,8 @@ case "${1:-}" in
     SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" ip netns exec "$PREFIX$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
   inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
   upgrade) cmd_upgrade ;;
+  backup) shift; cmd_backup "$@" ;;
+  restore) shift; cmd_restore "$@" ;;
   down) cmd_down ;;
   *) usage ;;
 esac

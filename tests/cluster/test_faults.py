@@ -20,10 +20,12 @@ from tests.cluster.workload import (
     Cluster,
     Outcome,
     Stream,
+    cassandra_keys,
     deploy_ledger,
     ledger_in_cassandra,
     settle,
     signup,
+    wipe_keyspace,
     wrong_results,
 )
 
@@ -504,6 +506,29 @@ def test_a_dead_host_removed_is_listed_nowhere_until_it_comes_back(
     cluster.run("start", "h3")
     wait_alive(client, ledger, "h3")
     assert admin_host(admin, "h3").get("alive") is True
+
+
+def test_a_backup_restored_after_the_data_is_lost_brings_back_applications_accounts_and_data(
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
+    app_id = client.status(ledger)["id"]
+    keys = cassandra_keys(cluster.addr("h1"), app_id)
+    assert keys, "the ledger wrote data in the earlier tests"
+    dest = cluster.home / "backups" / "drill"
+    t0 = time.monotonic()
+    cluster.run("backup", str(dest), timeout=600)
+    saved_s = time.monotonic() - t0
+    assert wipe_keyspace(cluster.addr("h1")) >= 30
+    assert cassandra_keys(cluster.addr("h1"), app_id) == set()
+    t0 = time.monotonic()
+    cluster.run("restore", str(dest), timeout=600)
+    restored_s = time.monotonic() - t0
+    assert cassandra_keys(cluster.addr("h1"), app_id) == keys, "the application's data is back"
+    assert client.status(ledger)["id"] == app_id, "the application and the account's key are back"
+    for h in ("h1", "h2", "h3"):
+        wait_alive(client, ledger, h, timeout_s=180)  # agents that undeployed it meanwhile deploy it again
+    check_stream(client, ledger, Stream(client, ledger, 40, threads=4).run())
+    print(f"\nbackup of 3 nodes {saved_s:.0f} s; wipe; restore {restored_s:.0f} s; {len(keys)} keys of the ledger back")
 
 
 def test_a_rolling_upgrade_under_a_request_stream_fails_no_request(

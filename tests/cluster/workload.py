@@ -10,7 +10,8 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,12 +208,13 @@ def wrong_results(outcomes: list[Outcome], results: dict[int, Any]) -> list[str]
     return bad
 
 
-def cassandra_keys(addr: str, app_id: str) -> set[str]:
-    """An application's keys in Cassandra (the global data layer), by its id (GET /api/v1/apps/{name}'s `id`)."""
+@contextmanager
+def cassandra_session(addr: str) -> Iterator[Any]:
+    """A session on the cluster's Cassandra at `addr`, logged in as admin (the operator) when the cluster has logins
+    (deploy/ansible: sand_auth)."""
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import Cluster as CassandraCluster
 
-    # A cluster's Cassandra takes logins only (deploy/ansible: sand_auth): log in as admin, the operator.
     home = _HOMES.get(addr.rpartition(".")[0])
     admin = home / "cluster" / "secrets" / "admin.password" if home else None
     auth = (
@@ -220,10 +222,27 @@ def cassandra_keys(addr: str, app_id: str) -> set[str]:
     )
     cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10, **auth)
     try:
-        s = cluster.connect()
-        return {r.key for r in s.execute("SELECT key FROM sand.kv WHERE app = %s", (app_id,), timeout=20)}
+        yield cluster.connect()
     finally:
         cluster.shutdown()
+
+
+def cassandra_keys(addr: str, app_id: str) -> set[str]:
+    """An application's keys in Cassandra (the global data layer), by its id (GET /api/v1/apps/{name}'s `id`)."""
+    with cassandra_session(addr) as s:
+        return {r.key for r in s.execute("SELECT key FROM sand.kv WHERE app = %s", (app_id,), timeout=20)}
+
+
+def wipe_keyspace(addr: str, keyspace: str = "sand") -> int:
+    """Every table of `keyspace` truncated (as losing the data would leave it): how many tables."""
+    with cassandra_session(addr) as s:
+        tables = [
+            r.table_name
+            for r in s.execute("SELECT table_name FROM system_schema.tables WHERE keyspace_name = %s", (keyspace,))
+        ]
+        for t in tables:
+            s.execute(f"TRUNCATE {keyspace}.{t}", timeout=60)
+        return len(tables)
 
 
 def ledger_in_cassandra(

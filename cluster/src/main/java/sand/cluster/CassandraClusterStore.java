@@ -9,10 +9,8 @@ import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -130,6 +128,13 @@ public final class CassandraClusterStore implements ClusterStore {
             .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, Duration.ofSeconds(10))
             .withDuration(
                 DefaultDriverOption.RECONNECTION_MAX_DELAY, CassandraContacts.RECONNECT_MAX_DELAY)
+            // Read-your-writes at any replication factor: a quorum written, a quorum read (the
+            // driver's default,
+            // LOCAL_ONE, let a frontend miss the application it had just written once there were
+            // three replicas).
+            .withString(
+                DefaultDriverOption.REQUEST_CONSISTENCY,
+                DefaultConsistencyLevel.LOCAL_QUORUM.name())
             .withDuration(
                 DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
             .build());
@@ -139,27 +144,7 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public byte[] clusterSecret() {
-    byte[] fresh = new SecureRandom().generateSeed(32);
-    // The first writer wins (a lightweight transaction); everyone, the first included, reads back
-    // the winner.
-    session.execute(SimpleStatement.newInstance(
-            "INSERT INTO " + keyspace
-                + ".cluster_secrets (name, value) VALUES ('execution_tag', ?) IF NOT EXISTS",
-            ByteBuffer.wrap(fresh))
-        .setConsistencyLevel(DefaultConsistencyLevel.QUORUM));
-    Row r = session
-        .execute(SimpleStatement.newInstance(
-                "SELECT value FROM " + keyspace + ".cluster_secrets WHERE name = 'execution_tag'")
-            .setConsistencyLevel(DefaultConsistencyLevel.SERIAL))
-        .one();
-    if (r == null) {
-      throw new IllegalStateException(
-          "cluster secret missing right after it was written; is Cassandra healthy?");
-    }
-    ByteBuffer b = r.getByteBuffer("value");
-    byte[] out = new byte[b.remaining()];
-    b.get(out);
-    return out;
+    return CassandraClusterSecret.readOrMake(session, keyspace);
   }
 
   @Override

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Backups of SAND's keyspace (the cluster state: accounts, applications, code, versions, triggers; and the global
+# data layer: the applications' data) on this host's Cassandra node, with Cassandra's own tools (docs/operations.md
+# "Backups and restore"):
+#
+#   deploy/backup.sh save DIR       `nodetool snapshot` of the keyspace (hard links: instant, consistent per table),
+#                                   copied to DIR/<table>/, then the snapshot cleared
+#   deploy/backup.sh restore DIR    each table's saved files loaded back into the live table (`nodetool import
+#                                   --copy-data`: DIR stays as it is); rows newer than the backup are kept, the
+#                                   backup's rows are added back (Cassandra merges by write time)
+#
+# On a cluster, run it on every Cassandra node (deploy/cluster.sh backup | restore does): each node saves and loads
+# its own replicas. Knobs: SAND_BACKUP_KEYSPACE (default sand: the keyspace of SAND_CLUSTER_CASSANDRA_KEYSPACE and
+# SAND_DATALAYER_CASSANDRA_KEYSPACE).
+source "$(dirname "$0")/lib.sh"
+
+COMP=backup
+KS="${SAND_BACKUP_KEYSPACE:-sand}"
+DATA="$SAND_DATA/cassandra/data"
+CASS=(bash "$SAND_ROOT/deploy/cassandra.sh")
+
+[[ "$KS" =~ ^[a-z][a-z0-9_]{0,47}$ ]] || die "$COMP" - "SAND_BACKUP_KEYSPACE=$KS is not a keyspace name"
+
+save() {
+  local dest="$1" tag dir table n=0
+  [ -n "$dest" ] || die "$COMP" - "usage: $0 save DIR"
+  [ -d "$DATA/$KS" ] || die "$COMP" - "no keyspace $KS on this node ($DATA/$KS)"
+  tag="sand-backup-$(date -u +%Y%m%dT%H%M%SZ)-$$"
+  progress "Saving keyspace $KS to $dest"
+  "${CASS[@]}" nodetool snapshot -t "$tag" -- "$KS" >/dev/null || die "$COMP" - "nodetool snapshot failed"
+  mkdir -p "$dest"
+  for dir in "$DATA/$KS"/*/snapshots/"$tag"; do
+    [ -d "$dir" ] || continue
+    table="$(basename "$(dirname "$(dirname "$dir")")")" # <table>-<id>
+    table="${table%-*}"
+    mkdir -p "$dest/$table"
+    cp -a "$dir"/. "$dest/$table/"
+    n=$((n + 1))
+  done
+  "${CASS[@]}" nodetool clearsnapshot -t "$tag" -- "$KS" >/dev/null || true
+  [ "$n" -gt 0 ] || die "$COMP" - "the snapshot of $KS has no table"
+  printf '%s %s\n' "$KS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$dest/BACKUP"
+  done_step
+  echo "    $n tables, $(du -sh "$dest" | cut -f1) in $dest"
+}
+
+restore() {
+  local src="$1" dir table n=0
+  [ -f "$src/BACKUP" ] || die "$COMP" - "$src is not a backup made by $0 save (no BACKUP file)"
+  progress "Restoring keyspace $KS from $src"
+  for dir in "$src"/*/; do
+    table="$(basename "$dir")"
+    compgen -G "$dir*-Data.db" >/dev/null || continue # a table that was empty at the backup
+    "${CASS[@]}" nodetool import --copy-data -- "$KS" "$table" "${dir%/}" >/dev/null \
+      || die "$COMP" - "nodetool import of $KS.$table from $dir failed"
+    n=$((n + 1))
+  done
+  done_step
+  echo "    $n tables loaded into $KS"
+}
+
+case "${1:-}" in
+  save) save "${2:-}" ;;
+  restore) restore "${2:-}" ;;
+  *) echo "usage: $0 save DIR | restore DIR" >&2; exit 2 ;;
+esac
