@@ -72,6 +72,8 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery; // consumer thread only
   private final PartitionFeeder feeder; // consumer thread only
+  private volatile Map<String, Long> lag = Map.of(); // written by the consumer thread only
+  private long lagAtMs; // consumer thread only
   private final LocalRecovery localRecovery;
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
@@ -282,6 +284,41 @@ public final class GlobalBusBridge implements AutoCloseable {
     long now = clock.millis();
     feeder.advanceAll(now);
     maybeCommit(now);
+    refreshLag(now);
+  }
+
+  /**
+   * Each grain topic's consumer lag here (records behind the end, summed over this host's partitions of it), as
+   * of the last refresh. Any thread: the consumer itself may only be asked on its own thread, so the loop
+   * refreshes this at most once a second ({@link #refreshLag}).
+   */
+  public Map<String, Long> consumerLag() {
+    return lag;
+  }
+
+  /** Events of other hosts this host took over (their host failed or they stayed unfinished too long). */
+  public long takenOver() {
+    return feeder.takenOver();
+  }
+
+  /** Partitions of this host whose recovery (a replay of what was not finished) is running. */
+  public int partitionsRecovering() {
+    return feeder.recovering();
+  }
+
+  private void refreshLag(long now) {
+    if (now - lagAtMs < 1000) {
+      return;
+    }
+    lagAtMs = now;
+    Map<String, Long> out = new java.util.TreeMap<>();
+    for (TopicPartition tp : consumer.assignment()) {
+      java.util.OptionalLong l = consumer.currentLag(tp); // no request: what the last fetch said
+      if (l.isPresent()) {
+        out.merge(tp.topic(), l.getAsLong(), Long::sum);
+      }
+    }
+    lag = Map.copyOf(out);
   }
 
   /** Stop the loop, commit what is safe, leave the group (the partitions go to other hosts). */
