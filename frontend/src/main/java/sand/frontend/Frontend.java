@@ -1,5 +1,6 @@
 package sand.frontend;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.KafkaClients;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalDataSettings;
+import sand.cluster.metrics.StoreHealth;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.log.LogIdentity;
@@ -134,6 +136,20 @@ public final class Frontend {
       this(store, producer, responses, topics, clock, peerResponses, null);
     }
 
+    /** The same, with every call to Cassandra (the cluster state, the global data layer) counted by health. */
+    Deps watchedBy(StoreHealth health) {
+      return new Deps(
+          health.watch(StoreHealth.CLUSTER_STATE, ClusterStore.class, store),
+          producer,
+          responses,
+          topics,
+          clock,
+          peerResponses,
+          data == null ? null : health.watch(StoreHealth.GLOBAL_DATA, GlobalDataLayer.class, data),
+          control,
+          triggerTopics);
+    }
+
     /** No other frontend's response topic can be read (a test with one frontend). */
     public Deps(
         ClusterStore store,
@@ -166,9 +182,13 @@ public final class Frontend {
   /** How long a stopping frontend lets its requests under way finish (deploy/frontend.sh kills it after 30 s). */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
 
-  public static Server newServer(Config config, ApplicationLimits limits, Deps deps) {
+  public static Server newServer(Config config, ApplicationLimits limits, Deps given) {
     FrontendSettings s = FrontendSettings.from(config);
     String id = s.frontendId();
+    // every call to Cassandra counted (sand_cassandra_*): the metrics' registry comes first
+    PrometheusRegistry registry = new PrometheusRegistry();
+    Deps deps = given.watchedBy(
+        new StoreHealth(registry, FrontendMetrics.labels(id), given.clock()::millis));
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
     Server server = new Server(pool);
@@ -186,7 +206,6 @@ public final class Frontend {
     http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
     server.addConnector(http);
 
-    FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
     ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(), 4, 50_000);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
@@ -196,6 +215,7 @@ public final class Frontend {
     });
     AppDirectory directory =
         new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher);
+    FrontendMetrics metrics = new FrontendMetrics(registry, id, directory::cachedOwner);
     // A data trigger's failed first execution ends here unawaited: retried (docs/data-triggers.md).
     BucketRetries bucketRetries = new BucketRetries(deps.store(), directory);
     Results results =
@@ -214,15 +234,36 @@ public final class Frontend {
             t -> {},
             new Results(executions, deps.clock(), tags, peer).onUnawaitedEnd(bucketRetries::ended),
             true));
-    metrics.gauge("sand_frontend_requests_waiting", results::waiting);
-    metrics.gauge("sand_frontend_results_refused_total", results::refused);
-    metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
-    metrics.gauge("sand_frontend_execution_writes_retry_bytes", executions::retryBytes);
-    metrics.gauge("sand_frontend_execution_writes_dropped_total", executions::dropped);
+    metrics.gauge(
+        "sand_frontend_requests_waiting",
+        "synchronous requests waiting for their result",
+        results::waiting);
+    metrics.gauge(
+        "sand_frontend_results_refused_total",
+        "results refused: not for an execution of this frontend, or a bad tag",
+        results::refused);
+    metrics.gauge(
+        "sand_frontend_execution_writes_pending",
+        "execution records waiting to be written to Cassandra",
+        executions::pending);
+    metrics.gauge(
+        "sand_frontend_execution_writes_retry_bytes",
+        "bytes of execution records waiting for a retry (Cassandra was behind)",
+        executions::retryBytes);
+    metrics.gauge(
+        "sand_frontend_execution_writes_dropped_total",
+        "execution records given up beyond the retry bound",
+        executions::dropped);
 
     BodyBudget budget = new BodyBudget(s.bodyBudgetBytes());
-    metrics.gauge("sand_frontend_body_bytes_held", budget::used);
-    metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
+    metrics.gauge(
+        "sand_frontend_body_bytes_held",
+        "request body bytes held in memory (the body budget)",
+        budget::used);
+    metrics.gauge(
+        "sand_frontend_bodies_refused_total",
+        "requests refused because the body budget was used up",
+        budget::refused);
     Router router = new Router(s.maxBodyBytes(), budget);
     new SystemHandler(id, metrics, listener::running).routes(router);
     AppsHandler apps =
@@ -285,7 +326,10 @@ public final class Frontend {
     invoke.useAsyncRunner((app, value, executionId) -> deliveries
         .deliver(app, value, "async", null, executionId)
         .map(Deliveries.Delivery::firstSent));
-    metrics.gauge("sand_frontend_deliveries_in_flight", deliveries::inFlight);
+    metrics.gauge(
+        "sand_frontend_deliveries_in_flight",
+        "asynchronous deliveries of triggers not finished yet",
+        deliveries::inFlight);
     TriggerSet triggerSet = new TriggerSet(deps.store());
     TimerScheduler timers = new TimerScheduler(
         triggerSet, deps.store(), directory, deliveries, metrics, deps.clock(), id);
@@ -315,8 +359,14 @@ public final class Frontend {
           m -> results.arrived(null, m),
           invoke::send);
       invoke.useGates(gates);
-      metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
-      metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
+      metrics.gauge(
+          "sand_frontend_gate_requests_total",
+          "requests handed to host agents through their gates",
+          gates::submitted);
+      metrics.gauge(
+          "sand_frontend_gate_unacknowledged",
+          "gate requests a host agent has not acknowledged yet",
+          gates::unacked);
     }
 
     AuthHandler auth = new AuthHandler(deps.store(), s.adminKey(), disabled, router);
@@ -347,16 +397,23 @@ public final class Frontend {
     if (gates != null) { // grains' management requests come through the agents' gates
       gates.useManagement(new GrainManagement(deps.store(), auth::delegate, knixManagement));
     }
-    metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
+    metrics.gauge(
+        "sand_frontend_password_derivations_total",
+        "password hashes derived (KNIX logins and sign-ups)",
+        KnixLogins::derivations);
     metrics.gauge(
         "sand_frontend_throttled_total",
+        "sign-ups and logins refused by their rate limits",
         () -> signUps.refused() + loginsByAddress.refused() + loginsByEmail.refused());
     KnixExecutions knix = new KnixExecutions(
         invoke,
         name -> directory.find(name).map(AppDirectory.Target::appId),
         deps.store(),
         results);
-    metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
+    metrics.gauge(
+        "sand_frontend_knix_result_waits",
+        "KNIX clients waiting for an execution's result",
+        knix::waits);
     knix.routes(router);
     limitBodies(router);
     // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,
