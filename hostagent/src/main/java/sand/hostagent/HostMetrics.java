@@ -180,6 +180,10 @@ final class HostMetrics {
   }
 
   private static void cgroups(Metrics m, SandboxManager sandboxes, SandboxCgroups cgroups) {
+    m.gauge(
+        "sand_sandbox_cgroups_available",
+        "1 when this host agent sees the cgroup filesystem (the sand_sandbox_cpu/memory series need it)",
+        () -> cgroups.available() ? 1 : 0);
     CounterWithCallback.builder()
         .name("sand_sandbox_cpu_seconds_total")
         .help("CPU time of a sandbox's processes (its container's cgroup)")

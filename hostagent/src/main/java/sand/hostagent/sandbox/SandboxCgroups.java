@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
  * from its Docker id under either layout Docker uses: cgroup v2 ({@code system.slice/docker-<id>.scope} with the
  * systemd driver, {@code docker/<id>} with cgroupfs; files {@code cpu.stat} and {@code memory.current}) or v1 (the
  * same folders under {@code cpuacct/} and {@code memory/}; {@code cpuacct.usage}, {@code memory.usage_in_bytes}).
- * Memory is the cgroup's whole charge, page cache included (what its memory limit is checked against).
+ * Memory is the cgroup's whole charge, page cache included (what its memory limit is checked against). Docker's
+ * hybrid layout (v1 controllers plus an empty {@code unified/}) is read as v1.
  */
 public final class SandboxCgroups {
   private static final Pattern DOCKER_ID = Pattern.compile("[0-9a-f]{12,64}");
@@ -26,6 +27,16 @@ public final class SandboxCgroups {
   /** @param root the cgroup filesystem's mount, {@code /sys/fs/cgroup} */
   public SandboxCgroups(Path root) {
     this.root = root;
+  }
+
+  /**
+   * Whether the cgroup filesystem is mounted where this process looks (v2's root file or v1's memory hierarchy).
+   * Not in a network namespace entered with {@code ip netns exec}, which mounts a /sys of its own without it (the
+   * hosts of deploy/cluster.sh): there no sandbox's usage is found.
+   */
+  public boolean available() {
+    return Files.isRegularFile(root.resolve("cgroup.controllers"))
+        || Files.isDirectory(root.resolve("memory"));
   }
 
   /** The container's usage, or empty when its cgroup is not found (gone, or another layout). */

@@ -22,8 +22,10 @@ class SandboxCgroupsTest {
     Files.writeString(
         d.resolve("cpu.stat"), "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n");
     Files.writeString(d.resolve("memory.current"), "52428800\n");
+    Files.writeString(root.resolve("cgroup.controllers"), "cpu memory\n");
     assertEquals(
         Optional.of(new SandboxCgroups.Usage(2.5, 52_428_800L)), new SandboxCgroups(root).read(ID));
+    assertEquals(true, new SandboxCgroups(root).available());
   }
 
   @Test
@@ -39,6 +41,7 @@ class SandboxCgroupsTest {
   @Test
   void nothingForAGoneContainerOrANameThatIsNotADockerId() throws Exception {
     SandboxCgroups c = new SandboxCgroups(root);
+    assertEquals(false, c.available(), "an empty folder is no cgroup filesystem");
     assertEquals(Optional.empty(), c.read(ID));
     assertEquals(Optional.empty(), c.read("../../etc"));
     assertEquals(Optional.empty(), c.read(""));
