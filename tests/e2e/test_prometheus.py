@@ -150,9 +150,12 @@ def test_request_quantile_after_invocations(prometheus: str, http: Http) -> None
     app = put_app(http, key, name, [{"name": "echo", "next": ["end"]}], {"echo": ECHO})
     try:
         assert app["status"] == "deployed", app
-        for i in range(20):
+        seen = 'sand_frontend_request_duration_seconds_count{route="/app/{app}"}'
+        for i in range(40):
             r = http("POST", f"/app/{name}", json_body={"n": i})
             assert r.status_code == 200, r.text
+            if i == 9:  # a rate needs an increase between two scrapes: the series scraped first, then more requests
+                wait_for("the request histogram scraped", lambda: query(prometheus, seen))
         expr = (
             "histogram_quantile(0.9, sum by (le) "
             '(rate(sand_frontend_request_duration_seconds_bucket{route="/app/{app}"}[1m])))'
@@ -176,7 +179,7 @@ def test_request_quantile_after_invocations(prometheus: str, http: Http) -> None
             "a hop latency",
             lambda: query(prometheus, f'sum by (app) (sand_hop_duration_seconds_count{{app="{name}"}})'),
         )
-        assert float(hop[0]["value"][1]) >= 20, hop
+        assert float(hop[0]["value"][1]) >= 40, hop
         cgroups = query(prometheus, "sand_sandbox_cgroups_available")
         if all(float(s["value"][1]) == 1 for s in cgroups):
             cpu = wait_for(
