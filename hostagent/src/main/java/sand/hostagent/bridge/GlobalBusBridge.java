@@ -72,8 +72,7 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery; // consumer thread only
   private final PartitionFeeder feeder; // consumer thread only
-  private volatile Map<String, Long> lag = Map.of(); // written by the consumer thread only
-  private long lagAtMs; // consumer thread only
+  private final ConsumerLag lag;
   private final LocalRecovery localRecovery;
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
@@ -107,6 +106,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
+    this.lag = new ConsumerLag(consumer);
     this.clock = clock;
     this.scheduler = scheduler;
     this.sender = new ReliableSender(
@@ -284,16 +284,12 @@ public final class GlobalBusBridge implements AutoCloseable {
     long now = clock.millis();
     feeder.advanceAll(now);
     maybeCommit(now);
-    refreshLag(now);
+    lag.refresh(now);
   }
 
-  /**
-   * Each grain topic's consumer lag here (records behind the end, summed over this host's partitions of it), as
-   * of the last refresh. Any thread: the consumer itself may only be asked on its own thread, so the loop
-   * refreshes this at most once a second ({@link #refreshLag}).
-   */
+  /** Each grain topic's consumer lag here, as of the last refresh ({@link ConsumerLag}). Any thread. */
   public Map<String, Long> consumerLag() {
-    return lag;
+    return lag.byTopic();
   }
 
   /** Events of other hosts this host took over (their host failed or they stayed unfinished too long). */
@@ -304,21 +300,6 @@ public final class GlobalBusBridge implements AutoCloseable {
   /** Partitions of this host whose recovery (a replay of what was not finished) is running. */
   public int partitionsRecovering() {
     return feeder.recovering();
-  }
-
-  private void refreshLag(long now) {
-    if (now - lagAtMs < 1000) {
-      return;
-    }
-    lagAtMs = now;
-    Map<String, Long> out = new java.util.TreeMap<>();
-    for (TopicPartition tp : consumer.assignment()) {
-      java.util.OptionalLong l = consumer.currentLag(tp); // no request: what the last fetch said
-      if (l.isPresent()) {
-        out.merge(tp.topic(), l.getAsLong(), Long::sum);
-      }
-    }
-    lag = Map.copyOf(out);
   }
 
   /** Stop the loop, commit what is safe, leave the group (the partitions go to other hosts). */

@@ -1,0 +1,33 @@
+package sand.hostagent.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.internals.AutoOffsetResetStrategy;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** A grain topic's lag: summed over this host's partitions, refreshed at most once a second. */
+class ConsumerLagTest {
+  @Test
+  void lagPerTopicSummedOverPartitionsAndRefreshedOncePerSecond() {
+    MockConsumer<String, byte[]> consumer =
+        new MockConsumer<>(AutoOffsetResetStrategy.EARLIEST.name());
+    TopicPartition p0 = new TopicPartition("sand.shop.resize", 0);
+    TopicPartition p1 = new TopicPartition("sand.shop.resize", 1);
+    consumer.assign(List.of(p0, p1));
+    consumer.seek(p0, 4);
+    consumer.seek(p1, 5);
+    ConsumerLag lag = new ConsumerLag(consumer);
+    assertEquals(Map.of(), lag.byTopic(), "nothing before the first refresh");
+    lag.refresh(1_000);
+    assertEquals(Map.of("sand.shop.resize", 6L), lag.byTopic());
+    consumer.seek(p0, 10);
+    lag.refresh(1_500);
+    assertEquals(Map.of("sand.shop.resize", 6L), lag.byTopic(), "not again within a second");
+    lag.refresh(2_000);
+    assertEquals(Map.of("sand.shop.resize", 0L), lag.byTopic());
+  }
+}
