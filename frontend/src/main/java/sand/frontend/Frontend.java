@@ -234,36 +234,15 @@ public final class Frontend {
             t -> {},
             new Results(executions, deps.clock(), tags, peer).onUnawaitedEnd(bucketRetries::ended),
             true));
-    metrics.gauge(
-        "sand_frontend_requests_waiting",
-        "synchronous requests waiting for their result",
-        results::waiting);
-    metrics.gauge(
-        "sand_frontend_results_refused_total",
-        "results refused: not for an execution of this frontend, or a bad tag",
-        results::refused);
-    metrics.gauge(
-        "sand_frontend_execution_writes_pending",
-        "execution records waiting to be written to Cassandra",
-        executions::pending);
-    metrics.gauge(
-        "sand_frontend_execution_writes_retry_bytes",
-        "bytes of execution records waiting for a retry (Cassandra was behind)",
-        executions::retryBytes);
-    metrics.gauge(
-        "sand_frontend_execution_writes_dropped_total",
-        "execution records given up beyond the retry bound",
-        executions::dropped);
+    metrics.gauge("sand_frontend_requests_waiting", results::waiting);
+    metrics.gauge("sand_frontend_results_refused_total", results::refused);
+    metrics.gauge("sand_frontend_execution_writes_pending", executions::pending);
+    metrics.gauge("sand_frontend_execution_writes_retry_bytes", executions::retryBytes);
+    metrics.gauge("sand_frontend_execution_writes_dropped_total", executions::dropped);
 
     BodyBudget budget = new BodyBudget(s.bodyBudgetBytes());
-    metrics.gauge(
-        "sand_frontend_body_bytes_held",
-        "request body bytes held in memory (the body budget)",
-        budget::used);
-    metrics.gauge(
-        "sand_frontend_bodies_refused_total",
-        "requests refused because the body budget was used up",
-        budget::refused);
+    metrics.gauge("sand_frontend_body_bytes_held", budget::used);
+    metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
     Router router = new Router(s.maxBodyBytes(), budget);
     new SystemHandler(id, metrics, listener::running).routes(router);
     AppsHandler apps =
@@ -326,10 +305,7 @@ public final class Frontend {
     invoke.useAsyncRunner((app, value, executionId) -> deliveries
         .deliver(app, value, "async", null, executionId)
         .map(Deliveries.Delivery::firstSent));
-    metrics.gauge(
-        "sand_frontend_deliveries_in_flight",
-        "asynchronous deliveries of triggers not finished yet",
-        deliveries::inFlight);
+    metrics.gauge("sand_frontend_deliveries_in_flight", deliveries::inFlight);
     TriggerSet triggerSet = new TriggerSet(deps.store());
     TimerScheduler timers = new TimerScheduler(
         triggerSet, deps.store(), directory, deliveries, metrics, deps.clock(), id);
@@ -359,14 +335,8 @@ public final class Frontend {
           m -> results.arrived(null, m),
           invoke::send);
       invoke.useGates(gates);
-      metrics.gauge(
-          "sand_frontend_gate_requests_total",
-          "requests handed to host agents through their gates",
-          gates::submitted);
-      metrics.gauge(
-          "sand_frontend_gate_unacknowledged",
-          "gate requests a host agent has not acknowledged yet",
-          gates::unacked);
+      metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
+      metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
     }
 
     AuthHandler auth = new AuthHandler(deps.store(), s.adminKey(), disabled, router);
@@ -397,23 +367,16 @@ public final class Frontend {
     if (gates != null) { // grains' management requests come through the agents' gates
       gates.useManagement(new GrainManagement(deps.store(), auth::delegate, knixManagement));
     }
-    metrics.gauge(
-        "sand_frontend_password_derivations_total",
-        "password hashes derived (KNIX logins and sign-ups)",
-        KnixLogins::derivations);
+    metrics.gauge("sand_frontend_password_derivations_total", KnixLogins::derivations);
     metrics.gauge(
         "sand_frontend_throttled_total",
-        "sign-ups and logins refused by their rate limits",
         () -> signUps.refused() + loginsByAddress.refused() + loginsByEmail.refused());
     KnixExecutions knix = new KnixExecutions(
         invoke,
         name -> directory.find(name).map(AppDirectory.Target::appId),
         deps.store(),
         results);
-    metrics.gauge(
-        "sand_frontend_knix_result_waits",
-        "KNIX clients waiting for an execution's result",
-        knix::waits);
+    metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);
     // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,

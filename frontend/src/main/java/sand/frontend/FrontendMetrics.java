@@ -29,6 +29,43 @@ public final class FrontendMetrics {
     .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300
   };
 
+  /** The HELP of each value read at scrape time ({@link #gauge}): declared here, once, so none goes without. */
+  static final Map<String, String> HELP = Map.ofEntries(
+      Map.entry("sand_frontend_requests_waiting", "synchronous requests waiting for their result"),
+      Map.entry(
+          "sand_frontend_results_refused_total",
+          "results refused: not for an execution of this frontend, or a bad tag"),
+      Map.entry(
+          "sand_frontend_execution_writes_pending",
+          "execution records waiting to be written to Cassandra"),
+      Map.entry(
+          "sand_frontend_execution_writes_retry_bytes",
+          "bytes of execution records waiting for a retry (Cassandra was behind)"),
+      Map.entry(
+          "sand_frontend_execution_writes_dropped_total",
+          "execution records given up beyond the retry bound"),
+      Map.entry(
+          "sand_frontend_body_bytes_held", "request body bytes held in memory (the body budget)"),
+      Map.entry(
+          "sand_frontend_bodies_refused_total",
+          "requests refused because the body budget was used up"),
+      Map.entry(
+          "sand_frontend_deliveries_in_flight",
+          "asynchronous deliveries of triggers not finished yet"),
+      Map.entry(
+          "sand_frontend_gate_requests_total",
+          "requests handed to host agents through their gates"),
+      Map.entry(
+          "sand_frontend_gate_unacknowledged",
+          "gate requests a host agent has not acknowledged yet"),
+      Map.entry(
+          "sand_frontend_password_derivations_total",
+          "password hashes derived (KNIX logins and sign-ups)"),
+      Map.entry(
+          "sand_frontend_throttled_total", "sign-ups and logins refused by their rate limits"),
+      Map.entry(
+          "sand_frontend_knix_result_waits", "KNIX clients waiting for an execution's result"));
+
   private final PrometheusRegistry registry;
   private final Labels frontend;
   private final Function<String, String> accountOf;
@@ -128,8 +165,14 @@ public final class FrontendMetrics {
     triggerLags.remove(List.of(appName, trigger));
   }
 
-  /** A value read at scrape time: a counter when its name ends in _total, else a gauge. */
-  void gauge(String name, String help, Supplier<Number> value) {
+  /**
+   * A value read at scrape time: a counter when its name ends in _total, else a gauge; its HELP is {@link #HELP}'s.
+   */
+  void gauge(String name, Supplier<Number> value) {
+    String help = HELP.get(name);
+    if (help == null) {
+      throw new IllegalArgumentException(name + " has no HELP: declare it in FrontendMetrics.HELP");
+    }
     if (name.endsWith("_total")) {
       CounterWithCallback.builder()
           .name(name)

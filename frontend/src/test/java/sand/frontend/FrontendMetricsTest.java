@@ -35,8 +35,8 @@ class FrontendMetricsTest {
     m.invocation("shop", "ok");
     m.trigger("shop", "every-minute#2026-11-27T08:00", "fired");
     m.triggerLag("shop", "orders", () -> 7);
-    m.gauge("sand_frontend_requests_waiting", "synchronous requests waiting", () -> 2);
-    m.gauge("sand_frontend_bodies_refused_total", "bodies refused", () -> 3);
+    m.gauge("sand_frontend_requests_waiting", () -> 2);
+    m.gauge("sand_frontend_bodies_refused_total", () -> 3);
     String text = m.render();
     Set<String> help = new HashSet<>();
     Map<String, String> types = types(text, help);
@@ -65,6 +65,13 @@ class FrontendMetricsTest {
         text);
     assertTrue(text.contains("sand_build_info{component=\"frontend\",frontend=\"fe-1\""), text);
     assertTrue(types.containsKey("jvm_threads_current"), "the JVM's metrics");
+  }
+
+  @Test
+  void aValueWithoutHelpIsRefused() {
+    var e = org.junit.jupiter.api.Assertions.assertThrows(
+        IllegalArgumentException.class, () -> m.gauge("sand_frontend_new_thing", () -> 1));
+    assertTrue(e.getMessage().contains("FrontendMetrics.HELP"), e.getMessage());
   }
 
   @Test
