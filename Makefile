@@ -73,6 +73,7 @@ lint: install
 	$(VENV)/bin/mypy || rc=1; \
 	echo "==> shellcheck"; shellcheck $$(git ls-files '*.sh') .ci/run || rc=1; \
 	echo "==> mvn spotless:check (Java formatting and imports)"; $(MVN) -o spotless:check || rc=1; \
+	echo "==> promtool check rules, check config (deploy/prometheus)"; deploy/prometheus/check.sh || rc=1; \
 	exit $$rc
 
 # What the formatters of make lint would change, changed: Python (ruff format, then ruff check's fixes, e.g. the

@@ -23,8 +23,10 @@ run_logged() {
 
 # ---- 1. apt packages ----------------------------------------------------------------------------
 # imagemagick: the image-pipeline example's grains call identify/convert (its emulator tests run on this host too)
-# make lint checks the shell scripts with shellcheck
-APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick shellcheck)
+# make lint checks the shell scripts with shellcheck, and deploy/prometheus with promtool (Debian's prometheus, whose
+# server tests/e2e/test_prometheus.py runs on a free port of its own)
+APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick shellcheck
+  prometheus)
 command -v mvn >/dev/null || APT_PACKAGES+=(maven)
 command -v javac >/dev/null || APT_PACKAGES+=(openjdk-17-jdk-headless)
 missing=()
@@ -36,6 +38,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   progress "Installing apt packages: ${missing[*]}"
   run_logged apt apt-get update -q
   run_logged apt env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # The packaged Prometheus service is not ours (it would hold :9090 and scrape nothing of SAND): stopped and
+  # disabled, only when this run installed it (an operator's own Prometheus is left as it is).
+  if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+    if [ -d /run/systemd/system ]; then
+      systemctl disable --now prometheus >>"$INSTALL_LOG" 2>&1 || true
+    elif [ -x /etc/init.d/prometheus ]; then
+      /etc/init.d/prometheus stop >>"$INSTALL_LOG" 2>&1 || true
+      update-rc.d prometheus disable >>"$INSTALL_LOG" 2>&1 || true
+    fi
+  fi
   done_step
 fi
 # The packaged nginx service is not ours: SAND runs its own nginx with its own config and port.

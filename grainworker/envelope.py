@@ -17,7 +17,7 @@ Report (on LQ_HA, one per grain instance, in the same atomic batch as its output
 
     {"type": "finished", "app", "grain", "execution_id", "event_id": <the handled event's id>,
      "frontend", "status": "ok" | "error" | "lost", "outputs": [<event> + {"local": bool}, ...],
-     "data": [[kind, name], ...], "logs": [[ns, level, text], ...], "start_ns", "end_ns", "pid"}
+     "data": [[kind, name], ...], "logs": [[ns, level, text], ...], "start_ns", "end_ns", "event_sent_ns", "pid"}
 
 ``"type": "sent"`` reports carry events a grain sent during its run (``send_to_function_now``).
 ``"status": "lost"`` is the grain worker's report of an instance killed by SIGKILL from outside (not for its

@@ -94,6 +94,8 @@ def _report(
             "logs": ctx.logs if ctx else [],
             "start_ns": start_ns,
             "end_ns": time.time_ns(),
+            # when its event was sent: the host agent's hop latency (sand_hop_duration_seconds)
+            "event_sent_ns": event.get("sent_ns", 0) if isinstance(event.get("sent_ns", 0), int) else 0,
             "pid": os.getpid(),
         }
     )

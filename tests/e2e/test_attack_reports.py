@@ -94,17 +94,19 @@ def metrics() -> list[str]:
     ]
 
 
-def series(name: str, labels: str) -> list[str]:
-    return [line for line in metrics() if line.split("{")[0] == name and labels in line]
+def series(name: str, *labels: str) -> list[str]:
+    """The series of ``name`` that have each of ``labels`` (``'app="x"'``; the client orders labels by name)."""
+    return [line for line in metrics() if line.split("{")[0] == name and all(la in line for la in labels)]
 
 
-def metric(name: str, labels: str = "") -> float:
-    return sum(float(line.rpartition(" ")[2]) for line in series(name, labels))
+def metric(name: str, *labels: str) -> float:
+    return sum(float(line.rpartition(" ")[2]) for line in series(name, *labels))
 
 
 def refused(app: str, reason: str = "") -> float:
-    """Reports of application ``app`` (its name) the host agent refused, for ``reason`` or all."""
-    return metric("sand_reports_refused_total", f'app="{APP_IDS[app]}"' + (f',reason="{reason}"' if reason else ""))
+    """Reports of application ``app`` (its name, the metrics' app label) the host agent refused, for ``reason`` or
+    all."""
+    return metric("sand_reports_refused_total", f'app="{app}"', f'reason="{reason}"' if reason else "")
 
 
 def agent_pid() -> int:
@@ -182,17 +184,12 @@ def deploy(
         time.sleep(1)
 
 
-# The host agent knows an application by its id (the metrics' app label); the tests call it by its name.
-APP_IDS: dict[str, str] = {}
-
-
 @pytest.fixture(scope="module")
 def forger(http: Http, tenants: dict[str, str]) -> Any:
     name = f"forger-{RUN}"
     grains = [{"name": "flood", "next": ["end"]}, {"name": "sink", "next": ["end"]}]
     app = deploy(http, tenants["mallory"], name, grains, {"flood": FORGER, "sink": SINK}, settings={"timeout_s": 300})
     assert app["status"] == "deployed", app
-    APP_IDS[name] = app["id"]
     yield name
     raw_remove(http, tenants["mallory"], name)
 
@@ -224,7 +221,7 @@ def test_made_up_grain_and_status_labels_add_no_metric_series(http: Http, forger
     while refused(forger) < 2000 and time.monotonic() < deadline:
         time.sleep(0.5)
     assert refused(forger) >= 2000, "each forged report refused and counted"
-    mine = series("sand_instances_total", f'app="{APP_IDS[forger]}"')
+    mine = series("sand_instances_total", f'app="{forger}"')
     assert len(mine) <= 8, f"{len(mine)} series for the forger's made-up labels: {mine[:5]}"
     assert not any(re.search(r'grain="g-[0-9a-f]{16}"|status="s-[0-9a-f]{16}"', line) for line in metrics())
     victim_answers(http, victim)
@@ -262,7 +259,7 @@ def test_forged_local_deliveries_leave_bounded_in_flight_events(http: Http, forg
     assert refused(forger, "in_flight_full") > refused_before, (
         "past the application's in-flight cap, forged local outputs are refused and counted"
     )
-    assert metric("sand_events_in_flight", f'app="{APP_IDS[forger]}"') <= 1000
+    assert metric("sand_events_in_flight", f'app="{forger}"') <= 1000
     grown = heap_used_mb() - before
     assert grown < 60, f"the host agent's heap grew by {grown:.0f} MB after a full GC"
     victim_answers(http, victim)

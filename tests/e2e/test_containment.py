@@ -234,14 +234,14 @@ def test_an_application_flooding_its_queues_and_data_hits_its_quota_while_anothe
     flood, good = f"flood-{RUN}", f"steady-{RUN}"
     functions = [{"name": "flood", "potentialNext": ["sink"], "next": ["end"]}, {"name": "sink", "next": []}]
     try:
-        flood_id = put_app(
+        put_app(
             http,
             tenants["mallory"],
             flood,
             functions,
             {"flood": FLOOD, "sink": SINK},
             settings={"concurrency": 1, "request_timeout_s": 120, "timeout_s": 120},
-        )["id"]
+        )
         put_app(http, tenants["alice"], good, [{"name": "steady", "next": ["end"]}], {"steady": ECHO})
         results: dict[str, Any] = {}
         quiet = []
@@ -278,7 +278,7 @@ def test_an_application_flooding_its_queues_and_data_hits_its_quota_while_anothe
         # than the quota in the host agent's heap.
         assert data.json()["stored"] + data.json()["refused"] == 300, data.json()
         assert all("QUOTA_EXCEEDED" in e for e in data.json()["errors"]), data.json()
-        held = metric("sand_data_app_bytes", f'app="{flood_id}"')
+        held = metric("sand_data_app_bytes", f'app="{flood}"')
         assert 0 < held <= 64 << 20, f"the flooding app holds {held} bytes of the data layer's memory"
         queue = results["queue"]
         assert queue.status_code == 500, queue.text

@@ -1,5 +1,6 @@
 package sand.frontend;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.KafkaClients;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalDataSettings;
+import sand.cluster.metrics.StoreHealth;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.log.LogIdentity;
@@ -134,6 +136,20 @@ public final class Frontend {
       this(store, producer, responses, topics, clock, peerResponses, null);
     }
 
+    /** The same, with every call to Cassandra (the cluster state, the global data layer) counted by health. */
+    Deps watchedBy(StoreHealth health) {
+      return new Deps(
+          health.watch(StoreHealth.CLUSTER_STATE, ClusterStore.class, store),
+          producer,
+          responses,
+          topics,
+          clock,
+          peerResponses,
+          data == null ? null : health.watch(StoreHealth.GLOBAL_DATA, GlobalDataLayer.class, data),
+          control,
+          triggerTopics);
+    }
+
     /** No other frontend's response topic can be read (a test with one frontend). */
     public Deps(
         ClusterStore store,
@@ -166,9 +182,13 @@ public final class Frontend {
   /** How long a stopping frontend lets its requests under way finish (deploy/frontend.sh kills it after 30 s). */
   static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
 
-  public static Server newServer(Config config, ApplicationLimits limits, Deps deps) {
+  public static Server newServer(Config config, ApplicationLimits limits, Deps given) {
     FrontendSettings s = FrontendSettings.from(config);
     String id = s.frontendId();
+    // every call to Cassandra counted (sand_cassandra_*): the metrics' registry comes first
+    PrometheusRegistry registry = new PrometheusRegistry();
+    Deps deps = given.watchedBy(
+        new StoreHealth(registry, FrontendMetrics.labels(id), given.clock()::millis));
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
     Server server = new Server(pool);
@@ -186,7 +206,6 @@ public final class Frontend {
     http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
     server.addConnector(http);
 
-    FrontendMetrics metrics = new FrontendMetrics(id);
     ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
     ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(), 4, 50_000);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
@@ -196,6 +215,7 @@ public final class Frontend {
     });
     AppDirectory directory =
         new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher);
+    FrontendMetrics metrics = new FrontendMetrics(registry, id, directory::cachedOwner);
     // A data trigger's failed first execution ends here unawaited: retried (docs/data-triggers.md).
     BucketRetries bucketRetries = new BucketRetries(deps.store(), directory);
     Results results =

@@ -44,7 +44,7 @@ public final class SystemHandler {
     r.add("GET", "/healthz", false, c -> health());
     r.add("GET", "/metrics", false, c -> {
       operator(c);
-      return Reply.text(200, "text/plain; version=0.0.4; charset=utf-8", metrics.render());
+      return Reply.text(200, sand.cluster.metrics.Exposition.CONTENT_TYPE, metrics.render());
     });
     r.add("GET", "/api/v1/openapi.json", false, c -> new Reply(200, Reply.JSON, openapi, Map.of()));
   }

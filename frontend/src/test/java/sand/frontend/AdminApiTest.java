@@ -61,7 +61,7 @@ class AdminApiTest {
     assertTrue(
         metrics.contains(
             "sand_frontend_requests_total{frontend=\"fe-test\",method=\"GET\",route=\"/api/v1/apps\""
-                + ",status=\"200\"} 1"),
+                + ",status=\"200\"} 1.0"),
         metrics);
   }
 

@@ -142,6 +142,14 @@ final class ApplicationDeployer implements AutoCloseable {
     }
   }
 
+  /** Told of each deploy attempt (the metrics: its duration, and the application's name and account). */
+  interface Observer {
+    Observer NONE = (app, ok, seconds) -> {};
+
+    void deployed(ApplicationRecord app, boolean ok, double seconds);
+  }
+
+  private final Observer observer;
   private final String hostId;
   private final HostAgentTables store;
   private final ScheduleHere schedule;
@@ -168,6 +176,17 @@ final class ApplicationDeployer implements AutoCloseable {
 
   ApplicationDeployer(
       Cluster cluster, Local local, Bridge bridge, ApplicationLimits limits, DeployPolicy policy) {
+    this(cluster, local, bridge, limits, policy, Observer.NONE);
+  }
+
+  ApplicationDeployer(
+      Cluster cluster,
+      Local local,
+      Bridge bridge,
+      ApplicationLimits limits,
+      DeployPolicy policy,
+      Observer observer) {
+    this.observer = observer;
     this.hostId = cluster.hostId();
     this.store = cluster.store();
     this.schedule = new ScheduleHere(store, cluster.hostId(), cluster.clock());
@@ -389,6 +408,7 @@ final class ApplicationDeployer implements AutoCloseable {
     }
     AppSockets sockets = null;
     ApplicationState st = state(appId);
+    long t0 = System.nanoTime();
     try {
       Set<String> grains = Workflow.parse(app.workflow()).grains().keySet();
       ApplicationSettings settings = ApplicationSettings.fromJson(app.settings());
@@ -436,6 +456,7 @@ final class ApplicationDeployer implements AutoCloseable {
       st.unhealthy.clear(); // a new sandbox: its workers start with a clean slate
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
+      observer.deployed(app, true, (System.nanoTime() - t0) / 1e9);
       return true;
     } catch (Exception e) {
       if (e instanceof InterruptedException) {
@@ -453,6 +474,7 @@ final class ApplicationDeployer implements AutoCloseable {
           attempts,
           wait.toSeconds(),
           why);
+      observer.deployed(app, false, (System.nanoTime() - t0) / 1e9);
       if (sockets != null) {
         sockets.close();
       }

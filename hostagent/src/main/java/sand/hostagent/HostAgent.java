@@ -1,5 +1,6 @@
 package sand.hostagent;
 
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -30,6 +31,7 @@ import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
 import sand.cluster.KafkaClients;
 import sand.cluster.globaldata.GlobalDataLayer;
+import sand.cluster.metrics.StoreHealth;
 import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.Credentials;
@@ -52,6 +54,7 @@ import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;
 import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerHttpEngine;
+import sand.hostagent.sandbox.SandboxCgroups;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusServer;
@@ -103,7 +106,20 @@ public final class HostAgent implements AutoCloseable {
       Consumer<String, byte[]> grainConsumer,
       Producer<String, byte[]> producer,
       Consumer<String, byte[]> controlConsumer,
-      Clock clock) {}
+      Clock clock) {
+    /** The same, with every call to Cassandra (the cluster state, the global data layer) counted by health. */
+    Deps watchedBy(StoreHealth health) {
+      return new Deps(
+          health.watch(StoreHealth.CLUSTER_STATE, ClusterStore.class, store),
+          topics,
+          docker,
+          health.watch(StoreHealth.GLOBAL_DATA, GlobalDataLayer.class, global),
+          grainConsumer,
+          producer,
+          controlConsumer,
+          clock);
+    }
+  }
 
   private final HostAgentSettings settings;
   private final Deps deps;
@@ -134,10 +150,14 @@ public final class HostAgent implements AutoCloseable {
    * Each part gets what it calls at construction: no setters tie them afterwards.
    */
   private HostAgent(
-      HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps deps) {
+      HostAgentSettings settings, Config dataConfig, ApplicationLimits limits, Deps given) {
     this.settings = settings;
-    this.deps = deps;
     this.hostId = settings.hostId();
+    // metrics first: Cassandra's health is counted on every call, the deployer reports each deploy
+    metrics = new Metrics(new PrometheusRegistry(), hostId, this::knowsGrain);
+    Deps deps = given.watchedBy(
+        new StoreHealth(metrics.registry(), metrics.hostLabels(), given.clock()::millis));
+    this.deps = deps;
     String agentCredential = settings.credential().isEmpty()
         ? HexFormat.of().formatHex(new SecureRandom().generateSeed(24))
         : settings.credential();
@@ -174,10 +194,10 @@ public final class HostAgent implements AutoCloseable {
         ApplicationDeployer.Bridge.of(
             bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
         limits,
-        settings.deploy());
+        settings.deploy(),
+        metrics);
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
-    metrics = new Metrics(hostId, deployer::knowsGrain);
     // frontends hand requests over here and take results (gate.thrift); results also go through
     // Kafka
     gate = settings.gatePort() >= 0 ? new FrontendGate(bridge, bus, agentCredential, tags) : null;
@@ -213,15 +233,26 @@ public final class HostAgent implements AutoCloseable {
     controlListener = new ControlListener(
         deps.controlConsumer(), lanes::request, bucketTriggers::forget, this::hostChanged);
 
+    HostMetrics.register(
+        metrics,
+        new HostMetrics.Parts(
+            bus,
+            busSettings.appQueuedMaxBytes(),
+            data,
+            DataLayerSettings.options(dataConfig).appMaxBytes(),
+            sandboxes,
+            new SandboxCgroups(Path.of("/sys/fs/cgroup")),
+            processor,
+            bridge));
     metrics
-        .hostGauges(bus, data, sandboxes, processor)
-        .gauge(
+        .counter(
             "sand_log_lines_dropped_total",
             "instances' log lines not stored: Cassandra was behind",
-            () -> Map.of("", logs.dropped()))
-        .gauge(
+            logs::dropped)
+        .counter(
             "sand_bucket_triggers_total",
             "executions started by writes to triggerable buckets here, by delivery",
+            "delivery",
             bucketTriggers::counts);
   }
 
@@ -319,6 +350,11 @@ public final class HostAgent implements AutoCloseable {
         dataServer.address(),
         metrics.port());
     return this;
+  }
+
+  /** A grain of an application deployed here (the metrics' bound on grain labels): the deployer's answer. */
+  private boolean knowsGrain(String appId, String grain) {
+    return deployer.knowsGrain(appId, grain);
   }
 
   /**

@@ -3,228 +3,257 @@ package sand.hostagent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.Unit;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.DoubleAdder;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
-import java.util.function.Function;
+import java.util.function.DoubleSupplier;
 import java.util.function.Supplier;
-import sand.datalayer.LocalDataLayer;
-import sand.hostagent.bridge.HostAgentQueueProcessor;
+import java.util.function.ToDoubleFunction;
+import sand.cluster.HostAgentTables.ApplicationRecord;
+import sand.cluster.metrics.Exposition;
+import sand.cluster.metrics.ProcessMetrics;
+import sand.contracts.Event;
+import sand.contracts.TopicNames;
 import sand.hostagent.bridge.InstanceReport;
-import sand.hostagent.sandbox.SandboxManager;
-import sand.localbus.LocalMessageBus;
-import sand.localbus.QueueStats;
 
 /**
- * The host agent's Prometheus metrics (text format 0.0.4 on {@code GET /metrics}): events in and out per
- * grain, local vs global deliveries, instance durations, plus gauges read when scraped (queue lengths,
- * sandboxes, pending backups).
+ * The host agent's Prometheus metrics on {@code GET /metrics} (text format 0.0.4, made by the Prometheus Java
+ * client): grain instances, their durations and hops, events out, deploys, plus values read when scraped (queues,
+ * sandboxes and their cgroups, Kafka lag, pending backups); {@link HostMetrics} declares those. Every series has
+ * {@code host}; an application's have {@code app} (its name) and {@code account} (its owner), as on the frontends.
  *
  * <p>Label values never come from a report as a grain wrote it (issue 26): a grain label is a grain of the
  * application's deployed workflow, a status one of {@link InstanceReport#STATUSES}, anything else is counted under
- * {@value #OTHER}; the application is the bus's stamp. So the series are bounded by what operators deployed.
+ * {@value #OTHER}; the application is the bus's stamp, named by what this host deployed ({@link #deployed}). So the
+ * series are bounded by what operators deployed.
  */
-final class Metrics implements Consumer<InstanceReport>, AutoCloseable {
+final class Metrics
+    implements Consumer<InstanceReport>, ApplicationDeployer.Observer, AutoCloseable {
   /** The label value of a grain or status that is not one of the deployed workflow's or the known ones. */
   static final String OTHER = "other";
 
-  private final String hostId;
+  /** Seconds: a grain instance's run, and an event's hop, from a millisecond to its longest timeout. */
+  static final double[] RUN_BUCKETS = {
+    .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300
+  };
+
+  /** Seconds: a deploy, from a swap of code to a sandbox that installs packages. */
+  static final double[] DEPLOY_BUCKETS = {.5, 1, 2, 5, 10, 20, 30, 60, 120, 300};
+
+  /** An application's labels: its name and its account (the owner), as the cluster state has them. */
+  record AppLabel(String app, String account) {}
+
+  private final PrometheusRegistry registry;
+  private final Labels host;
   private final BiPredicate<String, String> knownGrain;
-  private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
-  private final Map<String, DoubleAdder> sums = new ConcurrentHashMap<>();
-  private final List<Gauge> gauges = new ArrayList<>();
+  private final Map<String, AppLabel> apps = new ConcurrentHashMap<>();
+  private final Counter instances;
+  private final Counter eventsOut;
+  private final Histogram instanceSeconds;
+  private final Histogram hopSeconds;
+  private final Histogram deploySeconds;
   private HttpServer server;
 
-  /** A value read at scrape time, one sample per label set. */
-  record Gauge(String name, String help, Supplier<Map<String, Number>> samples) {}
-
-  /** @param knownGrain whether (application, grain) is a grain of that application's deployed workflow */
-  Metrics(String hostId, BiPredicate<String, String> knownGrain) {
-    this.hostId = hostId;
+  /**
+   * @param knownGrain whether (application id, grain) is a grain of that application's deployed workflow
+   */
+  Metrics(PrometheusRegistry registry, String hostId, BiPredicate<String, String> knownGrain) {
+    this.registry = registry;
+    this.host = Labels.of("host", hostId);
     this.knownGrain = knownGrain;
+    ProcessMetrics.register(registry, "hostagent", host);
+    instances = Counter.builder()
+        .name("sand_instances_total")
+        .help("grain instances that finished here, by status (ok, error, lost)")
+        .labelNames("app", "account", "grain", "status")
+        .constLabels(host)
+        .register(registry);
+    eventsOut = Counter.builder()
+        .name("sand_events_out_total")
+        .help(
+            "events grain instances produced, by delivery: local queue, Kafka (global), workflow result")
+        .labelNames("app", "account", "grain", "delivery")
+        .constLabels(host)
+        .register(registry);
+    instanceSeconds = Histogram.builder()
+        .name("sand_instance_duration_seconds")
+        .help("run time of grain instances (their handler, as the grain worker timed it)")
+        .unit(Unit.SECONDS)
+        .labelNames("app", "account", "grain")
+        .constLabels(host)
+        .classicOnly()
+        .classicUpperBounds(RUN_BUCKETS)
+        .register(registry);
+    hopSeconds = Histogram.builder()
+        .name("sand_hop_duration_seconds")
+        .help(
+            "from an event being sent (by a frontend or a grain) to the grain instance handling it starting here")
+        .unit(Unit.SECONDS)
+        .labelNames("app", "account", "grain")
+        .constLabels(host)
+        .classicOnly()
+        .classicUpperBounds(RUN_BUCKETS)
+        .register(registry);
+    deploySeconds = Histogram.builder()
+        .name("sand_deploy_duration_seconds")
+        .help(
+            "deploys of an application on this host, from the cluster state read to ready, by outcome")
+        .unit(Unit.SECONDS)
+        .labelNames("app", "account", "outcome")
+        .constLabels(host)
+        .classicOnly()
+        .classicUpperBounds(DEPLOY_BUCKETS)
+        .register(registry);
   }
 
-  Metrics gauge(String name, String help, Supplier<Map<String, Number>> samples) {
-    gauges.add(new Gauge(name, help, samples));
-    return this;
+  Labels hostLabels() {
+    return host;
   }
 
-  /** The gauges of a host: its local queues, sandboxes, pending backups and each application's share. */
-  Metrics hostGauges(
-      LocalMessageBus bus,
-      LocalDataLayer data,
-      SandboxManager sandboxes,
-      HostAgentQueueProcessor processor) {
-    return gauge(
-            "sand_queue_length",
-            "messages waiting in a local queue",
-            () -> queues(bus, QueueStats::length))
-        .gauge(
-            "sand_queue_published_total",
-            "messages published to a local queue",
-            () -> queues(bus, QueueStats::published))
-        .gauge(
-            "sand_sandboxes",
-            "sandboxes on this host",
-            () -> Map.of("", sandboxes.list().size()))
-        .gauge(
-            "sand_data_backups_pending",
-            "data layer writes not yet in Cassandra",
-            () -> Map.of("", data.pendingWrites()))
-        .gauge(
-            "sand_bus_app_bytes",
-            "bytes an application has waiting in the local bus (payloads plus 64 per message)",
-            () -> perApp(bus.applicationUsage(), u -> u.bytes()))
-        .gauge(
-            "sand_bus_app_queues",
-            "local queues of an application",
-            () -> perApp(bus.applicationUsage(), u -> u.queues()))
-        .gauge(
-            "sand_data_app_bytes",
-            "bytes an application holds in the local data layer",
-            () -> perApp(data.usage(), u -> u.bytes()))
-        .gauge(
-            "sand_data_app_pending_bytes",
-            "of those, bytes waiting for Cassandra",
-            () -> perApp(data.usage(), u -> u.pendingBytes()))
-        .gauge(
-            "sand_data_app_evicted_total",
-            "items of an application evicted from memory (already in Cassandra)",
-            () -> perApp(data.usage(), u -> u.evictedItems()))
-        .gauge(
-            "sand_kafka_backlog_bytes",
-            "reports waiting for Kafka",
-            () -> Map.of("", processor.pendingBytes()))
-        .gauge(
-            "sand_outputs_refused_total",
-            "grain outputs refused: forged execution or unknown grain",
-            () -> Map.of("", processor.refusedOutputs()))
-        .gauge(
-            "sand_reports_refused_total",
-            "LQ_HA reports (or parts of them) refused, by application and reason",
-            () -> refusals(processor))
-        .gauge(
-            "sand_events_in_flight",
-            "events delivered into a local queue of this host and not finished yet",
-            () -> perApp(processor.inFlightByApplication(), n -> n))
-        .gauge(
-            "sand_events_in_flight_bytes",
-            "bytes of those events (bridge.in.flight.app.max.bytes bounds them)",
-            () -> perApp(processor.inFlightBytesByApplication(), n -> n));
+  /** The registry, for what else this process measures (Cassandra's health). */
+  PrometheusRegistry registry() {
+    return registry;
   }
 
-  private static Map<String, Number> refusals(HostAgentQueueProcessor processor) {
-    Map<String, Number> out = new LinkedHashMap<>();
-    processor
-        .refusedReports()
-        .forEach((k, v) -> out.put("app=\"" + esc(k.get(0)) + "\",reason=\"" + k.get(1) + "\"", v));
-    return out;
+  /** An application's labels: learnt when it was deployed here; else its id and no account. */
+  AppLabel label(String appId) {
+    AppLabel l = apps.get(appId);
+    return l != null ? l : new AppLabel(appId, "");
   }
 
-  private static <T extends Number> Map<String, Number> queues(
-      LocalMessageBus bus, Function<QueueStats, T> f) {
-    Map<String, Number> out = new LinkedHashMap<>();
-    for (QueueStats s : bus.queueStats()) {
-      out.put("queue=\"" + s.queue().replace("\"", "") + "\"", f.apply(s));
-    }
-    return out;
+  /** The application of a queue ({@code <app id>/<grain>}) or a grain topic, or null for the host's own. */
+  AppLabel labelOfQueue(String queue) {
+    int slash = queue.indexOf('/');
+    return slash <= 0 ? null : label(queue.substring(0, slash));
   }
 
-  private static <U> Map<String, Number> perApp(Map<String, U> usage, Function<U, Number> f) {
-    Map<String, Number> out = new LinkedHashMap<>();
-    usage.forEach((app, u) -> out.put("app=\"" + app + "\"", f.apply(u)));
-    return out;
+  AppLabel labelOfTopic(String topic) {
+    return TopicNames.parseGrainTopic(topic).map(g -> label(g.app())).orElse(null);
   }
 
-  private String labels(String app, String grain) {
-    return "{host=\"" + esc(hostId) + "\",app=\"" + esc(app) + "\",grain=\"" + esc(grain) + "\"}";
-  }
-
-  private static String esc(String s) {
-    return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
-  }
-
-  void inc(String name, String labels, long by) {
-    counters.computeIfAbsent(name + labels, k -> new LongAdder()).add(by);
+  @Override
+  public void deployed(ApplicationRecord app, boolean ok, double seconds) {
+    AppLabel l = new AppLabel(
+        app.name() == null || app.name().isEmpty() ? app.appId() : app.name(),
+        app.owner() == null ? "" : app.owner());
+    apps.put(app.appId(), l); // bounded by the applications deployed here
+    deploySeconds.labelValues(l.app(), l.account(), ok ? "ok" : "failed").observe(seconds);
   }
 
   @Override
   public void accept(InstanceReport r) {
-    String l = labels(r.app(), knownGrain.test(r.app(), r.grain()) ? r.grain() : OTHER);
+    AppLabel a = label(r.app());
+    String grain = knownGrain.test(r.app(), r.grain()) ? r.grain() : OTHER;
     if (r.finished()) {
       String status = InstanceReport.STATUSES.contains(r.status()) ? r.status() : OTHER;
-      inc("sand_instances_total", l.replace("}", ",status=\"" + status + "\"}"), 1);
+      instances.labelValues(a.app(), a.account(), grain, status).inc();
       JsonNode j = r.json();
-      double seconds =
-          Math.max(0, j.path("end_ns").asLong() - j.path("start_ns").asLong()) / 1e9;
-      sums.computeIfAbsent("sand_instance_duration_seconds_sum" + l, k -> new DoubleAdder())
-          .add(seconds);
-      inc("sand_instance_duration_seconds_count", l, 1);
+      long start = j.path("start_ns").asLong();
+      instanceSeconds
+          .labelValues(a.app(), a.account(), grain)
+          .observe(Math.max(0, j.path("end_ns").asLong() - start) / 1e9);
+      long sent = j.path("event_" + Event.SENT_NS)
+          .asLong(); // wall clocks: exact on one host, NTP across hosts
+      if (sent > 0 && start >= sent) {
+        hopSeconds.labelValues(a.app(), a.account(), grain).observe((start - sent) / 1e9);
+      }
     }
     for (ObjectNode o : r.outputs()) {
       String to = o.path("grain").asText();
       String kind = to.equals("end") ? "result" : o.path("local").asBoolean() ? "local" : "global";
-      inc("sand_events_out_total", l.replace("}", ",delivery=\"" + kind + "\"}"), 1);
+      eventsOut.labelValues(a.app(), a.account(), grain, kind).inc();
     }
+  }
+
+  // ---- values read at scrape time
+
+  /** A gauge without labels but the host. */
+  Metrics gauge(String name, String help, DoubleSupplier value) {
+    GaugeWithCallback.builder()
+        .name(name)
+        .help(help)
+        .constLabels(host)
+        .callback(cb -> cb.call(value.getAsDouble()))
+        .register(registry);
+    return this;
+  }
+
+  /** A counter (its name ends in _total) kept elsewhere and read at scrape time. */
+  Metrics counter(String name, String help, DoubleSupplier value) {
+    CounterWithCallback.builder()
+        .name(name)
+        .help(help)
+        .constLabels(host)
+        .callback(cb -> cb.call(value.getAsDouble()))
+        .register(registry);
+    return this;
+  }
+
+  /** A counter read at scrape time with one label of a fixed set of values (e.g. a delivery). */
+  Metrics counter(String name, String help, String label, Supplier<Map<String, Long>> values) {
+    CounterWithCallback.builder()
+        .name(name)
+        .help(help)
+        .labelNames(label)
+        .constLabels(host)
+        .callback(cb -> values.get().forEach((k, v) -> cb.call(v, k)))
+        .register(registry);
+    return this;
+  }
+
+  /** A per-application gauge (or counter, for a name ending in _total) read from a map by application id. */
+  <U> Metrics perApp(
+      String name, String help, Supplier<Map<String, U>> byAppId, ToDoubleFunction<U> value) {
+    Consumer<Callback> each = cb -> byAppId.get().forEach((id, u) -> {
+      AppLabel l = label(id);
+      cb.call(value.applyAsDouble(u), l.app(), l.account());
+    });
+    if (name.endsWith("_total")) {
+      CounterWithCallback.builder()
+          .name(name)
+          .help(help)
+          .labelNames("app", "account")
+          .constLabels(host)
+          .callback(cb -> each.accept(cb::call))
+          .register(registry);
+    } else {
+      GaugeWithCallback.builder()
+          .name(name)
+          .help(help)
+          .labelNames("app", "account")
+          .constLabels(host)
+          .callback(cb -> each.accept(cb::call))
+          .register(registry);
+    }
+    return this;
+  }
+
+  /** What a callback metric is handed: a value and its label values. */
+  interface Callback {
+    void call(double value, String... labelValues);
   }
 
   String render() {
-    StringBuilder sb = new StringBuilder();
-    Map<String, String> help = Map.of(
-        "sand_events_out_total",
-            "events grain instances produced, by delivery: local queue, Kafka, workflow result",
-        "sand_instances_total", "grain instances that finished, by status",
-        "sand_instance_duration_seconds_sum", "total run time of grain instances",
-        "sand_instance_duration_seconds_count", "grain instances timed");
-    Map<String, Number> all = new TreeMap<>();
-    counters.forEach((k, v) -> all.put(k, v.sum()));
-    sums.forEach((k, v) -> all.put(k, v.sum()));
-    String last = "";
-    for (Map.Entry<String, Number> e : all.entrySet()) {
-      String name = e.getKey().substring(0, e.getKey().indexOf('{'));
-      if (!name.equals(last)) {
-        sb.append("# HELP ")
-            .append(name)
-            .append(' ')
-            .append(help.getOrDefault(name, name))
-            .append('\n');
-        sb.append("# TYPE ")
-            .append(name)
-            .append(name.endsWith("_sum") || name.endsWith("_count") ? " untyped\n" : " counter\n");
-        last = name;
-      }
-      sb.append(e.getKey()).append(' ').append(e.getValue()).append('\n');
-    }
-    for (Gauge g : gauges) {
-      sb.append("# HELP ").append(g.name()).append(' ').append(g.help()).append('\n');
-      sb.append("# TYPE ").append(g.name()).append(" gauge\n");
-      for (Map.Entry<String, Number> s : new TreeMap<>(g.samples().get()).entrySet()) {
-        String lbl = s.getKey().isEmpty()
-            ? "{host=\"" + esc(hostId) + "\"}"
-            : "{host=\"" + esc(hostId) + "\"," + s.getKey() + "}";
-        sb.append(g.name()).append(lbl).append(' ').append(s.getValue()).append('\n');
-      }
-    }
-    return sb.toString();
+    return Exposition.text(registry);
   }
 
   /** Serve {@code GET /metrics} on host:port (0 = a free port). */
-  Metrics serve(String host, int port) throws IOException {
-    server = HttpServer.create(new InetSocketAddress(host, port), 16);
+  Metrics serve(String bindHost, int port) throws IOException {
+    server = HttpServer.create(new InetSocketAddress(bindHost, port), 16);
     server.createContext("/metrics", ex -> {
-      byte[] body = render().getBytes(StandardCharsets.UTF_8);
-      ex.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      byte[] body = Exposition.bytes(registry);
+      ex.getResponseHeaders().set("Content-Type", Exposition.CONTENT_TYPE);
       ex.sendResponseHeaders(200, body.length);
       try (OutputStream out = ex.getResponseBody()) {
         out.write(body);

@@ -167,6 +167,12 @@ public final class AppDirectory {
     return c.target();
   }
 
+  /** The account of the application named {@code name} as cached here, "" when none is (no cluster-state read). */
+  public String cachedOwner(String name) {
+    Cached c = byName.get(name);
+    return c == null ? "" : c.target().map(Target::owner).orElse("");
+  }
+
   private void refresh(String name, Cached old) {
     try {
       long at = nanos.getAsLong();

@@ -109,9 +109,7 @@ public final class QueueConsumers extends AbstractLifeCycle {
           deliveries,
           metrics);
       running.put(key, c);
-      String gauge =
-          "sand_frontend_trigger_lag{app=\"" + a.appName() + "\",trigger=\"" + s.name() + "\"}";
-      metrics.labelledGauge(gauge, c::lag);
+      metrics.triggerLag(a.appName(), s.name(), c::lag);
       if (startThreads) {
         Thread t = new Thread(c, "queue-trigger-" + a.appName() + "-" + s.name());
         t.setDaemon(true);
@@ -130,8 +128,7 @@ public final class QueueConsumers extends AbstractLifeCycle {
       }
       QueueConsumer c = e.getValue();
       c.stop();
-      metrics.removeGauge("sand_frontend_trigger_lag{app=\"" + c.trigger().appName()
-          + "\",trigger=\"" + c.trigger().spec().name() + "\"}");
+      metrics.removeTriggerLag(c.trigger().appName(), c.trigger().spec().name());
       return true;
     });
   }

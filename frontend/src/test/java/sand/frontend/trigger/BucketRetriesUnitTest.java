@@ -55,7 +55,8 @@ class BucketRetriesUnitTest {
     assertTrue(
         metrics
             .render()
-            .contains("app=\"thumbs\",trigger=\"bucket:photos\",outcome=\"refused\"} 1"),
+            .contains(
+                "app=\"thumbs\",frontend=\"fe-test\",outcome=\"refused\",trigger=\"bucket:photos\"} 1.0"),
         metrics.render());
     d.close();
   }

@@ -135,9 +135,9 @@ public final class BucketTriggers implements AutoCloseable {
   }
 
   /** Counts of fired triggers by delivery (metrics). */
-  public Map<String, Number> counts() {
-    Map<String, Number> out = new java.util.TreeMap<>();
-    counts.forEach((k, v) -> out.put("delivery=\"" + k + "\"", v.sum()));
+  public Map<String, Long> counts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    counts.forEach((k, v) -> out.put(k, v.sum()));
     return out;
   }
 

@@ -72,6 +72,7 @@ public final class GlobalBusBridge implements AutoCloseable {
   private final InFlightEvents inFlight = new InFlightEvents();
   private final Recovery recovery; // consumer thread only
   private final PartitionFeeder feeder; // consumer thread only
+  private final ConsumerLag lag;
   private final LocalRecovery localRecovery;
   private final AtomicReference<Set<GrainRef>> subscriptionChange = new AtomicReference<>();
   private final ConsumerRebalanceListener listener = new Listener();
@@ -105,6 +106,7 @@ public final class GlobalBusBridge implements AutoCloseable {
     this.settings = settings;
     this.host = settings.hostId();
     this.consumer = consumer;
+    this.lag = new ConsumerLag(consumer);
     this.clock = clock;
     this.scheduler = scheduler;
     this.sender = new ReliableSender(
@@ -282,6 +284,22 @@ public final class GlobalBusBridge implements AutoCloseable {
     long now = clock.millis();
     feeder.advanceAll(now);
     maybeCommit(now);
+    lag.refresh(now);
+  }
+
+  /** Each grain topic's consumer lag here, as of the last refresh ({@link ConsumerLag}). Any thread. */
+  public Map<String, Long> consumerLag() {
+    return lag.byTopic();
+  }
+
+  /** Events of other hosts this host took over (their host failed or they stayed unfinished too long). */
+  public long takenOver() {
+    return feeder.takenOver();
+  }
+
+  /** Partitions of this host whose recovery (a replay of what was not finished) is running. */
+  public int partitionsRecovering() {
+    return feeder.recovering();
   }
 
   /** Stop the loop, commit what is safe, leave the group (the partitions go to other hosts). */

@@ -59,6 +59,11 @@ final class PartitionFeeder {
    * the fallback.
    */
   private final Predicate<String> hostDead;
+  /** Metrics, read from any thread. */
+  private final java.util.concurrent.atomic.AtomicLong takenOver =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private volatile int recovering;
 
   PartitionFeeder(
       BridgeSettings settings,
@@ -104,10 +109,21 @@ final class PartitionFeeder {
 
   /** Move every partition along as far as it can go now. */
   void advanceAll(long now) {
+    int n = 0;
     for (PartitionFeed feed : new ArrayList<>(feeds.values())) {
       advance(feed, now);
+      n += feed.recovering() ? 1 : 0;
     }
+    recovering = n;
     takeOverOrphans(now);
+  }
+
+  long takenOver() {
+    return takenOver.get();
+  }
+
+  int recovering() {
+    return recovering;
   }
 
   private void advance(PartitionFeed feed, long now) {
@@ -284,6 +300,7 @@ final class PartitionFeeder {
             o.host(),
             timedOut ? "after " + timeout + " ms" : "and that host has failed");
         feed.redeliveries.add(new Redelivery(e.getKey(), o.event()));
+        takenOver.incrementAndGet();
       }
     }
   }

@@ -367,6 +367,21 @@ public final class SandboxManager {
     return Optional.of(status(d, appId));
   }
 
+  /**
+   * Each application deployed by this manager that has a container, and that container's Docker id: no call to
+   * Docker (the metrics read it at every scrape).
+   */
+  public Map<String, String> containerIds() {
+    Map<String, String> out = new java.util.TreeMap<>();
+    deployments.forEach((app, d) -> {
+      String id = d.containerId;
+      if (id != null && !id.isEmpty()) {
+        out.put(app, id);
+      }
+    });
+    return out;
+  }
+
   /** Every sandbox of this host: those deployed by this manager and any container labelled for this host. */
   public List<SandboxStatus> list() {
     Set<String> apps = new LinkedHashSet<>(deployments.keySet());

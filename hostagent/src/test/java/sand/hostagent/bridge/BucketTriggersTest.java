@@ -133,7 +133,7 @@ class BucketTriggersTest {
     assertTrue(
         store.logs(exec).get(0).text().contains("bucket:photos"),
         store.logs(exec).toString());
-    assertEquals(Map.of("delivery=\"local\"", 1L), triggers.counts());
+    assertEquals(Map.of("local", 1L), triggers.counts());
   }
 
   @Test
@@ -144,7 +144,7 @@ class BucketTriggersTest {
     List<ConditionFlag> flags = h.flags("sand." + APP + ".publish");
     assertEquals(1, flags.size());
     assertEquals(Flag.NEW, flags.get(0).flag(), "for the hosts that run it");
-    assertEquals(Map.of("delivery=\"kafka\"", 1L), triggers.counts());
+    assertEquals(Map.of("kafka", 1L), triggers.counts());
   }
 
   @Test
@@ -172,7 +172,7 @@ class BucketTriggersTest {
     write(bucket("photos"), "k", "v");
     assertTrue(h.drain(RESIZE).isEmpty());
     assertTrue(h.producer.history().isEmpty());
-    assertEquals(Map.of("delivery=\"skipped\"", 1L), triggers.counts());
+    assertEquals(Map.of("skipped", 1L), triggers.counts());
   }
 
   @Test
@@ -199,7 +199,7 @@ class BucketTriggersTest {
         "v"); // waits for room (100 ms here, 30 s by default), then gives up
     assertTrue(System.nanoTime() - t0 >= 90_000_000L, "the writer waited");
     assertEquals(2, h.drain(RESIZE).size());
-    assertEquals(Map.of("delivery=\"local\"", 2L, "delivery=\"failed\"", 1L), triggers.counts());
+    assertEquals(Map.of("local", 2L, "failed", 1L), triggers.counts());
     while (h.producer.completeNext()) {} // Kafka is back: the backups are acknowledged, room again
     write(bucket("photos"), "k4", "v");
     assertEquals(1, h.drain(RESIZE).size());
