@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from grainworker.workflow import DEFAULT_TIMEOUT_S
-from sandclient import _cmd_buckets, _cmd_data, _cmd_executions, _cmd_triggers, _cmd_versions
+from sandclient import _cmd_admin, _cmd_buckets, _cmd_data, _cmd_executions, _cmd_triggers, _cmd_versions
 from sandclient import _commands as commands
 from sandclient._cmd_alias import add_alias_commands
 from sandclient._cmd_endpoint import add_endpoint_commands, add_invoke_options
@@ -228,7 +228,7 @@ def _add_admin_commands(sub: Any) -> None:
     p.add_argument("host", help="host id (sand admin hosts)")
     p = what.add_parser("remove", help="remove a dead host from the cluster state (a live one is refused)")
     p.add_argument("host", help="host id (sand admin hosts)")
-    admin.set_defaults(func=commands.cmd_admin)
+    admin.set_defaults(func=_cmd_admin.cmd_admin)
 
 
 def main(argv: list[str] | None = None) -> int:
