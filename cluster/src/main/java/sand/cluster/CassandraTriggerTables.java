@@ -2,6 +2,7 @@ package sand.cluster;
 
 import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -117,7 +118,12 @@ final class CassandraTriggerTables implements TriggerTables {
 
   @Override
   public boolean claimTick(String appId, String trigger, long tickEpochMs, String by) {
-    return session.execute(tick.bind(appId, trigger, tickEpochMs, by)).wasApplied();
+    ResultSet rs = session.execute(tick.bind(appId, trigger, tickEpochMs, by));
+    if (rs.wasApplied()) {
+      return true;
+    }
+    Row first = rs.one(); // not applied: the claim as it stands
+    return first != null && by.equals(first.getString("claimed_by"));
   }
 
   @Override

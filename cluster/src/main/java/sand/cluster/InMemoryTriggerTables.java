@@ -6,14 +6,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 
 /** {@link TriggerTables} in memory, for unit tests (claims never expire here). */
 final class InMemoryTriggerTables implements TriggerTables {
   private final Map<String, NavigableMap<String, Trigger>> triggers = new ConcurrentHashMap<>();
-  private final Set<String> ticks = ConcurrentHashMap.newKeySet();
+  private final Map<String, String> tickClaims = new ConcurrentHashMap<>();
   private final Map<String, KeyClaim> keys = new ConcurrentHashMap<>();
   private final Map<String, NavigableMap<String, DeadLetter>> dead = new ConcurrentHashMap<>();
 
@@ -49,7 +48,8 @@ final class InMemoryTriggerTables implements TriggerTables {
 
   @Override
   public boolean claimTick(String appId, String trigger, long tickEpochMs, String by) {
-    return ticks.add(appId + "\0" + trigger + "\0" + tickEpochMs);
+    String k = appId + "\0" + trigger + "\0" + tickEpochMs;
+    return by.equals(tickClaims.computeIfAbsent(k, x -> by));
   }
 
   @Override

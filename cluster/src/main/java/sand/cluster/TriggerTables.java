@@ -61,7 +61,8 @@ public interface TriggerTables {
 
   /**
    * Claim a timer's tick (a lightweight transaction): true for exactly one caller in the cluster, the one that
-   * fires it. Claims are kept a day.
+   * fires it, and again for that caller ({@code by}) if it asks again (a claim whose result it could not learn: a
+   * Paxos round that timed out as a replica died). Claims are kept a day.
    */
   boolean claimTick(String appId, String trigger, long tickEpochMs, String by);
 

@@ -2,6 +2,8 @@ package sand.frontend;
 
 import com.datastax.oss.driver.api.core.DriverTimeoutException;
 import com.fasterxml.jackson.databind.JsonNode;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -29,6 +32,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import sand.cluster.FrontendTables;
 import sand.cluster.HostAgentTables;
 import sand.cluster.InMemoryClusterStore;
+import sand.cluster.TriggerTables;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ApplicationLimits;
 import sand.frontend.internal.Json;
@@ -63,7 +67,39 @@ final class TestFrontend implements AutoCloseable {
   /** How long writing an execution's start takes (a slow Cassandra), in ms. */
   final AtomicLong startWriteMs = new AtomicLong();
 
+  /**
+   * While above 0, a timer tick's claim is made but its caller learns nothing (an exception, as a Paxos round that
+   * timed out would give); each such claim counts it down.
+   */
+  final AtomicInteger tickClaimsUnknown = new AtomicInteger();
+
   final InMemoryClusterStore store = new InMemoryClusterStore() {
+    private final TriggerTables flakyTriggers = (TriggerTables) Proxy.newProxyInstance(
+        TriggerTables.class.getClassLoader(),
+        new Class<?>[] {TriggerTables.class},
+        (p, m, args) -> {
+          Object out;
+          try {
+            out = m.invoke(realTriggers(), args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          if (m.getName().equals("claimTick")
+              && tickClaimsUnknown.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+            throw new DriverTimeoutException("CAS operation result is unknown (test)");
+          }
+          return out;
+        });
+
+    private TriggerTables realTriggers() {
+      return super.triggers();
+    }
+
+    @Override
+    public TriggerTables triggers() {
+      return flakyTriggers;
+    }
+
     @Override
     public void startExecution(FrontendTables.ExecutionRecord e, Duration ttl) {
       try {

@@ -138,7 +138,26 @@ public final class TimerScheduler extends AbstractLifeCycle {
         }
         continue;
       }
-      claimAndFire(a, due);
+      try {
+        claimAndFire(a, due);
+      } catch (RuntimeException e) {
+        // the claim's result is unknown (Cassandra: a replica that just died is still asked for a
+        // few seconds):
+        // asked again at the next pass, within the grace; a claim this frontend made answers it
+        // again
+        if (last == null) {
+          considered.remove(key);
+        } else {
+          considered.put(key, last);
+        }
+        next = Math.min(next, now + 200);
+        LOG.warn(
+            "[app {}] timer {}: tick {} not claimed yet, trying again: {}",
+            a.appName(),
+            a.spec().name(),
+            Instant.ofEpochMilli(due),
+            e.toString());
+      }
     }
     considered.keySet().retainAll(seen);
     return next;
