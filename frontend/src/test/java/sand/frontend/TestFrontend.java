@@ -72,12 +72,18 @@ final class TestFrontend implements AutoCloseable {
    * timed out would give); each such claim counts it down.
    */
   final AtomicInteger tickClaimsUnknown = new AtomicInteger();
+  /** The next timer tick's claim first waits this long, in ms (a Cassandra read or write that stalls), once. */
+  final AtomicLong tickClaimStallMs = new AtomicLong();
 
   final InMemoryClusterStore store = new InMemoryClusterStore() {
     private final TriggerTables flakyTriggers = (TriggerTables) Proxy.newProxyInstance(
         TriggerTables.class.getClassLoader(),
         new Class<?>[] {TriggerTables.class},
         (p, m, args) -> {
+          long stall = m.getName().equals("claimTick") ? tickClaimStallMs.getAndSet(0) : 0;
+          if (stall > 0) {
+            Thread.sleep(stall);
+          }
           Object out;
           try {
             out = m.invoke(realTriggers(), args);

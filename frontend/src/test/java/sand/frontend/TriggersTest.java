@@ -113,6 +113,27 @@ class TriggersTest {
             + " ms");
   }
 
+  /** Issue 31: a pass held up for seconds (Cassandra stalling as a replica died) fired only the newest tick. */
+  @Test
+  void theTicksAHeldUpPassSleptThroughFireLateNotNever() throws Exception {
+    fe = new TestFrontend();
+    String key = fe.signUp("alice");
+    String appId = fe.deployHello(key, "hello", null);
+    var put = fe.call("PUT", "/api/v1/apps/hello/triggers/tick", key, "{\"every\": \"1s\"}");
+    assertEquals(201, put.status(), put.body());
+    awaitRequests(appId, 1);
+    fe.tickClaimStallMs.set(3500);
+    List<JsonNode> reqs = awaitRequests(appId, 7);
+    List<Long> times = new java.util.ArrayList<>();
+    for (JsonNode r : reqs) {
+      times.add(Instant.parse(r.path("value").path("time").asText()).toEpochMilli());
+    }
+    java.util.Collections.sort(times);
+    for (int i = 1; i < times.size(); i++) {
+      assertEquals(1000, times.get(i) - times.get(i - 1), "every tick, once: " + times);
+    }
+  }
+
   @Test
   void aTimerMayStartTheWorkflowAtAnotherGrain() throws Exception {
     fe = new TestFrontend();

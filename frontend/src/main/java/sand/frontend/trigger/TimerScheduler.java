@@ -31,6 +31,8 @@ import sand.frontend.invoke.AppDirectory;
 public final class TimerScheduler extends AbstractLifeCycle {
   private static final Logger LOG = LoggerFactory.getLogger(TimerScheduler.class);
   public static final long GRACE_MS = 60_000;
+  /** The most ticks of one timer a pass fires (the rest at the next pass): a 1 s timer's grace. */
+  private static final int CATCH_UP_MAX = 60;
   /** Ticks of one timer still running on this frontend beyond which a tick is skipped (the app is too slow). */
   public static final int MAX_RUNNING_PER_TIMER = 16;
 
@@ -128,35 +130,43 @@ public final class TimerScheduler extends AbstractLifeCycle {
       if (last != null && due <= last) {
         continue;
       }
-      considered.put(key, due);
-      if (due < a.createdEpochMs()) {
-        continue; // a tick from before the trigger existed is not a missed one
-      }
-      if (now - due > GRACE_MS) {
-        if (last != null) {
-          metrics.trigger(a.appName(), source(a), "missed");
+      // Every tick since the last one considered here, not only the newest: a pass held up
+      // (a Cassandra read that timed out as a replica died: 11 s in one run, 4 ticks of 2 s
+      // lost) fires the ticks it slept through late, within the grace, rather than never.
+      long t = last == null ? due : s.after(last);
+      for (int i = 0; t <= due && i < CATCH_UP_MAX; i++, t = s.after(t)) {
+        if (t < a.createdEpochMs()) {
+          considered.put(key, t); // a tick from before the trigger existed is not a missed one
+          continue;
         }
-        continue;
-      }
-      try {
-        claimAndFire(a, due);
-      } catch (RuntimeException e) {
-        // the claim's result is unknown (Cassandra: a replica that just died is still asked for a
-        // few seconds):
-        // asked again at the next pass, within the grace; a claim this frontend made answers it
-        // again
-        if (last == null) {
-          considered.remove(key);
-        } else {
-          considered.put(key, last);
+        if (now - t > GRACE_MS) {
+          considered.put(key, t);
+          if (last != null) {
+            metrics.trigger(a.appName(), source(a), "missed");
+          }
+          continue;
         }
-        next = Math.min(next, now + 200);
-        LOG.warn(
-            "[app {}] timer {}: tick {} not claimed yet, trying again: {}",
-            a.appName(),
-            a.spec().name(),
-            Instant.ofEpochMilli(due),
-            e.toString());
+        try {
+          considered.put(key, t);
+          claimAndFire(a, t);
+        } catch (RuntimeException e) {
+          // the claim's result is unknown (a Cassandra replica that just died is still asked
+          // for a few seconds): asked again at the next pass, within the grace; a claim this
+          // frontend made answers it again
+          if (last == null) {
+            considered.remove(key);
+          } else {
+            considered.put(key, s.atOrBefore(t - 1));
+          }
+          next = Math.min(next, now + 200);
+          LOG.warn(
+              "[app {}] timer {}: tick {} not claimed yet, trying again: {}",
+              a.appName(),
+              a.spec().name(),
+              Instant.ofEpochMilli(t),
+              e.toString());
+          break;
+        }
       }
     }
     considered.keySet().retainAll(seen);
