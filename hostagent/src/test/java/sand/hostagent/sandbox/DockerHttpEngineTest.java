@@ -31,7 +31,8 @@ class DockerHttpEngineTest {
          "Cmd": ["python3", "-m", "grainworker.supervisor", "--config", "/sand/app/sandbox.json"],
          "Env": ["SAND_GRAINWORKER_CREDENTIAL=app-credential-0123456789"],
          "User": "1000:1000", "WorkingDir": "/tmp",
-         "Labels": {"sand.app": "hello", "sand.component": "sandbox", "sand.host": "h1"},
+         "Labels": {"sand.app": "hello", "sand.component": "sandbox", "sand.host": "h1",
+                    "sand.state": "/var/lib/sand"},
          "StopTimeout": 20, "NetworkDisabled": true,
          "HostConfig": {
            "NetworkMode": "none", "CapDrop": ["ALL"], "SecurityOpt": ["no-new-privileges"],
