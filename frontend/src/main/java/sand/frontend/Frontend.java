@@ -380,11 +380,13 @@ public final class Frontend {
     knix.routes(router);
     limitBodies(router);
     // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,
-    // requests under way
-    // finish within STOP_TIMEOUT, and one arriving meanwhile on a kept-alive connection gets a 503
-    // that nginx sends
-    // to the other frontend (deploy/nginx: proxy_next_upstream http_503 on /app/).
-    server.setHandler(new GracefulHandler(new MetricsHandler(metrics, auth)));
+    // requests under way finish within STOP_TIMEOUT, and one arriving meanwhile on a kept-alive
+    // connection has its connection closed unanswered, which nginx takes for an error and sends
+    // to the other frontend (StoppingHandler).
+    StoppingHandler stopping =
+        new StoppingHandler(new GracefulHandler(new MetricsHandler(metrics, auth)));
+    server.addEventListener(stopping);
+    server.setHandler(stopping);
     server.setStopTimeout(STOP_TIMEOUT.toMillis());
     server.addBean(router, false);
     server.addBean(listener, true);
