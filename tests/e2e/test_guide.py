@@ -110,7 +110,8 @@ TOKEN_RE = re.compile("|".join(f"(?P<t{i}>{pattern})" for i, (_, pattern, _) in 
 # Lines shown or not depending on timing: a poll saw the application on its way (see the module's docstring).
 TRANSIENT = re.compile(r"^[a-z0-9][a-z0-9_-]*: (?:deploying|undeploying)(?: \(\d+/\d+ hosts\))?$")
 # Lines whose order is not fixed (see the module's docstring): compared as a set.
-UNORDERED = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ \[")  # a grain worker's logging line
+# a grain worker's logging line (ISO-8601 since issue 31; logging's own format before)
+UNORDERED = re.compile(r"^\d{4}-\d\d-\d\d(?:T\d\d:\d\d:\d\d\.\d{3}Z| \d\d:\d\d:\d\d,\d{3}) [A-Z]+ +\[")
 
 
 class Mismatch(AssertionError):
