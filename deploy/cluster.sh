@@ -113,11 +113,7 @@ roles_of() {
 }
 
 # pid_of H COMP: the pid of H's COMP if it is alive (not a zombie), else nothing.
-pid_of() {
-  local pid
-  pid="$(cat "$CLUSTER_HOME/$1/run/$2.pid" 2>/dev/null)" || return 0
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" | cut -c1)" != Z ]; then echo "$pid"; fi
-}
+pid_of() { live_pid "$CLUSTER_HOME/$1/run/$2.pid"; }
 
 cmd_status() {
   [ -f "$INVENTORY" ] || return 0
@@ -202,6 +198,13 @@ cmd_restore() {
   for h in $(cassandra_hosts); do [ -f "$dir/$h/BACKUP" ] || die cluster - "$dir has no backup of $h"; done
   t0=$(date +%s)
   for h in $(cassandra_hosts); do on_host "$h" bash "$HERE/backup.sh" restore "$dir/$h"; done
+  # Each node loaded its own replicas; one that was down while writes went on saved fewer. A full repair makes
+  # every replica whole, so a read at any consistency sees the whole backup.
+  h="$(cassandra_hosts | head -n 1)"
+  progress "Repairing keyspace ${SAND_BACKUP_KEYSPACE:-sand} (replicas made equal)"
+  on_host "$h" bash "$HERE/cassandra.sh" nodetool repair -full -- "${SAND_BACKUP_KEYSPACE:-sand}" >/dev/null \
+    || die cluster - "nodetool repair of ${SAND_BACKUP_KEYSPACE:-sand} on $h failed"
+  done_step
   echo "Restored $(cassandra_hosts | wc -l) Cassandra nodes from $dir ($(( $(date +%s) - t0 )) s)"
 }
 
@@ -285,8 +288,7 @@ case "${1:-}" in
   cut) shift; "${NETNS[@]}" cut "${1:-}" ;;
   heal) shift; "${NETNS[@]}" heal "${1:-}" ;;
   start) shift; cmd_start "$@" ;;
-  nodetool) shift; h="${1:-}"; shift; "${NETNS[@]}" addr "$h" >/dev/null
-    SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" ip netns exec "$PREFIX$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
+  nodetool) shift; h="${1:-}"; shift; "${NETNS[@]}" addr "$h" >/dev/null; on_host "$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
   inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
   upgrade) cmd_upgrade ;;
   backup) shift; cmd_backup "$@" ;;

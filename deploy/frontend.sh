@@ -56,7 +56,7 @@ case "${1:-}" in
     SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
     export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port"
     frontend_cmd
-    echo $$ >"$(pidfile "$COMP-$port")" # so `start` and `status` see it running (exec keeps the pid)
+    write_pidfile "$COMP-$port" $$ # so `start` and `status` see it running (exec keeps the pid)
     exec "${FRONTEND_CMD[@]}"
     ;;
   stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;

@@ -83,7 +83,7 @@ case "${1:-}" in
   run) # in the foreground, for a service manager (deploy/systemd/sand-hostagent.service): it restarts and logs
     mkdir -p "$SAND_HOSTAGENT_SANDBOX_STATE_DIR"
     agent_cmd
-    echo $$ >"$(pidfile "$COMP")" # so `start` and `status` see it running (exec keeps the pid)
+    write_pidfile "$COMP" $$ # so `start` and `status` see it running (exec keeps the pid)
     exec "${AGENT_CMD[@]}"
     ;;
   stop) stop_pid "$COMP" 60 ;;

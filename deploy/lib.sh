@@ -94,14 +94,42 @@ outfile() { echo "$SAND_LOGS/$1.out"; }
 # is_running <component>: our pid file exists and names a live process. Cleans a stale file.
 is_running() {
   local f; f="$(pidfile "$1")"
-  [ -f "$f" ] || return 1
-  local pid; pid="$(cat "$f" 2>/dev/null || true)"
+  [ -n "$(live_pid "$f")" ] && return 0
+  rm -f "$f" "$f.start"
+  return 1
+}
+
+# live_pid <pid file>: the pid it names if that process is alive and is the one the file was written for, else
+# nothing. A pid outlives its process in the file (kill -9 of a host's processes leaves every pid file behind) and
+# the kernel gives the number to a later process or thread, which kill -0 would take for ours (a frontend's start
+# waited 90 s for a Cassandra thread to answer), so write_pidfile records the process's start time beside it.
+live_pid() {
+  local pid want
+  pid="$(cat "$1" 2>/dev/null)" || return 0
   # kill -0 also succeeds on a zombie, and a killed orphan can stay one for seconds until init reaps it.
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != "Z" ]; then
-    return 0
+    want="$(cat "$1.start" 2>/dev/null || true)"
+    if [ -z "$want" ] || [ "$want" = "$(proc_start "$pid")" ]; then echo "$pid"; fi
   fi
-  rm -f "$f"
-  return 1
+  return 0
+}
+
+# proc_start <pid>: when the process (or thread) started, in clock ticks since boot (/proc/<pid>/stat, field 22;
+# the command name before it, in parentheses, may hold spaces).
+proc_start() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 0
+  stat="${stat##*) }"
+  # shellcheck disable=SC2086 # split into the fields after the name: state is the first, start time the 20th
+  set -- $stat
+  echo "${20:-}"
+}
+
+# write_pidfile <component> <pid>: the pid file, and the start time that tells this process from a later one.
+write_pidfile() {
+  local f; f="$(pidfile "$1")"
+  echo "$2" >"$f"
+  proc_start "$2" >"$f.start"
 }
 
 # Logs are kept and bounded (docs/operations.md "Logs"). SAND's Java processes, Kafka, Cassandra and nginx write
@@ -152,7 +180,7 @@ start_bg() {
   if [ "${OWN_LOG:-0}" = 1 ]; then log="$(outfile "$comp")"; else log="$(logfile "$comp")"; fi
   rotate_log "$log"
   setsid "$@" >>"$log" 2>&1 </dev/null &
-  echo $! >"$(pidfile "$comp")"
+  write_pidfile "$comp" $!
 }
 
 # start_supervised <component> <cmd...>: start_bg under deploy/supervise.sh, which restarts the command when it
@@ -224,7 +252,7 @@ start_background() {
 stop_pid() {
   local comp="$1" timeout="${2:-30}"
   local f; f="$(pidfile "$comp")"
-  if ! is_running "$comp"; then rm -f "$f"; return 0; fi
+  if ! is_running "$comp"; then return 0; fi
   local pid; pid="$(cat "$f")"
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
   local i=0
@@ -232,7 +260,7 @@ stop_pid() {
   if is_running "$comp"; then
     kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
   fi
-  rm -f "$f"
+  rm -f "$f" "$f.start"
 }
 
 # stop_component <component> <name> <timeout>: stop_pid between "==> Stopping <name>" and its done line; silent

@@ -212,15 +212,29 @@ def wrong_results(outcomes: list[Outcome], results: dict[int, Any]) -> list[str]
 def cassandra_session(addr: str) -> Iterator[Any]:
     """A session on the cluster's Cassandra at `addr`, logged in as admin (the operator) when the cluster has logins
     (deploy/ansible: sand_auth)."""
+    from cassandra import ConsistencyLevel
     from cassandra.auth import PlainTextAuthProvider
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     from cassandra.cluster import Cluster as CassandraCluster
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
     home = _HOMES.get(addr.rpartition(".")[0])
     admin = home / "cluster" / "secrets" / "admin.password" if home else None
     auth = (
         {"auth_provider": PlainTextAuthProvider("admin", admin.read_text().strip())} if admin and admin.exists() else {}
     )
-    cluster = CassandraCluster([addr], connect_timeout=10, control_connection_timeout=10, **auth)
+    # Reads at QUORUM, as SAND's own are (LOCAL_QUORUM): what an application sees, not one replica's view.
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy()), consistency_level=ConsistencyLevel.QUORUM
+    )
+    cluster = CassandraCluster(
+        [addr],
+        protocol_version=5,
+        connect_timeout=10,
+        control_connection_timeout=10,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        **auth,
+    )
     try:
         yield cluster.connect()
     finally:

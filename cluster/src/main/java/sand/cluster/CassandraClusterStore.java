@@ -135,6 +135,9 @@ public final class CassandraClusterStore implements ClusterStore {
             .withString(
                 DefaultDriverOption.REQUEST_CONSISTENCY,
                 DefaultConsistencyLevel.LOCAL_QUORUM.name())
+            // ... and while a node dies, a read the quorum could not answer in time is answered by
+            // the replicas that could (DegradedReads), not failed.
+            .withClass(DefaultDriverOption.RETRY_POLICY_CLASS, DegradedReads.class)
             .withDuration(
                 DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
             .build());
