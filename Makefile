@@ -6,7 +6,8 @@ PY := $(VENV)/bin/python
 MVN := mvn -q -B -Dstyle.color=never
 
 .PHONY: help install up down status test test-unit test-e2e test-cluster lint format demo bench knix-suite clean distclean cluster \
-	cluster-status cluster-kill cluster-start cluster-down cluster-backup cluster-restore cluster-upgrade
+	cluster-status cluster-kill cluster-start cluster-down cluster-backup cluster-restore cluster-upgrade \
+	cluster-rotate-admin-key
 HOSTS ?= 3
 
 help:
@@ -23,6 +24,7 @@ help:
 	@echo "make cluster HOSTS=3   SAND on hosts h1..hN of this machine (network namespaces), nginx on :8080"
 	@echo "make cluster-status | make cluster-kill HOST=h2 | make cluster-start HOST=h2 | make cluster-down"
 	@echo "make cluster-backup [DIR=...] | make cluster-restore DIR=... | make cluster-upgrade (rolling, onto this build)"
+	@echo "make cluster-rotate-admin-key [STEP=finish]   a new admin key; the old one works too until STEP=finish"
 	@echo "make test-cluster      the fault tests: a cluster of their own, hosts killed and cut (tests/cluster/)"
 
 install:
@@ -62,6 +64,9 @@ cluster-restore:
 
 cluster-upgrade: install
 	@deploy/cluster.sh upgrade
+
+cluster-rotate-admin-key:
+	@deploy/cluster.sh rotate-admin-key $(STEP)
 
 # Every linter, over the whole tree; each runs even when one before it failed, and make lint fails if any did
 # (README "make lint"). The Java formatter's check runs offline: deploy/install.sh fetched it.

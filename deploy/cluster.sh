@@ -16,6 +16,8 @@
 #   deploy/cluster.sh restore DIR      and loaded back into the live tables
 #   deploy/cluster.sh upgrade          rolling restart onto the build on disk, one host at a time: drain its host
 #                                      agent, stop it and the frontend (graceful), start them, uncordon, wait
+#   deploy/cluster.sh rotate-admin-key [finish]   a new admin key, the old one accepted too until `finish`
+#                                      (frontends restarted one at a time, gracefully, for each step)
 #   deploy/cluster.sh inventory N      print the inventory `up N` writes
 #   deploy/cluster.sh down             stop everything, remove the hosts and the cluster's data (logs are kept)
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +33,7 @@ NETNS=(bash "$HERE/netns.sh")
 FRONTEND_PORT=8081
 ENTRY=entry # the inventory name of this machine's own part: nginx, outside every host
 
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 hosts() { "${NETNS[@]}" status | awk '{print $1}'; }
 
 cmd_inventory() {
@@ -76,7 +78,8 @@ playbook() {
   progress "Starting the cluster's components (deploy/ansible/site.yml, log $log)"
   # one admin key for every frontend of the cluster: this machine's $SAND_HOME/admin-key (or the operator's own)
   SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
-  export SAND_FRONTEND_ADMIN_KEY
+  SAND_FRONTEND_ADMIN_KEY_PREVIOUS="$(admin_key_previous)"
+  export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_ADMIN_KEY_PREVIOUS
   if ! ANSIBLE_STDOUT_CALLBACK=default ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 ANSIBLE_LOCALHOST_WARNING=0 \
       "$SAND_VENV/bin/ansible-playbook" -i "$INVENTORY" "$HERE/ansible/site.yml" "$@" >"$log" 2>&1; then
     grep -E '^(fatal|failed):|"(msg|stderr|stdout)":' "$log" | tail -n 12 | cut -c1-600 >&2 || true
@@ -208,6 +211,33 @@ cmd_restore() {
   echo "Restored $(cassandra_hosts | wc -l) Cassandra nodes from $dir ($(( $(date +%s) - t0 )) s)"
 }
 
+# rotate-admin-key [finish]: a new admin key with no moment without a working one. First a new key is made (this
+# machine's $SAND_HOME/admin-key; the old one kept as admin-key.previous) and every frontend restarted, one at a
+# time, accepting both; clients then move to the new key; `rotate-admin-key finish` restarts them again without
+# the old one. Run again after an interruption, either step goes on where it stopped.
+cmd_rotate_admin_key() {
+  [ -f "$INVENTORY" ] || die cluster - "no cluster here ($INVENTORY): make cluster first"
+  local step="${1:-begin}" h t0
+  case "$step" in begin | finish) ;; *) usage ;; esac
+  rotate_admin_key_files "$step"
+  t0=$(date +%s)
+  for h in $(hosts); do
+    roles_of "$h" | grep -qx "frontend-$FRONTEND_PORT" || continue
+    if [ -n "$(pid_of "$h" "frontend-$FRONTEND_PORT")" ]; then
+      progress "Stopping frontend-$FRONTEND_PORT on $h (gracefully: nginx sends its requests to the others)"
+      SAND_FRONTEND_PORTS="$FRONTEND_PORT" on_host "$h" bash "$HERE/frontend.sh" stop >/dev/null
+      done_step
+    fi
+    playbook --limit "$h"
+  done
+  if [ "$step" = begin ]; then
+    echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one ($(( $(date +%s) - t0 )) s)."
+    echo "Give clients the new key, then: $0 rotate-admin-key finish"
+  else
+    echo "The old admin key is no longer accepted ($(( $(date +%s) - t0 )) s)."
+  fi
+}
+
 # sand_admin ARGS: the operator's CLI against this cluster's nginx with its admin key.
 sand_admin() {
   SAND_ADMIN_KEY="$(admin_key)" "$SAND_VENV/bin/sand" admin --url "http://$SAND_BIND:$SAND_NGINX_PORT" "$@"
@@ -238,8 +268,7 @@ cmd_upgrade() {
     for comp in hostagent "frontend-$FRONTEND_PORT"; do
       if roles_of "$h" | grep -qx "$comp" && [ -n "$(pid_of "$h" "$comp")" ]; then
         progress "Stopping $comp on $h"
-        SAND_HOME="$CLUSTER_HOME/$h" SAND_DIST="$SAND_DIST" SAND_FRONTEND_PORTS="$FRONTEND_PORT" \
-          ip netns exec "$PREFIX$h" bash "$HERE/${comp%%-*}.sh" stop >/dev/null
+        SAND_FRONTEND_PORTS="$FRONTEND_PORT" on_host "$h" bash "$HERE/${comp%%-*}.sh" stop >/dev/null
         done_step
       fi
     done
@@ -291,6 +320,7 @@ case "${1:-}" in
   nodetool) shift; h="${1:-}"; shift; "${NETNS[@]}" addr "$h" >/dev/null; on_host "$h" bash "$HERE/cassandra.sh" nodetool "$@" ;;
   inventory) shift; [[ "${1:-}" =~ ^[1-9][0-9]?$ ]] || usage; cmd_inventory "$1" ;;
   upgrade) cmd_upgrade ;;
+  rotate-admin-key) shift; cmd_rotate_admin_key "$@" ;;
   backup) shift; cmd_backup "$@" ;;
   restore) shift; cmd_restore "$@" ;;
   down) cmd_down ;;

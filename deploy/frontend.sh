@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The frontends of this host: start|run PORT|stop|status|ready|fetch (see deploy/lib.sh); `start` runs each under
+# The frontends of this host: start|run PORT|stop|restart|status|ready|fetch|rotate-admin-key [finish] (see
+# deploy/lib.sh; `restart` goes one port at a time, so nginx always has one; rotate-admin-key in docs/operations.md); `start` runs each under
 # its supervisor (deploy/supervise.sh: restarted when it exits), `run` one in the foreground for systemd (logging to
 # stderr). One frontend per port in $SAND_FRONTEND_PORTS (default "8081 8082"), id $SAND_FRONTEND_ID_PREFIX-<port>
 # (the prefix is fe; in a cluster fe-<host>, so ids are unique across hosts), pid file frontend-<port>, log
@@ -41,7 +42,8 @@ start_one() {
   require_port_free "$comp" "$port"
   progress "Starting frontend $ID_PREFIX-$port on $SAND_BIND:$port"
   SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
-  export SAND_FRONTEND_ADMIN_KEY
+  SAND_FRONTEND_ADMIN_KEY_PREVIOUS="$(admin_key_previous)"
+  export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_ADMIN_KEY_PREVIOUS
   frontend_cmd "$port"
   SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port" start_supervised "$comp" "${FRONTEND_CMD[@]}"
   wait_until "$comp" 90 ready_one "$port"
@@ -54,12 +56,22 @@ case "${1:-}" in
   run) # run PORT: that frontend in the foreground, for a service manager (deploy/systemd/sand-frontend@.service)
     port="${2:?usage: $0 run PORT}"
     SAND_FRONTEND_ADMIN_KEY="$(admin_key)"
-    export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port"
+    SAND_FRONTEND_ADMIN_KEY_PREVIOUS="$(admin_key_previous)"
+    export SAND_FRONTEND_ADMIN_KEY SAND_FRONTEND_ADMIN_KEY_PREVIOUS SAND_FRONTEND_PORT="$port" SAND_FRONTEND_ID="$ID_PREFIX-$port"
     frontend_cmd
     write_pidfile "$COMP-$port" $$ # so `start` and `status` see it running (exec keeps the pid)
     exec "${FRONTEND_CMD[@]}"
     ;;
   stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;
+  restart) # one at a time, each stopped gracefully: nginx sends requests to the others meanwhile
+    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; done ;;
+  rotate-admin-key) # [finish]: a new admin key, the old one accepted as well until `finish` (docs/operations.md)
+    rotate_admin_key_files "${2:-begin}"
+    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; done
+    if [ "${2:-begin}" = begin ]; then
+      echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one; give clients the new key, then: $0 rotate-admin-key finish"
+    fi
+    ;;
   status)
     rc=0
     for p in $SAND_FRONTEND_PORTS; do
@@ -76,5 +88,5 @@ case "${1:-}" in
     exit "$rc"
     ;;
   ready) ready ;;
-  *) echo "usage: $0 fetch|start|run PORT|stop|status|ready" >&2; exit 2 ;;
+  *) echo "usage: $0 fetch|start|run PORT|stop|restart|status|ready|rotate-admin-key [finish]" >&2; exit 2 ;;
 esac

@@ -85,6 +85,39 @@ admin_key() {
   tr -d '\n' <"$f"
 }
 
+# The admin key being rotated out (docs/operations.md "Rotating the admin key"), which frontends accept as well
+# until the rotation is finished: $SAND_FRONTEND_ADMIN_KEY_PREVIOUS when set (even empty: none), else
+# $SAND_HOME/admin-key.previous if a rotation left one, else none.
+admin_key_previous() {
+  if [ -n "${SAND_FRONTEND_ADMIN_KEY_PREVIOUS+set}" ]; then printf '%s' "$SAND_FRONTEND_ADMIN_KEY_PREVIOUS"; return; fi
+  local f="$SAND_HOME/admin-key.previous"
+  if [ -s "$f" ]; then tr -d '\n' <"$f"; fi
+}
+
+# rotate_admin_key_files begin|finish: the files of a rotation. begin: the admin key becomes the previous one and
+# a new one is made (again after an interrupted rotation: nothing changes, the rotation goes on); finish: the
+# previous one is forgotten. The frontends read them when they start.
+rotate_admin_key_files() {
+  local key="$SAND_HOME/admin-key" prev="$SAND_HOME/admin-key.previous"
+  if [ -n "${SAND_FRONTEND_ADMIN_KEY:-}" ]; then
+    die admin-key - "SAND_FRONTEND_ADMIN_KEY is set: the key is yours, not $key; rotate it by setting the new one there and the old one in SAND_FRONTEND_ADMIN_KEY_PREVIOUS"
+  fi
+  case "$1" in
+    begin)
+      if [ ! -s "$prev" ]; then
+        [ -s "$key" ] || die admin-key - "no admin key at $key to rotate"
+        (umask 077 && cp "$key" "$prev.tmp" && mv "$prev.tmp" "$prev")
+        rm -f "$key"
+        admin_key >/dev/null
+      fi
+      ;;
+    finish)
+      [ -s "$prev" ] || die admin-key - "no rotation under way ($prev does not exist)"
+      rm -f "$prev"
+      ;;
+  esac
+}
+
 pidfile() { echo "$SAND_RUN/$1.pid"; }
 logfile() { echo "$SAND_LOGS/$1.log"; }
 # outfile <component>: the console output (stdout and stderr: a JVM's crash, its supervisor's restart lines) of a

@@ -8,6 +8,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from sandclient._commands import _run
 from sandclient.client import ApiError, Client, app_hosts
@@ -68,11 +69,15 @@ def _admin(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(rows, indent=2))
             return 0
-        print(f"{'HOST':<12} {'ALIVE':<6} {'SCHEDULE':<12} {'HEARTBEAT':<26} SANDBOXES")
+        print(f"{'HOST':<12} {'ALIVE':<6} {'SCHEDULE':<12} {'HEARTBEAT':<26} {'MEMORY (MB)':<16} {'CPUS':<9} SANDBOXES")
         for h in rows:
             boxes = " ".join(f"{s['app']}:{s['status']}" for s in h["sandboxes"]) or "-"
             sched = "drained" if h.get("drained") else h.get("schedule", "-")
-            print(f"{h['host']:<12} {'yes' if h['alive'] else 'NO':<6} {sched:<12} {h['heartbeat'] or '-':<26} {boxes}")
+            memory, cpus = _use(h)
+            print(
+                f"{h['host']:<12} {'yes' if h['alive'] else 'NO':<6} {sched:<12} {h['heartbeat'] or '-':<26} "
+                f"{memory:<16} {cpus:<9} {boxes}"
+            )
     elif args.admin_command in ("cordon", "drain", "uncordon", "remove"):
         return _admin_host(client, args)
     elif args.admin_command == "undeploy":
@@ -85,6 +90,16 @@ def _admin(args: argparse.Namespace) -> int:
         client.admin_enable(args.account)
         print(f"account {args.account}: enabled (its applications stay undeployed: `sand deploy` them again)")
     return 0
+
+
+def _use(h: dict[str, Any]) -> tuple[str, str]:
+    """A host's sandboxes' memory and CPU limits against what it has: "768/4096", "1.5/2" ("-" for what a host
+    agent older than this did not report)."""
+    use, res = h.get("use") or {}, h.get("resources") or {}
+    if not use:
+        return "-", "-"
+    memory = f"{use['sandbox_memory_mb']}/{res.get('memory_mb') or '-'}"
+    return memory, f"{use['sandbox_cpus']:g}/{res.get('cpus') or '-'}"
 
 
 def _admin_host(client: Client, args: argparse.Namespace) -> int:

@@ -764,6 +764,28 @@ def test_admin_commands_send_the_admin_key_from_its_file(
     assert capsys.readouterr().out == "account bob: disabled (abuse); undeployed: shop\n"
 
 
+def test_admin_hosts_shows_each_hosts_sandbox_limits_against_its_memory_and_cpus(
+    api: FakeApi, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SAND_ADMIN_KEY", "sandadm_0123")
+    host = {"host": "h1", "alive": True, "schedule": "schedulable", "heartbeat": "2026-11-27T12:00:00Z"}
+    sandboxes = [{"app": "shop", "owner": "bob", "status": "deployed", "error": None}]
+    use = {"sandboxes": 2, "grains": 4, "sandbox_memory_mb": 768, "sandbox_cpus": 1.5}
+    resources = {"cpus": 2, "memory_mb": 4096}
+    old = {"host": "h2", "alive": False, "heartbeat": None, "sandboxes": []}  # a host agent older than `use`
+    api.on(
+        "GET",
+        "/api/v1/admin/hosts",
+        200,
+        {"hosts": [host | {"sandboxes": sandboxes, "use": use, "resources": resources}, old]},
+    )
+    assert sand(["admin", "--url", api.url, "hosts"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["HOST", "ALIVE", "SCHEDULE", "HEARTBEAT", "MEMORY", "(MB)", "CPUS", "SANDBOXES"]
+    assert out[1].split() == ["h1", "yes", "schedulable", "2026-11-27T12:00:00Z", "768/4096", "1.5/2", "shop:deployed"]
+    assert out[2].split() == ["h2", "NO", "-", "-", "-", "-", "-"]
+
+
 def test_admin_without_a_key_says_where_to_find_it(
     api: FakeApi, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -559,6 +559,45 @@ def test_a_rolling_upgrade_under_a_request_stream_fails_no_request(
     assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status
 
 
+def test_the_admin_key_rotates_with_both_keys_working_during_the_switch_and_no_request_failing(
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
+    old = admin_of(cluster)
+    assert old.admin_hosts(), "the admin key works before"
+    statuses: set[int] = set()
+    sent = 0
+    for step in ("begin", "finish"):
+        done: dict[str, object] = {}
+
+        def rotate(step: str = step, done: dict[str, object] = done) -> None:
+            t0 = time.monotonic()
+            done["run"] = cluster.run(
+                "rotate-admin-key", *(["finish"] if step == "finish" else []), check=False, timeout=900
+            )
+            done["s"] = time.monotonic() - t0
+
+        thread = threading.Thread(target=rotate)
+        thread.start()
+        while thread.is_alive():
+            outcomes = Stream(client, ledger, 20, threads=2).run()
+            check_stream(client, ledger, outcomes)
+            sent += len(outcomes)
+            statuses |= {o.status for o in outcomes}
+        thread.join()
+        run = done["run"]
+        assert isinstance(run, subprocess.CompletedProcess) and run.returncode == 0, run
+        new = admin_of(cluster)
+        assert new.api_key != old.api_key, "a new key was made"
+        assert new.admin_hosts(), "the new key works"
+        if step == "begin":
+            assert old.admin_hosts(), "the old key still works during the switch"
+        else:
+            assert old.call("GET", "/api/v1/admin/hosts", ok=(401,)).status == 401, "the old key no longer works"
+        print(f"\nrotate-admin-key {step}: {done['s']:.0f} s")
+    assert statuses == {200}, statuses
+    print(f"{sent} requests meanwhile, HTTP {sorted(statuses)}")
+
+
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:
     status = cluster.status()
     assert [status[h][2] for h in ("h1", "h2", "h3")] == ["up", "up", "up"], status

@@ -54,10 +54,10 @@ public final class CassandraClusterStore implements ClusterStore {
     this.session = session;
     upsertHost = session.prepare(
         "INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, gate_address, "
-            + "capacity, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?)");
+            + "capacity, memory_mb, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     heartbeat = session.prepare("UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
     allHosts = session.prepare(
-        "SELECT host_id, bus_address, data_address, gate_address, capacity, started, "
+        "SELECT host_id, bus_address, data_address, gate_address, capacity, memory_mb, started, "
             + "heartbeat FROM " + ks + ".hosts");
     deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
     putApp = session.prepare(
@@ -158,6 +158,7 @@ public final class CassandraClusterStore implements ClusterStore {
         h.dataAddress(),
         h.gateAddress(),
         h.capacity(),
+        h.memoryMb(),
         h.started(),
         h.heartbeat()));
   }
@@ -181,6 +182,7 @@ public final class CassandraClusterStore implements ClusterStore {
             r.getString("data_address"),
             r.getString("gate_address") == null ? "" : r.getString("gate_address"),
             r.getInt("capacity"),
+            r.getInt("memory_mb"), // 0 when null: a row of an older agent
             r.getInstant("started"),
             beat));
       }

@@ -18,11 +18,22 @@ final class CassandraSchema {
     s.execute(
         "CREATE TABLE IF NOT EXISTS " + ks + ".hosts (host_id text PRIMARY KEY, bus_address text, "
             + "gate_address text, "
-            + "data_address text, capacity int, started timestamp, heartbeat timestamp)");
+            + "data_address text, capacity int, memory_mb int, started timestamp, heartbeat timestamp)");
     try { // a keyspace created before host agents had a gate
       s.execute("ALTER TABLE " + ks + ".hosts ADD gate_address text");
     } catch (InvalidQueryException e) {
       // the column exists
+    }
+    // a keyspace created before host agents reported their memory (issue 31): added once
+    if (s.execute("SELECT column_name FROM system_schema.columns WHERE keyspace_name = '" + ks
+                + "' AND table_name = 'hosts' AND column_name = 'memory_mb'")
+            .one()
+        == null) {
+      try {
+        s.execute("ALTER TABLE " + ks + ".hosts ADD memory_mb int");
+      } catch (InvalidQueryException e) {
+        // another process added it meanwhile
+      }
     }
     // Heartbeats rewrite these rows every 2 s: a read never waits to repair a replica (a blocking
     // read repair

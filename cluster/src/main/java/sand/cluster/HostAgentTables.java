@@ -33,6 +33,8 @@ public interface HostAgentTables extends SecretTables {
    * A host agent as the cluster sees it.
    *
    * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none
+   * @param capacity the host's CPUs
+   * @param memoryMb the host's memory (what its sandboxes' memory limits are measured against), 0 when unknown
    */
   record HostInfo(
       String hostId,
@@ -40,8 +42,21 @@ public interface HostAgentTables extends SecretTables {
       String dataAddress,
       String gateAddress,
       int capacity,
+      int memoryMb,
       Instant started,
-      Instant heartbeat) {}
+      Instant heartbeat) {
+    /** A host whose memory is not known (tests; rows of agents older than issue 31). */
+    public HostInfo(
+        String hostId,
+        String busAddress,
+        String dataAddress,
+        String gateAddress,
+        int capacity,
+        Instant started,
+        Instant heartbeat) {
+      this(hostId, busAddress, dataAddress, gateAddress, capacity, 0, started, heartbeat);
+    }
+  }
 
   /**
    * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is

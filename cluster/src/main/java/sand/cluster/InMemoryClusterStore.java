@@ -46,6 +46,7 @@ public class InMemoryClusterStore implements ClusterStore {
             h.dataAddress(),
             h.gateAddress(),
             h.capacity(),
+            h.memoryMb(),
             ms(h.started()),
             ms(h.heartbeat())));
   }
@@ -65,6 +66,7 @@ public class InMemoryClusterStore implements ClusterStore {
             h.dataAddress(),
             h.gateAddress(),
             h.capacity(),
+            h.memoryMb(),
             h.started(),
             ms(now)));
   }

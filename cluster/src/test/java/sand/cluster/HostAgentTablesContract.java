@@ -68,15 +68,16 @@ interface HostAgentTablesContract {
     String a = uid("ha");
     String old = uid("hold");
     store()
-        .upsertHost(
-            new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now));
+        .upsertHost(new HostInfo(
+            b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, 16384, now, now));
     store().upsertHost(new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)));
     store().upsertHost(new HostInfo(old, "bus", "data", "", 4, now, now.minusSeconds(60)));
     List<HostInfo> live = live(now, Duration.ofSeconds(10), a, b, old);
     assertEquals(
         List.of(
             new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)),
-            new HostInfo(b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, now, now)),
+            new HostInfo(
+                b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, 16384, now, now)),
         live);
     if (a.compareTo(b) > 0) { // the ids are random: the order is by id whatever they are
       assertEquals(List.of(b, a), live.stream().map(HostInfo::hostId).toList());

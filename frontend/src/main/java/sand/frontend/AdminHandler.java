@@ -101,9 +101,11 @@ public final class AdminHandler {
     Instant now = clock.instant();
     Map<String, List<ObjectNode>> byHost =
         new HashMap<>(); // each application's per-host states, read once
+    Map<String, HostUse> use = new HashMap<>();
     for (ApplicationRecord app : store.applications()) {
       for (AppHostState s : store.appHostStates(app.appId())) {
         if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
+          use.computeIfAbsent(s.hostId(), h -> new HostUse()).add(app);
           byHost
               .computeIfAbsent(s.hostId(), h -> new ArrayList<>())
               .add(Json.object()
@@ -129,6 +131,7 @@ public final class AdminHandler {
           .put("data", h.dataAddress())
           .put("gate", h.gateAddress());
       HostsAdmin.schedule(o, schedules.get(h.hostId()), sandboxes);
+      use.getOrDefault(h.hostId(), new HostUse()).put(o, h);
       o.putArray("sandboxes").addAll(sandboxes);
     }
     return Reply.ok(out);

@@ -8,11 +8,14 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
@@ -37,6 +40,7 @@ public final class AuthHandler extends Handler.Wrapper {
   public static final String ADMIN_ATTRIBUTE = Call.ADMIN_ATTRIBUTE;
 
   static final Duration KEY_MAX_AGE = Duration.ofSeconds(30);
+  private static final Logger LOG = LoggerFactory.getLogger(AuthHandler.class);
   private static final int MAX_KEYS =
       100_000; // beyond, forget them all (bounded memory; a re-read each)
 
@@ -44,19 +48,35 @@ public final class AuthHandler extends Handler.Wrapper {
 
   private final ClusterStore store;
   private final String adminKeySha256;
+  private final String previousKeySha256;
+  private final AtomicLong previousLoggedNanos =
+      new AtomicLong(System.nanoTime() - PREVIOUS_LOG_EVERY_NS);
+  private static final long PREVIOUS_LOG_EVERY_NS = 60_000_000_000L;
   private final DisabledAccounts disabled;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
   private final Map<String, String> delegated = new ConcurrentHashMap<>();
   static final int MAX_DELEGATIONS = 256;
 
   public AuthHandler(ClusterStore store, String adminKey, Handler next) {
-    this(store, adminKey, new DisabledAccounts(store, KEY_MAX_AGE), next);
+    this(store, adminKey, "", new DisabledAccounts(store, KEY_MAX_AGE), next);
   }
 
-  AuthHandler(ClusterStore store, String adminKey, DisabledAccounts disabled, Handler next) {
+  /**
+   * {@code previousAdminKey}: during a rotation (frontend setting admin.key.previous), the old admin key, accepted
+   * as well until its clients have the new one; each use of it is logged (at most once a minute) so the operator
+   * sees who still sends it. Empty: none.
+   */
+  AuthHandler(
+      ClusterStore store,
+      String adminKey,
+      String previousAdminKey,
+      DisabledAccounts disabled,
+      Handler next) {
     super(next);
     this.store = store;
     this.adminKeySha256 = adminKey == null || adminKey.isEmpty() ? null : sha256(adminKey);
+    this.previousKeySha256 =
+        previousAdminKey == null || previousAdminKey.isEmpty() ? null : sha256(previousAdminKey);
     this.disabled = disabled;
   }
 
@@ -74,8 +94,12 @@ public final class AuthHandler extends Handler.Wrapper {
         return true;
       }
       String key = header.substring(7).trim();
-      if (sha256(key).equals(adminKeySha256)) {
+      String hash = sha256(key);
+      if (hash.equals(adminKeySha256)) {
         request.setAttribute(ADMIN_ATTRIBUTE, Boolean.TRUE);
+      } else if (hash.equals(previousKeySha256)) {
+        request.setAttribute(ADMIN_ATTRIBUTE, Boolean.TRUE);
+        previousKeyUsed(request);
       } else {
         String account;
         try {
@@ -88,6 +112,19 @@ public final class AuthHandler extends Handler.Wrapper {
       }
     }
     return super.handle(request, response, callback);
+  }
+
+  private void previousKeyUsed(Request request) {
+    long now = System.nanoTime();
+    long last = previousLoggedNanos.get();
+    if (now - last >= PREVIOUS_LOG_EVERY_NS && previousLoggedNanos.compareAndSet(last, now)) {
+      LOG.warn(
+          "[admin] the previous admin key (being rotated out) was used by {} for {} {}: that client still needs"
+              + " the new key before the rotation is finished",
+          Request.getRemoteAddr(request),
+          request.getMethod(),
+          Request.getPathInContext(request));
+    }
   }
 
   /**

@@ -339,7 +339,8 @@ public final class Frontend {
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
     }
 
-    AuthHandler auth = new AuthHandler(deps.store(), s.adminKey(), disabled, router);
+    AuthHandler auth =
+        new AuthHandler(deps.store(), s.adminKey(), s.adminKeyPrevious(), disabled, router);
     String bind = s.host();
     String self = bind.equals("0.0.0.0") || bind.equals("::")
         ? "127.0.0.1"

@@ -27,6 +27,7 @@ public record FrontendSettings(
     String host,
     int port,
     String adminKey,
+    String adminKeyPrevious,
     boolean openSignup,
     long maxBodyBytes,
     long bodyBudgetBytes,
@@ -51,6 +52,7 @@ public record FrontendSettings(
   public static final String HOST = "host";
   public static final String PORT = "port";
   public static final String ADMIN_KEY = "admin.key";
+  public static final String ADMIN_KEY_PREVIOUS = "admin.key.previous";
   public static final String OPEN_SIGNUP = "open.signup";
   public static final String MAX_BODY_BYTES = "max.body.bytes";
   public static final String BODY_BUDGET_BYTES = "body.budget.bytes";
@@ -93,6 +95,13 @@ public record FrontendSettings(
           emptyOr("no admin", SECRET),
           "the operator's key: the admin API (/api/v1/admin/...), and creating accounts when open.signup is false; "
               + "make up writes one to $SAND_HOME/admin-key")
+      .define(
+          ADMIN_KEY_PREVIOUS,
+          STRING,
+          "",
+          emptyOr("none", SECRET),
+          "a second admin key, accepted as well while the operator rotates it: the old one, until its clients have "
+              + "the new admin.key (deploy/cluster.sh rotate-admin-key; docs/operations.md \"Rotating the admin key\")")
       .define(OPEN_SIGNUP, BOOLEAN, true, "anyone may create an account with POST /api/v1/accounts")
       .define(
           MAX_BODY_BYTES,
@@ -236,6 +245,7 @@ public record FrontendSettings(
         c.getString(HOST),
         c.getInt(PORT),
         c.getString(ADMIN_KEY),
+        c.getString(ADMIN_KEY_PREVIOUS),
         c.getBoolean(OPEN_SIGNUP),
         c.getLong(MAX_BODY_BYTES),
         c.getLong(BODY_BUDGET_BYTES),

@@ -48,6 +48,26 @@ class AdminApiTest {
     }
   }
 
+  /** Issue 31: rotating the admin key with no downtime: the old and the new key both work during the switch. */
+  @Test
+  void duringARotationTheNewAndThePreviousAdminKeyBothGetInAndNoOtherDoes() throws Exception {
+    String old = "admin-key-old-0123456789";
+    assertEquals(
+        401, fe.call("GET", "/api/v1/admin/hosts", old, null).status(), "not before the rotation");
+    try (TestFrontend rotating =
+        new TestFrontend(Map.of("admin.key", ADMIN, "admin.key.previous", old), true)) {
+      assertEquals(200, rotating.call("GET", "/api/v1/admin/hosts", ADMIN, null).status());
+      assertEquals(200, rotating.call("GET", "/api/v1/admin/hosts", old, null).status());
+      assertEquals(
+          401,
+          rotating
+              .call("GET", "/api/v1/admin/hosts", "admin-key-other-0123456789", null)
+              .status());
+      String bob = rotating.signUp("bob");
+      assertEquals(403, rotating.call("GET", "/api/v1/admin/hosts", bob, null).status());
+    }
+  }
+
   /** Issue 26, finding 13: /metrics names every application; it was anyone's. */
   @Test
   void metricsAreTheOperatorsOnly() throws Exception {

@@ -128,6 +128,28 @@ class HostsAdminTest {
     assertEquals(0, hosts.size(), hosts.toString());
   }
 
+  /** Issue 31: each host's use (its sandboxes' limits, grains) against what it has. */
+  @Test
+  void eachHostShowsItsSandboxesUseAgainstItsCpusAndMemory() throws Exception {
+    fe.deployHello(alice, "shop", null); // the defaults: 512 MB, 1 CPU
+    fe.deployHello(alice, "blog", "{\"sandbox_memory_mb\": 256, \"sandbox_cpus\": 0.5}");
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 2, 4096, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostInfo("h2", "b", "d", "", 4, 8192, Instant.now(), Instant.now()));
+    JsonNode h1 = host("h1");
+    assertEquals(2, h1.path("resources").path("cpus").asInt(), h1.toString());
+    assertEquals(4096, h1.path("resources").path("memory_mb").asInt(), h1.toString());
+    JsonNode use = h1.path("use");
+    assertEquals(2, use.path("sandboxes").asInt(), use.toString());
+    assertEquals(4, use.path("grains").asInt(), "greet and shout in each");
+    assertEquals(768, use.path("sandbox_memory_mb").asLong(), use.toString());
+    assertEquals(1.5, use.path("sandbox_cpus").asDouble(), use.toString());
+    assertEquals(18.8, use.path("memory_percent").asDouble(), use.toString());
+    assertEquals(75.0, use.path("cpu_percent").asDouble(), use.toString());
+    JsonNode idle = host("h2").path("use");
+    assertEquals(0, idle.path("sandboxes").asInt(), idle.toString());
+    assertEquals(0.0, idle.path("memory_percent").asDouble(), idle.toString());
+  }
+
   @Test
   void anUnknownHostIsA404NamingTheHosts() throws Exception {
     fe.deployHello(alice, "shop", null);

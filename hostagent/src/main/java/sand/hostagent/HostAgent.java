@@ -327,6 +327,7 @@ public final class HostAgent implements AutoCloseable {
                 dataServer.address(),
                 gateAddress,
                 Runtime.getRuntime().availableProcessors(),
+                hostMemoryMb(),
                 clock.instant(),
                 clock.instant()),
             clock,
@@ -382,6 +383,18 @@ public final class HostAgent implements AutoCloseable {
       deployer.scheduleChanged();
       reconcileAll();
     }
+  }
+
+  /**
+   * The host's memory in MB, what the admin API shows its sandboxes' memory limits against (the JVM reads it
+   * container-aware: a host agent in a container reports the container's limit); 0 if the JVM cannot tell.
+   */
+  static int hostMemoryMb() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os) {
+      return (int) Math.min(Integer.MAX_VALUE, os.getTotalMemorySize() / (1024 * 1024));
+    }
+    return 0;
   }
 
   private static void safely(String what, Runnable r) {

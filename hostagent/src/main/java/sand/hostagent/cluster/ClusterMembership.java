@@ -61,6 +61,7 @@ public final class ClusterMembership implements AutoCloseable {
             self.dataAddress(),
             self.gateAddress(),
             self.capacity(),
+            self.memoryMb(),
             self.started(),
             now));
         registered = true;

@@ -20,7 +20,7 @@ class ClusterMembershipTest {
     return new ClusterMembership(
         store,
         new HostAgentTables.HostInfo(
-            id, "bus", "data", "gate", 4, clock.instant(), clock.instant()),
+            id, "bus", "data", "gate", 4, 2048, clock.instant(), clock.instant()),
         clock,
         Duration.ofSeconds(10));
   }
@@ -33,6 +33,7 @@ class ClusterMembershipTest {
     a.beat();
     b.beat();
     assertEquals(2, a.liveHosts().size());
+    assertEquals(2048, a.liveHosts().get(0).memoryMb(), "the host's memory is registered with it");
     clock.advance(Duration.ofSeconds(8));
     a.beat(); // b stops beating
     assertEquals(2, a.liveHosts().size());
