@@ -5,6 +5,9 @@
 #
 #   deploy/backup.sh save DIR       `nodetool snapshot` of the keyspace (hard links: instant, consistent per table),
 #                                   copied to DIR/<table>/, then the snapshot cleared
+#   deploy/backup.sh save-dated ROOT [KEEP]   save to ROOT/<UTC time>, then keep the newest KEEP (default 7) of
+#                                   ROOT's backups and delete the older ones (the scheduled backup: sand-backup.timer)
+#   deploy/backup.sh prune ROOT KEEP               only the deleting
 #   deploy/backup.sh restore DIR    each table's saved files loaded back into the live table (`nodetool import
 #                                   --copy-data`: DIR stays as it is); rows newer than the backup are kept, the
 #                                   backup's rows are added back (Cassandra merges by write time)
@@ -44,6 +47,21 @@ save() {
   echo "    $n tables, $(du -sh "$dest" | cut -f1) in $dest"
 }
 
+# prune ROOT KEEP: the newest KEEP backups in ROOT kept (folders this script saved: a BACKUP file; their names are
+# UTC times, so by name is by age), the older ones deleted; anything else in ROOT is left alone.
+prune() {
+  local root="$1" keep="$2" dir
+  if [ -z "$root" ] || ! [[ "$keep" =~ ^[1-9][0-9]*$ ]]; then die "$COMP" - "usage: $0 prune ROOT KEEP (KEEP >= 1)"; fi
+  [ -d "$root" ] || return 0
+  local -a backups=()
+  for dir in "$root"/*/; do [ -f "$dir/BACKUP" ] && backups+=("${dir%/}"); done
+  local n=${#backups[@]} i
+  for ((i = 0; i < n - keep; i++)); do
+    rm -rf -- "${backups[$i]}"
+    echo "    deleted ${backups[$i]} (older than the newest $keep)"
+  done
+}
+
 restore() {
   local src="$1" dir table n=0
   [ -f "$src/BACKUP" ] || die "$COMP" - "$src is not a backup made by $0 save (no BACKUP file)"
@@ -61,6 +79,12 @@ restore() {
 
 case "${1:-}" in
   save) save "${2:-}" ;;
+  save-dated)
+    [ -n "${2:-}" ] || die "$COMP" - "usage: $0 save-dated ROOT [KEEP]"
+    save "$2/$(date -u +%Y%m%dT%H%M%SZ)"
+    prune "$2" "${3:-7}"
+    ;;
+  prune) prune "${2:-}" "${3:-}" ;;
   restore) restore "${2:-}" ;;
-  *) echo "usage: $0 save DIR | restore DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 save DIR | save-dated ROOT [KEEP] | prune ROOT KEEP | restore DIR" >&2; exit 2 ;;
 esac
