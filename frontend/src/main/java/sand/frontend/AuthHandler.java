@@ -121,7 +121,7 @@ public final class AuthHandler extends Handler.Wrapper {
       LOG.warn(
           "[admin] the previous admin key (being rotated out) was used by {} for {} {}: that client still needs"
               + " the new key before the rotation is finished",
-          Request.getRemoteAddr(request),
+          Call.origin(request),
           request.getMethod(),
           Request.getPathInContext(request));
     }

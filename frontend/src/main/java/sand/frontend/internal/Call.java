@@ -112,6 +112,11 @@ public final class Call {
 
   /** Who sent this, for an audit line: the peer's address and, behind nginx, the client it forwarded for. */
   public String origin() {
+    return origin(request);
+  }
+
+  /** {@link #origin()} of a request not (yet) made a call (the authentication in front of the router). */
+  public static String origin(Request request) {
     String forwarded = request.getHeaders().get("X-Forwarded-For");
     String peer = Request.getRemoteAddr(request);
     return forwarded == null || forwarded.isBlank() ? peer : forwarded + " via " + peer;
