@@ -7,9 +7,11 @@ import com.datastax.oss.driver.api.core.servererrors.WriteType;
 import com.datastax.oss.driver.api.core.session.Request;
 import com.datastax.oss.driver.internal.core.retry.ConsistencyDowngradingRetryPolicy;
 import com.datastax.oss.driver.internal.core.retry.ConsistencyDowngradingRetryVerdict;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.log.LogThrottle;
 
 /**
  * The cluster state's retry policy: a quorum read that a replica left unanswered (a node dead but not yet known to
@@ -23,8 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class DegradedReads extends ConsistencyDowngradingRetryPolicy {
   private static final Logger LOG = LoggerFactory.getLogger(DegradedReads.class);
-  private static final long LOG_EVERY_NS = 60_000_000_000L;
-  private static final AtomicLong lastLogged = new AtomicLong(System.nanoTime() - LOG_EVERY_NS);
+  private static final LogThrottle throttle = new LogThrottle(Duration.ofMinutes(1));
   private static final AtomicLong downgraded = new AtomicLong();
 
   /** The driver makes one per execution profile, by reflection (advanced.retry-policy.class). */
@@ -89,9 +90,7 @@ public final class DegradedReads extends ConsistencyDowngradingRetryPolicy {
       RetryVerdict v, String what, ConsistencyLevel cl, int got, int needed) {
     if (v instanceof ConsistencyDowngradingRetryVerdict) {
       downgraded.incrementAndGet();
-      long now = System.nanoTime();
-      long last = lastLogged.get();
-      if (now - last >= LOG_EVERY_NS && lastLogged.compareAndSet(last, now)) {
+      if (throttle.allow()) {
         LOG.warn(
             "cluster state: a request at {} {} ({} of {} replicas answered): asked again at the consistency they"
                 + " can give ({} such requests so far; a Cassandra node is down or slow)",

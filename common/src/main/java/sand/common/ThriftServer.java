@@ -19,6 +19,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -41,6 +42,7 @@ import org.apache.thrift.transport.TTransport;
 import org.apache.thrift.transport.TTransportException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.log.LogThrottle;
 
 /**
  * A Thrift service (binary protocol, unframed) on a TCP port or a Unix domain socket.
@@ -109,15 +111,13 @@ public final class ThriftServer implements AutoCloseable {
    */
   private TProcessor quietlyRefusing(TProcessor processor) {
     AtomicLong refusals = new AtomicLong();
-    AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - TimeUnit.SECONDS.toNanos(60));
+    LogThrottle throttle = new LogThrottle(Duration.ofSeconds(10));
     return (in, out) -> {
       try {
         processor.process(in, out);
       } catch (BoundedBinaryProtocol.Refused e) {
         long n = refusals.incrementAndGet();
-        long now = System.nanoTime();
-        long last = lastLogNanos.get();
-        if (now - last > TimeUnit.SECONDS.toNanos(10) && lastLogNanos.compareAndSet(last, now)) {
+        if (throttle.allow()) {
           LOG.warn(
               "[{}] closed a connection: {} ({} refused calls so far)", name, e.getMessage(), n);
         }
@@ -309,7 +309,8 @@ public final class ThriftServer implements AutoCloseable {
     final Set<Connection> connections = ConcurrentHashMap.newKeySet();
     final AtomicLong refused = new AtomicLong();
     private final AtomicInteger expired = new AtomicInteger();
-    private volatile long lastRefusalLogNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(60);
+    private final LogThrottle refusalLog =
+        new LogThrottle(Duration.ofSeconds(10)); // a flood must not flood the log
 
     ChannelServerTransport(
         String name, ProtocolFamily family, SocketAddress bind, Path path, ThriftLimits limits)
@@ -375,10 +376,7 @@ public final class ThriftServer implements AutoCloseable {
     private void refuse(SocketChannel ch) {
       long n = refused.incrementAndGet(); // counted before the caller can see it closed
       closeQuietly(ch);
-      long now = System.nanoTime();
-      if (now - lastRefusalLogNanos
-          > TimeUnit.SECONDS.toNanos(10)) { // a flood must not flood the log
-        lastRefusalLogNanos = now;
+      if (refusalLog.allow()) {
         LOG.warn(
             "[{}] {} connections open, the most allowed: refusing more ({} refused so far)",
             name,

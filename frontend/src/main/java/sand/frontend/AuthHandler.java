@@ -8,7 +8,6 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -17,6 +16,7 @@ import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
+import sand.common.log.LogThrottle;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Errors;
@@ -49,9 +49,7 @@ public final class AuthHandler extends Handler.Wrapper {
   private final ClusterStore store;
   private final String adminKeySha256;
   private final String previousKeySha256;
-  private final AtomicLong previousLoggedNanos =
-      new AtomicLong(System.nanoTime() - PREVIOUS_LOG_EVERY_NS);
-  private static final long PREVIOUS_LOG_EVERY_NS = 60_000_000_000L;
+  private final LogThrottle previousLogged = new LogThrottle(Duration.ofMinutes(1));
   private final DisabledAccounts disabled;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
   private final Map<String, String> delegated = new ConcurrentHashMap<>();
@@ -115,9 +113,7 @@ public final class AuthHandler extends Handler.Wrapper {
   }
 
   private void previousKeyUsed(Request request) {
-    long now = System.nanoTime();
-    long last = previousLoggedNanos.get();
-    if (now - last >= PREVIOUS_LOG_EVERY_NS && previousLoggedNanos.compareAndSet(last, now)) {
+    if (previousLogged.allow()) {
       LOG.warn(
           "[admin] the previous admin key (being rotated out) was used by {} for {} {}: that client still needs"
               + " the new key before the rotation is finished",
