@@ -63,6 +63,16 @@ def test_a_bad_setting_would_be_caught(tmp_path: Path) -> None:
     assert "Invalid CPU weight" in r.stderr
 
 
+def prune(home: Path, root: Path, keep: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(ROOT / "deploy" / "backup.sh"), "prune", str(root), keep],
+        env=os.environ | {"SAND_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
 def test_the_scheduled_backup_keeps_the_newest_and_nothing_else_is_touched(tmp_path: Path) -> None:
     root = tmp_path / "backups"
     stamps = ["20261120T030000Z", "20261121T030000Z", "20261122T030000Z", "20261123T030000Z"]
@@ -70,20 +80,8 @@ def test_the_scheduled_backup_keeps_the_newest_and_nothing_else_is_touched(tmp_p
         (root / s).mkdir(parents=True)
         (root / s / "BACKUP").write_text(f"sand {s}\n")
     (root / "notes").mkdir()  # not a backup: kept
-    r = subprocess.run(
-        ["bash", str(ROOT / "deploy" / "backup.sh"), "prune", str(root), "2"],
-        env=os.environ | {"SAND_HOME": str(tmp_path / "home")},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    r = prune(tmp_path / "home", root, "2")
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in root.iterdir()) == ["20261122T030000Z", "20261123T030000Z", "notes"]
-    refused = subprocess.run(
-        ["bash", str(ROOT / "deploy" / "backup.sh"), "prune", str(root), "0"],
-        env=os.environ | {"SAND_HOME": str(tmp_path / "home")},
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    refused = prune(tmp_path / "home", root, "0")
     assert refused.returncode != 0 and "KEEP >= 1" in refused.stderr
