@@ -64,6 +64,8 @@ final class TestFrontend implements AutoCloseable {
 
   /** While true, looking an API key up fails as a Cassandra that does not answer would. */
   final AtomicBoolean accountsAway = new AtomicBoolean();
+  /** Reads of applications time out, as with every Cassandra node down. */
+  final AtomicBoolean appsAway = new AtomicBoolean();
   /** How long writing an execution's start takes (a slow Cassandra), in ms. */
   final AtomicLong startWriteMs = new AtomicLong();
 
@@ -114,6 +116,30 @@ final class TestFrontend implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
       super.startExecution(e, ttl);
+    }
+
+    @Override
+    public Optional<HostAgentTables.ApplicationRecord> application(String appId) {
+      appsAway();
+      return super.application(appId);
+    }
+
+    @Override
+    public List<HostAgentTables.ApplicationRecord> applications() {
+      appsAway();
+      return super.applications();
+    }
+
+    @Override
+    public Optional<FrontendTables.AppName> appName(String name) {
+      appsAway();
+      return super.appName(name);
+    }
+
+    private void appsAway() {
+      if (appsAway.get()) {
+        throw new DriverTimeoutException("Query timed out after PT10S");
+      }
     }
 
     @Override

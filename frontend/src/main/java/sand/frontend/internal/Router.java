@@ -58,6 +58,9 @@ public final class Router extends Handler.Abstract {
   private final long maxBody;
   private final BodyBudget budget;
 
+  /** Each caller's last answers to GETs, for when the cluster state does not answer (issue 31). */
+  private final StaleAnswers stale = new StaleAnswers();
+
   public Router(long maxBody) {
     this(maxBody, null);
   }
@@ -191,12 +194,25 @@ public final class Router extends Handler.Abstract {
     CompletionStage<Reply> stage = attempt(r, call);
     if (r.method().equals("GET")) {
       // A read the cluster state did not answer is tried once more: with Cassandra at replication
-      // factor 3, a
-      // node that just died is still chosen for a few seconds (until gossip convicts it) and a read
-      // can time out
-      // although a quorum is alive (issue 31: 1 of 326 API reads while a host died).
-      stage = stage.exceptionallyCompose(
-          t -> Errors.cassandra(t) ? attempt(r, call) : CompletableFuture.failedFuture(t));
+      // factor 3, a node that just died is still chosen for a few seconds (until gossip convicts
+      // it) and a read can time out although a quorum is alive (issue 31: 1 of 326 API reads while
+      // a host died). If it fails again, the caller's last answer to the same GET, marked stale.
+      String key = StaleAnswers.key(
+          call, Request.getPathInContext(request), request.getHttpURI().getQuery());
+      stage = stage
+          .exceptionallyCompose(
+              t -> Errors.cassandra(t) ? attempt(r, call) : CompletableFuture.failedFuture(t))
+          .handle((reply, t) -> {
+            if (t == null) {
+              stale.keep(key, reply);
+              return CompletableFuture.completedFuture(reply);
+            }
+            Reply old = Errors.cassandra(t) ? stale.stale(key) : null;
+            return old != null
+                ? CompletableFuture.completedFuture(old)
+                : CompletableFuture.<Reply>failedFuture(t);
+          })
+          .thenCompose(f -> f);
     }
     stage.whenComplete((reply, failure) -> {
       call.release();
