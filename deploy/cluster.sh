@@ -229,6 +229,7 @@ cmd_rotate_admin_key() {
       done_step
     fi
     playbook --limit "$h"
+    nginx_takes_back
   done
   if [ "$step" = begin ]; then
     echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one ($(( $(date +%s) - t0 )) s)."
@@ -273,6 +274,7 @@ cmd_upgrade() {
       fi
     done
     playbook --limit "$h"
+    nginx_takes_back
     if roles_of "$h" | grep -qx hostagent; then
       sand_admin uncordon "$h"
       progress "Waiting for $h to run its $before applications again"

@@ -64,10 +64,10 @@ case "${1:-}" in
     ;;
   stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;
   restart) # one at a time, each stopped gracefully: nginx sends requests to the others meanwhile
-    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; done ;;
+    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; nginx_takes_back; done ;;
   rotate-admin-key) # [finish]: a new admin key, the old one accepted as well until `finish` (docs/operations.md)
     rotate_admin_key_files "${2:-begin}"
-    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; done
+    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; nginx_takes_back; done
     if [ "${2:-begin}" = begin ]; then
       echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one; give clients the new key, then: $0 rotate-admin-key finish"
     fi

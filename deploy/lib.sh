@@ -33,6 +33,8 @@ SAND_KAFKA_CONTROLLER_PORT="${SAND_KAFKA_CONTROLLER_PORT:-9093}"
 SAND_CASSANDRA_PORT="${SAND_CASSANDRA_PORT:-9042}"
 SAND_CASSANDRA_STORAGE_PORT="${SAND_CASSANDRA_STORAGE_PORT:-7000}"
 SAND_NGINX_PORT="${SAND_NGINX_PORT:-8080}"
+# nginx takes a frontend that refused a connection out of its rotation for this long (max_fails=1).
+NGINX_FAIL_TIMEOUT_S=2
 SAND_FRONTEND_PORTS="${SAND_FRONTEND_PORTS:-8081 8082}"
 SAND_SANDBOX_IMAGE="${SAND_SANDBOX_IMAGE:-sand-sandbox}"
 export SAND_BIND SAND_KAFKA_PORT SAND_KAFKA_CONTROLLER_PORT SAND_CASSANDRA_PORT SAND_CASSANDRA_STORAGE_PORT SAND_NGINX_PORT SAND_FRONTEND_PORTS SAND_SANDBOX_IMAGE
@@ -84,6 +86,11 @@ admin_key() {
   fi
   tr -d '\n' <"$f"
 }
+
+# nginx_takes_back: wait until nginx may send to a frontend that was just started again. While it was down, nginx
+# marked it failed (for NGINX_FAIL_TIMEOUT_S after its last refusal); stopping the next frontend before that
+# passes leaves nginx none ("no live upstreams": 20 requests answered 502 in a rotation that did not wait).
+nginx_takes_back() { sleep $((NGINX_FAIL_TIMEOUT_S + 1)); }
 
 # The admin key being rotated out (docs/operations.md "Rotating the admin key"), which frontends accept as well
 # until the rotation is finished: $SAND_FRONTEND_ADMIN_KEY_PREVIOUS when set (even empty: none), else

@@ -15,7 +15,7 @@ render_conf() {
   local upstream ports
   read -r -a ports <<<"$SAND_FRONTEND_PORTS"
   for upstream in ${SAND_NGINX_UPSTREAMS:-$(printf "$SAND_BIND:%s " "${ports[@]}")}; do
-    NGINX_UPSTREAMS+="    server $upstream max_fails=1 fail_timeout=2s;"$'\n'
+    NGINX_UPSTREAMS+="    server $upstream max_fails=1 fail_timeout=${NGINX_FAIL_TIMEOUT_S}s;"$'\n'
   done
   NGINX_UPSTREAMS="${NGINX_UPSTREAMS%$'\n'}"
   # nginx's workers drop root privileges; give them a user that can write the temp paths. A checkout in a
