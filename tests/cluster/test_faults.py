@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from benchmarks._common import percentile
 from sandclient.client import Client
@@ -21,8 +22,10 @@ from tests.cluster.workload import (
     Outcome,
     Stream,
     cassandra_keys,
+    cut_off,
     deploy_ledger,
     ledger_in_cassandra,
+    listening_pid,
     settle,
     signup,
     wipe_keyspace,
@@ -596,6 +599,53 @@ def test_the_admin_key_rotates_with_both_keys_working_during_the_switch_and_no_r
         print(f"\nrotate-admin-key {step}: {done['s']:.0f} s")
     assert statuses == {200}, statuses
     print(f"{sent} requests meanwhile, HTTP {sorted(statuses)}")
+
+
+def readyz(url: str) -> tuple[int, dict]:
+    r = requests.get(url + "/readyz", timeout=10)
+    return r.status_code, r.json()
+
+
+def until_readyz(url: str, status: int, timeout_s: float = 90) -> tuple[int, dict, float]:
+    t0 = time.monotonic()
+    got = readyz(url)
+    while got[0] != status and time.monotonic() - t0 < timeout_s:
+        time.sleep(0.5)
+        got = readyz(url)
+    return got[0], got[1], time.monotonic() - t0
+
+
+def frontends_of(client: Client, outcomes: list) -> set[str]:
+    hops = (client.execution(o.execution_id)["timings"]["hops"] for o in outcomes if o.execution_id)
+    return {h["where"] for hs in hops for h in hs if h["step"] == "frontend: request received"}
+
+
+def test_a_frontend_results_cannot_reach_is_out_of_nginx_rotation_and_back_without_a_restart(
+    cluster: Cluster, client: Client, ledger: str
+) -> None:
+    # h2's frontend alone cut off from Kafka (9092) and from every host agent's gate (9192): it could take requests
+    # but never see their results. Not ready, it declines invocations and nginx sends them to h1's.
+    fe = f"http://{cluster.addr('h2')}:8081"
+    status, body = readyz(fe)
+    assert status == 200 and body["status"] == "ready", body
+    pid, name = listening_pid(cluster, "h2", 8081), body["frontend"]
+    with cut_off(cluster, "h2", pid, [9092, 9192]):
+        status, body, after = until_readyz(fe, 503)
+        assert status == 503, body
+        checks = body["checks"]
+        assert checks["response_topic_polled"] is False and checks["gates_connected"] == 0, body
+        assert checks["cluster_state_answered"] is True, body  # Cassandra is not cut: only results are
+        print(f"\nh2's frontend not ready {after:.1f} s after the cut")
+        outcomes = Stream(client, ledger, 200, threads=6).run()
+        check_stream(client, ledger, outcomes)
+        assert name not in frontends_of(client, outcomes), "nginx sent no invocation to the frontend not ready"
+    status, body, after = until_readyz(fe, 200)
+    assert status == 200, body
+    assert listening_pid(cluster, "h2", 8081) == pid, "ready again without a restart"
+    print(f"ready again {after:.1f} s after the link came back")
+    outcomes = Stream(client, ledger, 100, threads=4).run()
+    check_stream(client, ledger, outcomes)
+    assert name in frontends_of(client, outcomes), "nginx sends it invocations again"
 
 
 def test_status_shows_every_host_whole_again(cluster: Cluster) -> None:

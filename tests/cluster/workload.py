@@ -283,3 +283,50 @@ def ledger_runs(keys: set[str]) -> tuple[set[int], dict[int, int]]:
             n = int(k.split("-")[1])
             audits[n] = audits.get(n, 0) + 1
     return orders, audits
+
+
+def _cgroup2_root() -> Path:
+    """Where the unified (v2) cgroup hierarchy is mounted: /sys/fs/cgroup, or /sys/fs/cgroup/unified (hybrid)."""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        parts = line.split()
+        if parts[2] == "cgroup2":
+            return Path(parts[1])
+    raise AssertionError("no cgroup2 hierarchy is mounted: iptables cannot tell one process' packets apart")
+
+
+def listening_pid(cluster: Cluster, host: str, port: int) -> int:
+    """The pid of the process listening on `port` in `host`'s namespace."""
+    ns = cluster.env["SAND_NETNS_PREFIX"] + host
+    out = subprocess.run(
+        ["ip", "netns", "exec", ns, "ss", "-Hltnp", f"sport = :{port}"], capture_output=True, text=True, check=True
+    ).stdout
+    pids = {int(p.split("=")[1]) for p in out.replace(",", " ").split() if p.startswith("pid=")}
+    assert len(pids) == 1, out
+    return pids.pop()
+
+
+@contextmanager
+def cut_off(cluster: Cluster, host: str, pid: int, ports: list[int]) -> Iterator[None]:
+    """Drop what process `pid` on `host` sends to `ports` (anywhere, its own host too), and nothing else's: the process
+    is moved into a cgroup of its own (v2, no controller) that an iptables rule in the host's namespace matches.
+    Put back as it was on leaving."""
+    root = _cgroup2_root()
+    own = root / f"sand-test-cut-{pid}"
+    before = next(
+        line.split("::", 1)[1]
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+        if line.startswith("0::")
+    )
+    ns = cluster.env["SAND_NETNS_PREFIX"] + host
+    rule = ["OUTPUT", "-p", "tcp", "-m", "multiport", "--dports", ",".join(map(str, ports))]
+    rule += ["-m", "cgroup", "--path", own.name, "-j", "DROP"]
+    own.mkdir(exist_ok=True)
+    (own / "cgroup.procs").write_text(str(pid))
+    subprocess.run(["ip", "netns", "exec", ns, "iptables", "-I", *rule], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["ip", "netns", "exec", ns, "iptables", "-D", *rule], check=False)
+        if Path(f"/proc/{pid}").exists():
+            (root / before.lstrip("/") / "cgroup.procs").write_text(str(pid))
+        own.rmdir()

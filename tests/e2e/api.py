@@ -7,6 +7,7 @@ import hashlib
 import hmac
 import io
 import json
+import socket
 import time
 import zipfile
 from pathlib import Path
@@ -47,6 +48,13 @@ class Http:
             if body["status"] in (want, "failed") or time.monotonic() > deadline:
                 return body
             time.sleep(0.3)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def error_code(r: requests.Response) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import uuid
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.e2e.api import Http, put_app, raw_remove, sign_up
+from tests.e2e.api import Http, free_port, put_app, raw_remove, sign_up
 
 ROOT = Path(__file__).resolve().parents[2]
 SAND_HOME = Path(os.environ.get("SAND_HOME", ROOT / ".sand"))
@@ -34,13 +33,6 @@ PROMETHEUS = "/usr/bin/prometheus"
 RULES = ROOT / "deploy" / "prometheus" / "rules.yml"
 DASHBOARD = ROOT / "deploy" / "grafana" / "sand.json"
 ECHO = "def handle(event, context):\n    return event\n"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def config(admin_key: Path) -> str:

@@ -11,6 +11,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -187,8 +188,9 @@ public final class Frontend {
     String id = s.frontendId();
     // every call to Cassandra counted (sand_cassandra_*): the metrics' registry comes first
     PrometheusRegistry registry = new PrometheusRegistry();
-    Deps deps = given.watchedBy(
-        new StoreHealth(registry, FrontendMetrics.labels(id), given.clock()::millis));
+    StoreHealth health =
+        new StoreHealth(registry, FrontendMetrics.labels(id), given.clock()::millis);
+    Deps deps = given.watchedBy(health);
     QueuedThreadPool pool = new QueuedThreadPool(200, 8);
     pool.setName("frontend-" + id);
     Server server = new Server(pool);
@@ -244,7 +246,15 @@ public final class Frontend {
     metrics.gauge("sand_frontend_body_bytes_held", budget::used);
     metrics.gauge("sand_frontend_bodies_refused_total", budget::refused);
     Router router = new Router(s.maxBodyBytes(), budget);
-    new SystemHandler(id, metrics, listener::running).routes(router);
+    AtomicReference<AgentGates> gated = new AtomicReference<>(); // set below, when the gates are on
+    Readiness readiness = new Readiness(
+        id,
+        s.readyResultsSilence(),
+        () -> listener.kafkaAnsweredWithin(s.readyResultsSilence()),
+        () -> gated.get() == null ? 0 : gated.get().gatesUp(),
+        health);
+    metrics.gauge("sand_frontend_ready", () -> readiness.ready() ? 1 : 0);
+    new SystemHandler(id, metrics, listener::running, readiness).routes(router);
     AppsHandler apps =
         new AppsHandler(deps.store(), deps.clock(), s.hostMaxAge(), limits, directory);
     Quotas quotas = new Quotas(s.quotaAppsPerAccount(), s.quotaGrains());
@@ -335,6 +345,7 @@ public final class Frontend {
           m -> results.arrived(null, m),
           invoke::send);
       invoke.useGates(gates);
+      gated.set(gates);
       metrics.gauge("sand_frontend_gate_requests_total", gates::submitted);
       metrics.gauge("sand_frontend_gate_unacknowledged", gates::unacked);
     }
@@ -383,11 +394,12 @@ public final class Frontend {
     // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,
     // requests under way finish within STOP_TIMEOUT, and one arriving meanwhile on a kept-alive
     // connection has its connection closed unanswered, which nginx takes for an error and sends
-    // to the other frontend (StoppingHandler).
-    StoppingHandler stopping =
-        new StoppingHandler(new GracefulHandler(new MetricsHandler(metrics, auth)));
-    server.addEventListener(stopping);
-    server.setHandler(stopping);
+    // to the other frontend; so has an invocation while results cannot reach this frontend
+    // (DecliningHandler, Readiness).
+    DecliningHandler declining =
+        new DecliningHandler(new GracefulHandler(new MetricsHandler(metrics, auth)), readiness);
+    server.addEventListener(declining);
+    server.setHandler(declining);
     server.setStopTimeout(STOP_TIMEOUT.toMillis());
     server.addBean(router, false);
     server.addBean(listener, true);

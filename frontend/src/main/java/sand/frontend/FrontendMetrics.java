@@ -33,6 +33,9 @@ public final class FrontendMetrics {
   static final Map<String, String> HELP = Map.ofEntries(
       Map.entry("sand_frontend_requests_waiting", "synchronous requests waiting for their result"),
       Map.entry(
+          "sand_frontend_ready",
+          "1 while this frontend takes invocations (GET /readyz), 0 while it declines them"),
+      Map.entry(
           "sand_frontend_results_refused_total",
           "results refused: not for an execution of this frontend, or a bad tag"),
       Map.entry(

@@ -46,7 +46,8 @@ public record FrontendSettings(
     int frontendMaxAgeMs,
     int appCacheMs,
     int executionTtlHours,
-    boolean gate) {
+    boolean gate,
+    int readyResultsSilenceMs) {
   public static final String COMPONENT = "frontend";
   public static final String ID = "id";
   public static final String HOST = "host";
@@ -72,6 +73,7 @@ public record FrontendSettings(
   public static final String APP_CACHE_MS = "app.cache.ms";
   public static final String EXECUTION_TTL_HOURS = "execution.ttl.hours";
   public static final String GATE = "gate";
+  public static final String READY_RESULTS_SILENCE_MS = "ready.results.silence.ms";
 
   /** Every setting: name, type, default, check and one line of doc (docs/config.md is generated from it). */
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
@@ -224,7 +226,15 @@ public record FrontendSettings(
           BOOLEAN,
           true,
           "hand requests to the host agents' gates and take results from them "
-              + "(Kafka still gets both); false = every request and result through Kafka only");
+              + "(Kafka still gets both); false = every request and result through Kafka only")
+      .define(
+          READY_RESULTS_SILENCE_MS,
+          INT,
+          10_000,
+          between(1000, 600_000),
+          "not ready (GET /readyz 503; invocations declined, so nginx sends them to another frontend) once Kafka "
+              + "has not answered this frontend's response topic for this long and no host agent's gate is "
+              + "connected: results could not reach it");
 
   public FrontendSettings {
     // a frontend that beats less often than others judge it dead by is taken for dead between its
@@ -264,7 +274,8 @@ public record FrontendSettings(
         c.getInt(FRONTEND_MAX_AGE_MS),
         c.getInt(APP_CACHE_MS),
         c.getInt(EXECUTION_TTL_HOURS),
-        c.getBoolean(GATE));
+        c.getBoolean(GATE),
+        c.getInt(READY_RESULTS_SILENCE_MS));
   }
 
   /** Every setting at its default, but those in {@code overrides} (tests). */
@@ -287,6 +298,10 @@ public record FrontendSettings(
 
   public Duration frontendMaxAge() {
     return Duration.ofMillis(frontendMaxAgeMs);
+  }
+
+  public Duration readyResultsSilence() {
+    return Duration.ofMillis(readyResultsSilenceMs);
   }
 
   public Duration appCache() {

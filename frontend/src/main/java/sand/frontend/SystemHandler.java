@@ -11,7 +11,7 @@ import sand.frontend.internal.Reply;
 import sand.frontend.internal.Router;
 
 /**
- * {@code /healthz}, {@code /metrics} (Prometheus text; the operator's only: it names every application) and
+ * {@code /healthz} (alive), {@code /readyz} (can answer invocations: {@link Readiness}), {@code /metrics} (Prometheus text; the operator's only: it names every application) and
  * {@code /api/v1/openapi.json} (from the jar).
  */
 public final class SystemHandler {
@@ -20,12 +20,15 @@ public final class SystemHandler {
   private final String frontendId;
   private final FrontendMetrics metrics;
   private final BooleanSupplier listening;
+  private final Readiness readiness;
   private final byte[] openapi;
 
-  public SystemHandler(String frontendId, FrontendMetrics metrics, BooleanSupplier listening) {
+  SystemHandler(
+      String frontendId, FrontendMetrics metrics, BooleanSupplier listening, Readiness readiness) {
     this.frontendId = frontendId;
     this.metrics = metrics;
     this.listening = listening;
+    this.readiness = readiness;
     this.openapi = openapi();
   }
 
@@ -42,6 +45,10 @@ public final class SystemHandler {
 
   public void routes(Router r) {
     r.add("GET", "/healthz", false, c -> health());
+    r.add("GET", "/readyz", false, c -> {
+      boolean ready = readiness.ready();
+      return Reply.json(ready ? 200 : 503, readiness.report(ready));
+    });
     r.add("GET", "/metrics", false, c -> {
       operator(c);
       return Reply.text(200, sand.cluster.metrics.Exposition.CONTENT_TYPE, metrics.render());

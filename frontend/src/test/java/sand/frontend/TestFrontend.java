@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,8 +45,21 @@ import sand.frontend.internal.Json;
 final class TestFrontend implements AutoCloseable {
   /** A MockConsumer whose empty polls wait a little, as a real consumer's poll blocks. */
   static final class SlowMockConsumer extends MockConsumer<String, byte[]> {
+    /** While true, Kafka does not answer: asking for the topic's end times out, as a real consumer's would. */
+    final AtomicBoolean away = new AtomicBoolean();
+
     SlowMockConsumer() {
       super("earliest");
+    }
+
+    @Override
+    public synchronized Map<TopicPartition, Long> endOffsets(
+        Collection<TopicPartition> partitions, Duration timeout) {
+      if (away.get()) {
+        throw new org.apache.kafka.common.errors.TimeoutException(
+            "Failed to get offsets by times in " + timeout.toMillis() + "ms");
+      }
+      return super.endOffsets(partitions, timeout);
     }
 
     @Override

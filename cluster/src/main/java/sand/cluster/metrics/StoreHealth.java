@@ -72,6 +72,12 @@ public final class StoreHealth {
         .register(registry);
   }
 
+  /** Whether this process' last call to {@code store} was answered (true before the first, and for no such store). */
+  public boolean up(String store) {
+    State st = stores.get(store);
+    return st == null || st.up;
+  }
+
   /**
    * {@code target} with every call counted under {@code store}. Methods returning another interface of the cluster
    * state (e.g. {@code endpoints()}) return it watched too, and are not counted themselves.

@@ -146,6 +146,11 @@ public final class AgentGates extends AbstractLifeCycle {
     return unacked.size();
   }
 
+  /** Hosts whose gate is connected: results reach this frontend through them. */
+  public long gatesUp() {
+    return running ? gates.values().stream().filter(g -> g.up).count() : 0;
+  }
+
   /**
    * Hand {@code event} to one of {@code hosts} (where its application is deployed); false when none took it
    * (the caller sends it through Kafka).

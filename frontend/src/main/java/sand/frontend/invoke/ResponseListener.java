@@ -12,12 +12,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.eclipse.jetty.util.component.AbstractLifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.common.log.LogThrottle;
 
 /**
  * Reads a response topic {@code sand.response.<id>} (one partition) on one thread and hands every record to
@@ -65,6 +67,14 @@ public final class ResponseListener extends AbstractLifeCycle {
 
   private Thread thread;
   private volatile boolean running;
+  /**
+   * When Kafka last answered this consumer (System.nanoTime): records, or the topic's end offset, asked for every
+   * {@link #ASK_KAFKA_EVERY} (an empty poll returns whether or not Kafka is there).
+   */
+  private volatile long kafkaAnsweredNanos = System.nanoTime();
+
+  private static final Duration ASK_KAFKA_EVERY = Duration.ofSeconds(2);
+  private final LogThrottle failureLogged = new LogThrottle(Duration.ofMinutes(1));
 
   /** A frontend's own response topic, read from its end when it has no committed offset. */
   public ResponseListener(
@@ -113,6 +123,11 @@ public final class ResponseListener extends AbstractLifeCycle {
     return running && thread != null && thread.isAlive();
   }
 
+  /** Running, and Kafka answered within {@code d}: results put into Kafka reach this frontend. */
+  public boolean kafkaAnsweredWithin(Duration d) {
+    return running() && System.nanoTime() - kafkaAnsweredNanos < d.toNanos();
+  }
+
   @Override
   protected void doStart() {
     topics.ensureResponseTopic(topic);
@@ -144,15 +159,26 @@ public final class ResponseListener extends AbstractLifeCycle {
   private void loop() {
     while (running) {
       try {
-        for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
+        for (ConsumerRecord<String, byte[]> r : records) {
           pending.add(new Pending(r.offset() + 1, results.arrived(r.key(), r.value())));
+        }
+        long now = System.nanoTime();
+        if (!records.isEmpty()) {
+          kafkaAnsweredNanos = now;
+        } else if (now - kafkaAnsweredNanos > ASK_KAFKA_EVERY.toNanos()) {
+          consumer.endOffsets(
+              List.of(partition), ASK_KAFKA_EVERY); // throws when Kafka does not answer
+          kafkaAnsweredNanos = System.nanoTime();
         }
         commitRecorded(false);
       } catch (WakeupException e) {
         // stop() woke us up
       } catch (RuntimeException e) {
         if (running) {
-          LOG.warn("[topic {}] polling failed, retrying in 1 s: {}", topic, e.toString());
+          if (failureLogged.allow()) { // Kafka away: once a minute, not every second
+            LOG.warn("[topic {}] polling failed, retrying in 1 s: {}", topic, e.toString());
+          }
           try {
             Thread.sleep(1000);
           } catch (InterruptedException ie) {
