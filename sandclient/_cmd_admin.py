@@ -1,5 +1,5 @@
 """`sand admin ...`: the operator's commands (the admin key): every account's applications, the hosts (cordon,
-drain, uncordon, remove), undeploy, disable (docs/operations.md)."""
+drain, uncordon, remove), undeploy, disable, the cluster secret's rotation (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -80,6 +80,8 @@ def _admin(args: argparse.Namespace) -> int:
             )
     elif args.admin_command in ("cordon", "drain", "uncordon", "remove"):
         return _admin_host(client, args)
+    elif args.admin_command == "cluster-secret":
+        return _cluster_secret(client, args)
     elif args.admin_command == "undeploy":
         a = client.admin_undeploy(args.app)
         print(f"{a['name']} (account {a['owner']}): {a['status']}")
@@ -124,6 +126,43 @@ def _admin_host(client: Client, args: argparse.Namespace) -> int:
             print(f"host {args.host}: not drained after {args.wait:.0f} s (still: {left or '?'})", file=sys.stderr)
             return 1
         time.sleep(0.5)
+
+
+def _secret_state(state: dict[str, Any]) -> str:
+    fp = {k: (state.get(k) or {}).get("fingerprint", "-") for k in ("current", "next", "previous")}
+    return f"current {fp['current']}, next {fp['next']}, previous {fp['previous']} ({state['step']})"
+
+
+def _cluster_secret(client: Client, args: argparse.Namespace) -> int:
+    """sand admin cluster-secret [show|begin|switch|finish|rotate]: one step, or all three, each once the one before
+    has reached every process (the API says when: next_step_allowed_in_s)."""
+    if args.step in ("show", "begin", "switch", "finish"):
+        state = client.admin_cluster_secret("" if args.step == "show" else args.step)
+        print(_secret_state(state))
+        if state.get("next_step_allowed_in_s"):
+            print(f"next step: {state['next_step']}, allowed in {state['next_step_allowed_in_s']} s")
+        if "resealed" in state:
+            r = state["resealed"]
+            print(f"sealed again: {r['secrets']} secrets, {r['signing_secrets']} signing secrets")
+        return 0
+    started = switched = time.monotonic()
+    for step in ("begin", "switch", "finish"):
+        state = client.admin_cluster_secret()
+        wait = float(state.get("next_step_allowed_in_s") or 0)
+        if step == "finish":
+            wait = max(wait, args.finish_after - (time.monotonic() - switched))
+        if wait > 0:
+            print(f"waiting {wait:.0f} s before {step}", flush=True)
+            time.sleep(wait)
+        state = client.admin_cluster_secret(step)
+        switched = time.monotonic()
+        print(f"{step} ({time.monotonic() - started:.0f} s): {_secret_state(state)}", flush=True)
+    r = state["resealed"]
+    print(
+        f"rotated in {time.monotonic() - started:.0f} s; sealed again: {r['secrets']} secrets, "
+        f"{r['signing_secrets']} signing secrets"
+    )
+    return 0
 
 
 def cmd_admin(args: argparse.Namespace) -> int:

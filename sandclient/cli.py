@@ -200,7 +200,8 @@ def _add_listing_commands(sub: Any) -> None:
 def _add_admin_commands(sub: Any) -> None:
     admin = sub.add_parser(
         "admin",
-        help="the operator's commands (admin key): every account's apps, hosts, undeploy, disable, cordon, drain",
+        help="the operator's commands (admin key): every account's apps, hosts, undeploy, disable, cordon, drain, "
+        "the cluster secret",
     )
     admin.add_argument("--url", help="the SAND address (default: $SAND_URL or the stored login's)")
     admin.add_argument("--admin-key", help="the operator's admin key (default: $SAND_ADMIN_KEY)")
@@ -228,6 +229,19 @@ def _add_admin_commands(sub: Any) -> None:
     p.add_argument("host", help="host id (sand admin hosts)")
     p = what.add_parser("remove", help="remove a dead host from the cluster state (a live one is refused)")
     p.add_argument("host", help="host id (sand admin hosts)")
+    p = what.add_parser(
+        "cluster-secret",
+        help="rotate the cluster secret: show, begin, switch, finish, or rotate (all three, waiting between them)",
+    )
+    p.add_argument("step", nargs="?", default="show", choices=["show", "begin", "switch", "finish", "rotate"])
+    p.add_argument(
+        "--finish-after",
+        type=float,
+        default=330,
+        metavar="S",
+        help="rotate: wait S seconds after the switch before finish, so executions tagged before it end first "
+        "(default 330: the longest synchronous request and a margin)",
+    )
     admin.set_defaults(func=_cmd_admin.cmd_admin)
 
 

@@ -566,6 +566,13 @@ class Client:
         body = {"reason": reason} if reason else None
         return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/hosts/{_q(host)}/{action}", body).body)
 
+    def admin_cluster_secret(self, step: str = "") -> dict[str, Any]:
+        """GET /api/v1/admin/cluster-secret (the rotation's state: fingerprints, step, when the next is allowed), or
+        POST /api/v1/admin/cluster-secret/{step} for step begin, switch or finish (409 while it is too early)."""
+        if not step:
+            return cast(dict[str, Any], self.call("GET", "/api/v1/admin/cluster-secret").body)
+        return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/cluster-secret/{_q(step)}").body)
+
     def admin_enable(self, account: str) -> dict[str, Any]:
         """POST /api/v1/admin/accounts/{account}/enable: its keys work again (its applications stay undeployed)."""
         return cast(dict[str, Any], self.call("POST", f"/api/v1/admin/accounts/{_q(account)}/enable").body)

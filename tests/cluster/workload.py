@@ -323,6 +323,19 @@ def cut_off(cluster: Cluster, host: str, pid: int, ports: list[int]) -> Iterator
     own.mkdir(exist_ok=True)
     (own / "cgroup.procs").write_text(str(pid))
     subprocess.run(["ip", "netns", "exec", ns, "iptables", "-I", *rule], check=True)
+    # A socket keeps the cgroup it was made in: the process' open connections to those ports are closed too (ss -K),
+    # and the ones it opens again are dropped.
+    wanted = " or ".join(f"dport = :{p}" for p in ports)
+    listed = subprocess.run(
+        ["ip", "netns", "exec", ns, "ss", "-Htnp", "state", "established", f"( {wanted} )"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for line in listed.splitlines():
+        if f"pid={pid}," in line:
+            sport = line.split()[2].rsplit(":", 1)[1]  # recv-q, send-q, local address:port, peer (state filtered)
+            subprocess.run(["ip", "netns", "exec", ns, "ss", "-K", "-tn", f"sport = :{sport}"], capture_output=True)
     try:
         yield
     finally:

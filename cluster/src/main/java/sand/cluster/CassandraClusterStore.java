@@ -151,6 +151,11 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
+  public ClusterSecrets clusterSecrets() {
+    return new CassandraClusterSecrets(session, keyspace);
+  }
+
+  @Override
   public void upsertHost(HostInfo h) {
     session.execute(upsertHost.bind(
         h.hostId(),

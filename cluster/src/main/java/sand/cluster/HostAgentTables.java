@@ -93,6 +93,9 @@ public interface HostAgentTables extends SecretTables {
    */
   byte[] clusterSecret();
 
+  /** The cluster secret's rows: the current one, and the next or the previous one while it is rotated. */
+  ClusterSecrets clusterSecrets();
+
   void upsertHost(HostInfo host);
 
   void heartbeat(String hostId, Instant now);

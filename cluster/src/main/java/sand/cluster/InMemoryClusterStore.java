@@ -29,11 +29,22 @@ public class InMemoryClusterStore implements ClusterStore {
 
   private final Map<String, FrontendInfo> frontends = new ConcurrentHashMap<>();
 
-  private final byte[] secret = new SecureRandom().generateSeed(32);
+  private final InMemoryClusterSecrets clusterSecrets =
+      new InMemoryClusterSecrets(new SecureRandom().generateSeed(32), java.time.Clock.systemUTC());
 
   @Override
   public byte[] clusterSecret() {
-    return secret.clone();
+    return clusterSecrets.current();
+  }
+
+  @Override
+  public ClusterSecrets clusterSecrets() {
+    return clusterSecrets;
+  }
+
+  /** Tests: as if the cluster secret's rows had been written {@code d} earlier (rotation steps wait on them). */
+  public void ageClusterSecrets(java.time.Duration d) {
+    clusterSecrets.age(d);
   }
 
   @Override

@@ -4,10 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import sand.contracts.ClusterKeys;
 
 class SecretBoxTest {
   private static final byte[] CLUSTER = new SecureRandom().generateSeed(32);
@@ -44,5 +47,22 @@ class SecretBoxTest {
         SecretBox.Unsealable.class,
         () -> new SecretBox(new SecureRandom().generateSeed(32)).open("a1", "TOKEN", sealed));
     assertThrows(SecretBox.Unsealable.class, () -> box.open("a1", "TOKEN", new byte[3]));
+  }
+
+  @Test
+  void aValueSealedBeforeARotationOpensUntilItFinishesAndIsToldApartForResealing()
+      throws Exception {
+    byte[] fresh = new SecureRandom().generateSeed(32);
+    byte[] sealedBefore = box.seal("a1", "TOKEN", "hunter2");
+    ClusterKeys keys = ClusterKeys.of(fresh);
+    keys.use(fresh, List.of(CLUSTER)); // switched: the old secret still accepted
+    SecretBox switched = new SecretBox(keys);
+    assertEquals("hunter2", switched.open("a1", "TOKEN", sealedBefore));
+    assertFalse(switched.sealedWithCurrent("a1", "TOKEN", sealedBefore));
+    byte[] resealed = switched.seal("a1", "TOKEN", "hunter2");
+    assertTrue(switched.sealedWithCurrent("a1", "TOKEN", resealed));
+    keys.use(fresh, List.of()); // finished
+    assertEquals("hunter2", switched.open("a1", "TOKEN", resealed));
+    assertThrows(SecretBox.Unsealable.class, () -> switched.open("a1", "TOKEN", sealedBefore));
   }
 }

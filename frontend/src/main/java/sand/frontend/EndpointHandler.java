@@ -43,11 +43,11 @@ public final class EndpointHandler {
   private final SecretBox box;
   private final SecureRandom random = new SecureRandom();
 
-  public EndpointHandler(ClusterStore store, AppsHandler apps, Clock clock) {
+  public EndpointHandler(ClusterStore store, AppsHandler apps, Clock clock, SecretBox box) {
     this.store = store;
     this.apps = apps;
     this.clock = clock;
-    this.box = new SecretBox(store.clusterSecret());
+    this.box = box;
   }
 
   public void routes(Router r) {

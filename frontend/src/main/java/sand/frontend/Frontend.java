@@ -29,9 +29,11 @@ import org.eclipse.jetty.util.component.LifeCycle;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterKeysRefresher;
 import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.KafkaClients;
+import sand.cluster.SecretBox;
 import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalDataSettings;
 import sand.cluster.metrics.StoreHealth;
@@ -39,6 +41,7 @@ import sand.common.ConfigDef;
 import sand.common.ConfigDef.Config;
 import sand.common.log.LogIdentity;
 import sand.contracts.ApplicationLimits;
+import sand.contracts.ClusterKeys;
 import sand.contracts.ExecutionTag;
 import sand.contracts.TopicNames;
 import sand.frontend.internal.BodyBudget;
@@ -208,7 +211,13 @@ public final class Frontend {
     http.setIdleTimeout(Duration.ofSeconds(330).toMillis());
     server.addConnector(http);
 
-    ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
+    // the cluster secret, as every process holds it: read again every few seconds, so a rotation
+    // reaches this frontend without a restart (ClusterSecretHandler)
+    ClusterKeys clusterKeys = ClusterKeys.of(deps.store().clusterSecret());
+    ClusterKeysRefresher keysRead =
+        new ClusterKeysRefresher(deps.store().clusterSecrets(), clusterKeys, "frontend " + id);
+    ExecutionTag tags = new ExecutionTag(clusterKeys);
+    SecretBox box = new SecretBox(clusterKeys);
     ExecutionLog executions = new ExecutionLog(deps.store(), s.executionTtl(), 4, 50_000);
     ExecutorService refresher = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "app-directory-" + id);
@@ -216,7 +225,7 @@ public final class Frontend {
       return t;
     });
     AppDirectory directory =
-        new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher);
+        new AppDirectory(deps.store(), s.appCache(), System::nanoTime, refresher, clusterKeys);
     FrontendMetrics metrics = new FrontendMetrics(registry, id, directory::cachedOwner);
     // A data trigger's failed first execution ends here unawaited: retried (docs/data-triggers.md).
     BucketRetries bucketRetries = new BucketRetries(deps.store(), directory);
@@ -268,7 +277,7 @@ public final class Frontend {
     grains.useQuotas(quotas);
     grains.routes(router);
     apps.routes(router);
-    new SecretsHandler(deps.store(), apps, deps.clock()).routes(router);
+    new SecretsHandler(deps.store(), apps, deps.clock(), box).routes(router);
     new AliasesHandler(deps.store(), apps, new ControlEvents(deps.producer())).routes(router);
     DeploymentsHandler deployments = new DeploymentsHandler(
         deps.store(), apps, new ControlEvents(deps.producer()), deps.clock());
@@ -288,7 +297,8 @@ public final class Frontend {
         .routes(router);
     InvokeAuth invokeAuth = new InvokeAuth(directory, metrics, deps.clock());
     new ExecutionsHandler(deps.store(), directory).useAuth(invokeAuth).routes(router);
-    new EndpointHandler(deps.store(), apps, deps.clock()).routes(router);
+    new EndpointHandler(deps.store(), apps, deps.clock(), box).routes(router);
+    new ClusterSecretHandler(deps.store(), deps.clock()).routes(router);
     new AppExecutionsHandler(deps.store(), apps, deps.clock()).routes(router);
     new DataViewHandler(apps, deps.data()).routes(router);
     InvokeHandler invoke = new InvokeHandler(
@@ -341,7 +351,7 @@ public final class Frontend {
           deps.clock(),
           s.hostMaxAge(),
           id,
-          tags.credential("gate"),
+          () -> tags.credential("gate"),
           m -> results.arrived(null, m),
           invoke::send);
       invoke.useGates(gates);
@@ -419,6 +429,7 @@ public final class Frontend {
       public void lifeCycleStopped(LifeCycle event) {
         executions.close();
         refresher.shutdownNow();
+        keysRead.close();
         deliveries.close();
         keys.close();
         knix.close();

@@ -32,11 +32,11 @@ public final class SecretsHandler {
   private final Clock clock;
   private final SecretBox box;
 
-  public SecretsHandler(ClusterStore store, AppsHandler apps, Clock clock) {
+  public SecretsHandler(ClusterStore store, AppsHandler apps, Clock clock, SecretBox box) {
     this.store = store;
     this.apps = apps;
     this.clock = clock;
-    this.box = new SecretBox(store.clusterSecret());
+    this.box = box;
   }
 
   public void routes(Router r) {

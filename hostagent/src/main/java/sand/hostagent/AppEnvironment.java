@@ -8,6 +8,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import sand.cluster.ClusterKeysRefresher;
 import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.SecretBox;
@@ -21,7 +22,6 @@ import sand.contracts.AppEnv;
  */
 final class AppEnvironment {
   private final HostAgentTables store;
-  private SecretBox box; // made on first use: the cluster secret may be a read of the cluster state
 
   AppEnvironment(HostAgentTables store) {
     this.store = store;
@@ -29,9 +29,11 @@ final class AppEnvironment {
 
   AppEnv of(ApplicationRecord app) {
     Map<String, String> secrets = new TreeMap<>();
+    SecretBox box = null; // the keys read once per deploy, and only for an application with secrets
     for (StoredSecret s : store.secrets(app.appId())) {
       try {
-        secrets.put(s.name(), box().open(app.appId(), s.name(), s.sealed()));
+        box = box == null ? box() : box;
+        secrets.put(s.name(), box.open(app.appId(), s.name(), s.sealed()));
       } catch (SecretBox.Unsealable e) {
         throw new IllegalStateException(e.getMessage(), e);
       }
@@ -62,10 +64,8 @@ final class AppEnvironment {
     }
   }
 
-  private synchronized SecretBox box() {
-    if (box == null) {
-      box = new SecretBox(store.clusterSecret());
-    }
-    return box;
+  /** Read at each deploy: the cluster secret may have been rotated since the last one (ClusterKeysRefresher). */
+  private SecretBox box() {
+    return new SecretBox(ClusterKeysRefresher.read(store));
   }
 }

@@ -26,6 +26,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sand.cluster.ClusterKeysRefresher;
 import sand.cluster.ClusterSettings;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables;
@@ -38,6 +39,7 @@ import sand.common.Credentials;
 import sand.common.ThriftServer;
 import sand.common.log.LogIdentity;
 import sand.contracts.ApplicationLimits;
+import sand.contracts.ClusterKeys;
 import sand.contracts.ExecutionTag;
 import sand.contracts.gate.HostAgentGate;
 import sand.datalayer.DataLayerServer;
@@ -128,6 +130,7 @@ public final class HostAgent implements AutoCloseable {
   private final LocalBusServer busServer;
   private final DataLayerServer dataServer;
   private final ScheduledExecutorService scheduler;
+  private final ClusterKeysRefresher keysRead;
   private final GlobalBusBridge bridge;
   private final Metrics metrics;
   private final ExecutionLogs logs;
@@ -169,7 +172,12 @@ public final class HostAgent implements AutoCloseable {
     busServer = new LocalBusServer(bus, busSettings);
     dataServer = new DataLayerServer(dataConfig, credentials, deps.global());
     LocalDataLayer data = dataServer.localDataLayer();
-    ExecutionTag tags = new ExecutionTag(deps.store().clusterSecret());
+    // the cluster secret, read again every few seconds: a rotation reaches the agent without a
+    // restart
+    ClusterKeys clusterKeys = ClusterKeys.of(deps.store().clusterSecret());
+    keysRead =
+        new ClusterKeysRefresher(deps.store().clusterSecrets(), clusterKeys, "host " + hostId);
+    ExecutionTag tags = new ExecutionTag(clusterKeys);
 
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
     installPoisonLedger(settings.sandbox().stateDir(), settings.poisonDeaths());
@@ -451,6 +459,7 @@ public final class HostAgent implements AutoCloseable {
       deps.producer().close(Duration.ofSeconds(5));
     });
     closeQuietly("metrics", metrics);
+    closeQuietly("cluster keys", keysRead); // before the store it reads
     closeQuietly("Docker client", deps.docker());
     closeQuietly("grain topics", deps.topics());
     closeQuietly("cluster store", deps.store());

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.thrift.TConfiguration;
 import org.apache.thrift.TException;
 import org.apache.thrift.protocol.TBinaryProtocol;
@@ -89,7 +90,7 @@ public final class AgentGates extends AbstractLifeCycle {
   private final Clock clock;
   private final Duration hostMaxAge;
   private final String frontendId;
-  private final String credential;
+  private final Supplier<String> credential;
   private final Consumer<byte[]> results;
   private final Function<Event, CompletableFuture<Void>> fallback;
   private final Duration liveAckTimeout;
@@ -102,7 +103,8 @@ public final class AgentGates extends AbstractLifeCycle {
   private volatile boolean running;
 
   /**
-   * @param credential the gate's credential (ExecutionTag.credential("gate"))
+   * @param credential the gate's credential (ExecutionTag.credential("gate"): asked on each call, since a rotation of
+   *                   the cluster secret changes it)
    * @param results    gets every result an agent hands over (as the response topic's records)
    * @param fallback   puts a request into Kafka (when its agent went away before backing it up); done when
    *                   Kafka has it
@@ -112,7 +114,7 @@ public final class AgentGates extends AbstractLifeCycle {
       Clock clock,
       Duration hostMaxAge,
       String frontendId,
-      String credential,
+      Supplier<String> credential,
       Consumer<byte[]> results,
       Function<Event, CompletableFuture<Void>> fallback) {
     this(store, clock, hostMaxAge, frontendId, credential, results, fallback, LIVE_ACK_TIMEOUT);
@@ -123,7 +125,7 @@ public final class AgentGates extends AbstractLifeCycle {
       Clock clock,
       Duration hostMaxAge,
       String frontendId,
-      String credential,
+      Supplier<String> credential,
       Consumer<byte[]> results,
       Function<Event, CompletableFuture<Void>> fallback,
       Duration liveAckTimeout) {
@@ -187,7 +189,7 @@ public final class AgentGates extends AbstractLifeCycle {
         c = connect(g.address);
       }
       Admission a =
-          c.submit(credential, List.of(ByteBuffer.wrap(event.toBytes()))).get(0);
+          c.submit(credential.get(), List.of(ByteBuffer.wrap(event.toBytes()))).get(0);
       if (!g.idle.offer(c)) {
         c.getInputProtocol().getTransport().close();
       }
@@ -258,7 +260,7 @@ public final class AgentGates extends AbstractLifeCycle {
           c = connect(g.address);
           g.up = true;
         }
-        for (ByteBuffer b : c.poll(credential, frontendId, 256, POLL_WAIT_MS)) {
+        for (ByteBuffer b : c.poll(credential.get(), frontendId, 256, POLL_WAIT_MS)) {
           byte[] m = new byte[b.remaining()];
           b.get(m);
           handle(g, m);
@@ -373,7 +375,7 @@ public final class AgentGates extends AbstractLifeCycle {
       if (c == null) {
         c = connect(g.address);
       }
-      c.answer(credential, id, ByteBuffer.wrap(reply));
+      c.answer(credential.get(), id, ByteBuffer.wrap(reply));
       if (!g.idle.offer(c)) {
         c.getInputProtocol().getTransport().close();
       }

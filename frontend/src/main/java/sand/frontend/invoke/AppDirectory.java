@@ -18,6 +18,7 @@ import sand.cluster.FrontendTables.AppName;
 import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.SecretBox;
+import sand.contracts.ClusterKeys;
 import sand.contracts.Workflow;
 
 /**
@@ -128,11 +129,30 @@ public final class AppDirectory {
 
   /** @param refresher runs the reads that replace entries older than {@code maxAge} */
   public AppDirectory(ClusterStore store, Duration maxAge, LongSupplier nanos, Executor refresher) {
+    this(store, maxAge, nanos, refresher, memoize(() -> new SecretBox(store.clusterSecret())));
+  }
+
+  /** The same, opening signing secrets with the process' cluster keys (they follow a rotation). */
+  public AppDirectory(
+      ClusterStore store,
+      Duration maxAge,
+      LongSupplier nanos,
+      Executor refresher,
+      ClusterKeys keys) {
+    this(store, maxAge, nanos, refresher, memoize(() -> new SecretBox(keys)));
+  }
+
+  private AppDirectory(
+      ClusterStore store,
+      Duration maxAge,
+      LongSupplier nanos,
+      Executor refresher,
+      Supplier<SecretBox> box) {
     this.store = store;
     this.maxAgeNanos = maxAge.toNanos();
     this.nanos = nanos;
     this.refresher = refresher;
-    this.box = memoize(() -> new SecretBox(store.clusterSecret()));
+    this.box = box;
   }
 
   /** The application named {@code name}, or empty when nobody holds the name (cached like the rest). */

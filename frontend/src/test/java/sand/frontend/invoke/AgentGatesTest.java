@@ -105,7 +105,7 @@ class AgentGatesTest {
         Clock.systemUTC(),
         Duration.ofMinutes(1),
         "fe1",
-        CREDENTIAL,
+        () -> CREDENTIAL,
         results::add,
         e -> {
           if (kafkaRefuses.getAndDecrement() > 0) {

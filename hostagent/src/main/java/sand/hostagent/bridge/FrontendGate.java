@@ -2,7 +2,6 @@ package sand.hostagent.bridge;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +51,6 @@ public final class FrontendGate implements HostAgentGate.Iface {
   private final LocalMessageBus bus;
   private final String agentCredential;
   private final ExecutionTag tags;
-  private final byte[] gateCredential;
   private final String host;
   private final LocalDelivery local;
   private final Map<String, Mailbox> mailboxes = new ConcurrentHashMap<>();
@@ -66,7 +64,6 @@ public final class FrontendGate implements HostAgentGate.Iface {
     this.bus = bus;
     this.agentCredential = agentCredential;
     this.tags = tags;
-    this.gateCredential = tags.credential("gate").getBytes(StandardCharsets.US_ASCII);
     this.host = bridge.host();
     this.local = new LocalDelivery(bridge, bus, agentCredential);
   }
@@ -202,8 +199,8 @@ public final class FrontendGate implements HostAgentGate.Iface {
   }
 
   private void check(String credential) throws GateError {
-    if (credential == null
-        || !MessageDigest.isEqual(credential.getBytes(StandardCharsets.US_ASCII), gateCredential)) {
+    if (!tags.acceptsCredential(
+        credential, "gate")) { // any accepted key's: a rotation (ClusterKeys)
       throw new GateError(
           GateErrorCode.UNAUTHORIZED,
           "not the gate's credential: only frontends of this cluster " + "may use it");
