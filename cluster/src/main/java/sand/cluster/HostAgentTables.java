@@ -44,19 +44,7 @@ public interface HostAgentTables extends SecretTables {
       int capacity,
       int memoryMb,
       Instant started,
-      Instant heartbeat) {
-    /** A host whose memory is not known (tests; rows of agents older than issue 31). */
-    public HostInfo(
-        String hostId,
-        String busAddress,
-        String dataAddress,
-        String gateAddress,
-        int capacity,
-        Instant started,
-        Instant heartbeat) {
-      this(hostId, busAddress, dataAddress, gateAddress, capacity, 0, started, heartbeat);
-    }
-  }
+      Instant heartbeat) {}
 
   /**
    * An application as the frontend stored it. settings is JSON (see docs/host-agent.md); desired is

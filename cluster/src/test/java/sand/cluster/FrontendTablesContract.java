@@ -446,7 +446,7 @@ interface FrontendTablesContract {
     Instant fine = Instant.parse("2026-11-26T10:00:00.123456789Z");
     Instant ms = Instant.parse("2026-11-26T10:00:00.123Z");
     String id = uid("x");
-    store().upsertHost(new HostAgentTables.HostInfo(id, "bus", "data", "", 1, fine, fine));
+    store().upsertHost(new HostAgentTables.HostInfo(id, "bus", "data", "", 1, 0, fine, fine));
     HostAgentTables.HostInfo host = store().liveHosts(ms, Duration.ofSeconds(10)).stream()
         .filter(h -> h.hostId().equals(id))
         .findFirst()

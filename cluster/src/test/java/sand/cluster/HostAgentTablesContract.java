@@ -70,12 +70,12 @@ interface HostAgentTablesContract {
     store()
         .upsertHost(new HostInfo(
             b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, 16384, now, now));
-    store().upsertHost(new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)));
-    store().upsertHost(new HostInfo(old, "bus", "data", "", 4, now, now.minusSeconds(60)));
+    store().upsertHost(new HostInfo(a, "bus", "data", "", 4, 0, now, now.minusSeconds(5)));
+    store().upsertHost(new HostInfo(old, "bus", "data", "", 4, 0, now, now.minusSeconds(60)));
     List<HostInfo> live = live(now, Duration.ofSeconds(10), a, b, old);
     assertEquals(
         List.of(
-            new HostInfo(a, "bus", "data", "", 4, now, now.minusSeconds(5)),
+            new HostInfo(a, "bus", "data", "", 4, 0, now, now.minusSeconds(5)),
             new HostInfo(
                 b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, 16384, now, now)),
         live);
@@ -90,7 +90,7 @@ interface HostAgentTablesContract {
             .map(HostInfo::hostId)
             .toList()));
     assertEquals(
-        new HostInfo(old, "bus", "data", "", 4, now, now),
+        new HostInfo(old, "bus", "data", "", 4, 0, now, now),
         live(now, Duration.ofSeconds(10), old).get(0),
         "a heartbeat changes the heartbeat only");
 
@@ -108,7 +108,7 @@ interface HostAgentTablesContract {
     String ghost = uid("ghost");
     store().heartbeat(ghost, now());
     assertEquals(List.of(), live(now(), Duration.ofSeconds(10), ghost));
-    store().upsertHost(new HostInfo(ghost, "bus", "data", "", 1, now(), now().minusSeconds(60)));
+    store().upsertHost(new HostInfo(ghost, "bus", "data", "", 1, 0, now(), now().minusSeconds(60)));
     store().removeHost(ghost);
     store().heartbeat(ghost, now());
     assertEquals(List.of(), live(now(), Duration.ofSeconds(10), ghost));
@@ -119,7 +119,7 @@ interface HostAgentTablesContract {
     String h = uid("hs");
     String appId = uid("app");
     Instant now = now();
-    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, now, now));
+    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, 0, now, now));
     store().putApplication(app(appId, HostAgentTables.DESIRED_DEPLOYED, List.of()), Map.of());
     store().setAppHostState(appId, h, HostAgentTables.HOST_DEPLOYED, null, now);
     HostSchedules.HostSchedule drain =
@@ -130,7 +130,7 @@ interface HostAgentTablesContract {
     store().hostSchedules().clear(h);
     assertTrue(store().hostSchedules().of(h).isEmpty());
 
-    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, now, now.minusSeconds(600)));
+    store().upsertHost(new HostInfo(h, "bus", "data", "", 1, 0, now, now.minusSeconds(600)));
     store().hostSchedules().set(new HostSchedules.HostSchedule(h, HostSchedules.CORDONED, "", now));
     store().forgetHost(h);
     assertEquals(List.of(), live(now, Duration.ofDays(1), h));

@@ -25,7 +25,7 @@ class AppGrainsTest {
   void start() throws Exception {
     fe = new TestFrontend();
     alice = fe.signUp("alice");
-    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
   }
 
   @AfterEach

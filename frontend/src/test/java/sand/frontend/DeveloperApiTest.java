@@ -350,7 +350,7 @@ class DeveloperApiTest {
         "text/x-python",
         "def handle(e, c):\n    return e\n".getBytes());
     fe.store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     var d = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null);
     assertEquals(202, d.status(), d.body());
     assertEquals("deploying", d.json().path("status").asText());
@@ -432,7 +432,7 @@ class DeveloperApiTest {
         409,
         "conflict");
     fe.store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     String appId = fe.call("POST", "/api/v1/apps/shop/deploy", alice, null)
         .json()
         .path("id")
@@ -501,7 +501,7 @@ class DeveloperApiTest {
         "text/x-python",
         "def handle(e, c):\n    return e\n".getBytes());
     fe.store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     assertEquals(202, fe.call("POST", "/api/v1/apps/shop/deploy", alice, null).status());
     // the same requirements in a new version of the zip: an update
     fe.call(

@@ -71,7 +71,7 @@ class HostsAdminTest {
   @Test
   void aCordonedHostGetsNothingNewButKeepsWhatItRuns() throws Exception {
     String shop = fe.deployHello(alice, "shop", null); // on h1
-    fe.store.upsertHost(new HostInfo("h2", "b", "d", "", 1, Instant.now(), Instant.now()));
+    fe.store.upsertHost(new HostInfo("h2", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     var c = fe.call(
         "POST", "/api/v1/admin/hosts/h1/cordon", ADMIN, "{\"reason\": \"disk replacement\"}");
     assertEquals(200, c.status(), c.body());
@@ -117,7 +117,7 @@ class HostsAdminTest {
     assertTrue(alive.body().contains("is alive"), alive.body());
 
     Instant old = Instant.now().minusSeconds(600);
-    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, old, old));
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 1, 0, old, old));
     fe.call("POST", "/api/v1/admin/hosts/h1/cordon", ADMIN, null);
     var r = fe.call("DELETE", "/api/v1/admin/hosts/h1", ADMIN, null);
     assertEquals(200, r.status(), r.body());

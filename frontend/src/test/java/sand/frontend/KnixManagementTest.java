@@ -265,7 +265,7 @@ class KnixManagementTest {
                 .path("json")
                 .asText())));
     fe.store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     JsonNode d = ok("deployWorkflow", token, wf("id", wid)).path("workflow");
     assertEquals("deploying", d.path("status").asText());
     String app = d.path("app").asText();

@@ -303,7 +303,7 @@ final class TestFrontend implements AutoCloseable {
       throw new AssertionError(put.body());
     }
     store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     Answer d = call("POST", "/api/v1/apps/" + app + "/deploy", key, null);
     if (d.status() != 202) {
       throw new AssertionError(d.body());

@@ -21,7 +21,7 @@ class VersionsTest {
     fe = new TestFrontend();
     alice = fe.signUp("alice");
     fe.store.upsertHost(
-        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, Instant.now(), Instant.now()));
+        new HostAgentTables.HostInfo("h1", "b", "d", "", 1, 0, Instant.now(), Instant.now()));
     assertEquals(
         200, fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).status());
     grain("shout", "return 'one'");

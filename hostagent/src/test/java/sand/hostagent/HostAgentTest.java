@@ -323,9 +323,9 @@ class HostAgentTest {
   void grainTopicsGetAPartitionPerLiveHost() throws Exception {
     Instant now = Instant.now();
     for (int i = 2; i <= 6; i++) {
-      store.upsertHost(new HostInfo("h" + i, "b", "d", "", 1, now, now));
+      store.upsertHost(new HostInfo("h" + i, "b", "d", "", 1, 0, now, now));
     }
-    store.upsertHost(new HostInfo("dead", "b", "d", "", 1, now, now.minusSeconds(600)));
+    store.upsertHost(new HostInfo("dead", "b", "d", "", 1, 0, now, now.minusSeconds(600)));
     putApp("shop", 1, List.of());
     startAgent();
     await(() -> "deployed".equals(state("shop")), "shop deployed at start");

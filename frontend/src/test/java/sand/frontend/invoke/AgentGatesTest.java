@@ -95,7 +95,7 @@ class AgentGatesTest {
         .start();
     store = new InMemoryClusterStore();
     Instant now = Instant.now();
-    store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + server.port(), 2, now, now));
+    store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + server.port(), 2, 0, now, now));
     gates = gates(Duration.ofMinutes(5));
   }
 
@@ -312,7 +312,7 @@ class AgentGatesTest {
         .start();
     try {
       Instant now = Instant.now();
-      store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + other.port(), 2, now, now));
+      store.upsertHost(new HostInfo("h1", "", "", "127.0.0.1:" + other.port(), 2, 0, now, now));
       Thread.sleep(1100); // the hosts are read again at most every second
       eventually(
           "a request reaches the agent at its new address",
