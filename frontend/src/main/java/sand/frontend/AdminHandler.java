@@ -103,9 +103,11 @@ public final class AdminHandler {
         new HashMap<>(); // each application's per-host states, read once
     Map<String, HostUse> use = new HashMap<>();
     for (ApplicationRecord app : store.applications()) {
+      HostUse.Cost cost = null; // parsed once per application, and only if it runs somewhere
       for (AppHostState s : store.appHostStates(app.appId())) {
         if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
-          use.computeIfAbsent(s.hostId(), h -> new HostUse()).add(app);
+          cost = cost == null ? HostUse.Cost.of(app) : cost;
+          use.computeIfAbsent(s.hostId(), h -> new HostUse()).add(cost);
           byHost
               .computeIfAbsent(s.hostId(), h -> new ArrayList<>())
               .add(Json.object()

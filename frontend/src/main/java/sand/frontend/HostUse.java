@@ -19,23 +19,35 @@ final class HostUse {
   private long memoryMb;
   private double cpus;
 
-  /** One sandbox of {@code app} on the host (deployed, deploying or failed: it holds, or is about to hold, them). */
-  void add(ApplicationRecord app) {
+  /** What one sandbox of an application reserves: read from its settings and workflow once per application. */
+  record Cost(long memoryMb, double cpus, int grains) {
+    static Cost of(ApplicationRecord app) {
+      long memory;
+      double cpus;
+      try {
+        ApplicationSettings s = ApplicationSettings.fromJson(app.settings());
+        memory = s.sandboxMemoryMb();
+        cpus = s.sandboxCpus();
+      } catch (
+          RuntimeException e) { // settings checked when stored; an older row reads as the defaults
+        memory = ApplicationSettings.defaults().sandboxMemoryMb();
+        cpus = ApplicationSettings.defaults().sandboxCpus();
+      }
+      int grains = 0;
+      try {
+        grains = Workflow.parse(Json.stored(app.workflow())).grains().size();
+      } catch (RuntimeException e) { // validated when stored: not counted
+      }
+      return new Cost(memory, cpus, grains);
+    }
+  }
+
+  /** One sandbox on the host (deployed, deploying or failed: it holds, or is about to hold, what it costs). */
+  void add(Cost cost) {
     sandboxes++;
-    try {
-      ApplicationSettings s = ApplicationSettings.fromJson(app.settings());
-      memoryMb += s.sandboxMemoryMb();
-      cpus += s.sandboxCpus();
-    } catch (
-        RuntimeException e) { // settings checked when stored; an older row reads as the defaults
-      memoryMb += ApplicationSettings.defaults().sandboxMemoryMb();
-      cpus += ApplicationSettings.defaults().sandboxCpus();
-    }
-    try {
-      grains += Workflow.parse(Json.stored(app.workflow())).grains().size();
-    } catch (RuntimeException e) { // validated when stored
-      // not counted
-    }
+    memoryMb += cost.memoryMb();
+    cpus += cost.cpus();
+    grains += cost.grains();
   }
 
   /** "resources" and "use" of a host in the admin API's listing. */
