@@ -202,17 +202,17 @@ public final class Router extends Handler.Abstract {
       stage = stage
           .exceptionallyCompose(
               t -> Errors.cassandra(t) ? attempt(r, call) : CompletableFuture.failedFuture(t))
-          .handle((reply, t) -> {
+          .whenComplete((reply, t) -> {
             if (t == null) {
               stale.keep(key, reply);
-              return CompletableFuture.completedFuture(reply);
             }
+          })
+          .exceptionallyCompose(t -> {
             Reply old = Errors.cassandra(t) ? stale.stale(key) : null;
             return old != null
                 ? CompletableFuture.completedFuture(old)
-                : CompletableFuture.<Reply>failedFuture(t);
-          })
-          .thenCompose(f -> f);
+                : CompletableFuture.failedFuture(t);
+          });
     }
     stage.whenComplete((reply, failure) -> {
       call.release();
