@@ -8,6 +8,10 @@
 #   deploy/backup.sh save-dated ROOT [KEEP]   save to ROOT/<UTC time>, then keep the newest KEEP (default 7) of
 #                                   ROOT's backups and delete the older ones (the scheduled backup: sand-backup.timer)
 #   deploy/backup.sh prune ROOT KEEP               only the deleting
+#   deploy/backup.sh copy ROOT      ROOT mirrored off the node (rsync -a --delete) to $SAND_BACKUP_COPY_TO/<node>/:
+#                                   a path (a mounted NFS or object-store share) or rsync's host:path (over ssh);
+#                                   save-dated runs it after pruning when SAND_BACKUP_COPY_TO is set. <node> is
+#                                   $SAND_BACKUP_NODE, by default <hostname>-<SAND_BIND> (hosts of one machine differ)
 #   deploy/backup.sh restore DIR    each table's saved files loaded back into the live table (`nodetool import
 #                                   --copy-data`: DIR stays as it is); rows newer than the backup are kept, the
 #                                   backup's rows are added back (Cassandra merges by write time)
@@ -62,6 +66,20 @@ prune() {
   done
 }
 
+# copy ROOT: ROOT as it is now (its backups, the pruned ones gone) mirrored to $SAND_BACKUP_COPY_TO/<node>/, so a
+# node lost with its disk leaves its backups elsewhere.
+copy() {
+  local root="$1" to="${SAND_BACKUP_COPY_TO:-}" node="${SAND_BACKUP_NODE:-$(hostname)-$SAND_BIND}"
+  if [ -z "$root" ] || [ ! -d "$root" ]; then die "$COMP" - "usage: $0 copy ROOT (a folder of backups)"; fi
+  [ -n "$to" ] || die "$COMP" - "SAND_BACKUP_COPY_TO is not set: where should $root be copied?"
+  [[ "$node" =~ ^[A-Za-z0-9._-]+$ ]] || die "$COMP" - "SAND_BACKUP_NODE=$node is not a folder name"
+  command -v rsync >/dev/null || die "$COMP" - "rsync is missing (deploy/install.sh installs it)"
+  progress "Copying $root to $to/$node"
+  if [[ "$to" != *:* ]]; then mkdir -p "$to/$node"; fi
+  rsync -a --delete -- "$root/" "$to/$node/" || die "$COMP" - "rsync of $root to $to/$node failed (the backups on this node are kept)"
+  done_step
+}
+
 restore() {
   local src="$1" dir table n=0
   [ -f "$src/BACKUP" ] || die "$COMP" - "$src is not a backup made by $0 save (no BACKUP file)"
@@ -83,8 +101,10 @@ case "${1:-}" in
     [ -n "${2:-}" ] || die "$COMP" - "usage: $0 save-dated ROOT [KEEP]"
     save "$2/$(date -u +%Y%m%dT%H%M%SZ)"
     prune "$2" "${3:-7}"
+    if [ -n "${SAND_BACKUP_COPY_TO:-}" ]; then copy "$2"; fi
     ;;
   prune) prune "${2:-}" "${3:-}" ;;
+  copy) copy "${2:-}" ;;
   restore) restore "${2:-}" ;;
-  *) echo "usage: $0 save DIR | save-dated ROOT [KEEP] | prune ROOT KEEP | restore DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 save DIR | save-dated ROOT [KEEP] | prune ROOT KEEP | copy ROOT | restore DIR" >&2; exit 2 ;;
 esac

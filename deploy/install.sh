@@ -25,8 +25,9 @@ run_logged() {
 # imagemagick: the image-pipeline example's grains call identify/convert (its emulator tests run on this host too)
 # make lint checks the shell scripts with shellcheck, and deploy/prometheus with promtool (Debian's prometheus, whose
 # server tests/e2e/test_prometheus.py runs on a free port of its own)
+# rsync: deploy/backup.sh copies backups off a Cassandra node with it
 APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick shellcheck
-  prometheus)
+  prometheus rsync)
 command -v mvn >/dev/null || APT_PACKAGES+=(maven)
 command -v javac >/dev/null || APT_PACKAGES+=(openjdk-17-jdk-headless)
 missing=()

@@ -85,3 +85,41 @@ def test_the_scheduled_backup_keeps_the_newest_and_nothing_else_is_touched(tmp_p
     assert sorted(p.name for p in root.iterdir()) == ["20261122T030000Z", "20261123T030000Z", "notes"]
     refused = prune(tmp_path / "home", root, "0")
     assert refused.returncode != 0 and "KEEP >= 1" in refused.stderr
+
+
+def copy(home: Path, root: Path, to: Path | None, node: str = "db1") -> subprocess.CompletedProcess[str]:
+    env = os.environ | {"SAND_HOME": str(home), "SAND_BACKUP_NODE": node}
+    env.pop("SAND_BACKUP_COPY_TO", None)
+    if to is not None:
+        env["SAND_BACKUP_COPY_TO"] = str(to)
+    return subprocess.run(
+        ["bash", str(ROOT / "deploy" / "backup.sh"), "copy", str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_backups_are_mirrored_off_the_node_with_the_pruned_ones_gone(tmp_path: Path) -> None:
+    if shutil.which("rsync") is None:
+        pytest.skip("needs rsync (deploy/install.sh installs it)")
+    root, offsite, home = tmp_path / "backups", tmp_path / "offsite", tmp_path / "home"
+    for s in ("20261120T030000Z", "20261121T030000Z", "20261122T030000Z"):
+        (root / s / "sand_apps").mkdir(parents=True)
+        (root / s / "BACKUP").write_text(f"sand {s}\n")
+        (root / s / "sand_apps" / "nb-1-big-Data.db").write_bytes(s.encode() * 100)
+    r = copy(home, root, offsite)
+    assert r.returncode == 0, r.stderr
+    mirrored = offsite / "db1"
+    assert sorted(p.name for p in mirrored.iterdir()) == ["20261120T030000Z", "20261121T030000Z", "20261122T030000Z"]
+    assert (mirrored / "20261121T030000Z" / "sand_apps" / "nb-1-big-Data.db").read_bytes() == b"20261121T030000Z" * 100
+    assert prune(home, root, "1").returncode == 0
+    assert copy(home, root, offsite).returncode == 0
+    assert sorted(p.name for p in mirrored.iterdir()) == ["20261122T030000Z"], "the copy follows the pruning"
+    assert copy(home, root, offsite, node="db2").returncode == 0
+    assert sorted(p.name for p in offsite.iterdir()) == ["db1", "db2"], "a folder per node"
+    unset = copy(home, root, None)
+    assert unset.returncode != 0 and "SAND_BACKUP_COPY_TO is not set" in unset.stderr
+    bad = copy(home, root, offsite, node="../x")
+    assert bad.returncode != 0 and "not a folder name" in bad.stderr
