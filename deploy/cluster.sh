@@ -211,6 +211,23 @@ cmd_restore() {
   echo "Restored $(cassandra_hosts | wc -l) Cassandra nodes from $dir ($(( $(date +%s) - t0 )) s)"
 }
 
+# restart_on H COMP...: those of H's components that run there stopped gracefully (a frontend: nginx sends its
+# requests to the others), then started by the playbook (--limit H, with what is on disk now), then nginx's
+# fail_timeout waited out before the caller goes on to the next host.
+restart_on() {
+  local h="$1" comp
+  shift
+  for comp in "$@"; do
+    if roles_of "$h" | grep -qx "$comp" && [ -n "$(pid_of "$h" "$comp")" ]; then
+      progress "Stopping $comp on $h (gracefully)"
+      SAND_FRONTEND_PORTS="$FRONTEND_PORT" on_host "$h" bash "$HERE/${comp%%-*}.sh" stop >/dev/null
+      done_step
+    fi
+  done
+  playbook --limit "$h"
+  nginx_takes_back
+}
+
 # rotate-admin-key [finish]: a new admin key with no moment without a working one. First a new key is made (this
 # machine's $SAND_HOME/admin-key; the old one kept as admin-key.previous) and every frontend restarted, one at a
 # time, accepting both; clients then move to the new key; `rotate-admin-key finish` restarts them again without
@@ -223,13 +240,7 @@ cmd_rotate_admin_key() {
   t0=$(date +%s)
   for h in $(hosts); do
     roles_of "$h" | grep -qx "frontend-$FRONTEND_PORT" || continue
-    if [ -n "$(pid_of "$h" "frontend-$FRONTEND_PORT")" ]; then
-      progress "Stopping frontend-$FRONTEND_PORT on $h (gracefully: nginx sends its requests to the others)"
-      SAND_FRONTEND_PORTS="$FRONTEND_PORT" on_host "$h" bash "$HERE/frontend.sh" stop >/dev/null
-      done_step
-    fi
-    playbook --limit "$h"
-    nginx_takes_back
+    restart_on "$h" "frontend-$FRONTEND_PORT"
   done
   if [ "$step" = begin ]; then
     echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one ($(( $(date +%s) - t0 )) s)."
@@ -266,15 +277,7 @@ cmd_upgrade() {
       before="$(deployed_on "$h")"
       sand_admin drain "$h" --reason "rolling upgrade" --wait 180 || die cluster - "$h did not drain within 180 s"
     fi
-    for comp in hostagent "frontend-$FRONTEND_PORT"; do
-      if roles_of "$h" | grep -qx "$comp" && [ -n "$(pid_of "$h" "$comp")" ]; then
-        progress "Stopping $comp on $h"
-        SAND_FRONTEND_PORTS="$FRONTEND_PORT" on_host "$h" bash "$HERE/${comp%%-*}.sh" stop >/dev/null
-        done_step
-      fi
-    done
-    playbook --limit "$h"
-    nginx_takes_back
+    restart_on "$h" hostagent "frontend-$FRONTEND_PORT"
     if roles_of "$h" | grep -qx hostagent; then
       sand_admin uncordon "$h"
       progress "Waiting for $h to run its $before applications again"

@@ -50,6 +50,12 @@ start_one() {
   done_step
 }
 
+# restart_each: the frontends one at a time, each stopped gracefully: nginx sends requests to the others meanwhile.
+restart_each() {
+  local p
+  for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; nginx_takes_back; done
+}
+
 case "${1:-}" in
   fetch) [ -f "$JAR" ] || die "$COMP" - "$JAR is missing; run deploy/install.sh" ;;
   start) for p in $SAND_FRONTEND_PORTS; do start_one "$p"; done ;;
@@ -63,11 +69,10 @@ case "${1:-}" in
     exec "${FRONTEND_CMD[@]}"
     ;;
   stop) for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; done ;;
-  restart) # one at a time, each stopped gracefully: nginx sends requests to the others meanwhile
-    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; nginx_takes_back; done ;;
+  restart) restart_each ;;
   rotate-admin-key) # [finish]: a new admin key, the old one accepted as well until `finish` (docs/operations.md)
     rotate_admin_key_files "${2:-begin}"
-    for p in $SAND_FRONTEND_PORTS; do stop_pid "$COMP-$p" 30; start_one "$p"; nginx_takes_back; done
+    restart_each
     if [ "${2:-begin}" = begin ]; then
       echo "Every frontend takes the new admin key ($SAND_HOME/admin-key) and the old one; give clients the new key, then: $0 rotate-admin-key finish"
     fi
