@@ -74,6 +74,10 @@ public final class ResponseListener extends AbstractLifeCycle {
   private volatile long kafkaAnsweredNanos = System.nanoTime();
 
   private static final Duration ASK_KAFKA_EVERY = Duration.ofSeconds(2);
+  /** How long the question may hold up the loop: polls go on between questions while Kafka is away. */
+  private static final Duration ASK_KAFKA_WAIT = Duration.ofMillis(500);
+
+  private long kafkaAskedNanos = System.nanoTime();
   private final LogThrottle failureLogged = new LogThrottle(Duration.ofMinutes(1));
 
   /** A frontend's own response topic, read from its end when it has no committed offset. */
@@ -166,10 +170,8 @@ public final class ResponseListener extends AbstractLifeCycle {
         long now = System.nanoTime();
         if (!records.isEmpty()) {
           kafkaAnsweredNanos = now;
-        } else if (now - kafkaAnsweredNanos > ASK_KAFKA_EVERY.toNanos()) {
-          consumer.endOffsets(
-              List.of(partition), ASK_KAFKA_EVERY); // throws when Kafka does not answer
-          kafkaAnsweredNanos = System.nanoTime();
+        } else if (now - kafkaAskedNanos > ASK_KAFKA_EVERY.toNanos()) {
+          askKafka(now);
         }
         commitRecorded(false);
       } catch (WakeupException e) {
@@ -186,6 +188,17 @@ public final class ResponseListener extends AbstractLifeCycle {
           }
         }
       }
+    }
+  }
+
+  /** Ask Kafka for the topic's end: an answer is Kafka answering; none leaves the silence for readiness to see. */
+  private void askKafka(long now) {
+    kafkaAskedNanos = now;
+    try {
+      consumer.endOffsets(List.of(partition), ASK_KAFKA_WAIT);
+      kafkaAnsweredNanos = System.nanoTime();
+    } catch (org.apache.kafka.common.errors.TimeoutException e) {
+      // not answered in time: not an error of the loop (no pause, no log line)
     }
   }
 
