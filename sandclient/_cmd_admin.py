@@ -134,8 +134,8 @@ def _secret_state(state: dict[str, Any]) -> str:
 
 
 def _cluster_secret(client: Client, args: argparse.Namespace) -> int:
-    """sand admin cluster-secret [show|begin|switch|finish|rotate]: one step, or all three, each once the one before
-    has reached every process (the API says when: next_step_allowed_in_s)."""
+    """sand admin cluster-secret [show|begin|switch|finish|rotate]: one step, or all three (those left of a rotation
+    under way), each once the one before has reached every process (the API says when: next_step_allowed_in_s)."""
     if args.step in ("show", "begin", "switch", "finish"):
         state = client.admin_cluster_secret("" if args.step == "show" else args.step)
         print(_secret_state(state))
@@ -146,7 +146,9 @@ def _cluster_secret(client: Client, args: argparse.Namespace) -> int:
             print(f"sealed again: {r['secrets']} secrets, {r['signing_secrets']} signing secrets")
         return 0
     started = switched = time.monotonic()
-    for step in ("begin", "switch", "finish"):
+    steps = ("begin", "switch", "finish")
+    under_way = client.admin_cluster_secret()["next_step"]  # a rotation interrupted goes on where it stopped
+    for step in steps[steps.index(under_way) :]:
         state = client.admin_cluster_secret()
         wait = float(state.get("next_step_allowed_in_s") or 0)
         if step == "finish":

@@ -68,6 +68,12 @@ def test_the_cluster_secret_rotates_under_signed_calls_and_sealed_values_follow(
             time.sleep(0.5)
         first = signed_call(http, app, signing, 0)
         assert first.status_code == 200 and first.json()["token"] == SECRET, first.text
+        env = {k: v for k, v in os.environ.items() if k not in ("SAND_URL", "SAND_ADMIN_KEY")}
+        env |= {"PYTHONPATH": str(ROOT), "SAND_URL": base, "SAND_ADMIN_KEY": admin}
+        rotate = [sys.executable, "-m", "sandclient.cli", "admin", "cluster-secret", "rotate", "--finish-after", "5"]
+        if rotation_state(http, admin)["step"] != "none under way":  # one left begun (the contract test's fuzzing)
+            done = subprocess.run(rotate, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+            assert done.returncode == 0, done.stdout + done.stderr
         before = rotation_state(http, admin)
         assert before["step"] == "none under way", before
 
@@ -87,16 +93,7 @@ def test_the_cluster_secret_rotates_under_signed_calls_and_sealed_values_follow(
 
         caller = threading.Thread(target=stream, daemon=True)
         caller.start()
-        env = {k: v for k, v in os.environ.items() if k not in ("SAND_URL", "SAND_ADMIN_KEY")}
-        env |= {"PYTHONPATH": str(ROOT), "SAND_URL": base, "SAND_ADMIN_KEY": admin}
-        p = subprocess.run(
-            [sys.executable, "-m", "sandclient.cli", "admin", "cluster-secret", "rotate", "--finish-after", "5"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        p = subprocess.run(rotate, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
         stop.set()
         caller.join(timeout=70)
         print("\n" + p.stdout)
