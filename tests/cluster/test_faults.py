@@ -416,24 +416,26 @@ def test_a_host_consuming_a_topic_killed_mid_batch_loses_no_record(
     producer.close()
     time.sleep(4)  # batches are running on both frontends
     cluster.run("kill", "h2")
-    end = time.monotonic() + 240
-    done: dict[int, list[dict]] = {}
-    while time.monotonic() < end:
-        runs = executions(client, "orders")
-        done = {}
-        for e in runs:
-            if e["status"] == "succeeded":
-                done.setdefault(e["result"]["order"], []).append(e["result"])
-        if len(done) == n:
-            break
-        time.sleep(3)
-    missing = sorted(set(range(n)) - set(done))
-    assert not missing, f"records never run: {missing}"
-    twice = {k: v for k, v in done.items() if len(v) > 1}
-    assert all(len({r["key"] for r in v}) == 1 for v in twice.values()), twice
-    print(f"\nqueue trigger, h2 killed mid-batch: {n} records run, {len(twice)} of them twice (same key)")
-    client.call("DELETE", "/api/v1/apps/orders/triggers/in")
-    cluster.run("start", "h2")
+    try:
+        end = time.monotonic() + 240
+        done: dict[int, list[dict]] = {}
+        while time.monotonic() < end:
+            runs = executions(client, "orders")
+            done = {}
+            for e in runs:
+                if e["status"] == "succeeded":
+                    done.setdefault(e["result"]["order"], []).append(e["result"])
+            if len(done) == n:
+                break
+            time.sleep(3)
+        missing = sorted(set(range(n)) - set(done))
+        assert not missing, f"records never run: {missing}"
+        twice = {k: v for k, v in done.items() if len(v) > 1}
+        assert all(len({r["key"] for r in v}) == 1 for v in twice.values()), twice
+        print(f"\nqueue trigger, h2 killed mid-batch: {n} records run, {len(twice)} of them twice (same key)")
+    finally:  # the cluster whole again for the tests after this one, whatever this one found
+        client.call("DELETE", "/api/v1/apps/orders/triggers/in")
+        cluster.run("start", "h2")
 
 
 def test_an_event_that_always_fails_is_dead_lettered_after_its_attempts(
