@@ -43,19 +43,12 @@ public final class SecretBox {
   }
 
   public SecretBox(byte[] clusterSecret) {
-    this(ClusterKeys.of(checked(clusterSecret)));
+    this(ClusterKeys.of(clusterSecret)); // refuses a secret under 16 bytes
   }
 
   /** Sealing with the current key, opening with any accepted one (a rotation: {@link ClusterKeys}). */
   public SecretBox(ClusterKeys keys) {
     this.keys = keys;
-  }
-
-  private static byte[] checked(byte[] clusterSecret) {
-    if (clusterSecret == null || clusterSecret.length < 16) {
-      throw new IllegalArgumentException("the cluster secret must be at least 16 bytes");
-    }
-    return clusterSecret;
   }
 
   private List<SecretKeySpec> aesKeys() {

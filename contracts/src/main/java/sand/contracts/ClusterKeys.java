@@ -30,6 +30,32 @@ public final class ClusterKeys {
 
   /** From now on, make with {@code current}; accept it and {@code others}. */
   public void use(byte[] current, List<byte[]> others) {
+    List<byte[]> all = ordered(current, others);
+    keys = new Keys(all.get(0), all);
+  }
+
+  /** The keys now (one read: current and accepted always belong together). */
+  public Keys now() {
+    return keys;
+  }
+
+  /** Whether {@code current} and {@code others} are what this holds already (no change to make). */
+  public boolean holds(byte[] current, List<byte[]> others) {
+    List<byte[]> want = ordered(current, others);
+    List<byte[]> have = keys.all();
+    if (want.size() != have.size()) {
+      return false;
+    }
+    for (int i = 0; i < want.size(); i++) {
+      if (!Arrays.equals(want.get(i), have.get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** {@code current} first, then each other one once (copies: the caller's arrays may change). */
+  private static List<byte[]> ordered(byte[] current, List<byte[]> others) {
     if (current == null || current.length < 16) {
       throw new IllegalArgumentException("the cluster secret must have at least 16 bytes");
     }
@@ -40,25 +66,6 @@ public final class ClusterKeys {
         all.add(o.clone());
       }
     }
-    keys = new Keys(all.get(0), List.copyOf(all));
-  }
-
-  /** The keys now (one read: current and accepted always belong together). */
-  public Keys now() {
-    return keys;
-  }
-
-  /** Whether {@code current} and {@code others} are what this holds already (no change to make). */
-  public boolean holds(byte[] current, List<byte[]> others) {
-    Keys k = keys;
-    if (!Arrays.equals(k.current(), current)) {
-      return false;
-    }
-    long distinct =
-        others.stream().filter(o -> o != null && !Arrays.equals(o, current)).count();
-    return k.all().size() - 1 == distinct
-        && others.stream()
-            .filter(o -> o != null)
-            .allMatch(o -> k.all().stream().anyMatch(a -> Arrays.equals(a, o)));
+    return List.copyOf(all);
   }
 }

@@ -75,9 +75,8 @@ final class ClusterSecretHandler {
         out.putNull(e.getKey());
       }
     }
-    String waiting = wait(next != null ? next : previous);
     out.put("next_step", next != null ? "switch" : previous != null ? "finish" : "begin");
-    out.put("next_step_allowed_in_s", waiting == null ? 0 : Long.parseLong(waiting));
+    out.put("next_step_allowed_in_s", secondsLeft(next != null ? next : previous));
     return out;
   }
 
@@ -164,8 +163,8 @@ final class ClusterSecretHandler {
   }
 
   private void settled(ClusterSecrets.Row row, String what) {
-    String s = wait(row);
-    if (s != null) {
+    long s = secondsLeft(row);
+    if (s > 0) {
       throw new ApiException(
           409,
           "conflict",
@@ -174,14 +173,14 @@ final class ClusterSecretHandler {
     }
   }
 
-  /** Seconds until {@code row} is {@link ClusterKeysRefresher#SETTLED} old, or null when it is. */
-  private String wait(ClusterSecrets.Row row) {
+  /** Seconds until {@code row} is {@link ClusterKeysRefresher#SETTLED} old, 0 when it is (or there is none). */
+  private long secondsLeft(ClusterSecrets.Row row) {
     if (row == null) {
-      return null;
+      return 0;
     }
     Duration left =
         Duration.between(clock.instant(), row.written().plus(ClusterKeysRefresher.SETTLED));
-    return left.isNegative() || left.isZero() ? null : Long.toString(left.toSeconds() + 1);
+    return left.isNegative() || left.isZero() ? 0 : left.toSeconds() + 1;
   }
 
   /** The first 12 hex digits of the secret's SHA-256: which one, without showing it. */
