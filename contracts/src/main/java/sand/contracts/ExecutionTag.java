@@ -92,11 +92,12 @@ public final class ExecutionTag {
    * frontends' credential at the host agents' gate), 64 hex digits; nothing outside the platform can make it.
    */
   public String credential(String purpose) {
-    return new String(credentials(purpose).accepted().get(0), StandardCharsets.US_ASCII);
+    return credentials(purpose).current();
   }
 
   /** The credentials of one purpose under one set of keys (a gate checks one on every call: made once). */
-  private record Credentials(ClusterKeys.Keys keys, String purpose, List<byte[]> accepted) {}
+  private record Credentials(
+      ClusterKeys.Keys keys, String purpose, String current, List<byte[]> accepted) {}
 
   private volatile Credentials credentials;
 
@@ -121,6 +122,7 @@ public final class ExecutionTag {
       c = new Credentials(
           now,
           purpose,
+          credential(now.current(), purpose),
           now.all().stream()
               .map(k -> credential(k, purpose).getBytes(StandardCharsets.US_ASCII))
               .toList());
