@@ -40,8 +40,13 @@ public final class Deliveries {
   /** The most deliveries one frontend holds (running or waiting to retry); more are refused, not queued. */
   public static final int MAX_IN_FLIGHT = 10_000;
 
-  /** How one delivery ended: "succeeded", "dead-lettered" or "duplicate" (its key had run). */
+  /**
+   * How one delivery ended: "succeeded", "dead-lettered", "duplicate" (its key had run) or {@link #UNSENT} (its first
+   * event could not be sent: nothing ran, the key is free again, and the caller must deliver it again).
+   */
   public record Result(String status, String lastExecutionId, int attempts) {}
+
+  public static final String UNSENT = "unsent";
 
   /**
    * The event of a delivery {@link #resume}d, as read: {@code app} is empty when the application is gone or not
@@ -101,13 +106,26 @@ public final class Deliveries {
     return inFlight.get();
   }
 
+  /** Who delivers an event again whose first attempt could not be sent (nothing ran). */
+  public enum Unsent {
+    /** Its caller, told by {@link Delivery#firstSent} or a {@link #UNSENT} result (a request, a queue record). */
+    CALLER_RETRIES,
+    /** The delivery, as a failed attempt under the application's retry policy (a timer's tick). */
+    RETRIED_HERE
+  }
+
   /**
    * Deliver {@code value} to {@code app}. {@code source} names what started it ("async", "timer:nightly",
    * "queue:orders"); {@code key}, if not null, is the event's idempotency key. Empty when this frontend already
    * holds {@link #MAX_IN_FLIGHT} deliveries.
    */
   public Optional<Delivery> deliver(
-      AppDirectory.Target app, JsonNode value, String source, String key, String executionId) {
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      String executionId,
+      Unsent unsent) {
     if (inFlight.incrementAndGet() > maxInFlight) {
       inFlight.decrementAndGet();
       metrics.trigger(app.name(), source, "refused");
@@ -121,11 +139,11 @@ public final class Deliveries {
         Optional<String> first = claim(app, key, value, executionId);
         if (first.isPresent()) {
           firstSent.complete(null);
-          dedupe(app, value, source, key, first.get(), executionId, firstSent, done);
+          dedupe(app, value, source, key, first.get(), executionId, unsent, firstSent, done);
           return Optional.of(new Delivery(first.get(), firstSent, done));
         }
       }
-      attempt(app, value, source, key, executionId, 1, new ArrayList<>(), firstSent, done);
+      attempt(app, value, source, key, executionId, 1, unsent, new ArrayList<>(), firstSent, done);
     } catch (
         RuntimeException
             e) { // Cassandra away for the claim: the event is not run now (its caller retries)
@@ -151,6 +169,7 @@ public final class Deliveries {
       String key,
       String firstId,
       String executionId,
+      Unsent unsent,
       CompletableFuture<Void> firstSent,
       CompletableFuture<Result> done) {
     Duration wait =
@@ -180,6 +199,7 @@ public final class Deliveries {
             key,
             executionId,
             1,
+            unsent,
             new ArrayList<>(),
             new CompletableFuture<>(),
             done);
@@ -196,6 +216,7 @@ public final class Deliveries {
       String key,
       String executionId,
       int n,
+      Unsent unsent,
       List<String> executions,
       CompletableFuture<Void> firstSent,
       CompletableFuture<Result> done) {
@@ -213,22 +234,30 @@ public final class Deliveries {
     launch.outcome().whenComplete((o, e) -> {
       Outcome out = o != null
           ? o
-          : new Outcome(executionId, "unavailable", Json.object().put("error", String.valueOf(e)));
+          : new Outcome(executionId, Outcome.UNSENT, Json.object().put("error", String.valueOf(e)));
       if (out.succeeded()) {
         metrics.trigger(app.name(), source, "succeeded");
         done.complete(new Result("succeeded", executionId, n));
         return;
       }
       metrics.trigger(app.name(), source, "failed");
-      if (n == 1 && firstSent.isCompletedExceptionally()) {
-        done.complete(
-            new Result("unsent", executionId, n)); // its caller was told: it retries, not us
+      // the outcome, not firstSent (completed on another thread, maybe later), says it was never
+      // sent
+      if (n == 1 && unsent == Unsent.CALLER_RETRIES && Outcome.UNSENT.equals(out.status())) {
+        // nothing ran and its caller was told (a 502, a queue batch read again): it retries, not
+        // us,
+        // and its key must let that retry run
+        if (key != null) {
+          keys.release(app.appId(), key, executionId);
+        }
+        done.complete(new Result(UNSENT, executionId, n));
         return;
       }
       RetryPolicy policy = app.retry();
       if (n < policy.attempts()) {
         timer.schedule(
-            () -> attempt(app, value, source, key, Ids.newId(), n + 1, executions, firstSent, done),
+            () -> attempt(
+                app, value, source, key, Ids.newId(), n + 1, unsent, executions, firstSent, done),
             policy.backoff(n).toMillis(),
             TimeUnit.MILLISECONDS);
         return;
@@ -331,7 +360,16 @@ public final class Deliveries {
     CompletableFuture<Void> sent = CompletableFuture.completedFuture(null);
     timer.schedule(
         () -> attempt(
-            app.get(), r.get().event(), source, null, Ids.newId(), 2, executions, sent, done),
+            app.get(),
+            r.get().event(),
+            source,
+            null,
+            Ids.newId(),
+            2,
+            Unsent.RETRIED_HERE,
+            executions,
+            sent,
+            done),
         app.get().retry().backoff(1).toMillis(),
         TimeUnit.MILLISECONDS);
   }
