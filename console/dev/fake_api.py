@@ -71,7 +71,9 @@ def app(name: str) -> dict[str, Any]:
             "version": 2,
             "workflow": ORDERS_WF,
             "settings": {"request_timeout_s": 0, "hosts": []},
-            "hosts": [{"host": "vm", "status": "failed", "error": err, "alive": True, "updated": "2026-11-27T18:00:00Z"}],
+            "hosts": [
+                {"host": "vm", "status": "failed", "error": err, "alive": True, "updated": "2026-11-27T18:00:00Z"}
+            ],
             "grains": [],
         }
     return {
@@ -82,7 +84,9 @@ def app(name: str) -> dict[str, Any]:
         "version": 4,
         "workflow": HELLO_WF,
         "settings": {"request_timeout_s": 0, "hosts": []},
-        "hosts": [{"host": "vm", "status": "deployed", "error": None, "alive": True, "updated": "2026-11-27T18:00:00Z"}],
+        "hosts": [
+            {"host": "vm", "status": "deployed", "error": None, "alive": True, "updated": "2026-11-27T18:00:00Z"}
+        ],
         "grains": [
             {"name": g, "sha256": "7fe717ad08ab155c", "scope": "application", "current": True, "version": 4}
             for g in ("greet", "shout")
@@ -120,7 +124,9 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
     if admin:
         return 401, {"error": {"code": "unauthorized", "message": "the admin key belongs to no account"}}
     if parts == ["api", "v1", "apps"]:
-        return 200, {"apps": [{k: app(n)[k] for k in ("name", "status", "version", "error")} for n in ("hello", "orders")]}
+        return 200, {
+            "apps": [{k: app(n)[k] for k in ("name", "status", "version", "error")} for n in ("hello", "orders")]
+        }
     if parts[:3] == ["api", "v1", "executions"]:
         if parts[4:] == ["logs"]:
             logs = [{"time": "2026-11-27T18:10:00.004Z", "grain": "greet", "level": "INFO", "text": "greeting sand"}]
@@ -138,7 +144,9 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
     if parts[:3] == ["api", "v1", "apps"]:
         name, rest = parts[3], parts[4:]
         if method == "PUT" and not rest:
-            return 400, {"error": {"code": "bad_workflow", "message": "functions[1] (shout).next names unknown grain 'x'"}}
+            return 400, {
+                "error": {"code": "bad_workflow", "message": "functions[1] (shout).next names unknown grain 'x'"}
+            }
         if not rest:
             return 200, app(name)
         if rest == ["grains"]:
@@ -150,7 +158,10 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
             e |= {"finished": "2026-11-27T18:10:00.021Z", "duration_ms": 21.1, "error": None}
             return 200, {"app": name, "executions": [e], "next": None}
         if rest == ["versions"]:
-            v = [{"version": n, "created": "2026-11-27T18:00:00Z", "description": "deploy", "running": n == 4} for n in (4, 3)]
+            v = [
+                {"version": n, "created": "2026-11-27T18:00:00Z", "description": "deploy", "running": n == 4}
+                for n in (4, 3)
+            ]
             return 200, {"app": name, "versions": v}
         if rest == ["aliases"]:
             a = {"name": "prod", "version": 4, "weights": None, "invoke": f"/app/{name}@prod", "serves": True}
@@ -166,7 +177,12 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
             t = {"name": "nightly", "cron": "0 3 * * *", "next": "2026-11-28T03:00:00Z"}
             return 200, {"app": name, "triggers": [t]}
         if rest == ["dead-letters"]:
-            d = {"id": "1795755219176-64fec7e1", "source": "timer:nightly", "attempts": 3, "error": {"type": "ValueError"}}
+            d = {
+                "id": "1795755219176-64fec7e1",
+                "source": "timer:nightly",
+                "attempts": 3,
+                "error": {"type": "ValueError"},
+            }
             return 200, {"app": name, "dead_letters": [d], "next": None}
         if rest == ["logs"]:
             logs = [{"time": "2026-11-27T18:10:00.004Z", "grain": "greet", "level": "INFO", "text": "greeting sand"}]

@@ -8,7 +8,7 @@
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { json } from "@codemirror/lang-json";
 import { python } from "@codemirror/lang-python";
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from "@codemirror/language";
+import { bracketMatching, defaultHighlightStyle, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { EditorState } from "@codemirror/state";
 import { drawSelection, EditorView, highlightActiveLine, keymap, lineNumbers } from "@codemirror/view";
 
@@ -32,11 +32,15 @@ export function editor(parent, { doc = "", language = "python", label = "code", 
         syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         language === "json" ? json() : python(),
+        indentUnit.of(language === "json" ? "  " : "    "),
         EditorState.readOnly.of(readOnly),
         EditorView.contentAttributes.of({ "aria-label": label }),
+        // long lines wrap and the editor grows with its text: no scrolling region inside the page, which a keyboard
+        // user could not reach (axe: scrollable-region-focusable)
+        EditorView.lineWrapping,
         EditorView.theme({
-          "&": { fontSize: "13px", backgroundColor: "#fff", maxHeight: "32rem" },
-          ".cm-scroller": { fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, monospace", overflow: "auto" },
+          "&": { fontSize: "13px", backgroundColor: "#fff" },
+          ".cm-scroller": { fontFamily: "ui-monospace, 'DejaVu Sans Mono', Menlo, monospace" },
           ".cm-content, .cm-gutter": { minHeight: `${minLines * 1.4}em` },
         }),
       ],

@@ -64,7 +64,11 @@ export function appErrors(app) {
 /** The graph of app's workflow with its errors (and extra, e.g. a refused PUT's message) on their nodes. */
 export function appGraph(app, extra = [], visited = null) {
   const m = model(app.workflow);
-  const errors = [...appErrors(app), ...extra].flatMap((msg) => locate(m, msg));
+  // one error per node: a host's error repeats the application's
+  const seen = new Set();
+  const errors = [...extra, ...appErrors(app)]
+    .flatMap((msg) => locate(m, msg))
+    .filter((e) => !seen.has(e.node) && seen.add(e.node));
   return draw(m, { errors, visited });
 }
 
@@ -123,7 +127,7 @@ async function overviewTab(body, app) {
   );
   // workflow and settings, edited together: PUT /api/v1/apps/{app} takes the workflow with a "settings" member
   const doc = { ...app.workflow, settings: app.settings || {} };
-  const box = h("div", {});
+  const box = h("div", { id: "workflow-editor" });
   const wfMsg = h("div", { "aria-live": "polite" });
   body.append(h("h2", {}, "Workflow and settings"), box);
   const ed = editor(box, { doc: JSON.stringify(doc, null, 2), language: "json", label: "workflow and settings (JSON)", minLines: 10 });
@@ -241,7 +245,7 @@ async function waitDeployed(name, msg) {
 }
 
 async function runTab(body, app) {
-  const box = h("div", {});
+  const box = h("div", { id: "run-input" });
   const out = h("div", { id: "run-output", "aria-live": "polite" });
   const alias = h("input", { type: "text", id: "run-qualifier", placeholder: "e.g. prod or 3 (empty: the running version)" });
   body.append(h("h2", {}, "Input (JSON)"), box);
