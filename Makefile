@@ -130,8 +130,8 @@ knix-suite:
 	@$(PY) benchmarks/knix_suite.py --url $(SAND_URL) $(if $(KNIX_REPO),--repo $(KNIX_REPO))
 
 clean: down
-	rm -rf "$(SAND_HOME)" grainworker/_gen target */target
+	rm -rf "$(SAND_HOME)" grainworker/_gen target */target console/dist
 
 distclean: clean
-	rm -rf "$(VENV)"
+	rm -rf "$(VENV)" console/node_modules
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' | grep -E '^sand-sandbox(-base)?:' | xargs -r docker image rm

@@ -23,8 +23,11 @@ async function lastHour(app) {
 function chart(title, opts, data, parent) {
   const box = h("figure", { class: "chart" }, h("figcaption", {}, title));
   parent.append(box);
+  // the last hour, whatever the points (one point alone would make uPlot span years)
+  const now = Date.now() / 1000;
+  const scales = { x: { time: true, range: () => [now - 3600, now] }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } };
   // uPlot sizes itself through element.style (CSSOM), which the policy allows
-  return new uPlot({ width: 460, height: 180, ...opts }, data, box);
+  return new uPlot({ width: 460, height: 180, scales, ...opts }, data, box);
 }
 
 export async function metricsTab(body, app) {
@@ -34,7 +37,7 @@ export async function metricsTab(body, app) {
     return;
   }
   const grid = h("div", { class: "charts", id: "metrics" });
-  body.append(h("p", { class: "muted" }, `${ex.length} executions in the last hour`), grid);
+  body.append(h("p", { class: "muted" }, `${ex.length} execution${ex.length === 1 ? "" : "s"} in the last hour`), grid);
   const done = ex.filter((e) => e.duration_ms !== null && e.duration_ms !== undefined);
   chart(
     "Duration per execution (ms)",
