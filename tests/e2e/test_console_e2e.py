@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,7 +104,7 @@ def key(http: Http) -> str:
 
 @pytest.fixture(scope="module")
 def names(http: Http, key: str) -> Iterator[dict[str, str]]:
-    n = {"hello": f"chello-{uuid.uuid4().hex[:8]}", "broken": f"cbroken-{uuid.uuid4().hex[:8]}"}
+    n = {name: f"c{name}-{uuid.uuid4().hex[:8]}" for name in ("hello", "broken", "orders")}
     yield n
     for name in n.values():
         raw_remove(http, key, name)
@@ -124,7 +125,7 @@ def wait(
             d, timeout, poll_frequency=every, ignored_exceptions=[StaleElementReferenceException]
         ).until(what)
     except TimeoutException:
-        shot = SHOTS / "failure.png"
+        shot = Path(tempfile.gettempdir()) / "sand-console-failure.png"
         d.save_screenshot(str(shot))
         body = d.find_element(By.TAG_NAME, "body").text[:2000]
         raise AssertionError(
@@ -154,8 +155,10 @@ def text_of(d: WebDriver, id_: str) -> str:
     return els[0].text if els else ""
 
 
-def shoot(d: WebDriver, name: str) -> None:
+def shoot(d: WebDriver, name: str, at: WebElement | None = None) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
+    if at is not None:
+        d.execute_script("arguments[0].scrollIntoView()", at)
     d.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
@@ -317,7 +320,60 @@ def test_edit_a_grain_and_see_the_new_output(browser: WebDriver, console: str, n
     by_id(d, "invoke").click()
     wait(d, lambda d: "HELLO, AGAIN" in text_of(d, "run-result"), why="an output")
     assert "HELLO, AGAIN?!" in text_of(d, "run-result"), "the update was done but the old code answered"
-    shoot(d, "grain-updated")
+
+
+def test_an_asl_graph(browser: WebDriver, console: str, names: dict[str, str]) -> None:
+    """examples/asl-orders, created without a deploy: Choice branches, a Map's iterator, a Parallel's branches and a
+    Catch edge, each where it belongs."""
+    d = browser
+    folder = ROOT / "examples" / "asl-orders"
+    go(d, console, "#/apps")
+    by_id(d, "new-app-name").send_keys(names["orders"])
+    by_id(d, "new-app-files").send_keys(
+        "\n".join(str(f) for f in sorted(folder.glob("*")) if f.suffix in (".json", ".py"))
+    )
+    by_id(d, "new-app-deploy").click()  # off: the graph needs no sandbox
+    by_id(d, "new-app-create").click()
+    graph = by_id(d, "app-graph")
+    nodes = {e.get_attribute("data-node") for e in graph.find_elements(By.CSS_SELECTOR, "g.node")}
+    want = {"s:Check", "s:Empty", "s:Price", "s:Price/it/PriceItem", "s:Sum", "s:Settle", "s:Settle/b0/Charge"}
+    assert want | {"s:Settle/b1/Reserve", "s:Declined"} <= nodes, nodes
+    kinds = {
+        (e.get_attribute("data-from"), e.get_attribute("data-to")): e.get_attribute("class")
+        for e in graph.find_elements(By.CSS_SELECTOR, "g.edge")
+    }
+    assert "choice" in kinds[("s:Check", "s:Empty")] and "choice" in kinds[("s:Check", "s:Price")], kinds
+    assert "fanout" in kinds[("s:Price", "s:Price/it/PriceItem")], kinds
+    assert "fanout" in kinds[("s:Settle", "s:Settle/b1/Reserve")], kinds
+    assert "catch" in kinds[("s:Settle/join", "s:Declined")], kinds
+    assert {c.get_attribute("data-cluster") for c in graph.find_elements(By.CSS_SELECTOR, "g.cluster")} == {
+        "c:Price",
+        "c:Settle",
+    }
+    shoot(d, "asl-graph", at=graph)
+
+
+@pytest.mark.parametrize(
+    ("tab", "element", "text"),
+    [
+        ("versions", "versions-table", "running"),
+        ("secrets", "secrets-table", ""),
+        ("keys", "keys-table", ""),
+        ("triggers", "triggers-table", ""),
+        ("dead-letters", "dead-letters-table", ""),
+        ("logs", "live-logs", "greeting console"),
+        ("metrics", "metrics", ""),
+    ],
+)
+def test_the_other_tabs(
+    browser: WebDriver, console: str, names: dict[str, str], tab: str, element: str, text: str
+) -> None:
+    """Each of the application's other views answers from the API, passes axe, and is screenshotted."""
+    d = browser
+    go(d, console, f"#/apps/{names['hello']}/{tab}")
+    wait(d, lambda d: text in text_of(d, element), why=f"{text!r} in #{element}")
+    shoot(d, tab)
+    accessible(d, tab)
 
 
 def test_a_deploy_error_on_its_node(browser: WebDriver, console: str, names: dict[str, str], tmp_path: Path) -> None:
@@ -340,7 +396,7 @@ def test_a_deploy_error_on_its_node(browser: WebDriver, console: str, names: dic
     failed = {e.get_attribute("data-node") for e in graph.find_elements(By.CSS_SELECTOR, "g.node.error")}
     assert failed == {"f:bad"}, failed
     assert "SyntaxError" in graph.find_element(By.CSS_SELECTOR, '[data-error-node="f:bad"]').text
-    shoot(d, "deploy-error")
+    shoot(d, "deploy-error", at=graph)
 
 
 def test_an_operator_disables_an_account(browser: WebDriver, console: str, http: Http, names: dict[str, str]) -> None:

@@ -115,7 +115,7 @@ async function overviewTab(body, app) {
       ),
     ),
     msg,
-    app.error ? notice("error", app.error) : null,
+    ...(app.error ? [notice("error", app.error)] : []), // DOM append writes a null as "null"
     h("h2", {}, "Hosts"),
     table(
       ["Host", "Status", "Alive", "Updated", "Error"],
@@ -195,6 +195,11 @@ async function grainsTab(body, app, rest) {
   );
   if (!chosen) return;
   const g = running.get(chosen) || { name: chosen, scope: "application" };
+  const meta = (own.grains || []).find((x) => x.name === chosen) || (await api("GET", grainUrl(app, g)).catch(() => ({})));
+  if (meta.kind === "zip") {
+    body.append(notice("info", `${chosen} is a zip (a folder): edit it in its folder and upload it with sand deploy`));
+    return;
+  }
   const code = await api("GET", `${grainUrl(app, g)}?code=1`);
   const box = h("div", { id: "grain-editor" });
   const msg = h("div", { "aria-live": "polite", id: "grain-message" });
@@ -324,7 +329,7 @@ async function executionsTab(body, app) {
     }
     list.replaceChildren(
       table(["Execution", "Status", "Started", "Duration", "Error"], rows, { id: "executions-table" }),
-      cursor ? h("button", { type: "button", id: "exec-more", onclick: () => load(true) }, "More") : null,
+      ...(cursor ? [h("button", { type: "button", id: "exec-more", onclick: () => load(true) }, "More")] : []),
     );
   };
   status.addEventListener("change", () => load(false));

@@ -41,7 +41,7 @@ export async function readFolder(files) {
 
 function newAppForm() {
   const msg = h("div", { "aria-live": "polite" });
-  const name = h("input", { type: "text", id: "new-app-name", required: true, pattern: "[a-z0-9][a-z0-9_-]{0,62}" });
+  const name = h("input", { type: "text", id: "new-app-name", required: true, pattern: "[a-z0-9][a-z0-9_\\-]{0,62}" });
   const files = h("input", { type: "file", id: "new-app-files", multiple: true, accept: ".json,.py" });
   const deploy = h("input", { type: "checkbox", id: "new-app-deploy", checked: true });
   return h(

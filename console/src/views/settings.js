@@ -34,7 +34,7 @@ export async function versionsTab(body, app) {
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}`;
   const [versions, aliases] = await Promise.all([api("GET", `${base}/versions`), api("GET", `${base}/aliases`)]);
-  const aliasName = h("input", { type: "text", id: "alias-name", pattern: "[a-z][a-z0-9_-]{0,31}" });
+  const aliasName = h("input", { type: "text", id: "alias-name", pattern: "[a-z][a-z0-9_\\-]{0,31}" });
   const aliasVersion = h("input", { type: "number", id: "alias-version", min: 1 });
   body.append(
     msg,
