@@ -91,6 +91,8 @@ format: install
 test-unit: install
 	@echo "==> Java unit tests"
 	@$(MVN) test
+	@echo "==> Console unit tests (node --test: graphs, errors on nodes, the waterfall's rows)"
+	@npm --prefix console test --silent
 	@echo "==> Python unit tests"
 	@examples/image-pipeline/fetch.sh
 	@$(PY) -m pytest -q -m "not e2e"

@@ -116,10 +116,18 @@ export function waterfall(execution, logs) {
   );
 }
 
-/** The grain and line an error names: {grain, line} (either may be null). */
-export function errorPlace(error) {
-  if (!error || typeof error !== "object") return { grain: null, line: null };
-  const text = [error.message, error.traceback, error.stack].filter(Boolean).join("\n");
-  const lines = [...text.matchAll(/line (\d+)/g)];
-  return { grain: error.grain || null, line: lines.length ? Number(lines[lines.length - 1][1]) : null };
+/**
+ * The grain and line an error names, and its traceback: {grain, line, traceback}. A grain's exception is the event
+ * {type, message, grain}; the instance logs the whole traceback as an ERROR line of that grain, whose last frame in
+ * the grain's own file gives the line.
+ */
+export function errorPlace(error, logs = []) {
+  if (!error || typeof error !== "object") return { grain: null, line: null, traceback: null };
+  const grain = error.grain || null;
+  const tb = [...logs].reverse().find((l) => l.level === "ERROR" && (!grain || l.grain === grain) && /Traceback|line \d+/.test(l.text));
+  const text = [error.message, error.traceback, tb && tb.text].filter(Boolean).join("\n");
+  const own = grain ? [...text.matchAll(new RegExp(`${grain.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?:\\.py|/__init__\\.py)?", line (\\d+)`, "g"))] : [];
+  const any = [...text.matchAll(/line (\d+)/g)];
+  const hit = own.length ? own[own.length - 1] : any.length ? any[any.length - 1] : null;
+  return { grain, line: hit ? Number(hit[1]) : null, traceback: (tb && tb.text) || error.traceback || null };
 }

@@ -38,7 +38,7 @@ export async function executionView(main, id) {
     ),
   );
   if (ex.error) {
-    const where = errorPlace(ex.error);
+    const where = errorPlace(ex.error, logs);
     main.append(
       h(
         "div",
@@ -47,7 +47,7 @@ export async function executionView(main, id) {
         where.grain || where.line
           ? h("p", {}, `in grain ${where.grain || "?"}${where.line ? `, line ${where.line}` : ""}`)
           : null,
-        typeof ex.error === "object" && ex.error.traceback ? h("pre", {}, ex.error.traceback) : null,
+        where.traceback ? h("pre", { id: "exec-traceback" }, where.traceback) : null,
       ),
     );
   } else if (ex.result !== undefined && ex.result !== null) {
