@@ -121,10 +121,19 @@ public final class ConsoleHandler extends Handler.Wrapper {
       return null;
     }
     if (Files.isRegularFile(file)) {
-      return file;
+      return inside(file) ? file : null;
     }
     String last = rel.substring(rel.lastIndexOf('/') + 1);
     return last.contains(".") ? null : root.resolve("index.html");
+  }
+
+  /** Whether a file is in the folder once links are followed (a link in dist/ must not lead out of it). */
+  private boolean inside(Path file) {
+    try {
+      return file.toRealPath().startsWith(root.toRealPath());
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private void serve(Path file, boolean head, Response response, Callback callback)

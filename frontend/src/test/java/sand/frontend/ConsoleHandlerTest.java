@@ -29,6 +29,7 @@ class ConsoleHandlerTest {
     Files.writeString(dist.resolve("assets/main-ABC123.js"), "console.log(1)");
     Files.writeString(dist.resolve("assets/main-ABC123.css"), "body{}");
     secret = Files.writeString(dir.resolve("secret.txt"), "not for the browser");
+    Files.createSymbolicLink(dist.resolve("link.txt"), secret);
     fe = new TestFrontend(Map.of(FrontendSettings.CONSOLE_DIR, dist.toString()), true);
   }
 
@@ -106,6 +107,7 @@ class ConsoleHandlerTest {
       "/console/assets/%2e%2e/%2e%2e/secret.txt",
       "/console/..%2fsecret.txt",
       "/console/.hidden",
+      "/console/link.txt",
       "/console/assets/..%5c..%5csecret.txt"
     }) {
       String answer = raw(path);
