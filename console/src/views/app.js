@@ -161,8 +161,10 @@ async function overviewTab(body, app) {
     wfMsg,
   );
   // follow a deploy under way
+  // (only while this view is still the one shown: a view left during its calls registers its timer too late)
   if (["deploying", "undeploying"].includes(app.status)) {
-    const t = setTimeout(() => go(`#/apps/${enc(name)}/overview`), 1500);
+    const here = `#/apps/${enc(name)}/overview`;
+    const t = setTimeout(() => location.hash === here && go(here), 1500);
     onLeave(() => clearTimeout(t));
   }
 }
@@ -344,6 +346,7 @@ async function logsTab(body, app) {
   const seen = new Set();
   let since = Date.now() - 3600_000;
   let stopped = false;
+  const here = location.hash;
   const poll = async () => {
     try {
       const r = await api("GET", `/api/v1/apps/${enc(app.name)}/logs?since=${since}&limit=50`);
@@ -369,7 +372,7 @@ async function logsTab(body, app) {
     } catch (e) {
       state.textContent = `could not read the logs: ${e.message}`;
     }
-    if (!stopped) timer = setTimeout(poll, 2000);
+    if (!stopped && location.hash === here) timer = setTimeout(poll, 2000);
   };
   let timer = null;
   onLeave(() => {
