@@ -17,7 +17,14 @@ def test_kafka_create_topic_produce_consume(kafka_bootstrap: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap, request_timeout_ms=20000)
     try:
         admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
-        assert topic in admin.list_topics()
+        # the broker that answers may learn of the new topic a moment after the controller made it
+        listed = False
+        end = time.monotonic() + 20
+        while not listed and time.monotonic() < end:
+            listed = topic in admin.list_topics()
+            if not listed:
+                time.sleep(0.2)
+        assert listed, f"topic {topic} was created but not listed within 20 s"
         producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
         payload = f"hello {uuid.uuid4()}".encode()
         producer.send(topic, payload, partition=1).get(timeout=20)

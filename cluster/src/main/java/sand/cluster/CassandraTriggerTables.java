@@ -4,6 +4,7 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +29,7 @@ final class CassandraTriggerTables implements TriggerTables {
   private final PreparedStatement deadBefore;
   private final PreparedStatement deadOne;
   private final PreparedStatement deleteDead;
+  private final PreparedStatement moveKey;
   private final PreparedStatement deleteAllDead;
 
   static void createSchema(CqlSession s, String ks) {
@@ -38,7 +40,12 @@ final class CassandraTriggerTables implements TriggerTables {
         "CREATE TABLE IF NOT EXISTS " + ks + ".trigger_ticks (app_id text, name text, tick bigint, "
             + "claimed_by text, PRIMARY KEY ((app_id, name), tick))");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks + ".idempotency_keys (app_id text, key text, "
-        + "execution_id text, body_sha256 text, PRIMARY KEY ((app_id, key)))");
+        + "execution_id text, body_sha256 text, attempt int, PRIMARY KEY ((app_id, key)))");
+    try { // tables created before a claim followed its delivery's attempts
+      s.execute("ALTER TABLE " + ks + ".idempotency_keys ADD attempt int");
+    } catch (InvalidQueryException e) {
+      // the column exists
+    }
     s.execute(
         "CREATE TABLE IF NOT EXISTS " + ks + ".dead_letters (app_id text, id text, source text, "
             + "event text, error text, attempts int, executions text, at timestamp, PRIMARY KEY (app_id, id)) "
@@ -58,9 +65,12 @@ final class CassandraTriggerTables implements TriggerTables {
     tick = session.prepare("INSERT INTO " + ks + ".trigger_ticks (app_id, name, tick, claimed_by) "
         + "VALUES (?, ?, ?, ?) IF NOT EXISTS USING TTL " + TICK_KEPT_S);
     key = session.prepare("INSERT INTO " + ks + ".idempotency_keys (app_id, key, execution_id, "
-        + "body_sha256) VALUES (?, ?, ?, ?) IF NOT EXISTS USING TTL ?");
-    readKey = session.prepare("SELECT execution_id, body_sha256 FROM " + ks
+        + "body_sha256, attempt) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?");
+    readKey = session.prepare("SELECT execution_id, body_sha256, attempt FROM " + ks
         + ".idempotency_keys WHERE app_id = ? AND key = ?");
+    moveKey =
+        session.prepare("UPDATE " + ks + ".idempotency_keys USING TTL ? SET execution_id = ?, "
+            + "body_sha256 = ?, attempt = ? WHERE app_id = ? AND key = ? IF execution_id = ?");
     release = session.prepare(
         "DELETE FROM " + ks + ".idempotency_keys WHERE app_id = ? AND key = ? IF execution_id = ?");
     String dcols = "app_id, id, source, event, error, attempts, executions, at";
@@ -129,7 +139,8 @@ final class CassandraTriggerTables implements TriggerTables {
   @Override
   public Optional<KeyClaim> claimKey(String appId, String k, KeyClaim claim, Duration window) {
     var rs = session.execute(
-        key.bind(appId, k, claim.executionId(), claim.bodySha256(), (int) window.toSeconds()));
+        key.bind(appId, k, claim.executionId(), claim.bodySha256(), claim.attempt(), (int)
+            window.toSeconds()));
     if (rs.wasApplied()) {
       return Optional.empty();
     }
@@ -138,9 +149,36 @@ final class CassandraTriggerTables implements TriggerTables {
         || r.getString("execution_id") == null) { // expired between the two: read it again
       r = session.execute(readKey.bind(appId, k)).one();
     }
-    return r == null
-        ? Optional.of(claim)
-        : Optional.of(new KeyClaim(r.getString("execution_id"), r.getString("body_sha256")));
+    return r == null ? Optional.of(claim) : Optional.of(claimOf(r));
+  }
+
+  private static KeyClaim claimOf(Row r) {
+    // a claim written before attempts were kept is its delivery's first
+    int attempt = r.isNull("attempt") ? 1 : r.getInt("attempt");
+    return new KeyClaim(r.getString("execution_id"), r.getString("body_sha256"), attempt);
+  }
+
+  @Override
+  public boolean moveKey(
+      String appId, String k, String fromExecutionId, KeyClaim next, Duration window) {
+    return session
+        .execute(moveKey.bind(
+            (int) window.toSeconds(),
+            next.executionId(),
+            next.bodySha256(),
+            next.attempt(),
+            appId,
+            k,
+            fromExecutionId))
+        .wasApplied();
+  }
+
+  @Override
+  public Optional<KeyClaim> readKey(String appId, String k) {
+    Row r = session.execute(readKey.bind(appId, k)).one();
+    return r == null || r.getString("execution_id") == null
+        ? Optional.empty()
+        : Optional.of(claimOf(r));
   }
 
   @Override

@@ -65,6 +65,25 @@ final class InMemoryTriggerTables implements TriggerTables {
   }
 
   @Override
+  public boolean moveKey(
+      String appId, String key, String fromExecutionId, KeyClaim next, Duration window) {
+    boolean[] moved = {false};
+    keys.computeIfPresent(appId + "\0" + key, (k, c) -> {
+      if (!c.executionId().equals(fromExecutionId)) {
+        return c;
+      }
+      moved[0] = true;
+      return next;
+    });
+    return moved[0];
+  }
+
+  @Override
+  public Optional<KeyClaim> readKey(String appId, String key) {
+    return Optional.ofNullable(keys.get(appId + "\0" + key));
+  }
+
+  @Override
   public void putDeadLetter(DeadLetter d, Duration keep) {
     dead.computeIfAbsent(
             d.appId(), k -> new ConcurrentSkipListMap<String, DeadLetter>().descendingMap())

@@ -41,11 +41,16 @@ public interface TriggerTables {
       Instant at) {}
 
   /**
-   * The first claim of an idempotency key.
+   * The claim of an idempotency key: the execution of its delivery's latest attempt.
    *
    * @param bodySha256 hex SHA-256 of the request's body: the same key with another body is refused
+   * @param attempt which attempt of the delivery {@code executionId} is (1 for the first)
    */
-  record KeyClaim(String executionId, String bodySha256) {}
+  record KeyClaim(String executionId, String bodySha256, int attempt) {
+    public KeyClaim(String executionId, String bodySha256) {
+      this(executionId, bodySha256, 1);
+    }
+  }
 
   void putTrigger(Trigger t);
 
@@ -74,6 +79,16 @@ public interface TriggerTables {
 
   /** Give a key back when its execution never started (the request could not be sent). */
   void releaseKey(String appId, String key, String executionId);
+
+  /**
+   * Move the key's claim from {@code fromExecutionId} to the next attempt's execution (a lightweight transaction):
+   * true when it was still {@code fromExecutionId}'s, so exactly one frontend runs each attempt (the delivery's, or
+   * one taking over from a frontend that died between two attempts). The claim is kept {@code window} from now.
+   */
+  boolean moveKey(String appId, String key, String fromExecutionId, KeyClaim next, Duration window);
+
+  /** The key's claim as it stands, if any. */
+  Optional<KeyClaim> readKey(String appId, String key);
 
   void putDeadLetter(DeadLetter d, Duration keep);
 

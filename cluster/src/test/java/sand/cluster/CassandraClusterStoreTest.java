@@ -25,7 +25,8 @@ class CassandraClusterStoreTest
         FrontendTablesContract,
         ApplicationRecordsContract,
         SecretTablesContract,
-        EndpointTablesContract {
+        EndpointTablesContract,
+        TriggerTablesContract {
   private static final InetSocketAddress CASSANDRA = new InetSocketAddress(
       "127.0.0.1", Integer.parseInt(System.getenv().getOrDefault("SAND_CASSANDRA_PORT", "9042")));
   private static final String KS =

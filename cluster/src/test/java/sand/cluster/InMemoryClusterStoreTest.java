@@ -8,7 +8,8 @@ class InMemoryClusterStoreTest
         FrontendTablesContract,
         ApplicationRecordsContract,
         SecretTablesContract,
-        EndpointTablesContract {
+        EndpointTablesContract,
+        TriggerTablesContract {
   private ClusterStore store;
 
   @BeforeEach

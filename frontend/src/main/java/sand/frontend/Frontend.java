@@ -323,7 +323,7 @@ public final class Frontend {
     Deliveries deliveries = new Deliveries(invoke, keys, deps.store(), metrics, deps.clock());
     bucketRetries.use(deliveries);
     invoke.useAsyncRunner((app, value, executionId) -> deliveries
-        .deliver(app, value, "async", null, executionId)
+        .deliver(app, value, "async", null, executionId, Deliveries.Unsent.CALLER_RETRIES)
         .map(Deliveries.Delivery::firstSent));
     metrics.gauge("sand_frontend_deliveries_in_flight", deliveries::inFlight);
     TriggerSet triggerSet = new TriggerSet(deps.store());

@@ -373,7 +373,13 @@ public final class TriggersHandler {
             "application '" + o.name().name() + "' is not deployed; deploy it, then redrive"));
     String id = Ids.newId();
     var delivery = deliveries
-        .deliver(app, Json.stored(d.event()), "redrive:" + d.id(), null, id)
+        .deliver(
+            app,
+            Json.stored(d.event()),
+            "redrive:" + d.id(),
+            null,
+            id,
+            Deliveries.Unsent.CALLER_RETRIES)
         .orElseThrow(() -> new ApiException(
             503,
             "busy",

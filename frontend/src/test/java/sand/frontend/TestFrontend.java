@@ -11,15 +11,19 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.MockConsumer;
@@ -37,6 +41,7 @@ import sand.cluster.TriggerTables;
 import sand.cluster.globaldata.InMemoryGlobalDataLayer;
 import sand.contracts.ApplicationLimits;
 import sand.frontend.internal.Json;
+import sand.frontend.trigger.TopicSource;
 
 /**
  * A frontend on 127.0.0.1:0 with an in-memory cluster store, a MockProducer (requests and control events
@@ -167,6 +172,71 @@ final class TestFrontend implements AutoCloseable {
   /** The global data layer (the KNIX door's storage actions). */
   final InMemoryGlobalDataLayer data = new InMemoryGlobalDataLayer();
 
+  /** Queue triggers' topics (one partition each) and the consumer each trigger's group was given. */
+  static final class MockTopics implements TopicSource {
+    final Map<String, MockConsumer<String, byte[]>> byGroup = new ConcurrentHashMap<>();
+
+    @Override
+    public OptionalInt partitions(String topic) {
+      return OptionalInt.of(1);
+    }
+
+    @Override
+    public Consumer<String, byte[]> consumer(
+        String group, String start, int maxRecords, String clientId) {
+      MockConsumer<String, byte[]> c = new MockConsumer<>(start) {
+        // a mock forgets what it returned; a topic keeps it, to be read again after a seek back
+        private final List<ConsumerRecord<String, byte[]>> log = new ArrayList<>();
+
+        @Override
+        public synchronized void addRecord(ConsumerRecord<String, byte[]> r) {
+          log.add(r);
+          super.addRecord(r);
+        }
+
+        @Override
+        public synchronized void seek(TopicPartition p, long offset) {
+          super.seek(p, offset);
+          for (ConsumerRecord<String, byte[]> r : log) {
+            if (r.topic().equals(p.topic())
+                && r.partition() == p.partition()
+                && r.offset() >= offset) {
+              super.addRecord(r);
+            }
+          }
+        }
+
+        @Override
+        public synchronized ConsumerRecords<String, byte[]> poll(Duration timeout) {
+          ConsumerRecords<String, byte[]> r = super.poll(timeout);
+          if (r.isEmpty()) {
+            try {
+              wait(10); // a mock's poll returns at once; a real one waits for records
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          return r;
+        }
+      };
+      byGroup.put(group, c);
+      return c;
+    }
+
+    /** The one trigger's consumer once the trigger has started it (up to 10 s). */
+    MockConsumer<String, byte[]> await() throws InterruptedException {
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (byGroup.isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      if (byGroup.size() != 1) {
+        throw new AssertionError("not one trigger consumer: " + byGroup.keySet());
+      }
+      return byGroup.values().iterator().next();
+    }
+  }
+
+  final MockTopics triggerTopics = new MockTopics();
   final MockProducer<String, byte[]> producer;
   final SlowMockConsumer consumer = new SlowMockConsumer();
   final Server server;
@@ -185,6 +255,19 @@ final class TestFrontend implements AutoCloseable {
 
   /** @param limits the operator's caps (SAND_LIMITS_* keys) that differ from their defaults */
   TestFrontend(Map<String, String> settings, boolean autoComplete, Map<String, String> limits)
+      throws Exception {
+    this(settings, autoComplete, limits, false);
+  }
+
+  /**
+   * @param withTopics queue triggers read {@link #triggerTopics}' mock consumers (else the frontend has no Kafka
+   *     for them and refuses them)
+   */
+  TestFrontend(
+      Map<String, String> settings,
+      boolean autoComplete,
+      Map<String, String> limits,
+      boolean withTopics)
       throws Exception {
     Map<String, String> s = new HashMap<>(Map.of("port", "0", "id", "fe-test"));
     s.putAll(settings);
@@ -207,7 +290,9 @@ final class TestFrontend implements AutoCloseable {
               throw new IllegalStateException(
                   "no consumer for frontend " + peer + "'s response topic");
             },
-            data));
+            data,
+            null,
+            withTopics ? triggerTopics : null));
     server.start();
     url = "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }

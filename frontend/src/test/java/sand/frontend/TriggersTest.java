@@ -10,10 +10,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import sand.cluster.FrontendTables;
+import sand.cluster.TriggerTables;
 import sand.frontend.internal.Json;
 
 /**
@@ -243,6 +252,110 @@ class TriggersTest {
             .build(),
         java.net.http.HttpResponse.BodyHandlers.ofString());
     assertEquals(422, other.statusCode(), other.body());
+  }
+
+  /**
+   * A record whose event could not be sent (its host went away as it was sent: the cluster run's lost record) ran
+   * nothing: its offset is not committed, and read again it runs, its key not taken for a duplicate.
+   */
+  @Test
+  void aQueueRecordWhoseEventCouldNotBeSentIsReadAgainAndRun() throws Exception {
+    fe = new TestFrontend(Map.of(), false, Map.of(), true);
+    String key = fe.signUp("alice");
+    CompletableFuture<String> deployed = CompletableFuture.supplyAsync(() -> {
+      try {
+        return fe.deployHello(key, "hello", null);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    while (!deployed.isDone()) {
+      fe.producer.completeNext(); // the deploy's control event
+      Thread.sleep(5);
+    }
+    String appId = deployed.get();
+    var put = fe.call(
+        "PUT",
+        "/api/v1/apps/hello/triggers/in",
+        key,
+        "{\"topic\": \"orders\", \"start\": \"earliest\"}");
+    assertEquals(201, put.status(), put.body());
+    MockConsumer<String, byte[]> records = fe.triggerTopics.await();
+    TopicPartition p = new TopicPartition("orders", 0);
+    records.schedulePollTask(() -> {
+      records.rebalance(List.of(p));
+      records.updateBeginningOffsets(Map.of(p, 0L));
+      records.addRecord(new ConsumerRecord<>("orders", 0, 0L, "k", "{\"order\": 15}".getBytes()));
+    });
+    awaitRequests(appId, 1);
+    assertTrue(fe.producer.errorNext(new TimeoutException("the host went away")));
+    JsonNode again = awaitRequests(appId, 2).get(1);
+    JsonNode event = again.path("value");
+    assertEquals(15, event.path("value").path("order").asInt(), again.toString());
+    assertEquals("kafka:orders:0:0", event.path("idempotency_key").asText());
+    assertEquals(
+        "queue:in@fe-test", again.path("trace").get(0).get(1).asText(), "read again, not retried");
+    assertTrue(fe.producer.completeNext());
+    answer(again, Json.object().put("done", 15));
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    OffsetAndMetadata committed = null;
+    while (committed == null && System.nanoTime() < deadline) {
+      committed = records.committed(Set.of(p)).get(p);
+      Thread.sleep(20);
+    }
+    assertEquals(1, committed == null ? -1 : committed.offset(), "committed once it had run");
+    assertEquals(2, requests(appId).size(), "sent twice, run once");
+  }
+
+  /**
+   * Another frontend ran a record's first attempt, which failed, and died before its retry: the record read again
+   * here is not taken for a duplicate of the failure; after the backoff and a grace, the next attempt runs here.
+   */
+  @Test
+  void aRecordWhoseFrontendDiedBetweenAttemptsGoesOnHere() throws Exception {
+    fe = new TestFrontend(Map.of(), true, Map.of(), true);
+    String key = fe.signUp("alice");
+    String appId =
+        fe.deployHello(key, "hello", "{\"retry\": {\"attempts\": 3, \"backoff_s\": 0.05}}");
+    String k = "kafka:orders:0:0";
+    Instant t = Instant.now();
+    fe.store.startExecution(
+        new FrontendTables.ExecutionRecord(
+            "e-dead-1", appId, "alice", "running", null, null, t, null, "fe-dead", null),
+        Duration.ofHours(1));
+    fe.store.endExecution(
+        "e-dead-1", "failed", null, "{\"type\":\"ValueError\"}", t, null, 5, Duration.ofHours(1));
+    assertTrue(fe.store
+        .triggers()
+        .claimKey(appId, k, new TriggerTables.KeyClaim("e-dead-1", "sha", 1), Duration.ofHours(1))
+        .isEmpty());
+    var put = fe.call(
+        "PUT",
+        "/api/v1/apps/hello/triggers/in",
+        key,
+        "{\"topic\": \"orders\", \"start\": \"earliest\"}");
+    assertEquals(201, put.status(), put.body());
+    MockConsumer<String, byte[]> records = fe.triggerTopics.await();
+    TopicPartition p = new TopicPartition("orders", 0);
+    records.schedulePollTask(() -> {
+      records.rebalance(List.of(p));
+      records.updateBeginningOffsets(Map.of(p, 0L));
+      records.addRecord(new ConsumerRecord<>("orders", 0, 0L, "k", "{\"order\": 15}".getBytes()));
+    });
+    JsonNode second = awaitRequests(appId, 1).get(0);
+    assertEquals("queue:in#2@fe-test", second.path("trace").get(0).get(1).asText());
+    var claim = fe.store.triggers().readKey(appId, k).orElseThrow();
+    assertEquals(2, claim.attempt());
+    assertEquals(second.path("execution_id").asText(), claim.executionId());
+    answer(second, Json.object().put("done", 15));
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    OffsetAndMetadata committed = null;
+    while (committed == null && System.nanoTime() < deadline) {
+      committed = records.committed(Set.of(p)).get(p);
+      Thread.sleep(20);
+    }
+    assertEquals(1, committed == null ? -1 : committed.offset());
+    assertEquals(1, requests(appId).size());
   }
 
   @Test

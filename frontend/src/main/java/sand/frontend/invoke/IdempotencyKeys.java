@@ -75,6 +75,33 @@ public final class IdempotencyKeys {
     return store.triggers().claimKey(appId, key, new KeyClaim(executionId, bodySha256), WINDOW);
   }
 
+  /**
+   * The delivery goes on to its {@code attempt}th attempt as {@code executionId}: true when the key was still
+   * {@code fromExecutionId}'s (else another frontend took the delivery over and runs it). Cassandra away: true, as
+   * running an attempt twice is better than losing it.
+   */
+  public boolean move(
+      String appId,
+      String key,
+      String fromExecutionId,
+      String executionId,
+      String bodySha256,
+      int attempt) {
+    try {
+      return store
+          .triggers()
+          .moveKey(
+              appId, key, fromExecutionId, new KeyClaim(executionId, bodySha256, attempt), WINDOW);
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
+  /** The key's claim as it stands; empty when there is none. */
+  public Optional<KeyClaim> current(String appId, String key) {
+    return store.triggers().readKey(appId, key);
+  }
+
   /** The claim's execution never started (it could not be sent): let the key be used again. */
   public void release(String appId, String key, String executionId) {
     try {

@@ -419,6 +419,9 @@ public final class InvokeHandler {
    * @param value  the output, or the error event's {"error": ...}
    */
   public record Outcome(String executionId, String status, JsonNode value) {
+    /** The status of an execution whose event could not be sent: nothing ran. */
+    public static final String UNSENT = "unavailable";
+
     public boolean succeeded() {
       return "succeeded".equals(status);
     }
@@ -524,7 +527,7 @@ public final class InvokeHandler {
     log.release(executionId);
     return new Outcome(
         executionId,
-        "unavailable",
+        Outcome.UNSENT,
         Json.object().set("error", Json.object().put("type", "platform").put("message", message)));
   }
 

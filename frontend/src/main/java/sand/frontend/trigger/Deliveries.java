@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.TriggerTables.DeadLetter;
+import sand.cluster.TriggerTables.KeyClaim;
 import sand.contracts.Event;
 import sand.frontend.FrontendMetrics;
 import sand.frontend.internal.Ids;
@@ -40,8 +41,13 @@ public final class Deliveries {
   /** The most deliveries one frontend holds (running or waiting to retry); more are refused, not queued. */
   public static final int MAX_IN_FLIGHT = 10_000;
 
-  /** How one delivery ended: "succeeded", "dead-lettered" or "duplicate" (its key had run). */
+  /**
+   * How one delivery ended: "succeeded", "dead-lettered", "duplicate" (its key had run) or {@link #UNSENT} (its first
+   * event could not be sent: nothing ran, the key is free again, and the caller must deliver it again).
+   */
   public record Result(String status, String lastExecutionId, int attempts) {}
+
+  public static final String UNSENT = "unsent";
 
   /**
    * The event of a delivery {@link #resume}d, as read: {@code app} is empty when the application is gone or not
@@ -54,6 +60,15 @@ public final class Deliveries {
   static final int LOAD_TRIES = 5;
 
   static final Duration LOAD_EVERY = Duration.ofMillis(500);
+
+  /**
+   * How long after an attempt's backoff a frontend taking over a delivery waits for the next attempt, run by the
+   * frontend that ran the failed one, before it concludes that frontend is gone and runs the attempt itself.
+   */
+  static final Duration NEXT_ATTEMPT_GRACE = Duration.ofSeconds(5);
+
+  /** How often the key's claim is read while waiting for the next attempt. */
+  static final Duration CLAIM_POLL = Duration.ofMillis(500);
 
   /** A delivery under way: {@code firstSent} when its first attempt's event is on its way. */
   public record Delivery(
@@ -101,13 +116,26 @@ public final class Deliveries {
     return inFlight.get();
   }
 
+  /** Who delivers an event again whose first attempt could not be sent (nothing ran). */
+  public enum Unsent {
+    /** Its caller, told by {@link Delivery#firstSent} or a {@link #UNSENT} result (a request, a queue record). */
+    CALLER_RETRIES,
+    /** The delivery, as a failed attempt under the application's retry policy (a timer's tick). */
+    RETRIED_HERE
+  }
+
   /**
    * Deliver {@code value} to {@code app}. {@code source} names what started it ("async", "timer:nightly",
    * "queue:orders"); {@code key}, if not null, is the event's idempotency key. Empty when this frontend already
    * holds {@link #MAX_IN_FLIGHT} deliveries.
    */
   public Optional<Delivery> deliver(
-      AppDirectory.Target app, JsonNode value, String source, String key, String executionId) {
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      String executionId,
+      Unsent unsent) {
     if (inFlight.incrementAndGet() > maxInFlight) {
       inFlight.decrementAndGet();
       metrics.trigger(app.name(), source, "refused");
@@ -118,14 +146,14 @@ public final class Deliveries {
     done.whenComplete((r, e) -> inFlight.decrementAndGet());
     try {
       if (key != null) {
-        Optional<String> first = claim(app, key, value, executionId);
+        Optional<KeyClaim> first = claim(app, key, value, executionId);
         if (first.isPresent()) {
           firstSent.complete(null);
-          dedupe(app, value, source, key, first.get(), executionId, firstSent, done);
-          return Optional.of(new Delivery(first.get(), firstSent, done));
+          dedupe(app, value, source, key, first.get(), executionId, unsent, done);
+          return Optional.of(new Delivery(first.get().executionId(), firstSent, done));
         }
       }
-      attempt(app, value, source, key, executionId, 1, new ArrayList<>(), firstSent, done);
+      attempt(app, value, source, key, executionId, 1, unsent, new ArrayList<>(), firstSent, done);
     } catch (
         RuntimeException
             e) { // Cassandra away for the claim: the event is not run now (its caller retries)
@@ -135,30 +163,39 @@ public final class Deliveries {
     return Optional.of(new Delivery(executionId, firstSent, done));
   }
 
-  private Optional<String> claim(AppDirectory.Target app, String key, JsonNode value, String id) {
-    return keys.claim(app.appId(), key, id, IdempotencyKeys.sha256(value))
-        .map(c -> c.executionId());
+  private Optional<KeyClaim> claim(AppDirectory.Target app, String key, JsonNode value, String id) {
+    return keys.claim(app.appId(), key, id, IdempotencyKeys.sha256(value));
   }
 
   /**
-   * The key ran before: wait for its execution to end and answer with it. If it never ends (it was lost with its
-   * frontend), run the event again under the same key.
+   * The key ran before: wait for its latest attempt to end and answer with it. If it never ends (it was lost with
+   * its frontend), run the event again under the same key; if it failed with attempts left, and its frontend does
+   * not go on to the next one after the backoff (it died), go on here.
    */
   private void dedupe(
       AppDirectory.Target app,
       JsonNode value,
       String source,
       String key,
-      String firstId,
+      KeyClaim seen,
       String executionId,
-      CompletableFuture<Void> firstSent,
+      Unsent unsent,
       CompletableFuture<Result> done) {
     Duration wait =
         Duration.ofSeconds((long) (app.requestTimeoutS() > 0 ? app.requestTimeoutS() : 60) + 10);
+    String firstId = seen.executionId();
     keys.awaitEnd(firstId, wait).whenComplete((r, e) -> {
       if (r != null && r.isPresent()) {
-        metrics.trigger(app.name(), source, "duplicate");
-        done.complete(new Result("duplicate", firstId, 0));
+        if (r.get().status().equals("succeeded")
+            || seen.attempt() >= app.retry().attempts()) {
+          metrics.trigger(app.name(), source, "duplicate");
+          done.complete(new Result("duplicate", firstId, 0));
+          return;
+        }
+        long deadline = clock.millis()
+            + app.retry().backoff(seen.attempt()).toMillis()
+            + NEXT_ATTEMPT_GRACE.toMillis();
+        awaitNextAttempt(app, value, source, key, seen, executionId, unsent, done, deadline);
         return;
       }
       try {
@@ -180,6 +217,7 @@ public final class Deliveries {
             key,
             executionId,
             1,
+            unsent,
             new ArrayList<>(),
             new CompletableFuture<>(),
             done);
@@ -189,6 +227,93 @@ public final class Deliveries {
     });
   }
 
+  /**
+   * {@code seen}'s attempt failed with attempts left: follow the key's claim to the next attempt, run by the
+   * frontend that ran this one; if the claim has not moved by {@code deadline} (epoch ms), that frontend is gone:
+   * move it here and run the next attempt.
+   */
+  private void awaitNextAttempt(
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      KeyClaim seen,
+      String executionId,
+      Unsent unsent,
+      CompletableFuture<Result> done,
+      long deadline) {
+    try {
+      Optional<KeyClaim> now = keys.current(app.appId(), key);
+      if (now.isEmpty()) { // released or expired meanwhile: claimed anew, or run by who claims it
+        dedupeOrRun(app, value, source, key, executionId, unsent, done);
+        return;
+      }
+      if (!now.get().executionId().equals(seen.executionId())) {
+        dedupe(app, value, source, key, now.get(), executionId, unsent, done);
+        return;
+      }
+      if (clock.millis() >= deadline) {
+        int n = seen.attempt() + 1;
+        if (keys.move(
+            app.appId(), key, seen.executionId(), executionId, IdempotencyKeys.sha256(value), n)) {
+          LOG.info(
+              "[app {}] {} key {}: attempt {} ({}) failed and its frontend did not go on; attempt {} here",
+              app.name(),
+              source,
+              key,
+              seen.attempt(),
+              seen.executionId(),
+              n);
+          List<String> executions = new ArrayList<>(List.of(seen.executionId()));
+          attempt(
+              app,
+              value,
+              source,
+              key,
+              executionId,
+              n,
+              unsent,
+              executions,
+              CompletableFuture.completedFuture(null),
+              done);
+          return;
+        }
+      }
+    } catch (RuntimeException e) { // Cassandra away for a moment: look again
+      LOG.debug("reading key {}'s claim failed: {}", key, e.toString());
+    }
+    timer.schedule(
+        () -> awaitNextAttempt(app, value, source, key, seen, executionId, unsent, done, deadline),
+        CLAIM_POLL.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private void dedupeOrRun(
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      String executionId,
+      Unsent unsent,
+      CompletableFuture<Result> done) {
+    Optional<KeyClaim> first = claim(app, key, value, executionId);
+    if (first.isPresent()) {
+      dedupe(app, value, source, key, first.get(), executionId, unsent, done);
+    } else {
+      attempt(
+          app,
+          value,
+          source,
+          key,
+          executionId,
+          1,
+          unsent,
+          new ArrayList<>(),
+          CompletableFuture.completedFuture(null),
+          done);
+    }
+  }
+
   private void attempt(
       AppDirectory.Target app,
       JsonNode value,
@@ -196,6 +321,7 @@ public final class Deliveries {
       String key,
       String executionId,
       int n,
+      Unsent unsent,
       List<String> executions,
       CompletableFuture<Void> firstSent,
       CompletableFuture<Result> done) {
@@ -213,22 +339,29 @@ public final class Deliveries {
     launch.outcome().whenComplete((o, e) -> {
       Outcome out = o != null
           ? o
-          : new Outcome(executionId, "unavailable", Json.object().put("error", String.valueOf(e)));
+          : new Outcome(executionId, Outcome.UNSENT, Json.object().put("error", String.valueOf(e)));
       if (out.succeeded()) {
         metrics.trigger(app.name(), source, "succeeded");
         done.complete(new Result("succeeded", executionId, n));
         return;
       }
       metrics.trigger(app.name(), source, "failed");
-      if (n == 1 && firstSent.isCompletedExceptionally()) {
-        done.complete(
-            new Result("unsent", executionId, n)); // its caller was told: it retries, not us
+      // the outcome, not firstSent (completed on another thread, maybe later), says it was never
+      // sent
+      if (n == 1 && unsent == Unsent.CALLER_RETRIES && Outcome.UNSENT.equals(out.status())) {
+        // nothing ran and its caller was told (a 502, a queue batch read again): it retries, not
+        // us,
+        // and its key must let that retry run
+        if (key != null) {
+          keys.release(app.appId(), key, executionId);
+        }
+        done.complete(new Result(UNSENT, executionId, n));
         return;
       }
       RetryPolicy policy = app.retry();
       if (n < policy.attempts()) {
         timer.schedule(
-            () -> attempt(app, value, source, key, Ids.newId(), n + 1, executions, firstSent, done),
+            () -> retry(app, value, source, key, executionId, n + 1, unsent, executions, done),
             policy.backoff(n).toMillis(),
             TimeUnit.MILLISECONDS);
         return;
@@ -236,6 +369,42 @@ public final class Deliveries {
       deadLetter(app.appId(), app.name(), value, source, key, out.value(), n, executions);
       done.complete(new Result("dead-lettered", executionId, n));
     });
+  }
+
+  /** The next attempt, its key's claim moved to it first: another frontend may have taken the delivery over. */
+  private void retry(
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      String previousId,
+      int n,
+      Unsent unsent,
+      List<String> executions,
+      CompletableFuture<Result> done) {
+    String next = Ids.newId();
+    if (key != null
+        && !keys.move(app.appId(), key, previousId, next, IdempotencyKeys.sha256(value), n)) {
+      LOG.info(
+          "[app {}] {} key {}: another frontend took the delivery over after attempt {}",
+          app.name(),
+          source,
+          key,
+          n - 1);
+      done.complete(new Result("duplicate", previousId, n - 1));
+      return;
+    }
+    attempt(
+        app,
+        value,
+        source,
+        key,
+        next,
+        n,
+        unsent,
+        executions,
+        CompletableFuture.completedFuture(null),
+        done);
   }
 
   /**
@@ -331,7 +500,16 @@ public final class Deliveries {
     CompletableFuture<Void> sent = CompletableFuture.completedFuture(null);
     timer.schedule(
         () -> attempt(
-            app.get(), r.get().event(), source, null, Ids.newId(), 2, executions, sent, done),
+            app.get(),
+            r.get().event(),
+            source,
+            null,
+            Ids.newId(),
+            2,
+            Unsent.RETRIED_HERE,
+            executions,
+            sent,
+            done),
         app.get().retry().backoff(1).toMillis(),
         TimeUnit.MILLISECONDS);
   }

@@ -209,9 +209,15 @@ final class QueueConsumer implements Runnable {
       return CompletableFuture.failedFuture(new IllegalStateException(
           "the workflow has no grain '" + grain + "' any more; change the trigger's grain"));
     }
-    Optional<Deliveries.Delivery> d =
-        deliveries.deliver(target.get(), value, source, key, Ids.newId());
-    return d.map(Deliveries.Delivery::done)
+    Optional<Deliveries.Delivery> d = deliveries.deliver(
+        target.get(), value, source, key, Ids.newId(), Deliveries.Unsent.CALLER_RETRIES);
+    return d.map(x -> x.done()
+            .thenCompose(r -> Deliveries.UNSENT.equals(r.status())
+                // nothing ran (its host went away as it was sent): not committed, the batch is read
+                // again
+                ? CompletableFuture.<Deliveries.Result>failedFuture(
+                    new IllegalStateException("record " + key + " could not be sent"))
+                : CompletableFuture.completedFuture(r)))
         .orElseGet(() -> CompletableFuture.failedFuture(
             new IllegalStateException("this frontend holds as many deliveries as it may")));
   }

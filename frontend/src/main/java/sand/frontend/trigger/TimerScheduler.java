@@ -222,7 +222,8 @@ public final class TimerScheduler extends AbstractLifeCycle {
     }
     n.incrementAndGet();
     // no idempotency key: the tick's claim already makes it fire once
-    var d = deliveries.deliver(target.get(), input, source(a), null, Ids.newId());
+    var d = deliveries.deliver(
+        target.get(), input, source(a), null, Ids.newId(), Deliveries.Unsent.RETRIED_HERE);
     if (d.isEmpty()) {
       n.decrementAndGet();
       return;
