@@ -305,18 +305,7 @@ class InvokeTest {
   void kafkaRefusingTheRequestIs502() throws Exception {
     fe = new TestFrontend(Map.of(), false);
     String key = fe.signUp("alice");
-    CompletableFuture<String> deployed = CompletableFuture.supplyAsync(() -> {
-      try {
-        return fe.deployHello(key, "hello", null);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
-    while (!deployed.isDone()) {
-      fe.producer.completeNext(); // the deploy's control event
-      Thread.sleep(5);
-    }
-    deployed.get();
+    fe.deployHelloCompletingSends(key, "hello");
     CompletableFuture<TestFrontend.Answer> call = fe.callAsync("POST", "/app/hello", null, "{}");
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (!fe.producer.errorNext(new TimeoutException("broker away"))) {

@@ -398,6 +398,22 @@ final class TestFrontend implements AutoCloseable {
     return appId;
   }
 
+  /** {@link #deployHello} on a frontend whose producer does not complete sends by itself (the deploy's own). */
+  String deployHelloCompletingSends(String key, String app) throws Exception {
+    CompletableFuture<String> deployed = CompletableFuture.supplyAsync(() -> {
+      try {
+        return deployHello(key, app, null);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    while (!deployed.isDone()) {
+      producer.completeNext(); // the deploy's control event
+      Thread.sleep(5);
+    }
+    return deployed.get();
+  }
+
   @Override
   public void close() {
     try {

@@ -12,7 +12,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -262,31 +261,8 @@ class TriggersTest {
   void aQueueRecordWhoseEventCouldNotBeSentIsReadAgainAndRun() throws Exception {
     fe = new TestFrontend(Map.of(), false, Map.of(), true);
     String key = fe.signUp("alice");
-    CompletableFuture<String> deployed = CompletableFuture.supplyAsync(() -> {
-      try {
-        return fe.deployHello(key, "hello", null);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
-    while (!deployed.isDone()) {
-      fe.producer.completeNext(); // the deploy's control event
-      Thread.sleep(5);
-    }
-    String appId = deployed.get();
-    var put = fe.call(
-        "PUT",
-        "/api/v1/apps/hello/triggers/in",
-        key,
-        "{\"topic\": \"orders\", \"start\": \"earliest\"}");
-    assertEquals(201, put.status(), put.body());
-    MockConsumer<String, byte[]> records = fe.triggerTopics.await();
-    TopicPartition p = new TopicPartition("orders", 0);
-    records.schedulePollTask(() -> {
-      records.rebalance(List.of(p));
-      records.updateBeginningOffsets(Map.of(p, 0L));
-      records.addRecord(new ConsumerRecord<>("orders", 0, 0L, "k", "{\"order\": 15}".getBytes()));
-    });
+    String appId = fe.deployHelloCompletingSends(key, "hello");
+    MockConsumer<String, byte[]> records = oneRecord(key);
     awaitRequests(appId, 1);
     assertTrue(fe.producer.errorNext(new TimeoutException("the host went away")));
     JsonNode again = awaitRequests(appId, 2).get(1);
@@ -297,12 +273,7 @@ class TriggersTest {
         "queue:in@fe-test", again.path("trace").get(0).get(1).asText(), "read again, not retried");
     assertTrue(fe.producer.completeNext());
     answer(again, Json.object().put("done", 15));
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    OffsetAndMetadata committed = null;
-    while (committed == null && System.nanoTime() < deadline) {
-      committed = records.committed(Set.of(p)).get(p);
-      Thread.sleep(20);
-    }
+    OffsetAndMetadata committed = awaitCommitted(records);
     assertEquals(1, committed == null ? -1 : committed.offset(), "committed once it had run");
     assertEquals(2, requests(appId).size(), "sent twice, run once");
   }
@@ -329,6 +300,22 @@ class TriggersTest {
         .triggers()
         .claimKey(appId, k, new TriggerTables.KeyClaim("e-dead-1", "sha", 1), Duration.ofHours(1))
         .isEmpty());
+    MockConsumer<String, byte[]> records = oneRecord(key);
+    JsonNode second = awaitRequests(appId, 1).get(0);
+    assertEquals("queue:in#2@fe-test", second.path("trace").get(0).get(1).asText());
+    var claim = fe.store.triggers().readKey(appId, k).orElseThrow();
+    assertEquals(2, claim.attempt());
+    assertEquals(second.path("execution_id").asText(), claim.executionId());
+    answer(second, Json.object().put("done", 15));
+    OffsetAndMetadata committed = awaitCommitted(records);
+    assertEquals(1, committed == null ? -1 : committed.offset());
+    assertEquals(1, requests(appId).size());
+  }
+
+  private static final TopicPartition ORDERS = new TopicPartition("orders", 0);
+
+  /** A queue trigger on "orders", its consumer given the one partition holding one record, {"order": 15}. */
+  private MockConsumer<String, byte[]> oneRecord(String key) throws Exception {
     var put = fe.call(
         "PUT",
         "/api/v1/apps/hello/triggers/in",
@@ -336,26 +323,24 @@ class TriggersTest {
         "{\"topic\": \"orders\", \"start\": \"earliest\"}");
     assertEquals(201, put.status(), put.body());
     MockConsumer<String, byte[]> records = fe.triggerTopics.await();
-    TopicPartition p = new TopicPartition("orders", 0);
     records.schedulePollTask(() -> {
-      records.rebalance(List.of(p));
-      records.updateBeginningOffsets(Map.of(p, 0L));
+      records.rebalance(List.of(ORDERS));
+      records.updateBeginningOffsets(Map.of(ORDERS, 0L));
       records.addRecord(new ConsumerRecord<>("orders", 0, 0L, "k", "{\"order\": 15}".getBytes()));
     });
-    JsonNode second = awaitRequests(appId, 1).get(0);
-    assertEquals("queue:in#2@fe-test", second.path("trace").get(0).get(1).asText());
-    var claim = fe.store.triggers().readKey(appId, k).orElseThrow();
-    assertEquals(2, claim.attempt());
-    assertEquals(second.path("execution_id").asText(), claim.executionId());
-    answer(second, Json.object().put("done", 15));
+    return records;
+  }
+
+  /** The offset committed for the topic's partition (up to 10 s), or null. */
+  private static OffsetAndMetadata awaitCommitted(MockConsumer<String, byte[]> records)
+      throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     OffsetAndMetadata committed = null;
     while (committed == null && System.nanoTime() < deadline) {
-      committed = records.committed(Set.of(p)).get(p);
+      committed = records.committed(Set.of(ORDERS)).get(ORDERS);
       Thread.sleep(20);
     }
-    assertEquals(1, committed == null ? -1 : committed.offset());
-    assertEquals(1, requests(appId).size());
+    return committed;
   }
 
   @Test

@@ -401,8 +401,7 @@ public final class InvokeHandler {
             "timeout",
             "the execution " + firstId + " that this request's " + IdempotencyKeys.HEADER
                 + " started has not ended within " + timeoutS
-                + " s; its result, if it comes, is at "
-                + "GET /api/v1/executions/" + firstId,
+                + " s; its result, if it comes, is at GET /api/v1/executions/" + firstId,
             Map.of("execution_id", firstId));
       }
       int status = "succeeded".equals(r.get().status()) ? 200 : 500;
@@ -415,11 +414,10 @@ public final class InvokeHandler {
   /**
    * How an execution that no caller waits on ended ({@link #launch}).
    *
-   * @param status "succeeded", "failed" (a grain's error), "timeout" or "unavailable" (never sent)
+   * @param status "succeeded", "failed" (a grain's error), "timeout" or {@link #UNSENT} (not sent: nothing ran)
    * @param value  the output, or the error event's {"error": ...}
    */
   public record Outcome(String executionId, String status, JsonNode value) {
-    /** The status of an execution whose event could not be sent: nothing ran. */
     public static final String UNSENT = "unavailable";
 
     public boolean succeeded() {
@@ -449,8 +447,7 @@ public final class InvokeHandler {
     CompletableFuture<Void> sent;
     CompletableFuture<Void> recorded;
     try {
-      // written now, not with its end: nobody waits on it, so it is listed (and found by its id)
-      // while it runs
+      // written now, not with its end: nobody waits on it, so it is listed while it runs
       recorded =
           log.started(record).completeOnTimeout(null, START_RECORD_WAIT_MS, TimeUnit.MILLISECONDS);
       result = results.expect(executionId, app.appId());

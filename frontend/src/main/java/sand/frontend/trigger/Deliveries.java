@@ -210,17 +210,7 @@ public final class Deliveries {
             source,
             key,
             firstId);
-        attempt(
-            app,
-            value,
-            source,
-            key,
-            executionId,
-            1,
-            unsent,
-            new ArrayList<>(),
-            new CompletableFuture<>(),
-            done);
+        attemptUnwatched(app, value, source, key, executionId, 1, unsent, new ArrayList<>(), done);
       } catch (RuntimeException x) {
         done.completeExceptionally(x);
       }
@@ -265,17 +255,7 @@ public final class Deliveries {
               seen.executionId(),
               n);
           List<String> executions = new ArrayList<>(List.of(seen.executionId()));
-          attempt(
-              app,
-              value,
-              source,
-              key,
-              executionId,
-              n,
-              unsent,
-              executions,
-              CompletableFuture.completedFuture(null),
-              done);
+          attemptUnwatched(app, value, source, key, executionId, n, unsent, executions, done);
           return;
         }
       }
@@ -300,18 +280,32 @@ public final class Deliveries {
     if (first.isPresent()) {
       dedupe(app, value, source, key, first.get(), executionId, unsent, done);
     } else {
-      attempt(
-          app,
-          value,
-          source,
-          key,
-          executionId,
-          1,
-          unsent,
-          new ArrayList<>(),
-          CompletableFuture.completedFuture(null),
-          done);
+      attemptUnwatched(app, value, source, key, executionId, 1, unsent, new ArrayList<>(), done);
     }
+  }
+
+  /** An attempt whose send nobody waits for (a retry, or one taken over from another frontend). */
+  private void attemptUnwatched(
+      AppDirectory.Target app,
+      JsonNode value,
+      String source,
+      String key,
+      String executionId,
+      int n,
+      Unsent unsent,
+      List<String> executions,
+      CompletableFuture<Result> done) {
+    attempt(
+        app,
+        value,
+        source,
+        key,
+        executionId,
+        n,
+        unsent,
+        executions,
+        CompletableFuture.completedFuture(null),
+        done);
   }
 
   private void attempt(
@@ -394,17 +388,7 @@ public final class Deliveries {
       done.complete(new Result("duplicate", previousId, n - 1));
       return;
     }
-    attempt(
-        app,
-        value,
-        source,
-        key,
-        next,
-        n,
-        unsent,
-        executions,
-        CompletableFuture.completedFuture(null),
-        done);
+    attemptUnwatched(app, value, source, key, next, n, unsent, executions, done);
   }
 
   /**
