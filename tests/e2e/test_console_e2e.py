@@ -156,10 +156,17 @@ def text_of(d: WebDriver, id_: str) -> str:
 
 
 def shoot(d: WebDriver, name: str, at: WebElement | None = None) -> None:
+    """The whole page (up to 2,400 px high), so a view's lower part (an execution's timeline) is in the picture."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     if at is not None:
         d.execute_script("arguments[0].scrollIntoView()", at)
-    d.save_screenshot(str(SHOTS / f"{name}.png"))
+    size = d.get_window_size()
+    height = int(d.execute_script("return document.documentElement.scrollHeight"))
+    d.set_window_size(size["width"], max(size["height"], min(height, 2400)))
+    try:
+        d.save_screenshot(str(SHOTS / f"{name}.png"))
+    finally:
+        d.set_window_size(size["width"], size["height"])
 
 
 def accessible(d: WebDriver, view: str) -> None:
