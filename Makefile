@@ -91,6 +91,8 @@ format: install
 test-unit: install
 	@echo "==> Java unit tests"
 	@$(MVN) test
+	@echo "==> Console unit tests (node --test: graphs, errors on nodes, the waterfall's rows)"
+	@npm --prefix console test --silent
 	@echo "==> Python unit tests"
 	@examples/image-pipeline/fetch.sh
 	@$(PY) -m pytest -q -m "not e2e"
@@ -130,8 +132,8 @@ knix-suite:
 	@$(PY) benchmarks/knix_suite.py --url $(SAND_URL) $(if $(KNIX_REPO),--repo $(KNIX_REPO))
 
 clean: down
-	rm -rf "$(SAND_HOME)" grainworker/_gen target */target
+	rm -rf "$(SAND_HOME)" grainworker/_gen target */target console/dist
 
 distclean: clean
-	rm -rf "$(VENV)"
+	rm -rf "$(VENV)" console/node_modules
 	-docker image ls --format '{{.Repository}}:{{.Tag}}' | grep -E '^sand-sandbox(-base)?:' | xargs -r docker image rm

@@ -11,6 +11,8 @@ source "$(dirname "$0")/lib.sh"
 COMP=frontend
 JAR="$SAND_ROOT/frontend/target/frontend-0.1.0-SNAPSHOT.jar"
 export SAND_FRONTEND_HOST="$SAND_BIND"
+# the web console the install step built (docs/console.md), at /console/; an operator's own setting wins
+export SAND_FRONTEND_CONSOLE_DIR="${SAND_FRONTEND_CONSOLE_DIR-$SAND_ROOT/console/dist}"
 ID_PREFIX="${SAND_FRONTEND_ID_PREFIX:-fe}"
 
 ready_one() { curl -fsS --max-time 2 "http://$SAND_BIND:$1/healthz" >/dev/null 2>&1; }

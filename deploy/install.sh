@@ -26,8 +26,12 @@ run_logged() {
 # make lint checks the shell scripts with shellcheck, and deploy/prometheus with promtool (Debian's prometheus, whose
 # server tests/e2e/test_prometheus.py runs on a free port of its own)
 # rsync: deploy/backup.sh copies backups off a Cassandra node with it
+# chromium, chromium-driver: tests/e2e/test_console_e2e.py drives the web console in Debian's headless Chromium
+# (nothing downloads a browser); nodejs and npm build the console (step 4c), unless a node is already there
 APT_PACKAGES=(docker.io nginx-light thrift-compiler debootstrap iproute2 curl ca-certificates imagemagick shellcheck
-  prometheus rsync)
+  prometheus rsync chromium chromium-driver)
+command -v node >/dev/null || APT_PACKAGES+=(nodejs)
+command -v npm >/dev/null || APT_PACKAGES+=(npm)
 command -v mvn >/dev/null || APT_PACKAGES+=(maven)
 command -v javac >/dev/null || APT_PACKAGES+=(openjdk-17-jdk-headless)
 missing=()
@@ -120,6 +124,19 @@ if ! stamped spotless "$h"; then
   fi
   printf '%s\n' "$spotless_out" >>"$INSTALL_LOG"
   stamp spotless "$h"
+  done_step
+fi
+
+# ---- 4c. The web console (console/, docs/console.md): its packages, then its build into console/dist ---------------
+# The frontends serve console/dist at /console/ (deploy/frontend.sh sets console.dir). npm ci installs exactly
+# package-lock.json's packages from whichever registry npm is configured with; built again only when the sources,
+# the lockfile or the build script changed, or dist/ is gone.
+h="$(hash_of console/package.json console/package-lock.json console/build.mjs console/src)"
+if ! stamped console "$h" || [ ! -f "$SAND_ROOT/console/dist/index.html" ]; then
+  progress "Building the web console (npm ci, npm run build)"
+  run_logged console npm --prefix "$SAND_ROOT/console" ci --no-audit --no-fund
+  run_logged console npm --prefix "$SAND_ROOT/console" run build
+  stamp console "$h"
   done_step
 fi
 

@@ -401,13 +401,13 @@ public final class Frontend {
     metrics.gauge("sand_frontend_knix_result_waits", knix::waits);
     knix.routes(router);
     limitBodies(router);
-    // A graceful stop (TERM: a rolling upgrade, systemd): the connector takes no new connection,
-    // requests under way finish within STOP_TIMEOUT, and one arriving meanwhile on a kept-alive
-    // connection has its connection closed unanswered, which nginx takes for an error and sends
-    // to the other frontend; so has an invocation while results cannot reach this frontend
-    // (DecliningHandler, Readiness).
-    DecliningHandler declining =
-        new DecliningHandler(new GracefulHandler(new MetricsHandler(metrics, auth)), readiness);
+    // A graceful stop (TERM: a rolling upgrade, systemd): no new connection, requests under way
+    // finish within STOP_TIMEOUT, one arriving meanwhile on a kept-alive connection is closed
+    // unanswered (nginx sends it to the other frontend); so is an invocation while results cannot
+    // reach this frontend (DecliningHandler, Readiness). The console (/console/) needs no key.
+    DecliningHandler declining = new DecliningHandler(
+        new GracefulHandler(new MetricsHandler(metrics, ConsoleHandler.around(auth, s))),
+        readiness);
     server.addEventListener(declining);
     server.setHandler(declining);
     server.setStopTimeout(STOP_TIMEOUT.toMillis());

@@ -47,7 +47,8 @@ public record FrontendSettings(
     int appCacheMs,
     int executionTtlHours,
     boolean gate,
-    int readyResultsSilenceMs) {
+    int readyResultsSilenceMs,
+    String consoleDir) {
   public static final String COMPONENT = "frontend";
   public static final String ID = "id";
   public static final String HOST = "host";
@@ -74,6 +75,7 @@ public record FrontendSettings(
   public static final String EXECUTION_TTL_HOURS = "execution.ttl.hours";
   public static final String GATE = "gate";
   public static final String READY_RESULTS_SILENCE_MS = "ready.results.silence.ms";
+  public static final String CONSOLE_DIR = "console.dir";
 
   /** Every setting: name, type, default, check and one line of doc (docs/config.md is generated from it). */
   public static final ConfigDef DEF = new ConfigDef(COMPONENT)
@@ -234,7 +236,13 @@ public record FrontendSettings(
           between(1000, 600_000),
           "not ready (GET /readyz 503; invocations declined, so nginx sends them to another frontend) once Kafka "
               + "has not answered this frontend's response topic for this long and no host agent's gate is "
-              + "connected: results could not reach it");
+              + "connected: results could not reach it")
+      .define(
+          CONSOLE_DIR,
+          STRING,
+          "",
+          "the built web console (console/dist; docs/console.md), served at /console/; "
+              + "empty = no console (deploy/frontend.sh sets it)");
 
   public FrontendSettings {
     // a frontend that beats less often than others judge it dead by is taken for dead between its
@@ -275,7 +283,8 @@ public record FrontendSettings(
         c.getInt(APP_CACHE_MS),
         c.getInt(EXECUTION_TTL_HOURS),
         c.getBoolean(GATE),
-        c.getInt(READY_RESULTS_SILENCE_MS));
+        c.getInt(READY_RESULTS_SILENCE_MS),
+        c.getString(CONSOLE_DIR));
   }
 
   /** Every setting at its default, but those in {@code overrides} (tests). */

@@ -1,0 +1,79 @@
+// The public REST API (docs/api.md), from the browser. The key lives in this module's memory and, when the user
+// asks, in the tab's sessionStorage; never in a cookie (no request is sent with credentials, so there is nothing
+// for another site to ride on: no CSRF surface).
+const STORE = "sand.console.key";
+const ROLE = "sand.console.role";
+
+let key = sessionStorage.getItem(STORE);
+let role = sessionStorage.getItem(ROLE);
+
+export function session() {
+  return key ? { key, role } : null;
+}
+
+export function signIn(k, r, remember) {
+  key = k;
+  role = r;
+  if (remember) {
+    sessionStorage.setItem(STORE, k);
+    sessionStorage.setItem(ROLE, r);
+  } else {
+    sessionStorage.removeItem(STORE);
+    sessionStorage.removeItem(ROLE);
+  }
+}
+
+export function signOut() {
+  key = null;
+  role = null;
+  sessionStorage.removeItem(STORE);
+  sessionStorage.removeItem(ROLE);
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message, body) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.body = body;
+  }
+}
+
+/**
+ * One call. opts: json (a value sent as JSON), body + contentType (sent as is), raw (answer {status, data, headers}
+ * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization).
+ */
+export async function api(method, path, opts = {}) {
+  const headers = {};
+  if (key && !opts.noKey) headers.Authorization = `Bearer ${key}`;
+  let body;
+  if (opts.json !== undefined) {
+    body = JSON.stringify(opts.json);
+    headers["Content-Type"] = "application/json";
+  } else if (opts.body !== undefined) {
+    body = opts.body;
+    headers["Content-Type"] = opts.contentType || "text/plain";
+  }
+  if (opts.headers) Object.assign(headers, opts.headers);
+  const r = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store", redirect: "error" });
+  const text = await r.text();
+  let data = text;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: grain code, Prometheus text
+  }
+  if (opts.raw) return { status: r.status, data, headers: r.headers, text };
+  if (!r.ok) {
+    const e = data && typeof data === "object" ? data.error : null;
+    throw new ApiError(
+      r.status,
+      (e && e.code) || `http_${r.status}`,
+      (e && e.message) || `${method} ${path} answered ${r.status}`,
+      data,
+    );
+  }
+  return data;
+}
+
+export const enc = encodeURIComponent;

@@ -1,0 +1,139 @@
+// The operator's views (the admin key): hosts with their state and use against capacity (cordon, drain, uncordon),
+// every account's applications (undeploy), and accounts (disable, enable).
+import { api, enc } from "../api.js";
+import { badge, field, h, link, notice, table, when } from "../dom.js";
+import { go } from "../main.js";
+
+function tabs(tab) {
+  return h(
+    "nav",
+    { class: "tabs", "aria-label": "operator" },
+    h(
+      "ul",
+      {},
+      [["hosts", "Hosts"], ["apps", "All applications"], ["accounts", "Accounts"]].map(([t, label]) =>
+        h("li", {}, link(`#/admin/${t}`, label, { "aria-current": t === tab ? "page" : null })),
+      ),
+    ),
+  );
+}
+
+function act(label, msg, f, attrs = {}) {
+  return h(
+    "button",
+    {
+      type: "button",
+      ...attrs,
+      onclick: async () => {
+        msg.replaceChildren();
+        try {
+          await f();
+          go(location.hash);
+        } catch (e) {
+          msg.replaceChildren(notice("error", e.message));
+        }
+      },
+    },
+    label,
+  );
+}
+
+function meter(label, percent) {
+  if (percent === null || percent === undefined) return h("span", { class: "muted" }, `${label} —`);
+  const m = h("meter", { min: 0, max: 100, low: 70, high: 90, optimum: 0, value: percent, "aria-label": `${label} ${percent}%` });
+  return h("span", { class: "use" }, `${label} `, m, ` ${percent}%`);
+}
+
+export async function adminView(main, tab) {
+  const msg = h("div", { "aria-live": "polite", id: "admin-message" });
+  main.append(h("h1", {}, "Operator"), tabs(tab), msg);
+  if (tab === "apps") {
+    const { apps } = await api("GET", "/api/v1/admin/apps");
+    main.append(
+      table(
+        ["Application", "Owner", "Status", "Version", "Hosts", "Error", ""],
+        apps.map((a) => [
+          a.name,
+          a.owner,
+          badge(a.status),
+          String(a.version ?? ""),
+          (a.hosts || []).map((x) => `${x.host}:${x.status}`).join(" "),
+          a.error ? h("span", { class: "err" }, a.error) : "",
+          a.status === "undeployed" ? "" : act("Undeploy", msg, () => api("POST", `/api/v1/admin/apps/${enc(a.name)}/undeploy`, { json: {} })),
+        ]),
+        { id: "admin-apps-table" },
+      ),
+    );
+    return;
+  }
+  if (tab === "accounts") {
+    const account = h("input", { type: "text", id: "account-name", required: true });
+    const reason = h("input", { type: "text", id: "account-reason" });
+    const run = (what) => async () => {
+      msg.replaceChildren();
+      try {
+        const body = what === "disable" && reason.value.trim() ? { reason: reason.value.trim() } : {};
+        const r = await api("POST", `/api/v1/admin/accounts/${enc(account.value.trim())}/${what}`, { json: body });
+        msg.replaceChildren(
+          notice(
+            "ok",
+            r.disabled
+              ? `account ${r.account}: disabled${r.reason ? ` (${r.reason})` : ""}; undeployed: ${(r.undeployed || []).join(", ") || "nothing"}`
+              : `account ${r.account}: enabled (its applications stay undeployed)`,
+          ),
+        );
+      } catch (e) {
+        msg.replaceChildren(notice("error", e.message));
+      }
+    };
+    main.append(
+      h(
+        "form",
+        { class: "card", id: "account-form", onsubmit: (ev) => ev.preventDefault() },
+        h("h2", {}, "Disable or enable an account"),
+        h("p", { class: "muted" }, "A disabled account's keys answer 403 and its applications are undeployed."),
+        field("Account", account),
+        field("Reason (shown to its developer)", reason),
+        h(
+          "div",
+          { class: "actions" },
+          h("button", { type: "button", id: "account-disable", onclick: run("disable") }, "Disable"),
+          h("button", { type: "button", id: "account-enable", onclick: run("enable") }, "Enable"),
+        ),
+      ),
+    );
+    return;
+  }
+  const { hosts } = await api("GET", "/api/v1/admin/hosts");
+  main.append(
+    table(
+      ["Host", "Alive", "Heartbeat", "Schedule", "Use", "Sandboxes", ""],
+      hosts.map((x) => {
+        const u = x.use || {};
+        const res = x.resources || {};
+        return [
+          h("strong", {}, x.host),
+          x.alive ? badge("alive") : badge("down"),
+          when(x.heartbeat),
+          h("span", {}, badge(x.schedule || "schedulable"), x.schedule_reason ? ` ${x.schedule_reason}` : "", x.drained ? " (drained)" : ""),
+          h(
+            "span",
+            { class: "uses" },
+            meter("cpu", u.cpu_percent),
+            meter("memory", u.memory_percent),
+            h("span", { class: "muted" }, `${u.sandboxes ?? (x.sandboxes || []).length} sandboxes, ${u.grains ?? "?"} grains; ${res.cpus ?? x.capacity ?? "?"} cpus, ${res.memory_mb ?? "?"} MB`),
+          ),
+          (x.sandboxes || []).map((b) => h("span", { class: "host" }, typeof b === "string" ? b : `${b.app || b.name}:${b.status || ""}`)),
+          h(
+            "span",
+            { class: "actions" },
+            act("Cordon", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/cordon`, { json: {} }), { "data-host": x.host }),
+            act("Drain", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/drain`, { json: {} }), { "data-host": x.host }),
+            act("Uncordon", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/uncordon`, { json: {} }), { "data-host": x.host }),
+          ),
+        ];
+      }),
+      { id: "admin-hosts-table" },
+    ),
+  );
+}

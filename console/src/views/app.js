@@ -1,0 +1,386 @@
+// One application: a tab per concern. Overview (status per host, actions, the graph with errors on their nodes,
+// workflow and settings), Grains (code in the editor, saved as a new version, update), Run, Executions, Versions and
+// aliases, Secrets, Endpoint keys, Triggers, Dead letters, Logs (followed live) and Metrics (small charts).
+import { api, enc } from "../api.js";
+import { badge, clear, field, h, link, ms, notice, pretty, table, when } from "../dom.js";
+import { editor } from "../editor.js";
+import { draw, locate, model } from "../graph.js";
+import { go, onLeave } from "../main.js";
+import { metricsTab } from "./metrics.js";
+import { deadLettersTab, keysTab, secretsTab, triggersTab, versionsTab } from "./settings.js";
+
+const TABS = [
+  ["overview", "Overview"],
+  ["grains", "Grains"],
+  ["run", "Run"],
+  ["executions", "Executions"],
+  ["versions", "Versions & aliases"],
+  ["secrets", "Secrets"],
+  ["keys", "Endpoint keys"],
+  ["triggers", "Triggers"],
+  ["dead-letters", "Dead letters"],
+  ["logs", "Logs"],
+  ["metrics", "Metrics"],
+];
+
+export async function appView(main, name, tab, rest) {
+  const base = `#/apps/${enc(name)}`;
+  main.append(
+    h("p", { class: "crumbs" }, link("#/apps", "Applications"), " / "),
+    h("h1", {}, name),
+    h(
+      "nav",
+      { class: "tabs", "aria-label": "application" },
+      h("ul", {}, TABS.map(([t, label]) => h("li", {}, link(`${base}/${t}`, label, { "aria-current": t === tab ? "page" : null, id: `tab-${t}` })))),
+    ),
+  );
+  const body = h("section", { class: "tab", "aria-labelledby": `tab-${tab}` });
+  main.append(body);
+  const app = await api("GET", `/api/v1/apps/${enc(name)}`);
+  const tabs = {
+    overview: overviewTab,
+    grains: grainsTab,
+    run: runTab,
+    executions: executionsTab,
+    versions: versionsTab,
+    secrets: secretsTab,
+    keys: keysTab,
+    triggers: triggersTab,
+    "dead-letters": deadLettersTab,
+    logs: logsTab,
+    metrics: metricsTab,
+  };
+  await (tabs[tab] || overviewTab)(body, app, rest);
+}
+
+/** Every error the application's state carries: its own and each host's. */
+export function appErrors(app) {
+  const out = [];
+  if (app.error) out.push(app.error);
+  for (const x of app.hosts || []) if (x.error && x.error !== app.error) out.push(`${x.host}: ${x.error}`);
+  return out;
+}
+
+/** The graph of app's workflow with its errors (and extra, e.g. a refused PUT's message) on their nodes. */
+export function appGraph(app, extra = [], visited = null) {
+  const m = model(app.workflow);
+  // one error per node: a host's error repeats the application's
+  const seen = new Set();
+  const errors = [...extra, ...appErrors(app)]
+    .flatMap((msg) => locate(m, msg))
+    .filter((e) => !seen.has(e.node) && seen.add(e.node));
+  return draw(m, { errors, visited });
+}
+
+async function overviewTab(body, app) {
+  const name = app.name;
+  const msg = h("div", { "aria-live": "polite", id: "app-message" });
+  const act = (label, id, f) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id,
+        onclick: async () => {
+          msg.replaceChildren();
+          try {
+            await f();
+            go(`#/apps/${enc(name)}/overview`);
+          } catch (e) {
+            msg.replaceChildren(notice("error", e.message));
+          }
+        },
+      },
+      label,
+    );
+  const graphBox = h("div", { id: "app-graph" }, appGraph(app));
+  body.append(
+    h(
+      "div",
+      { class: "summary" },
+      h("div", {}, "Status ", h("span", { id: "app-status" }, badge(app.status))),
+      h("div", {}, "Version ", h("strong", { id: "app-version" }, String(app.version))),
+      h("div", {}, "Id ", h("code", {}, app.id || "—")),
+      h(
+        "div",
+        { class: "actions" },
+        act("Deploy", "deploy", () => api("POST", `/api/v1/apps/${enc(name)}/deploy`, { json: {} })),
+        act("Undeploy", "undeploy", () => api("POST", `/api/v1/apps/${enc(name)}/undeploy`, { json: {} })),
+        act("Delete", "delete", async () => {
+          if (!confirm(`Delete ${name}? It must be undeployed; its own grains go with it.`)) return;
+          await api("DELETE", `/api/v1/apps/${enc(name)}`);
+          go("#/apps");
+        }),
+        act("Refresh", "refresh", async () => {}),
+      ),
+    ),
+    msg,
+    ...(app.error ? [notice("error", app.error)] : []), // DOM append writes a null as "null"
+    h("h2", {}, "Hosts"),
+    table(
+      ["Host", "Status", "Alive", "Updated", "Error"],
+      (app.hosts || []).map((x) => [x.host, badge(x.status), x.alive === false ? "no" : "yes", when(x.updated), x.error || ""]),
+      { id: "hosts-table" },
+    ),
+    h("h2", {}, "Workflow"),
+    graphBox,
+  );
+  // workflow and settings, edited together: PUT /api/v1/apps/{app} takes the workflow with a "settings" member
+  const doc = { ...app.workflow, settings: app.settings || {} };
+  const box = h("div", { id: "workflow-editor" });
+  const wfMsg = h("div", { "aria-live": "polite" });
+  body.append(h("h2", {}, "Workflow and settings"), box);
+  const ed = editor(box, { doc: JSON.stringify(doc, null, 2), language: "json", label: "workflow and settings (JSON)", minLines: 10 });
+  body.append(
+    h(
+      "button",
+      {
+        type: "button",
+        id: "save-workflow",
+        onclick: async () => {
+          wfMsg.replaceChildren();
+          let value;
+          try {
+            value = JSON.parse(ed.get());
+          } catch (e) {
+            wfMsg.replaceChildren(notice("error", `not JSON: ${e.message}`));
+            return;
+          }
+          try {
+            const saved = await api("PUT", `/api/v1/apps/${enc(name)}`, { json: value });
+            wfMsg.replaceChildren(notice("ok", "saved; it takes effect at the next deploy"));
+            graphBox.replaceChildren(appGraph(saved));
+          } catch (e) {
+            wfMsg.replaceChildren(notice("error", e.message));
+            graphBox.replaceChildren(appGraph({ ...app, workflow: value }, [e.message]));
+          }
+        },
+      },
+      "Save workflow and settings",
+    ),
+    wfMsg,
+  );
+  // follow a deploy under way
+  // (only while this view is still the one shown: a view left during its calls registers its timer too late)
+  if (["deploying", "undeploying"].includes(app.status)) {
+    const here = `#/apps/${enc(name)}/overview`;
+    const t = setTimeout(() => location.hash === here && go(here), 1500);
+    onLeave(() => clearTimeout(t));
+  }
+}
+
+function grainUrl(app, g) {
+  return g.scope === "account" ? `/api/v1/grains/${enc(g.name)}` : `/api/v1/apps/${enc(app.name)}/grains/${enc(g.name)}`;
+}
+
+async function grainsTab(body, app, rest) {
+  const own = await api("GET", `/api/v1/apps/${enc(app.name)}/grains`).catch(() => ({ grains: [] }));
+  const running = new Map((app.grains || []).map((g) => [g.name, g]));
+  const names = new Set([...(own.grains || []).map((g) => g.name), ...running.keys()]);
+  const chosen = rest[0] || [...names][0];
+  body.append(
+    table(
+      ["Grain", "Scope", "Version", "Runs the newest", "sha256"],
+      [...names].map((n) => {
+        const r = running.get(n) || {};
+        const o = (own.grains || []).find((g) => g.name === n) || {};
+        return [
+          link(`#/apps/${enc(app.name)}/grains/${enc(n)}`, n, { "aria-current": n === chosen ? "true" : null }),
+          r.scope || "application",
+          String(o.version ?? r.version ?? "—"),
+          r.current === false ? "no: a newer version was uploaded" : r.name ? "yes" : "not deployed",
+          h("code", {}, (r.sha256 || o.sha256 || "").slice(0, 12)),
+        ];
+      }),
+      { id: "grains-table" },
+    ),
+  );
+  if (!chosen) return;
+  const g = running.get(chosen) || { name: chosen, scope: "application" };
+  const meta = (own.grains || []).find((x) => x.name === chosen) || (await api("GET", grainUrl(app, g)).catch(() => ({})));
+  if (meta.kind === "zip") {
+    body.append(notice("info", `${chosen} is a zip (a folder): edit it in its folder and upload it with sand deploy`));
+    return;
+  }
+  const code = await api("GET", `${grainUrl(app, g)}?code=1`);
+  const box = h("div", { id: "grain-editor" });
+  const msg = h("div", { "aria-live": "polite", id: "grain-message" });
+  body.append(h("h2", {}, `${chosen}.py`), box);
+  const ed = editor(box, { doc: typeof code === "string" ? code : pretty(code), language: "python", label: `code of grain ${chosen}`, minLines: 14 });
+  const save = async (update) => {
+    msg.replaceChildren(notice("info", "saving…"));
+    try {
+      const v = await api("PUT", grainUrl(app, g), { body: ed.get(), contentType: "text/x-python" });
+      let text = `saved as version ${v.version}`;
+      if (update) {
+        await api("POST", `/api/v1/apps/${enc(app.name)}/update`, { json: { grains: [chosen] } });
+        text += `; ${app.name} is updating to it`;
+        await waitDeployed(app.name, msg);
+        text += " — done";
+      }
+      msg.replaceChildren(notice("ok", text));
+    } catch (e) {
+      msg.replaceChildren(notice("error", e.message));
+    }
+  };
+  body.append(
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "button", id: "grain-save", onclick: () => save(false) }, "Save as a new version"),
+      h("button", { type: "button", id: "grain-save-update", onclick: () => save(true), disabled: app.status !== "deployed" }, "Save and update the running application"),
+    ),
+    msg,
+  );
+}
+
+/** Waits (at most 60 s) for the application to be deployed again; an error is thrown. */
+async function waitDeployed(name, msg) {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    const a = await api("GET", `/api/v1/apps/${enc(name)}`);
+    const errs = (a.hosts || []).map((x) => x.error).filter(Boolean);
+    if (a.status === "deployed" && (a.hosts || []).every((x) => x.status === "deployed")) {
+      if (errs.length) throw new Error(errs.join("; "));
+      return a;
+    }
+    if (a.status === "failed") throw new Error(a.error || "the update failed");
+    if (Date.now() > until) throw new Error(`${name} is still ${a.status} after 60 s`);
+    msg.replaceChildren(notice("info", `${name}: ${a.status}…`));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+async function runTab(body, app) {
+  const box = h("div", { id: "run-input" });
+  const out = h("div", { id: "run-output", "aria-live": "polite" });
+  const alias = h("input", { type: "text", id: "run-qualifier", placeholder: "e.g. prod or 3 (empty: the running version)" });
+  body.append(h("h2", {}, "Input (JSON)"), box);
+  const ed = editor(box, { doc: "{}", language: "json", label: "input (JSON)", minLines: 6 });
+  const run = async (async) => {
+    let value;
+    try {
+      value = ed.get().trim() ? JSON.parse(ed.get()) : {};
+    } catch (e) {
+      out.replaceChildren(notice("error", `the input is not JSON: ${e.message}`));
+      return;
+    }
+    out.replaceChildren(notice("info", "running…"));
+    const target = alias.value.trim() ? `${app.name}@${alias.value.trim()}` : app.name;
+    const t0 = performance.now();
+    let r = await api("POST", `/app/${enc(target).replace("%40", "@")}${async ? "?async=1" : ""}`, { json: value, raw: true, noKey: true });
+    let id = r.headers.get("X-Sand-Execution-Id") || (r.data && r.data.execution_id);
+    if (async && r.status === 202) {
+      out.replaceChildren(notice("info", `accepted: execution ${id}; waiting for its result…`));
+      const until = Date.now() + 120_000;
+      do {
+        await new Promise((res) => setTimeout(res, 400));
+        r = await api("GET", `/app/${enc(app.name)}/executions/${enc(id)}`, { raw: true, noKey: true });
+      } while (r.status === 202 && Date.now() < until);
+    }
+    const took = performance.now() - t0;
+    out.replaceChildren(
+      h(
+        "dl",
+        { class: "kv" },
+        h("dt", {}, "HTTP status"),
+        h("dd", { id: "run-status" }, String(r.status)),
+        h("dt", {}, "Execution"),
+        h("dd", {}, id ? link(`#/executions/${enc(id)}`, id, { id: "run-execution" }) : "—"),
+        h("dt", {}, "Took"),
+        h("dd", {}, ms(took)),
+      ),
+      h("h3", {}, "Output"),
+      h("pre", { id: "run-result", class: r.status >= 400 ? "err" : "" }, pretty(r.data)),
+    );
+  };
+  body.append(
+    field("Alias or version (optional)", alias),
+    h(
+      "div",
+      { class: "actions" },
+      h("button", { type: "button", id: "invoke", onclick: () => run(false) }, "Invoke"),
+      h("button", { type: "button", id: "invoke-async", onclick: () => run(true) }, "Invoke asynchronously"),
+    ),
+    out,
+  );
+}
+
+async function executionsTab(body, app) {
+  const status = h("select", { id: "exec-status" }, ["", "running", "succeeded", "failed", "timeout"].map((s) => h("option", { value: s }, s || "any")));
+  const since = h("select", { id: "exec-since" }, [["1", "last hour"], ["24", "last 24 h"], ["168", "last 7 days"]].map(([v, t]) => h("option", { value: v }, t)));
+  since.value = "24";
+  const list = h("div", { id: "executions" });
+  let cursor = null;
+  const rows = [];
+  const load = async (more) => {
+    const q = new URLSearchParams({ limit: "50", since: String(Date.now() - Number(since.value) * 3600_000) });
+    if (status.value) q.set("status", status.value);
+    if (more && cursor) q.set("cursor", cursor);
+    if (!more) rows.length = 0;
+    const page = await api("GET", `/api/v1/apps/${enc(app.name)}/executions?${q}`);
+    cursor = page.next;
+    for (const e of page.executions) {
+      rows.push([
+        link(`#/executions/${enc(e.execution_id)}`, e.execution_id, { class: "mono" }),
+        badge(e.status),
+        when(e.started),
+        ms(e.duration_ms),
+        e.error ? h("span", { class: "err" }, typeof e.error === "string" ? e.error : pretty(e.error)) : "",
+      ]);
+    }
+    list.replaceChildren(
+      table(["Execution", "Status", "Started", "Duration", "Error"], rows, { id: "executions-table" }),
+      ...(cursor ? [h("button", { type: "button", id: "exec-more", onclick: () => load(true) }, "More")] : []),
+    );
+  };
+  status.addEventListener("change", () => load(false));
+  since.addEventListener("change", () => load(false));
+  body.append(h("div", { class: "filters" }, field("Status", status), field("Since", since)), list);
+  await load(false);
+}
+
+async function logsTab(body, app) {
+  const out = h("div", { class: "logs", id: "live-logs", role: "log", "aria-live": "polite" });
+  const state = h("p", { class: "muted" }, "following: new lines every 2 s");
+  const seen = new Set();
+  let since = Date.now() - 3600_000;
+  let stopped = false;
+  const here = location.hash;
+  const poll = async () => {
+    try {
+      const r = await api("GET", `/api/v1/apps/${enc(app.name)}/logs?since=${since}&limit=50`);
+      for (const x of r.executions || []) {
+        for (const l of x.logs || []) {
+          const k = `${x.execution_id} ${l.time} ${l.text}`;
+          if (seen.has(k)) continue;
+          seen.add(k);
+          out.append(
+            h(
+              "div",
+              { class: `log lv-${String(l.level || "").toLowerCase()}` },
+              h("span", { class: "muted" }, when(l.time)),
+              " ",
+              link(`#/executions/${enc(x.execution_id)}`, x.execution_id.slice(0, 8), { class: "mono" }),
+              ` ${l.grain} ${l.level} ${l.text}`,
+            ),
+          );
+        }
+        if (x.started) since = Math.max(since, Date.parse(x.started) - 60_000);
+      }
+      state.textContent = `following: new lines every 2 s (last read ${new Date().toISOString().slice(11, 19)} UTC)`;
+    } catch (e) {
+      state.textContent = `could not read the logs: ${e.message}`;
+    }
+    if (!stopped && location.hash === here) timer = setTimeout(poll, 2000);
+  };
+  let timer = null;
+  onLeave(() => {
+    stopped = true;
+    clearTimeout(timer);
+  });
+  body.append(state, out);
+  await poll();
+}
+
+export { clear };
