@@ -108,6 +108,8 @@ test-e2e: up
 test: up lint
 	@echo "==> Java tests, unit and integration (against the running system)"
 	@$(MVN) -Dsand.it=true test
+	@echo "==> Console unit tests (node --test: graphs, errors on nodes, the waterfall's rows)"
+	@npm --prefix console test --silent
 	@echo "==> Python tests, unit and end-to-end (against the running system)"
 	@examples/image-pipeline/fetch.sh
 	@$(PY) -m pytest -q -m "not cluster"
