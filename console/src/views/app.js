@@ -255,6 +255,9 @@ async function runTab(body, app) {
   const box = h("div", { id: "run-input" });
   const out = h("div", { id: "run-output", "aria-live": "polite" });
   const alias = h("input", { type: "text", id: "run-qualifier", placeholder: "e.g. prod or 3 (empty: the running version)" });
+  // a protected endpoint (Endpoint keys): an invoke key, or the signing secret the request is signed with here
+  const invokeKey = h("input", { type: "password", id: "run-invoke-key", autocomplete: "off", placeholder: "sik_… (endpoint mode key)" });
+  const signing = h("input", { type: "password", id: "run-signing-secret", autocomplete: "off", placeholder: "sss_… (endpoint mode hmac)" });
   body.append(h("h2", {}, "Input (JSON)"), box);
   const ed = editor(box, { doc: "{}", language: "json", label: "input (JSON)", minLines: 6 });
   const run = async (async) => {
@@ -268,14 +271,23 @@ async function runTab(body, app) {
     out.replaceChildren(notice("info", "running…"));
     const target = alias.value.trim() ? `${app.name}@${alias.value.trim()}` : app.name;
     const t0 = performance.now();
-    let r = await api("POST", `/app/${enc(target).replace("%40", "@")}${async ? "?async=1" : ""}`, { json: value, raw: true, noKey: true });
+    const text = JSON.stringify(value);
+    const creds = (payload) => endpointHeaders(invokeKey.value.trim(), signing.value.trim(), payload);
+    let r = await api("POST", `/app/${enc(target).replace("%40", "@")}${async ? "?async=1" : ""}`, {
+      body: text,
+      contentType: "application/json",
+      headers: await creds(text),
+      raw: true,
+      noKey: true,
+    });
     let id = r.headers.get("X-Sand-Execution-Id") || (r.data && r.data.execution_id);
     if (async && r.status === 202) {
       out.replaceChildren(notice("info", `accepted: execution ${id}; waiting for its result…`));
       const until = Date.now() + 120_000;
       do {
         await new Promise((res) => setTimeout(res, 400));
-        r = await api("GET", `/app/${enc(app.name)}/executions/${enc(id)}`, { raw: true, noKey: true });
+        // a poll signs an empty body (docs/api.md, "Protecting an application's endpoint")
+        r = await api("GET", `/app/${enc(app.name)}/executions/${enc(id)}`, { headers: await creds(""), raw: true, noKey: true });
       } while (r.status === 202 && Date.now() < until);
     }
     const took = performance.now() - t0;
@@ -296,6 +308,7 @@ async function runTab(body, app) {
   };
   body.append(
     field("Alias or version (optional)", alias),
+    h("div", { class: "cols" }, field("Invoke key (optional)", invokeKey), field("Signing secret (optional)", signing)),
     h(
       "div",
       { class: "actions" },
@@ -304,6 +317,23 @@ async function runTab(body, app) {
     ),
     out,
   );
+}
+
+/** The headers a protected endpoint asks for: X-Sand-Key, or X-Sand-Timestamp and X-Sand-Signature over "<ts>.<body>". */
+export async function endpointHeaders(invokeKey, signingSecret, body) {
+  const out = {};
+  if (invokeKey) out["X-Sand-Key"] = invokeKey;
+  if (signingSecret) {
+    // WebCrypto exists only in a secure context: https, or http on this machine (127.0.0.1, localhost)
+    if (!globalThis.crypto || !crypto.subtle) throw new Error("signing a request needs the console on https (or on localhost)");
+    const ts = String(Math.floor(Date.now() / 1000));
+    const te = new TextEncoder();
+    const k = await crypto.subtle.importKey("raw", te.encode(signingSecret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", k, te.encode(`${ts}.${body}`)));
+    out["X-Sand-Timestamp"] = ts;
+    out["X-Sand-Signature"] = `sha256=${[...mac].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  }
+  return out;
 }
 
 async function executionsTab(body, app) {
@@ -340,21 +370,26 @@ async function executionsTab(body, app) {
   await load(false);
 }
 
+const LOG_LINES_SHOWN = 1000; // the newest lines stay on the page; older ones leave it (and the memory of them)
+
 async function logsTab(body, app) {
   const out = h("div", { class: "logs", id: "live-logs", role: "log", "aria-live": "polite" });
   const state = h("p", { class: "muted" }, "following: new lines every 2 s");
-  const seen = new Set();
+  const seen = new Map(); // line key -> its execution's start: forgotten once that is well behind `since`
   let since = Date.now() - 3600_000;
   let stopped = false;
   const here = location.hash;
   const poll = async () => {
     try {
       const r = await api("GET", `/api/v1/apps/${enc(app.name)}/logs?since=${since}&limit=50`);
-      for (const x of r.executions || []) {
+      const page = r.executions || [];
+      let newest = since;
+      for (const x of page) {
+        const started = x.started ? Date.parse(x.started) : since;
         for (const l of x.logs || []) {
           const k = `${x.execution_id} ${l.time} ${l.text}`;
           if (seen.has(k)) continue;
-          seen.add(k);
+          seen.set(k, started);
           out.append(
             h(
               "div",
@@ -366,8 +401,13 @@ async function logsTab(body, app) {
             ),
           );
         }
-        if (x.started) since = Math.max(since, Date.parse(x.started) - 60_000);
+        newest = Math.max(newest, started);
       }
+      // a minute's margin reads a running execution's later lines again; a full page moves on to what follows it,
+      // or a burst of more than a page a minute would be read again and again
+      since = page.length >= 50 ? newest : Math.max(since, newest - 60_000);
+      for (const [k, t] of seen) if (t < since - 120_000) seen.delete(k);
+      while (out.childElementCount > LOG_LINES_SHOWN) out.firstElementChild.remove();
       state.textContent = `following: new lines every 2 s (last read ${new Date().toISOString().slice(11, 19)} UTC)`;
     } catch (e) {
       state.textContent = `could not read the logs: ${e.message}`;

@@ -78,7 +78,7 @@ export async function versionsTab(body, app) {
       },
       field("Alias", aliasName),
       field("Version", aliasVersion),
-      h("button", { type: "submit" }, "Point the alias"),
+      h("button", { type: "submit", id: "alias-set" }, "Point the alias"),
     ),
   );
 }
@@ -115,7 +115,7 @@ export async function secretsTab(body, app) {
       },
       field("Name", name),
       field("Value", value),
-      h("button", { type: "submit" }, "Set the secret"),
+      h("button", { type: "submit", id: "secret-set" }, "Set the secret"),
     ),
   );
 }
@@ -127,7 +127,7 @@ export async function keysTab(body, app) {
   const mode = h("select", { id: "endpoint-mode" }, ["public", "key", "hmac"].map((m) => h("option", { value: m }, m)));
   mode.value = endpoint.auth;
   const keyName = h("input", { type: "text", id: "key-name", placeholder: "ci" });
-  const shown = h("div", { "aria-live": "polite" });
+  const shown = h("div", { "aria-live": "polite", id: "key-shown" });
   body.append(
     msg,
     shown,
@@ -135,9 +135,27 @@ export async function keysTab(body, app) {
       "div",
       { class: "card inline" },
       field("Who may invoke", mode),
-      action("Save", msg, () => api("PUT", `${base}/endpoint`, { json: { auth: mode.value } })),
+      action("Save", msg, () => api("PUT", `${base}/endpoint`, { json: { auth: mode.value } }), { id: "endpoint-save" }),
       endpoint.note ? notice("info", endpoint.note) : null,
       h("p", { class: "muted" }, `signing secret: ${endpoint.signing_secret ? "set" : "none"}`),
+      // the hmac mode's shared secret: answered once, like a key (POST replaces the one before)
+      h(
+        "button",
+        {
+          type: "button",
+          id: "signing-secret-new",
+          onclick: async () => {
+            msg.replaceChildren();
+            try {
+              const r = await api("POST", `${base}/signing-secret`, { json: {} });
+              shown.replaceChildren(notice("ok", `new signing secret (shown once, copy it now; the one before no longer signs): ${r.secret}`));
+            } catch (e) {
+              msg.replaceChildren(notice("error", e.message));
+            }
+          },
+        },
+        endpoint.signing_secret ? "Replace the signing secret" : "Create a signing secret",
+      ),
     ),
     h("h2", {}, "Invoke keys"),
     table(
@@ -161,7 +179,7 @@ export async function keysTab(body, app) {
         },
       },
       field("Key name (optional)", keyName),
-      h("button", { type: "submit" }, "Create a key"),
+      h("button", { type: "submit", id: "key-create" }, "Create a key"),
     ),
   );
 }
