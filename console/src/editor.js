@@ -48,6 +48,12 @@ export function editor(parent, { doc = "", language = "python", label = "code", 
   });
   parent.classList.add("editor", `lang-${language}`);
   return {
+    /** The cursor on line n (1-based), the line highlighted and scrolled into view: an error's place. */
+    goToLine: (n) => {
+      const line = view.state.doc.line(Math.max(1, Math.min(Number(n) || 1, view.state.doc.lines)));
+      view.dispatch({ selection: { anchor: line.from }, effects: EditorView.scrollIntoView(line.from, { y: "center" }) });
+      view.focus();
+    },
     view,
     get: () => view.state.doc.toString(),
     set: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),

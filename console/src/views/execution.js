@@ -45,7 +45,15 @@ export async function executionView(main, id) {
         { class: "error-box", role: "alert", id: "exec-error" },
         h("strong", {}, typeof ex.error === "object" ? `${ex.error.type || "Error"}: ${ex.error.message || ""}` : String(ex.error)),
         where.grain || where.line
-          ? h("p", {}, `in grain ${where.grain || "?"}${where.line ? `, line ${where.line}` : ""}`)
+          ? h(
+              "p",
+              {},
+              `in grain ${where.grain || "?"}${where.line ? `, line ${where.line}` : ""} `,
+              // to the grain's code in the editor, its cursor on that line
+              ex.app && where.grain
+                ? link(`#/apps/${enc(ex.app)}/grains/${enc(where.grain)}${where.line ? `/${where.line}` : ""}`, "go to the code", { id: "exec-error-jump" })
+                : null,
+            )
           : null,
         where.traceback ? h("pre", { id: "exec-traceback" }, where.traceback) : null,
       ),
