@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import mimetypes
+import os
+import re
 import sys
 import time
 import uuid
@@ -29,6 +31,9 @@ CSP = (
 )
 DEV_KEY = "sand_dev"
 ADMIN_KEY = "admin-key-for-the-fake-only"
+ADMIN = "<admin>"  # who the admin key is, for live()
+# SAND_FAKE_OPEN_SIGNUP=false: sign-up needs the admin key, as a frontend with open.signup=false answers
+OPEN_SIGNUP = os.environ.get("SAND_FAKE_OPEN_SIGNUP", "true") != "false"
 EXEC = "18374c36640775608d6dcd9c2ebfb41f"
 HELLO_WF = {
     "name": "hello",
@@ -304,7 +309,15 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
     parts = [p for p in path.split("?")[0].split("/") if p]
     query = path.partition("?")[2]
     if parts == ["api", "v1", "accounts"] and method == "POST":
-        name = json.loads(body or b"{}").get("name") or uuid.uuid4().hex[:8]
+        if not OPEN_SIGNUP and who != ADMIN:
+            if who is None:
+                return error(401, "unauthorized", "sign-up is closed on this platform: the operator creates accounts")
+            return error(403, "forbidden", "only the operator's admin key may create accounts (open sign-up is off)")
+        name = json.loads(body or b"{}").get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", name):
+            return error(400, "bad_request", f"account name '{name}' is invalid: 1-63 of a-z 0-9 _ -")
+        if name in KEYS.values() or name == "dev":
+            return error(409, "conflict", f"account '{name}' exists; choose another name")
         key = "sand_" + uuid.uuid4().hex
         KEYS[key] = name
         return 201, {"name": name, "api_key": key}
@@ -445,7 +458,7 @@ class Handler(BaseHTTPRequestHandler):
         if who in DISABLED:
             self._send(403, b'{"error":{"code":"account_disabled","message":"disabled"}}', "application/json")
             return
-        answer = live(self.command, self.path, body, who)
+        answer = live(self.command, self.path, body, ADMIN if key == ADMIN_KEY else who)
         if answer is None:
             answer = routes(self.command, self.path, key == ADMIN_KEY)
         status, out = answer
