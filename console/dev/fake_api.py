@@ -12,6 +12,8 @@ execution with its hops and log lines. Enough to click through every view; not S
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import mimetypes
 import os
@@ -19,6 +21,7 @@ import re
 import sys
 import time
 import uuid
+import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -208,6 +211,7 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
 KEYS: dict[str, str] = {}
 DISABLED: set[str] = set()
 LIVE: dict[str, dict[str, Any]] = {}
+SHARED: dict[str, dict[str, dict[str, Any]]] = {}  # account -> its shared grains (PUT /api/v1/grains/{g})
 EXECS: dict[str, dict[str, Any]] = {}
 LAST = [EXEC]  # the execution the last invocation made (its X-Sand-Execution-Id)
 
@@ -216,37 +220,141 @@ def error(status: int, code: str, message: str) -> tuple[int, Any]:
     return status, {"error": {"code": code, "message": message}}
 
 
+def stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def meta(name: str, g: dict[str, Any]) -> dict[str, Any]:
+    size = len(g["code"])
+    return {"name": name, "version": g["version"], "kind": g["kind"], "sha256": g["sha256"], "size": size} | {
+        "created": g["created"]
+    }
+
+
+def put_grain(store: dict[str, dict[str, Any]], name: str, body: bytes, ctype: str) -> tuple[int, Any]:
+    """A new version of a grain, checked as GrainUpload does (a zip holds <name>.py or <name>/__init__.py)."""
+    kind = "zip" if "zip" in ctype else "py"
+    if kind == "zip":
+        try:
+            with zipfile.ZipFile(io.BytesIO(body)) as z:
+                names = z.namelist()
+        except zipfile.BadZipFile as e:
+            return error(400, "bad_grain", f"grain {name}: not a zip archive ({e})")
+        if f"{name}.py" not in names and f"{name}/__init__.py" not in names:
+            return error(
+                400, "bad_grain", f"grain {name}: holds neither {name}.py nor {name}/__init__.py at its top level"
+            )
+    elif not body.strip():
+        return error(400, "bad_grain", f"grain {name}: the code is empty")
+    v = store.get(name, {}).get("version", 0) + 1
+    sha = hashlib.sha256(body).hexdigest()
+    store[name] = {"code": body, "version": v, "kind": kind, "created": stamp(), "sha256": sha}
+    return 200, meta(name, store[name])
+
+
+def source(name: str, g: dict[str, Any]) -> str:
+    """The Python a grain runs: the .py, or its module in the zip."""
+    if g["kind"] == "py":
+        return g["code"].decode()
+    with zipfile.ZipFile(io.BytesIO(g["code"])) as z:
+        for n in (f"{name}.py", f"{name}/__init__.py"):
+            if n in z.namelist():
+                return z.read(n).decode()
+    return ""
+
+
+def requirements(g: dict[str, Any]) -> list[str]:
+    if g["kind"] != "zip":
+        return []
+    with zipfile.ZipFile(io.BytesIO(g["code"])) as z:
+        if "requirements.txt" not in z.namelist():
+            return []
+        lines = z.read("requirements.txt").decode().splitlines()
+    return [x.strip() for x in lines if x.strip() and not x.strip().startswith("#")]
+
+
+def resources(wf: dict[str, Any]) -> list[str]:
+    """The codes a workflow runs: a function's resource (else its name); an ASL Task's Resource, nested ones too."""
+    if "StartAt" in wf:
+        out: list[str] = []
+
+        def machine(m: dict[str, Any]) -> None:
+            for st in m.get("States", {}).values():
+                if st.get("Type") == "Task" and st.get("Resource"):
+                    out.append(st["Resource"])
+                for b in st.get("Branches", []) + [st.get("ItemProcessor") or st.get("Iterator") or {}]:
+                    machine(b)
+
+        machine(wf)
+        return list(dict.fromkeys(out))
+    return list(dict.fromkeys(f.get("resource") or f["name"] for f in wf.get("functions", [])))
+
+
+def code_of(a: dict[str, Any], r: str) -> tuple[str, dict[str, Any] | None]:
+    """Which grain an application runs for resource r: its own, else the account's shared one."""
+    if r in a["grains"]:
+        return "application", a["grains"][r]
+    g = SHARED.get(a["owner"], {}).get(r)
+    return ("account", g) if g else ("", None)
+
+
 def describe(a: dict[str, Any]) -> dict[str, Any]:
-    if a.get("ready_at", 0) > time.monotonic():  # a deploy takes a couple of seconds, as on a host
-        a = a | {"status": "deploying", "error": None}
-    host = {"host": "vm", "status": a["status"], "error": a["error"], "alive": True, "updated": a["updated"]}
-    grains = [{"name": g, "scope": "application", "current": True, "version": v} for g, (_, v) in a["grains"].items()]
+    """As GET /api/v1/apps/{app}: a deploy takes two seconds, host vm done after one, vm2 after two."""
+    left = a.get("ready_at", 0) - time.monotonic()
+    hosts = []
+    for h, at in (("vm", 1.0), ("vm2", 0.0)):
+        done = left <= at
+        status = a["status"] if done else "deploying"
+        error_ = a["error"] if done else None
+        hosts.append({"host": h, "status": status, "error": error_, "alive": True, "updated": a["updated"]})
+    status = a["status"] if left <= 0 else "deploying"
+    grains = []
+    for r in resources(a["workflow"]):
+        scope, g = code_of(a, r)
+        if g:
+            grains.append({"name": r, "sha256": g["sha256"], "scope": scope, "current": True, "version": g["version"]})
     return {
         "name": a["name"],
         "id": a["id"],
-        "status": a["status"],
-        "error": a["error"],
+        "status": status,
+        "error": a["error"] if left <= 0 else None,
         "version": a["version"],
-        "workflow": a["workflow"],
+        "workflow": {k: v for k, v in a["workflow"].items() if k != "settings"},
         "settings": a["workflow"].get("settings", {}),
-        "hosts": [host] if a["status"] != "undeployed" else [],
+        "hosts": hosts if a["status"] != "undeployed" else [],
         "grains": grains,
     }
+
+
+KNOWN_PACKAGES = {"requests", "six", "pillow", "numpy", "urllib3"}  # what the fake's "package index" has
 
 
 def deploy(a: dict[str, Any]) -> None:
     a["version"] += 1
     a["ready_at"] = time.monotonic() + 2
     a["status"], a["error"] = "deployed", None
-    for g, (code, _) in a["grains"].items():
+    a["updated"] = stamp()
+    problems = []
+    for r in resources(a["workflow"]):
+        _, g = code_of(a, r)
+        if g is None:
+            problems.append(f"grain {r} has no code: upload it")
+            continue
+        for req in requirements(g):
+            pkg = re.split(r"[<>=!~\[; ]", req)[0]
+            if pkg.lower() not in KNOWN_PACKAGES:
+                problems.append(
+                    f"application {a['name']}: its requirements could not be installed: pip install exited with 1:\n"
+                    f"ERROR: Could not find a version that satisfies the requirement {req} (from versions: none)\n"
+                    f"ERROR: No matching distribution found for {req}"
+                )
         try:
-            compile(code, f"{g}.py", "exec")
+            compile(source(r, g), f"{r}.py", "exec")
         except SyntaxError as e:
-            a["status"] = "failed"
-            a["error"] = (
-                f"vm: grain {g} failed to load: SyntaxError: {e.msg} ({g}.py, line {e.lineno}) [host vm, attempt 1]"
-            )
-    a["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            problems.append(f"grain {r} failed to load: SyntaxError: {e.msg} ({r}.py, line {e.lineno})")
+    if problems:
+        a["status"] = "failed"
+        a["error"] = f"vm: {problems[0]} [host vm, attempt 1]"
 
 
 def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -280,7 +388,9 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
         hop(f"{grain}: worker polled", grain)
         scope: dict[str, Any] = {}
         try:
-            exec(a["grains"][grain][0], scope)  # noqa: S102 - the developer's own grain, in a development fake
+            code = functions.get(grain, {}).get("resource") or grain
+            g = code_of(a, code)[1] or {"code": b"", "kind": "py"}
+            exec(source(code, g), scope)  # noqa: S102 - the developer's own grain, in a development fake
             hop(f"{grain}: handler started", grain)
             result = scope["handle"](result, Context(grain))
         except Exception as e:  # noqa: BLE001 - a grain's error is the execution's
@@ -304,7 +414,7 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
     return EXECS[xid]
 
 
-def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any] | None:  # noqa: C901 - one table
+def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") -> tuple[int, Any] | None:  # noqa: C901 - one table
     """The answer of the stateful part, or None for the canned answers."""
     parts = [p for p in path.split("?")[0].split("/") if p]
     query = path.partition("?")[2]
@@ -376,14 +486,16 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
         )
     if rest[:1] == ["grains"] and len(rest) == 2:
         if method == "PUT":
-            v = a["grains"].get(rest[1], ("", 0))[1] + 1
-            a["grains"][rest[1]] = (body.decode(), v)
-            return 200, {"name": rest[1], "version": v, "kind": "py"}
-        if "code" in query:
-            return 200, a["grains"][rest[1]][0]
-        return 200, {"name": rest[1], "version": a["grains"][rest[1]][1], "kind": "py"}
+            return put_grain(a["grains"], rest[1], body, ctype)
+        g = a["grains"].get(rest[1])
+        if g is None:
+            return error(404, "not_found", f"no grain '{rest[1]}' in application '{name}'")
+        if method == "DELETE":
+            del a["grains"][rest[1]]
+            return 200, {"name": rest[1], "deleted": True}
+        return 200, g["code"] if "code" in query else meta(rest[1], g)
     if rest == ["grains"]:
-        return 200, {"grains": [{"name": g, "version": v, "kind": "py"} for g, (_, v) in a["grains"].items()]}
+        return 200, {"grains": [meta(n, g) for n, g in a["grains"].items()]}
     if rest in (["deploy"], ["update"]):
         deploy(a)
         return 202, describe(a)
@@ -458,12 +570,16 @@ class Handler(BaseHTTPRequestHandler):
         if who in DISABLED:
             self._send(403, b'{"error":{"code":"account_disabled","message":"disabled"}}', "application/json")
             return
-        answer = live(self.command, self.path, body, ADMIN if key == ADMIN_KEY else who)
+        ctype = self.headers.get("Content-Type") or ""
+        answer = live(self.command, self.path, body, ADMIN if key == ADMIN_KEY else who, ctype)
         if answer is None:
             answer = routes(self.command, self.path, key == ADMIN_KEY)
         status, out = answer
-        data = out.encode() if isinstance(out, str) else json.dumps(out).encode()
-        ctype = "text/x-python" if isinstance(out, str) else "application/json"
+        if isinstance(out, bytes):  # a grain's code: a zip, or Python source
+            data, ctype = out, "application/zip" if out[:2] == b"PK" else "text/x-python"
+        else:
+            data = out.encode() if isinstance(out, str) else json.dumps(out).encode()
+            ctype = "text/x-python" if isinstance(out, str) else "application/json"
         xid = LAST[0] if self.path.startswith("/app/") and self.path.split("/")[2].split("?")[0] in LIVE else EXEC
         self._send(status, data, ctype, {"X-Sand-Execution-Id": xid} if self.path.startswith("/app/") else None)
 
