@@ -42,7 +42,8 @@ export class ApiError extends Error {
 
 /**
  * One call. opts: json (a value sent as JSON), body + contentType (sent as is), raw (answer {status, data, headers}
- * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization).
+ * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization), binary (answer
+ * the body of a 2xx as an ArrayBuffer, e.g. a zip grain's code; an error is read as usual).
  */
 export async function api(method, path, opts = {}) {
   const headers = {};
@@ -57,6 +58,7 @@ export async function api(method, path, opts = {}) {
   }
   if (opts.headers) Object.assign(headers, opts.headers);
   const r = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store", redirect: "error" });
+  if (opts.binary && r.ok && !opts.raw) return r.arrayBuffer();
   const text = await r.text();
   let data = text;
   try {

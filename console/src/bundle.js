@@ -117,12 +117,10 @@ export function unzipFiles(bytes) {
   return order.filter((p) => !p.endsWith("/")).map((path) => ({ path, data: files[path] }));
 }
 
-/** The zip with one file's content replaced (or added), every other file as it was. */
-export function replaceInZip(bytes, path, data) {
-  const files = unzipFiles(bytes);
-  const i = files.findIndex((f) => f.path === path);
-  if (i >= 0) files[i] = { path, data };
-  else files.push({ path, data });
+/** The zip with some files' contents replaced or added (changes: Map path -> bytes), every other file as it was. */
+export function replaceInZip(bytes, changes) {
+  const files = unzipFiles(bytes).map((f) => (changes.has(f.path) ? { path: f.path, data: changes.get(f.path) } : f));
+  for (const [path, data] of changes) if (!files.some((f) => f.path === path)) files.push({ path, data });
   return zipFiles(files);
 }
 

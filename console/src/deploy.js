@@ -33,3 +33,21 @@ export function progressOf(app, version = null, want = "deployed") {
   if (a.status === "failed") return { state: "failed", text, errors: errorsOf(a) };
   return { state: "deploying", text, errors: [] };
 }
+
+/**
+ * Follows a deploy: get() reads the application (GET /api/v1/apps/{app}) every everyMs until it is deployed or
+ * failed, for at most forMs; onProgress(p) sees each reading. Answers the last progressOf(), with state "timeout"
+ * when time ran out and "stopped" when stopped() said so (the user went elsewhere).
+ */
+export async function follow(get, version, { onProgress = () => {}, everyMs = 500, forMs = 120_000, stopped = () => false, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), now = () => Date.now() } = {}) {
+  const until = now() + forMs;
+  for (;;) {
+    if (stopped()) return { state: "stopped", text: "", errors: [] };
+    const app = await get();
+    const p = { ...progressOf(app, version), app };
+    onProgress(p);
+    if (p.state === "deployed" || p.state === "failed") return p;
+    if (now() >= until) return { ...p, state: "timeout", text: `still ${p.text} after ${Math.round(forMs / 1000)} s` };
+    await sleep(everyMs);
+  }
+}

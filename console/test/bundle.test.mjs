@@ -159,8 +159,9 @@ test("a file replaced in a zip leaves the others as they were, in their order", 
     { path: "requirements.txt", data: enc("six==1.16.0\n") },
     { path: "site/a.bin", data: new Uint8Array([0, 1, 2, 255]) },
   ]);
-  const after = unzipFiles(replaceInZip(zip, "g.py", enc("new")));
-  assert.deepEqual(after.map((f) => f.path), ["g.py", "requirements.txt", "site/a.bin"]);
+  const after = unzipFiles(replaceInZip(zip, new Map([["g.py", enc("new")], ["site/b.py", enc("B = 2")]])));
+  assert.deepEqual(after.map((f) => f.path), ["g.py", "requirements.txt", "site/a.bin", "site/b.py"]);
+  assert.equal(text(after[3].data), "B = 2");
   assert.equal(text(after[0].data), "new");
   assert.equal(requirementsOf(after), "six==1.16.0\n");
   assert.deepEqual([...after[2].data], [0, 1, 2, 255]);

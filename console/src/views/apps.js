@@ -2,8 +2,8 @@
 // folder (workflow.json, settings.json, the grains, requirements.txt and shared files), uploaded as
 // `sand deploy <folder>` does (console/src/bundle.js), its deploy followed until deployed or failed.
 import { api, enc } from "../api.js";
-import { BundleError, bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
-import { progressOf } from "../deploy.js";
+import { bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
+import { follow } from "../deploy.js";
 import { badge, field, h, link, notice, table } from "../dom.js";
 import { go, onLeave } from "../main.js";
 
@@ -93,12 +93,7 @@ function newAppForm(listChanged) {
         submit.disabled = true;
         let saved = false;
         try {
-          let b;
-          try {
-            b = bundle(await chosenFiles(folderInput.files, files.files), { name: app, extraSettings: settings.value });
-          } catch (e) {
-            throw e instanceof BundleError ? e : new BundleError(e.message);
-          }
+          const b = bundle(await chosenFiles(folderInput.files, files.files), { name: app, extraSettings: settings.value });
           // the workflow first (it claims the name and is checked), then the grains as the application's own
           state.replaceChildren(notice("info", "uploading…"));
           await api("PUT", `/api/v1/apps/${enc(app)}`, { json: b.workflow });
@@ -116,31 +111,27 @@ function newAppForm(listChanged) {
           const d = await api("POST", `/api/v1/apps/${enc(app)}/deploy`, { json: {} });
           const version = d && typeof d.version === "number" ? d.version : null;
           say(`deploy of version ${version ?? "?"} started`);
-          const until = Date.now() + DEPLOY_WAIT_MS;
-          for (;;) {
-            if (stopped) return;
-            const p = progressOf(await api("GET", `/api/v1/apps/${enc(app)}`), version);
-            state.replaceChildren(notice("info", `${app}: ${p.text}`));
-            if (p.state === "deployed") {
-              go(`#/apps/${enc(app)}/overview`);
-              return;
-            }
-            if (p.state === "failed") {
-              state.replaceChildren(
-                notice("error", `the deploy of ${app} failed: ${p.text}`),
-                h("pre", { id: "new-app-error", class: "err" }, p.errors.join("\n") || "no error text"),
-                appLink(app, `Open ${app} (the error on its node)`),
-              );
-              listChanged();
-              return;
-            }
-            if (Date.now() > until) {
-              state.replaceChildren(notice("error", `${app} is still ${p.text} after ${DEPLOY_WAIT_MS / 1000} s`), appLink(app, `Follow it on ${app}'s overview`));
-              listChanged();
-              return;
-            }
-            await new Promise((r) => setTimeout(r, POLL_MS));
+          const p = await follow(() => api("GET", `/api/v1/apps/${enc(app)}`), version, {
+            onProgress: (q) => state.replaceChildren(notice("info", `${app}: ${q.text}`)),
+            everyMs: POLL_MS,
+            forMs: DEPLOY_WAIT_MS,
+            stopped: () => stopped,
+          });
+          if (p.state === "stopped") return;
+          if (p.state === "deployed") {
+            go(`#/apps/${enc(app)}/overview`);
+            return;
           }
+          if (p.state === "failed") {
+            state.replaceChildren(
+              notice("error", `the deploy of ${app} failed: ${p.text}`),
+              h("pre", { id: "new-app-error", class: "err" }, p.errors.join("\n") || "no error text"),
+              appLink(app, `Open ${app} (the error on its node)`),
+            );
+          } else {
+            state.replaceChildren(notice("error", `${app} is ${p.text}`), appLink(app, `Follow it on ${app}'s overview`));
+          }
+          listChanged();
         } catch (e) {
           state.replaceChildren(notice("error", e.message));
           if (saved) {
