@@ -414,6 +414,87 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
     return EXECS[xid]
 
 
+CANNED = {"hello": ("deployed", HELLO_WF), "orders": ("failed", ORDERS_WF)}  # the dev account's canned applications
+
+
+def users_of(who: str, name: str) -> list[tuple[str, str]]:
+    """(application, status) of who's applications that run shared grain name: named, and none of their own."""
+    out = [
+        (a["name"], describe(a)["status"])
+        for a in LIVE.values()
+        if a["owner"] == who and name in resources(a["workflow"]) and name not in a["grains"]
+    ]
+    if who == "dev":  # the canned applications' own grains are greet and shout
+        out += [(n, st) for n, (st, wf) in CANNED.items() if name in resources(wf) and name not in ("greet", "shout")]
+    return sorted(out)
+
+
+def shared_grains(method: str, rest: list[str], query: str, body: bytes, who: str, ctype: str) -> tuple[int, Any]:
+    mine = SHARED.setdefault(who, {})
+    if not rest:
+        return 200, {"grains": [meta(n, g) for n, g in sorted(mine.items())]}
+    name = rest[0]
+    if method == "PUT":
+        status, out = put_grain(mine, name, body, ctype)
+        if status == 200:
+            out["used_by"] = [a for a, _ in users_of(who, name)]
+        return status, out
+    g = mine.get(name)
+    if g is None:
+        return error(404, "not_found", f"no grain '{name}' in your account; upload it with PUT /api/v1/grains/{name}")
+    if method == "DELETE":
+        running = [a for a, st in users_of(who, name) if st != "undeployed"]
+        if running and "keep_deployed" not in query:
+            a = running[0]
+            return error(
+                409,
+                "conflict",
+                f"grain {name} is used by deployed application '{a}'; undeploy it first "
+                f"(POST /api/v1/apps/{a}/undeploy), or delete with ?keep_deployed=1 to let it run the copy it was "
+                "deployed with (its next deploy needs the grain)",
+            )
+        del mine[name]
+        return 200, {"name": name, "deleted": True}
+    return 200, g["code"] if "code" in query else meta(name, g)
+
+
+def delete_account(name: str, who: str | None) -> tuple[int, Any]:
+    if who not in (ADMIN, name):
+        return error(403, "forbidden", f"an account can delete only itself; you are '{who}'")
+    if name not in KEYS.values() and name != "dev":
+        return error(404, "not_found", f"no account '{name}'")
+    owned = [a["name"] for a in LIVE.values() if a["owner"] == name]
+    running = [a for a in owned if describe(LIVE[a])["status"] != "undeployed"]
+    running += [n for n, (st, _) in CANNED.items() if st != "undeployed"] if name == "dev" else []
+    if running:
+        return error(
+            409,
+            "conflict",
+            f"account '{name}' still runs {', '.join(sorted(running))}; undeploy them first "
+            "(POST /api/v1/apps/{app}/undeploy) and wait for status undeployed",
+        )
+    for a in owned:
+        del LIVE[a]
+    SHARED.pop(name, None)
+    for k in [k for k, v in KEYS.items() if v == name]:
+        del KEYS[k]
+    return 200, {"name": name, "deleted": True, "applications": owned}
+
+
+def seed() -> None:
+    """The dev account's shared grains: price (run by the canned orders) and a zip that no application runs."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(
+            "textutil.py", "import six\n\n\ndef handle(event, context):\n    return six.text_type(event).strip()\n"
+        )
+        z.writestr("requirements.txt", "six==1.16.0\n")
+    put_grain(
+        SHARED.setdefault("dev", {}), "price", (ROOT / "examples/asl-orders/price.py").read_bytes(), "text/x-python"
+    )
+    put_grain(SHARED["dev"], "textutil", buf.getvalue(), "application/zip")
+
+
 def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") -> tuple[int, Any] | None:  # noqa: C901 - one table
     """The answer of the stateful part, or None for the canned answers."""
     parts = [p for p in path.split("?")[0].split("/") if p]
@@ -445,7 +526,11 @@ def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") 
             for a in LIVE.values()
             if a["owner"] == who
         ]
-        return 200, {"apps": mine + routes("GET", path, False)[1]["apps"]}
+        return 200, {"apps": mine + (routes("GET", path, False)[1]["apps"] if who == "dev" else [])}
+    if parts[:3] == ["api", "v1", "accounts"] and len(parts) == 4 and method == "DELETE":
+        return delete_account(parts[3], who)
+    if parts[:3] == ["api", "v1", "grains"] and who != ADMIN:
+        return shared_grains(method, parts[3:], query, body, who or "", ctype)
     if parts[:3] == ["api", "v1", "executions"] and parts[3] in EXECS:
         x = EXECS[parts[3]]
         if parts[4:] == ["logs"]:
@@ -590,6 +675,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
+    seed()
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 18080
     print(f"fake SAND API on http://127.0.0.1:{port}/console/ (keys: {DEV_KEY}, {ADMIN_KEY})")
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
