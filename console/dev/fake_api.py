@@ -22,9 +22,11 @@ import sys
 import time
 import uuid
 import zipfile
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 DIST = Path(__file__).resolve().parent.parent / "dist"
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +109,52 @@ def app(name: str) -> dict[str, Any]:
     }
 
 
+def iso(ms: float) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def epoch_ms(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def synthetic() -> list[dict[str, Any]]:
+    """The canned hello's traffic: one execution every 2.5 s (120 in five minutes: more than a page of 100), about
+    one in 23 failed and one in 97 timed out; the same ones at every call, as time goes by."""
+    step = 2500
+    last = int(time.time() * 1000) // step
+    out = []
+    for k in range(last - 200, last + 1):
+        status = "timeout" if k % 97 == 0 else "failed" if k % 23 == 0 else "succeeded"
+        error = {"type": "ValueError", "message": "no luck", "grain": "shout"} if status == "failed" else None
+        if status == "timeout":
+            error = "no result within 30 s"
+        t = k * step
+        e = {"execution_id": f"{k:032x}", "status": status, "started": iso(t), "finished": iso(t + 20 + k % 17)}
+        out.append(e | {"duration_ms": 20.0 + k % 17, "error": error})
+    return out
+
+
+def listed(name: str, rows: list[dict[str, Any]], query: str) -> tuple[int, Any]:
+    """A page of GET /api/v1/apps/{app}/executions: newest first; ?status=, ?since=/?until= (epoch ms, default the
+    last 24 h), ?limit= 1-100 (default 20), ?cursor= the previous page's next."""
+    q = parse_qs(query)
+    now = time.time() * 1000
+    try:
+        since = float(q.get("since", [now - 86_400_000])[0])
+        until = float(q.get("until", [now])[0])
+        limit = int(q.get("limit", ["20"])[0])
+        at = int(q.get("cursor", ["0"])[0])
+    except ValueError as e:
+        return error(400, "bad_request", f"bad query: {e}")
+    if not 1 <= limit <= 100:
+        return error(400, "bad_request", f"limit {limit} is out of 1-100")
+    status = q.get("status", [""])[0]
+    keep = [r for r in rows if since <= epoch_ms(r["started"]) <= until and (not status or r["status"] == status)]
+    keep.sort(key=lambda r: epoch_ms(r["started"]), reverse=True)
+    more = at + limit < len(keep)
+    return 200, {"app": name, "executions": keep[at : at + limit], "next": str(at + limit) if more else None}
+
+
 def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C901 - one table of canned answers
     parts = [p for p in path.split("?")[0].split("/") if p]
     if parts[:3] == ["api", "v1", "admin"]:
@@ -169,7 +217,7 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
         if rest == ["executions"]:
             e = {"execution_id": EXEC, "status": "succeeded", "started": "2026-11-27T18:10:00Z"}
             e |= {"finished": "2026-11-27T18:10:00.021Z", "duration_ms": 21.1, "error": None}
-            return 200, {"app": name, "executions": [e], "next": None}
+            return listed(name, [e, *(synthetic() if name == "hello" else [])], path.partition("?")[2])
         if rest == ["versions"]:
             v = [
                 {"version": n, "created": "2026-11-27T18:00:00Z", "description": "deploy", "running": n == 4}
@@ -593,7 +641,7 @@ def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") 
     if not rest:
         return 200, describe(a)
     if rest == ["executions"]:
-        xs = [x for x in EXECS.values() if x["app"] == name][::-1]
+        xs = [x for x in EXECS.values() if x["app"] == name]
         rows = [
             {k: x[k] for k in ("execution_id", "status", "error")}
             | {
@@ -603,7 +651,7 @@ def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") 
             }
             for x in xs
         ]
-        return 200, {"app": name, "executions": rows, "next": None}
+        return listed(name, rows, query)
     if rest == ["logs"]:
         xs = [x for x in EXECS.values() if x["app"] == name]
         return 200, {

@@ -1,4 +1,5 @@
-// The developer's applications: each with its status per host, version and error; and a new application from a
+// The developer's applications: each with its status per host, version, requests per minute and error rate over the
+// last 5 minutes (console/src/rates.js), and error; and a new application from a
 // folder (workflow.json, settings.json, the grains, requirements.txt and shared files), uploaded as
 // `sand deploy <folder>` does (console/src/bundle.js), its deploy followed until deployed or failed.
 import { api, enc } from "../api.js";
@@ -6,6 +7,7 @@ import { bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
 import { follow } from "../deploy.js";
 import { badge, field, h, link, notice, table } from "../dom.js";
 import { go, onLeave } from "../main.js";
+import { errorsText, perMinuteText, rates, ratesQuery } from "../rates.js";
 
 export async function appsView(main) {
   main.append(h("h1", {}, "Applications"));
@@ -16,16 +18,21 @@ export async function appsView(main) {
 
 async function showList(list) {
   const { apps } = await api("GET", "/api/v1/apps");
-  const details = await Promise.all(
-    apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}`).catch(() => ({ ...a, hosts: [] }))),
-  );
+  const query = ratesQuery();
+  const [details, traffic] = await Promise.all([
+    Promise.all(apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}`).catch(() => ({ ...a, hosts: [] })))),
+    // one page of the last 5 minutes' executions per application: requests per minute and the error rate
+    Promise.all(apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}/executions?${query}`).then(rates, () => null))),
+  ]);
   list.replaceChildren(
     table(
-      ["Application", "Status", "Version", "Hosts", "Error"],
-      details.map((a) => [
+      ["Application", "Status", "Version", "Req/min (5 min)", "Errors (5 min)", "Hosts", "Error"],
+      details.map((a, i) => [
         link(`#/apps/${enc(a.name)}`, a.name),
         badge(a.status),
         String(a.version ?? "—"),
+        traffic[i] ? h("span", { class: "num", title: `${traffic[i].count} executions started in the last 5 minutes${traffic[i].full ? " or more" : ""}` }, perMinuteText(traffic[i])) : "—",
+        traffic[i] ? h("span", { class: traffic[i].errors ? "num err" : "num" }, errorsText(traffic[i])) : "—",
         h("span", {}, (a.hosts || []).map((x) => h("span", { class: "host" }, `${x.host}: `, badge(x.status), x.alive === false ? " (down)" : ""))),
         a.error ? h("span", { class: "err" }, a.error) : "",
       ]),
