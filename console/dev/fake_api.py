@@ -5,13 +5,16 @@ system (tests/e2e/test_console_e2e.py).
     cd console && npm run build && python3 dev/fake_api.py 18080   # then open http://127.0.0.1:18080/console/
 
 Keys: ``sand_dev`` is a developer's, ``admin-key-for-the-fake-only`` the operator's; ``POST /api/v1/accounts`` makes
-more. Applications created through it are kept in memory: a deploy compiles their grains (a SyntaxError fails it as a
-host would), an invocation runs SAND-format workflows' grains in this process, one after the other, and records the
-execution with its hops and log lines. Enough to click through every view; not SAND.
+more (``SAND_FAKE_OPEN_SIGNUP=false``: only with the admin key, as a frontend with open sign-up off answers).
+Applications created through it are kept in memory: a deploy compiles their grains (a SyntaxError fails it as a host
+would; a zip's requirement that the fake does not know fails it as pip would), an invocation runs SAND-format
+workflows' grains in this process, one after the other, and records the execution with its hops and log lines.
+Enough to click through every view; not SAND.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -19,9 +22,11 @@ import mimetypes
 import os
 import re
 import sys
+import tempfile
 import time
 import uuid
 import zipfile
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -211,7 +216,7 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
         if not rest:
             return 200, app(name)
         if rest == ["grains"]:
-            return 200, {"grains": [{"name": "greet", "version": 4}, {"name": "shout", "version": 4}]}
+            return 200, {"grains": [{"name": g, "version": 4, "kind": "py"} for g in ("greet", "shout")]}
         if rest[0] == "grains":
             return 200, (ROOT / "examples/hello" / f"{rest[1]}.py").read_text()
         if rest == ["executions"]:
@@ -405,6 +410,24 @@ def deploy(a: dict[str, Any]) -> None:
         a["error"] = f"vm: {problems[0]} [host vm, attempt 1]"
 
 
+@contextlib.contextmanager
+def importable(g: dict[str, Any]) -> Iterator[None]:
+    """A zip grain's other modules importable while it runs (zipimport), forgotten afterwards."""
+    if g["kind"] != "zip":
+        yield
+        return
+    path = Path(tempfile.gettempdir()) / f"sand-fake-{g['sha256'][:16]}.zip"
+    path.write_bytes(g["code"])
+    before = set(sys.modules)
+    sys.path.insert(0, str(path))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(path))
+        for m in set(sys.modules) - before:
+            del sys.modules[m]
+
+
 def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
     xid = uuid.uuid4().hex
     t0 = time.perf_counter()
@@ -438,9 +461,10 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
         try:
             code = functions.get(grain, {}).get("resource") or grain
             g = code_of(a, code)[1] or {"code": b"", "kind": "py"}
-            exec(source(code, g), scope)  # noqa: S102 - the developer's own grain, in a development fake
-            hop(f"{grain}: handler started", grain)
-            result = scope["handle"](result, Context(grain))
+            with importable(g):
+                exec(source(code, g), scope)  # noqa: S102 - the developer's own grain, in a development fake
+                hop(f"{grain}: handler started", grain)
+                result = scope["handle"](result, Context(grain))
         except Exception as e:  # noqa: BLE001 - a grain's error is the execution's
             err = {"type": type(e).__name__, "message": str(e), "grain": grain}
         hop(f"{grain}: handler ended", grain)
