@@ -5,21 +5,33 @@ system (tests/e2e/test_console_e2e.py).
     cd console && npm run build && python3 dev/fake_api.py 18080   # then open http://127.0.0.1:18080/console/
 
 Keys: ``sand_dev`` is a developer's, ``admin-key-for-the-fake-only`` the operator's; ``POST /api/v1/accounts`` makes
-more. Applications created through it are kept in memory: a deploy compiles their grains (a SyntaxError fails it as a
-host would), an invocation runs SAND-format workflows' grains in this process, one after the other, and records the
-execution with its hops and log lines. Enough to click through every view; not SAND.
+more (``SAND_FAKE_OPEN_SIGNUP=false``: only with the admin key, as a frontend with open sign-up off answers).
+Applications created through it are kept in memory: a deploy compiles their grains (a SyntaxError fails it as a host
+would; a zip's requirement that the fake does not know fails it as pip would), an invocation runs SAND-format
+workflows' grains in this process, one after the other, and records the execution with its hops and log lines.
+Enough to click through every view; not SAND.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
 import mimetypes
+import os
+import re
 import sys
+import tempfile
 import time
 import uuid
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 DIST = Path(__file__).resolve().parent.parent / "dist"
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +41,9 @@ CSP = (
 )
 DEV_KEY = "sand_dev"
 ADMIN_KEY = "admin-key-for-the-fake-only"
+ADMIN = "<admin>"  # who the admin key is, for live()
+# SAND_FAKE_OPEN_SIGNUP=false: sign-up needs the admin key, as a frontend with open.signup=false answers
+OPEN_SIGNUP = os.environ.get("SAND_FAKE_OPEN_SIGNUP", "true") != "false"
 EXEC = "18374c36640775608d6dcd9c2ebfb41f"
 HELLO_WF = {
     "name": "hello",
@@ -99,6 +114,52 @@ def app(name: str) -> dict[str, Any]:
     }
 
 
+def iso(ms: float) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def epoch_ms(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000
+
+
+def synthetic() -> list[dict[str, Any]]:
+    """The canned hello's traffic: one execution every 2.5 s (120 in five minutes: more than a page of 100), about
+    one in 23 failed and one in 97 timed out; the same ones at every call, as time goes by."""
+    step = 2500
+    last = int(time.time() * 1000) // step
+    out = []
+    for k in range(last - 200, last + 1):
+        status = "timeout" if k % 97 == 0 else "failed" if k % 23 == 0 else "succeeded"
+        error = {"type": "ValueError", "message": "no luck", "grain": "shout"} if status == "failed" else None
+        if status == "timeout":
+            error = "no result within 30 s"
+        t = k * step
+        e = {"execution_id": f"{k:032x}", "status": status, "started": iso(t), "finished": iso(t + 20 + k % 17)}
+        out.append(e | {"duration_ms": 20.0 + k % 17, "error": error})
+    return out
+
+
+def listed(name: str, rows: list[dict[str, Any]], query: str) -> tuple[int, Any]:
+    """A page of GET /api/v1/apps/{app}/executions: newest first; ?status=, ?since=/?until= (epoch ms, default the
+    last 24 h), ?limit= 1-100 (default 20), ?cursor= the previous page's next."""
+    q = parse_qs(query)
+    now = time.time() * 1000
+    try:
+        since = float(q.get("since", [now - 86_400_000])[0])
+        until = float(q.get("until", [now])[0])
+        limit = int(q.get("limit", ["20"])[0])
+        at = int(q.get("cursor", ["0"])[0])
+    except ValueError as e:
+        return error(400, "bad_request", f"bad query: {e}")
+    if not 1 <= limit <= 100:
+        return error(400, "bad_request", f"limit {limit} is out of 1-100")
+    status = q.get("status", [""])[0]
+    keep = [r for r in rows if since <= epoch_ms(r["started"]) <= until and (not status or r["status"] == status)]
+    keep.sort(key=lambda r: epoch_ms(r["started"]), reverse=True)
+    more = at + limit < len(keep)
+    return 200, {"app": name, "executions": keep[at : at + limit], "next": str(at + limit) if more else None}
+
+
 def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C901 - one table of canned answers
     parts = [p for p in path.split("?")[0].split("/") if p]
     if parts[:3] == ["api", "v1", "admin"]:
@@ -155,13 +216,13 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
         if not rest:
             return 200, app(name)
         if rest == ["grains"]:
-            return 200, {"grains": [{"name": "greet", "version": 4}, {"name": "shout", "version": 4}]}
+            return 200, {"grains": [{"name": g, "version": 4, "kind": "py"} for g in ("greet", "shout")]}
         if rest[0] == "grains":
             return 200, (ROOT / "examples/hello" / f"{rest[1]}.py").read_text()
         if rest == ["executions"]:
             e = {"execution_id": EXEC, "status": "succeeded", "started": "2026-11-27T18:10:00Z"}
             e |= {"finished": "2026-11-27T18:10:00.021Z", "duration_ms": 21.1, "error": None}
-            return 200, {"app": name, "executions": [e], "next": None}
+            return listed(name, [e, *(synthetic() if name == "hello" else [])], path.partition("?")[2])
         if rest == ["versions"]:
             v = [
                 {"version": n, "created": "2026-11-27T18:00:00Z", "description": "deploy", "running": n == 4}
@@ -203,6 +264,7 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
 KEYS: dict[str, str] = {}
 DISABLED: set[str] = set()
 LIVE: dict[str, dict[str, Any]] = {}
+SHARED: dict[str, dict[str, dict[str, Any]]] = {}  # account -> its shared grains (PUT /api/v1/grains/{g})
 EXECS: dict[str, dict[str, Any]] = {}
 LAST = [EXEC]  # the execution the last invocation made (its X-Sand-Execution-Id)
 
@@ -211,37 +273,159 @@ def error(status: int, code: str, message: str) -> tuple[int, Any]:
     return status, {"error": {"code": code, "message": message}}
 
 
+def stamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def meta(name: str, g: dict[str, Any]) -> dict[str, Any]:
+    size = len(g["code"])
+    return {"name": name, "version": g["version"], "kind": g["kind"], "sha256": g["sha256"], "size": size} | {
+        "created": g["created"]
+    }
+
+
+def put_grain(store: dict[str, dict[str, Any]], name: str, body: bytes, ctype: str) -> tuple[int, Any]:
+    """A new version of a grain, checked as GrainUpload does (a zip holds <name>.py or <name>/__init__.py)."""
+    kind = "zip" if "zip" in ctype else "py"
+    if kind == "zip":
+        try:
+            with zipfile.ZipFile(io.BytesIO(body)) as z:
+                names = z.namelist()
+        except zipfile.BadZipFile as e:
+            return error(400, "bad_grain", f"grain {name}: not a zip archive ({e})")
+        if f"{name}.py" not in names and f"{name}/__init__.py" not in names:
+            return error(
+                400, "bad_grain", f"grain {name}: holds neither {name}.py nor {name}/__init__.py at its top level"
+            )
+    elif not body.strip():
+        return error(400, "bad_grain", f"grain {name}: the code is empty")
+    v = store.get(name, {}).get("version", 0) + 1
+    sha = hashlib.sha256(body).hexdigest()
+    store[name] = {"code": body, "version": v, "kind": kind, "created": stamp(), "sha256": sha}
+    return 200, meta(name, store[name])
+
+
+def source(name: str, g: dict[str, Any]) -> str:
+    """The Python a grain runs: the .py, or its module in the zip."""
+    if g["kind"] == "py":
+        return g["code"].decode()
+    with zipfile.ZipFile(io.BytesIO(g["code"])) as z:
+        for n in (f"{name}.py", f"{name}/__init__.py"):
+            if n in z.namelist():
+                return z.read(n).decode()
+    return ""
+
+
+def requirements(g: dict[str, Any]) -> list[str]:
+    if g["kind"] != "zip":
+        return []
+    with zipfile.ZipFile(io.BytesIO(g["code"])) as z:
+        if "requirements.txt" not in z.namelist():
+            return []
+        lines = z.read("requirements.txt").decode().splitlines()
+    return [x.strip() for x in lines if x.strip() and not x.strip().startswith("#")]
+
+
+def resources(wf: dict[str, Any]) -> list[str]:
+    """The codes a workflow runs: a function's resource (else its name); an ASL Task's Resource, nested ones too."""
+    if "StartAt" in wf:
+        out: list[str] = []
+
+        def machine(m: dict[str, Any]) -> None:
+            for st in m.get("States", {}).values():
+                if st.get("Type") == "Task" and st.get("Resource"):
+                    out.append(st["Resource"])
+                for b in st.get("Branches", []) + [st.get("ItemProcessor") or st.get("Iterator") or {}]:
+                    machine(b)
+
+        machine(wf)
+        return list(dict.fromkeys(out))
+    return list(dict.fromkeys(f.get("resource") or f["name"] for f in wf.get("functions", [])))
+
+
+def code_of(a: dict[str, Any], r: str) -> tuple[str, dict[str, Any] | None]:
+    """Which grain an application runs for resource r: its own, else the account's shared one."""
+    if r in a["grains"]:
+        return "application", a["grains"][r]
+    g = SHARED.get(a["owner"], {}).get(r)
+    return ("account", g) if g else ("", None)
+
+
 def describe(a: dict[str, Any]) -> dict[str, Any]:
-    if a.get("ready_at", 0) > time.monotonic():  # a deploy takes a couple of seconds, as on a host
-        a = a | {"status": "deploying", "error": None}
-    host = {"host": "vm", "status": a["status"], "error": a["error"], "alive": True, "updated": a["updated"]}
-    grains = [{"name": g, "scope": "application", "current": True, "version": v} for g, (_, v) in a["grains"].items()]
+    """As GET /api/v1/apps/{app}: a deploy takes two seconds, host vm done after one, vm2 after two."""
+    left = a.get("ready_at", 0) - time.monotonic()
+    hosts = []
+    for h, at in (("vm", 1.0), ("vm2", 0.0)):
+        done = left <= at
+        status = a["status"] if done else "deploying"
+        error_ = a["error"] if done else None
+        hosts.append({"host": h, "status": status, "error": error_, "alive": True, "updated": a["updated"]})
+    status = a["status"] if left <= 0 else "deploying"
+    grains = []
+    for r in resources(a["workflow"]):
+        scope, g = code_of(a, r)
+        if g:
+            grains.append({"name": r, "sha256": g["sha256"], "scope": scope, "current": True, "version": g["version"]})
     return {
         "name": a["name"],
         "id": a["id"],
-        "status": a["status"],
-        "error": a["error"],
+        "status": status,
+        "error": a["error"] if left <= 0 else None,
         "version": a["version"],
-        "workflow": a["workflow"],
+        "workflow": {k: v for k, v in a["workflow"].items() if k != "settings"},
         "settings": a["workflow"].get("settings", {}),
-        "hosts": [host] if a["status"] != "undeployed" else [],
+        "hosts": hosts if a["status"] != "undeployed" else [],
         "grains": grains,
     }
+
+
+KNOWN_PACKAGES = {"requests", "six", "pillow", "numpy", "urllib3"}  # what the fake's "package index" has
 
 
 def deploy(a: dict[str, Any]) -> None:
     a["version"] += 1
     a["ready_at"] = time.monotonic() + 2
     a["status"], a["error"] = "deployed", None
-    for g, (code, _) in a["grains"].items():
+    a["updated"] = stamp()
+    problems = []
+    for r in resources(a["workflow"]):
+        _, g = code_of(a, r)
+        if g is None:
+            problems.append(f"grain {r} has no code: upload it")
+            continue
+        for req in requirements(g):
+            pkg = re.split(r"[<>=!~\[; ]", req)[0]
+            if pkg.lower() not in KNOWN_PACKAGES:
+                problems.append(
+                    f"application {a['name']}: its requirements could not be installed: pip install exited with 1:\n"
+                    f"ERROR: Could not find a version that satisfies the requirement {req} (from versions: none)\n"
+                    f"ERROR: No matching distribution found for {req}"
+                )
         try:
-            compile(code, f"{g}.py", "exec")
+            compile(source(r, g), f"{r}.py", "exec")
         except SyntaxError as e:
-            a["status"] = "failed"
-            a["error"] = (
-                f"vm: grain {g} failed to load: SyntaxError: {e.msg} ({g}.py, line {e.lineno}) [host vm, attempt 1]"
-            )
-    a["updated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            problems.append(f"grain {r} failed to load: SyntaxError: {e.msg} ({r}.py, line {e.lineno})")
+    if problems:
+        a["status"] = "failed"
+        a["error"] = f"vm: {problems[0]} [host vm, attempt 1]"
+
+
+@contextlib.contextmanager
+def importable(g: dict[str, Any]) -> Iterator[None]:
+    """A zip grain's other modules importable while it runs (zipimport), forgotten afterwards."""
+    if g["kind"] != "zip":
+        yield
+        return
+    path = Path(tempfile.gettempdir()) / f"sand-fake-{g['sha256'][:16]}.zip"
+    path.write_bytes(g["code"])
+    before = set(sys.modules)
+    sys.path.insert(0, str(path))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(path))
+        for m in set(sys.modules) - before:
+            del sys.modules[m]
 
 
 def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -275,9 +459,12 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
         hop(f"{grain}: worker polled", grain)
         scope: dict[str, Any] = {}
         try:
-            exec(a["grains"][grain][0], scope)  # noqa: S102 - the developer's own grain, in a development fake
-            hop(f"{grain}: handler started", grain)
-            result = scope["handle"](result, Context(grain))
+            code = functions.get(grain, {}).get("resource") or grain
+            g = code_of(a, code)[1] or {"code": b"", "kind": "py"}
+            with importable(g):
+                exec(source(code, g), scope)  # noqa: S102 - the developer's own grain, in a development fake
+                hop(f"{grain}: handler started", grain)
+                result = scope["handle"](result, Context(grain))
         except Exception as e:  # noqa: BLE001 - a grain's error is the execution's
             err = {"type": type(e).__name__, "message": str(e), "grain": grain}
         hop(f"{grain}: handler ended", grain)
@@ -299,12 +486,101 @@ def run(a: dict[str, Any], value: Any) -> dict[str, Any]:
     return EXECS[xid]
 
 
-def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any] | None:  # noqa: C901 - one table
+CANNED = {"hello": ("deployed", HELLO_WF), "orders": ("failed", ORDERS_WF)}  # the dev account's canned applications
+
+
+def users_of(who: str, name: str) -> list[tuple[str, str]]:
+    """(application, status) of who's applications that run shared grain name: named, and none of their own."""
+    out = [
+        (a["name"], describe(a)["status"])
+        for a in LIVE.values()
+        if a["owner"] == who and name in resources(a["workflow"]) and name not in a["grains"]
+    ]
+    if who == "dev":  # the canned applications' own grains are greet and shout
+        out += [(n, st) for n, (st, wf) in CANNED.items() if name in resources(wf) and name not in ("greet", "shout")]
+    return sorted(out)
+
+
+def shared_grains(method: str, rest: list[str], query: str, body: bytes, who: str, ctype: str) -> tuple[int, Any]:
+    mine = SHARED.setdefault(who, {})
+    if not rest:
+        return 200, {"grains": [meta(n, g) for n, g in sorted(mine.items())]}
+    name = rest[0]
+    if method == "PUT":
+        status, out = put_grain(mine, name, body, ctype)
+        if status == 200:
+            out["used_by"] = [a for a, _ in users_of(who, name)]
+        return status, out
+    g = mine.get(name)
+    if g is None:
+        return error(404, "not_found", f"no grain '{name}' in your account; upload it with PUT /api/v1/grains/{name}")
+    if method == "DELETE":
+        running = [a for a, st in users_of(who, name) if st != "undeployed"]
+        if running and "keep_deployed" not in query:
+            a = running[0]
+            return error(
+                409,
+                "conflict",
+                f"grain {name} is used by deployed application '{a}'; undeploy it first "
+                f"(POST /api/v1/apps/{a}/undeploy), or delete with ?keep_deployed=1 to let it run the copy it was "
+                "deployed with (its next deploy needs the grain)",
+            )
+        del mine[name]
+        return 200, {"name": name, "deleted": True}
+    return 200, g["code"] if "code" in query else meta(name, g)
+
+
+def delete_account(name: str, who: str | None) -> tuple[int, Any]:
+    if who not in (ADMIN, name):
+        return error(403, "forbidden", f"an account can delete only itself; you are '{who}'")
+    if name not in KEYS.values() and name != "dev":
+        return error(404, "not_found", f"no account '{name}'")
+    owned = [a["name"] for a in LIVE.values() if a["owner"] == name]
+    running = [a for a in owned if describe(LIVE[a])["status"] != "undeployed"]
+    running += [n for n, (st, _) in CANNED.items() if st != "undeployed"] if name == "dev" else []
+    if running:
+        return error(
+            409,
+            "conflict",
+            f"account '{name}' still runs {', '.join(sorted(running))}; undeploy them first "
+            "(POST /api/v1/apps/{app}/undeploy) and wait for status undeployed",
+        )
+    for a in owned:
+        del LIVE[a]
+    SHARED.pop(name, None)
+    for k in [k for k, v in KEYS.items() if v == name]:
+        del KEYS[k]
+    return 200, {"name": name, "deleted": True, "applications": owned}
+
+
+def seed() -> None:
+    """The dev account's shared grains: price (run by the canned orders) and a zip that no application runs."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(
+            "textutil.py", "import six\n\n\ndef handle(event, context):\n    return six.text_type(event).strip()\n"
+        )
+        z.writestr("requirements.txt", "six==1.16.0\n")
+    put_grain(
+        SHARED.setdefault("dev", {}), "price", (ROOT / "examples/asl-orders/price.py").read_bytes(), "text/x-python"
+    )
+    put_grain(SHARED["dev"], "textutil", buf.getvalue(), "application/zip")
+
+
+def live(method: str, path: str, body: bytes, who: str | None, ctype: str = "") -> tuple[int, Any] | None:  # noqa: C901 - one table
     """The answer of the stateful part, or None for the canned answers."""
     parts = [p for p in path.split("?")[0].split("/") if p]
     query = path.partition("?")[2]
     if parts == ["api", "v1", "accounts"] and method == "POST":
-        name = json.loads(body or b"{}").get("name") or uuid.uuid4().hex[:8]
+        if not OPEN_SIGNUP and who != ADMIN:
+            if who is None:
+                return error(401, "unauthorized", "sign-up is closed on this platform: the operator creates accounts")
+            return error(403, "forbidden", "only the operator's admin key may create accounts (open sign-up is off)")
+        name = json.loads(body or b"{}").get("name")
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,62}", name):
+            return error(400, "bad_request", f"account name '{name}' is invalid: 1-63 of a-z 0-9 _ -")
+        if name in KEYS.values() or name == "dev":
+            return error(409, "conflict", f"account '{name}' exists; choose another name")
         key = "sand_" + uuid.uuid4().hex
         KEYS[key] = name
         return 201, {"name": name, "api_key": key}
@@ -322,7 +598,11 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
             for a in LIVE.values()
             if a["owner"] == who
         ]
-        return 200, {"apps": mine + routes("GET", path, False)[1]["apps"]}
+        return 200, {"apps": mine + (routes("GET", path, False)[1]["apps"] if who == "dev" else [])}
+    if parts[:3] == ["api", "v1", "accounts"] and len(parts) == 4 and method == "DELETE":
+        return delete_account(parts[3], who)
+    if parts[:3] == ["api", "v1", "grains"] and who != ADMIN:
+        return shared_grains(method, parts[3:], query, body, who or "", ctype)
     if parts[:3] == ["api", "v1", "executions"] and parts[3] in EXECS:
         x = EXECS[parts[3]]
         if parts[4:] == ["logs"]:
@@ -363,14 +643,16 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
         )
     if rest[:1] == ["grains"] and len(rest) == 2:
         if method == "PUT":
-            v = a["grains"].get(rest[1], ("", 0))[1] + 1
-            a["grains"][rest[1]] = (body.decode(), v)
-            return 200, {"name": rest[1], "version": v, "kind": "py"}
-        if "code" in query:
-            return 200, a["grains"][rest[1]][0]
-        return 200, {"name": rest[1], "version": a["grains"][rest[1]][1], "kind": "py"}
+            return put_grain(a["grains"], rest[1], body, ctype)
+        g = a["grains"].get(rest[1])
+        if g is None:
+            return error(404, "not_found", f"no grain '{rest[1]}' in application '{name}'")
+        if method == "DELETE":
+            del a["grains"][rest[1]]
+            return 200, {"name": rest[1], "deleted": True}
+        return 200, g["code"] if "code" in query else meta(rest[1], g)
     if rest == ["grains"]:
-        return 200, {"grains": [{"name": g, "version": v, "kind": "py"} for g, (_, v) in a["grains"].items()]}
+        return 200, {"grains": [meta(n, g) for n, g in a["grains"].items()]}
     if rest in (["deploy"], ["update"]):
         deploy(a)
         return 202, describe(a)
@@ -383,7 +665,7 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
     if not rest:
         return 200, describe(a)
     if rest == ["executions"]:
-        xs = [x for x in EXECS.values() if x["app"] == name][::-1]
+        xs = [x for x in EXECS.values() if x["app"] == name]
         rows = [
             {k: x[k] for k in ("execution_id", "status", "error")}
             | {
@@ -393,7 +675,7 @@ def live(method: str, path: str, body: bytes, who: str | None) -> tuple[int, Any
             }
             for x in xs
         ]
-        return 200, {"app": name, "executions": rows, "next": None}
+        return listed(name, rows, query)
     if rest == ["logs"]:
         xs = [x for x in EXECS.values() if x["app"] == name]
         return 200, {
@@ -445,12 +727,16 @@ class Handler(BaseHTTPRequestHandler):
         if who in DISABLED:
             self._send(403, b'{"error":{"code":"account_disabled","message":"disabled"}}', "application/json")
             return
-        answer = live(self.command, self.path, body, who)
+        ctype = self.headers.get("Content-Type") or ""
+        answer = live(self.command, self.path, body, ADMIN if key == ADMIN_KEY else who, ctype)
         if answer is None:
             answer = routes(self.command, self.path, key == ADMIN_KEY)
         status, out = answer
-        data = out.encode() if isinstance(out, str) else json.dumps(out).encode()
-        ctype = "text/x-python" if isinstance(out, str) else "application/json"
+        if isinstance(out, bytes):  # a grain's code: a zip, or Python source
+            data, ctype = out, "application/zip" if out[:2] == b"PK" else "text/x-python"
+        else:
+            data = out.encode() if isinstance(out, str) else json.dumps(out).encode()
+            ctype = "text/x-python" if isinstance(out, str) else "application/json"
         xid = LAST[0] if self.path.startswith("/app/") and self.path.split("/")[2].split("?")[0] in LIVE else EXEC
         self._send(status, data, ctype, {"X-Sand-Execution-Id": xid} if self.path.startswith("/app/") else None)
 
@@ -461,6 +747,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 if __name__ == "__main__":
+    seed()
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 18080
     print(f"fake SAND API on http://127.0.0.1:{port}/console/ (keys: {DEV_KEY}, {ADMIN_KEY})")
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()

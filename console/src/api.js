@@ -3,31 +3,32 @@
 // for another site to ride on: no CSRF surface).
 const STORE = "sand.console.key";
 const ROLE = "sand.console.role";
+const ACCOUNT = "sand.console.account";
 
 let key = sessionStorage.getItem(STORE);
 let role = sessionStorage.getItem(ROLE);
+// the account's name when the console learnt it (a sign-up here); the API has no call that answers it for a key
+let account = sessionStorage.getItem(ACCOUNT);
 
 export function session() {
-  return key ? { key, role } : null;
+  return key ? { key, role, account } : null;
 }
 
-export function signIn(k, r, remember) {
+export function signIn(k, r, remember, name = null) {
   key = k;
   role = r;
-  if (remember) {
-    sessionStorage.setItem(STORE, k);
-    sessionStorage.setItem(ROLE, r);
-  } else {
-    sessionStorage.removeItem(STORE);
-    sessionStorage.removeItem(ROLE);
+  account = name;
+  for (const [item, value] of [[STORE, k], [ROLE, r], [ACCOUNT, name]]) {
+    if (remember && value) sessionStorage.setItem(item, value);
+    else sessionStorage.removeItem(item);
   }
 }
 
 export function signOut() {
   key = null;
   role = null;
-  sessionStorage.removeItem(STORE);
-  sessionStorage.removeItem(ROLE);
+  account = null;
+  for (const item of [STORE, ROLE, ACCOUNT]) sessionStorage.removeItem(item);
 }
 
 export class ApiError extends Error {
@@ -41,7 +42,8 @@ export class ApiError extends Error {
 
 /**
  * One call. opts: json (a value sent as JSON), body + contentType (sent as is), raw (answer {status, data, headers}
- * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization).
+ * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization), binary (answer
+ * the body of a 2xx as an ArrayBuffer, e.g. a zip grain's code; an error is read as usual).
  */
 export async function api(method, path, opts = {}) {
   const headers = {};
@@ -56,6 +58,7 @@ export async function api(method, path, opts = {}) {
   }
   if (opts.headers) Object.assign(headers, opts.headers);
   const r = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store", redirect: "error" });
+  if (opts.binary && r.ok && !opts.raw) return r.arrayBuffer();
   const text = await r.text();
   let data = text;
   try {

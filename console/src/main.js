@@ -1,9 +1,10 @@
 // The console's shell: a header with the navigation, a main region, and hash routes (#/apps, #/apps/<app>/<tab>,
-// #/executions/<id>, #/admin/<tab>, #/signin). Hash routing keeps every URL the frontend serves index.html for.
+// #/executions/<id>, #/account, #/admin/<tab>, #/signin). Hash routing keeps every URL the frontend serves index.html for.
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import { session, signOut } from "./api.js";
 import { clear, h, notice } from "./dom.js";
+import { accountView } from "./views/account.js";
 import { adminView } from "./views/admin.js";
 import { appView } from "./views/app.js";
 import { appsView } from "./views/apps.js";
@@ -25,7 +26,7 @@ export function go(hash) {
 
 function nav(s) {
   const items = [];
-  if (s && s.role === "developer") items.push(["#/apps", "Applications"]);
+  if (s && s.role === "developer") items.push(["#/apps", "Applications"], ["#/account", "Account"]);
   if (s && s.role === "operator") items.push(["#/admin/hosts", "Hosts"], ["#/admin/apps", "All applications"], ["#/admin/accounts", "Accounts"]);
   const here = location.hash || "#/";
   return h(
@@ -84,6 +85,7 @@ async function render() {
     else if (parts[0] === "apps" && parts[1]) await appView(main, parts[1], parts[2] || "overview", parts.slice(3));
     else if (parts[0] === "apps") await appsView(main);
     else if (parts[0] === "executions" && parts[1]) await executionView(main, parts[1]);
+    else if (parts[0] === "account") await accountView(main);
     else if (parts[0] === "admin") await adminView(main, parts[1] || "hosts");
     else main.append(h("h1", {}, "Not found"), notice("error", `no view ${location.hash}`));
   } catch (e) {

@@ -98,7 +98,8 @@ def test_sign_in_and_deploy_an_example(browser: WebDriver, console: str, key: st
     folder = ROOT / "examples" / "hello"
     by_id(d, "new-app-files").send_keys("\n".join(str(folder / f) for f in ("workflow.json", "greet.py", "shout.py")))
     by_id(d, "new-app-create").click()
-    by_id(d, "app-status")
+    # the form follows the deploy ("deploying (k/n hosts)") and shows the overview once it is deployed
+    by_id(d, "app-status", DEPLOY_TIMEOUT_S)
     wait(d, lambda d: "deployed" == text_of(d, "app-status"), DEPLOY_TIMEOUT_S, f"{names['hello']} deployed")
     assert "deployed" in by_id(d, "hosts-table").text
     shoot(d, "application")
@@ -255,8 +256,10 @@ def test_a_deploy_error_on_its_node(browser: WebDriver, console: str, names: dic
     by_id(d, "new-app-name").send_keys(names["broken"])
     by_id(d, "new-app-files").send_keys("\n".join(str(tmp_path / f) for f in ("workflow.json", "fine.py", "bad.py")))
     by_id(d, "new-app-create").click()
-    by_id(d, "app-status")
-    wait(d, lambda d: text_of(d, "app-status") == "failed", DEPLOY_TIMEOUT_S, f"{names['broken']} failed")
+    # a failed deploy stays on the form with the whole error and a link to the application
+    wait(d, lambda d: "SyntaxError" in text_of(d, "new-app-error"), DEPLOY_TIMEOUT_S, f"{names['broken']} failed")
+    by_id(d, "new-app-link").click()
+    wait(d, lambda d: text_of(d, "app-status") == "failed", why=f"{names['broken']}'s overview")
     graph = by_id(d, "app-graph")
     failed = {e.get_attribute("data-node") for e in graph.find_elements(By.CSS_SELECTOR, "g.node.error")}
     assert failed == {"f:bad"}, failed

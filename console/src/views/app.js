@@ -6,6 +6,7 @@ import { badge, clear, field, h, link, ms, notice, pretty, table, when } from ".
 import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
 import { go, onLeave } from "../main.js";
+import { grainsTab } from "./grains.js";
 import { metricsTab } from "./metrics.js";
 import { deadLettersTab, keysTab, secretsTab, triggersTab, versionsTab } from "./settings.js";
 
@@ -166,88 +167,6 @@ async function overviewTab(body, app) {
     const here = `#/apps/${enc(name)}/overview`;
     const t = setTimeout(() => location.hash === here && go(here), 1500);
     onLeave(() => clearTimeout(t));
-  }
-}
-
-function grainUrl(app, g) {
-  return g.scope === "account" ? `/api/v1/grains/${enc(g.name)}` : `/api/v1/apps/${enc(app.name)}/grains/${enc(g.name)}`;
-}
-
-async function grainsTab(body, app, rest) {
-  const own = await api("GET", `/api/v1/apps/${enc(app.name)}/grains`).catch(() => ({ grains: [] }));
-  const running = new Map((app.grains || []).map((g) => [g.name, g]));
-  const names = new Set([...(own.grains || []).map((g) => g.name), ...running.keys()]);
-  const chosen = rest[0] || [...names][0];
-  body.append(
-    table(
-      ["Grain", "Scope", "Version", "Runs the newest", "sha256"],
-      [...names].map((n) => {
-        const r = running.get(n) || {};
-        const o = (own.grains || []).find((g) => g.name === n) || {};
-        return [
-          link(`#/apps/${enc(app.name)}/grains/${enc(n)}`, n, { "aria-current": n === chosen ? "true" : null }),
-          r.scope || "application",
-          String(o.version ?? r.version ?? "—"),
-          r.current === false ? "no: a newer version was uploaded" : r.name ? "yes" : "not deployed",
-          h("code", {}, (r.sha256 || o.sha256 || "").slice(0, 12)),
-        ];
-      }),
-      { id: "grains-table" },
-    ),
-  );
-  if (!chosen) return;
-  const g = running.get(chosen) || { name: chosen, scope: "application" };
-  const meta = (own.grains || []).find((x) => x.name === chosen) || (await api("GET", grainUrl(app, g)).catch(() => ({})));
-  if (meta.kind === "zip") {
-    body.append(notice("info", `${chosen} is a zip (a folder): edit it in its folder and upload it with sand deploy`));
-    return;
-  }
-  const code = await api("GET", `${grainUrl(app, g)}?code=1`);
-  const box = h("div", { id: "grain-editor" });
-  const msg = h("div", { "aria-live": "polite", id: "grain-message" });
-  body.append(h("h2", {}, `${chosen}.py`), box);
-  const ed = editor(box, { doc: typeof code === "string" ? code : pretty(code), language: "python", label: `code of grain ${chosen}`, minLines: 14 });
-  const save = async (update) => {
-    msg.replaceChildren(notice("info", "saving…"));
-    try {
-      const v = await api("PUT", grainUrl(app, g), { body: ed.get(), contentType: "text/x-python" });
-      let text = `saved as version ${v.version}`;
-      if (update) {
-        await api("POST", `/api/v1/apps/${enc(app.name)}/update`, { json: { grains: [chosen] } });
-        text += `; ${app.name} is updating to it`;
-        await waitDeployed(app.name, msg);
-        text += " — done";
-      }
-      msg.replaceChildren(notice("ok", text));
-    } catch (e) {
-      msg.replaceChildren(notice("error", e.message));
-    }
-  };
-  body.append(
-    h(
-      "div",
-      { class: "actions" },
-      h("button", { type: "button", id: "grain-save", onclick: () => save(false) }, "Save as a new version"),
-      h("button", { type: "button", id: "grain-save-update", onclick: () => save(true), disabled: app.status !== "deployed" }, "Save and update the running application"),
-    ),
-    msg,
-  );
-}
-
-/** Waits (at most 60 s) for the application to be deployed again; an error is thrown. */
-async function waitDeployed(name, msg) {
-  const until = Date.now() + 60_000;
-  for (;;) {
-    const a = await api("GET", `/api/v1/apps/${enc(name)}`);
-    const errs = (a.hosts || []).map((x) => x.error).filter(Boolean);
-    if (a.status === "deployed" && (a.hosts || []).every((x) => x.status === "deployed")) {
-      if (errs.length) throw new Error(errs.join("; "));
-      return a;
-    }
-    if (a.status === "failed") throw new Error(a.error || "the update failed");
-    if (Date.now() > until) throw new Error(`${name} is still ${a.status} after 60 s`);
-    msg.replaceChildren(notice("info", `${name}: ${a.status}…`));
-    await new Promise((r) => setTimeout(r, 500));
   }
 }
 

@@ -92,6 +92,82 @@ export async function signInView(main) {
     field("Password", password),
     h("button", { type: "submit" }, "Sign in with password"),
   );
-  main.append(h("h1", {}, "Sign in"), msg, h("div", { class: "cols" }, byKey, byPassword));
+  main.append(h("h1", {}, "Sign in"), msg, h("div", { class: "cols" }, byKey, byPassword, signUpForm(remember)));
   key.focus();
+}
+
+/** What the page says about a refused sign-up: the API's message, with what to do for the usual refusals. */
+export function signUpError(e) {
+  if (e.status === 401 || e.status === 403) {
+    return `Open sign-up is off on this platform: the operator creates accounts (with the admin key) and gives you the key. (${e.message})`;
+  }
+  return e.message;
+}
+
+/**
+ * "Create an account": POST /api/v1/accounts {"name"} without a key answers 201 {"name", "api_key"}; the key is
+ * shown once, read-only, and "Continue" signs in with it as that account's developer.
+ */
+function signUpForm(remember) {
+  const msg = h("div", { "aria-live": "polite", id: "signup-message" });
+  const result = h("div", { id: "signup-result" });
+  const name = h("input", {
+    type: "text",
+    id: "signup-name",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+    pattern: "[a-z0-9][a-z0-9_\\-]{0,62}",
+    "aria-describedby": "signup-rule",
+  });
+  const submit = h("button", { type: "submit", id: "signup-submit" }, "Create the account");
+  const shown = (account, apiKey) => {
+    const keyField = h("input", { type: "text", id: "signup-key", class: "key-once", readonly: true, value: apiKey, spellcheck: "false", "aria-describedby": "signup-once" });
+    keyField.addEventListener("focus", () => keyField.select());
+    result.replaceChildren(
+      field(`API key of ${account}`, keyField),
+      h("p", { id: "signup-once", class: "notice ok" }, "Copy it now and keep it safe: it is not shown again (only its SHA-256 is stored)."),
+      h(
+        "button",
+        {
+          type: "button",
+          id: "signup-continue",
+          onclick: () => {
+            signIn(apiKey, "developer", remember.checked, account);
+            go("#/apps");
+          },
+        },
+        `Continue as ${account}`,
+      ),
+    );
+    keyField.focus();
+  };
+  return h(
+    "form",
+    {
+      id: "signup",
+      class: "card",
+      onsubmit: async (ev) => {
+        ev.preventDefault();
+        submit.disabled = true;
+        msg.replaceChildren(notice("info", "creating…"));
+        result.replaceChildren();
+        try {
+          const r = await api("POST", "/api/v1/accounts", { json: { name: name.value.trim() }, noKey: true });
+          msg.replaceChildren(notice("ok", `account ${r.name} created`));
+          shown(r.name, r.api_key);
+        } catch (e) {
+          msg.replaceChildren(notice("error", signUpError(e)));
+        } finally {
+          submit.disabled = false;
+        }
+      },
+    },
+    h("h2", {}, "Create an account"),
+    h("p", { class: "muted", id: "signup-rule" }, "A name of 1-63 lower-case letters, digits, _ and -, starting with a letter or digit. You get the account's API key, once."),
+    field("Account name", name),
+    submit,
+    msg,
+    result,
+  );
 }
