@@ -48,15 +48,17 @@ export async function grainsTab(body, app, rest) {
     body.append(notice("info", `${chosen} is one of the account's shared grains: a new version is run by every application of the account that uses it, from its next deploy`));
   }
   if (meta.kind === "zip") await zipGrain(body, app, g);
-  else await pyGrain(body, app, g);
+  else await pyGrain(body, app, g, rest[1]);
 }
 
-async function pyGrain(body, app, g) {
+/** A .py grain in the editor; line (from an execution's error: #/apps/<app>/grains/<grain>/<line>) is put in view. */
+async function pyGrain(body, app, g, line) {
   const code = await api("GET", `${grainUrl(app, g)}?code=1`);
   const box = h("div", { id: "grain-editor" });
   const msg = h("div", { "aria-live": "polite", id: "grain-message" });
   body.append(h("h2", {}, `${g.name}.py`), h("dl", { class: "kv" }, h("dt", {}, "Requirements"), h("dd", { id: "grain-requirements" }, PY_REQUIREMENTS)), box);
   const ed = editor(box, { doc: typeof code === "string" ? code : pretty(code), language: "python", label: `code of grain ${g.name}`, minLines: 14 });
+  if (line) ed.goToLine(line);
   const save = async (update) => {
     msg.replaceChildren(notice("info", "saving…"));
     try {
