@@ -6,6 +6,7 @@ import { badge, clear, field, h, link, ms, notice, pretty, table, when } from ".
 import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
 import { go, onLeave } from "../main.js";
+import { dataTab } from "./data.js";
 import { metricsTab } from "./metrics.js";
 import { deadLettersTab, keysTab, secretsTab, triggersTab, versionsTab } from "./settings.js";
 
@@ -19,6 +20,7 @@ const TABS = [
   ["keys", "Endpoint keys"],
   ["triggers", "Triggers"],
   ["dead-letters", "Dead letters"],
+  ["data", "Data"],
   ["logs", "Logs"],
   ["metrics", "Metrics"],
 ];
@@ -47,6 +49,7 @@ export async function appView(main, name, tab, rest) {
     keys: keysTab,
     triggers: triggersTab,
     "dead-letters": deadLettersTab,
+    data: dataTab,
     logs: logsTab,
     metrics: metricsTab,
   };
