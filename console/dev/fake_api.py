@@ -9,11 +9,13 @@ more (``SAND_FAKE_OPEN_SIGNUP=false``: only with the admin key, as a frontend wi
 Applications created through it are kept in memory: a deploy compiles their grains (a SyntaxError fails it as a host
 would; a zip's requirement that the fake does not know fails it as pip would), an invocation runs SAND-format
 workflows' grains in this process, one after the other, and records the execution with its hops and log lines.
-Enough to click through every view; not SAND.
+``hello`` has keys in the data layer (``GET .../data``); ``/readyz`` and ``/metrics`` (the admin key) answer as
+two frontends in turn would (fake_metrics.py). Enough to click through every view; not SAND.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import io
@@ -31,7 +33,9 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl
+
+import fake_metrics
 
 DIST = Path(__file__).resolve().parent.parent / "dist"
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,6 +164,39 @@ def listed(name: str, rows: list[dict[str, Any]], query: str) -> tuple[int, Any]
     return 200, {"app": name, "executions": keep[at : at + limit], "next": str(at + limit) if more else None}
 
 
+DATA: dict[str, bytes] = {
+    "last-greeting": b"hi",
+    "config": json.dumps({"greeting": "hi", "shout": True, "limits": {"per_minute": 60}}).encode(),
+    "avatar.png": bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0x00]),
+    **{f"user:{i:04d}": json.dumps({"name": f"user {i}", "visits": i * 3}).encode() for i in range(1, 131)},
+}
+
+
+def data(name: str, query: dict[str, str]) -> tuple[int, Any]:
+    """GET /api/v1/apps/{app}/data as DataViewHandler answers it: hello has keys, every other application none."""
+    kv = DATA if name == "hello" else {}
+    if "key" in query:
+        v = kv.get(query["key"])
+        if v is None:
+            return error(404, "not_found", f"application '{name}' has no key '{query['key']}' in the global data layer")
+        try:
+            return 200, {"key": query["key"], "bytes": len(v), "encoding": "utf-8", "value": v.decode()}
+        except UnicodeDecodeError:
+            return 200, {
+                "key": query["key"],
+                "bytes": len(v),
+                "encoding": "base64",
+                "value": base64.b64encode(v).decode(),
+            }
+    prefix, limit = query.get("prefix", ""), min(1000, max(1, int(query.get("limit") or 100)))
+    after = base64.urlsafe_b64decode(query["cursor"] + "==").decode() if query.get("cursor") else ""
+    keys = [k for k in sorted(kv) if k.startswith(prefix) and k > after]
+    page = keys[:limit]
+    more = len(keys) > limit
+    nxt = base64.urlsafe_b64encode(page[-1].encode()).decode().rstrip("=") if more else None
+    return 200, {"app": name, "prefix": prefix, "keys": page, "next": nxt}
+
+
 def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C901 - one table of canned answers
     parts = [p for p in path.split("?")[0].split("/") if p]
     if parts[:3] == ["api", "v1", "admin"]:
@@ -217,6 +254,8 @@ def routes(method: str, path: str, admin: bool) -> tuple[int, Any]:  # noqa: C90
             return 200, app(name)
         if rest == ["grains"]:
             return 200, {"grains": [{"name": g, "version": 4, "kind": "py"} for g in ("greet", "shout")]}
+        if rest == ["data"]:
+            return data(name, dict(parse_qsl(path.partition("?")[2])))
         if rest[0] == "grains":
             return 200, (ROOT / "examples/hello" / f"{rest[1]}.py").read_text()
         if rest == ["executions"]:
@@ -708,6 +747,19 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(n) if n else b""
         if self.path == "/healthz":
             self._send(200, b'{"status":"ok","frontend":"fe-fake"}', "application/json")
+            return
+        if self.path == "/readyz":
+            status, ready = fake_metrics.readyz()
+            self._send(status, json.dumps(ready).encode(), "application/json")
+            return
+        if self.path == "/metrics":
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            if key != ADMIN_KEY:
+                status, code = (401, "unauthorized") if not key else (403, "forbidden")
+                msg = json.dumps({"error": {"code": code, "message": "/metrics is the operator's: the admin key only"}})
+                self._send(status, msg.encode(), "application/json")
+                return
+            self._send(200, fake_metrics.metrics().encode(), "text/plain; version=0.0.4; charset=utf-8")
             return
         if self.path.startswith("/console"):
             rel = self.path.split("?")[0][len("/console/") :] or "index.html"

@@ -27,7 +27,7 @@ export function go(hash) {
 function nav(s) {
   const items = [];
   if (s && s.role === "developer") items.push(["#/apps", "Applications"], ["#/account", "Account"]);
-  if (s && s.role === "operator") items.push(["#/admin/hosts", "Hosts"], ["#/admin/apps", "All applications"], ["#/admin/accounts", "Accounts"]);
+  if (s && s.role === "operator") items.push(["#/admin/hosts", "Hosts"], ["#/admin/apps", "All applications"], ["#/admin/accounts", "Accounts"], ["#/admin/platform", "Platform"]);
   const here = location.hash || "#/";
   return h(
     "header",

@@ -1,8 +1,9 @@
 // The operator's views (the admin key): hosts with their state and use against capacity (cordon, drain, uncordon),
-// every account's applications (undeploy), and accounts (disable, enable).
+// every account's applications (undeploy), accounts (disable, enable), and the platform's health (platform.js).
 import { api, enc } from "../api.js";
 import { badge, field, h, link, notice, table, when } from "../dom.js";
 import { go } from "../main.js";
+import { platformView } from "./platform.js";
 
 function tabs(tab) {
   return h(
@@ -11,7 +12,7 @@ function tabs(tab) {
     h(
       "ul",
       {},
-      [["hosts", "Hosts"], ["apps", "All applications"], ["accounts", "Accounts"]].map(([t, label]) =>
+      [["hosts", "Hosts"], ["apps", "All applications"], ["accounts", "Accounts"], ["platform", "Platform"]].map(([t, label]) =>
         h("li", {}, link(`#/admin/${t}`, label, { "aria-current": t === tab ? "page" : null })),
       ),
     ),
@@ -47,6 +48,10 @@ function meter(label, percent) {
 export async function adminView(main, tab) {
   const msg = h("div", { "aria-live": "polite", id: "admin-message" });
   main.append(h("h1", {}, "Operator"), tabs(tab), msg);
+  if (tab === "platform") {
+    await platformView(main);
+    return;
+  }
   if (tab === "apps") {
     const { apps } = await api("GET", "/api/v1/admin/apps");
     main.append(

@@ -7,6 +7,7 @@ import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
 import { go, onLeave } from "../main.js";
 import { grainsTab } from "./grains.js";
+import { dataTab } from "./data.js";
 import { metricsTab } from "./metrics.js";
 import { deadLettersTab, keysTab, secretsTab, triggersTab, versionsTab } from "./settings.js";
 
@@ -20,6 +21,7 @@ const TABS = [
   ["keys", "Endpoint keys"],
   ["triggers", "Triggers"],
   ["dead-letters", "Dead letters"],
+  ["data", "Data"],
   ["logs", "Logs"],
   ["metrics", "Metrics"],
 ];
@@ -48,6 +50,7 @@ export async function appView(main, name, tab, rest) {
     keys: keysTab,
     triggers: triggersTab,
     "dead-letters": deadLettersTab,
+    data: dataTab,
     logs: logsTab,
     metrics: metricsTab,
   };
