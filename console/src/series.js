@@ -149,7 +149,9 @@ export function tracker(staleS = 30) {
 export function topApps(points, n = 8) {
   const sum = new Map();
   for (const p of points) for (const [app, x] of p.apps) sum.set(app, (sum.get(app) || 0) + x.rps);
+  // an application with no request in the window is not charted: a page of flat lines hides the busy ones
   return [...sum]
+    .filter(([, rps]) => rps > 0)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .slice(0, n)
     .map(([app]) => app);

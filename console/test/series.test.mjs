@@ -117,4 +117,6 @@ test("the top applications by requests", () => {
   const points = [pt({ a: 1, b: 5, c: 0 }), pt({ a: 1, b: 0, c: 2, d: 2 })];
   assert.deepEqual(topApps(points, 3), ["b", "a", "c"]); // a, c and d tie: by name
   assert.deepEqual(topApps(points), ["b", "a", "c", "d"]);
+  // no request in the window: not charted
+  assert.deepEqual(topApps([pt({ idle: 0, busy: 1 }), pt({ idle: 0 })]), ["busy"]);
 });

@@ -267,7 +267,9 @@ def test_a_deploy_error_on_its_node(browser: WebDriver, console: str, names: dic
     shoot(d, "deploy-error", at=graph)
 
 
-def test_an_operator_disables_an_account(browser: WebDriver, console: str, http: Http, names: dict[str, str]) -> None:
+def test_an_operator_disables_an_account(
+    browser: WebDriver, base: str, console: str, http: Http, names: dict[str, str]
+) -> None:
     d = browser
     admin = (SAND_HOME / "admin-key").read_text().strip()
     victim = f"console-off-{uuid.uuid4().hex[:6]}"
@@ -280,6 +282,21 @@ def test_an_operator_disables_an_account(browser: WebDriver, console: str, http:
         go(d, console, "#/admin/apps")
         wait(d, lambda d: names["hello"] in text_of(d, "admin-apps-table"), why="every account's applications")
         shoot(d, "operator-applications")
+        # the platform as the answering frontend sees it: readiness, Cassandra per store, and charts drawn from
+        # two reads of /metrics at least (every 5 s), with the invocations this module made
+        go(d, console, "#/admin/platform")
+        wait(d, lambda d: "cluster_state" in text_of(d, "platform-stores"), why="Cassandra's stores")
+        assert "ready" in text_of(d, "platform-ready").lower()
+
+        def traffic_charted(d: WebDriver) -> bool:
+            # requests while the view reads: a rate needs a counter that moved between two reads of one frontend
+            for _ in range(4):
+                requests.post(f"{base}/app/{names['hello']}", json={"name": "platform"}, timeout=10)
+            return len(d.find_elements(By.CSS_SELECTOR, "#platform-charts figure.chart")) >= 2
+
+        wait(d, traffic_charted, 45, "hello's invocations charted from /metrics", every=1)
+        shoot(d, "operator-platform")
+        accessible(d, "operator platform")
         go(d, console, "#/admin/accounts")
         by_id(d, "account-name").send_keys(victim)
         by_id(d, "account-reason").send_keys("console e2e test")
