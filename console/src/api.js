@@ -1,6 +1,8 @@
 // The public REST API (docs/api.md), from the browser. The key lives in this module's memory and, when the user
 // asks, in the tab's sessionStorage; never in a cookie (no request is sent with credentials, so there is nothing
 // for another site to ride on: no CSRF surface).
+import { named } from "./deploy.js";
+
 const STORE = "sand.console.key";
 const ROLE = "sand.console.role";
 const ACCOUNT = "sand.console.account";
@@ -80,3 +82,8 @@ export async function api(method, path, opts = {}) {
 }
 
 export const enc = encodeURIComponent;
+
+/** GET /api/v1/apps/{app}, its errors naming the application as the developer named it. */
+export async function getApp(name) {
+  return named(await api("GET", `/api/v1/apps/${enc(name)}`));
+}

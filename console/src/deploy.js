@@ -2,6 +2,16 @@
 // "deploying (k/n hosts)" until the status is deployed or failed, for the version the deploy call answered or a
 // later one. Pure logic, no page: tested by console/test/deploy.test.mjs.
 
+/**
+ * The application's state with its internal id in error messages replaced by its name, as `sand` prints them
+ * (the platform says "application add6b61e73c22: its requirements could not be installed").
+ */
+export function named(app) {
+  if (!app || typeof app !== "object" || !app.id || !app.name) return app;
+  const say = (e) => (typeof e === "string" ? e.split(`application ${app.id}`).join(`application ${app.name}`) : e);
+  return { ...app, error: say(app.error), hosts: Array.isArray(app.hosts) ? app.hosts.map((x) => (x && x.error ? { ...x, error: say(x.error) } : x)) : app.hosts };
+}
+
 /** Every error an application's state carries, each once: its own, then each host's that says something more. */
 export function errorsOf(app) {
   const out = [];

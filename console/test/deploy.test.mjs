@@ -1,7 +1,7 @@
 // Following a deploy: the progress line and where it ends (console/src/deploy.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { errorsOf, follow, progressOf } from "../src/deploy.js";
+import { errorsOf, follow, named, progressOf } from "../src/deploy.js";
 
 const host = (h, status, error = null) => ({ host: h, status, error, alive: true });
 
@@ -60,4 +60,13 @@ test("follow: reads until deployed or failed, bounded in time, stopped when the 
   assert.equal((await follow(async () => states[1], 2, { ...opts, stopped: () => true })).state, "stopped");
   const failed = await follow(async () => ({ status: "failed", version: 2, error: "pip said no", hosts: [] }), 2, opts);
   assert.deepEqual([failed.state, failed.errors], ["failed", ["pip said no"]]);
+});
+
+test("errors name the application as its developer named it, not by its internal id", () => {
+  const app = { id: "aef1bc7f91bae", name: "my-app", error: "vm: application aef1bc7f91bae: its requirements could not be installed", hosts: [{ host: "vm", error: "application aef1bc7f91bae: pip failed" }, { host: "h2" }] };
+  const n = named(app);
+  assert.equal(n.error, "vm: application my-app: its requirements could not be installed");
+  assert.equal(n.hosts[0].error, "application my-app: pip failed");
+  assert.deepEqual(n.hosts[1], { host: "h2" });
+  assert.equal(named(null), null);
 });

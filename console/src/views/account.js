@@ -1,7 +1,7 @@
 // The developer's account: its shared grains (GET /api/v1/grains), each with the applications that run it (the
 // platform's rule, console/src/usage.js), its code read-only, and Delete (409 while a deployed application uses it);
 // and deleting the account itself, its name typed out as the confirmation (409 while an application still runs).
-import { api, enc, session, signOut } from "../api.js";
+import { api, enc, session, signOut, getApp } from "../api.js";
 import { requirementsOf, text, unzipFiles } from "../bundle.js";
 import { badge, field, h, link, notice, table, when } from "../dom.js";
 import { editor } from "../editor.js";
@@ -38,7 +38,7 @@ async function showGrains(box, viewer, msg) {
   const details = await Promise.all(
     apps.map(async (a) => {
       const [app, own] = await Promise.all([
-        api("GET", `/api/v1/apps/${enc(a.name)}`).catch(() => ({ ...a, workflow: null })),
+        getApp(a.name).catch(() => ({ ...a, workflow: null })),
         api("GET", `/api/v1/apps/${enc(a.name)}/grains`).catch(() => ({ grains: [] })),
       ]);
       return { name: a.name, status: app.status || a.status, workflow: app.workflow, own: (own.grains || []).map((g) => g.name) };

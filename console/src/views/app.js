@@ -1,7 +1,7 @@
 // One application: a tab per concern. Overview (status per host, actions, the graph with errors on their nodes,
 // workflow and settings), Grains (code in the editor, saved as a new version, update), Run, Executions, Versions and
 // aliases, Secrets, Endpoint keys, Triggers, Dead letters, Logs (followed live) and Metrics (small charts).
-import { api, enc } from "../api.js";
+import { api, enc, getApp } from "../api.js";
 import { badge, clear, field, h, link, ms, notice, pretty, table, when } from "../dom.js";
 import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
@@ -39,7 +39,7 @@ export async function appView(main, name, tab, rest) {
   );
   const body = h("section", { class: "tab", "aria-labelledby": `tab-${tab}` });
   main.append(body);
-  const app = await api("GET", `/api/v1/apps/${enc(name)}`);
+  const app = await getApp(name);
   const tabs = {
     overview: overviewTab,
     grains: grainsTab,

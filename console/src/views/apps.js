@@ -2,7 +2,7 @@
 // last 5 minutes (console/src/rates.js), and error; and a new application from a
 // folder (workflow.json, settings.json, the grains, requirements.txt and shared files), uploaded as
 // `sand deploy <folder>` does (console/src/bundle.js), its deploy followed until deployed or failed.
-import { api, enc } from "../api.js";
+import { api, enc, getApp } from "../api.js";
 import { bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
 import { follow } from "../deploy.js";
 import { badge, field, h, link, notice, table } from "../dom.js";
@@ -20,7 +20,7 @@ async function showList(list) {
   const { apps } = await api("GET", "/api/v1/apps");
   const query = ratesQuery();
   const [details, traffic] = await Promise.all([
-    Promise.all(apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}`).catch(() => ({ ...a, hosts: [] })))),
+    Promise.all(apps.map((a) => getApp(a.name).catch(() => ({ ...a, hosts: [] })))),
     // one page of the last 5 minutes' executions per application: requests per minute and the error rate
     Promise.all(apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}/executions?${query}`).then(rates, () => null))),
   ]);
@@ -118,7 +118,7 @@ function newAppForm(listChanged) {
           const d = await api("POST", `/api/v1/apps/${enc(app)}/deploy`, { json: {} });
           const version = d && typeof d.version === "number" ? d.version : null;
           say(`deploy of version ${version ?? "?"} started`);
-          const p = await follow(() => api("GET", `/api/v1/apps/${enc(app)}`), version, {
+          const p = await follow(() => getApp(app), version, {
             onProgress: (q) => state.replaceChildren(notice("info", `${app}: ${q.text}`)),
             everyMs: POLL_MS,
             forMs: DEPLOY_WAIT_MS,

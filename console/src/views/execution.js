@@ -1,6 +1,6 @@
 // One execution: status, result or error (with its grain and line), the workflow graph with the path it took, and
 // the waterfall of its hops with each grain's log lines beside its bar.
-import { api, enc } from "../api.js";
+import { api, enc, getApp } from "../api.js";
 import { badge, h, link, ms, notice, pretty, when } from "../dom.js";
 import { errorPlace, rows, waterfall } from "../timeline.js";
 import { appGraph } from "./app.js";
@@ -19,7 +19,7 @@ async function allLogs(id) {
 
 export async function executionView(main, id) {
   const [ex, logs] = await Promise.all([api("GET", `/api/v1/executions/${enc(id)}`), allLogs(id).catch(() => [])]);
-  const app = ex.app ? await api("GET", `/api/v1/apps/${enc(ex.app)}`).catch(() => null) : null;
+  const app = ex.app ? await getApp(ex.app).catch(() => null) : null;
   const t = ex.timings || {};
   main.append(
     h("p", { class: "crumbs" }, link("#/apps", "Applications"), " / ", ex.app ? link(`#/apps/${enc(ex.app)}/executions`, ex.app) : "", " / "),

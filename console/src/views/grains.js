@@ -4,7 +4,7 @@
 // data) is opened here: its files listed, its requirements shown, any .py inside edited, and saved as a new zip with
 // every other file as it was; a zip's change needs a new sandbox (docs/getting-started.md "Change one grain"), so it
 // is saved and deployed.
-import { api, enc } from "../api.js";
+import { api, enc, getApp } from "../api.js";
 import { bytes, replaceInZip, requirementsOf, text, unzipFiles, ZIP } from "../bundle.js";
 import { follow } from "../deploy.js";
 import { field, h, notice, pretty, table, link } from "../dom.js";
@@ -139,7 +139,7 @@ async function zipGrain(body, app, g) {
         return;
       }
       const d = await api("POST", `/api/v1/apps/${enc(app.name)}/deploy`, { json: {} });
-      const p = await follow(() => api("GET", `/api/v1/apps/${enc(app.name)}`), d && typeof d.version === "number" ? d.version : null, {
+      const p = await follow(() => getApp(app.name), d && typeof d.version === "number" ? d.version : null, {
         onProgress: (q) => msg.replaceChildren(notice("info", `${said}; ${app.name}: ${q.text}`)),
         stopped: () => left,
       });
@@ -166,7 +166,7 @@ async function zipGrain(body, app, g) {
 async function waitDeployed(name, msg) {
   const until = Date.now() + 60_000;
   for (;;) {
-    const a = await api("GET", `/api/v1/apps/${enc(name)}`);
+    const a = await getApp(name);
     const errs = (a.hosts || []).map((x) => x.error).filter(Boolean);
     if (a.status === "deployed" && (a.hosts || []).every((x) => x.status === "deployed")) {
       if (errs.length) throw new Error(errs.join("; "));
