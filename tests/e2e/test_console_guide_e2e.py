@@ -40,7 +40,7 @@ console_browser.ALLOWED_ERRORS.update(
 )
 
 ACCOUNT = f"guide-{uuid.uuid4().hex[:8]}"
-HELLO, MYAPP, CONF = f"hello-{ACCOUNT}", f"my-app-{ACCOUNT}", f"conf-{ACCOUNT}"
+HELLO, MYAPP, CONF, ZIPPED = f"hello-{ACCOUNT}", f"my-app-{ACCOUNT}", f"conf-{ACCOUNT}", f"zipped-{ACCOUNT}"
 CONF_GRAIN = (
     "import os\n"
     "def handle(event, context):\n"
@@ -56,7 +56,7 @@ def state(http: Http) -> Iterator[dict[str, Any]]:
     s: dict[str, Any] = {}
     yield s
     if "key" in s:
-        for name in (HELLO, MYAPP, CONF):
+        for name in (HELLO, MYAPP, CONF, ZIPPED):
             raw_remove(http, s["key"], name)
         http("DELETE", f"/api/v1/accounts/{ACCOUNT}", s["key"])
 
@@ -71,6 +71,7 @@ def folder(tmp: Path, files: dict[str, str]) -> Path:
 def create_app(d: WebDriver, console: str, name: str, path: Path, settings: dict[str, Any] | None = None) -> None:
     """The applications view's form, given a whole folder (the directory picker), as `sand deploy <folder>`."""
     go(d, console, "#/apps")
+    d.refresh()  # a fresh form: the same address again would keep the last one's name and files
     by_id(d, "new-app-name").send_keys(name)
     by_id(d, "new-app-folder").send_keys(str(path))
     if settings is not None:
@@ -139,6 +140,34 @@ def test_4_a_requirement_that_does_not_exist_fails_with_pips_message(
     )
     assert "no-such-package" in text_of(d, "new-app-progress")
     shoot(d, "deploy-requirements-error")
+
+
+def test_4_a_folder_with_a_module_of_its_own_is_a_zip_edited_in_the_browser(
+    browser: WebDriver, console: str, tmp_path: Path
+) -> None:
+    """A folder whose grain imports a file beside it is uploaded as the CLI uploads it (the entry grain's zip); the
+    zip's other file is edited in the browser, saved as a new zip and deployed, and the output changes."""
+    d = browser
+    wf = {"name": "zipped", "entry": "g", "functions": [{"name": "g", "next": ["end"]}]}
+    path = folder(
+        tmp_path / "zipped",
+        {
+            "workflow.json": json.dumps(wf),
+            "g.py": "import words\ndef handle(event, context):\n    return {'said': words.WORD}\n",
+            "words.py": "WORD = 'before'\n",
+        },
+    )
+    create_app(d, console, ZIPPED, path)
+    deployed(d, ZIPPED)
+    assert "before" in invoke(d, console, ZIPPED, "{}")
+    go(d, console, f"#/apps/{ZIPPED}/grains/g")
+    assert "words.py" in by_id(d, "grain-files").text
+    Select(by_id(d, "grain-file")).select_by_value("words.py")
+    type_into_editor(d, "grain-editor", "WORD = 'after'\n")
+    by_id(d, "grain-save-deploy").click()
+    wait(d, lambda d: "done" in text_of(d, "grain-message"), DEPLOY_TIMEOUT_S, "the zip saved and deployed")
+    shoot(d, "grain-zip")
+    assert "after" in invoke(d, console, ZIPPED, "{}")
 
 
 def test_5_invoke(browser: WebDriver, console: str, state: dict[str, Any]) -> None:
@@ -264,7 +293,7 @@ def test_7_undeploy_and_8_the_account(browser: WebDriver, console: str, http: Ht
     by_id(d, "account-delete-name").send_keys(ACCOUNT)
     by_id(d, "account-delete").click()
     wait(d, lambda d: "undeploy" in d.find_element(By.TAG_NAME, "main").text.lower(), why="the refusal")
-    for app in (HELLO, CONF, MYAPP):
+    for app in (HELLO, CONF, MYAPP, ZIPPED):
         go(d, console, f"#/apps/{app}/overview")
         status = wait(d, lambda d: text_of(d, "app-status"), why="the status")
         if status != "undeployed":
