@@ -126,3 +126,11 @@ def test_grain_management_latency(tmp_path: Path) -> None:
     for key in ("from_a_grain", "from_outside_through_nginx"):
         assert r[key]["n"] == 20 and positive(r[key]["p50_ms"]), (key, r)
     assert positive(r["p50_ratio_grain_over_outside"]), r
+
+
+def test_cold_start(tmp_path: Path) -> None:
+    r = run("cold_start.py", tmp_path)
+    for part in ("deploy_to_deployed", "first_call", "cold_path", "warm_call_p50_per_run"):
+        assert r[part]["n"] == 3 and positive(r[part]["p50_ms"]), (part, r[part])
+    assert r["cold_path"]["p50_ms"] >= r["deploy_to_deployed"]["p50_ms"] > 0
+    assert isinstance(r["calls_refused_after_deployed"], list)
