@@ -145,7 +145,7 @@ function deleteAccountForm(known) {
     h(
       "p",
       { id: "account-delete-note" },
-      "Deletes the account with its applications and grains, once none of its applications runs (undeploy them first); its key stops working and its name is free again. Type the account's name to confirm.",
+      "Deletes the account with its applications and grains, once none of its applications runs (undeploy them first); its key stops working and its name is free again 2 minutes later. Type the account's name to confirm.",
     ),
     field("Account name", name),
     submit,

@@ -362,8 +362,13 @@ public final class CassandraClusterStore implements ClusterStore {
   }
 
   @Override
-  public void deleteAccount(Account account) {
-    frontend.deleteAccount(account);
+  public void deleteAccount(Account account, Duration nameHeld) {
+    frontend.deleteAccount(account, nameHeld);
+  }
+
+  @Override
+  public Optional<Instant> accountNameHeldUntil(String name) {
+    return frontend.accountNameHeldUntil(name);
   }
 
   @Override

@@ -10,6 +10,7 @@ import com.datastax.oss.driver.api.core.servererrors.InvalidQueryException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +39,8 @@ final class CassandraFrontendTables {
   private final PreparedStatement appExecutions;
   private final PreparedStatement appExecutionsBetween;
   private final PreparedStatement deleteAccount;
+  private final PreparedStatement holdAccountName;
+  private final PreparedStatement getAccountNameHold;
   private final PreparedStatement deleteKey;
   private final PreparedStatement disable;
   private final PreparedStatement enable;
@@ -77,8 +80,9 @@ final class CassandraFrontendTables {
   static void createSchema(CqlSession s, String ks) {
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".frontends (frontend_id text PRIMARY KEY, heartbeat timestamp)");
-    s.execute("CREATE TABLE IF NOT EXISTS " + ks
-        + ".accounts (name text PRIMARY KEY, api_key_sha256 text, " + "created timestamp)");
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS " + ks
+            + ".accounts (name text PRIMARY KEY, api_key_sha256 text, created timestamp, free_at timestamp)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
         + ".api_keys (key_sha256 text PRIMARY KEY, account text)");
     s.execute("CREATE TABLE IF NOT EXISTS " + ks
@@ -106,6 +110,11 @@ final class CassandraFrontendTables {
         + "PRIMARY KEY ((scope, kind), id))");
     try { // tables created before executions had timings
       s.execute("ALTER TABLE " + ks + ".executions ADD timings text");
+    } catch (InvalidQueryException e) {
+      // the column exists
+    }
+    try { // tables created before a deleted account's name was held (deleteAccount)
+      s.execute("ALTER TABLE " + ks + ".accounts ADD free_at timestamp");
     } catch (InvalidQueryException e) {
       // the column exists
     }
@@ -139,6 +148,13 @@ final class CassandraFrontendTables {
     putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
     getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
     deleteAccount = session.prepare("DELETE FROM " + ks + ".accounts WHERE name = ?");
+    // A deleted account's row, kept until its TTL, holds the name. Every column is written (and
+    // the row marker, by the INSERT), so nothing of the old row outlives the TTL; then
+    // createAccount's IF NOT EXISTS succeeds again. The same row: no sign-up can slip in between
+    // the delete and the hold.
+    holdAccountName = session.prepare("INSERT INTO " + ks
+        + ".accounts (name, api_key_sha256, created, free_at) VALUES (?, null, ?, ?) USING TTL ?");
+    getAccountNameHold = session.prepare("SELECT free_at FROM " + ks + ".accounts WHERE name = ?");
     deleteKey = session.prepare("DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
     putAppExecution = session.prepare("INSERT INTO " + ks
         + ".app_executions (app_id, started, execution_id) " + "VALUES (?, ?, ?) USING TTL ?");
@@ -147,7 +163,7 @@ final class CassandraFrontendTables {
     appExecutionsBetween = session.prepare("SELECT execution_id, started FROM " + ks
         + ".app_executions WHERE app_id = ? AND started >= ? AND started <= ? LIMIT ?");
     getAccount = session.prepare(
-        "SELECT name, api_key_sha256, created FROM " + ks + ".accounts WHERE name = ?");
+        "SELECT name, api_key_sha256, created, free_at FROM " + ks + ".accounts WHERE name = ?");
     disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
     enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
     getDisabled = session.prepare("SELECT why FROM " + ks + ".disabled_accounts WHERE name = ?");
@@ -199,16 +215,28 @@ final class CassandraFrontendTables {
 
   Optional<Account> account(String name) {
     Row r = session.execute(getAccount.bind(name)).one();
-    return r == null
+    return r == null || r.getInstant("free_at") != null // a deleted account's held name
         ? Optional.empty()
         : Optional.of(new Account(
             r.getString("name"), r.getString("api_key_sha256"), r.getInstant("created")));
   }
 
-  void deleteAccount(Account a) {
+  void deleteAccount(Account a, Duration nameHeld) {
     session.execute(deleteKey.bind(a.apiKeySha256()));
     session.execute(enable.bind(a.name()));
-    session.execute(deleteAccount.bind(a.name()));
+    if (nameHeld.isZero() || nameHeld.isNegative()) {
+      session.execute(deleteAccount.bind(a.name()));
+      return;
+    }
+    // TTL in whole seconds, rounded up; free_at no earlier than the row's expiry
+    int ttl = (int) Math.max(1, (nameHeld.toMillis() + 999) / 1000);
+    Instant freeAt = Instant.now().plusSeconds(ttl).truncatedTo(ChronoUnit.MILLIS);
+    session.execute(holdAccountName.bind(a.name(), a.created(), freeAt, ttl));
+  }
+
+  Optional<Instant> accountNameHeldUntil(String name) {
+    Row r = session.execute(getAccountNameHold.bind(name)).one();
+    return r == null ? Optional.empty() : Optional.ofNullable(r.getInstant("free_at"));
   }
 
   void setAccountDisabled(String name, String why) {

@@ -95,8 +95,17 @@ public interface FrontendTables {
   /** The account of this name. */
   Optional<Account> account(String name);
 
-  /** Delete an account and its API key (its applications and grains are the caller's to delete first). */
-  void deleteAccount(Account account);
+  /**
+   * Delete an account and its API key (its applications and grains are the caller's to delete first), keeping its
+   * name taken for {@code nameHeld}: until then {@link #createAccount} of that name is false, {@link #account} of it
+   * empty and {@link #accountNameHeldUntil} says when it is free. A frontend that read the old key before the delete
+   * may still serve it for a while from its cache; the hold outlasts that, so the old key can never act for a new
+   * account of the same name (AuthHandler). Zero frees the name at once.
+   */
+  void deleteAccount(Account account, Duration nameHeld);
+
+  /** When a deleted account's name ({@link #deleteAccount}) is free again; empty when it is not held. */
+  Optional<Instant> accountNameHeldUntil(String name);
 
   /**
    * Disable an account (its keys are refused) with the operator's reason, or enable it again ({@code why} null).

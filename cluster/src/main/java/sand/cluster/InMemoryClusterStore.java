@@ -198,6 +198,9 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, Account> accounts = new ConcurrentHashMap<>();
   private final Map<String, String> disabledAccounts = new ConcurrentHashMap<>();
   private final Map<String, String> keys = new ConcurrentHashMap<>();
+  /** Deleted accounts' names still held, and until when (Cassandra: the accounts row with a TTL). */
+  private final Map<String, Instant> heldNames = new ConcurrentHashMap<>();
+
   private final Map<String, NavigableMap<Integer, GrainVersion>> grainVersions =
       new ConcurrentHashMap<>();
   private final Map<String, AppName> names = new ConcurrentHashMap<>();
@@ -205,6 +208,10 @@ public class InMemoryClusterStore implements ClusterStore {
 
   @Override
   public synchronized boolean createAccount(Account account) {
+    if (accountNameHeldUntil(account.name()).isPresent()) {
+      return false;
+    }
+    heldNames.remove(account.name());
     if (accounts.putIfAbsent(
             account.name(),
             new Account(account.name(), account.apiKeySha256(), ms(account.created())))
@@ -226,10 +233,26 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
-  public synchronized void deleteAccount(Account account) {
+  public synchronized void deleteAccount(Account account, Duration nameHeld) {
     keys.remove(account.apiKeySha256());
     disabledAccounts.remove(account.name());
     accounts.remove(account.name());
+    if (!nameHeld.isZero() && !nameHeld.isNegative()) {
+      // whole seconds, rounded up, as Cassandra's TTL
+      long s = Math.max(1, (nameHeld.toMillis() + 999) / 1000);
+      heldNames.put(account.name(), ms(Instant.now().plusSeconds(s)));
+    }
+  }
+
+  /** Tests: as if deleted accounts' names had been held {@code d} longer (the hold ends {@code d} sooner). */
+  public void ageAccountNameHolds(Duration d) {
+    heldNames.replaceAll((name, until) -> until.minus(d));
+  }
+
+  @Override
+  public Optional<Instant> accountNameHeldUntil(String name) {
+    Instant until = heldNames.get(name);
+    return until != null && Instant.now().isBefore(until) ? Optional.of(until) : Optional.empty();
   }
 
   @Override

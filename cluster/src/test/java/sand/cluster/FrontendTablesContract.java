@@ -61,12 +61,43 @@ interface FrontendTablesContract {
     assertTrue(store().accountDisabled(alice).isEmpty());
 
     store().setAccountDisabled(alice, "closing");
-    store().deleteAccount(account);
+    store().deleteAccount(account, Duration.ZERO);
     assertTrue(store().account(alice).isEmpty());
     assertTrue(store().accountByKey("k-" + alice).isEmpty());
     assertTrue(
         store().accountDisabled(alice).isEmpty(), "a deleted account leaves no reason behind");
+    assertTrue(store().accountNameHeldUntil(alice).isEmpty(), "held for no time");
     assertTrue(store().createAccount(account), "a deleted name can be taken again");
+  }
+
+  @Test
+  default void aDeletedAccountsNameIsHeldForTheTimeAskedThenFree() throws InterruptedException {
+    String bob = uid("bob");
+    Account account = new Account(bob, "k-" + bob, now());
+    assertTrue(store().createAccount(account));
+    assertTrue(store().accountNameHeldUntil(bob).isEmpty(), "a live account's name is not held");
+    Instant deleted = now();
+    store().deleteAccount(account, Duration.ofSeconds(2));
+    assertTrue(store().account(bob).isEmpty(), "a held name is no account");
+    assertTrue(store().accountByKey("k-" + bob).isEmpty(), "its key is gone at once");
+    Instant until = store().accountNameHeldUntil(bob).orElseThrow();
+    assertFalse(until.isBefore(deleted.plusSeconds(2)), until + " after a delete at " + deleted);
+    assertTrue(until.isBefore(deleted.plusSeconds(5)), until + " after a delete at " + deleted);
+
+    Account newcomer = new Account(bob, "new-" + bob, now());
+    assertFalse(store().createAccount(newcomer), "the name is held");
+    assertTrue(
+        store().accountByKey("new-" + bob).isEmpty(), "the refused newcomer's key is not stored");
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (!store().createAccount(newcomer)) {
+      assertTrue(System.nanoTime() < deadline, "the name is still held 15 s after a hold of 2 s");
+      Thread.sleep(250);
+    }
+    assertFalse(Instant.now().isBefore(deleted.plusSeconds(1)), "free too early");
+    assertEquals(newcomer, store().account(bob).orElseThrow(), "nothing of the old row is left");
+    assertTrue(store().accountNameHeldUntil(bob).isEmpty());
+    assertEquals(bob, store().accountByKey("new-" + bob).orElseThrow());
+    assertTrue(store().accountByKey("k-" + bob).isEmpty(), "the old key stays gone");
   }
 
   @Test

@@ -2,8 +2,12 @@ package sand.frontend;
 
 import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import sand.cluster.ClusterStore;
 import sand.cluster.FrontendTables.Account;
@@ -18,7 +22,9 @@ import sand.frontend.internal.Throttle;
 /**
  * {@code POST /api/v1/accounts}: sign-up (open, or by the operator's admin key only); {@code DELETE
  * /api/v1/accounts/{account}}: the account's own key (or the admin key) deletes it with its applications and
- * grains, once none of them runs.
+ * grains, once none of them runs. A deleted account's name stays taken for {@link AuthHandler#DELETED_NAME_HELD}
+ * (sign-up answers 409 saying when it is free): other frontends may still serve its old key from their caches, and
+ * that key must never act for a new account of the same name.
  */
 public final class AccountsHandler {
   /** Account names: lower-case letters, digits, '_' and '-', like application names. */
@@ -91,7 +97,8 @@ public final class AccountsHandler {
       deleted.add(a.name());
     }
     store.grains(name).forEach(g -> store.deleteGrain(name, g.name()));
-    store.deleteAccount(account);
+    // the name stays taken while a frontend may still serve the old key from its cache
+    store.deleteAccount(account, AuthHandler.DELETED_NAME_HELD);
     disabled.keyDeleted(account.apiKeySha256());
     return Reply.ok(out);
   }
@@ -124,6 +131,20 @@ public final class AccountsHandler {
     RANDOM.nextBytes(raw);
     String key = "sand_" + HexFormat.of().formatHex(raw);
     if (!store.createAccount(new Account(name, AuthHandler.sha256(key), clock.instant()))) {
+      Optional<Instant> held = store.accountNameHeldUntil(name);
+      if (held.isPresent()) {
+        long s =
+            Math.max(1, (Duration.between(clock.instant(), held.get()).toMillis() + 999) / 1000);
+        throw new ApiException(
+            409,
+            "conflict",
+            "account name '" + name + "' belonged to an account deleted less than "
+                + AuthHandler.DELETED_NAME_HELD.toSeconds() + " s ago; it is free again at "
+                + held.get()
+                + " (in " + s + " s): until then its old key may still be remembered by a frontend,"
+                + " and it must never act for a new account. Choose another name or try again then",
+            Map.of(Reply.RETRY_AFTER_S, Long.toString(s)));
+      }
       throw ApiException.conflict("account '" + name + "' exists; choose another name");
     }
     return Reply.json(201, Json.object().put("name", name).put("api_key", key));

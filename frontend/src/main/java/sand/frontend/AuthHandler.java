@@ -8,6 +8,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -31,15 +32,31 @@ import sand.frontend.internal.Router;
  * request as admin (it may create accounts when open sign-up is off) and belongs to no account.
  *
  * <p>Known keys are remembered for {@link #KEY_MAX_AGE} (no Cassandra read on every request) and, while
- * Cassandra does not answer, for as long as it does not: a slow or restarting cluster state refuses no caller it
- * already knew (a fault test under load saw 1% of requests refused with 502 otherwise). The price: an account
- * removed from Cassandra keeps working on this frontend for up to {@link #KEY_MAX_AGE}.
+ * Cassandra does not answer, up to {@link #KEY_MAX_STALE} after they were read: a slow or restarting cluster state
+ * refuses no caller it knew a moment ago (a fault test under load saw 1% of requests refused with 502 otherwise).
+ * The price: a deleted account's key keeps working on a frontend that read it before, for up to
+ * {@link #KEY_MAX_AGE} (up to {@link #KEY_MAX_STALE} while that frontend cannot read Cassandra), and it names
+ * the account by its name. So that it can never act for a new account of the same name, a deleted account's name
+ * stays taken for {@link #DELETED_NAME_HELD}, longer than any frontend serves the old key (AccountsHandler;
+ * docs/security.md, "API keys of deleted accounts"). Holding the name costs one row with a TTL per deletion and
+ * nothing per request, where checking an account identity on each use would cost a read per request or be as
+ * stale as this cache.
  */
 public final class AuthHandler extends Handler.Wrapper {
   public static final String ACCOUNT_ATTRIBUTE = Call.ACCOUNT_ATTRIBUTE;
   public static final String ADMIN_ATTRIBUTE = Call.ADMIN_ATTRIBUTE;
 
   static final Duration KEY_MAX_AGE = Duration.ofSeconds(30);
+
+  /** While Cassandra does not answer, a key read at most this long ago is still served (older: 502). */
+  static final Duration KEY_MAX_STALE = Duration.ofSeconds(90);
+
+  /**
+   * How long a deleted account's name stays taken: beyond {@link #KEY_MAX_STALE}, the longest any frontend serves a
+   * key it read before the delete, with a margin for that read's own time and the clocks (Cassandra's TTL).
+   */
+  static final Duration DELETED_NAME_HELD = KEY_MAX_STALE.plusSeconds(30);
+
   private static final Logger LOG = LoggerFactory.getLogger(AuthHandler.class);
   private static final int MAX_KEYS =
       100_000; // beyond, forget them all (bounded memory; a re-read each)
@@ -51,6 +68,7 @@ public final class AuthHandler extends Handler.Wrapper {
   private final String previousKeySha256;
   private final LogThrottle previousLogged = new LogThrottle(Duration.ofMinutes(1));
   private final DisabledAccounts disabled;
+  private final LongSupplier nanoTime;
   private final Map<String, Known> known = new ConcurrentHashMap<>();
   private final Map<String, String> delegated = new ConcurrentHashMap<>();
   static final int MAX_DELEGATIONS = 256;
@@ -70,7 +88,19 @@ public final class AuthHandler extends Handler.Wrapper {
       String previousAdminKey,
       DisabledAccounts disabled,
       Handler next) {
+    this(store, adminKey, previousAdminKey, disabled, System::nanoTime, next);
+  }
+
+  /** {@code nanoTime}: the clock of the known keys' ages (tests move it). */
+  AuthHandler(
+      ClusterStore store,
+      String adminKey,
+      String previousAdminKey,
+      DisabledAccounts disabled,
+      LongSupplier nanoTime,
+      Handler next) {
     super(next);
+    this.nanoTime = nanoTime;
     this.store = store;
     this.adminKeySha256 = adminKey == null || adminKey.isEmpty() ? null : sha256(adminKey);
     this.previousKeySha256 =
@@ -191,7 +221,7 @@ public final class AuthHandler extends Handler.Wrapper {
   /** The account of a key's hash in the cluster state (remembered for {@link #KEY_MAX_AGE}); null if none. */
   private String stored(String hash) {
     Known k = disabled.isDeleted(hash) ? null : known.get(hash);
-    if (k != null && System.nanoTime() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
+    if (k != null && nanoTime.getAsLong() - k.readAtNanos() < KEY_MAX_AGE.toNanos()) {
       return k.account();
     }
     try {
@@ -199,7 +229,7 @@ public final class AuthHandler extends Handler.Wrapper {
       remember(hash, account);
       return account;
     } catch (RuntimeException e) {
-      if (k != null) {
+      if (k != null && nanoTime.getAsLong() - k.readAtNanos() < KEY_MAX_STALE.toNanos()) {
         return k.account(); // Cassandra away: the account this key had when it last answered
       } else if (Errors.platform(e) instanceof ApiException a) {
         throw a;
@@ -216,7 +246,7 @@ public final class AuthHandler extends Handler.Wrapper {
     if (known.size() >= MAX_KEYS) {
       known.clear();
     }
-    known.put(hash, new Known(account, System.nanoTime()));
+    known.put(hash, new Known(account, nanoTime.getAsLong()));
   }
 
   public static String sha256(String s) {

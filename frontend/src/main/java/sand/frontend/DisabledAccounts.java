@@ -52,7 +52,8 @@ final class DisabledAccounts {
   /**
    * An account was deleted here: this frontend refuses its key at once, even from its cache of known keys (a
    * frontend that read the key before serves it, to an account with nothing left, for up to
-   * {@link AuthHandler#KEY_MAX_AGE}).
+   * {@link AuthHandler#KEY_MAX_AGE}; its name stays taken longer, {@link AuthHandler#DELETED_NAME_HELD}, so that
+   * no new account of that name exists meanwhile).
    */
   void keyDeleted(String apiKeySha256) {
     if (deletedKeys.size() >= MAX_ENTRIES) {

@@ -205,6 +205,10 @@ class AppGrainsTest {
         401,
         fe.call("GET", "/api/v1/apps", alice, null).status(),
         "its key is unknown here at once");
+    var held = fe.call("POST", "/api/v1/accounts", null, "{\"name\":\"alice\"}");
+    assertEquals(
+        409, held.status(), "held while another frontend may remember the key: " + held.body());
+    fe.store.ageAccountNameHolds(AuthHandler.DELETED_NAME_HELD);
     String again = fe.signUp("alice");
     assertEquals(
         200, fe.call("GET", "/api/v1/apps", again, null).status(), "the name is free again");

@@ -96,7 +96,10 @@ final class TestFrontend implements AutoCloseable {
   /** The next timer tick's claim first waits this long, in ms (a Cassandra read or write that stalls), once. */
   final AtomicLong tickClaimStallMs = new AtomicLong();
 
-  final InMemoryClusterStore store = new InMemoryClusterStore() {
+  /** The cluster state: this frontend's own, or another's it shares ({@link #TestFrontend(TestFrontend)}). */
+  final InMemoryClusterStore store;
+
+  private final InMemoryClusterStore own = new InMemoryClusterStore() {
     private final TriggerTables flakyTriggers = (TriggerTables) Proxy.newProxyInstance(
         TriggerTables.class.getClassLoader(),
         new Class<?>[] {TriggerTables.class},
@@ -269,6 +272,25 @@ final class TestFrontend implements AutoCloseable {
       Map<String, String> limits,
       boolean withTopics)
       throws Exception {
+    this(settings, autoComplete, limits, withTopics, null);
+  }
+
+  /**
+   * Another frontend over {@code first}'s cluster state, as several run behind nginx: its own id and caches (the
+   * store's switches, such as {@link #accountsAway}, are {@code first}'s).
+   */
+  TestFrontend(TestFrontend first) throws Exception {
+    this(Map.of("id", first.id + "-2"), true, Map.of(), false, first.store);
+  }
+
+  private TestFrontend(
+      Map<String, String> settings,
+      boolean autoComplete,
+      Map<String, String> limits,
+      boolean withTopics,
+      InMemoryClusterStore shared)
+      throws Exception {
+    store = shared == null ? own : shared;
     Map<String, String> s = new HashMap<>(Map.of("port", "0", "id", "fe-test"));
     s.putAll(settings);
     var config = Frontend.DEF.parse(Map.of(), s);
