@@ -11,6 +11,7 @@ import { python } from "@codemirror/lang-python";
 import { bracketMatching, defaultHighlightStyle, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
 import { EditorState } from "@codemirror/state";
 import { drawSelection, EditorView, highlightActiveLine, keymap, lineNumbers } from "@codemirror/view";
+import { onLeave } from "./main.js";
 
 /**
  * An editor in parent: language "python" or "json"; label names it for screen readers. Answers {view, get, set}.
@@ -47,7 +48,15 @@ export function editor(parent, { doc = "", language = "python", label = "code", 
     }),
   });
   parent.classList.add("editor", `lang-${language}`);
+  // CodeMirror listens on the window and the document: an editor not destroyed is never freed
+  let destroyed = false;
+  const destroy = () => {
+    if (!destroyed) view.destroy();
+    destroyed = true;
+  };
+  onLeave(destroy);
   return {
+    destroy,
     /** The cursor on line n (1-based), the line highlighted and scrolled into view: an error's place. */
     goToLine: (n) => {
       const line = view.state.doc.line(Math.max(1, Math.min(Number(n) || 1, view.state.doc.lines)));
