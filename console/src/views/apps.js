@@ -6,24 +6,36 @@ import { api, enc, getApp } from "../api.js";
 import { bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
 import { follow } from "../deploy.js";
 import { badge, field, h, link, notice, table } from "../dom.js";
-import { go, onLeave } from "../main.js";
+import { current, go } from "../main.js";
 import { errorsText, perMinuteText, rates, ratesQuery } from "../rates.js";
 
 export async function appsView(main) {
+  const live = current(); // before the first await: the user may go elsewhere while it runs
   main.append(h("h1", {}, "Applications"));
   const list = h("div", { "aria-live": "polite" }, h("p", { class: "muted" }, "loading…"));
-  main.append(list, newAppForm(() => showList(list).catch(() => {})));
-  await showList(list);
+  const listChanged = () =>
+    showList(list, live).catch((e) => {
+      if (live()) list.append(notice("error", `could not list the applications: ${e.message}`));
+    });
+  main.append(list, newAppForm(listChanged, live));
+  await showList(list, live);
 }
 
-async function showList(list) {
+/** The list's row of an application whose state could not be read: that error, in its row. */
+function unreadable(a, e) {
+  return { ...a, hosts: [], error: `could not read its state: ${e && e.message ? e.message : String(e)}` };
+}
+
+async function showList(list, live) {
   const { apps } = await api("GET", "/api/v1/apps");
+  if (!live()) return;
   const query = ratesQuery();
   const [details, traffic] = await Promise.all([
-    Promise.all(apps.map((a) => getApp(a.name).catch(() => ({ ...a, hosts: [] })))),
+    Promise.all(apps.map((a) => getApp(a.name).catch((e) => unreadable(a, e)))),
     // one page of the last 5 minutes' executions per application: requests per minute and the error rate
     Promise.all(apps.map((a) => api("GET", `/api/v1/apps/${enc(a.name)}/executions?${query}`).then(rates, () => null))),
   ]);
+  if (!live()) return;
   list.replaceChildren(
     table(
       ["Application", "Status", "Version", "Req/min (5 min)", "Errors (5 min)", "Hosts", "Error"],
@@ -53,8 +65,12 @@ export async function chosenFiles(folderFiles, looseFiles) {
 const POLL_MS = 500;
 const DEPLOY_WAIT_MS = 120_000;
 
-/** The form; listChanged() shows the list again when a new application stays on this view (failed, or slow). */
-function newAppForm(listChanged) {
+/**
+ * The form; listChanged() shows the list again when a new application stays on this view (failed, or slow). A
+ * creation the user started goes on when they go elsewhere (no application is left half uploaded), but then writes
+ * nothing into the page, follows no deploy and navigates nowhere.
+ */
+function newAppForm(listChanged, live) {
   const progress = h("div", { id: "new-app-progress", "aria-live": "polite" });
   const name = h("input", { type: "text", id: "new-app-name", required: true, pattern: "[a-z0-9][a-z0-9_\\-]{0,62}", "aria-describedby": "new-app-name-note" });
   const folderInput = h("input", { type: "file", id: "new-app-folder", webkitdirectory: true, multiple: true });
@@ -70,6 +86,7 @@ function newAppForm(listChanged) {
   const look = async () => {
     try {
       const entries = await chosenFiles(folderInput.files, files.files);
+      if (!live()) return;
       const wf = entries.find((f) => f.path === "workflow.json");
       const names = entries.map((f) => f.path).sort();
       chosen.textContent = entries.length ? `${names.length} file${names.length === 1 ? "" : "s"}: ${names.join(", ")}` : "";
@@ -83,9 +100,8 @@ function newAppForm(listChanged) {
   };
   folderInput.addEventListener("change", look);
   files.addEventListener("change", look);
-  let stopped = false;
-  onLeave(() => (stopped = true));
-  const say = (line) => steps.append(h("li", {}, line));
+  const say = (line) => live() && steps.append(h("li", {}, line));
+  const show = (...parts) => live() && state.replaceChildren(...parts);
   return h(
     "form",
     {
@@ -102,7 +118,7 @@ function newAppForm(listChanged) {
         try {
           const b = bundle(await chosenFiles(folderInput.files, files.files), { name: app, extraSettings: settings.value });
           // the workflow first (it claims the name and is checked), then the grains as the application's own
-          state.replaceChildren(notice("info", "uploading…"));
+          show(notice("info", "uploading…"));
           await api("PUT", `/api/v1/apps/${enc(app)}`, { json: b.workflow });
           saved = true;
           say(`application ${app}: workflow saved${b.settings ? " with its settings" : ""}`);
@@ -112,19 +128,19 @@ function newAppForm(listChanged) {
             say(`grain ${u.grain}: version ${(v && v.version) ?? "?"} (${what}, ${u.body.length} bytes)`);
           }
           if (!deploy.checked) {
-            go(`#/apps/${enc(app)}/overview`);
+            if (live()) go(`#/apps/${enc(app)}/overview`);
             return;
           }
           const d = await api("POST", `/api/v1/apps/${enc(app)}/deploy`, { json: {} });
           const version = d && typeof d.version === "number" ? d.version : null;
           say(`deploy of version ${version ?? "?"} started`);
           const p = await follow(() => getApp(app), version, {
-            onProgress: (q) => state.replaceChildren(notice("info", `${app}: ${q.text}`)),
+            onProgress: (q) => show(notice("info", `${app}: ${q.text}`)),
             everyMs: POLL_MS,
             forMs: DEPLOY_WAIT_MS,
-            stopped: () => stopped,
+            stopped: () => !live(),
           });
-          if (p.state === "stopped") return;
+          if (p.state === "stopped" || !live()) return;
           if (p.state === "deployed") {
             go(`#/apps/${enc(app)}/overview`);
             return;
@@ -140,6 +156,7 @@ function newAppForm(listChanged) {
           }
           listChanged();
         } catch (e) {
+          if (!live()) return;
           state.replaceChildren(notice("error", e.message));
           if (saved) {
             state.append(appLink(app, `Open ${app}`));

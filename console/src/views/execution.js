@@ -3,6 +3,7 @@
 import { api, enc, getApp } from "../api.js";
 import { badge, h, link, ms, notice, pretty, when } from "../dom.js";
 import { errorPlace, rows, waterfall } from "../timeline.js";
+import { current } from "../main.js";
 import { appGraph } from "./app.js";
 
 async function allLogs(id) {
@@ -18,8 +19,11 @@ async function allLogs(id) {
 }
 
 export async function executionView(main, id) {
+  const live = current(); // before the first await: the user may go elsewhere while it runs
   const [ex, logs] = await Promise.all([api("GET", `/api/v1/executions/${enc(id)}`), allLogs(id).catch(() => [])]);
+  if (!live()) return;
   const app = ex.app ? await getApp(ex.app).catch(() => null) : null;
+  if (!live()) return;
   const t = ex.timings || {};
   main.append(
     h("p", { class: "crumbs" }, link("#/apps", "Applications"), " / ", ex.app ? link(`#/apps/${enc(ex.app)}/executions`, ex.app) : "", " / "),

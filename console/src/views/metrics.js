@@ -4,6 +4,7 @@
 import uPlot from "uplot";
 import { api, enc } from "../api.js";
 import { h, notice } from "../dom.js";
+import { current, onLeave } from "../main.js";
 
 async function lastHour(app) {
   const since = Date.now() - 3600_000;
@@ -31,20 +32,26 @@ function chart(title, opts, data, parent) {
 }
 
 export async function metricsTab(body, app) {
-  const ex = (await lastHour(app.name)).filter((e) => e.started).sort((a, b) => Date.parse(a.started) - Date.parse(b.started));
+  const live = current(); // before the first await
+  const read = await lastHour(app.name);
+  if (!live()) return;
+  const ex = read.filter((e) => e.started).sort((a, b) => Date.parse(a.started) - Date.parse(b.started));
   if (ex.length === 0) {
     body.append(notice("info", "no executions in the last hour: invoke the application (Run) and come back"));
     return;
   }
   const grid = h("div", { class: "charts", id: "metrics" });
+  // a uPlot listens on the window (resize, scroll) and keeps its data: each is destroyed when the view is left
+  const charts = [];
+  onLeave(() => charts.splice(0).forEach((c) => c.destroy()), live);
   body.append(h("p", { class: "muted" }, `${ex.length} execution${ex.length === 1 ? "" : "s"} in the last hour`), grid);
   const done = ex.filter((e) => e.duration_ms !== null && e.duration_ms !== undefined);
-  chart(
+  charts.push(chart(
     "Duration per execution (ms)",
     { series: [{}, { label: "duration ms", stroke: "#2563eb", points: { show: true } }], axes: [{}, { label: "ms" }] },
     [done.map((e) => Date.parse(e.started) / 1000), done.map((e) => e.duration_ms)],
     grid,
-  );
+  ));
   // p50 and p99 of each minute's durations (nearest rank), as the operator's histogram gives them for all
   const perMinute = new Map();
   for (const e of done) {
@@ -54,12 +61,12 @@ export async function metricsTab(body, app) {
   }
   const ms = [...perMinute.keys()].sort((a, b) => a - b);
   const rank = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)];
-  chart(
+  charts.push(chart(
     "p50 and p99 per minute (ms)",
     { series: [{}, { label: "p50", stroke: "#2563eb" }, { label: "p99", stroke: "#b91c1c" }], axes: [{}, { label: "ms" }] },
     [ms, ms.map((m) => rank(perMinute.get(m), 0.5)), ms.map((m) => rank(perMinute.get(m), 0.99))],
     grid,
-  );
+  ));
   const minutes = new Map();
   for (const e of ex) {
     const m = Math.floor(Date.parse(e.started) / 60000) * 60;
@@ -68,7 +75,7 @@ export async function metricsTab(body, app) {
     c[e.status === "succeeded" ? "succeeded" : e.status === "failed" ? "failed" : "other"]++;
   }
   const xs = [...minutes.keys()].sort((a, b) => a - b);
-  chart(
+  charts.push(chart(
     "Executions per minute",
     {
       series: [
@@ -80,5 +87,5 @@ export async function metricsTab(body, app) {
     },
     [xs, xs.map((x) => minutes.get(x).succeeded), xs.map((x) => minutes.get(x).failed), xs.map((x) => minutes.get(x).other)],
     grid,
-  );
+  ));
 }
