@@ -93,7 +93,8 @@ async function showCode(viewer, g) {
   };
   if (g.kind !== "zip") {
     viewer.append(holder);
-    show(`code of shared grain ${g.name} (read-only)`, await api("GET", url));
+    const code = await api("GET", url); // text/x-python: its text as it is (null when empty)
+    show(`code of shared grain ${g.name} (read-only)`, String(code ?? ""));
     return;
   }
   const files = unzipFiles(await api("GET", url, { binary: true }));
