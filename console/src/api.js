@@ -1,6 +1,7 @@
 // The public REST API (docs/api.md), from the browser. The key lives in this module's memory and, when the user
 // asks, in the tab's sessionStorage; never in a cookie (no request is sent with credentials, so there is nothing
 // for another site to ride on: no CSRF surface).
+import { parseAnswer } from "./answer.js";
 import { named } from "./deploy.js";
 
 const STORE = "sand.console.key";
@@ -45,7 +46,8 @@ export class ApiError extends Error {
 /**
  * One call. opts: json (a value sent as JSON), body + contentType (sent as is), raw (answer {status, data, headers}
  * whatever the status, instead of throwing ApiError on a non-2xx), noKey (send no Authorization), binary (answer
- * the body of a 2xx as an ArrayBuffer, e.g. a zip grain's code; an error is read as usual).
+ * the body of a 2xx as an ArrayBuffer, e.g. a zip grain's code; an error is read as usual). A body is parsed as
+ * JSON only when its Content-Type is JSON (answer.js); any other (a .py grain's code, Prometheus text) is its text.
  */
 export async function api(method, path, opts = {}) {
   const headers = {};
@@ -62,12 +64,8 @@ export async function api(method, path, opts = {}) {
   const r = await fetch(path, { method, headers, body, credentials: "omit", cache: "no-store", redirect: "error" });
   if (opts.binary && r.ok && !opts.raw) return r.arrayBuffer();
   const text = await r.text();
-  let data = text;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch {
-    // not JSON: grain code, Prometheus text
-  }
+  // JSON only when the answer says so: a grain's code or Prometheus text stays text even when it parses as JSON
+  const data = parseAnswer(text, r.headers.get("Content-Type"));
   if (opts.raw) return { status: r.status, data, headers: r.headers, text };
   if (!r.ok) {
     const e = data && typeof data === "object" ? data.error : null;

@@ -4,8 +4,10 @@
 // the workflow runs. A resource is `<r>.py` (text/x-python) or the package folder `<r>/`; every other file
 // (requirements.txt, helper modules, data) is shared, and the shared files ride in ONE zip, the entry grain's: on a
 // host every zip of an application unpacks into the same folder, and a file may come from one resource only.
-// Pure logic, no page: tested by console/test/bundle.test.mjs.
-import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
+// Pure logic, no page: tested by console/test/bundle.test.mjs. Zips are lists of files (zip.js), never objects keyed
+// by path (a file named __proto__ would be lost).
+import { strFromU8, strToU8 } from "fflate";
+import { unzip, zip } from "./zip.js";
 
 export const PYTHON = "text/x-python";
 export const ZIP = "application/zip";
@@ -97,24 +99,15 @@ export function resourcesOf(workflow) {
 
 /**
  * A zip of [{path, data}], deflated, with fixed times and mode 644, sizes in the local headers (as _bundle._zip
- * makes it). The order is the list's, except that a name that is a plain number comes first (an object's keys).
+ * makes it), in the list's order. zip.js keeps the files in a list, so any name is a file's, __proto__ included.
  */
 export function zipFiles(files) {
-  const tree = {};
-  for (const f of files) tree[f.path] = [f.data, { level: 6, mtime: ZIP_DATE, os: 3, attrs: 0o644 << 16 }];
-  return zipSync(tree);
+  return zip(files, { mtime: ZIP_DATE, attrs: 0o644 });
 }
 
 /** A zip's files [{path, data}] in the zip's order (folders' own entries left out). */
 export function unzipFiles(bytes) {
-  const order = [];
-  const files = unzipSync(bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes), {
-    filter: (f) => {
-      order.push(f.name);
-      return true;
-    },
-  });
-  return order.filter((p) => !p.endsWith("/")).map((path) => ({ path, data: files[path] }));
+  return unzip(bytes).filter((f) => !f.path.endsWith("/"));
 }
 
 /** The zip with some files' contents replaced or added (changes: Map path -> bytes), every other file as it was. */

@@ -5,10 +5,14 @@ import { api, enc, session, signOut, getApp } from "../api.js";
 import { requirementsOf, text, unzipFiles } from "../bundle.js";
 import { badge, field, h, link, notice, table, when } from "../dom.js";
 import { editor } from "../editor.js";
-import { go } from "../main.js";
+import { current, go } from "../main.js";
 import { sharedUsers } from "../usage.js";
 
+// each View code counts: the code shown is the newest one asked for, never a slower older answer
+let viewing = 0;
+
 export async function accountView(main) {
+  const live = current();
   const s = session() || {};
   main.append(
     h("h1", {}, "Account"),
@@ -29,11 +33,12 @@ export async function accountView(main) {
     viewer,
     deleteAccountForm(s.account),
   );
-  await showGrains(grainsBox, viewer, msg);
+  await showGrains(grainsBox, viewer, msg, live);
 }
 
-async function showGrains(box, viewer, msg) {
+async function showGrains(box, viewer, msg, live) {
   const [{ grains }, { apps }] = await Promise.all([api("GET", "/api/v1/grains"), api("GET", "/api/v1/apps")]);
+  if (!live()) return;
   // each application's workflow and own grains: what decides which shared grains it runs
   const details = await Promise.all(
     apps.map(async (a) => {
@@ -44,17 +49,20 @@ async function showGrains(box, viewer, msg) {
       return { name: a.name, status: app.status || a.status, workflow: app.workflow, own: (own.grains || []).map((g) => g.name) };
     }),
   );
+  if (!live()) return;
   const users = sharedUsers(grains.map((g) => g.name), details);
   const remove = async (g) => {
     if (!confirm(`Delete the shared grain ${g.name}, every version?`)) return;
     msg.replaceChildren();
     try {
       await api("DELETE", `/api/v1/grains/${enc(g.name)}`);
+      if (!live()) return;
       msg.replaceChildren(notice("ok", `shared grain ${g.name} deleted`));
+      viewing++; // a code still being read is not shown after the delete
       viewer.replaceChildren();
-      await showGrains(box, viewer, msg);
+      await showGrains(box, viewer, msg, live);
     } catch (e) {
-      msg.replaceChildren(notice("error", e.message));
+      if (live()) msg.replaceChildren(notice("error", e.message));
     }
   };
   box.replaceChildren(
@@ -72,7 +80,7 @@ async function showGrains(box, viewer, msg) {
         h(
           "span",
           { class: "actions" },
-          h("button", { type: "button", "aria-label": `View code of ${g.name}`, dataset: { grain: g.name }, onclick: () => showCode(viewer, g).catch((e) => viewer.replaceChildren(notice("error", e.message))) }, "View code"),
+          h("button", { type: "button", "aria-label": `View code of ${g.name}`, dataset: { grain: g.name }, onclick: () => showCode(viewer, g, live) }, "View code"),
           h("button", { type: "button", "aria-label": `Delete ${g.name}`, dataset: { grain: g.name, action: "delete" }, onclick: () => remove(g) }, "Delete"),
         ),
       ]),
@@ -82,7 +90,17 @@ async function showGrains(box, viewer, msg) {
 }
 
 /** A shared grain's code, read-only: a .py in the editor; a zip's files, its requirements and any text file inside. */
-async function showCode(viewer, g) {
+async function showCode(viewer, g, live) {
+  const mine = ++viewing;
+  const newest = () => mine === viewing && live();
+  try {
+    await drawCode(viewer, g, newest);
+  } catch (e) {
+    if (newest()) viewer.replaceChildren(notice("error", e.message));
+  }
+}
+
+async function drawCode(viewer, g, newest) {
   viewer.replaceChildren(h("h2", {}, `${g.name} (version ${g.version}, read-only)`));
   const url = `/api/v1/grains/${enc(g.name)}?code=1`;
   const holder = h("div", {});
@@ -93,10 +111,14 @@ async function showCode(viewer, g) {
   };
   if (g.kind !== "zip") {
     viewer.append(holder);
-    show(`code of shared grain ${g.name} (read-only)`, await api("GET", url));
+    const code = await api("GET", url); // text/x-python: its text as it is (null when empty)
+    if (!newest()) return;
+    show(`code of shared grain ${g.name} (read-only)`, String(code ?? ""));
     return;
   }
-  const files = unzipFiles(await api("GET", url, { binary: true }));
+  const zip = await api("GET", url, { binary: true });
+  if (!newest()) return;
+  const files = unzipFiles(zip);
   const requirements = requirementsOf(files);
   const texts = files.filter((f) => /\.(py|txt|json|cfg|toml|ini|md|ya?ml|csv)$/.test(f.path)).map((f) => f.path);
   const choose = h("select", { id: "shared-grain-file" }, texts.map((p) => h("option", { value: p }, p)));
@@ -133,6 +155,7 @@ function deleteAccountForm(known) {
         msg.replaceChildren(notice("info", "deleting…"));
         try {
           await api("DELETE", `/api/v1/accounts/${enc(account)}`);
+          // whatever view is shown now: the key no longer works, so the console signs out of it at once
           signOut();
           go("#/signin");
         } catch (e) {

@@ -2,7 +2,7 @@
 // every account's applications (undeploy), accounts (disable, enable), and the platform's health (platform.js).
 import { api, enc } from "../api.js";
 import { badge, field, h, link, notice, table, when } from "../dom.js";
-import { go } from "../main.js";
+import { current, go } from "../main.js";
 import { platformView } from "./platform.js";
 
 function tabs(tab) {
@@ -19,19 +19,24 @@ function tabs(tab) {
   );
 }
 
-function act(label, msg, f, attrs = {}) {
+/**
+ * A button that runs f, then shows the view again while it is still shown (live()); errors in msg. ask: a question
+ * confirm() puts first, for what cannot be taken back with one click (drain, undeploy).
+ */
+function act(label, msg, live, f, attrs = {}, ask = null) {
   return h(
     "button",
     {
       type: "button",
       ...attrs,
       onclick: async () => {
+        if (ask && !confirm(ask)) return;
         msg.replaceChildren();
         try {
           await f();
-          go(location.hash);
+          if (live()) go(location.hash);
         } catch (e) {
-          msg.replaceChildren(notice("error", e.message));
+          if (live()) msg.replaceChildren(notice("error", e.message));
         }
       },
     },
@@ -46,6 +51,7 @@ function meter(label, percent) {
 }
 
 export async function adminView(main, tab) {
+  const live = current();
   const msg = h("div", { "aria-live": "polite", id: "admin-message" });
   main.append(h("h1", {}, "Operator"), tabs(tab), msg);
   if (tab === "platform") {
@@ -54,6 +60,7 @@ export async function adminView(main, tab) {
   }
   if (tab === "apps") {
     const { apps } = await api("GET", "/api/v1/admin/apps");
+    if (!live()) return;
     main.append(
       table(
         ["Application", "Owner", "Status", "Version", "Hosts", "Error", ""],
@@ -64,7 +71,16 @@ export async function adminView(main, tab) {
           String(a.version ?? ""),
           (a.hosts || []).map((x) => `${x.host}:${x.status}`).join(" "),
           a.error ? h("span", { class: "err" }, a.error) : "",
-          a.status === "undeployed" ? "" : act("Undeploy", msg, () => api("POST", `/api/v1/admin/apps/${enc(a.name)}/undeploy`, { json: {} })),
+          a.status === "undeployed"
+            ? ""
+            : act(
+                "Undeploy",
+                msg,
+                live,
+                () => api("POST", `/api/v1/admin/apps/${enc(a.name)}/undeploy`, { json: {} }),
+                { "aria-label": `Undeploy ${a.name}`, dataset: { app: a.name } },
+                `Undeploy ${a.name} of ${a.owner}? It stops answering until its owner deploys it again.`,
+              ),
         ]),
         { id: "admin-apps-table" },
       ),
@@ -75,10 +91,13 @@ export async function adminView(main, tab) {
     const account = h("input", { type: "text", id: "account-name", required: true });
     const reason = h("input", { type: "text", id: "account-reason" });
     const run = (what) => async () => {
+      const name = account.value.trim();
+      if (what === "disable" && !confirm(`Disable the account ${name}? Its keys stop working and its applications are undeployed.`)) return;
       msg.replaceChildren();
       try {
         const body = what === "disable" && reason.value.trim() ? { reason: reason.value.trim() } : {};
-        const r = await api("POST", `/api/v1/admin/accounts/${enc(account.value.trim())}/${what}`, { json: body });
+        const r = await api("POST", `/api/v1/admin/accounts/${enc(name)}/${what}`, { json: body });
+        if (!live()) return;
         msg.replaceChildren(
           notice(
             "ok",
@@ -88,7 +107,7 @@ export async function adminView(main, tab) {
           ),
         );
       } catch (e) {
-        msg.replaceChildren(notice("error", e.message));
+        if (live()) msg.replaceChildren(notice("error", e.message));
       }
     };
     main.append(
@@ -110,6 +129,7 @@ export async function adminView(main, tab) {
     return;
   }
   const { hosts } = await api("GET", "/api/v1/admin/hosts");
+  if (!live()) return;
   main.append(
     table(
       ["Host", "Alive", "Heartbeat", "Schedule", "Use", "Sandboxes", ""],
@@ -132,9 +152,20 @@ export async function adminView(main, tab) {
           h(
             "span",
             { class: "actions" },
-            act("Cordon", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/cordon`, { json: {} }), { "data-host": x.host }),
-            act("Drain", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/drain`, { json: {} }), { "data-host": x.host }),
-            act("Uncordon", msg, () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/uncordon`, { json: {} }), { "data-host": x.host }),
+            [
+              ["Cordon", null],
+              ["Drain", `Drain ${x.host}? Nothing new is placed on it and its applications are undeployed there.`],
+              ["Uncordon", null],
+            ].map(([label, ask]) =>
+              act(
+                label,
+                msg,
+                live,
+                () => api("POST", `/api/v1/admin/hosts/${enc(x.host)}/${label.toLowerCase()}`, { json: {} }),
+                { "data-host": x.host, "aria-label": `${label} ${x.host}` },
+                ask,
+              ),
+            ),
           ),
         ];
       }),

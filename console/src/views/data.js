@@ -3,6 +3,7 @@
 // What grains write reaches the global layer through the host agents' write-behind, so the newest may show late.
 import { api, enc } from "../api.js";
 import { field, h, notice, table } from "../dom.js";
+import { current } from "../main.js";
 
 const PAGE = 100;
 
@@ -20,6 +21,7 @@ export function showValue(v) {
 }
 
 export async function dataTab(body, app) {
+  const live = current();
   const url = `/api/v1/apps/${enc(app.name)}/data`;
   const prefix = h("input", { type: "text", id: "data-prefix", placeholder: "e.g. user: (empty: all)", autocomplete: "off" });
   const list = h("div", { id: "data-list" });
@@ -27,12 +29,18 @@ export async function dataTab(body, app) {
   let keys = [];
   let cursor = null;
   let shown = ""; // the prefix of the listing shown
+  // each read counts: an answer that is not the newest read's is dropped (a slower older one would overwrite it)
+  let opened = 0;
+  let listed = 0;
+  let more = null; // the More button drawn, disabled while a listing is read
 
   const open = async (key, button) => {
+    const mine = ++opened;
     for (const b of list.querySelectorAll("button[aria-pressed]")) b.setAttribute("aria-pressed", String(b === button));
     value.replaceChildren(notice("info", `reading ${key}…`));
     try {
       const v = await api("GET", `${url}?${new URLSearchParams({ key })}`);
+      if (mine !== opened || !live()) return;
       const s = showValue(v);
       value.replaceChildren(
         h("h2", {}, h("code", {}, v.key)),
@@ -40,7 +48,7 @@ export async function dataTab(body, app) {
         h("pre", { class: `data-${s.kind}`, tabindex: "0", "aria-label": `value of ${v.key}` }, s.text),
       );
     } catch (e) {
-      value.replaceChildren(notice("error", e.message));
+      if (mine === opened && live()) value.replaceChildren(notice("error", e.message));
     }
   };
 
@@ -62,25 +70,30 @@ export async function dataTab(body, app) {
         h("div", { class: "data-keys-box" }, table(["Key"], rows, { id: "data-keys" })),
       );
     }
-    if (cursor) parts.push(h("button", { type: "button", id: "data-more", onclick: () => load(true) }, "More"));
+    more = cursor ? h("button", { type: "button", id: "data-more", onclick: () => load(true) }, "More") : null;
+    if (more) parts.push(more);
     list.replaceChildren(...parts);
   };
 
-  const load = async (more) => {
-    const q = new URLSearchParams({ prefix: more ? shown : prefix.value, limit: String(PAGE) });
-    if (more && cursor) q.set("cursor", cursor);
+  const load = async (next) => {
+    const mine = ++listed;
+    if (more) more.disabled = true; // one listing read at a time: a More of the listing being replaced means nothing
+    const q = new URLSearchParams({ prefix: next ? shown : prefix.value, limit: String(PAGE) });
+    if (next && cursor) q.set("cursor", cursor);
     try {
       const page = await api("GET", `${url}?${q}`);
-      if (!more) {
+      if (mine !== listed || !live()) return;
+      if (!next) {
         keys = [];
         shown = page.prefix ?? prefix.value;
+        opened++; // a key of the listing before, still being read, is not shown under this one
         value.replaceChildren();
       }
       keys.push(...(page.keys || []));
       cursor = page.next || null;
       draw();
     } catch (e) {
-      list.replaceChildren(notice("error", e.message));
+      if (mine === listed && live()) list.replaceChildren(notice("error", e.message));
     }
   };
 

@@ -5,7 +5,7 @@
 import uPlot from "uplot";
 import { api } from "../api.js";
 import { badge, h, notice, table, when } from "../dom.js";
-import { onLeave } from "../main.js";
+import { current, onLeave } from "../main.js";
 import { parse, series, value } from "../prom.js";
 import { snapshot, topApps, tracker } from "../series.js";
 
@@ -120,6 +120,7 @@ function chart(title, series_, yMin) {
 }
 
 export async function platformView(main) {
+  const live = current();
   const ready = h("div", { id: "platform-ready" }, notice("info", "reading /readyz…"));
   const stores = h("div", { id: "platform-stores-box" }, notice("info", "reading /metrics…"));
   const fe = h("div", { id: "platform-frontend" });
@@ -210,6 +211,7 @@ export async function platformView(main) {
       api("GET", "/readyz", { raw: true }).catch((e) => ({ status: 0, text: e.message })),
       api("GET", "/metrics", { raw: true }).catch((e) => ({ status: 0, text: e.message })),
     ]);
+    if (!live()) return; // the view was left while reading: its charts are destroyed, none is made again
     ready.replaceChildren(...readyBox(r));
     const nowS = Date.now() / 1000;
     if (m.status !== 200) {
@@ -241,21 +243,20 @@ export async function platformView(main) {
     draw();
   };
 
-  let stopped = false;
   let timer = null;
-  const here = location.hash;
+  // leaving stops the reads and destroys every chart drawn (draw() destroys those it drops itself)
   onLeave(() => {
-    stopped = true;
     clearTimeout(timer);
     for (const c of charts.values()) c.u.destroy();
-  });
+    charts.clear();
+  }, live);
   const tick = async () => {
     try {
       await refresh();
     } catch (e) {
-      status.textContent = `could not read: ${e.message}`;
+      if (live()) status.textContent = `could not read: ${e.message}`;
     }
-    if (!stopped && location.hash === here) timer = setTimeout(tick, EVERY_MS);
+    if (live()) timer = setTimeout(tick, EVERY_MS);
   };
   await tick();
 }

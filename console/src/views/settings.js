@@ -1,11 +1,37 @@
 // The application's other records: versions and aliases (rollback), secrets by name (never a value), endpoint keys,
-// triggers, dead letters (inspect, redrive, discard). Each is a list from its GET with its actions.
+// triggers, dead letters (inspect, redrive, discard; a page at a time). Each is a list from its GET with its actions;
+// an action that succeeded draws the tab again, which then says what was done (#tab-message).
 import { api, enc } from "../api.js";
 import { badge, field, h, notice, pretty, table, when } from "../dom.js";
-import { go } from "../main.js";
+import { current, go } from "../main.js";
 
-/** A button that runs f, shows its error in msg, and shows the tab again when done. */
-function action(label, msg, f, attrs = {}) {
+const DEAD_LETTERS_PAGE = 50;
+
+// what the last action did, said once by the next drawing of the tab it was done on
+let done = null;
+
+/** The tab's message line: the success of the action that drew it again, once. */
+function message() {
+  const box = h("div", { id: "tab-message", "aria-live": "polite" });
+  if (done && done.hash === location.hash) box.append(notice("ok", done.text));
+  done = null;
+  return box;
+}
+
+/** After an action: the tab drawn again saying text, unless the user went elsewhere meanwhile (live() false). */
+function finish(live, text) {
+  if (!live()) return;
+  done = text ? { hash: location.hash, text } : null;
+  go(location.hash);
+}
+
+/** "what; the API's note" when the answer has a note, else what. */
+function noted(what, answer) {
+  return answer && typeof answer.note === "string" && answer.note ? `${what}; ${answer.note}` : what;
+}
+
+/** A button that runs f (which answers the sentence saying what it did), then shows the tab again; errors in msg. */
+function action(label, msg, live, f, attrs = {}) {
   return h(
     "button",
     {
@@ -14,11 +40,9 @@ function action(label, msg, f, attrs = {}) {
       onclick: async () => {
         msg.replaceChildren();
         try {
-          const note = await f();
-          go(location.hash);
-          if (note) setTimeout(() => document.getElementById("tab-message")?.replaceChildren(notice("ok", note)), 0);
+          finish(live, await f());
         } catch (e) {
-          msg.replaceChildren(notice("error", e.message));
+          if (live()) msg.replaceChildren(notice("error", e.message));
         }
       },
     },
@@ -26,14 +50,12 @@ function action(label, msg, f, attrs = {}) {
   );
 }
 
-function message() {
-  return h("div", { id: "tab-message", "aria-live": "polite" });
-}
-
 export async function versionsTab(body, app) {
+  const live = current();
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}`;
   const [versions, aliases] = await Promise.all([api("GET", `${base}/versions`), api("GET", `${base}/aliases`)]);
+  if (!live()) return;
   const aliasName = h("input", { type: "text", id: "alias-name", pattern: "[a-z][a-z0-9_\\-]{0,31}" });
   const aliasVersion = h("input", { type: "number", id: "alias-version", min: 1 });
   body.append(
@@ -46,7 +68,12 @@ export async function versionsTab(body, app) {
         when(v.created),
         v.description || "",
         v.running ? badge("running") : "",
-        v.running ? "" : action(`Roll back to ${v.version}`, msg, () => api("POST", `${base}/rollback`, { json: { version: v.version } })),
+        v.running
+          ? ""
+          : action(`Roll back to ${v.version}`, msg, live, async () => {
+              const r = await api("POST", `${base}/rollback`, { json: { version: v.version } });
+              return `rolled back to version ${v.version}: the new version ${r && r.version !== undefined ? r.version : "?"} runs its code`;
+            }),
       ]),
       { id: "versions-table" },
     ),
@@ -59,7 +86,16 @@ export async function versionsTab(body, app) {
         a.weights ? pretty(a.weights) : "",
         a.serves ? "yes" : "no (not the running version: 409)",
         h("code", {}, a.invoke || ""),
-        action("Delete", msg, () => api("DELETE", `${base}/aliases/${enc(a.name)}`)),
+        action(
+          "Delete",
+          msg,
+          live,
+          async () => {
+            await api("DELETE", `${base}/aliases/${enc(a.name)}`);
+            return `alias ${a.name} deleted`;
+          },
+          { "aria-label": `Delete alias ${a.name}` },
+        ),
       ]),
     ),
     h(
@@ -68,11 +104,13 @@ export async function versionsTab(body, app) {
         class: "card inline",
         onsubmit: async (ev) => {
           ev.preventDefault();
+          const alias = aliasName.value.trim();
           try {
-            await api("PUT", `${base}/aliases/${enc(aliasName.value.trim())}`, { json: { version: Number(aliasVersion.value) } });
-            go(location.hash);
+            const r = await api("PUT", `${base}/aliases/${enc(alias)}`, { json: { version: Number(aliasVersion.value) } });
+            const said = `alias ${alias} → version ${r.version}`;
+            finish(live, r.serves === false ? noted(said, r) : said); // the note says why it would answer 409
           } catch (e) {
-            msg.replaceChildren(notice("error", e.message));
+            if (live()) msg.replaceChildren(notice("error", e.message));
           }
         },
       },
@@ -84,9 +122,11 @@ export async function versionsTab(body, app) {
 }
 
 export async function secretsTab(body, app) {
+  const live = current();
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}/secrets`;
   const list = await api("GET", base);
+  if (!live()) return;
   const name = h("input", { type: "text", id: "secret-name", pattern: "[A-Za-z_][A-Za-z0-9_]*" });
   const value = h("input", { type: "password", id: "secret-value", autocomplete: "off" });
   body.append(
@@ -94,7 +134,14 @@ export async function secretsTab(body, app) {
     h("p", { class: "muted" }, "Values are stored encrypted and never shown; a change takes effect at the next deploy."),
     table(
       ["Name", "Bytes", "Updated", ""],
-      (list.secrets || []).map((x) => [x.name, String(x.bytes), when(x.updated), action("Delete", msg, () => api("DELETE", `${base}/${enc(x.name)}`))]),
+      (list.secrets || []).map((x) => [
+        x.name,
+        String(x.bytes),
+        when(x.updated),
+        action("Delete", msg, live, async () => noted(`secret ${x.name} deleted`, await api("DELETE", `${base}/${enc(x.name)}`)), {
+          "aria-label": `Delete secret ${x.name}`,
+        }),
+      ]),
       { id: "secrets-table" },
     ),
     h(
@@ -103,13 +150,13 @@ export async function secretsTab(body, app) {
         class: "card inline",
         onsubmit: async (ev) => {
           ev.preventDefault();
+          const secret = name.value.trim();
           try {
-            const r = await api("PUT", `${base}/${enc(name.value.trim())}`, { json: { value: value.value } });
+            const r = await api("PUT", `${base}/${enc(secret)}`, { json: { value: value.value } });
             value.value = "";
-            go(location.hash);
-            setTimeout(() => document.getElementById("tab-message")?.replaceChildren(notice("ok", r.note || "set")), 0);
+            finish(live, noted(`secret ${secret} set`, r));
           } catch (e) {
-            msg.replaceChildren(notice("error", e.message));
+            if (live()) msg.replaceChildren(notice("error", e.message));
           }
         },
       },
@@ -121,9 +168,11 @@ export async function secretsTab(body, app) {
 }
 
 export async function keysTab(body, app) {
+  const live = current();
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}`;
   const [endpoint, keys] = await Promise.all([api("GET", `${base}/endpoint`), api("GET", `${base}/keys`)]);
+  if (!live()) return;
   const mode = h("select", { id: "endpoint-mode" }, ["public", "key", "hmac"].map((m) => h("option", { value: m }, m)));
   mode.value = endpoint.auth;
   const keyName = h("input", { type: "text", id: "key-name", placeholder: "ci" });
@@ -135,7 +184,16 @@ export async function keysTab(body, app) {
       "div",
       { class: "card inline" },
       field("Who may invoke", mode),
-      action("Save", msg, () => api("PUT", `${base}/endpoint`, { json: { auth: mode.value } }), { id: "endpoint-save" }),
+      action(
+        "Save",
+        msg,
+        live,
+        async () => {
+          const r = await api("PUT", `${base}/endpoint`, { json: { auth: mode.value } });
+          return `who may invoke: ${r && r.auth ? r.auth : mode.value}`;
+        },
+        { id: "endpoint-save" },
+      ),
       endpoint.note ? notice("info", endpoint.note) : null,
       h("p", { class: "muted" }, `signing secret: ${endpoint.signing_secret ? "set" : "none"}`),
       // the hmac mode's shared secret: answered once, like a key (POST replaces the one before)
@@ -148,9 +206,10 @@ export async function keysTab(body, app) {
             msg.replaceChildren();
             try {
               const r = await api("POST", `${base}/signing-secret`, { json: {} });
+              if (!live()) return;
               shown.replaceChildren(notice("ok", `new signing secret (shown once, copy it now; the one before no longer signs): ${r.secret}`));
             } catch (e) {
-              msg.replaceChildren(notice("error", e.message));
+              if (live()) msg.replaceChildren(notice("error", e.message));
             }
           },
         },
@@ -160,7 +219,14 @@ export async function keysTab(body, app) {
     h("h2", {}, "Invoke keys"),
     table(
       ["Name", "Prefix", "Created", ""],
-      (keys.keys || []).map((k) => [k.name || "", h("code", {}, k.prefix), when(k.created), action("Revoke", msg, () => api("DELETE", `${base}/keys/${enc(k.id)}`))]),
+      (keys.keys || []).map((k) => [
+        k.name || "",
+        h("code", {}, k.prefix),
+        when(k.created),
+        action("Revoke", msg, live, async () => noted(`key ${k.name || k.prefix} revoked`, await api("DELETE", `${base}/keys/${enc(k.id)}`)), {
+          "aria-label": `Revoke key ${k.name ? `${k.name} (${k.prefix})` : k.prefix}`,
+        }),
+      ]),
       { id: "keys-table" },
     ),
     h(
@@ -171,10 +237,11 @@ export async function keysTab(body, app) {
           ev.preventDefault();
           try {
             const r = await api("POST", `${base}/keys`, { json: keyName.value.trim() ? { name: keyName.value.trim() } : {} });
+            if (!live()) return;
             // answered once: shown here, not kept anywhere
             shown.replaceChildren(notice("ok", `new key (shown once, copy it now): ${r.key}`));
           } catch (e) {
-            msg.replaceChildren(notice("error", e.message));
+            if (live()) msg.replaceChildren(notice("error", e.message));
           }
         },
       },
@@ -185,9 +252,11 @@ export async function keysTab(body, app) {
 }
 
 export async function triggersTab(body, app) {
+  const live = current();
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}/triggers`;
   const list = await api("GET", base);
+  if (!live()) return;
   const items = list.triggers || [];
   const name = h("input", { type: "text", id: "trigger-name" });
   const spec = h("input", { type: "text", id: "trigger-spec", value: '{"every": "1m"}' });
@@ -199,7 +268,16 @@ export async function triggersTab(body, app) {
         t.name,
         h("code", {}, JSON.stringify(Object.fromEntries(Object.entries(t).filter(([k]) => !["name", "next", "app"].includes(k))))),
         when(t.next),
-        action("Delete", msg, () => api("DELETE", `${base}/${enc(t.name)}`)),
+        action(
+          "Delete",
+          msg,
+          live,
+          async () => {
+            await api("DELETE", `${base}/${enc(t.name)}`);
+            return `trigger ${t.name} deleted`;
+          },
+          { "aria-label": `Delete trigger ${t.name}` },
+        ),
       ]),
       { id: "triggers-table" },
     ),
@@ -209,11 +287,12 @@ export async function triggersTab(body, app) {
         class: "card inline",
         onsubmit: async (ev) => {
           ev.preventDefault();
+          const trigger = name.value.trim();
           try {
-            await api("PUT", `${base}/${enc(name.value.trim())}`, { json: JSON.parse(spec.value) });
-            go(location.hash);
+            await api("PUT", `${base}/${enc(trigger)}`, { json: JSON.parse(spec.value) });
+            finish(live, `trigger ${trigger} set`);
           } catch (e) {
-            msg.replaceChildren(notice("error", e.message));
+            if (live()) msg.replaceChildren(notice("error", e.message));
           }
         },
       },
@@ -225,15 +304,17 @@ export async function triggersTab(body, app) {
 }
 
 export async function deadLettersTab(body, app) {
+  const live = current();
   const msg = message();
   const base = `/api/v1/apps/${enc(app.name)}/dead-letters`;
-  const list = await api("GET", `${base}?limit=100`);
+  const first = await api("GET", `${base}?limit=${DEAD_LETTERS_PAGE}`);
+  if (!live()) return;
   const detail = h("pre", { id: "dead-letter", hidden: true });
-  body.append(
-    msg,
-    table(
-      ["Id", "Source", "Attempts", "Error", ""],
-      (list.dead_letters || []).map((d) => [
+  const row = (d) =>
+    h(
+      "tr",
+      {},
+      [
         h("code", {}, d.id),
         d.source || "",
         String(d.attempts ?? ""),
@@ -245,19 +326,62 @@ export async function deadLettersTab(body, app) {
             "button",
             {
               type: "button",
+              "aria-label": `Inspect dead letter ${d.id}`,
               onclick: async () => {
-                detail.hidden = false;
-                detail.textContent = pretty(await api("GET", `${base}/${enc(d.id)}`));
+                msg.replaceChildren();
+                try {
+                  const one = await api("GET", `${base}/${enc(d.id)}`);
+                  if (!live()) return;
+                  detail.hidden = false;
+                  detail.textContent = pretty(one);
+                } catch (e) {
+                  if (live()) msg.replaceChildren(notice("error", e.message));
+                }
               },
             },
             "Inspect",
           ),
-          action("Redrive", msg, () => api("POST", `${base}/${enc(d.id)}/redrive`, { json: {} })),
-          action("Discard", msg, () => api("DELETE", `${base}/${enc(d.id)}`)),
+          action(
+            "Redrive",
+            msg,
+            live,
+            async () => {
+              const r = await api("POST", `${base}/${enc(d.id)}/redrive`, { json: {} });
+              return `dead letter ${d.id} redriven${r && r.execution_id ? `: execution ${r.execution_id}` : ""}`;
+            },
+            { "aria-label": `Redrive dead letter ${d.id}` },
+          ),
+          action(
+            "Discard",
+            msg,
+            live,
+            async () => {
+              await api("DELETE", `${base}/${enc(d.id)}`);
+              return `dead letter ${d.id} discarded`;
+            },
+            { "aria-label": `Discard dead letter ${d.id}` },
+          ),
         ),
-      ]),
-      { id: "dead-letters-table" },
-    ),
-    detail,
-  );
+      ].map((c) => h("td", {}, c)),
+    );
+  const list = table(["Id", "Source", "Attempts", "Error", ""], (first.dead_letters || []).map(row), { id: "dead-letters-table" });
+  // newest first, a page at a time: the next page is the one before the last id shown (the API's next)
+  let next = first.next || null;
+  const more = h("button", { type: "button", id: "dead-letters-more", hidden: !next }, "More");
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    msg.replaceChildren();
+    try {
+      const page = await api("GET", `${base}?${new URLSearchParams({ limit: String(DEAD_LETTERS_PAGE), before: next })}`);
+      if (!live()) return;
+      list.tBodies[0].append(...(page.dead_letters || []).map(row));
+      next = page.next || null;
+      more.hidden = !next;
+    } catch (e) {
+      if (live()) msg.replaceChildren(notice("error", e.message));
+    } finally {
+      more.disabled = false;
+    }
+  });
+  body.append(msg, list, more, detail);
 }
