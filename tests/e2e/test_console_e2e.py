@@ -122,6 +122,9 @@ def test_its_graph(browser: WebDriver, console: str, names: dict[str, str]) -> N
     }
     assert {("start", "f:greet"), ("f:greet", "f:shout"), ("f:shout", "end")} <= edges, edges
     assert graph.find_elements(By.CSS_SELECTOR, "g.node.error") == []
+    # the workflow and settings saved as they are: what the API answers, it takes back
+    by_id(d, "save-workflow").click()
+    wait(d, lambda d: "saved" in text_of(d, "workflow-message"), why="the workflow saved unchanged")
 
 
 def test_invoke_it(browser: WebDriver, console: str, names: dict[str, str], state: dict[str, Any]) -> None:
@@ -301,6 +304,7 @@ def test_an_operator_disables_an_account(
         by_id(d, "account-name").send_keys(victim)
         by_id(d, "account-reason").send_keys("console e2e test")
         by_id(d, "account-disable").click()
+        d.switch_to.alert.accept()  # disabling undeploys the account's applications: the console asks first
         wait(d, lambda d: f"account {victim}: disabled" in text_of(d, "admin-message"), why="the account disabled")
         shoot(d, "operator-accounts")
         accessible(d, "operator accounts")
