@@ -145,6 +145,9 @@ public final class AppContext {
         return;
       }
       long left = deadline - System.nanoTime();
+      if (host.progress() != seen && left > 0) {
+        continue; // backups freed room while it was refused (the refusal may show it): try again
+      }
       if (r.waiting() == 0 || left <= 0) {
         throw quotaExceeded(r, bytes, what);
       }
