@@ -49,8 +49,18 @@ export function table(columns, rows, attrs = {}) {
   );
 }
 
+/** A word from the platform (a status, a log level) as a class name: lower-case letters, _ and - only. */
+export function classToken(word) {
+  return String(word ?? "").toLowerCase().replace(/[^a-z_-]/g, "");
+}
+
+/** The class of a log line's level: lv-error, lv-warning, ... */
+export function levelClass(level) {
+  return `lv-${classToken(level)}`;
+}
+
 export function badge(status) {
-  return h("span", { class: `badge st-${String(status || "none").replace(/[^a-z_-]/g, "")}` }, status || "—");
+  return h("span", { class: `badge st-${classToken(status || "none")}` }, status || "—");
 }
 
 export function link(href, text, attrs = {}) {

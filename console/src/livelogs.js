@@ -9,11 +9,6 @@ export const SEEN_MAX = 5000; // executions remembered; the oldest are forgotten
 export const MARGIN_MS = 60_000; // how far before the newest start a poll reads again
 export const KEEP_MS = 120_000; // an execution started this long before the next `since` is never answered again
 
-/** A log level as a class name's tail (lv-error), as dom.js badge() does with a status: a-z, _ and - only. */
-export function levelClass(level) {
-  return `lv-${String(level || "").toLowerCase().replace(/[^a-z_-]/g, "")}`;
-}
-
 /**
  * One page read: seen (Map execution id -> {shown, started, cut}) is updated. Answers {lines, cut, since, full,
  * oldest}: the new lines [{execution_id, index, ...line}], the executions newly known to have more lines than the page

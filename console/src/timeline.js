@@ -2,7 +2,7 @@
 // instance; an ASL branch's or item's instance has its own row), a bar from the row's first hop to its last with a
 // tick per hop, the wait before it (a bus hand-off, the queue) in a lighter shade, and each grain's log lines
 // beside its bar. Times are timings.hops' at_ms (docs/api.md, "Invoking an application").
-import { h, ms } from "./dom.js";
+import { h, levelClass, ms } from "./dom.js";
 
 /** "greet: worker polled" -> ["greet", "worker polled"]; "greet [Price item 0]: ..." keeps the bracket. */
 export function splitStep(step) {
@@ -37,8 +37,8 @@ export function rows(hops) {
 }
 
 /** A log line's class: "log lv-<level>", the level lowercased and kept to a-z, _ and - (as dom.js badge() does). */
-export function levelClass(level) {
-  return `log lv-${String(level || "").toLowerCase().replace(/[^a-z_-]/g, "")}`;
+export function logLineClass(level) {
+  return `log ${levelClass(level)}`;
 }
 
 function pct(v, total) {
@@ -99,7 +99,7 @@ export function waterfall(execution, logs) {
       h(
         "div",
         { class: "wf-logs" },
-        lines.map((l) => h("div", { class: levelClass(l.level) }, `${l.level || ""} ${l.text}`)),
+        lines.map((l) => h("div", { class: logLineClass(l.level) }, `${l.level || ""} ${l.text}`)),
       ),
     );
   });

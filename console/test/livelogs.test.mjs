@@ -1,7 +1,8 @@
 // Following the logs (console/src/livelogs.js): each line once, by execution id and line index; the memory bounded.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { levelClass, readPage, skippedCount, skippedQuery, skippedText } from "../src/livelogs.js";
+import { levelClass } from "../src/dom.js";
+import { readPage, skippedCount, skippedQuery, skippedText } from "../src/livelogs.js";
 
 const T0 = Date.parse("2026-11-21T21:00:00.000Z");
 const iso = (ms) => new Date(ms).toISOString();

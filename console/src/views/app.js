@@ -6,7 +6,8 @@ import { editableDoc } from "../appdoc.js";
 import { badge, clear, field, h, link, ms, notice, pretty, table, when } from "../dom.js";
 import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
-import { levelClass, readPage, skippedCount, skippedQuery, skippedText } from "../livelogs.js";
+import { readPage, skippedCount, skippedQuery, skippedText } from "../livelogs.js";
+import { logLineClass } from "../timeline.js";
 import { current, go, onLeave } from "../main.js";
 import { grainsTab } from "./grains.js";
 import { dataTab } from "./data.js";
@@ -424,7 +425,7 @@ async function logsTab(body, app) {
       for (const l of page.lines) {
         const id = l.execution_id;
         say(
-          `log ${levelClass(l.level)}`,
+          logLineClass(l.level),
           h("span", { class: "muted" }, when(l.time)),
           " ",
           link(`#/executions/${enc(id)}`, id.slice(0, 8), { class: "mono" }),
