@@ -30,6 +30,17 @@ public interface HostAgentTables extends SecretTables {
   String HOST_STOPPED = "stopped";
 
   /**
+   * Deployed, its sandbox stopped after {@code scale_to_zero_after_s} without an event: the host still takes the
+   * application's events (its queues and partitions stay) and starts the sandbox at the next one.
+   */
+  String HOST_IDLE = "idle";
+
+  /** Whether a host in {@code status} serves the application's requests: deployed, or idle (it starts again). */
+  static boolean serves(String status) {
+    return HOST_DEPLOYED.equals(status) || HOST_IDLE.equals(status);
+  }
+
+  /**
    * A host agent as the cluster sees it.
    *
    * @param gateAddress host:port of its gate for frontends (contracts gate.thrift), "" when it has none

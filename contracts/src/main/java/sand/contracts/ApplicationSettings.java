@@ -141,6 +141,7 @@ public record ApplicationSettings(
     });
     AppEnv.parseEnv(
         n.get("env")); // checked here so a bad env is refused at PUT; AppEnv reads it at deploy
+    ScaleToZero.parse(n); // checked here too; the host agent reads it
     ApplicationSettings d = defaults();
     return new ApplicationSettings(
         num(n, "timeout_s", d.timeoutS),

@@ -30,7 +30,7 @@ public record AppStatus(String status, String error, List<String> targets) {
     if (!HostAgentTables.DESIRED_DEPLOYED.equals(app.desired())) {
       boolean stillRunning = states.stream()
           .anyMatch(s -> live.contains(s.hostId())
-              && (HostAgentTables.HOST_DEPLOYED.equals(s.status())
+              && (HostAgentTables.serves(s.status())
                   || HostAgentTables.HOST_DEPLOYING.equals(s.status())));
       return new AppStatus(stillRunning ? "undeploying" : "undeployed", null, List.of());
     }
@@ -50,8 +50,8 @@ public record AppStatus(String status, String error, List<String> targets) {
       }
       if (HostAgentTables.HOST_FAILED.equals(s.status())) {
         failures.add(h + ": " + s.error());
-      } else if (HostAgentTables.HOST_DEPLOYED.equals(s.status())) {
-        deployed++;
+      } else if (HostAgentTables.serves(s.status())) {
+        deployed++; // an idle host (scaled to zero) serves it too
       }
     }
     if (!failures.isEmpty()) {

@@ -163,7 +163,7 @@ public final class AppsHandler {
       return live;
     }
     Set<String> runs = store.appHostStates(appId).stream()
-        .filter(s -> HostAgentTables.HOST_DEPLOYED.equals(s.status()))
+        .filter(s -> HostAgentTables.serves(s.status()))
         .map(HostAgentTables.AppHostState::hostId)
         .collect(Collectors.toSet());
     live.removeIf(h -> {

@@ -74,8 +74,8 @@ final class HostsAdmin {
           "drained",
           sandboxes.stream()
               .map(b -> b.path("status").asText())
-              .noneMatch(st -> st.equals(HostAgentTables.HOST_DEPLOYED)
-                  || st.equals(HostAgentTables.HOST_DEPLOYING)));
+              .noneMatch(
+                  st -> HostAgentTables.serves(st) || st.equals(HostAgentTables.HOST_DEPLOYING)));
     }
   }
 

@@ -26,6 +26,8 @@ final class AppSockets implements AutoCloseable {
 
   private final Path dir;
   private final AutoCloseable bus;
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final ThriftServer data;
 
   AppSockets(
@@ -73,6 +75,9 @@ final class AppSockets implements AutoCloseable {
 
   @Override
   public void close() {
+    if (closed.getAndSet(true)) {
+      return; // a sandbox scaled to zero closed them already
+    }
     closeBus();
     data.close();
   }

@@ -30,6 +30,7 @@ import sand.contracts.AppEnv;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
 import sand.contracts.GrainRef;
+import sand.contracts.ScaleToZero;
 import sand.contracts.Workflow;
 import sand.datalayer.DataLayerService;
 import sand.datalayer.LocalDataLayer;
@@ -39,6 +40,7 @@ import sand.hostagent.cluster.ScheduleHere;
 import sand.hostagent.sandbox.ApplicationSpec;
 import sand.hostagent.sandbox.SandboxManager;
 import sand.localbus.LocalMessageBus;
+import sand.localbus.QueueStats;
 
 /**
  * Makes this host run what the cluster state says it should: for each application wanted here, its own
@@ -118,12 +120,31 @@ final class ApplicationDeployer implements AutoCloseable {
     /** Whether the bridge has a partition of a grain's topic (until then, requests for it go via Kafka). */
     boolean hasPartitions(GrainRef grain);
 
-    /** The three from their methods (the host agent's from {@code GlobalBusBridge}, tests' from lists). */
+    /** Whether an event of the application delivered here is not finished (its instance may run). */
+    default boolean hasEventsInFlight(String appId) {
+      return false;
+    }
+
+    /** The three from their methods (tests' from lists); no event is ever in flight. */
     static Bridge of(
         Consumer<Set<GrainRef>> grainsChanged,
         Consumer<String> appDrained,
         Predicate<GrainRef> hasPartitions) {
+      return of(grainsChanged, appDrained, hasPartitions, app -> false);
+    }
+
+    /** The four from their methods (the host agent's from {@code GlobalBusBridge}). */
+    static Bridge of(
+        Consumer<Set<GrainRef>> grainsChanged,
+        Consumer<String> appDrained,
+        Predicate<GrainRef> hasPartitions,
+        Predicate<String> hasEventsInFlight) {
       return new Bridge() {
+        @Override
+        public boolean hasEventsInFlight(String appId) {
+          return hasEventsInFlight.test(appId);
+        }
+
         @Override
         public void grainsChanged(Set<GrainRef> grains) {
           grainsChanged.accept(grains);
@@ -147,6 +168,12 @@ final class ApplicationDeployer implements AutoCloseable {
     Observer NONE = (app, ok, seconds) -> {};
 
     void deployed(ApplicationRecord app, boolean ok, double seconds);
+
+    /** Its sandbox here was stopped for being idle (scale to zero). */
+    default void scaledToZero(ApplicationRecord app) {}
+
+    /** Its sandbox started again for an event after scale to zero, in {@code seconds}. */
+    default void coldStart(ApplicationRecord app, double seconds) {}
   }
 
   private final Observer observer;
@@ -297,13 +324,16 @@ final class ApplicationDeployer implements AutoCloseable {
         Map<String, HostAgentTables.GrainCode> code = store.applicationCode(app.appId());
         if (current != null) {
           Set<String> changed = CodeUpdate.codeOnlyChange(current, app, code);
-          if (!changed.isEmpty() && sameEnvironment(app) && update(app, current, code, changed)) {
+          if (!changed.isEmpty()
+              && !state(app.appId()).scaledToZero // no sandbox to swap code in: a new one
+              && sameEnvironment(app)
+              && update(app, current, code, changed)) {
             return;
           }
           drainForRedeploy(app.appId(), current);
         }
         boolean deployed =
-            deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0, code);
+            deploy(app, f != null && f.version() == app.version() ? f.attempts() : 0, code, false);
         if (current != null) {
           if (deployed) {
             dropGoneGrains(app, current);
@@ -311,6 +341,8 @@ final class ApplicationDeployer implements AutoCloseable {
             finishStop(app.appId(), null);
           }
         }
+      } else {
+        scaleIfWanted(app, current);
       }
     } else {
       ApplicationState st = apps.get(app.appId());
@@ -393,8 +425,15 @@ final class ApplicationDeployer implements AutoCloseable {
     d.sockets().close();
   }
 
+  /**
+   * Start the application's sandbox here; {@code wake}: it was scaled to zero, its queues, partitions and topics
+   * are in place and the host still serves it (its state stays until the sandbox runs).
+   */
   private boolean deploy(
-      ApplicationRecord app, int failedBefore, Map<String, HostAgentTables.GrainCode> stored) {
+      ApplicationRecord app,
+      int failedBefore,
+      Map<String, HostAgentTables.GrainCode> stored,
+      boolean wake) {
     String appId = app.appId();
     LOG.info(
         "[host {} app {}] deploying version {}{}",
@@ -402,8 +441,8 @@ final class ApplicationDeployer implements AutoCloseable {
         appId,
         app.version(),
         failedBefore == 0 ? "" : " (attempt " + (failedBefore + 1) + ")");
-    if (failedBefore
-        == 0) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
+    if (failedBefore == 0
+        && !wake) { // a retry stays 'failed' until it succeeds: the developer sees why it failed
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYING, null, clock.instant());
     }
     AppSockets sockets = null;
@@ -437,7 +476,9 @@ final class ApplicationDeployer implements AutoCloseable {
           grains,
           env));
       awaitWorkers(appId, grains);
-      topics.ensureGrainTopics(appId, grains, liveHosts());
+      if (!wake) {
+        topics.ensureGrainTopics(appId, grains, liveHosts());
+      }
       Deployed deployed = new Deployed(
           app.version(),
           sockets,
@@ -454,6 +495,7 @@ final class ApplicationDeployer implements AutoCloseable {
       st.failure = null;
       st.envDigest = AppEnvironment.digest(env);
       st.unhealthy.clear(); // a new sandbox: its workers start with a clean slate
+      st.scaledToZero = false;
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
       observer.deployed(app, true, (System.nanoTime() - t0) / 1e9);
@@ -559,8 +601,128 @@ final class ApplicationDeployer implements AutoCloseable {
             "the sandbox did not start grain workers for " + waiting + " within "
                 + policy.workersTimeout().toSeconds() + " s; its last log lines:\n" + logs);
       }
-      Thread.sleep(100);
+      Thread.sleep(WORKERS_POLL_MS);
     }
+  }
+
+  /** How often a new sandbox's workers are looked for: a cold start after scale to zero waits for them. */
+  private static final int WORKERS_POLL_MS = 10;
+
+  // ---- scale to zero (docs/operations.md "Scale to zero")
+
+  /**
+   * The idle watch's finding ({@link IdleSandboxes}): each application running here that has been idle past its
+   * {@code scale_to_zero_after_s} is handed to {@code request} (its lane), which stops its sandbox if it still is.
+   */
+  void idleFor(Map<String, Duration> idle, Consumer<String> request) {
+    idle.forEach((appId, d) -> {
+      ApplicationState st = apps.get(appId);
+      Deployed dep = st == null ? null : st.deployed;
+      if (dep == null
+          || st.stopping
+          || st.scaledToZero
+          || st.starting != null
+          || st.scaleToZeroWanted) {
+        return;
+      }
+      Duration after = ScaleToZero.of(dep.settings());
+      if (!after.isZero() && d.compareTo(after) >= 0) {
+        st.scaleToZeroWanted = true;
+        request.accept(appId);
+      }
+    });
+  }
+
+  /**
+   * An event was put in a queue of {@code appId}: true (once) when its sandbox is scaled to zero here and its lane
+   * must start it. On the publisher's thread, for every event: one map read.
+   */
+  boolean arrived(String appId) {
+    ApplicationState st = apps.get(appId);
+    if (st == null || !st.scaledToZero || st.wakeWanted) {
+      return false;
+    }
+    st.wakeWanted = true;
+    return true;
+  }
+
+  /** In the application's lane: start its sandbox when an event came, or stop it when it was found idle. */
+  private void scaleIfWanted(ApplicationRecord app, Deployed current) {
+    ApplicationState st = state(app.appId());
+    if (st.scaledToZero) {
+      if (st.wakeWanted) {
+        wake(app);
+      }
+    } else if (st.scaleToZeroWanted) {
+      st.scaleToZeroWanted = false;
+      scaleToZero(app, current);
+    }
+  }
+
+  private void scaleToZero(ApplicationRecord app, Deployed d) {
+    String appId = app.appId();
+    if (queued(appId) > 0 || bridge.hasEventsInFlight(appId)) {
+      return; // busy again (or an instance still runs): the idle watch asks again once it is idle
+    }
+    ApplicationState st = state(appId);
+    st.scaledToZero = true; // from here on an event asks for a sandbox (arrived)
+    st.scaledToZeroAt = System.nanoTime();
+    LOG.info(
+        "[host {} app {}] no event for {} s: stopping its sandbox here (scale to zero); its queues and "
+            + "partitions stay, and the next event starts it again",
+        hostId,
+        appId,
+        ScaleToZero.of(d.settings()).toSeconds());
+    drainSandbox(appId, d);
+    credentials.revoke(appId);
+    observer.scaledToZero(app);
+    try {
+      store.setAppHostState(appId, hostId, HostAgentTables.HOST_IDLE, null, clock.instant());
+    } catch (RuntimeException e) {
+      LOG.warn("[host {} app {}] could not record it idle: {}", hostId, appId, e.toString());
+    }
+    if (queued(appId) > 0 && !st.wakeWanted) { // came while it stopped, before arrived() could tell
+      st.wakeWanted = true;
+    }
+    if (st.wakeWanted) {
+      wake(app);
+    }
+  }
+
+  /** An event came for an application scaled to zero here: its sandbox starts again (a cold start). */
+  private void wake(ApplicationRecord app) {
+    String appId = app.appId();
+    ApplicationState st = state(appId);
+    st.wakeWanted = false;
+    long t0 = System.nanoTime();
+    LOG.info(
+        "[host {} app {}] an event arrived: starting its sandbox again (scaled to zero {} s ago)",
+        hostId,
+        appId,
+        (t0 - st.scaledToZeroAt) / 1_000_000_000L);
+    if (deploy(app, 0, store.applicationCode(appId), true)) {
+      double s = (System.nanoTime() - t0) / 1e9;
+      LOG.info(
+          "[host {} app {}] cold start: its sandbox runs again after {} ms",
+          hostId,
+          appId,
+          Math.round(s * 1000));
+      observer.coldStart(app, s);
+    } else { // its queued events are replayed from Kafka where it runs (here too, at the next try)
+      finishStop(appId, null);
+    }
+  }
+
+  /** Events waiting in the application's local queues here. */
+  private int queued(String appId) {
+    String prefix = appId + "/";
+    int n = 0;
+    for (QueueStats q : bus.queueStats()) {
+      if (q.queue().startsWith(prefix)) {
+        n += q.length();
+      }
+    }
+    return n;
   }
 
   private static byte[] randomBytes() {
@@ -610,6 +772,8 @@ final class ApplicationDeployer implements AutoCloseable {
       if (st != null) {
         st.deployed = null;
         st.stopping = false;
+        st.scaledToZero = false;
+        st.wakeWanted = false;
       }
       bridge.grainsChanged(grainRefs());
     }

@@ -42,6 +42,17 @@ final class ApplicationState {
   volatile Failure failure;
   /** The digest of the environment the sandbox was deployed with ({@link AppEnvironment#digest}). */
   volatile String envDigest = "";
+  /**
+   * Its sandbox was stopped after {@code scale_to_zero_after_s} without an event; {@link #deployed} stays (its
+   * queues, partitions and version), and the next event starts a sandbox again.
+   */
+  volatile boolean scaledToZero;
+  /** An event arrived while {@link #scaledToZero}: its lane starts the sandbox. */
+  volatile boolean wakeWanted;
+  /** The idle watch found it idle past its setting: its lane stops the sandbox if it still is. */
+  volatile boolean scaleToZeroWanted;
+  /** When its sandbox was last stopped for being idle (System.nanoTime), for the log and the cold start's metric. */
+  volatile long scaledToZeroAt;
   /** What its supervisor last said of each grain worker that is not well (grain → message). */
   final Map<String, String> unhealthy = new ConcurrentHashMap<>();
 

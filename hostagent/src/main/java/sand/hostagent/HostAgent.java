@@ -138,6 +138,7 @@ public final class HostAgent implements AutoCloseable {
   private final ApplicationDeployer deployer;
   private final ExecutorService control;
   private final ReconcileLanes lanes;
+  private final LocalMessageBus bus;
   private final HostAgentQueueProcessor processor;
   private final FrontendGate gate; // null when gate.port is -1
   private final ControlListener controlListener;
@@ -200,12 +201,22 @@ public final class HostAgent implements AutoCloseable {
         new ApplicationDeployer.Local(
             sandboxes, credentials, agentCredential, bus, data, settings.socketsDir()),
         ApplicationDeployer.Bridge.of(
-            bridge::updateGrains, bridge::forgetApplication, bridge::hasPartitions),
+            bridge::updateGrains,
+            bridge::forgetApplication,
+            bridge::hasPartitions,
+            bridge::hasEventsInFlight),
         limits,
         settings.deploy(),
         metrics);
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
+    bus.onArrival(
+        app -> { // an application scaled to zero here starts again at its next event
+          if (deployer.arrived(app)) {
+            lanes.request(app);
+          }
+        });
+    this.bus = bus;
     // frontends hand requests over here and take results (gate.thrift); results also go through
     // Kafka
     gate = settings.gatePort() >= 0 ? new FrontendGate(bridge, bus, agentCredential, tags) : null;
@@ -351,6 +362,15 @@ public final class HostAgent implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(
         () -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2, TimeUnit.SECONDS);
+    IdleSandboxes idle = new IdleSandboxes();
+    scheduler.scheduleWithFixedDelay(
+        () -> safely(
+            "scale to zero",
+            () -> deployer.idleFor(
+                idle.observe(bus.queueStats(), System.nanoTime()), lanes::request)),
+        1,
+        1,
+        TimeUnit.SECONDS);
     controlListener.start();
     LOG.info(
         "[host {}] host agent up: bus {}, data {}, metrics :{}",

@@ -63,6 +63,8 @@ final class Metrics
   private final Histogram instanceSeconds;
   private final Histogram hopSeconds;
   private final Histogram deploySeconds;
+  private final Counter scaledToZero;
+  private final Histogram coldStartSeconds;
   private HttpServer server;
 
   /**
@@ -115,6 +117,23 @@ final class Metrics
         .classicOnly()
         .classicUpperBounds(DEPLOY_BUCKETS)
         .register(registry);
+    scaledToZero = Counter.builder()
+        .name("sand_scaled_to_zero_total")
+        .help(
+            "times the application's sandbox here was stopped after scale_to_zero_after_s without an event")
+        .labelNames("app", "account")
+        .constLabels(host)
+        .register(registry);
+    coldStartSeconds = Histogram.builder()
+        .name("sand_cold_start_duration_seconds")
+        .help(
+            "after scale to zero, from the event that came to the application's sandbox running again here")
+        .unit(Unit.SECONDS)
+        .labelNames("app", "account")
+        .constLabels(host)
+        .classicOnly()
+        .classicUpperBounds(RUN_BUCKETS)
+        .register(registry);
   }
 
   Labels hostLabels() {
@@ -149,6 +168,18 @@ final class Metrics
         app.owner() == null ? "" : app.owner());
     apps.put(app.appId(), l); // bounded by the applications deployed here
     deploySeconds.labelValues(l.app(), l.account(), ok ? "ok" : "failed").observe(seconds);
+  }
+
+  @Override
+  public void scaledToZero(ApplicationRecord app) {
+    AppLabel l = label(app.appId());
+    scaledToZero.labelValues(l.app(), l.account()).inc();
+  }
+
+  @Override
+  public void coldStart(ApplicationRecord app, double seconds) {
+    AppLabel l = label(app.appId());
+    coldStartSeconds.labelValues(l.app(), l.account()).observe(seconds);
   }
 
   @Override

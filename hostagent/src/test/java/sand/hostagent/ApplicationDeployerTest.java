@@ -2,6 +2,8 @@ package sand.hostagent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -604,5 +606,72 @@ class ApplicationDeployerTest {
     d.workerHealth("other", "b", "crash-looping", "not deployed here");
     assertEquals(
         "", store.state("other"), "an application not running here gets no state from a report");
+  }
+
+  /** The stand-in workers of {@code appId} stop (as when its sandbox goes). */
+  void stopWorkers(String appId) throws InterruptedException {
+    for (Thread t : workers) {
+      if (t.getName().startsWith("worker-" + appId + "-")) {
+        t.interrupt();
+        t.join(5000);
+      }
+    }
+  }
+
+  private static final long S = 1_000_000_000L;
+
+  /**
+   * Scale to zero on one host (docs/operations.md "Scale to zero"): an application idle past its
+   * {@code scale_to_zero_after_s} loses its sandbox here but keeps its queues and partitions; the next event put in
+   * one of its queues starts a sandbox, which takes the event.
+   */
+  @Test
+  void anIdleApplicationScalesToZeroAndItsNextEventStartsItAgain() throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    ReconcileLanes lanes = new ReconcileLanes(pool, d::reconcile);
+    bus.onArrival(app -> {
+      if (d.arrived(app)) {
+        lanes.request(app);
+      }
+    });
+    putApp("lazy", 1, "{\"scale_to_zero_after_s\": 5}", "def handle(e, c):\n    return e\n");
+    putApp("always", 1); // no setting: never scaled to zero
+    startWorkers("lazy");
+    startWorkers("always");
+    d.reconcile("lazy");
+    d.reconcile("always");
+    assertEquals("deployed", store.state("lazy"));
+
+    IdleSandboxes idle = new IdleSandboxes();
+    d.idleFor(idle.observe(bus.queueStats(), 0), lanes::request);
+    d.idleFor(idle.observe(bus.queueStats(), 4 * S), lanes::request);
+    await(() -> !lanes.busy("lazy"), "nothing to do before its setting");
+    assertNotNull(docker.container("sand-lazy-h1"), "4 s idle of 5: still running");
+
+    d.idleFor(idle.observe(bus.queueStats(), 6 * S), lanes::request);
+    await(() -> "idle".equals(store.state("lazy")), "scaled to zero after 5 s idle");
+    assertNull(docker.container("sand-lazy-h1"), "its sandbox is gone");
+    assertNotNull(
+        docker.container("sand-always-h1"), "an application without the setting keeps its own");
+    assertEquals("deployed", store.state("always"));
+    assertTrue(d.knowsGrain("lazy", "a"), "still deployed here");
+    assertTrue(
+        grainUpdates.get(grainUpdates.size() - 1).contains(new GrainRef("lazy", "a")),
+        "its partitions stay: the bridge still delivers its events here");
+    stopWorkers("lazy"); // they went with the sandbox
+
+    int creates = docker.calls().size();
+    store.states.clear();
+    bus.publish(AGENT, "lazy/a", "an event".getBytes(StandardCharsets.UTF_8));
+    await(() -> docker.container("sand-lazy-h1") != null, "the event starts a sandbox");
+    assertTrue(docker.calls().size() > creates);
+    assertEquals(1, bus.length(AGENT, "lazy/a"), "the event waits in its queue meanwhile");
+    startWorkers("lazy");
+    await(() -> "deployed".equals(store.state("lazy")), "deployed again");
+    await(() -> bus.length(AGENT, "lazy/a") == 0, "the new sandbox's worker takes the event");
+    assertTrue(
+        store.states.stream().noneMatch(s -> s.equals("lazy:deploying")),
+        "a cold start never shows the application deploying (frontends keep sending to the host): "
+            + store.states);
   }
 }

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.common.Credentials;
@@ -81,6 +82,8 @@ public final class LocalMessageBus {
   private final Map<String, LocalQueue<byte[]>> queues = new ConcurrentHashMap<>();
   private final LocalQueue<HostAgentMessage> hostAgentQueue;
 
+  private volatile Consumer<String> arrivals = app -> {};
+
   public LocalMessageBus(Credentials credentials, LocalBusSettings settings) {
     this(credentials, settings, "");
   }
@@ -132,6 +135,14 @@ public final class LocalMessageBus {
   }
 
   /**
+   * Told the application of each event put in one of its grains' queues, after it is there (the host agent starts
+   * a sandbox scaled to zero). Called on the publisher's thread: keep it short.
+   */
+  public void onArrival(Consumer<String> arrivals) {
+    this.arrivals = arrivals;
+  }
+
+  /**
    * Append {@code payload} to the tail of {@code queue} (created on demand). A Thrift poller waiting on
    * the queue gets it at once: this call writes the poller's reply itself (a client that stopped
    * reading costs it at most {@link LongPollProcessor#STALLED_WRITE_MS} ms, and loses nothing).
@@ -166,6 +177,7 @@ public final class LocalMessageBus {
           break;
         }
       }
+      arrivals.accept(name.application());
     }
     LOG.debug("[queue {}] {} published {} bytes", queue, caller, payload.length);
   }
@@ -222,6 +234,14 @@ public final class LocalMessageBus {
     }
     handoffs.forEach(
         LocalQueue.Handoff::deliver); // waiting remote pollers get theirs, after unlocking
+    Consumer<String> told = arrivals;
+    String last = null;
+    for (QueueName n : names) {
+      if (!n.hostAgentQueue() && !n.application().equals(last)) {
+        last = n.application();
+        told.accept(last);
+      }
+    }
     LOG.debug("[queues {}] {} published a batch of {}", counts.keySet(), caller, deliveries.size());
   }
 

@@ -223,7 +223,7 @@ public final class AppDirectory {
     List<String> hosts = entry == null
         ? List.of()
         : store.appHostStates(app.get().appId()).stream()
-            .filter(h -> HostAgentTables.HOST_DEPLOYED.equals(h.status()))
+            .filter(h -> HostAgentTables.serves(h.status()))
             .map(HostAgentTables.AppHostState::hostId)
             .sorted()
             .toList();
