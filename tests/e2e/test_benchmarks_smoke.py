@@ -130,7 +130,8 @@ def test_grain_management_latency(tmp_path: Path) -> None:
 
 def test_cold_start(tmp_path: Path) -> None:
     r = run("cold_start.py", tmp_path)
-    for part in ("deploy_to_deployed", "first_call", "cold_path", "warm_call_p50_per_run"):
+    for part in ("cold_call", "warm_call_p50_per_run"):
         assert r[part]["n"] == 3 and positive(r[part]["p50_ms"]), (part, r[part])
-    assert r["cold_path"]["p50_ms"] >= r["deploy_to_deployed"]["p50_ms"] > 0
-    assert isinstance(r["calls_refused_after_deployed"], list)
+    # a cold call starts a sandbox (a Docker container): never as fast as a warm one
+    assert r["cold_call"]["min_ms"] > r["warm_call_p50_per_run"]["p50_ms"], r
+    assert r["calls_refused"] == [], r["calls_refused"]

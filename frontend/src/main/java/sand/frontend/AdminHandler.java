@@ -107,7 +107,12 @@ public final class AdminHandler {
       for (AppHostState s : store.appHostStates(app.appId())) {
         if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
           cost = cost == null ? HostUse.Cost.of(app) : cost;
-          use.computeIfAbsent(s.hostId(), h -> new HostUse()).add(cost);
+          HostUse u = use.computeIfAbsent(s.hostId(), h -> new HostUse());
+          if (HostAgentTables.HOST_IDLE.equals(s.status())) {
+            u.idle(); // scaled to zero: no sandbox there now
+          } else {
+            u.add(cost);
+          }
           byHost
               .computeIfAbsent(s.hostId(), h -> new ArrayList<>())
               .add(Json.object()

@@ -15,6 +15,7 @@ import sand.frontend.internal.Json;
  */
 final class HostUse {
   private int sandboxes;
+  private int idle;
   private int grains;
   private long memoryMb;
   private double cpus;
@@ -50,11 +51,17 @@ final class HostUse {
     grains += cost.grains();
   }
 
+  /** An application scaled to zero on the host: served there, but no sandbox (nothing reserved) until an event. */
+  void idle() {
+    idle++;
+  }
+
   /** "resources" and "use" of a host in the admin API's listing. */
   void put(ObjectNode host, HostInfo h) {
     host.putObject("resources").put("cpus", h.capacity()).put("memory_mb", h.memoryMb());
     ObjectNode use = host.putObject("use")
         .put("sandboxes", sandboxes)
+        .put("idle_applications", idle)
         .put("grains", grains)
         .put("sandbox_memory_mb", memoryMb)
         .put("sandbox_cpus", Math.round(cpus * 100) / 100.0);

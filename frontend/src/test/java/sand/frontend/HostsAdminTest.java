@@ -150,6 +150,22 @@ class HostsAdminTest {
     assertEquals(0.0, idle.path("memory_percent").asDouble(), idle.toString());
   }
 
+  /** Issue 33: an application scaled to zero on a host holds no sandbox there, and is still deployed. */
+  @Test
+  void anApplicationScaledToZeroIsIdleOnItsHostAndStillDeployed() throws Exception {
+    String shop = fe.deployHello(alice, "shop", "{\"scale_to_zero_after_s\": 60}");
+    fe.deployHello(alice, "blog", null);
+    fe.store.upsertHost(new HostInfo("h1", "b", "d", "", 2, 4096, Instant.now(), Instant.now()));
+    fe.store.setAppHostState(shop, "h1", HostAgentTables.HOST_IDLE, null, Instant.now());
+    JsonNode use = host("h1").path("use");
+    assertEquals(1, use.path("sandboxes").asInt(), "blog's only: " + use);
+    assertEquals(1, use.path("idle_applications").asInt(), use.toString());
+    assertEquals(512, use.path("sandbox_memory_mb").asLong(), use.toString());
+    JsonNode app = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
+    assertEquals("deployed", app.path("status").asText(), app.toString());
+    assertEquals("idle", app.path("hosts").path(0).path("status").asText(), app.toString());
+  }
+
   @Test
   void anUnknownHostIsA404NamingTheHosts() throws Exception {
     fe.deployHello(alice, "shop", null);

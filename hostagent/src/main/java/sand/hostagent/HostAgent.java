@@ -210,12 +210,6 @@ public final class HostAgent implements AutoCloseable {
         metrics);
     control = Executors.newFixedThreadPool(settings.controlThreads(), daemon("control"));
     lanes = new ReconcileLanes(control, deployer::reconcile);
-    bus.onArrival(
-        app -> { // an application scaled to zero here starts again at its next event
-          if (deployer.arrived(app)) {
-            lanes.request(app);
-          }
-        });
     this.bus = bus;
     // frontends hand requests over here and take results (gate.thrift); results also go through
     // Kafka
@@ -362,15 +356,7 @@ public final class HostAgent implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(reconcileAll, every, every, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(
         () -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2, TimeUnit.SECONDS);
-    IdleSandboxes idle = new IdleSandboxes();
-    scheduler.scheduleWithFixedDelay(
-        () -> safely(
-            "scale to zero",
-            () -> deployer.idleFor(
-                idle.observe(bus.queueStats(), System.nanoTime()), lanes::request)),
-        1,
-        1,
-        TimeUnit.SECONDS);
+    IdleSandboxes.watch(bus, deployer, lanes::request, scheduler); // scale to zero
     controlListener.start();
     LOG.info(
         "[host {}] host agent up: bus {}, data {}, metrics :{}",

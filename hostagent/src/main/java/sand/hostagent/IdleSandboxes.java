@@ -4,6 +4,12 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.localbus.LocalMessageBus;
 import sand.localbus.QueueStats;
 
 /**
@@ -14,7 +20,37 @@ import sand.localbus.QueueStats;
 final class IdleSandboxes {
   private record Seen(long published, long polled, long sinceNanos) {}
 
+  private static final Logger LOG = LoggerFactory.getLogger(IdleSandboxes.class);
   private final Map<String, Seen> seen = new HashMap<>();
+
+  /**
+   * Scale to zero on this host: every second the applications idle past their setting go to their lane ({@code
+   * lane}), which stops their sandbox; an event put in a queue of one scaled to zero sends it there to start one.
+   */
+  static void watch(
+      LocalMessageBus bus,
+      ApplicationDeployer deployer,
+      Consumer<String> lane,
+      ScheduledExecutorService timer) {
+    bus.onArrival(app -> {
+      if (deployer.arrived(app)) {
+        lane.accept(app);
+      }
+    });
+    IdleSandboxes idle = new IdleSandboxes();
+    timer.scheduleWithFixedDelay(
+        () -> {
+          try {
+            deployer.idleFor(idle.observe(bus.queueStats(), System.nanoTime()), lane);
+          } catch (RuntimeException e) {
+            LOG.warn(
+                "scale to zero: the idle watch failed, looking again in 1 s: {}", e.toString(), e);
+          }
+        },
+        1,
+        1,
+        TimeUnit.SECONDS);
+  }
 
   /** Look at {@code stats} taken at {@code nowNanos}: each application with queues, and how long it has been idle. */
   synchronized Map<String, Duration> observe(List<QueueStats> stats, long nowNanos) {
