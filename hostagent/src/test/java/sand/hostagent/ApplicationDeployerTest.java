@@ -674,4 +674,44 @@ class ApplicationDeployerTest {
         "a cold start never shows the application deploying (frontends keep sending to the host): "
             + store.states);
   }
+
+  /** An application scaled to zero here, its stand-in workers gone with its sandbox. */
+  ApplicationDeployer scaledToZero(String appId) throws Exception {
+    ApplicationDeployer d = deployer(ApplicationLimits.defaults());
+    putApp(appId, 1, "{\"scale_to_zero_after_s\": 1}", "def handle(e, c):\n    return e\n");
+    startWorkers(appId);
+    d.reconcile(appId);
+    IdleSandboxes idle = new IdleSandboxes();
+    d.idleFor(idle.observe(bus.queueStats(), 0), d::reconcile);
+    d.idleFor(idle.observe(bus.queueStats(), 2 * S), d::reconcile);
+    assertEquals("idle", store.state(appId));
+    assertNull(docker.container("sand-" + appId + "-h1"));
+    stopWorkers(appId);
+    return d;
+  }
+
+  @Test
+  void anApplicationUndeployedWhileScaledToZeroIsGoneHere() throws Exception {
+    ApplicationDeployer d = scaledToZero("gone");
+    store.setDesired("gone", "undeployed", List.of());
+    d.reconcile("gone");
+    assertEquals("undeployed", store.state("gone"));
+    assertFalse(d.knowsGrain("gone", "a"));
+    assertTrue(drained.contains("gone"), "the bridge forgets its events");
+    assertFalse(d.arrived("gone"), "an event for it starts nothing");
+    assertTrue(
+        bus.queueStats().stream().noneMatch(q -> q.queue().startsWith("gone/")),
+        "its queues are deleted");
+  }
+
+  @Test
+  void aNewVersionDeployedWhileScaledToZeroStartsASandboxOfIt() throws Exception {
+    ApplicationDeployer d = scaledToZero("next");
+    putApp("next", 2, "{\"scale_to_zero_after_s\": 1}", "def handle(e, c):\n    return {'v': 2}\n");
+    startWorkers("next");
+    d.reconcile("next");
+    assertEquals("deployed", store.state("next"));
+    assertNotNull(docker.container("sand-next-h1"), "a sandbox of version 2");
+    assertFalse(d.arrived("next"), "it runs: an event needs no start");
+  }
 }
