@@ -28,6 +28,7 @@ BENCHMARKS = [
     "data_trigger_latency.py",
     "grain_management_latency.py",
     "cold_start.py",
+    "elastic.py",
 ]
 # Too long for the 20-minute `make bench`: their default run only with --full, else a shortened run.
 SHORTENED = {"idle_memory.py": ["--calls", "120", "--timeouts", "1,60,600"]}

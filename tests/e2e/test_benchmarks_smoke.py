@@ -135,3 +135,13 @@ def test_cold_start(tmp_path: Path) -> None:
     # a cold call starts a sandbox (a Docker container): never as fast as a warm one
     assert r["cold_call"]["min_ms"] > r["warm_call_p50_per_run"]["p50_ms"], r
     assert r["calls_refused"] == [], r["calls_refused"]
+
+
+def test_elastic(tmp_path: Path) -> None:
+    r = run("elastic.py", tmp_path)
+    for phase in ("static", "elastic"):
+        p = r[phase]
+        assert p["requests"] == 30 and p["lost"] == 0 and p["doubled"] == 0, (phase, p)
+        assert p["samples"] and positive(p["memory_mb_mean"]), (phase, p)
+    # the same trace: with scale to zero the idle applications hold no sandbox
+    assert r["elastic"]["sandboxes_mean"] < r["static"]["sandboxes_mean"], r
