@@ -5,9 +5,11 @@ in the data layer before. An application without the setting keeps its sandbox."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +23,16 @@ def handle(event, context):
     context.put("calls", str(n))
     return {"calls": n, "pid": os.getpid()}
 """
+
+
+SAND_HOME = Path(os.environ.get("SAND_HOME", Path(__file__).resolve().parents[2] / ".sand"))
+
+
+def host_load(http: Http, app_id: str) -> dict[str, Any]:
+    """What the host agents last reported of the application (GET /api/v1/admin/hosts: each host's load)."""
+    admin = (SAND_HOME / "admin-key").read_text().strip()
+    hosts = http("GET", "/api/v1/admin/hosts", admin).json()["hosts"]
+    return {h["host"]: h.get("load", {}).get("apps", {}).get(app_id) for h in hosts if h["alive"]}
 
 
 def sandboxes_of(app_id: str) -> list[str]:
@@ -63,6 +75,10 @@ def test_an_idle_application_scales_to_zero_and_its_next_request_is_answered_by_
             assert time.monotonic() < deadline, f"not scaled to zero within 30 s: {seen}"
             time.sleep(0.5)
         assert seen["status"] == "deployed", "an idle application is still deployed"
+        deadline = time.monotonic() + 10  # the next heartbeat's load report (every 2 s)
+        while not (loads := host_load(http, app["id"])) or not all((x or {}).get("idle") for x in loads.values()):
+            assert time.monotonic() < deadline, f"the hosts' load does not show it idle: {host_load(http, app['id'])}"
+            time.sleep(0.5)
         assert len(sandboxes_of(other["id"])) == 1, "an application without the setting keeps its sandbox"
 
         t0 = time.monotonic()

@@ -45,6 +45,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final CassandraApplicationRecords records;
   private final CassandraSecretTables secretTables;
   private final CassandraHostSchedules schedules;
+  private final CassandraHostLoads loads;
   private final String keyspace;
 
   private static final String APP_COLUMNS =
@@ -87,6 +88,7 @@ public final class CassandraClusterStore implements ClusterStore {
     records = new CassandraApplicationRecords(session, ks);
     secretTables = new CassandraSecretTables(session, ks);
     schedules = new CassandraHostSchedules(session, ks);
+    loads = new CassandraHostLoads(session, ks);
     keyspace = ks;
   }
 
@@ -204,6 +206,11 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public HostSchedules hostSchedules() {
     return schedules;
+  }
+
+  @Override
+  public HostLoads hostLoads() {
+    return loads;
   }
 
   @Override

@@ -65,6 +65,7 @@ final class CassandraSchema {
     CassandraApplicationRecords.createSchema(s, ks);
     CassandraSecretTables.createSchema(s, ks);
     CassandraHostSchedules.createSchema(s, ks);
+    CassandraHostLoads.createSchema(s, ks);
     LOG.info("cluster state: keyspace {} ready", ks);
   }
 }

@@ -107,6 +107,9 @@ public interface HostAgentTables extends SecretTables {
   /** What operators said of hosts: cordoned, draining. */
   HostSchedules hostSchedules();
 
+  /** What host agents last said of their load. */
+  HostLoads hostLoads();
+
   /** Remove the state of one application on one host. */
   void deleteAppHostState(String appId, String hostId);
 

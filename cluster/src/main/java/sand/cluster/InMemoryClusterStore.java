@@ -25,6 +25,7 @@ public class InMemoryClusterStore implements ClusterStore {
   private final Map<String, Map<String, GrainCode>> code = new ConcurrentHashMap<>();
   private final Map<String, AppHostState> states = new ConcurrentHashMap<>();
   private final InMemoryHostSchedules schedules = new InMemoryHostSchedules();
+  private final InMemoryHostLoads loads = new InMemoryHostLoads();
   private final List<LogLine> logs = new ArrayList<>();
 
   private final Map<String, FrontendInfo> frontends = new ConcurrentHashMap<>();
@@ -98,6 +99,11 @@ public class InMemoryClusterStore implements ClusterStore {
   @Override
   public HostSchedules hostSchedules() {
     return schedules;
+  }
+
+  @Override
+  public HostLoads hostLoads() {
+    return loads;
   }
 
   @Override

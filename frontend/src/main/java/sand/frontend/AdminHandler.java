@@ -17,6 +17,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.AppHostState;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostLoads;
 import sand.cluster.HostSchedules.HostSchedule;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
@@ -126,6 +127,7 @@ public final class AdminHandler {
     ObjectNode out = Json.object();
     var arr = out.putArray("hosts");
     Map<String, HostSchedule> schedules = store.hostSchedules().all();
+    Map<String, HostLoads.HostLoad> loads = store.hostLoads().all();
     for (HostInfo h : store.liveHosts(now, EVER)) {
       List<ObjectNode> sandboxes = byHost.getOrDefault(h.hostId(), List.of());
       ObjectNode o = arr.addObject()
@@ -139,6 +141,12 @@ public final class AdminHandler {
           .put("gate", h.gateAddress());
       HostsAdmin.schedule(o, schedules.get(h.hostId()), sandboxes);
       use.getOrDefault(h.hostId(), new HostUse()).put(o, h);
+      HostLoads.HostLoad load = loads.get(h.hostId());
+      if (load
+          != null) { // what its host agent last measured (none: not reported for HostLoads.TTL)
+        o.set("load", Json.stored(load.load()));
+        o.put("load_at", AppStatus.iso(load.at()));
+      }
       o.putArray("sandboxes").addAll(sandboxes);
     }
     return Reply.ok(out);

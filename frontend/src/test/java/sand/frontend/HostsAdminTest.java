@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables;
+import sand.cluster.HostLoads;
 import sand.cluster.HostAgentTables.HostInfo;
 import sand.frontend.internal.Json;
 
@@ -164,6 +165,21 @@ class HostsAdminTest {
     JsonNode app = fe.call("GET", "/api/v1/apps/shop", alice, null).json();
     assertEquals("deployed", app.path("status").asText(), app.toString());
     assertEquals("idle", app.path("hosts").path(0).path("status").asText(), app.toString());
+  }
+
+  /** Issue 33: what each host agent last measured of its load is listed with the host. */
+  @Test
+  void eachHostShowsTheLoadItsAgentReported() throws Exception {
+    fe.deployHello(alice, "shop", null);
+    Instant at = Instant.parse("2026-11-28T01:00:00Z");
+    fe.store
+        .hostLoads()
+        .report(new HostLoads.HostLoad(
+            "h1", "{\"cpu_percent\": 12.5, \"sandboxes\": 1, \"apps\": {}}", at));
+    JsonNode h1 = host("h1");
+    assertEquals(12.5, h1.path("load").path("cpu_percent").asDouble(), h1.toString());
+    assertEquals(1, h1.path("load").path("sandboxes").asInt(), h1.toString());
+    assertEquals("2026-11-28T01:00:00Z", h1.path("load_at").asText(), h1.toString());
   }
 
   @Test

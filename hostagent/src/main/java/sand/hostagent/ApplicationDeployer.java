@@ -808,6 +808,17 @@ final class ApplicationDeployer implements AutoCloseable {
     return Set.copyOf(runningApps());
   }
 
+  /** The applications deployed here whose sandbox is scaled to zero. */
+  Set<String> scaledToZeroApps() {
+    Set<String> ids = new LinkedHashSet<>();
+    apps.forEach((a, st) -> {
+      if (st.deployed != null && st.scaledToZero) {
+        ids.add(a);
+      }
+    });
+    return ids;
+  }
+
   /**
    * A sandbox's supervisor (or a grain worker whose code did not load) reported on a grain worker: while the
    * sandbox starts, that fails the deploy ({@link #awaitWorkers}); later, a crash-looping worker shows in this

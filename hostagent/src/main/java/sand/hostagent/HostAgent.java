@@ -345,6 +345,7 @@ public final class HostAgent implements AutoCloseable {
                 clock.instant()),
             clock,
             settings.failAfter())
+        .reportingLoad(new HostLoadReport(bus, deployer, bridge::inFlightByApplication))
         .start(settings.heartbeat());
     bridge.start();
     processor.start();

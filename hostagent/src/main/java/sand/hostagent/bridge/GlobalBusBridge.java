@@ -342,6 +342,11 @@ public final class GlobalBusBridge implements AutoCloseable {
     return inFlight;
   }
 
+  /** Events delivered here and not finished, per application (the host's load report). */
+  public Map<String, Number> inFlightByApplication() {
+    return inFlight.countByApplication();
+  }
+
   /** Whether an event of {@code app} delivered here has an instance not finished yet (or still queued). */
   public boolean hasEventsInFlight(String app) {
     return !inFlight.of(app, null).isEmpty();

@@ -8,10 +8,12 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sand.cluster.HostAgentTables;
+import sand.cluster.HostLoads;
 
 /**
  * This host's membership in the cluster: registers the host, then heartbeats. A host whose heartbeat is
@@ -32,6 +34,7 @@ public final class ClusterMembership implements AutoCloseable {
     return t;
   });
   private volatile boolean registered;
+  private volatile Supplier<String> load;
   /** The live hosts as last read (at each beat); null while unknown (not read yet, or the read failed). */
   private volatile Set<String> lastLive;
 
@@ -41,6 +44,12 @@ public final class ClusterMembership implements AutoCloseable {
     this.self = self;
     this.clock = clock;
     this.failAfter = failAfter;
+  }
+
+  /** Report this host's load (a JSON object) with each heartbeat ({@link sand.cluster.HostLoads}). */
+  public ClusterMembership reportingLoad(Supplier<String> load) {
+    this.load = load;
+    return this;
   }
 
   /** Register now and heartbeat every {@code period}. */
@@ -74,6 +83,19 @@ public final class ClusterMembership implements AutoCloseable {
           "[host {}] heartbeat failed, retrying at the next beat: {}", self.hostId(), e.toString());
     }
     refreshLive();
+    reportLoad(now);
+  }
+
+  private void reportLoad(Instant now) {
+    Supplier<String> l = load;
+    if (l == null) {
+      return;
+    }
+    try {
+      store.hostLoads().report(new HostLoads.HostLoad(self.hostId(), l.get(), now));
+    } catch (RuntimeException e) {
+      LOG.debug("[host {}] load not reported: {}", self.hostId(), e.toString());
+    }
   }
 
   private void refreshLive() {

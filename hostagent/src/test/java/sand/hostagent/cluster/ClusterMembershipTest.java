@@ -93,4 +93,18 @@ class ClusterMembershipTest {
     a.beat();
     assertFalse(a.knownFailed("b"));
   }
+
+  /** Issue 33: each heartbeat carries the host's load, what placement by load reads. */
+  @Test
+  void eachBeatReportsTheHostsLoad() {
+    InMemoryClusterStore store = new InMemoryClusterStore();
+    int[] asked = {0};
+    ClusterMembership a = member(store, "a").reportingLoad(() -> "{\"sandboxes\": " + ++asked[0] + "}");
+    a.beat();
+    clock.advance(Duration.ofSeconds(2));
+    a.beat();
+    var load = store.hostLoads().all().get("a");
+    assertEquals("{\"sandboxes\": 2}", load.load());
+    assertEquals(clock.instant(), load.at());
+  }
 }
