@@ -13,8 +13,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import sand.cluster.HostAgentTables;
-import sand.cluster.HostLoads;
 import sand.cluster.HostAgentTables.HostInfo;
+import sand.cluster.HostLoads;
 import sand.frontend.internal.Json;
 
 /** Cordon, drain, uncordon and remove a host over the admin API (issue 31). */

@@ -204,7 +204,7 @@ public final class HostAgent implements AutoCloseable {
             bridge::updateGrains,
             bridge::forgetApplication,
             bridge::hasPartitions,
-            bridge::hasEventsInFlight),
+            app -> bridge.inFlightByApplication().containsKey(app)),
         limits,
         settings.deploy(),
         metrics);

@@ -347,11 +347,6 @@ public final class GlobalBusBridge implements AutoCloseable {
     return inFlight.countByApplication();
   }
 
-  /** Whether an event of {@code app} delivered here has an instance not finished yet (or still queued). */
-  public boolean hasEventsInFlight(String app) {
-    return !inFlight.of(app, null).isEmpty();
-  }
-
   LocalRecovery localRecovery() {
     return localRecovery;
   }

@@ -99,7 +99,8 @@ class ClusterMembershipTest {
   void eachBeatReportsTheHostsLoad() {
     InMemoryClusterStore store = new InMemoryClusterStore();
     int[] asked = {0};
-    ClusterMembership a = member(store, "a").reportingLoad(() -> "{\"sandboxes\": " + ++asked[0] + "}");
+    ClusterMembership a =
+        member(store, "a").reportingLoad(() -> "{\"sandboxes\": " + ++asked[0] + "}");
     a.beat();
     clock.advance(Duration.ofSeconds(2));
     a.beat();
