@@ -130,21 +130,29 @@ def sandbox_container(app_id: str) -> str:
     return ids[0]
 
 
+def cgroup_memory_mb(container_id: str) -> float | None:
+    """Memory a container uses now (its cgroup: the number Docker's limit applies to); None if it is gone."""
+    for path in (
+        f"/sys/fs/cgroup/memory/docker/{container_id}/memory.usage_in_bytes",
+        f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/memory.current",
+        f"/sys/fs/cgroup/docker/{container_id}/memory.current",
+    ):
+        try:
+            return int(Path(path).read_text()) / 2**20
+        except OSError:
+            continue
+    return None
+
+
 def container_memory_mb(app: dict[str, Any]) -> float:
-    """Memory the application's sandbox on this host uses now (its cgroup: the number Docker's limit applies to)."""
+    """Memory the application's sandbox on this host uses now."""
     ids = subprocess.run(
         ["docker", "ps", "-q", "--no-trunc", "--filter", f"label=sand.app={app['id']}"], capture_output=True, text=True
     ).stdout.split()
     for cid in ids:
-        for path in (
-            f"/sys/fs/cgroup/memory/docker/{cid}/memory.usage_in_bytes",
-            f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.current",
-            f"/sys/fs/cgroup/docker/{cid}/memory.current",
-        ):
-            try:
-                return int(Path(path).read_text()) / 2**20
-            except OSError:
-                continue
+        mb = cgroup_memory_mb(cid)
+        if mb is not None:
+            return mb
     return float("nan")
 
 

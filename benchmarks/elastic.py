@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._api import Bench, Caller  # noqa: E402
+from benchmarks._api import Bench, Caller, cgroup_memory_mb  # noqa: E402
 from benchmarks._common import machine, percentile, write_result  # noqa: E402
 
 COUNT = """
@@ -79,16 +79,8 @@ def sandboxes(app_ids: set[str]) -> dict[str, str]:
 
 
 def memory_mb(cid: str) -> float:
-    for path in (
-        f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.current",
-        f"/sys/fs/cgroup/docker/{cid}/memory.current",
-        f"/sys/fs/cgroup/memory/docker/{cid}/memory.usage_in_bytes",
-    ):
-        try:
-            return int(Path(path).read_text()) / 2**20
-        except OSError:
-            continue
-    return 0.0  # gone between the listing and the read
+    mb = cgroup_memory_mb(cid)
+    return 0.0 if mb is None else mb  # gone between the listing and the read
 
 
 def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple[float, int, int]]) -> dict[str, Any]:

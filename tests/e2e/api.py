@@ -8,6 +8,7 @@ import hmac
 import io
 import json
 import socket
+import subprocess
 import time
 import zipfile
 from pathlib import Path
@@ -177,3 +178,14 @@ def execution_tag(secret: bytes, app: str, execution_id: str, frontend: str) -> 
         b = part.encode()
         mac.update(len(b).to_bytes(4, "big") + b)
     return mac.digest()[:16].hex()
+
+
+def sandbox_ids(app_id: str) -> list[str]:
+    """The running sandbox containers of an application on this host (Docker's labels)."""
+    return subprocess.run(
+        ["docker", "ps", "-q", "--filter", f"label=sand.app={app_id}", "--filter", "label=sand.component=sandbox"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.split()

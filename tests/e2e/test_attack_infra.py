@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.api import Http, put_app, raw_remove, sign_up
+from tests.e2e.api import Http, put_app, raw_remove, sandbox_ids, sign_up
 
 RUN = uuid.uuid4().hex[:8]
 ECHO = "def handle(event, context):\n    return event\n"
@@ -42,13 +42,7 @@ def docker_json(*args: str) -> Any:
 
 
 def sandbox_of(app_id: str) -> dict[str, Any]:
-    names = subprocess.run(
-        ["docker", "ps", "-q", "--filter", f"label=sand.app={app_id}", "--filter", "label=sand.component=sandbox"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.split()
+    names = sandbox_ids(app_id)
     assert len(names) == 1, names
     return docker_json("inspect", names[0])[0]
 

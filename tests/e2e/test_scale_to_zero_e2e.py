@@ -6,7 +6,6 @@ in the data layer before. An application without the setting keeps its sandbox."
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.api import Http, put_app, raw_remove, sign_up
+from tests.e2e.api import Http, put_app, raw_remove, sandbox_ids, sign_up
 
 COUNT = """
 import os
@@ -33,16 +32,6 @@ def host_load(http: Http, app_id: str) -> dict[str, Any]:
     admin = (SAND_HOME / "admin-key").read_text().strip()
     hosts = http("GET", "/api/v1/admin/hosts", admin).json()["hosts"]
     return {h["host"]: h.get("load", {}).get("apps", {}).get(app_id) for h in hosts if h["alive"]}
-
-
-def sandboxes_of(app_id: str) -> list[str]:
-    return subprocess.run(
-        ["docker", "ps", "-q", "--filter", f"label=sand.app={app_id}", "--filter", "label=sand.component=sandbox"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.split()
 
 
 def host_states(app: dict[str, Any]) -> list[str]:
@@ -65,12 +54,12 @@ def test_an_idle_application_scales_to_zero_and_its_next_request_is_answered_by_
         first = http("POST", f"/app/{name}", json_body={})
         assert first.status_code == 200, first.text
         assert first.json()["calls"] == 1
-        assert len(sandboxes_of(app["id"])) == 1
+        assert len(sandbox_ids(app["id"])) == 1
 
         deadline = time.monotonic() + 30
         while True:
             seen = http("GET", f"/api/v1/apps/{name}", key).json()
-            if host_states(seen) and set(host_states(seen)) == {"idle"} and not sandboxes_of(app["id"]):
+            if host_states(seen) and set(host_states(seen)) == {"idle"} and not sandbox_ids(app["id"]):
                 break
             assert time.monotonic() < deadline, f"not scaled to zero within 30 s: {seen}"
             time.sleep(0.5)
@@ -79,15 +68,15 @@ def test_an_idle_application_scales_to_zero_and_its_next_request_is_answered_by_
         while not (loads := host_load(http, app["id"])) or not all((x or {}).get("idle") for x in loads.values()):
             assert time.monotonic() < deadline, f"the hosts' load does not show it idle: {host_load(http, app['id'])}"
             time.sleep(0.5)
-        assert len(sandboxes_of(other["id"])) == 1, "an application without the setting keeps its sandbox"
+        assert len(sandbox_ids(other["id"])) == 1, "an application without the setting keeps its sandbox"
 
         t0 = time.monotonic()
         second = http("POST", f"/app/{name}", json_body={}, timeout=60)
         cold_ms = (time.monotonic() - t0) * 1000
         assert second.status_code == 200, second.text
         assert second.json()["calls"] == 2, "the data layer kept what the grain stored before"
-        assert second.json()["pid"] != first.json()["pid"] or len(sandboxes_of(app["id"])) == 1
-        assert len(sandboxes_of(app["id"])) == 1, "the request started one sandbox"
+        assert second.json()["pid"] != first.json()["pid"] or len(sandbox_ids(app["id"])) == 1
+        assert len(sandbox_ids(app["id"])) == 1, "the request started one sandbox"
         print(f"\ncold start after scale to zero: the request answered in {cold_ms:.0f} ms")
         deadline = time.monotonic() + 10
         while set(host_states(http("GET", f"/api/v1/apps/{name}", key).json())) != {"deployed"}:
