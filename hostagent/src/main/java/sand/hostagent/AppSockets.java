@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.thrift.TProcessor;
 import sand.common.ThriftLimits;
 import sand.common.ThriftServer;
@@ -26,8 +27,7 @@ final class AppSockets implements AutoCloseable {
 
   private final Path dir;
   private final AutoCloseable bus;
-  private final java.util.concurrent.atomic.AtomicBoolean closed =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean closed = new AtomicBoolean();
   private final ThriftServer data;
 
   AppSockets(

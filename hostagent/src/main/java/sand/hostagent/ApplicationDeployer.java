@@ -496,6 +496,7 @@ final class ApplicationDeployer implements AutoCloseable {
       st.envDigest = AppEnvironment.digest(env);
       st.unhealthy.clear(); // a new sandbox: its workers start with a clean slate
       st.scaledToZero = false;
+      st.scaleToZeroAfter = ScaleToZero.of(app.settings());
       store.setAppHostState(appId, hostId, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
       LOG.info("[host {} app {}] deployed: grains {}", hostId, appId, grains);
       observer.deployed(app, true, (System.nanoTime() - t0) / 1e9);
@@ -625,7 +626,7 @@ final class ApplicationDeployer implements AutoCloseable {
           || st.scaleToZeroWanted) {
         return;
       }
-      Duration after = ScaleToZero.of(dep.settings());
+      Duration after = st.scaleToZeroAfter;
       if (!after.isZero() && d.compareTo(after) >= 0) {
         st.scaleToZeroWanted = true;
         request.accept(appId);
@@ -672,7 +673,7 @@ final class ApplicationDeployer implements AutoCloseable {
             + "partitions stay, and the next event starts it again",
         hostId,
         appId,
-        ScaleToZero.of(d.settings()).toSeconds());
+        st.scaleToZeroAfter.toSeconds());
     drainSandbox(appId, d);
     credentials.revoke(appId);
     observer.scaledToZero(app);
@@ -715,10 +716,9 @@ final class ApplicationDeployer implements AutoCloseable {
 
   /** Events waiting in the application's local queues here. */
   private int queued(String appId) {
-    String prefix = appId + "/";
     int n = 0;
     for (QueueStats q : bus.queueStats()) {
-      if (q.queue().startsWith(prefix)) {
+      if (appId.equals(q.application())) {
         n += q.length();
       }
     }

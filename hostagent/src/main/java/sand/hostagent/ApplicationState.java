@@ -1,5 +1,6 @@
 package sand.hostagent;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Set;
@@ -47,6 +48,8 @@ final class ApplicationState {
    * queues, partitions and version), and the next event starts a sandbox again.
    */
   volatile boolean scaledToZero;
+  /** Its {@code scale_to_zero_after_s} as deployed here (zero: never), read once per deploy. */
+  volatile Duration scaleToZeroAfter = Duration.ZERO;
   /** An event arrived while {@link #scaledToZero}: its lane starts the sandbox. */
   volatile boolean wakeWanted;
   /** The idle watch found it idle past its setting: its lane stops the sandbox if it still is. */

@@ -55,9 +55,8 @@ final class HostLoadReport implements Supplier<String> {
     o.put("idle_applications", idle.size());
     Map<String, Integer> queued = new HashMap<>();
     for (QueueStats q : bus.queueStats()) {
-      int slash = q.queue().indexOf('/');
-      if (slash > 0) {
-        queued.merge(q.queue().substring(0, slash), q.length(), Integer::sum);
+      if (q.application() != null) {
+        queued.merge(q.application(), q.length(), Integer::sum);
       }
     }
     Map<String, Number> flying = inFlight.get();

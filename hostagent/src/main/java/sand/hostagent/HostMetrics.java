@@ -144,7 +144,7 @@ final class HostMetrics {
   private static void eachQueue(
       Metrics m, LocalMessageBus bus, ToDoubleFunction<QueueStats> f, Metrics.Callback cb) {
     for (QueueStats s : bus.queueStats()) {
-      AppLabel a = m.labelOfQueue(s.queue());
+      AppLabel a = m.labelOfQueue(s);
       cb.call(
           f.applyAsDouble(s), s.queue(), a == null ? "" : a.app(), a == null ? "" : a.account());
     }

@@ -56,11 +56,11 @@ final class IdleSandboxes {
   synchronized Map<String, Duration> observe(List<QueueStats> stats, long nowNanos) {
     Map<String, long[]> sums = new HashMap<>(); // app -> published, polled, length
     for (QueueStats s : stats) {
-      int slash = s.queue().indexOf('/');
-      if (slash <= 0) {
+      String app = s.application();
+      if (app == null) {
         continue; // LQ_HA
       }
-      long[] sum = sums.computeIfAbsent(s.queue().substring(0, slash), a -> new long[3]);
+      long[] sum = sums.computeIfAbsent(app, a -> new long[3]);
       sum[0] += s.published();
       sum[1] += s.polled();
       sum[2] += s.length();

@@ -26,6 +26,7 @@ import sand.cluster.metrics.ProcessMetrics;
 import sand.contracts.Event;
 import sand.contracts.TopicNames;
 import sand.hostagent.bridge.InstanceReport;
+import sand.localbus.QueueStats;
 
 /**
  * The host agent's Prometheus metrics on {@code GET /metrics} (text format 0.0.4, made by the Prometheus Java
@@ -151,10 +152,10 @@ final class Metrics
     return l != null ? l : new AppLabel(appId, "");
   }
 
-  /** The application of a queue ({@code <app id>/<grain>}) or a grain topic, or null for the host's own. */
-  AppLabel labelOfQueue(String queue) {
-    int slash = queue.indexOf('/');
-    return slash <= 0 ? null : label(queue.substring(0, slash));
+  /** The application of a queue or a grain topic, or null for the host's own. */
+  AppLabel labelOfQueue(QueueStats queue) {
+    String app = queue.application();
+    return app == null ? null : label(app);
   }
 
   AppLabel labelOfTopic(String topic) {

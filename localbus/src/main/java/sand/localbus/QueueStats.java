@@ -12,4 +12,11 @@ package sand.localbus;
  * @param waitingPollers pollers blocked in a long poll on it (idle grain workers)
  */
 public record QueueStats(
-    String queue, int length, int capacity, long published, long polled, int waitingPollers) {}
+    String queue, int length, int capacity, long published, long polled, int waitingPollers) {
+
+  /** The application owning this grain queue ({@code <application>/<grain>}), or null for LQ_HA. */
+  public String application() {
+    int slash = queue.indexOf('/');
+    return slash > 0 ? queue.substring(0, slash) : null;
+  }
+}
