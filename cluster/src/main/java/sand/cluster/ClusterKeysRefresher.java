@@ -63,8 +63,11 @@ public final class ClusterKeysRefresher implements AutoCloseable {
     return others;
   }
 
-  /** Read the rows now and use them (also what the timer runs). */
-  public void refresh() {
+  /**
+   * Read the rows now and use them (also what the timer runs). Synchronized: a read that started earlier (the
+   * timer's) must not be applied after a later one, putting back keys the cluster state no longer holds.
+   */
+  public synchronized void refresh() {
     try {
       Map<String, ClusterSecrets.Row> rows = secrets.rows();
       ClusterSecrets.Row current = rows.get(ClusterSecrets.CURRENT);
