@@ -254,6 +254,14 @@ def _status(args: argparse.Namespace) -> int:
     hosts = app_hosts(app)
     for h, s, e in hosts:
         print(f"host:    {h} {s}" + (f": {without_app_ids(e, name)}" if e else ""))
+    placement = app.get("placement")
+    if isinstance(placement, dict):  # placed by the cluster's scheduler (settings max_hosts)
+        why = (
+            f" ({placement['reason']}, by {placement.get('by')} at {placement.get('at')})"
+            if placement.get("reason")
+            else ""
+        )
+        print(f"placed:  {', '.join(placement.get('hosts') or []) or 'every live host'}{why}")
     for t in app.get("triggers") or []:
         if isinstance(t, dict):
             when = t.get("schedule") or f"topic {t.get('topic')}"

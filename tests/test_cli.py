@@ -583,6 +583,13 @@ def test_status(logged_in: FakeApi, capsys) -> None:
     assert json.loads(capsys.readouterr().out) == app
 
 
+def test_status_of_an_application_placed_by_the_scheduler_says_where_and_why(logged_in: FakeApi, capsys) -> None:
+    placement = {"hosts": ["h2", "h1"], "reason": "9 events queued on 1 host(s): h1 added", "by": "h1", "at": "T"}
+    logged_in.on("GET", "/api/v1/apps/busy", 200, {"name": "busy", "status": "deployed", "placement": placement})
+    assert sand(["status", "busy"]) == 0
+    assert "placed:  h2, h1 (9 events queued on 1 host(s): h1 added, by h1 at T)\n" in capsys.readouterr().out
+
+
 def test_status_of_an_asl_application_names_its_start_state_and_states(logged_in: FakeApi, capsys) -> None:
     shape = {
         "format": "asl",

@@ -9,7 +9,7 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -511,6 +511,132 @@ def test_a_dead_host_removed_is_listed_nowhere_until_it_comes_back(
     cluster.run("start", "h3")
     wait_alive(client, ledger, "h3")
     assert admin_host(admin, "h3").get("alive") is True
+
+
+# Placed by the scheduler (docs/operations.md "Elastic placement"): one host at first, up to three while its events
+# queue (2 instances of a grain at once per host, each request sleeps 0.3 s), back down 15 s after it goes idle.
+ELASTIC = {"max_hosts": 3, "min_hosts": 1, "scale_in_after_s": 15, "concurrency": 2}
+
+
+class PlacementWatch:
+    """An application's placement (`GET /api/v1/apps/{app}`: hosts, reason, by) read every 0.5 s while a test runs;
+    `on_change(hosts)` is told each new set of hosts."""
+
+    def __init__(self, client: Client, app: str, on_change: Callable[[list[str]], None] | None = None) -> None:
+        self.client, self.app, self.on_change = client, app, on_change
+        self.seen: list[dict] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def now(self) -> dict:
+        return self.client.status(self.app).get("placement") or {}
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            try:
+                p = self.now()
+            except Exception:  # noqa: BLE001 - a frontend killed with its host: read again
+                continue
+            if not self.seen or p.get("hosts") != self.seen[-1].get("hosts"):
+                self.seen.append(p)
+                if self.on_change:
+                    self.on_change(list(p.get("hosts") or []))
+
+    def most_hosts(self) -> int:
+        return max((len(p.get("hosts") or []) for p in self.seen), default=0)
+
+    def until(self, what: str, ok: Callable[[dict], bool], timeout_s: float = 120) -> dict:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            try:
+                p = self.now()
+            except Exception:  # noqa: BLE001
+                p = {}
+            if ok(p):
+                return p
+            time.sleep(0.5)
+        raise AssertionError(f"{what} not within {timeout_s:.0f} s; placements seen: {self.seen}")
+
+    def __enter__(self) -> PlacementWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+
+def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host_killed_loses_nothing(
+    cluster: Cluster, client: Client, ledger: str, tmp_path: Path
+) -> None:
+    deploy_ledger(client, "elastic", tmp_path, settings=ELASTIC)
+    first = client.status("elastic")["placement"]
+    assert len(first["hosts"]) == 1, first
+    when: dict[str, float] = {}
+    try:
+        with PlacementWatch(client, "elastic") as watch:
+
+            def kill_scheduler_once_spread(done: int) -> None:
+                if "t" not in when and watch.most_hosts() >= 2:
+                    when["t"], when["done"] = time.monotonic(), done
+                    cluster.run("kill", "h1")  # the scheduler: the live host of the lowest id
+
+            outcomes = Stream(
+                client, "elastic", 400, threads=10, sleep_s=0.3, on_progress=kill_scheduler_once_spread
+            ).run()
+            spread = watch.most_hosts()
+            assert "t" in when, f"never placed on 2 hosts during 400 requests: {watch.seen}"
+            check_stream(client, "elastic", outcomes)
+            taken = watch.until(
+                "h2 taking over as the scheduler and dropping the dead h1",
+                lambda p: p.get("by") == "h2" and "h1" not in (p.get("hosts") or []),
+            )
+            idle = watch.until(
+                "a scale-in to min_hosts after 15 s idle",
+                lambda p: len(p.get("hosts") or []) == 1 and "idle" in str(p.get("reason")),
+                timeout_s=150,
+            )
+    finally:
+        if "t" in when:  # the cluster whole again for the tests after this one
+            cluster.run("start", "h1")
+    out_s = next(p for p in watch.seen if len(p.get("hosts") or []) >= 2).get("at")
+    print(
+        f"\nelastic burst: 400 requests, every one answered once; placed {first['hosts']} -> up to {spread} hosts "
+        f"(first scale-out at {out_s}: {watch.seen[1].get('reason') if len(watch.seen) > 1 else '?'}); h1 (the "
+        f"scheduler) killed after {when['done']} answers; h2 took over: {taken.get('reason')}; then {idle['hosts']} "
+        f"({idle.get('reason')})"
+    )
+    wait_alive(client, ledger, "h1", timeout_s=180)
+
+
+def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_nothing(
+    cluster: Cluster, client: Client, ledger: str, tmp_path: Path
+) -> None:
+    deploy_ledger(client, "burst", tmp_path, settings=ELASTIC)
+    start = client.status("burst")["placement"]["hosts"]
+    killed: dict[str, object] = {}
+
+    def kill_the_new_host(hosts: list[str]) -> None:
+        added = [h for h in hosts if h not in start]
+        if added and "host" not in killed:
+            killed["host"], killed["t"] = added[0], time.monotonic()
+            cluster.run("kill", added[0])
+
+    try:
+        with PlacementWatch(client, "burst", on_change=kill_the_new_host) as watch:
+            outcomes = Stream(client, "burst", 300, threads=10, sleep_s=0.3).run()
+            assert "host" in killed, f"never scaled out during 300 requests: {watch.seen}"
+            check_stream(client, "burst", outcomes)
+            host = str(killed["host"])
+            after = watch.until(f"the dead {host} leaving the placement", lambda p: host not in (p.get("hosts") or []))
+    finally:
+        if "host" in killed:  # the cluster whole again for the tests after this one
+            cluster.run("start", str(killed["host"]))
+    print(
+        f"\nscale-out target killed: {start} + {host}, {host} killed as soon as it was chosen; 300 requests, every one "
+        f"answered once; then {after.get('hosts')} ({after.get('reason')})"
+    )
+    wait_alive(client, ledger, host, timeout_s=180)
 
 
 def test_a_backup_restored_after_the_data_is_lost_brings_back_applications_accounts_and_data(

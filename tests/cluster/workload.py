@@ -83,13 +83,15 @@ class Cluster:
         return {line.split()[0]: line.split() for line in self.run("status").stdout.splitlines()}
 
 
-def deploy_ledger(client: Client, name: str, tmp: Path, timeout_s: float = 180) -> None:
+def deploy_ledger(
+    client: Client, name: str, tmp: Path, timeout_s: float = 180, settings: dict[str, Any] | None = None
+) -> None:
     folder = tmp / name
     folder.mkdir(parents=True, exist_ok=True)
     for fname, code in LEDGER.items():
         (folder / fname).write_text(code)
     (folder / "workflow.json").write_text(json.dumps({"name": name, **LEDGER_WORKFLOW}))
-    client.deploy(folder, name=name, timeout_s=timeout_s)
+    client.deploy(folder, name=name, timeout_s=timeout_s, settings=settings)
 
 
 def signup(url: str) -> Client:

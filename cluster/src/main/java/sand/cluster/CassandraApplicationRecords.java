@@ -26,15 +26,18 @@ final class CassandraApplicationRecords {
 
   CassandraApplicationRecords(CqlSession session, String ks) {
     this.session = session;
-    put = session.prepare(
+    put = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".app_records (app_id, kind, id, value) VALUES (?, ?, ?, ?)");
-    get = session.prepare(
+    get = Statements.prepare(
+        session,
         "SELECT id, value FROM " + ks + ".app_records WHERE app_id = ? AND kind = ? AND id = ?");
-    list = session.prepare(
-        "SELECT id, value FROM " + ks + ".app_records WHERE app_id = ? AND kind = ?");
-    delete = session.prepare(
-        "DELETE FROM " + ks + ".app_records WHERE app_id = ? AND kind = ? AND id = ?");
-    deleteAll = session.prepare("DELETE FROM " + ks + ".app_records WHERE app_id = ? AND kind = ?");
+    list = Statements.prepare(
+        session, "SELECT id, value FROM " + ks + ".app_records WHERE app_id = ? AND kind = ?");
+    delete = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_records WHERE app_id = ? AND kind = ? AND id = ?");
+    deleteAll = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_records WHERE app_id = ? AND kind = ?");
   }
 
   void put(AppRecord r) {

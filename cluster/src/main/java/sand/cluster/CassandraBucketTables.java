@@ -30,20 +30,24 @@ final class CassandraBucketTables implements BucketTables {
   CassandraBucketTables(CqlSession session, String ks) {
     this.session = session;
     String cols = "owner, name, targets, created";
-    create = session.prepare(
-        "INSERT INTO " + ks + ".buckets (" + cols + ") VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    one =
-        session.prepare("SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ? AND name = ?");
-    list = session.prepare("SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ?");
-    targets = session.prepare(
+    create = Statements.prepare(
+        session, "INSERT INTO " + ks + ".buckets (" + cols + ") VALUES (?, ?, ?, ?) IF NOT EXISTS");
+    one = Statements.prepare(
+        session, "SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ? AND name = ?");
+    list =
+        Statements.prepare(session, "SELECT " + cols + " FROM " + ks + ".buckets WHERE owner = ?");
+    targets = Statements.prepare(
+        session,
         "UPDATE " + ks + ".buckets SET targets = ? WHERE owner = ? AND name = ? IF EXISTS");
-    delete =
-        session.prepare("DELETE FROM " + ks + ".buckets WHERE owner = ? AND name = ? IF EXISTS");
+    delete = Statements.prepare(
+        session, "DELETE FROM " + ks + ".buckets WHERE owner = ? AND name = ? IF EXISTS");
     String fcols = "execution_id, app_id, app, bucket, event";
-    putFired = session.prepare("INSERT INTO " + ks + ".bucket_fired_events (" + fcols
-        + ") VALUES (?, ?, ?, ?, ?) USING TTL ?");
-    fired = session.prepare(
-        "SELECT " + fcols + " FROM " + ks + ".bucket_fired_events WHERE execution_id = ?");
+    putFired = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".bucket_fired_events (" + fcols
+            + ") VALUES (?, ?, ?, ?, ?) USING TTL ?");
+    fired = Statements.prepare(
+        session, "SELECT " + fcols + " FROM " + ks + ".bucket_fired_events WHERE execution_id = ?");
   }
 
   private static Bucket bucket(Row r) {

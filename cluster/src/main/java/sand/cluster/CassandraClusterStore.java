@@ -35,6 +35,7 @@ public final class CassandraClusterStore implements ClusterStore {
   private final PreparedStatement getApp;
   private final PreparedStatement allApps;
   private final PreparedStatement putDesired;
+  private final PreparedStatement putPlacement;
   private final PreparedStatement getCode;
   private final PreparedStatement putState;
   private final PreparedStatement getStates;
@@ -53,37 +54,56 @@ public final class CassandraClusterStore implements ClusterStore {
 
   private CassandraClusterStore(CqlSession session, String ks) {
     this.session = session;
-    upsertHost = session.prepare(
+    upsertHost = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".hosts (host_id, bus_address, data_address, gate_address, "
             + "capacity, memory_mb, started, heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    heartbeat = session.prepare("UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
-    allHosts = session.prepare(
+    heartbeat =
+        Statements.prepare(session, "UPDATE " + ks + ".hosts SET heartbeat = ? WHERE host_id = ?");
+    allHosts = Statements.prepare(
+        session,
         "SELECT host_id, bus_address, data_address, gate_address, capacity, memory_mb, started, "
             + "heartbeat FROM " + ks + ".hosts");
-    deleteHost = session.prepare("DELETE FROM " + ks + ".hosts WHERE host_id = ?");
-    putApp = session.prepare(
+    deleteHost = Statements.prepare(session, "DELETE FROM " + ks + ".hosts WHERE host_id = ?");
+    putApp = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".applications (app_id, name, owner, workflow, requirements, "
             + "settings, version, desired, hosts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    putDesired = session.prepare(
-        "UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
-    putCode = session.prepare("INSERT INTO " + ks
-        + ".application_code (app_id, resource, code, kind, sha256) " + "VALUES (?, ?, ?, ?, ?)");
-    getApp =
-        session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
-    allApps = session.prepare("SELECT " + APP_COLUMNS + " FROM " + ks + ".applications");
-    getCode = session.prepare(
+    putDesired = Statements.prepare(
+        session, "UPDATE " + ks + ".applications SET desired = ?, hosts = ? WHERE app_id = ?");
+    putPlacement = Statements.prepare(
+        session, "UPDATE " + ks + ".applications SET hosts = ? WHERE app_id = ?");
+    putCode = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".application_code (app_id, resource, code, kind, sha256) "
+            + "VALUES (?, ?, ?, ?, ?)");
+    getApp = Statements.prepare(
+        session, "SELECT " + APP_COLUMNS + " FROM " + ks + ".applications WHERE app_id = ?");
+    allApps =
+        Statements.prepare(session, "SELECT " + APP_COLUMNS + " FROM " + ks + ".applications");
+    getCode = Statements.prepare(
+        session,
         "SELECT resource, code, kind, sha256 FROM " + ks + ".application_code WHERE app_id = ?");
-    putState = session.prepare("INSERT INTO " + ks
-        + ".app_hosts (app_id, host_id, status, error, updated) " + "VALUES (?, ?, ?, ?, ?)");
-    getStates = session.prepare("SELECT app_id, host_id, status, error, updated FROM " + ks
-        + ".app_hosts WHERE app_id = ?");
-    putLog = session.prepare(
+    putState = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".app_hosts (app_id, host_id, status, error, updated) "
+            + "VALUES (?, ?, ?, ?, ?)");
+    getStates = Statements.prepare(
+        session,
+        "SELECT app_id, host_id, status, error, updated FROM " + ks
+            + ".app_hosts WHERE app_id = ?");
+    putLog = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".execution_logs (execution_id, ts, seq, grain, level, text) "
             + "VALUES (?, ?, ?, ?, ?, ?) USING TTL ?");
-    getLogs = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
-        + ".execution_logs WHERE execution_id = ?");
-    getLogsPage = session.prepare("SELECT execution_id, ts, seq, grain, level, text FROM " + ks
-        + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
+    getLogs = Statements.prepare(
+        session,
+        "SELECT execution_id, ts, seq, grain, level, text FROM " + ks
+            + ".execution_logs WHERE execution_id = ?");
+    getLogsPage = Statements.prepare(
+        session,
+        "SELECT execution_id, ts, seq, grain, level, text FROM " + ks
+            + ".execution_logs WHERE execution_id = ? AND (ts, seq) > (?, ?) LIMIT ?");
     frontend = new CassandraFrontendTables(session, ks);
     records = new CassandraApplicationRecords(session, ks);
     secretTables = new CassandraSecretTables(session, ks);
@@ -258,6 +278,12 @@ public final class CassandraClusterStore implements ClusterStore {
   @Override
   public void setDesired(String appId, String desired, List<String> hosts) {
     session.execute(putDesired.bind(desired, hosts, appId));
+  }
+
+  @Override
+  public void setPlacement(String appId, List<String> hosts) {
+    session.execute(
+        putPlacement.bind(hosts, appId)); // on a deleted application: a half-written row, skipped
   }
 
   /**

@@ -29,19 +29,27 @@ final class CassandraEndpointTables implements EndpointTables {
 
   CassandraEndpointTables(CqlSession session, String ks) {
     this.session = session;
-    putMode = session.prepare("UPDATE " + ks + ".app_endpoint SET mode = ? WHERE app_id = ?");
-    putSecret =
-        session.prepare("UPDATE " + ks + ".app_endpoint SET sealed_secret = ? WHERE app_id = ?");
-    get = session.prepare(
+    putMode =
+        Statements.prepare(session, "UPDATE " + ks + ".app_endpoint SET mode = ? WHERE app_id = ?");
+    putSecret = Statements.prepare(
+        session, "UPDATE " + ks + ".app_endpoint SET sealed_secret = ? WHERE app_id = ?");
+    get = Statements.prepare(
+        session,
         "SELECT app_id, mode, sealed_secret FROM " + ks + ".app_endpoint WHERE app_id = ?");
-    putKey = session.prepare("INSERT INTO " + ks
-        + ".app_invoke_keys (app_id, id, name, sha256, prefix, created) VALUES (?, ?, ?, ?, ?, ?)");
-    keys = session.prepare("SELECT app_id, id, name, sha256, prefix, created FROM " + ks
-        + ".app_invoke_keys WHERE app_id = ?");
-    deleteKey = session.prepare(
-        "DELETE FROM " + ks + ".app_invoke_keys WHERE app_id = ? AND id = ? IF EXISTS");
-    deleteKeys = session.prepare("DELETE FROM " + ks + ".app_invoke_keys WHERE app_id = ?");
-    deleteAuth = session.prepare("DELETE FROM " + ks + ".app_endpoint WHERE app_id = ?");
+    putKey = Statements.prepare(
+        session,
+        "INSERT INTO " + ks
+            + ".app_invoke_keys (app_id, id, name, sha256, prefix, created) VALUES (?, ?, ?, ?, ?, ?)");
+    keys = Statements.prepare(
+        session,
+        "SELECT app_id, id, name, sha256, prefix, created FROM " + ks
+            + ".app_invoke_keys WHERE app_id = ?");
+    deleteKey = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_invoke_keys WHERE app_id = ? AND id = ? IF EXISTS");
+    deleteKeys =
+        Statements.prepare(session, "DELETE FROM " + ks + ".app_invoke_keys WHERE app_id = ?");
+    deleteAuth =
+        Statements.prepare(session, "DELETE FROM " + ks + ".app_endpoint WHERE app_id = ?");
   }
 
   @Override

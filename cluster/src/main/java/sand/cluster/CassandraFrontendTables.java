@@ -128,73 +128,103 @@ final class CassandraFrontendTables {
     endpoints = new CassandraEndpointTables(session, ks);
     triggers = new CassandraTriggerTables(session, ks);
     buckets = new CassandraBucketTables(session, ks);
-    frontendHeartbeat =
-        session.prepare("INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
-    claimKnix = session.prepare("INSERT INTO " + ks
-        + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?) " + "IF NOT EXISTS");
-    putKnix = session.prepare(
+    frontendHeartbeat = Statements.prepare(
+        session, "INSERT INTO " + ks + ".frontends (frontend_id, heartbeat) VALUES (?, ?)");
+    claimKnix = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?) "
+            + "IF NOT EXISTS");
+    putKnix = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".knix_records (scope, kind, id, value) VALUES (?, ?, ?, ?)");
-    getKnix = session.prepare(
+    getKnix = Statements.prepare(
+        session,
         "SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
-    listKnix = session.prepare(
-        "SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
-    deleteKnix = session.prepare(
-        "DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
-    deleteAllKnix =
-        session.prepare("DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
-    allFrontends = session.prepare("SELECT frontend_id, heartbeat FROM " + ks + ".frontends");
-    putAccount = session.prepare("INSERT INTO " + ks
-        + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) " + "IF NOT EXISTS");
-    putKey = session.prepare("INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
-    getKey = session.prepare("SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
-    deleteAccount = session.prepare("DELETE FROM " + ks + ".accounts WHERE name = ?");
+    listKnix = Statements.prepare(
+        session, "SELECT id, value FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
+    deleteKnix = Statements.prepare(
+        session, "DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ? AND id = ?");
+    deleteAllKnix = Statements.prepare(
+        session, "DELETE FROM " + ks + ".knix_records WHERE scope = ? AND kind = ?");
+    allFrontends =
+        Statements.prepare(session, "SELECT frontend_id, heartbeat FROM " + ks + ".frontends");
+    putAccount = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".accounts (name, api_key_sha256, created) VALUES (?, ?, ?) "
+            + "IF NOT EXISTS");
+    putKey = Statements.prepare(
+        session, "INSERT INTO " + ks + ".api_keys (key_sha256, account) VALUES (?, ?)");
+    getKey =
+        Statements.prepare(session, "SELECT account FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    deleteAccount = Statements.prepare(session, "DELETE FROM " + ks + ".accounts WHERE name = ?");
     // A deleted account's row, kept until its TTL, holds the name. Every column is written (and
     // the row marker, by the INSERT), so nothing of the old row outlives the TTL; then
     // createAccount's IF NOT EXISTS succeeds again. The same row: no sign-up can slip in between
     // the delete and the hold.
-    holdAccountName = session.prepare("INSERT INTO " + ks
-        + ".accounts (name, api_key_sha256, created, free_at) VALUES (?, null, ?, ?) USING TTL ?");
-    getAccountNameHold = session.prepare("SELECT free_at FROM " + ks + ".accounts WHERE name = ?");
-    deleteKey = session.prepare("DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
-    putAppExecution = session.prepare("INSERT INTO " + ks
-        + ".app_executions (app_id, started, execution_id) " + "VALUES (?, ?, ?) USING TTL ?");
-    appExecutions = session.prepare("SELECT execution_id FROM " + ks
-        + ".app_executions WHERE app_id = ? AND " + "started >= ? LIMIT ?");
-    appExecutionsBetween = session.prepare("SELECT execution_id, started FROM " + ks
-        + ".app_executions WHERE app_id = ? AND started >= ? AND started <= ? LIMIT ?");
-    getAccount = session.prepare(
+    holdAccountName = Statements.prepare(
+        session,
+        "INSERT INTO " + ks
+            + ".accounts (name, api_key_sha256, created, free_at) VALUES (?, null, ?, ?) USING TTL ?");
+    getAccountNameHold =
+        Statements.prepare(session, "SELECT free_at FROM " + ks + ".accounts WHERE name = ?");
+    deleteKey = Statements.prepare(session, "DELETE FROM " + ks + ".api_keys WHERE key_sha256 = ?");
+    putAppExecution = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".app_executions (app_id, started, execution_id) "
+            + "VALUES (?, ?, ?) USING TTL ?");
+    appExecutions = Statements.prepare(
+        session,
+        "SELECT execution_id FROM " + ks + ".app_executions WHERE app_id = ? AND "
+            + "started >= ? LIMIT ?");
+    appExecutionsBetween = Statements.prepare(
+        session,
+        "SELECT execution_id, started FROM " + ks
+            + ".app_executions WHERE app_id = ? AND started >= ? AND started <= ? LIMIT ?");
+    getAccount = Statements.prepare(
+        session,
         "SELECT name, api_key_sha256, created, free_at FROM " + ks + ".accounts WHERE name = ?");
-    disable = session.prepare("INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
-    enable = session.prepare("DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
-    getDisabled = session.prepare("SELECT why FROM " + ks + ".disabled_accounts WHERE name = ?");
-    putGrain = session.prepare(
+    disable = Statements.prepare(
+        session, "INSERT INTO " + ks + ".disabled_accounts (name, why) VALUES (?, ?)");
+    enable = Statements.prepare(session, "DELETE FROM " + ks + ".disabled_accounts WHERE name = ?");
+    getDisabled =
+        Statements.prepare(session, "SELECT why FROM " + ks + ".disabled_accounts WHERE name = ?");
+    putGrain = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".grains (owner, name, version, code, kind, sha256, size, "
             + "created) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS");
-    latestGrain =
-        session.prepare("SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
+    latestGrain = Statements.prepare(
+        session, "SELECT * FROM " + ks + ".grains WHERE owner = ? AND name = ? LIMIT 1");
     // Few grains per cluster: a scan filtered by owner is fine at this scale.
-    allGrains = session.prepare("SELECT * FROM " + ks + ".grains PER PARTITION LIMIT 1");
-    deleteGrain = session.prepare("DELETE FROM " + ks + ".grains WHERE owner = ? AND name = ?");
-    claimName =
-        session.prepare("INSERT INTO " + ks + ".app_names (name, app_id, owner, request_timeout_s) "
+    allGrains =
+        Statements.prepare(session, "SELECT * FROM " + ks + ".grains PER PARTITION LIMIT 1");
+    deleteGrain =
+        Statements.prepare(session, "DELETE FROM " + ks + ".grains WHERE owner = ? AND name = ?");
+    claimName = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".app_names (name, app_id, owner, request_timeout_s) "
             + "VALUES (?, ?, ?, ?) IF NOT EXISTS");
-    getName = session.prepare(
+    getName = Statements.prepare(
+        session,
         "SELECT name, app_id, owner, request_timeout_s FROM " + ks + ".app_names WHERE name = ?");
     // IF EXISTS: a timeout set as the name is released must not leave a claim that no one holds
-    setTimeout = session.prepare(
-        "UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ? IF EXISTS");
-    deleteName = session.prepare("DELETE FROM " + ks + ".app_names WHERE name = ?");
-    deleteCode = session.prepare(
-        "DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
-    deleteAllCode = session.prepare("DELETE FROM " + ks + ".application_code WHERE app_id = ?");
-    deleteApp = session.prepare("DELETE FROM " + ks + ".applications WHERE app_id = ?");
-    deleteStates = session.prepare("DELETE FROM " + ks + ".app_hosts WHERE app_id = ?");
-    putExecution = session.prepare(
+    setTimeout = Statements.prepare(
+        session, "UPDATE " + ks + ".app_names SET request_timeout_s = ? WHERE name = ? IF EXISTS");
+    deleteName = Statements.prepare(session, "DELETE FROM " + ks + ".app_names WHERE name = ?");
+    deleteCode = Statements.prepare(
+        session, "DELETE FROM " + ks + ".application_code WHERE app_id = ? AND resource = ?");
+    deleteAllCode =
+        Statements.prepare(session, "DELETE FROM " + ks + ".application_code WHERE app_id = ?");
+    deleteApp = Statements.prepare(session, "DELETE FROM " + ks + ".applications WHERE app_id = ?");
+    deleteStates = Statements.prepare(session, "DELETE FROM " + ks + ".app_hosts WHERE app_id = ?");
+    putExecution = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".executions (execution_id, app_id, owner, status, started, "
             + "frontend) VALUES (?, ?, ?, ?, ?, ?) USING TTL ? AND TIMESTAMP ?");
-    getExecution = session.prepare("SELECT * FROM " + ks + ".executions WHERE execution_id = ?");
-    finishExecution =
-        session.prepare("UPDATE " + ks + ".executions USING TTL ? AND TIMESTAMP ? SET status = ?, "
+    getExecution =
+        Statements.prepare(session, "SELECT * FROM " + ks + ".executions WHERE execution_id = ?");
+    finishExecution = Statements.prepare(
+        session,
+        "UPDATE " + ks + ".executions USING TTL ? AND TIMESTAMP ? SET status = ?, "
             + "result = ?, error = ?, finished = ?, timings = ? WHERE execution_id = ?");
   }
 

@@ -19,9 +19,11 @@ final class CassandraHostLoads implements HostLoads {
 
   CassandraHostLoads(CqlSession session, String ks) {
     this.session = session;
-    put = session.prepare("INSERT INTO " + ks
-        + ".host_loads (host_id, load, at) VALUES (?, ?, ?) USING TTL " + TTL.toSeconds());
-    all = session.prepare("SELECT host_id, load, at FROM " + ks + ".host_loads");
+    put = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".host_loads (host_id, load, at) VALUES (?, ?, ?) USING TTL "
+            + TTL.toSeconds());
+    all = Statements.prepare(session, "SELECT host_id, load, at FROM " + ks + ".host_loads");
   }
 
   @Override

@@ -21,12 +21,15 @@ final class CassandraHostSchedules implements HostSchedules {
 
   CassandraHostSchedules(CqlSession session, String ks) {
     this.session = session;
-    put = session.prepare("INSERT INTO " + ks
-        + ".host_schedules (host_id, state, reason, since) VALUES (?, ?, ?, ?)");
-    all = session.prepare("SELECT host_id, state, reason, since FROM " + ks + ".host_schedules");
-    delete = session.prepare("DELETE FROM " + ks + ".host_schedules WHERE host_id = ?");
-    deleteAppHost =
-        session.prepare("DELETE FROM " + ks + ".app_hosts WHERE app_id = ? AND host_id = ?");
+    put = Statements.prepare(
+        session,
+        "INSERT INTO " + ks
+            + ".host_schedules (host_id, state, reason, since) VALUES (?, ?, ?, ?)");
+    all = Statements.prepare(
+        session, "SELECT host_id, state, reason, since FROM " + ks + ".host_schedules");
+    delete = Statements.prepare(session, "DELETE FROM " + ks + ".host_schedules WHERE host_id = ?");
+    deleteAppHost = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_hosts WHERE app_id = ? AND host_id = ?");
   }
 
   @Override

@@ -22,13 +22,15 @@ final class CassandraSecretTables implements SecretTables {
 
   CassandraSecretTables(CqlSession session, String ks) {
     this.session = session;
-    put = session.prepare(
+    put = Statements.prepare(
+        session,
         "INSERT INTO " + ks + ".app_secrets (app_id, name, sealed, updated) VALUES (?, ?, ?, ?)");
-    all = session.prepare(
+    all = Statements.prepare(
+        session,
         "SELECT app_id, name, sealed, updated FROM " + ks + ".app_secrets WHERE app_id = ?");
-    deleteOne = session.prepare(
-        "DELETE FROM " + ks + ".app_secrets WHERE app_id = ? AND name = ? IF EXISTS");
-    deleteAll = session.prepare("DELETE FROM " + ks + ".app_secrets WHERE app_id = ?");
+    deleteOne = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_secrets WHERE app_id = ? AND name = ? IF EXISTS");
+    deleteAll = Statements.prepare(session, "DELETE FROM " + ks + ".app_secrets WHERE app_id = ?");
   }
 
   @Override

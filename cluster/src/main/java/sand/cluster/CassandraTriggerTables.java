@@ -55,36 +55,49 @@ final class CassandraTriggerTables implements TriggerTables {
   CassandraTriggerTables(CqlSession session, String ks) {
     this.session = session;
     String cols = "app_id, name, kind, spec, created";
-    put = session.prepare(
-        "INSERT INTO " + ks + ".app_triggers (" + cols + ") VALUES (?, ?, ?, ?, ?)");
-    list = session.prepare("SELECT " + cols + " FROM " + ks + ".app_triggers WHERE app_id = ?");
-    all = session.prepare("SELECT " + cols + " FROM " + ks + ".app_triggers LIMIT ?");
-    delete = session.prepare(
-        "DELETE FROM " + ks + ".app_triggers WHERE app_id = ? AND name = ? IF EXISTS");
-    deleteAll = session.prepare("DELETE FROM " + ks + ".app_triggers WHERE app_id = ?");
-    tick = session.prepare("INSERT INTO " + ks + ".trigger_ticks (app_id, name, tick, claimed_by) "
-        + "VALUES (?, ?, ?, ?) IF NOT EXISTS USING TTL " + TICK_KEPT_S);
-    key = session.prepare("INSERT INTO " + ks + ".idempotency_keys (app_id, key, execution_id, "
-        + "body_sha256, attempt) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?");
-    readKey = session.prepare("SELECT execution_id, body_sha256, attempt FROM " + ks
-        + ".idempotency_keys WHERE app_id = ? AND key = ?");
-    moveKey =
-        session.prepare("UPDATE " + ks + ".idempotency_keys USING TTL ? SET execution_id = ?, "
+    put = Statements.prepare(
+        session, "INSERT INTO " + ks + ".app_triggers (" + cols + ") VALUES (?, ?, ?, ?, ?)");
+    list = Statements.prepare(
+        session, "SELECT " + cols + " FROM " + ks + ".app_triggers WHERE app_id = ?");
+    all = Statements.prepare(session, "SELECT " + cols + " FROM " + ks + ".app_triggers LIMIT ?");
+    delete = Statements.prepare(
+        session, "DELETE FROM " + ks + ".app_triggers WHERE app_id = ? AND name = ? IF EXISTS");
+    deleteAll = Statements.prepare(session, "DELETE FROM " + ks + ".app_triggers WHERE app_id = ?");
+    tick = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".trigger_ticks (app_id, name, tick, claimed_by) "
+            + "VALUES (?, ?, ?, ?) IF NOT EXISTS USING TTL " + TICK_KEPT_S);
+    key = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".idempotency_keys (app_id, key, execution_id, "
+            + "body_sha256, attempt) VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?");
+    readKey = Statements.prepare(
+        session,
+        "SELECT execution_id, body_sha256, attempt FROM " + ks
+            + ".idempotency_keys WHERE app_id = ? AND key = ?");
+    moveKey = Statements.prepare(
+        session,
+        "UPDATE " + ks + ".idempotency_keys USING TTL ? SET execution_id = ?, "
             + "body_sha256 = ?, attempt = ? WHERE app_id = ? AND key = ? IF execution_id = ?");
-    release = session.prepare(
+    release = Statements.prepare(
+        session,
         "DELETE FROM " + ks + ".idempotency_keys WHERE app_id = ? AND key = ? IF execution_id = ?");
     String dcols = "app_id, id, source, event, error, attempts, executions, at";
-    putDead = session.prepare("INSERT INTO " + ks + ".dead_letters (" + dcols
-        + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?");
-    dead = session.prepare(
-        "SELECT " + dcols + " FROM " + ks + ".dead_letters WHERE app_id = ? LIMIT ?");
-    deadBefore = session.prepare(
+    putDead = Statements.prepare(
+        session,
+        "INSERT INTO " + ks + ".dead_letters (" + dcols
+            + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?");
+    dead = Statements.prepare(
+        session, "SELECT " + dcols + " FROM " + ks + ".dead_letters WHERE app_id = ? LIMIT ?");
+    deadBefore = Statements.prepare(
+        session,
         "SELECT " + dcols + " FROM " + ks + ".dead_letters WHERE app_id = ? AND id < ? LIMIT ?");
-    deadOne = session.prepare(
-        "SELECT " + dcols + " FROM " + ks + ".dead_letters WHERE app_id = ? AND id = ?");
-    deleteDead = session.prepare(
-        "DELETE FROM " + ks + ".dead_letters WHERE app_id = ? AND id = ? IF EXISTS");
-    deleteAllDead = session.prepare("DELETE FROM " + ks + ".dead_letters WHERE app_id = ?");
+    deadOne = Statements.prepare(
+        session, "SELECT " + dcols + " FROM " + ks + ".dead_letters WHERE app_id = ? AND id = ?");
+    deleteDead = Statements.prepare(
+        session, "DELETE FROM " + ks + ".dead_letters WHERE app_id = ? AND id = ? IF EXISTS");
+    deleteAllDead =
+        Statements.prepare(session, "DELETE FROM " + ks + ".dead_letters WHERE app_id = ?");
   }
 
   @Override

@@ -132,6 +132,12 @@ public interface HostAgentTables extends SecretTables {
 
   Map<String, GrainCode> applicationCode(String appId);
 
+  /**
+   * The hosts the cluster's scheduler places an application on (docs/operations.md "Elastic placement"): only the
+   * hosts column, so a deploy or undeploy written meanwhile keeps its version and desired state.
+   */
+  void setPlacement(String appId, List<String> hosts);
+
   void setAppHostState(String appId, String hostId, String status, String error, Instant now);
 
   List<AppHostState> appHostStates(String appId);

@@ -135,6 +135,22 @@ public class InMemoryClusterStore implements ClusterStore {
   }
 
   @Override
+  public void setPlacement(String appId, List<String> hosts) {
+    apps.computeIfPresent(
+        appId,
+        (k, a) -> new ApplicationRecord(
+            a.appId(),
+            a.name(),
+            a.owner(),
+            a.workflow(),
+            a.requirements(),
+            a.settings(),
+            a.version(),
+            a.desired(),
+            List.copyOf(hosts)));
+  }
+
+  @Override
   public void setDesired(String appId, String desired, List<String> hosts) {
     apps.computeIfPresent(
         appId,

@@ -142,6 +142,7 @@ public record ApplicationSettings(
     AppEnv.parseEnv(
         n.get("env")); // checked here so a bad env is refused at PUT; AppEnv reads it at deploy
     ScaleToZero.parse(n); // checked here too; the host agent reads it
+    ElasticPlacement.parse(n); // the frontend and the scheduler read it
     ApplicationSettings d = defaults();
     return new ApplicationSettings(
         num(n, "timeout_s", d.timeoutS),

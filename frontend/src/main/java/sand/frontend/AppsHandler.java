@@ -29,6 +29,7 @@ import sand.cluster.globaldata.GlobalDataLayer;
 import sand.cluster.globaldata.GlobalUnavailableException;
 import sand.contracts.ApplicationLimits;
 import sand.contracts.ApplicationSettings;
+import sand.contracts.ElasticPlacement;
 import sand.contracts.TopicNames;
 import sand.contracts.Workflow;
 import sand.frontend.internal.ApiException;
@@ -226,7 +227,10 @@ public final class AppsHandler {
             settings.agentJson(),
             old == null ? 0 : old.version(),
             old == null ? HostAgentTables.DESIRED_UNDEPLOYED : old.desired(),
-            settings.hosts()),
+            // placed by the scheduler: where it runs stays until the scheduler or a deploy moves it
+            old != null && ElasticPlacement.of(settings.agentJson()).isPresent()
+                ? old.hosts()
+                : settings.hosts()),
         Map.of());
     changed(name);
     return Reply.ok(describe(
@@ -332,7 +336,20 @@ public final class AppsHandler {
     ObjectNode settings = (ObjectNode)
         Json.stored(app.settings() == null || app.settings().isBlank() ? "{}" : app.settings());
     settings.put("request_timeout_s", n.requestTimeoutS());
-    app.hosts().forEach(settings.withArray("hosts")::add);
+    if (ElasticPlacement.of(app.settings()).isEmpty()) {
+      app.hosts().forEach(settings.withArray("hosts")::add);
+    } else { // the scheduler's hosts, and why (docs/operations.md "Elastic placement")
+      ObjectNode placed = out.putObject("placement");
+      app.hosts().forEach(placed.putArray("hosts")::add);
+      try {
+        store
+            .appRecord(app.appId(), ElasticPlacement.RECORD_KIND, ElasticPlacement.RECORD_ID)
+            .ifPresent(r -> placed.setAll((ObjectNode)
+                Json.stored(new String(r.value(), java.nio.charset.StandardCharsets.UTF_8))));
+      } catch (RuntimeException e) {
+        placed.put("reason", "unknown (the cluster state did not answer)");
+      }
+    }
     out.set("settings", settings);
     if (triggers != null) {
       try {
@@ -463,9 +480,10 @@ public final class AppsHandler {
       }
       int t = 0;
       if (timeout != null && !timeout.isNull()) {
-        if (!timeout.canConvertToInt() || timeout.asInt() < 1 || timeout.asInt() > 300) {
+        // 0: the frontend's default, as GET shows it (so a GET's settings PUT back are taken)
+        if (!timeout.canConvertToInt() || timeout.asInt() < 0 || timeout.asInt() > 300) {
           throw ApiException.badRequest("settings.request_timeout_s=" + timeout
-              + " is invalid: must be an int " + "in 1..300 seconds");
+              + " is invalid: must be an int in 1..300 seconds (0: the frontend's default)");
         }
         t = timeout.asInt();
       }
@@ -480,6 +498,10 @@ public final class AppsHandler {
       } catch (IllegalArgumentException e) {
         String why = e.getMessage();
         throw ApiException.badRequest(why.startsWith("settings.") ? why : "settings: " + why);
+      }
+      if (!hostList.isEmpty() && ElasticPlacement.of(Json.text(agent)).isPresent()) {
+        throw ApiException.badRequest("settings name hosts and set " + ElasticPlacement.MAX_HOSTS
+            + ": either name the hosts it runs on, or let the scheduler place it, not both");
       }
       return new Settings(Json.text(agent), List.copyOf(hostList), t);
     }

@@ -6,6 +6,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import sand.contracts.ControlEvent;
 import sand.contracts.TopicNames;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Json;
@@ -23,15 +24,10 @@ public final class ControlEvents {
   }
 
   public void publish(String type, String appId, List<String> hosts) {
-    var v = Json.object().put("type", type).put("app", appId);
-    if (hosts == null || hosts.isEmpty()) {
-      v.putNull("hosts");
-    } else {
-      hosts.forEach(v.putArray("hosts")::add);
-    }
     try {
       producer
-          .send(new ProducerRecord<>(TopicNames.CONTROL, appId, Json.bytes(v)))
+          .send(new ProducerRecord<>(
+              TopicNames.CONTROL, appId, ControlEvent.application(type, appId, hosts)))
           .get(10, TimeUnit.SECONDS);
     } catch (ExecutionException | TimeoutException e) {
       // The state is written; agents reconcile periodically, so the deploy still happens, only

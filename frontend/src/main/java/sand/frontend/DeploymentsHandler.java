@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
@@ -25,6 +26,7 @@ import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.contracts.ApplicationSettings;
+import sand.contracts.ElasticPlacement;
 import sand.contracts.Workflow;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
@@ -328,9 +330,19 @@ public final class DeploymentsHandler {
           "application '" + app.name() + "' cannot be deployed: " + e.getMessage());
     }
     int hostsMax = apps.limits().hostsMax();
-    List<String> hosts = app.hosts().isEmpty() || (hostsMax > 0 && app.hosts().size() > hostsMax)
-        ? placement(app.appId(), apps.deployTargets(app.appId()), hostsMax)
-        : app.hosts();
+    Optional<ElasticPlacement> elastic =
+        ElasticPlacement.of(app.settings()).map(p -> p.capped(hostsMax));
+    List<String> hosts;
+    if (elastic.isPresent()) { // where the scheduler placed it, else its first min_hosts hosts
+      hosts = app.hosts().isEmpty() || app.hosts().size() > elastic.get().maxHosts()
+          ? rendezvous(
+              app.appId(), apps.deployTargets(app.appId()), elastic.get().minHosts())
+          : app.hosts();
+    } else {
+      hosts = app.hosts().isEmpty() || (hostsMax > 0 && app.hosts().size() > hostsMax)
+          ? placement(app.appId(), apps.deployTargets(app.appId()), hostsMax)
+          : app.hosts();
+    }
     List<String> targets = hosts.isEmpty() ? List.copyOf(apps.deployTargets(app.appId())) : hosts;
     store.replaceApplicationCode(app.appId(), code);
     store.clearAppHostStates(app.appId());
@@ -370,9 +382,17 @@ public final class DeploymentsHandler {
     if (max <= 0 || live.size() <= max) {
       return List.of();
     }
+    return rendezvous(appId, live, max);
+  }
+
+  /**
+   * {@code n} of {@code live} (all when fewer), chosen by rendezvous hashing on the application id: the first hosts
+   * of an application placed by the scheduler (docs/operations.md "Elastic placement"), and the capped placement.
+   */
+  static List<String> rendezvous(String appId, Set<String> live, int n) {
     return live.stream()
         .sorted(Comparator.comparingLong((String h) -> rendezvous(appId, h)).thenComparing(h -> h))
-        .limit(max)
+        .limit(n)
         .sorted()
         .toList();
   }

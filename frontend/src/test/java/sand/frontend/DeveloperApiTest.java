@@ -288,6 +288,46 @@ class DeveloperApiTest {
   }
 
   @Test
+  void anApplicationPlacedByTheSchedulerStartsOnMinHostsAndShowsWhereAndWhy() throws Exception {
+    for (String h : List.of("h2", "h3")) {
+      fe.store.upsertHost(
+          new HostAgentTables.HostInfo(h, "b", "d", "", 1, 0, Instant.now(), Instant.now()));
+    }
+    String appId = fe.deployHello(alice, "elastic", "{\"max_hosts\": 3}");
+    List<String> first = fe.store.application(appId).orElseThrow().hosts();
+    assertEquals(1, first.size(), "min_hosts defaults to 1: " + first);
+    fe.store.setPlacement(appId, List.of(first.get(0), "h9"));
+    fe.store.putAppRecord(new sand.cluster.ApplicationRecords.AppRecord(
+        appId,
+        "placement",
+        "current",
+        "{\"reason\": \"9 events queued\", \"by\": \"h1\"}".getBytes()));
+    JsonNode got = fe.call("GET", "/api/v1/apps/elastic", alice, null).json();
+    assertEquals("9 events queued", got.path("placement").path("reason").asText(), got.toString());
+    assertEquals(2, got.path("placement").path("hosts").size(), got.toString());
+    assertTrue(got.path("settings").path("hosts").isMissingNode(), got.toString());
+    String settings = got.path("settings").toString(); // request_timeout_s 0: the default
+    var again = fe.call(
+        "PUT",
+        "/api/v1/apps/elastic",
+        alice,
+        TestFrontend.HELLO.replaceFirst("\\{", "{\"settings\":" + settings + ","));
+    assertEquals(200, again.status(), again.body());
+    assertEquals(
+        List.of(first.get(0), "h9"),
+        fe.store.application(appId).orElseThrow().hosts(),
+        "a PUT of its settings keeps where the scheduler placed it");
+    var both = fe.call(
+        "PUT",
+        "/api/v1/apps/elastic",
+        alice,
+        TestFrontend.HELLO.replaceFirst(
+            "\\{", "{\"settings\":{\"max_hosts\": 2, \"hosts\": [\"h1\"]},"));
+    assertError(both, 400, "bad_request");
+    assertTrue(both.body().contains("not both"), both.body());
+  }
+
+  @Test
   void anApplicationSaysWhereRequestsEnterAndWhatRunsInEitherFormat() throws Exception {
     JsonNode sand =
         fe.call("PUT", "/api/v1/apps/shop", alice, TestFrontend.HELLO).json().path("shape");

@@ -1,8 +1,6 @@
 package sand.hostagent;
 
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -54,6 +52,7 @@ import sand.hostagent.bridge.LocalDelivery;
 import sand.hostagent.bridge.ManagementRelay;
 import sand.hostagent.bridge.PoisonLedger;
 import sand.hostagent.cluster.ClusterMembership;
+import sand.hostagent.cluster.Scheduler;
 import sand.hostagent.sandbox.DockerEngine;
 import sand.hostagent.sandbox.DockerHttpEngine;
 import sand.hostagent.sandbox.SandboxCgroups;
@@ -77,15 +76,6 @@ public final class HostAgent implements AutoCloseable {
 
   /** The host agent's settings: {@link HostAgentSettings#DEF}. */
   public static final ConfigDef DEF = HostAgentSettings.DEF;
-
-  /** The ledger where the bridge's recovery counts replays (issue 26 finding 1): in the state dir, to outlive us. */
-  private static void installPoisonLedger(Path stateDir, int deaths) {
-    try {
-      PoisonLedger.install(PoisonLedger.open(stateDir, deaths));
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot open the poison ledger in " + stateDir, e);
-    }
-  }
 
   /**
    * What the host agent talks to: the cluster state, Kafka (the grain topics, the bridge's consumer, the producer,
@@ -143,6 +133,7 @@ public final class HostAgent implements AutoCloseable {
   private final FrontendGate gate; // null when gate.port is -1
   private final ControlListener controlListener;
   private final BucketTriggers bucketTriggers;
+  private final Scheduler placement; // elastic placement: acts on the elected host only
   private ThriftServer gateServer;
   private volatile ClusterMembership membership; // from start(): it needs the ports bound
   private String busAddress;
@@ -181,7 +172,7 @@ public final class HostAgent implements AutoCloseable {
     ExecutionTag tags = new ExecutionTag(clusterKeys);
 
     scheduler = Executors.newScheduledThreadPool(2, daemon("agent-timer"));
-    installPoisonLedger(settings.sandbox().stateDir(), settings.poisonDeaths());
+    PoisonLedger.installIn(settings.sandbox().stateDir(), settings.poisonDeaths());
     bridge = new GlobalBusBridge(
         settings.bridge(),
         deps.grainConsumer(),
@@ -267,6 +258,24 @@ public final class HostAgent implements AutoCloseable {
             "executions started by writes to triggerable buckets here, by delivery",
             "delivery",
             bucketTriggers::counts);
+    placement = new Scheduler(
+        hostId,
+        deps.store(),
+        () -> membership == null ? Set.of() : membership.liveHostIds(),
+        limits,
+        settings.scheduler(),
+        deps.producer(),
+        clock);
+    metrics
+        .counter(
+            "sand_scale_events_total",
+            "placement changes decided here as the cluster's scheduler, by direction (out, in, replace)",
+            "direction",
+            placement::scaleEvents)
+        .gauge(
+            "sand_scheduler_look_seconds",
+            "how long this host's last look as the cluster's scheduler took (0: not elected)",
+            placement::lastLookSeconds);
   }
 
   /**
@@ -358,6 +367,7 @@ public final class HostAgent implements AutoCloseable {
     scheduler.scheduleWithFixedDelay(
         () -> safely("restart dead sandboxes", sandboxes::restartDead), 2, 2, TimeUnit.SECONDS);
     IdleSandboxes.watch(bus, deployer, lanes::request, scheduler); // scale to zero
+    placement.start(scheduler);
     controlListener.start();
     LOG.info(
         "[host {}] host agent up: bus {}, data {}, metrics :{}",

@@ -21,6 +21,7 @@ import sand.common.ConfigDef;
 import sand.common.ConfigDef.Check;
 import sand.common.ConfigDef.Config;
 import sand.hostagent.bridge.BridgeSettings;
+import sand.hostagent.cluster.SchedulerSettings;
 import sand.hostagent.sandbox.SandboxSettings;
 import sand.localbus.LocalBusSettings;
 
@@ -61,7 +62,8 @@ public record HostAgentSettings(
     int poisonDeaths,
     LocalBusSettings bus,
     BridgeSettings bridge,
-    SandboxSettings sandbox) {
+    SandboxSettings sandbox,
+    SchedulerSettings scheduler) {
 
   public static final String COMPONENT = "hostagent";
   public static final String HOST_ID = "host.id";
@@ -85,6 +87,7 @@ public record HostAgentSettings(
 
   public static final String BRIDGE = "bridge.";
   public static final String SANDBOX = "sandbox.";
+  public static final String SCHEDULER = "scheduler.";
 
   /** A folder name: it parses as a path and is not an existing file (the folder is created when missing). */
   static final Check FOLDER = Check.of(
@@ -97,117 +100,119 @@ public record HostAgentSettings(
       },
       "a folder, or empty for <sandbox.state.dir>/sockets");
 
-  public static final ConfigDef DEF = SandboxSettings.declare(
-      BridgeSettings.declare(
-          LocalBusSettings.declare(
-              new ConfigDef(COMPONENT)
-                  .define(
-                      HOST_ID,
-                      STRING,
-                      "",
-                      emptyOr(
-                          "the host name",
-                          matches("[A-Za-z0-9_.-]{1,64}", "1-64 letters, digits, _ . -")),
-                      "this host's id in the cluster")
-                  .define(
-                      CREDENTIAL,
-                      STRING,
-                      "",
-                      emptyOr("random", SECRET),
-                      "the host agent's own credential for the local bus and data layer")
-                  .define(
-                      GATE_PORT,
-                      INT,
-                      9192,
-                      or(-1, "no gate", PORT),
-                      "TCP port of the gate frontends hand requests to and take results from (on bus.host); 0 picks a free port, "
-                          + "-1 turns the gate off (every request and result then goes through Kafka)")
-                  .define(
-                      METRICS_PORT,
-                      INT,
-                      9100,
-                      PORT,
-                      "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
-                  .define(
-                      HEARTBEAT_MS,
-                      INT,
-                      2000,
-                      between(100, 60_000),
-                      "how often this host writes its heartbeat to Cassandra")
-                  .define(
-                      FAIL_AFTER_MS,
-                      INT,
-                      10_000,
-                      between(1000, 600_000),
-                      "a host whose heartbeat is older than this is considered failed")
-                  .define(
-                      TOPIC_PARTITIONS,
-                      INT,
-                      4,
-                      between(1, 1000),
-                      "partitions of each grain topic at least: a deploy gives a topic as many as the cluster has live hosts when "
-                          + "that is more (a host added later grows them when it deploys the application), so every host "
-                          + "can own one")
-                  .define(
-                      SOCKETS_DIR,
-                      STRING,
-                      "",
-                      FOLDER,
-                      "where each application's bus.sock and data.sock are created")
-                  .define(
-                      RECONCILE_MS,
-                      INT,
-                      30_000,
-                      between(1000, 3_600_000),
-                      "how often the agent re-reads the cluster state as a safety net for missed control events")
-                  .define(
-                      CONTROL_THREADS,
-                      INT,
-                      8,
-                      between(1, 256),
-                      "applications deployed at once (one application's deploys always run one at a time)")
-                  .define(
-                      DEPLOY_PARTITIONS_WAIT_S,
-                      INT,
-                      15,
-                      between(0, 600),
-                      "longest wait, after a new application's grain workers are up, for Kafka to assign this host partitions of "
-                          + "its grains' topics before it is reported deployed (until then its requests go through Kafka, ~1 s)")
-                  .define(
-                      DEPLOY_WORKERS_TIMEOUT_S,
-                      INT,
-                      60,
-                      between(1, 3600),
-                      "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
-                  .define(
-                      DEPLOY_RETRY_INITIAL_S,
-                      INT,
-                      30,
-                      between(1, 86_400),
-                      "first wait before a failed deploy is tried again (doubling per failure)")
-                  .define(
-                      DEPLOY_RETRY_MAX_S,
-                      INT,
-                      1800,
-                      between(1, 86_400),
-                      "longest wait between attempts of a failed deploy")
-                  .define(
-                      LOG_TTL_HOURS,
-                      INT,
-                      168,
-                      between(1, 24 * 365),
-                      "how long instances' log lines are kept in Cassandra")
-                  .define(
-                      POISON_DEATHS,
-                      INT,
-                      3,
-                      between(1, 1000),
-                      "an event found in flight by this many starts of the host agent (its processing took the agent down each "
-                          + "time) is not replayed again: it goes to the dead letters (<sandbox.state.dir>/dead-letters.jsonl) "
-                          + "and its caller gets a 'Poison' error"),
-              BUS),
-          BRIDGE),
-      SANDBOX);
+  public static final ConfigDef DEF = SchedulerSettings.declare(
+      SandboxSettings.declare(
+          BridgeSettings.declare(
+              LocalBusSettings.declare(
+                  new ConfigDef(COMPONENT)
+                      .define(
+                          HOST_ID,
+                          STRING,
+                          "",
+                          emptyOr(
+                              "the host name",
+                              matches("[A-Za-z0-9_.-]{1,64}", "1-64 letters, digits, _ . -")),
+                          "this host's id in the cluster")
+                      .define(
+                          CREDENTIAL,
+                          STRING,
+                          "",
+                          emptyOr("random", SECRET),
+                          "the host agent's own credential for the local bus and data layer")
+                      .define(
+                          GATE_PORT,
+                          INT,
+                          9192,
+                          or(-1, "no gate", PORT),
+                          "TCP port of the gate frontends hand requests to and take results from (on bus.host); 0 picks a free port, "
+                              + "-1 turns the gate off (every request and result then goes through Kafka)")
+                      .define(
+                          METRICS_PORT,
+                          INT,
+                          9100,
+                          PORT,
+                          "Prometheus metrics on http://<bus.host>:<port>/metrics; 0 picks a free port")
+                      .define(
+                          HEARTBEAT_MS,
+                          INT,
+                          2000,
+                          between(100, 60_000),
+                          "how often this host writes its heartbeat to Cassandra")
+                      .define(
+                          FAIL_AFTER_MS,
+                          INT,
+                          10_000,
+                          between(1000, 600_000),
+                          "a host whose heartbeat is older than this is considered failed")
+                      .define(
+                          TOPIC_PARTITIONS,
+                          INT,
+                          4,
+                          between(1, 1000),
+                          "partitions of each grain topic at least: a deploy gives a topic as many as the cluster has live hosts when "
+                              + "that is more (a host added later grows them when it deploys the application), so every host "
+                              + "can own one")
+                      .define(
+                          SOCKETS_DIR,
+                          STRING,
+                          "",
+                          FOLDER,
+                          "where each application's bus.sock and data.sock are created")
+                      .define(
+                          RECONCILE_MS,
+                          INT,
+                          30_000,
+                          between(1000, 3_600_000),
+                          "how often the agent re-reads the cluster state as a safety net for missed control events")
+                      .define(
+                          CONTROL_THREADS,
+                          INT,
+                          8,
+                          between(1, 256),
+                          "applications deployed at once (one application's deploys always run one at a time)")
+                      .define(
+                          DEPLOY_PARTITIONS_WAIT_S,
+                          INT,
+                          15,
+                          between(0, 600),
+                          "longest wait, after a new application's grain workers are up, for Kafka to assign this host partitions of "
+                              + "its grains' topics before it is reported deployed (until then its requests go through Kafka, ~1 s)")
+                      .define(
+                          DEPLOY_WORKERS_TIMEOUT_S,
+                          INT,
+                          60,
+                          between(1, 3600),
+                          "longest wait for a new sandbox's grain workers to poll their queues before the deploy fails")
+                      .define(
+                          DEPLOY_RETRY_INITIAL_S,
+                          INT,
+                          30,
+                          between(1, 86_400),
+                          "first wait before a failed deploy is tried again (doubling per failure)")
+                      .define(
+                          DEPLOY_RETRY_MAX_S,
+                          INT,
+                          1800,
+                          between(1, 86_400),
+                          "longest wait between attempts of a failed deploy")
+                      .define(
+                          LOG_TTL_HOURS,
+                          INT,
+                          168,
+                          between(1, 24 * 365),
+                          "how long instances' log lines are kept in Cassandra")
+                      .define(
+                          POISON_DEATHS,
+                          INT,
+                          3,
+                          between(1, 1000),
+                          "an event found in flight by this many starts of the host agent (its processing took the agent down each "
+                              + "time) is not replayed again: it goes to the dead letters (<sandbox.state.dir>/dead-letters.jsonl) "
+                              + "and its caller gets a 'Poison' error"),
+                  BUS),
+              BRIDGE),
+          SANDBOX),
+      SCHEDULER);
 
   /**
    * Read the settings {@link #DEF} parsed into {@code c}. {@code env} holds {@code SAND_HOME}, the sandbox state
@@ -237,7 +242,8 @@ public record HostAgentSettings(
         c.getInt(POISON_DEATHS),
         LocalBusSettings.from(c, BUS),
         BridgeSettings.from(c, BRIDGE, hostId),
-        sandbox);
+        sandbox,
+        SchedulerSettings.from(c, SCHEDULER));
   }
 
   /** This host's id in the cluster: the setting {@code host.id}, or the host name. */

@@ -1,28 +1,28 @@
 package sand.hostagent;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
+import sand.contracts.LoadReport;
 import sand.localbus.LocalMessageBus;
 import sand.localbus.QueueStats;
 
 /**
  * This host's load as placement by load will read it (issue 33; docs/operations.md "Host load"), a JSON object
  * written to the cluster state with each heartbeat: the host's CPU and memory, its sandboxes, and per application
- * running or idle here its events queued in local queues and in flight (the most loaded {@link #APPS_MAX} of them).
+ * running or idle here its events queued in local queues, in flight and put in so far (the most loaded {@link
+ * #APPS_MAX} of them), in the form {@link LoadReport} declares.
  */
 final class HostLoadReport implements Supplier<String> {
   static final int APPS_MAX = 100;
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   private final LocalMessageBus bus;
   private final ApplicationDeployer deployer;
@@ -38,39 +38,40 @@ final class HostLoadReport implements Supplier<String> {
 
   @Override
   public String get() {
-    ObjectNode o = JSON.createObjectNode();
+    double cpu = -1;
+    long total = 0;
+    long available = 0;
     if (ManagementFactory.getOperatingSystemMXBean()
         instanceof com.sun.management.OperatingSystemMXBean os) {
-      double cpu = os.getCpuLoad();
-      if (cpu >= 0) {
-        o.put("cpu_percent", Math.round(cpu * 1000) / 10.0);
-      }
-      long total = os.getTotalMemorySize() >> 20;
-      o.put("memory_mb", total);
-      o.put("memory_available_mb", availableMb(os.getFreeMemorySize() >> 20));
+      cpu = os.getCpuLoad() < 0 ? -1 : os.getCpuLoad() * 100;
+      total = os.getTotalMemorySize() >> 20;
+      available = availableMb(os.getFreeMemorySize() >> 20);
     }
     Set<String> running = deployer.deployedApps();
     Set<String> idle = deployer.scaledToZeroApps();
-    o.put("sandboxes", running.size() - idle.size());
-    o.put("idle_applications", idle.size());
     Map<String, Integer> queued = new HashMap<>();
+    Map<String, Long> events = new HashMap<>();
     for (QueueStats q : bus.queueStats()) {
       if (q.application() != null) {
         queued.merge(q.application(), q.length(), Integer::sum);
+        events.merge(q.application(), q.published(), Long::sum);
       }
     }
     Map<String, Number> flying = inFlight.get();
     List<String> apps = new ArrayList<>(running);
     apps.sort((a, b) -> Integer.compare(load(b, queued, flying), load(a, queued, flying)));
-    ObjectNode byApp = o.putObject("apps");
+    Map<String, LoadReport.AppLoad> byApp = new LinkedHashMap<>();
     for (String app : apps.subList(0, Math.min(APPS_MAX, apps.size()))) {
-      byApp
-          .putObject(app)
-          .put("queued", queued.getOrDefault(app, 0))
-          .put("in_flight", flying.getOrDefault(app, 0).intValue())
-          .put("idle", idle.contains(app));
+      byApp.put(
+          app,
+          new LoadReport.AppLoad(
+              queued.getOrDefault(app, 0),
+              flying.getOrDefault(app, 0).intValue(),
+              events.getOrDefault(app, 0L),
+              idle.contains(app)));
     }
-    return o.toString();
+    return new LoadReport(cpu, total, available, running.size() - idle.size(), idle.size(), byApp)
+        .toJson();
   }
 
   private static int load(String app, Map<String, Integer> queued, Map<String, Number> flying) {

@@ -7,6 +7,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -30,6 +32,7 @@ import org.slf4j.LoggerFactory;
 import sand.cluster.ClusterStore;
 import sand.cluster.HostAgentTables.HostInfo;
 import sand.contracts.Event;
+import sand.contracts.LoadReport;
 import sand.contracts.gate.Admission;
 import sand.contracts.gate.HostAgentGate;
 import sand.frontend.internal.Json;
@@ -98,6 +101,9 @@ public final class AgentGates extends AbstractLifeCycle {
   private final Map<String, Unacked> unacked = new ConcurrentHashMap<>();
   private final AtomicLong submitted = new AtomicLong();
   private volatile long hostsReadNanos;
+  /** The host agents' load reports as last read, by host. */
+  private volatile Map<String, LoadReport> loads = Map.of();
+
   private final java.util.concurrent.atomic.AtomicBoolean refreshing =
       new java.util.concurrent.atomic.AtomicBoolean();
   private volatile boolean running;
@@ -162,9 +168,9 @@ public final class AgentGates extends AbstractLifeCycle {
       return false;
     }
     refreshHosts();
-    int start = Math.floorMod(event.id().hashCode(), hosts.size());
-    for (int i = 0; i < hosts.size(); i++) {
-      Gate g = gates.get(hosts.get((start + i) % hosts.size()));
+    for (String host :
+        byLoad(event.app(), hosts, Math.floorMod(event.id().hashCode(), hosts.size()))) {
+      Gate g = gates.get(host);
       if (g == null || !g.up || System.nanoTime() < g.downUntilNanos) {
         continue;
       }
@@ -222,12 +228,40 @@ public final class AgentGates extends AbstractLifeCycle {
   }
 
   /** Know every live agent with a gate (read at most every second): a poller for each. */
+  /**
+   * {@code hosts} in the order to try for a request of {@code appId}: the fewest of its events queued first (the
+   * host agents' load reports, read with the live hosts at most once a second), the rest in turn from {@code start}
+   * (requests spread evenly over the hosts where none queues). So requests go where the capacity is: a host the
+   * scheduler just added gets them while the others still hold a queue.
+   */
+  List<String> byLoad(String appId, List<String> hosts, int start) {
+    Map<String, LoadReport> l = loads;
+    List<String> order = new ArrayList<>(hosts.size());
+    for (int i = 0; i < hosts.size(); i++) {
+      order.add(hosts.get((start + i) % hosts.size()));
+    }
+    if (!l.isEmpty()) {
+      order.sort(Comparator.comparingInt(h ->
+          l.containsKey(h) ? l.get(h).app(appId).queued() : 0)); // stable: ties keep their turn
+    }
+    return order;
+  }
+
   private void refreshHosts() {
     long now = System.nanoTime();
     if (now - hostsReadNanos < 1_000_000_000L || !refreshing.compareAndSet(false, true)) {
       return; // read recently, or being read by another thread (a request's or a poller's)
     }
     hostsReadNanos = now;
+    try {
+      readHosts();
+    } finally {
+      refreshing.set(false);
+    }
+  }
+
+  /** Read the live hosts (a gate for each new one) and their load reports. */
+  void readHosts() {
     try {
       for (HostInfo h : store.liveHosts(clock.instant(), hostMaxAge)) {
         if (h.gateAddress() != null && !h.gateAddress().isEmpty()) {
@@ -239,10 +273,11 @@ public final class AgentGates extends AbstractLifeCycle {
           }
         }
       }
+      Map<String, LoadReport> read = new HashMap<>();
+      store.hostLoads().all().forEach((h, r) -> read.put(h, LoadReport.parse(r.load())));
+      loads = Map.copyOf(read);
     } catch (RuntimeException e) {
       LOG.warn("[frontend {}] could not read the live hosts: {}", frontendId, e.toString());
-    } finally {
-      refreshing.set(false);
     }
   }
 

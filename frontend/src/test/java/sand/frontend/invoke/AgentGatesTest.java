@@ -157,6 +157,30 @@ class AgentGatesTest {
   }
 
   @Test
+  void requestsGoFirstWhereTheirApplicationQueuesLeastAndInTurnWhereNoneQueues() {
+    String app = "a0000000000001";
+    List<String> hosts = List.of("h2", "h3", "h4");
+    assertEquals(List.of("h3", "h4", "h2"), gates.byLoad(app, hosts, 1), "no report: in turn");
+    store
+        .hostLoads()
+        .report(new sand.cluster.HostLoads.HostLoad(
+            "h2",
+            new sand.contracts.LoadReport(
+                    50,
+                    0,
+                    0,
+                    1,
+                    0,
+                    java.util.Map.of(app, new sand.contracts.LoadReport.AppLoad(10, 2, 5, false)))
+                .toJson(),
+            Instant.now()));
+    gates.readHosts(); // as a request does once a second
+    assertEquals(List.of("h3", "h4", "h2"), gates.byLoad(app, hosts, 0), "h2 holds a queue: last");
+    assertEquals(List.of("h4", "h3", "h2"), gates.byLoad(app, List.of("h4", "h2", "h3"), 0));
+    assertEquals(List.of("h2", "h3", "h4"), gates.byLoad("another", hosts, 0), "not its queue");
+  }
+
+  @Test
   void onlyTheHostAgentsOneFieldAcknowledgementIsTakenForOneWithoutAParse() {
     assertEquals("r1", AgentGates.ackedId(bytes("{\"backed_up\":\"r1\"}")));
     assertEquals("0f3a", AgentGates.ackedId(bytes("{\"backed_up\":\"0f3a\"}")));

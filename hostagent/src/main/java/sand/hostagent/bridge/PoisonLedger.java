@@ -95,6 +95,15 @@ public final class PoisonLedger {
     return new PoisonLedger(null, Integer.MAX_VALUE, 0);
   }
 
+  /** Open the ledger in {@code stateDir} (to outlive the agent) and install it (issue 26 finding 1). */
+  public static void installIn(Path stateDir, int deaths) {
+    try {
+      install(open(stateDir, deaths));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot open the poison ledger in " + stateDir, e);
+    }
+  }
+
   /** Make {@code ledger} the one every {@link Recovery} created from now on uses. */
   public static void install(PoisonLedger ledger) {
     installed = ledger;

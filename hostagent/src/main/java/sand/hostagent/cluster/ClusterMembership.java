@@ -100,8 +100,7 @@ public final class ClusterMembership implements AutoCloseable {
 
   private void refreshLive() {
     try {
-      Set<String> live =
-          liveHosts().stream().map(HostAgentTables.HostInfo::hostId).collect(Collectors.toSet());
+      Set<String> live = liveHostIds();
       lastLive = live.contains(self.hostId())
           ? Set.copyOf(live)
           : null; // without this host: not a view to trust
@@ -119,6 +118,11 @@ public final class ClusterMembership implements AutoCloseable {
   public boolean knownFailed(String hostId) {
     Set<String> live = lastLive;
     return live != null && !live.contains(hostId);
+  }
+
+  /** The ids of the hosts alive now (this one included once registered). */
+  public Set<String> liveHostIds() {
+    return liveHosts().stream().map(HostAgentTables.HostInfo::hostId).collect(Collectors.toSet());
   }
 
   /** The hosts alive now (this one included once registered). */
