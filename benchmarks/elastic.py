@@ -10,11 +10,16 @@ applications are deployed again with scale_to_zero_after_s = --after (elastic) a
   lost             requests not answered 200 with their own id: must be 0
   doubled          requests run more than once (the grain's count for the request id, read back at the end): must be 0
 
-Single host (`make up`): each host scales an application to zero on its own (docs/operations.md "Scale to zero"); the
-cluster's scheduler (placement by load, scale out and in) is not built yet.
+Single host (`make up`): each host scales an application to zero on its own (docs/operations.md "Scale to zero").
 
-Needs `make up`.  python benchmarks/elastic.py [--apps 20] [--seconds 60] [--after 3] [--quick]
-Writes benchmarks/results/elastic.json and .png.
+--cluster: on a cluster (`make cluster`; SAND_NGINX_PORT=<its nginx port>), static placement runs every application on
+every host; the elastic phase adds max_hosts (all of them), min_hosts 1 and scale_in_after_s --scale-in, so the
+cluster's scheduler places each on one host, adds hosts while its bursts queue and takes them away again
+(docs/operations.md "Elastic placement"). Sandboxes are counted per host (Docker's label sand.host).
+
+Needs `make up` (or a cluster).  python benchmarks/elastic.py [--apps 20] [--seconds 60] [--after 3] [--quick]
+  [--cluster [--hosts 3] [--scale-in 10]]
+Writes benchmarks/results/elastic.json and .png (elastic_cluster.* with --cluster).
 """
 
 from __future__ import annotations
@@ -59,8 +64,9 @@ def trace(apps: int, seconds: float, per_slot: int, burst: int, seed: int) -> li
     return out
 
 
-def sandboxes(app_ids: set[str]) -> dict[str, str]:
-    """Container id -> application id of the running sandboxes of app_ids on this host."""
+def sandboxes(app_ids: set[str]) -> dict[str, tuple[str, str]]:
+    """Container id -> (application id, host) of the running sandboxes of app_ids (one Docker serves every host of a
+    cluster on this machine)."""
     out = subprocess.run(
         [
             "docker",
@@ -69,13 +75,14 @@ def sandboxes(app_ids: set[str]) -> dict[str, str]:
             "--filter",
             "label=sand.component=sandbox",
             "--format",
-            '{{.ID}} {{.Label "sand.app"}}',
+            '{{.ID}} {{.Label "sand.app"}} {{.Label "sand.host"}}',
         ],
         capture_output=True,
         text=True,
         timeout=30,
     ).stdout.split("\n")
-    return {c: a for c, a in (line.split(" ", 1) for line in out if " " in line) if a in app_ids}
+    rows = (line.split(" ") for line in out if line.count(" ") == 2)
+    return {c: (a, h) for c, a, h in rows if a in app_ids}
 
 
 def memory_mb(cid: str) -> float:
@@ -84,7 +91,9 @@ def memory_mb(cid: str) -> float:
 
 
 def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple[float, int, int]]) -> dict[str, Any]:
-    settings = {"scale_to_zero_after_s": args.after} if label == "elastic" else None
+    settings: dict[str, Any] | None = {"scale_to_zero_after_s": args.after} if label == "elastic" else None
+    if settings is not None and args.cluster:
+        settings |= {"max_hosts": args.hosts, "min_hosts": 1, "scale_in_after_s": args.scale_in}
     names, ids = [], set()
     for i in range(args.apps):
         name, _, app = bench.deploy(f"{label}{i}", [{"name": "count", "next": ["end"]}], {"count": COUNT}, settings)
@@ -92,6 +101,7 @@ def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple
         ids.add(app["id"])
     print(f"{label}: {args.apps} applications deployed")
     samples: list[tuple[float, int, float]] = []
+    per_host: list[dict[str, int]] = []
     stop = threading.Event()
     t0 = time.monotonic()
 
@@ -99,6 +109,10 @@ def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple
         while not stop.is_set():
             boxes = sandboxes(ids)
             samples.append((time.monotonic() - t0, len(boxes), sum(memory_mb(c) for c in boxes)))
+            hosts: dict[str, int] = {}
+            for _, h in boxes.values():
+                hosts[h] = hosts.get(h, 0) + 1
+            per_host.append(hosts)
             stop.wait(1.0)
 
     results: list[dict[str, Any]] = []
@@ -162,7 +176,10 @@ def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple
         "memory_mb_mean": round(mb_s / span, 1),
         "idle_memory_cost_mb_s": round(mb_s, 1),
         "samples": [[round(s, 1), n, round(m, 1)] for s, n, m in samples],
+        "sandboxes_per_host": per_host,
     }
+    for h in sorted({h for d in per_host for h in d}):
+        out.setdefault("sandboxes_mean_per_host", {})[h] = round(sum(d.get(h, 0) for d in per_host) / len(per_host), 2)
     print(
         f"{label}: {out['requests']} requests, lost {out['lost']}, doubled {out['doubled']}, latency p50 "
         f"{out['latency_ms']['p50']} ms p99 {out['latency_ms']['p99']} ms; sandboxes {out['sandboxes_mean']} on "
@@ -184,6 +201,15 @@ def plot(path: Path, result: dict[str, Any]) -> None:
         s = result[label]["samples"]
         top.plot([x[0] for x in s], [x[1] for x in s], label=label)
         bottom.plot([x[0] for x in s], [x[2] for x in s], label=label)
+    if result.get("cluster"):  # where the scheduler put the elastic phase's sandboxes
+        e = result["elastic"]
+        for h in sorted(e.get("sandboxes_mean_per_host") or {}):
+            top.plot(
+                [x[0] for x in e["samples"]],
+                [d.get(h, 0) for d in e["sandboxes_per_host"]],
+                linestyle=":",
+                label=f"elastic on {h}",
+            )
     top.set_ylabel("sandboxes")
     bottom.set_ylabel("sandboxes' memory (MB)")
     bottom.set_xlabel("seconds into the trace")
@@ -205,6 +231,9 @@ def main() -> int:
     ap.add_argument("--burst", type=int, default=10, help="requests per burst, one after another")
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--quick", action="store_true", help="4 applications, 15 s, 2 per slot, bursts of 5")
+    ap.add_argument("--cluster", action="store_true", help="elastic = placed by the cluster's scheduler too")
+    ap.add_argument("--hosts", type=int, default=3, help="--cluster: max_hosts of the elastic phase")
+    ap.add_argument("--scale-in", type=float, default=10, help="--cluster: scale_in_after_s of the elastic phase")
     args = ap.parse_args()
     if args.quick:
         args.apps, args.seconds, args.per_slot, args.burst = 4, 15, 2, 5
@@ -216,6 +245,7 @@ def main() -> int:
             "apps": args.apps,
             "seconds": args.seconds,
             "after_s": args.after,
+            "cluster": {"max_hosts": args.hosts, "scale_in_after_s": args.scale_in} if args.cluster else None,
             "bursts": len(bursts),
             "static": phase(bench, "static", args, bursts),
             "elastic": phase(bench, "elastic", args, bursts),
@@ -225,7 +255,7 @@ def main() -> int:
     s, e = result["static"], result["elastic"]
     result["memory_elastic_over_static"] = round(e["memory_mb_mean"] / s["memory_mb_mean"], 3)
     result["sandboxes_elastic_over_static"] = round(e["sandboxes_mean"] / s["sandboxes_mean"], 3)
-    path = write_result("elastic", result)
+    path = write_result("elastic_cluster" if args.cluster else "elastic", result)
     plot(path.with_suffix(".png"), result)
     print(json.dumps({k: v for k, v in result.items() if k not in ("machine", "static", "elastic")}, indent=1))
     print(f"wrote {path} and {path.with_suffix('.png')}")

@@ -224,7 +224,9 @@ restart_on() {
       done_step
     fi
   done
-  playbook --limit "$h"
+  # The cluster's one-time setup (Kafka's ACLs, Cassandra's system_auth replication and its repair) is kept by Kafka
+  # and Cassandra, which a restart leaves running: skipped, it saves a JVM tool run and a repair per restart.
+  playbook --limit "$h" --skip-tags cluster-setup
   nginx_takes_back
 }
 
@@ -255,12 +257,14 @@ sand_admin() {
   SAND_ADMIN_KEY="$(admin_key)" "$SAND_VENV/bin/sand" admin --url "http://$SAND_BIND:$SAND_NGINX_PORT" "$@"
 }
 
-# deployed_on H: how many applications run on host H (its sandboxes in state deployed), as the admin API says.
+# deployed_on H: how many applications run on host H (its sandboxes in state deployed), as the admin API says; not
+# those the scheduler places (max_hosts): a drain moves them to other hosts for good.
 deployed_on() {
   sand_admin hosts --json | "$SAND_VENV/bin/python" -c '
 import json, sys
 h = [x for x in json.load(sys.stdin) if x["host"] == sys.argv[1]]
-print(sum(1 for s in h[0]["sandboxes"] if s["status"] == "deployed") if h and h[0]["alive"] else -1)' "$1"
+print(sum(1 for s in h[0]["sandboxes"] if s["status"] == "deployed" and not s.get("placed_by_scheduler"))
+      if h and h[0]["alive"] else -1)' "$1"
 }
 
 # upgrade: every host onto the build on disk (deploy/install.sh or mvn install first), one at a time, so requests

@@ -607,6 +607,7 @@ def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host
         f"({idle.get('reason')})"
     )
     wait_alive(client, ledger, "h1", timeout_s=180)
+    client.undeploy("elastic", wait=False)
 
 
 def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_nothing(
@@ -637,6 +638,7 @@ def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_n
         f"answered once; then {after.get('hosts')} ({after.get('reason')})"
     )
     wait_alive(client, ledger, host, timeout_s=180)
+    client.undeploy("burst", wait=False)
 
 
 def test_a_backup_restored_after_the_data_is_lost_brings_back_applications_accounts_and_data(

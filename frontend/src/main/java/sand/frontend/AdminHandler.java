@@ -19,6 +19,7 @@ import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.HostInfo;
 import sand.cluster.HostLoads;
 import sand.cluster.HostSchedules.HostSchedule;
+import sand.contracts.ElasticPlacement;
 import sand.frontend.internal.ApiException;
 import sand.frontend.internal.Call;
 import sand.frontend.internal.Json;
@@ -105,6 +106,7 @@ public final class AdminHandler {
     Map<String, HostUse> use = new HashMap<>();
     for (ApplicationRecord app : store.applications()) {
       HostUse.Cost cost = null; // parsed once per application, and only if it runs somewhere
+      boolean elastic = ElasticPlacement.of(app.settings()).isPresent();
       for (AppHostState s : store.appHostStates(app.appId())) {
         if (!HostAgentTables.HOST_UNDEPLOYED.equals(s.status())) {
           cost = cost == null ? HostUse.Cost.of(app) : cost;
@@ -120,7 +122,10 @@ public final class AdminHandler {
                   .put("app", app.name())
                   .put("owner", app.owner())
                   .put("status", s.status())
-                  .put("error", s.error()));
+                  .put("error", s.error())
+                  // the scheduler places it: a drain moves it for good (a rolling upgrade does not
+                  // wait for it)
+                  .put("placed_by_scheduler", elastic));
         }
       }
     }

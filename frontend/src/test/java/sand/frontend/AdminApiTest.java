@@ -88,7 +88,7 @@ class AdminApiTest {
   @Test
   void theOperatorSeesEveryAccountsApplicationsAndTheHosts() throws Exception {
     fe.deployHello(alice, "shop", null);
-    fe.deployHello(bob, "blog", null);
+    fe.deployHello(bob, "blog", "{\"max_hosts\": 2}");
     JsonNode apps = fe.call("GET", "/api/v1/admin/apps", ADMIN, null).json().path("apps");
     assertEquals(2, apps.size(), apps.toString());
     Map<String, String> owners = new TreeMap<>();
@@ -102,6 +102,13 @@ class AdminApiTest {
     assertEquals("h1", hosts.get(0).path("host").asText());
     assertTrue(hosts.get(0).path("alive").asBoolean());
     assertEquals(2, hosts.get(0).path("sandboxes").size(), hosts.toString());
+    Map<String, Boolean> placed = new TreeMap<>();
+    hosts
+        .get(0)
+        .path("sandboxes")
+        .forEach(b ->
+            placed.put(b.path("app").asText(), b.path("placed_by_scheduler").asBoolean()));
+    assertEquals(Map.of("blog", true, "shop", false), placed, "what a rolling upgrade waits for");
   }
 
   @Test
