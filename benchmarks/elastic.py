@@ -185,8 +185,32 @@ def phase(bench: Bench, label: str, args: argparse.Namespace, bursts: list[tuple
         f"{out['latency_ms']['p50']} ms p99 {out['latency_ms']['p99']} ms; sandboxes {out['sandboxes_mean']} on "
         f"average, memory {out['memory_mb_mean']} MB on average ({out['idle_memory_cost_mb_s']} MB.s)"
     )
+    if label == "elastic" and getattr(args, "metrics", ""):
+        out["scheduler"] = scheduler_metrics(args.metrics.split(","))
     bench.cleanup()
     bench.apps.clear()
+    return out
+
+
+def scheduler_metrics(urls: list[str]) -> dict[str, Any]:
+    """Per host agent: its scale events by direction and its last look's seconds as the scheduler (0: not elected)."""
+    import urllib.request
+
+    out: dict[str, Any] = {}
+    for url in urls:
+        try:
+            text = urllib.request.urlopen(url, timeout=10).read().decode()
+        except OSError as e:
+            out[url] = {"error": str(e)}
+            continue
+        m: dict[str, Any] = {"scale_events": {}}
+        for line in text.splitlines():
+            if line.startswith("sand_scale_events_total{"):
+                direction = line.split('direction="', 1)[1].split('"', 1)[0]
+                m["scale_events"][direction] = float(line.rsplit(" ", 1)[1])
+            elif line.startswith("sand_scheduler_look_seconds"):
+                m["look_seconds"] = float(line.rsplit(" ", 1)[1])
+        out[url] = m
     return out
 
 
@@ -234,6 +258,11 @@ def main() -> int:
     ap.add_argument("--cluster", action="store_true", help="elastic = placed by the cluster's scheduler too")
     ap.add_argument("--hosts", type=int, default=3, help="--cluster: max_hosts of the elastic phase")
     ap.add_argument("--scale-in", type=float, default=10, help="--cluster: scale_in_after_s of the elastic phase")
+    ap.add_argument(
+        "--metrics",
+        default="",
+        help="--cluster: the host agents' /metrics URLs, comma-separated: the scheduler's decisions and its last look",
+    )
     args = ap.parse_args()
     if args.quick:
         args.apps, args.seconds, args.per_slot, args.burst = 4, 15, 2, 5

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Self
 
 import pytest
 import requests
@@ -84,34 +85,51 @@ def wait_alive(client: Client, app: str, host: str, timeout_s: float = 120) -> N
     raise AssertionError(f"{host} not back for {app}: {client.status(app)['hosts']}")
 
 
-class ApiProbe:
-    """The developer API asked every 0.3 s while a fault lasts (an application's status and the list of
-    applications): the answers' statuses, an error's text kept. With Cassandra at replication factor 3 the API must
-    keep answering while one node is lost."""
+class Poller:
+    """Calls `look()` every `every_s` seconds on a thread of its own while its `with` block lasts."""
 
-    def __init__(self, client: Client, app: str) -> None:
-        self.client, self.app = client, app
-        self.statuses: list[int] = []
-        self.errors: list[str] = []
+    every_s = 0.5
+
+    def __init__(self) -> None:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        while not self._stop.wait(0.3):
-            for path in (f"/api/v1/apps/{self.app}", "/api/v1/apps"):
-                try:
-                    self.statuses.append(self.client.call("GET", path).status)
-                except Exception as e:  # noqa: BLE001 - an API refusal or a dropped connection, both count
-                    self.statuses.append(getattr(e, "status", 0) or 0)
-                    self.errors.append(f"{path}: {e}"[:300])
+        while not self._stop.wait(self.every_s):
+            self.look()
 
-    def __enter__(self) -> ApiProbe:
+    def look(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join(timeout=30)
+
+
+class ApiProbe(Poller):
+    """The developer API asked every 0.3 s while a fault lasts (an application's status and the list of
+    applications): the answers' statuses, an error's text kept. With Cassandra at replication factor 3 the API must
+    keep answering while one node is lost."""
+
+    every_s = 0.3
+
+    def __init__(self, client: Client, app: str) -> None:
+        super().__init__()
+        self.client, self.app = client, app
+        self.statuses: list[int] = []
+        self.errors: list[str] = []
+
+    def look(self) -> None:
+        for path in (f"/api/v1/apps/{self.app}", "/api/v1/apps"):
+            try:
+                self.statuses.append(self.client.call("GET", path).status)
+            except Exception as e:  # noqa: BLE001 - an API refusal or a dropped connection, both count
+                self.statuses.append(getattr(e, "status", 0) or 0)
+                self.errors.append(f"{path}: {e}"[:300])
 
     def failed(self) -> list[str]:
         return self.errors
@@ -154,16 +172,21 @@ def test_a_host_crash_during_1000_requests_loses_nothing_and_answers_each_once(
 def test_a_lost_host_that_comes_back_rejoins_and_gets_work_again(cluster: Cluster, client: Client, ledger: str) -> None:
     cluster.run("start", "h3")
     assert cluster.status()["h3"][2] == "up"
-    wait_alive(client, ledger, "h3")
-    # Alive and deployed; its share of the entry grain's partitions comes with the group's next rebalance (the
-    # gate takes a request only on a host that owns one): it gets work within a minute.
+    works_again(client, ledger, "h3")
+
+
+def works_again(client: Client, ledger: str, host: str) -> None:
+    """`host`, started again, runs the ledger and gets work. Alive and deployed first; its share of the entry grain's
+    partitions comes with the group's next rebalance (the gate takes a request only on a host that owns one): it gets
+    work within a minute."""
+    wait_alive(client, ledger, host, timeout_s=180)
     served: set[str] = set()
     end = time.monotonic() + 60
-    while "h3" not in served and time.monotonic() < end:
+    while host not in served and time.monotonic() < end:
         outcomes = Stream(client, ledger, 50, threads=6).run()
         check_stream(client, ledger, outcomes)
         served |= set().union(*(served_by(client, o.execution_id) for o in outcomes))
-    assert "h3" in served, f"no request reached h3 within 60 s after it rejoined (served by {served})"
+    assert host in served, f"no request reached {host} within 60 s after it rejoined (served by {served})"
 
 
 def test_a_host_agent_killed_and_restarted_loses_nothing(cluster: Cluster, client: Client, ledger: str) -> None:
@@ -518,29 +541,27 @@ def test_a_dead_host_removed_is_listed_nowhere_until_it_comes_back(
 ELASTIC = {"max_hosts": 3, "min_hosts": 1, "scale_in_after_s": 15, "concurrency": 2}
 
 
-class PlacementWatch:
+class PlacementWatch(Poller):
     """An application's placement (`GET /api/v1/apps/{app}`: hosts, reason, by) read every 0.5 s while a test runs;
     `on_change(hosts)` is told each new set of hosts."""
 
     def __init__(self, client: Client, app: str, on_change: Callable[[list[str]], None] | None = None) -> None:
+        super().__init__()
         self.client, self.app, self.on_change = client, app, on_change
         self.seen: list[dict] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def now(self) -> dict:
         return self.client.status(self.app).get("placement") or {}
 
-    def _run(self) -> None:
-        while not self._stop.wait(0.5):
-            try:
-                p = self.now()
-            except Exception:  # noqa: BLE001 - a frontend killed with its host: read again
-                continue
-            if not self.seen or p.get("hosts") != self.seen[-1].get("hosts"):
-                self.seen.append(p)
-                if self.on_change:
-                    self.on_change(list(p.get("hosts") or []))
+    def look(self) -> None:
+        try:
+            p = self.now()
+        except Exception:  # noqa: BLE001 - a frontend killed with its host: read again
+            return
+        if not self.seen or p.get("hosts") != self.seen[-1].get("hosts"):
+            self.seen.append(p)
+            if self.on_change:
+                self.on_change(list(p.get("hosts") or []))
 
     def most_hosts(self) -> int:
         return max((len(p.get("hosts") or []) for p in self.seen), default=0)
@@ -556,14 +577,6 @@ class PlacementWatch:
                 return p
             time.sleep(0.5)
         raise AssertionError(f"{what} not within {timeout_s:.0f} s; placements seen: {self.seen}")
-
-    def __enter__(self) -> PlacementWatch:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
 
 
 def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host_killed_loses_nothing(
@@ -606,8 +619,8 @@ def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host
         f"scheduler) killed after {when['done']} answers; h2 took over: {taken.get('reason')}; then {idle['hosts']} "
         f"({idle.get('reason')})"
     )
-    wait_alive(client, ledger, "h1", timeout_s=180)
-    client.undeploy("elastic", wait=False)
+    client.undeploy("elastic")
+    works_again(client, ledger, "h1")  # the next tests start from a settled cluster
 
 
 def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_nothing(
@@ -637,8 +650,8 @@ def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_n
         f"\nscale-out target killed: {start} + {host}, {host} killed as soon as it was chosen; 300 requests, every one "
         f"answered once; then {after.get('hosts')} ({after.get('reason')})"
     )
-    wait_alive(client, ledger, host, timeout_s=180)
-    client.undeploy("burst", wait=False)
+    client.undeploy("burst")
+    works_again(client, ledger, host)  # the next tests start from a settled cluster
 
 
 def test_a_backup_restored_after_the_data_is_lost_brings_back_applications_accounts_and_data(

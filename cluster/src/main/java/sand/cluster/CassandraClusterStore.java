@@ -21,7 +21,11 @@ import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@link ClusterStore} on Cassandra: the tables of docs/host-agent.md in the SAND keyspace. */
+/**
+ * {@link ClusterStore} on Cassandra: the tables of docs/host-agent.md in the SAND keyspace. Longer than 600 lines
+ * because it implements the host agents' and the frontends' tables of the interface in one place (the tables with an
+ * interface of their own, triggers, endpoints, buckets, secrets, schedules and loads, are split out).
+ */
 public final class CassandraClusterStore implements ClusterStore {
   private static final Logger LOG = LoggerFactory.getLogger(CassandraClusterStore.class);
 
