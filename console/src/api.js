@@ -34,7 +34,7 @@ export function signOut() {
   for (const item of [STORE, ROLE, ACCOUNT]) sessionStorage.removeItem(item);
 }
 
-class ApiError extends Error {
+export class ApiError extends Error {
   constructor(status, code, message, body) {
     super(message);
     this.status = status;

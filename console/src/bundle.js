@@ -6,7 +6,7 @@
 // host every zip of an application unpacks into the same folder, and a file may come from one resource only.
 // Pure logic, no page: tested by console/test/bundle.test.mjs. Zips are lists of files (zip.js), never objects keyed
 // by path (a file named __proto__ would be lost).
-import { strFromU8 } from "fflate";
+import { strFromU8, strToU8 } from "fflate";
 import { unzip, zip } from "./zip.js";
 
 export const PYTHON = "text/x-python";
@@ -65,7 +65,7 @@ function parseJson(text, what) {
  * an ASL state other than Task). SAND's format: a function runs `resource`, else its own name; ASL: a Task runs its
  * Resource, the states of Parallel branches and Map iterators included. Also answers the entry grain.
  */
-function grainsOf(workflow) {
+export function grainsOf(workflow) {
   const out = [];
   if (!workflow || typeof workflow !== "object") return { grains: out, entry: null };
   if (workflow.StartAt !== undefined && workflow.States && typeof workflow.States === "object") {
@@ -124,6 +124,7 @@ export function requirementsOf(files) {
 }
 
 export const text = strFromU8;
+export const bytes = strToU8;
 
 /**
  * Files of a folder ([{path, data: Uint8Array}], paths relative to the folder) -> what `sand deploy` sends:

@@ -27,51 +27,37 @@ export function errorsOf(app) {
 
 /**
  * Where a deploy is: {state: "waiting" | "deploying" | "deployed" | "failed", text, errors}. version: the one the
- * deploy call answered (an older state is the previous deploy's).
+ * deploy call answered (an older state is the previous deploy's); want: "deployed" (or "undeployed").
  */
-export function progressOf(app, version = null) {
+export function progressOf(app, version = null, want = "deployed") {
   const a = app && typeof app === "object" ? app : {};
   if (version !== null && version !== undefined && typeof a.version === "number" && a.version < version) {
     return { state: "waiting", text: `waiting for version ${version}`, errors: [] };
   }
   const hosts = Array.isArray(a.hosts) ? a.hosts : [];
-  const done = hosts.filter((x) => x && x.status === "deployed").length;
+  // a host where the application failed runs nothing of it: for an undeploy, it is done
+  const done = hosts.filter((x) => x && (x.status === want || (want === "undeployed" && ["stopped", "failed"].includes(x.status)))).length;
   const parts = hosts.length && hosts.some((x) => x && x.status) ? ` (${done}/${hosts.length} hosts)` : "";
   const text = `${a.status || "?"}${parts}`;
-  if (a.status === "deployed") return { state: "deployed", text, errors: [] };
+  if (a.status === want) return { state: "deployed", text, errors: [] };
   if (a.status === "failed") return { state: "failed", text, errors: errorsOf(a) };
   return { state: "deploying", text, errors: [] };
 }
 
-/** follow()'s default end: the deploy is deployed or failed. */
-const settled = (p) => p.state === "deployed" || p.state === "failed";
-
 /**
- * Follows a deploy: get() reads the application (GET /api/v1/apps/{app}) every everyMs until until(p) says the
- * reading p ends it (by default: deployed or failed), for at most forMs; onProgress(p) sees each reading. Answers the
- * last progressOf() with the reading's app, with state "timeout" when time ran out and "stopped" when stopped() said
- * so (the user went elsewhere).
+ * Follows a deploy: get() reads the application (GET /api/v1/apps/{app}) every everyMs until it is deployed or
+ * failed, for at most forMs; onProgress(p) sees each reading. Answers the last progressOf(), with state "timeout"
+ * when time ran out and "stopped" when stopped() said so (the user went elsewhere).
  */
-export async function follow(get, version, { until = settled, onProgress = () => {}, everyMs = 500, forMs = 120_000, stopped = () => false, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), now = () => Date.now() } = {}) {
-  const deadline = now() + forMs;
+export async function follow(get, version, { onProgress = () => {}, everyMs = 500, forMs = 120_000, stopped = () => false, sleep = (ms) => new Promise((r) => setTimeout(r, ms)), now = () => Date.now() } = {}) {
+  const until = now() + forMs;
   for (;;) {
     if (stopped()) return { state: "stopped", text: "", errors: [] };
     const app = await get();
     const p = { ...progressOf(app, version), app };
     onProgress(p);
-    if (until(p)) return p;
-    if (now() >= deadline) return { ...p, state: "timeout", text: `still ${p.text} after ${Math.round(forMs / 1000)} s` };
+    if (p.state === "deployed" || p.state === "failed") return p;
+    if (now() >= until) return { ...p, state: "timeout", text: `still ${p.text} after ${Math.round(forMs / 1000)} s` };
     await sleep(everyMs);
   }
-}
-
-/**
- * What a followed deploy (or update: what) of the application name came to, as its view says it: {ok, text, errors}
- * (errors: the failure's, each once), or null when it was stopped (the view was left: nothing to say).
- */
-export function outcomeOf(p, name, what = "deploy") {
-  if (p.state === "stopped") return null;
-  if (p.state === "deployed") return { ok: true, text: `${name}: ${p.text}`, errors: [] };
-  if (p.state === "failed") return { ok: false, text: `the ${what} of ${name} failed: ${p.text}`, errors: p.errors };
-  return { ok: false, text: `${name} is ${p.text}`, errors: [] };
 }

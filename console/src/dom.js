@@ -50,7 +50,7 @@ export function table(columns, rows, attrs = {}) {
 }
 
 /** A word from the platform (a status, a log level) as a class name: lower-case letters, _ and - only. */
-function classToken(word) {
+export function classToken(word) {
   return String(word ?? "").toLowerCase().replace(/[^a-z_-]/g, "");
 }
 
@@ -85,30 +85,6 @@ export function pretty(v) {
 /** A message line: kind "error" is announced to screen readers. */
 export function notice(kind, text) {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
-}
-
-/**
- * A button that runs f, its error said in msg while the view is still shown (live()). ask: a question confirm() puts
- * first, for what cannot be taken back with one click.
- */
-export function actionButton(label, msg, live, f, attrs = {}, ask = null) {
-  return h(
-    "button",
-    {
-      type: "button",
-      ...attrs,
-      onclick: async () => {
-        if (ask && !confirm(ask)) return;
-        msg.replaceChildren();
-        try {
-          await f();
-        } catch (e) {
-          if (live()) msg.replaceChildren(notice("error", e.message));
-        }
-      },
-    },
-    label,
-  );
 }
 
 /** A labelled form field. */

@@ -5,9 +5,9 @@
 // execution's lines are answered oldest first, so its first n lines stay its first n). Pure logic: tested by
 // console/test/livelogs.test.mjs.
 
-const SEEN_MAX = 5000; // executions remembered; the oldest are forgotten first
-const MARGIN_MS = 60_000; // how far before the newest start a poll reads again
-const KEEP_MS = 120_000; // an execution started this long before the next `since` is never answered again
+export const SEEN_MAX = 5000; // executions remembered; the oldest are forgotten first
+export const MARGIN_MS = 60_000; // how far before the newest start a poll reads again
+export const KEEP_MS = 120_000; // an execution started this long before the next `since` is never answered again
 
 /**
  * One page read: seen (Map execution id -> {shown, started, cut}) is updated. Answers {lines, cut, since, full,

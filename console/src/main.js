@@ -31,18 +31,6 @@ export function current() {
   return () => mine === generation;
 }
 
-/**
- * "The newest answer wins" inside a view: each call of the function answered takes a turn and answers whether that
- * turn is still the newest, as current() does for views (a slower older answer is then dropped, not drawn).
- */
-export function latest() {
-  let turn = 0;
-  return () => {
-    const mine = ++turn;
-    return () => mine === turn;
-  };
-}
-
 export function go(hash) {
   if (location.hash === hash) render();
   else location.hash = hash;

@@ -14,7 +14,7 @@ const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 const TYPES = new Set(["counter", "gauge", "histogram", "summary", "untyped"]);
 const FLOAT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-class ParseError extends Error {
+export class ParseError extends Error {
   constructor(line, message) {
     super(`/metrics line ${line}: ${message}`);
     this.line = line;

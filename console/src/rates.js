@@ -2,8 +2,8 @@
 // GET /api/v1/apps/{app}/executions?since=<now - window>&limit=100 (newest first; `next` set when more executions
 // are in the window than the page holds). Pure logic: tested by console/test/rates.test.mjs.
 
-const WINDOW_MS = 5 * 60_000;
-const PAGE = 100;
+export const WINDOW_MS = 5 * 60_000;
+export const PAGE = 100;
 
 /** The query of the page: the window's start and the largest page (docs/api.md "Listing executions"). */
 export function ratesQuery(now = Date.now(), windowMs = WINDOW_MS) {

@@ -7,9 +7,9 @@
 // one of whose counters went down starts again from its next scrape: no negative rate is ever drawn.
 
 /** The route whose latency is charted: every invocation (the histogram has no app label). */
-const INVOKE_ROUTE = "/app/{app}";
+export const INVOKE_ROUTE = "/app/{app}";
 /** Outcomes of sand_frontend_invocations_total counted as errors (as deploy/prometheus/rules.yml does). */
-const ERROR_OUTCOMES = new Set(["error", "timeout"]);
+export const ERROR_OUTCOMES = new Set(["error", "timeout"]);
 
 /**
  * Prometheus' histogram_quantile(q, buckets): buckets [{le, count}] cumulative (le may be Infinity). NaN when there

@@ -36,6 +36,11 @@ export function rows(hops) {
   return [...byWho.values()];
 }
 
+/** A log line's class: "log lv-<level>", the level lowercased and kept to a-z, _ and - (as dom.js badge() does). */
+export function logLineClass(level) {
+  return `log ${levelClass(level)}`;
+}
+
 function pct(v, total) {
   return `${Math.max(0, Math.min(100, (v / total) * 100)).toFixed(3)}%`;
 }
@@ -94,7 +99,7 @@ export function waterfall(execution, logs) {
       h(
         "div",
         { class: "wf-logs" },
-        lines.map((l) => h("div", { class: `log ${levelClass(l.level)}` }, `${l.level || ""} ${l.text}`)),
+        lines.map((l) => h("div", { class: logLineClass(l.level) }, `${l.level || ""} ${l.text}`)),
       ),
     );
   });

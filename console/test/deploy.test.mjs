@@ -1,7 +1,7 @@
 // Following a deploy: the progress line and where it ends (console/src/deploy.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { errorsOf, follow, named, outcomeOf, progressOf } from "../src/deploy.js";
+import { errorsOf, follow, named, progressOf } from "../src/deploy.js";
 
 const host = (h, status, error = null) => ({ host: h, status, error, alive: true });
 
@@ -35,6 +35,10 @@ test("failed: the whole error, the application's and each host's that adds somet
   assert.deepEqual(errorsOf({}), []);
 });
 
+test("an undeploy: a failed host is done", () => {
+  assert.equal(progressOf({ status: "undeploying", hosts: [host("a", "stopped"), host("b", "failed"), host("c", "deployed")] }, null, "undeployed").text, "undeploying (2/3 hosts)");
+});
+
 test("follow: reads until deployed or failed, bounded in time, stopped when the user leaves", async () => {
   const states = [
     { status: "failed", version: 1, error: "old", hosts: [] },
@@ -56,32 +60,6 @@ test("follow: reads until deployed or failed, bounded in time, stopped when the 
   assert.equal((await follow(async () => states[1], 2, { ...opts, stopped: () => true })).state, "stopped");
   const failed = await follow(async () => ({ status: "failed", version: 2, error: "pip said no", hosts: [] }), 2, opts);
   assert.deepEqual([failed.state, failed.errors], ["failed", ["pip said no"]]);
-});
-
-test("follow until: the reading that ends it is the caller's (an undeploy ends undeployed), unbounded with forMs Infinity", async () => {
-  const states = [{ status: "undeploying", hosts: [] }, null, { status: "undeploying", hosts: [] }, { status: "undeployed", hosts: [] }];
-  let i = 0;
-  const seen = [];
-  const p = await follow(async () => states[i++], null, {
-    until: (q) => q.app !== null && q.app.status !== "undeploying",
-    onProgress: (q) => seen.push(q.app && q.app.status),
-    forMs: Infinity,
-    sleep: async () => {},
-  });
-  assert.deepEqual(seen, ["undeploying", null, "undeploying", "undeployed"]);
-  assert.equal(p.app.status, "undeployed");
-});
-
-test("the outcome said: done, failed with its errors, still going when time ran out, nothing when stopped", () => {
-  assert.deepEqual(outcomeOf({ state: "deployed", text: "deployed (1/1 hosts)", errors: [] }, "hello"), { ok: true, text: "hello: deployed (1/1 hosts)", errors: [] });
-  assert.deepEqual(outcomeOf({ state: "failed", text: "failed (0/1 hosts)", errors: ["vm: boom"] }, "hello"), {
-    ok: false,
-    text: "the deploy of hello failed: failed (0/1 hosts)",
-    errors: ["vm: boom"],
-  });
-  assert.equal(outcomeOf({ state: "failed", text: "failed", errors: [] }, "hello", "update").text, "the update of hello failed: failed");
-  assert.deepEqual(outcomeOf({ state: "timeout", text: "still deploying after 2 s", errors: [] }, "hello"), { ok: false, text: "hello is still deploying after 2 s", errors: [] });
-  assert.equal(outcomeOf({ state: "stopped", text: "", errors: [] }, "hello"), null);
 });
 
 test("errors name the application as its developer named it, not by its internal id", () => {

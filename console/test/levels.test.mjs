@@ -1,13 +1,13 @@
-// A log line's level becomes a class name only as letters, _ and - (console/src/dom.js levelClass).
+// A log line's level becomes a class name only as letters, _ and - (console/src/timeline.js logLineClass).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { levelClass } from "../src/dom.js";
+import { logLineClass } from "../src/timeline.js";
 
 test("a level is lowercased and kept to a-z, _ and -: never a second class or anything else", () => {
-  assert.equal(levelClass("ERROR"), "lv-error");
-  assert.equal(levelClass("warning"), "lv-warning");
-  assert.equal(levelClass("ERROR notice ok"), "lv-errornoticeok");
-  assert.equal(levelClass('x" onclick="y'), "lv-xonclicky");
-  assert.equal(levelClass(null), "lv-");
-  assert.equal(levelClass(42), "lv-");
+  assert.equal(logLineClass("ERROR"), "log lv-error");
+  assert.equal(logLineClass("warning"), "log lv-warning");
+  assert.equal(logLineClass("ERROR notice ok"), "log lv-errornoticeok");
+  assert.equal(logLineClass('x" onclick="y'), "log lv-xonclicky");
+  assert.equal(logLineClass(null), "log lv-");
+  assert.equal(logLineClass(42), "log lv-");
 });

@@ -2,15 +2,14 @@
 // platform's rule, console/src/usage.js), its code read-only, and Delete (409 while a deployed application uses it);
 // and deleting the account itself, its name typed out as the confirmation (409 while an application still runs).
 import { api, enc, session, signOut, getApp } from "../api.js";
-import { text, unzipFiles } from "../bundle.js";
+import { requirementsOf, text, unzipFiles } from "../bundle.js";
 import { badge, field, h, link, notice, table, when } from "../dom.js";
 import { editor } from "../editor.js";
-import { current, go, latest } from "../main.js";
+import { current, go } from "../main.js";
 import { sharedUsers } from "../usage.js";
-import { zipSummary } from "./grains.js";
 
-// the code shown is the newest one asked for (View code), never a slower older answer
-const viewing = latest();
+// each View code counts: the code shown is the newest one asked for, never a slower older answer
+let viewing = 0;
 
 export async function accountView(main) {
   const live = current();
@@ -59,7 +58,7 @@ async function showGrains(box, viewer, msg, live) {
       await api("DELETE", `/api/v1/grains/${enc(g.name)}`);
       if (!live()) return;
       msg.replaceChildren(notice("ok", `shared grain ${g.name} deleted`));
-      viewing(); // a code still being read is not shown after the delete
+      viewing++; // a code still being read is not shown after the delete
       viewer.replaceChildren();
       await showGrains(box, viewer, msg, live);
     } catch (e) {
@@ -92,8 +91,8 @@ async function showGrains(box, viewer, msg, live) {
 
 /** A shared grain's code, read-only: a .py in the editor; a zip's files, its requirements and any text file inside. */
 async function showCode(viewer, g, live) {
-  const mine = viewing();
-  const newest = () => mine() && live();
+  const mine = ++viewing;
+  const newest = () => mine === viewing && live();
   try {
     await drawCode(viewer, g, newest);
   } catch (e) {
@@ -120,20 +119,23 @@ async function drawCode(viewer, g, newest) {
   const zip = await api("GET", url, { binary: true });
   if (!newest()) return;
   const files = unzipFiles(zip);
+  const requirements = requirementsOf(files);
   const texts = files.filter((f) => /\.(py|txt|json|cfg|toml|ini|md|ya?ml|csv)$/.test(f.path)).map((f) => f.path);
   const choose = h("select", { id: "shared-grain-file" }, texts.map((p) => h("option", { value: p }, p)));
   const byPath = new Map(files.map((f) => [f.path, f]));
   choose.addEventListener("change", () => show(`${choose.value} in shared grain ${g.name} (read-only)`, text(byPath.get(choose.value).data)));
-  viewer.append(...zipSummary(files, "shared-grain"));
+  viewer.append(
+    table(["File", "Bytes"], files.map((f) => [h("code", {}, f.path), String(f.data.length)]), { id: "shared-grain-files" }),
+    requirements
+      ? field("Requirements", h("textarea", { id: "shared-grain-requirements", readonly: true, rows: Math.min(12, requirements.split("\n").length + 1), spellcheck: "false" }, requirements))
+      : h("p", { class: "muted" }, "Requirements: none (the zip holds no requirements.txt)"),
+  );
   if (texts.length) {
     choose.value = [`${g.name}.py`, `${g.name}/__init__.py`].find((p) => texts.includes(p)) || texts[0];
     viewer.append(field("File", choose), holder);
     show(`${choose.value} in shared grain ${g.name} (read-only)`, text(byPath.get(choose.value).data));
   }
 }
-
-// how long a deleted account's name stays taken (the frontend's AuthHandler.DELETED_NAME_HELD)
-const NAME_HELD_S = 120;
 
 function deleteAccountForm(known) {
   const msg = h("div", { "aria-live": "polite", id: "account-delete-message" });
@@ -166,7 +168,7 @@ function deleteAccountForm(known) {
     h(
       "p",
       { id: "account-delete-note" },
-      `Deletes the account with its applications and grains, once none of its applications runs (undeploy them first); its key stops working and its name is free again ${NAME_HELD_S / 60} minutes later. Type the account's name to confirm.`,
+      "Deletes the account with its applications and grains, once none of its applications runs (undeploy them first); its key stops working and its name is free again 2 minutes later. Type the account's name to confirm.",
     ),
     field("Account name", name),
     submit,

@@ -1,7 +1,7 @@
 // The operator's views (the admin key): hosts with their state and use against capacity (cordon, drain, uncordon),
 // every account's applications (undeploy), accounts (disable, enable), and the platform's health (platform.js).
 import { api, enc } from "../api.js";
-import { actionButton, badge, field, h, link, notice, table, when } from "../dom.js";
+import { badge, field, h, link, notice, table, when } from "../dom.js";
 import { current, go } from "../main.js";
 import { platformView } from "./platform.js";
 
@@ -24,11 +24,24 @@ function tabs(tab) {
  * confirm() puts first, for what cannot be taken back with one click (drain, undeploy).
  */
 function act(label, msg, live, f, attrs = {}, ask = null) {
-  const andRedraw = async () => {
-    await f();
-    if (live()) go(location.hash);
-  };
-  return actionButton(label, msg, live, andRedraw, attrs, ask);
+  return h(
+    "button",
+    {
+      type: "button",
+      ...attrs,
+      onclick: async () => {
+        if (ask && !confirm(ask)) return;
+        msg.replaceChildren();
+        try {
+          await f();
+          if (live()) go(location.hash);
+        } catch (e) {
+          if (live()) msg.replaceChildren(notice("error", e.message));
+        }
+      },
+    },
+    label,
+  );
 }
 
 function meter(label, percent) {

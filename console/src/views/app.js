@@ -3,12 +3,12 @@
 // aliases, Secrets, Endpoint keys, Triggers, Dead letters, Logs (followed live) and Metrics (small charts).
 import { api, enc, getApp } from "../api.js";
 import { editableDoc } from "../appdoc.js";
-import { follow } from "../deploy.js";
-import { actionButton, badge, field, h, levelClass, link, ms, notice, pretty, table, when } from "../dom.js";
+import { badge, clear, field, h, link, ms, notice, pretty, table, when } from "../dom.js";
 import { editor } from "../editor.js";
 import { draw, locate, model } from "../graph.js";
 import { readPage, skippedCount, skippedQuery, skippedText } from "../livelogs.js";
-import { current, go, latest, onLeave } from "../main.js";
+import { logLineClass } from "../timeline.js";
+import { current, go, onLeave } from "../main.js";
 import { grainsTab } from "./grains.js";
 import { dataTab } from "./data.js";
 import { metricsTab } from "./metrics.js";
@@ -64,7 +64,7 @@ export async function appView(main, name, tab, rest) {
 }
 
 /** Every error the application's state carries: its own and each host's. */
-function appErrors(app) {
+export function appErrors(app) {
   const out = [];
   if (app.error) out.push(app.error);
   for (const x of app.hosts || []) if (x.error && x.error !== app.error) out.push(`${x.host}: ${x.error}`);
@@ -116,36 +116,33 @@ async function overviewTab(body, app) {
     if (graph !== drawn.graph) graphBox.replaceChildren(draft ? appGraph({ ...a, workflow: draft.workflow }, [draft.message]) : appGraph(a));
     drawn.graph = graph;
   };
-  // a deploy under way is followed: the application read again every 1.5 s until it is no longer deploying or
-  // undeploying, or the view is left; Deploy, Undeploy and Refresh start a new following, which ends the one before
-  const following = latest();
+  // a deploy under way is followed: the application read again every 1.5 s until it is deployed, failed or
+  // undeployed, or the view is left
+  let timer = null;
   let unread = false; // the last reading failed (said in msg)
-  const followIt = async () => {
-    const newest = following();
-    const stopped = () => !newest() || !live();
-    if (stopped() || !MOVING.includes(shown.status)) return;
-    await new Promise((r) => setTimeout(r, FOLLOW_MS)); // the state just shown is this instant's
-    // a reading that failed is said and the following goes on (null: no state read)
-    const read = () =>
-      getApp(name).catch((e) => {
-        if (!stopped()) {
-          msg.replaceChildren(notice("error", `could not read ${name}'s state: ${e.message}`));
-          unread = true;
-        }
-        return null;
-      });
-    await follow(read, null, {
-      until: (p) => p.app !== null && !MOVING.includes(p.app.status),
-      onProgress: (p) => {
-        if (stopped() || p.app === null) return;
-        show(p.app);
+  const stop = () => {
+    clearTimeout(timer);
+    timer = null;
+  };
+  onLeave(stop, live);
+  const followIt = () => {
+    stop();
+    if (!live() || !MOVING.includes(shown.status)) return;
+    timer = setTimeout(async () => {
+      timer = null;
+      try {
+        const a = await getApp(name);
+        if (!live()) return;
+        show(a);
         if (unread) msg.replaceChildren();
         unread = false;
-      },
-      everyMs: FOLLOW_MS,
-      forMs: Infinity,
-      stopped,
-    });
+      } catch (e) {
+        if (!live()) return;
+        msg.replaceChildren(notice("error", `could not read ${name}'s state: ${e.message}`));
+        unread = true;
+      }
+      followIt();
+    }, FOLLOW_MS);
   };
   const reread = async () => {
     const a = await getApp(name);
@@ -153,7 +150,23 @@ async function overviewTab(body, app) {
     show(a);
     followIt();
   };
-  const act = (label, id, f) => actionButton(label, msg, live, f, { id });
+  const act = (label, id, f) =>
+    h(
+      "button",
+      {
+        type: "button",
+        id,
+        onclick: async () => {
+          msg.replaceChildren();
+          try {
+            await f();
+          } catch (e) {
+            if (live()) msg.replaceChildren(notice("error", e.message));
+          }
+        },
+      },
+      label,
+    );
   show(app);
   body.append(
     h(
@@ -316,7 +329,7 @@ async function runTab(body, app) {
 }
 
 /** The headers a protected endpoint asks for: X-Sand-Key, or X-Sand-Timestamp and X-Sand-Signature over "<ts>.<body>". */
-async function endpointHeaders(invokeKey, signingSecret, body) {
+export async function endpointHeaders(invokeKey, signingSecret, body) {
   const out = {};
   if (invokeKey) out["X-Sand-Key"] = invokeKey;
   if (signingSecret) {
@@ -345,9 +358,9 @@ async function executionsTab(body, app) {
   let shown = null;
   let cursor = null;
   const rows = [];
-  const loads = latest(); // an answer to an older load is dropped (a filter changed while More loaded)
+  let loads = 0; // each load is one; an answer to an older one is dropped (a filter changed while More loaded)
   const load = async (next, initial = false) => {
-    const newest = loads();
+    const mine = ++loads;
     const fresh = !next || !shown;
     const q = fresh ? new URLSearchParams({ limit: "50", since: String(Date.now() - Number(since.value) * 3600_000) }) : new URLSearchParams(shown);
     if (fresh && status.value) q.set("status", status.value);
@@ -360,12 +373,12 @@ async function executionsTab(body, app) {
       page = await api("GET", `/api/v1/apps/${enc(app.name)}/executions?${q}`);
     } catch (e) {
       if (initial) throw e; // the view's own failure: main.js says it (and signs out on a 401)
-      if (!newest() || !live()) return;
+      if (mine !== loads || !live()) return;
       said.replaceChildren(notice("error", `could not list the executions: ${e.message}`));
       more.disabled = false;
       return;
     }
-    if (!newest() || !live()) return;
+    if (mine !== loads || !live()) return;
     if (fresh) {
       shown = first;
       rows.length = 0;
@@ -412,7 +425,7 @@ async function logsTab(body, app) {
       for (const l of page.lines) {
         const id = l.execution_id;
         say(
-          `log ${levelClass(l.level)}`,
+          logLineClass(l.level),
           h("span", { class: "muted" }, when(l.time)),
           " ",
           link(`#/executions/${enc(id)}`, id.slice(0, 8), { class: "mono" }),
@@ -445,3 +458,5 @@ async function logsTab(body, app) {
   body.append(state, skipped, out);
   await poll();
 }
+
+export { clear };

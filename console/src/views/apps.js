@@ -4,7 +4,7 @@
 // `sand deploy <folder>` does (console/src/bundle.js), its deploy followed until deployed or failed.
 import { api, enc, getApp } from "../api.js";
 import { bundle, relativePath, text, wanted, ZIP } from "../bundle.js";
-import { follow, outcomeOf } from "../deploy.js";
+import { follow } from "../deploy.js";
 import { badge, field, h, link, notice, table } from "../dom.js";
 import { current, go } from "../main.js";
 import { errorsText, perMinuteText, rates, ratesQuery } from "../rates.js";
@@ -54,7 +54,7 @@ async function showList(list, live) {
 }
 
 /** The chosen files as [{path, data}]: the folder's (paths inside it) and the loose ones (by name, chosen last wins). */
-async function chosenFiles(folderFiles, looseFiles) {
+export async function chosenFiles(folderFiles, looseFiles) {
   const byPath = new Map();
   for (const f of folderFiles || []) byPath.set(relativePath(f), f);
   for (const f of looseFiles || []) byPath.set(f.name, f);
@@ -140,20 +140,19 @@ function newAppForm(listChanged, live) {
             forMs: DEPLOY_WAIT_MS,
             stopped: () => !live(),
           });
-          const o = outcomeOf(p, app);
-          if (!o || !live()) return;
-          if (o.ok) {
+          if (p.state === "stopped" || !live()) return;
+          if (p.state === "deployed") {
             go(`#/apps/${enc(app)}/overview`);
             return;
           }
           if (p.state === "failed") {
             state.replaceChildren(
-              notice("error", o.text),
-              h("pre", { id: "new-app-error", class: "err" }, o.errors.join("\n") || "no error text"),
+              notice("error", `the deploy of ${app} failed: ${p.text}`),
+              h("pre", { id: "new-app-error", class: "err" }, p.errors.join("\n") || "no error text"),
               appLink(app, `Open ${app} (the error on its node)`),
             );
           } else {
-            state.replaceChildren(notice("error", o.text), appLink(app, `Follow it on ${app}'s overview`));
+            state.replaceChildren(notice("error", `${app} is ${p.text}`), appLink(app, `Follow it on ${app}'s overview`));
           }
           listChanged();
         } catch (e) {

@@ -3,12 +3,12 @@
 // What grains write reaches the global layer through the host agents' write-behind, so the newest may show late.
 import { api, enc } from "../api.js";
 import { field, h, notice, table } from "../dom.js";
-import { current, latest } from "../main.js";
+import { current } from "../main.js";
 
 const PAGE = 100;
 
 /** A value as the page shows it: pretty JSON when the text parses, else the text; base64 with its byte count. */
-function showValue(v) {
+export function showValue(v) {
   if (v.encoding === "base64") return { kind: "base64", text: v.value, note: `${v.bytes} bytes, not UTF-8: shown as base64` };
   const text = v.value ?? "";
   try {
@@ -29,18 +29,18 @@ export async function dataTab(body, app) {
   let keys = [];
   let cursor = null;
   let shown = ""; // the prefix of the listing shown
-  // an answer that is not the newest read's is dropped (a slower older one would overwrite it)
-  const opened = latest();
-  const listed = latest();
+  // each read counts: an answer that is not the newest read's is dropped (a slower older one would overwrite it)
+  let opened = 0;
+  let listed = 0;
   let more = null; // the More button drawn, disabled while a listing is read
 
   const open = async (key, button) => {
-    const newest = opened();
+    const mine = ++opened;
     for (const b of list.querySelectorAll("button[aria-pressed]")) b.setAttribute("aria-pressed", String(b === button));
     value.replaceChildren(notice("info", `reading ${key}…`));
     try {
       const v = await api("GET", `${url}?${new URLSearchParams({ key })}`);
-      if (!newest() || !live()) return;
+      if (mine !== opened || !live()) return;
       const s = showValue(v);
       value.replaceChildren(
         h("h2", {}, h("code", {}, v.key)),
@@ -48,7 +48,7 @@ export async function dataTab(body, app) {
         h("pre", { class: `data-${s.kind}`, tabindex: "0", "aria-label": `value of ${v.key}` }, s.text),
       );
     } catch (e) {
-      if (newest() && live()) value.replaceChildren(notice("error", e.message));
+      if (mine === opened && live()) value.replaceChildren(notice("error", e.message));
     }
   };
 
@@ -76,24 +76,24 @@ export async function dataTab(body, app) {
   };
 
   const load = async (next) => {
-    const newest = listed();
+    const mine = ++listed;
     if (more) more.disabled = true; // one listing read at a time: a More of the listing being replaced means nothing
     const q = new URLSearchParams({ prefix: next ? shown : prefix.value, limit: String(PAGE) });
     if (next && cursor) q.set("cursor", cursor);
     try {
       const page = await api("GET", `${url}?${q}`);
-      if (!newest() || !live()) return;
+      if (mine !== listed || !live()) return;
       if (!next) {
         keys = [];
         shown = page.prefix ?? prefix.value;
-        opened(); // a key of the listing before, still being read, is not shown under this one
+        opened++; // a key of the listing before, still being read, is not shown under this one
         value.replaceChildren();
       }
       keys.push(...(page.keys || []));
       cursor = page.next || null;
       draw();
     } catch (e) {
-      if (newest() && live()) list.replaceChildren(notice("error", e.message));
+      if (mine === listed && live()) list.replaceChildren(notice("error", e.message));
     }
   };
 

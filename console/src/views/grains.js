@@ -6,27 +6,13 @@
 // is saved and deployed.
 import { api, enc, getApp } from "../api.js";
 import { replaceInZip, requirementsOf, unzipFiles, ZIP } from "../bundle.js";
-import { errorsOf, follow, outcomeOf } from "../deploy.js";
+import { errorsOf, follow } from "../deploy.js";
 import { field, h, notice, pretty, table, link } from "../dom.js";
 import { editor } from "../editor.js";
 import { current } from "../main.js";
 import { asEdited, changedFiles, decodeFile } from "../ziptext.js";
 
 const PY_REQUIREMENTS = "none (a .py grain; requirements ride in the entry grain's zip)";
-
-/**
- * A zip grain's files with their sizes (#<ids>-files) and its requirements.txt (#<ids>-requirements), as the Grains
- * tab and the account's shared grains show them; bytes(f): a file's size as said.
- */
-export function zipSummary(files, ids, bytes = (f) => String(f.data.length)) {
-  const requirements = requirementsOf(files);
-  return [
-    table(["File", "Bytes"], files.map((f) => [h("code", {}, f.path), bytes(f)]), { id: `${ids}-files` }),
-    requirements
-      ? field("Requirements", h("textarea", { id: `${ids}-requirements`, readonly: true, rows: Math.min(12, requirements.split("\n").length + 1), spellcheck: "false" }, requirements))
-      : h("dl", { class: "kv" }, h("dt", {}, "Requirements"), h("dd", { id: `${ids}-requirements` }, "none (the zip holds no requirements.txt)")),
-  ];
-}
 
 function grainUrl(app, g) {
   return g.scope === "account" ? `/api/v1/grains/${enc(g.name)}` : `/api/v1/apps/${enc(app.name)}/grains/${enc(g.name)}`;
@@ -117,10 +103,18 @@ async function zipGrain(body, app, g, live) {
   // each file's text, decoded strictly: a file that is not UTF-8 is shown read-only and kept byte for byte
   const original = new Map(files.map((f) => [f.path, decodeFile(f.data)]));
   const pys = files.map((f) => f.path).filter((p) => p.endsWith(".py"));
+  const requirements = requirementsOf(files);
   const msg = h("div", { "aria-live": "polite", id: "grain-message" });
   body.append(
     h("h2", {}, `${g.name} (a zip of ${files.length} file${files.length === 1 ? "" : "s"})`),
-    ...zipSummary(files, "grain", (f) => (original.get(f.path).editable || !f.path.endsWith(".py") ? String(f.data.length) : `${f.data.length} (not UTF-8: read-only)`)),
+    table(
+      ["File", "Bytes"],
+      files.map((f) => [h("code", {}, f.path), original.get(f.path).editable || !f.path.endsWith(".py") ? String(f.data.length) : `${f.data.length} (not UTF-8: read-only)`]),
+      { id: "grain-files" },
+    ),
+    requirements
+      ? field("Requirements", h("textarea", { id: "grain-requirements", readonly: true, rows: Math.min(12, requirements.split("\n").length + 1), spellcheck: "false" }, requirements))
+      : h("dl", { class: "kv" }, h("dt", {}, "Requirements"), h("dd", { id: "grain-requirements" }, "none (the zip holds no requirements.txt)")),
   );
   if (pys.length === 0) {
     body.append(notice("info", "the zip holds no .py file to edit"));
@@ -128,15 +122,15 @@ async function zipGrain(body, app, g, live) {
   }
   // the file edited, and what was typed in each file opened (kept when another is chosen)
   const edits = new Map();
-  let editing = [`${g.name}.py`, `${g.name}/__init__.py`].find((p) => pys.includes(p)) || pys[0];
+  let current = [`${g.name}.py`, `${g.name}/__init__.py`].find((p) => pys.includes(p)) || pys[0];
   let ed = null;
   const holder = h("div", {});
   const open = (path) => {
     if (ed) {
-      if (original.get(editing).editable) edits.set(editing, ed.get());
+      if (original.get(current).editable) edits.set(current, ed.get());
       ed.destroy(); // its listeners on the window and the document go with it
     }
-    editing = path;
+    current = path;
     const o = original.get(path);
     // a new editor per file: no undo reaches into another file
     const box = h("div", { id: "grain-editor" });
@@ -147,11 +141,11 @@ async function zipGrain(body, app, g, live) {
     ed = editor(box, { doc: edits.get(path) ?? asEdited(o.text), language: "python", label: `code of ${path} in grain ${g.name}`, minLines: 14, readOnly: !o.editable });
   };
   const choose = h("select", { id: "grain-file", onchange: (ev) => open(ev.target.value) }, pys.map((p) => h("option", { value: p }, p)));
-  choose.value = editing;
+  choose.value = current;
   body.append(field("File to edit", choose), holder);
-  open(editing);
+  open(current);
   const save = async (deploy) => {
-    if (original.get(editing).editable) edits.set(editing, ed.get());
+    if (original.get(current).editable) edits.set(current, ed.get());
     // compared with line breaks as the editor holds them; written with the original's (a CRLF file stays CRLF)
     const changed = changedFiles(original, edits);
     if (changed.size === 0 && !deploy) {
@@ -173,11 +167,10 @@ async function zipGrain(body, app, g, live) {
         onProgress: (q) => live() && msg.replaceChildren(notice("info", `${said}; ${app.name}: ${q.text}`)),
         stopped: () => !live(),
       });
-      const o = outcomeOf(p, app.name);
-      if (!o || !live()) return;
-      if (o.ok) msg.replaceChildren(notice("ok", `${said}; ${o.text} — done`));
-      else if (p.state === "failed") msg.replaceChildren(notice("error", `${said}; ${o.text}`), h("pre", { class: "err", id: "grain-deploy-error" }, o.errors.join("\n") || "no error text"));
-      else msg.replaceChildren(notice("error", `${said}; ${o.text}`));
+      if (!live()) return;
+      if (p.state === "deployed") msg.replaceChildren(notice("ok", `${said}; ${app.name}: ${p.text} — done`));
+      else if (p.state === "failed") msg.replaceChildren(notice("error", `${said}; the deploy of ${app.name} failed: ${p.text}`), h("pre", { class: "err", id: "grain-deploy-error" }, p.errors.join("\n") || "no error text"));
+      else if (p.state === "timeout") msg.replaceChildren(notice("error", `${said}; ${app.name} is ${p.text}`));
     } catch (e) {
       if (live()) msg.replaceChildren(notice("error", e.message));
     }
@@ -204,9 +197,9 @@ async function waitUpdated(name, version, live, say) {
     forMs: 60_000,
     stopped: () => !live(),
   });
-  const o = outcomeOf(p, name, "update");
-  if (!o || !live()) return false;
-  if (!o.ok) throw new Error(o.errors.join("; ") || o.text);
+  if (p.state === "stopped" || !live()) return false;
+  if (p.state === "failed") throw new Error(p.errors.join("; ") || "the update failed");
+  if (p.state === "timeout") throw new Error(`${name}: ${p.text}`);
   // after an update every host's state is new: an error there (the new code did not load) is about this update
   const errs = errorsOf(p.app);
   if (errs.length) throw new Error(errs.join("; "));

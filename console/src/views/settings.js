@@ -2,7 +2,7 @@
 // triggers, dead letters (inspect, redrive, discard; a page at a time). Each is a list from its GET with its actions;
 // an action that succeeded draws the tab again, which then says what was done (#tab-message).
 import { api, enc } from "../api.js";
-import { actionButton, badge, field, h, notice, pretty, table, when } from "../dom.js";
+import { badge, field, h, notice, pretty, table, when } from "../dom.js";
 import { current, go } from "../main.js";
 
 const DEAD_LETTERS_PAGE = 50;
@@ -32,7 +32,22 @@ function noted(what, answer) {
 
 /** A button that runs f (which answers the sentence saying what it did), then shows the tab again; errors in msg. */
 function action(label, msg, live, f, attrs = {}) {
-  return actionButton(label, msg, live, async () => finish(live, await f()), attrs);
+  return h(
+    "button",
+    {
+      type: "button",
+      ...attrs,
+      onclick: async () => {
+        msg.replaceChildren();
+        try {
+          finish(live, await f());
+        } catch (e) {
+          if (live()) msg.replaceChildren(notice("error", e.message));
+        }
+      },
+    },
+    label,
+  );
 }
 
 export async function versionsTab(body, app) {

@@ -6,7 +6,7 @@ import { go } from "../main.js";
  * Checks the key with a call its kind of key answers 200 (an account's key: the applications; the operator's admin
  * key: the hosts). The kind is chosen, not probed, so a right key never costs a refused call.
  */
-async function check(key, role) {
+export async function check(key, role) {
   const path = role === "operator" ? "/api/v1/admin/hosts" : "/api/v1/apps";
   await api("GET", path, { headers: { Authorization: `Bearer ${key}` }, noKey: true });
   return role;
@@ -97,7 +97,7 @@ export async function signInView(main) {
 }
 
 /** What the page says about a refused sign-up: the API's message, with what to do for the usual refusals. */
-function signUpError(e) {
+export function signUpError(e) {
   if (e.status === 401 || e.status === 403) {
     return `Open sign-up is off on this platform: the operator creates accounts (with the admin key) and gives you the key. (${e.message})`;
   }
