@@ -6,9 +6,11 @@ import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
 import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.internal.core.retry.DefaultRetryPolicy;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -27,6 +29,9 @@ import org.slf4j.LoggerFactory;
  * interface of their own, triggers, endpoints, buckets, secrets, schedules and loads, are split out).
  */
 public final class CassandraClusterStore implements ClusterStore {
+  /** The execution profile of reads that must not be answered below their consistency ({@link DegradedReads}). */
+  static final String AT_QUORUM = "at-quorum";
+
   private static final Logger LOG = LoggerFactory.getLogger(CassandraClusterStore.class);
 
   private final CqlSession session;
@@ -166,6 +171,11 @@ public final class CassandraClusterStore implements ClusterStore {
             .withClass(DefaultDriverOption.RETRY_POLICY_CLASS, DegradedReads.class)
             .withDuration(
                 DefaultDriverOption.CONTROL_CONNECTION_AGREEMENT_TIMEOUT, Duration.ofSeconds(30))
+            // ... except where a stale answer would do harm: the driver's own policy, never a
+            // weaker consistency
+            .startProfile(AT_QUORUM)
+            .withClass(DefaultDriverOption.RETRY_POLICY_CLASS, DefaultRetryPolicy.class)
+            .endProfile()
             .build());
     login.ifPresent(l -> b.withAuthCredentials(l.user(), l.password()));
     return b.build();
@@ -201,8 +211,17 @@ public final class CassandraClusterStore implements ClusterStore {
 
   @Override
   public List<HostInfo> liveHosts(Instant now, Duration maxAge) {
+    return hosts(allHosts.bind(), now, maxAge);
+  }
+
+  @Override
+  public List<HostInfo> liveHostsAtQuorum(Instant now, Duration maxAge) {
+    return hosts(allHosts.bind().setExecutionProfileName(AT_QUORUM), now, maxAge);
+  }
+
+  private List<HostInfo> hosts(BoundStatement read, Instant now, Duration maxAge) {
     List<HostInfo> out = new ArrayList<>();
-    for (Row r : session.execute(allHosts.bind())) {
+    for (Row r : session.execute(read)) {
       Instant beat = r.getInstant("heartbeat");
       // No bus address: only a heartbeat wrote the row (one that landed after removeHost), not a
       // host.

@@ -102,6 +102,14 @@ public interface HostAgentTables extends SecretTables {
   /** Hosts whose last heartbeat is younger than {@code maxAge} at {@code now}. */
   List<HostInfo> liveHosts(Instant now, Duration maxAge);
 
+  /**
+   * {@link #liveHosts}, read at quorum only: never answered by fewer replicas while a Cassandra node is down (a
+   * stale heartbeat would make a live host look dead). What removing a host reads; it fails rather than guesses.
+   */
+  default List<HostInfo> liveHostsAtQuorum(Instant now, Duration maxAge) {
+    return liveHosts(now, maxAge);
+  }
+
   void removeHost(String hostId);
 
   /** What operators said of hosts: cordoned, draining. */

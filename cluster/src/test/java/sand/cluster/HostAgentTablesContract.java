@@ -79,6 +79,12 @@ interface HostAgentTablesContract {
             new HostInfo(
                 b, "127.0.0.1:9190", "127.0.0.1:9191", "127.0.0.1:9192", 8, 16384, now, now)),
         live);
+    assertEquals(
+        live,
+        store().liveHostsAtQuorum(now, Duration.ofSeconds(10)).stream()
+            .filter(h -> Set.of(a, b, old).contains(h.hostId()))
+            .toList(),
+        "the same hosts read at quorum only");
     if (a.compareTo(b) > 0) { // the ids are random: the order is by id whatever they are
       assertEquals(List.of(b, a), live.stream().map(HostInfo::hostId).toList());
     }

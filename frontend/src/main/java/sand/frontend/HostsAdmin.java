@@ -112,7 +112,9 @@ final class HostsAdmin {
   }
 
   private Reply remove(Call call) {
-    HostInfo h = known(call.param("host"));
+    // at quorum: a heartbeat read from one replica while a Cassandra node was down made a live host
+    // look dead
+    HostInfo h = known(call.param("host"), store.liveHostsAtQuorum(clock.instant(), EVER));
     Instant now = clock.instant();
     if (h.heartbeat() != null && h.heartbeat().isAfter(now.minus(hostMaxAge))) {
       throw new ApiException(
@@ -132,7 +134,10 @@ final class HostsAdmin {
   }
 
   private HostInfo known(String host) {
-    List<HostInfo> all = store.liveHosts(clock.instant(), EVER);
+    return known(host, store.liveHosts(clock.instant(), EVER));
+  }
+
+  private static HostInfo known(String host, List<HostInfo> all) {
     Optional<HostInfo> h = all.stream().filter(x -> x.hostId().equals(host)).findFirst();
     return h.orElseThrow(() -> ApiException.notFound("no host '" + host + "'; the cluster has "
         + (all.isEmpty()
