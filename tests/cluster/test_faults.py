@@ -619,7 +619,9 @@ def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host
         f"scheduler) killed after {when['done']} answers; h2 took over: {taken.get('reason')}; then {idle['hosts']} "
         f"({idle.get('reason')})"
     )
-    client.undeploy("elastic")
+    # not waited for: a host killed and started again after it left the placement keeps a stale "deployed" row of
+    # it (docs/operations.md "Elastic placement", not done), so the undeploy never shows done
+    client.undeploy("elastic", wait=False)
     works_again(client, ledger, "h1")  # the next tests start from a settled cluster
 
 
@@ -650,7 +652,7 @@ def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_n
         f"\nscale-out target killed: {start} + {host}, {host} killed as soon as it was chosen; 300 requests, every one "
         f"answered once; then {after.get('hosts')} ({after.get('reason')})"
     )
-    client.undeploy("burst")
+    client.undeploy("burst", wait=False)
     works_again(client, ledger, host)  # the next tests start from a settled cluster
 
 
