@@ -227,7 +227,6 @@ public final class AgentGates extends AbstractLifeCycle {
     return new HostAgentGate.Client(new TBinaryProtocol(socket));
   }
 
-  /** Know every live agent with a gate (read at most every second): a poller for each. */
   /**
    * {@code hosts} in the order to try for a request of {@code appId}: the fewest of its events queued first (the
    * host agents' load reports, read with the live hosts at most once a second), the rest in turn from {@code start}
@@ -237,16 +236,21 @@ public final class AgentGates extends AbstractLifeCycle {
   List<String> byLoad(String appId, List<String> hosts, int start) {
     Map<String, LoadReport> l = loads;
     List<String> order = new ArrayList<>(hosts.size());
+    boolean queues = false;
     for (int i = 0; i < hosts.size(); i++) {
-      order.add(hosts.get((start + i) % hosts.size()));
+      String h = hosts.get((start + i) % hosts.size());
+      order.add(h);
+      LoadReport r = l.get(h);
+      queues |= r != null && r.app(appId).queued() > 0;
     }
-    if (!l.isEmpty()) {
+    if (queues) { // the usual case, no queue anywhere, keeps the turn without a sort
       order.sort(Comparator.comparingInt(h ->
           l.containsKey(h) ? l.get(h).app(appId).queued() : 0)); // stable: ties keep their turn
     }
     return order;
   }
 
+  /** Know every live agent with a gate (read at most every second): a poller for each. */
   private void refreshHosts() {
     long now = System.nanoTime();
     if (now - hostsReadNanos < 1_000_000_000L || !refreshing.compareAndSet(false, true)) {
