@@ -619,9 +619,9 @@ def test_an_elastic_application_scales_out_under_a_burst_and_the_schedulers_host
         f"scheduler) killed after {when['done']} answers; h2 took over: {taken.get('reason')}; then {idle['hosts']} "
         f"({idle.get('reason')})"
     )
-    # not waited for: a host killed and started again after it left the placement keeps a stale "deployed" row of
-    # it (docs/operations.md "Elastic placement", not done), so the undeploy never shows done
-    client.undeploy("elastic", wait=False)
+    # h1 was killed while it ran the application and started again after it left the placement: its agent records
+    # its stale "deployed" row as undeployed, else this undeploy never finishes
+    client.undeploy("elastic", timeout_s=120)
     works_again(client, ledger, "h1")  # the next tests start from a settled cluster
 
 
@@ -652,7 +652,7 @@ def test_a_host_killed_just_after_the_scheduler_chose_it_for_a_scale_out_loses_n
         f"\nscale-out target killed: {start} + {host}, {host} killed as soon as it was chosen; 300 requests, every one "
         f"answered once; then {after.get('hosts')} ({after.get('reason')})"
     )
-    client.undeploy("burst", wait=False)
+    client.undeploy("burst", timeout_s=120)  # the killed host's stale row too (above)
     works_again(client, ledger, host)  # the next tests start from a settled cluster
 
 

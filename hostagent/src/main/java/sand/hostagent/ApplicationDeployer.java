@@ -198,6 +198,8 @@ final class ApplicationDeployer implements AutoCloseable {
   private final CodeUpdate updates;
   /** Every application known here (running, starting, failed, unwell), with all that is known of it. */
   private final Map<String, ApplicationState> apps = new ConcurrentHashMap<>();
+  /** The applications whose row for this host was read once ({@link #forgetStaleRow}). */
+  private final Set<String> rowsChecked = ConcurrentHashMap.newKeySet();
 
   private final Object grainsLock = new Object();
 
@@ -300,7 +302,10 @@ final class ApplicationDeployer implements AutoCloseable {
   void reconcile(String appId) {
     LogIdentity.Scope log = LogIdentity.scope(appId, null);
     try {
-      store.application(appId).ifPresentOrElse(this::reconcile, () -> undeploy(appId));
+      store.application(appId).ifPresentOrElse(this::reconcile, () -> {
+        rowsChecked.remove(appId);
+        undeploy(appId);
+      });
     } finally {
       log.close();
     }
@@ -352,7 +357,39 @@ final class ApplicationDeployer implements AutoCloseable {
       }
       if (current != null) {
         undeploy(app.appId());
+      } else if (!app.wantedOn(hostId)) {
+        forgetStaleRow(app.appId());
       }
+    }
+  }
+
+  /**
+   * An application neither running nor wanted here whose row for this host still says it runs: this agent died
+   * while it ran it, and was started again after the application left this host (the scheduler moved it, or it
+   * was undeployed meanwhile). The row is read once per application in this agent's life (and again after a
+   * state it could not record), so the periodic reconcile adds no reads.
+   */
+  private void forgetStaleRow(String appId) {
+    if (!rowsChecked.add(appId)) {
+      return;
+    }
+    try {
+      for (HostAgentTables.AppHostState s : store.appHostStates(appId)) {
+        if (s.hostId().equals(hostId)
+            && (HostAgentTables.serves(s.status())
+                || HostAgentTables.HOST_DEPLOYING.equals(s.status()))) {
+          LOG.info(
+              "[host {} app {}] its row here said {}; nothing runs here: recorded as undeployed",
+              hostId,
+              appId,
+              s.status());
+          store.setAppHostState(
+              appId, hostId, HostAgentTables.HOST_UNDEPLOYED, null, clock.instant());
+        }
+      }
+    } catch (RuntimeException e) {
+      rowsChecked.remove(appId); // looked at again at the next reconcile
+      LOG.warn("[host {} app {}] could not read its row here: {}", hostId, appId, e.toString());
     }
   }
 
@@ -787,6 +824,7 @@ final class ApplicationDeployer implements AutoCloseable {
     try {
       store.setAppHostState(appId, hostId, state, null, clock.instant());
     } catch (RuntimeException e) {
+      rowsChecked.remove(appId); // the row may still say it runs here: read at the next reconcile
       LOG.warn(
           "[host {} app {}] could not record state {}: {}", hostId, appId, state, e.toString());
     }

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import sand.cluster.HostAgentTables;
 import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostAgentTables.GrainCode;
 import sand.cluster.InMemoryClusterStore;
@@ -317,6 +318,42 @@ class ApplicationDeployerTest {
     assertFalse(d.knowsGrain("app", "a"));
     assertEquals(Set.of(), grainUpdates.get(grainUpdates.size() - 1));
     assertTrue(docker.containers().isEmpty());
+  }
+
+  @Test
+  void aRowLeftSayingDeployedByAnAgentThatDiedIsRecordedUndeployedWhenTheApplicationLeftThisHost()
+      throws Exception {
+    putApp("moved", 1);
+    store.setPlacement("moved", List.of("elsewhere"));
+    putApp("gone", 1);
+    store.setDesired("gone", "undeployed", List.of());
+    putApp("here", 1);
+    for (String app :
+        List.of("moved", "gone", "here")) { // what this host wrote before it was killed
+      store.setAppHostState(app, HOST, HostAgentTables.HOST_DEPLOYED, null, clock.instant());
+    }
+    store.setAppHostState(
+        "moved", "elsewhere", HostAgentTables.HOST_DEPLOYED, null, clock.instant());
+    store.states.clear();
+    ApplicationDeployer d =
+        deployer(ApplicationLimits.defaults()); // this host's agent, started again
+    startWorkers("here");
+    d.toReconcile().forEach(d::reconcile);
+    assertEquals("undeployed", store.state("moved"));
+    assertEquals("undeployed", store.state("gone"));
+    assertEquals(
+        "deployed", store.state("here"), "an application placed here is deployed, not forgotten");
+    assertEquals(
+        List.of("elsewhere:deployed"),
+        store.appHostStates("moved").stream()
+            .filter(s -> !s.hostId().equals(HOST))
+            .map(s -> s.hostId() + ":" + s.status())
+            .toList(),
+        "another host's row is that host's own");
+    int writes = store.states.size();
+    d.toReconcile().forEach(d::reconcile);
+    assertEquals(
+        writes, store.states.size(), "read once: the periodic reconcile writes nothing more");
   }
 
   @Test

@@ -1,7 +1,12 @@
 package sand.hostagent.bridge;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import sand.cluster.KafkaClients;
+import sand.contracts.ConditionFlag;
 
 /**
  * The renewals of one event's {@code processing} backup that went into another host's partition (issue 26,
@@ -17,6 +22,7 @@ import java.util.function.Supplier;
  * partition's order only for records acknowledged in order; a send retried after a failure may overtake).
  */
 final class BackupRenewal {
+  private static final Logger LOG = LoggerFactory.getLogger(BackupRenewal.class);
   private static final CompletableFuture<Void> NONE = CompletableFuture.completedFuture(null);
 
   private long lastMs;
@@ -48,5 +54,28 @@ final class BackupRenewal {
   synchronized CompletableFuture<?> end() {
     ended = true;
     return pending;
+  }
+
+  /**
+   * {@code app} left this host with these events unrun (in its deleted local queues, or their instances gone with
+   * the sandbox): each is handed back to the owner of the partition its backup is in, as a {@code new} record
+   * after that backup's last renewal, so the owner runs it at once instead of after the takeover timeout (the
+   * {@code new} record ends its watch of the {@code processing} one). An instance that had started it counts as
+   * lost, as at a takeover.
+   */
+  static void handBack(
+      String app, List<InFlightEvents.Home> events, ReliableSender sender, String host) {
+    for (InFlightEvents.Home h : events) {
+      h.endRenewals()
+          .whenComplete((r, e) -> sender.send(KafkaClients.record(
+              h.topic(), h.partition(), ConditionFlag.newEvent(h.event(), host))));
+    }
+    if (!events.isEmpty()) {
+      LOG.info(
+          "[host {} app {}] {} events left here unrun handed back to their backups' partitions",
+          host,
+          app,
+          events.size());
+    }
   }
 }

@@ -141,12 +141,13 @@ public final class GlobalBusBridge implements AutoCloseable {
 
   /**
    * {@code app}'s sandbox is gone: its events in flight here will never be reported, so forget where
-   * their flags would go (their partitions' next owner replays them). Does nothing while the
+   * their flags would go (their partitions' next owner replays them; those backed up in another host's
+   * partition are handed back to it, {@link BackupRenewal#handBack}). Does nothing while the
    * application runs here (it was deployed again meanwhile).
    */
   public void forgetApplication(String app) {
     if (grains.stream().noneMatch(g -> g.app().equals(app))) {
-      inFlight.forgetApplication(app);
+      BackupRenewal.handBack(app, inFlight.forgetApplication(app), sender, host);
     }
   }
 

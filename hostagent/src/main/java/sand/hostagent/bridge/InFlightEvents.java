@@ -265,11 +265,18 @@ final class InFlightEvents {
     return out;
   }
 
-  /** Forget the events of an application no longer running here. */
-  void forgetApplication(String app) {
+  /**
+   * Forget the events of an application no longer running here.
+   *
+   * @return those of them whose backup is in another host's partition ({@link BackupRenewal#handBack})
+   */
+  List<Home> forgetApplication(String app) {
+    List<Home> renewed = new ArrayList<>();
     homes.values().removeIf(h -> {
       if (h.app().equals(app)) {
-        h.endRenewals();
+        if (h.renewal() != null) {
+          renewed.add(h);
+        }
         return true;
       }
       return false;
@@ -280,6 +287,7 @@ final class InFlightEvents {
       claims.values().removeIf(c -> c.app().equals(app));
       claimed.remove(app);
     }
+    return renewed;
   }
 
   int size() {

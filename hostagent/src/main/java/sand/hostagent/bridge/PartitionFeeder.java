@@ -181,6 +181,8 @@ final class PartitionFeeder {
     tracker.seen(feed.partition, r.offset(), flag.eventId(), flag.flag());
     switch (flag.flag()) {
       case NEW -> {
+        orphans.remove(
+            flag.eventId()); // handed back by the host whose backup it was: run here, once
         return deliver(feed, flag.eventId(), flag.event());
       }
       case PROCESSING -> {

@@ -20,6 +20,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -146,6 +147,29 @@ class BackupRenewalTest {
     assertEquals(List.of(), y.drain(STORE), "finished on X: never run on Y");
     assertEquals(
         Flag.FINISHED, flags(x.sent(STORE.topic())).get(x.sent(STORE.topic()).size() - 1));
+  }
+
+  @Test
+  void anEventLeftInTheQueueOfAnApplicationUndeployedHereIsHandedBackAndRunsOnceOnItsBackupsHost()
+      throws Exception {
+    setUp(true, 2);
+    finishOnX("o1");
+    eventually("o1's finished flag", () -> flags(x.sent(STORE.topic())).contains(Flag.FINISHED));
+    x.bridge.updateGrains(
+        Set.of()); // undeployed on X: o2, still in X's queue of store, goes with it
+    x.bridge.forgetApplication(APP); // the sandbox is gone
+    eventually("o2 handed back", () -> flags(x.sent(STORE.topic())).contains(Flag.NEW));
+    assertEquals(
+        List.of(Flag.PROCESSING, Flag.PROCESSING, Flag.FINISHED, Flag.NEW),
+        flags(x.sent(STORE.topic())));
+    forward();
+    y.bridge.pollOnce();
+    y.bridge.pollOnce();
+    assertEquals(List.of("o2"), ids(y.drain(STORE)), "at once: no takeover timeout, X is alive");
+    advance(y.settings.takeoverTimeout());
+    y.bridge.pollOnce();
+    y.bridge.pollOnce();
+    assertEquals(List.of(), y.drain(STORE), "once: its processing record is not taken over after");
   }
 
   @Test
