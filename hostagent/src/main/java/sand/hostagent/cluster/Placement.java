@@ -20,7 +20,8 @@ import sand.contracts.LoadReport;
  * when its events queue ({@code scale.out.queued} per host at two looks in a row, or queued on a saturated host) one
  * host is added, up to {@code max_hosts}, not sooner than {@code settle} after its last change; when it has been idle
  * ({@link LoadReport.AppLoad#busy()} zero and no new event on any of its hosts) for {@code scale_in_after_s}, the host
- * added last is taken away, down to {@code min_hosts}. The best free host is a live, schedulable one, least busy
+ * added last is taken away, down to {@code min_hosts}. The best free host is a live, schedulable one whose memory
+ * available holds the application's sandbox (its {@code sandbox_memory_mb}, the limit it may grow to), least busy
  * first: lowest CPU, fewest sandboxes, most memory available (a host without a report last).
  */
 public final class Placement {
@@ -44,9 +45,14 @@ public final class Placement {
 
   private Placement() {}
 
+  /**
+   * @param sandboxMb the application's {@code sandbox_memory_mb}: a host with less memory available gets no sandbox
+   *                  of it
+   */
   static Optional<Decision> decide(
       String appId,
       ElasticPlacement want,
+      long sandboxMb,
       List<String> placed,
       Cluster cluster,
       Memory memory,
@@ -68,7 +74,7 @@ public final class Placement {
       reasons.add(gone + " failed or drain");
     }
     while (hosts.size() < want.minHosts()) {
-      Optional<String> next = best(hosts, cluster);
+      Optional<String> next = best(hosts, cluster, sandboxMb);
       if (next.isEmpty()) {
         break;
       }
@@ -102,7 +108,7 @@ public final class Placement {
         && memory.queueingLooks >= 2
         && hosts.size() < want.maxHosts()
         && !now.isBefore(memory.changedAt.plus(settings.settle()))) {
-      Optional<String> next = best(hosts, cluster);
+      Optional<String> next = best(hosts, cluster, sandboxMb);
       if (next.isPresent()) {
         hosts.add(next.get());
         reasons.add(queued + " events queued on " + (hosts.size() - 1) + " host(s)"
@@ -130,8 +136,11 @@ public final class Placement {
     return Optional.of(new Decision(List.copyOf(hosts), String.join("; ", reasons), direction));
   }
 
-  /** The best host not yet in {@code hosts}: live, schedulable, least busy; empty when there is none. */
-  static Optional<String> best(List<String> hosts, Cluster cluster) {
+  /**
+   * The best host not yet in {@code hosts}: live, schedulable, with {@code sandboxMb} available (or no report of it),
+   * least busy; empty when there is none.
+   */
+  static Optional<String> best(List<String> hosts, Cluster cluster, long sandboxMb) {
     Comparator<String> reported = Comparator.comparing(h -> !cluster.loads().containsKey(h));
     Comparator<String> order = reported
         .thenComparingDouble(
@@ -142,6 +151,9 @@ public final class Placement {
         .thenComparing(h -> h);
     return cluster.schedulable().stream()
         .filter(h -> cluster.live().contains(h) && !hosts.contains(h))
+        .filter(h -> load(cluster, h)
+            .map(r -> r.memoryAvailableMb() <= 0 || r.memoryAvailableMb() >= sandboxMb)
+            .orElse(true)) // not reported (yet): taken last, as before
         .min(order);
   }
 

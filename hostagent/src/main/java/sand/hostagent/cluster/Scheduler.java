@@ -26,6 +26,7 @@ import sand.cluster.HostAgentTables.ApplicationRecord;
 import sand.cluster.HostSchedules;
 import sand.cluster.HostSchedules.HostSchedule;
 import sand.contracts.ApplicationLimits;
+import sand.contracts.ApplicationSettings;
 import sand.contracts.ControlEvent;
 import sand.contracts.ElasticPlacement;
 import sand.contracts.LoadReport;
@@ -135,6 +136,7 @@ public final class Scheduler {
       Placement.decide(
               app.appId(),
               want.get().capped(limits.hostsMax()),
+              sandboxMb(app),
               app.hosts(),
               cluster,
               m,
@@ -144,6 +146,15 @@ public final class Scheduler {
     }
     memory.keySet().retainAll(seen);
     lastLookSeconds = (System.nanoTime() - t0) / 1e9;
+  }
+
+  /** What the application's sandbox may use; a deploy refuses settings that do not parse, so none here should. */
+  private static long sandboxMb(ApplicationRecord app) {
+    try {
+      return ApplicationSettings.fromJson(app.settings()).sandboxMemoryMb();
+    } catch (RuntimeException e) {
+      return 0;
+    }
   }
 
   private void apply(ApplicationRecord app, Placement.Decision d, Instant at) {

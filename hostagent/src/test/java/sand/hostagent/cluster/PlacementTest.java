@@ -21,6 +21,7 @@ class PlacementTest {
   private static final ElasticPlacement ONE_TO_THREE =
       new ElasticPlacement(1, 3, Duration.ofSeconds(30));
   private static final Set<String> HOSTS = Set.of("h1", "h2", "h3");
+  private static final long SANDBOX_MB = 512;
   private final Instant t0 = Instant.parse("2026-11-28T00:00:00Z");
   private final Placement.Memory memory = new Placement.Memory();
   private final Map<String, LoadReport> loads = new HashMap<>();
@@ -36,7 +37,8 @@ class PlacementTest {
 
   private Optional<Placement.Decision> look(
       ElasticPlacement want, List<String> placed, Placement.Cluster c, int atSecond) {
-    return Placement.decide("a", want, placed, c, memory, SETTINGS, t0.plusSeconds(atSecond));
+    return Placement.decide(
+        "a", want, SANDBOX_MB, placed, c, memory, SETTINGS, t0.plusSeconds(atSecond));
   }
 
   @Test
@@ -141,5 +143,23 @@ class PlacementTest {
     assertEquals(
         List.of("h1"),
         look(ONE_TO_THREE, List.of("h1", "h2"), c, 0).orElseThrow().hosts());
+  }
+
+  @Test
+  void aHostWithoutMemoryAvailableForTheSandboxGetsNone() {
+    report("h1", 50, new AppLoad(20, 1, 100, false));
+    loads.put("h3", new LoadReport(1, 4096, SANDBOX_MB - 1, 0, 0, Map.of())); // idle, but too full
+    report("h2", 70, null);
+    look(ONE_TO_THREE, List.of("h1"), cluster(), 0);
+    assertEquals(
+        List.of("h1", "h2"),
+        look(ONE_TO_THREE, List.of("h1"), cluster(), 2).orElseThrow().hosts(),
+        "h3 has the lowest CPU but not 512 MB available");
+    loads.put("h2", new LoadReport(70, 4096, 100, 1, 0, Map.of()));
+    look(ONE_TO_THREE, List.of("h1"), cluster(), 10);
+    assertEquals(
+        Optional.empty(),
+        look(ONE_TO_THREE, List.of("h1"), cluster(), 12),
+        "queueing, but no host holds the sandbox: no scale-out");
   }
 }
